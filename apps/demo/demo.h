@@ -1,0 +1,12 @@
+/*
+ * The demo's programs: each runs a dcuda kernel, checks its result against
+ * an independent serial computation and prints timings. Each returns 0 on a
+ * matching result.
+ */
+#ifndef DCUDA_DEMO_H
+#define DCUDA_DEMO_H
+
+int demo_reduce(int argc, char **argv);
+int demo_stencil(int argc, char **argv);
+
+#endif

@@ -1,0 +1,1 @@
+#include "dcuda/dcuda_rank.h"

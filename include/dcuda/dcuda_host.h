@@ -1,0 +1,124 @@
+/*
+ * dcuda host API (thesis Listing 3.3, in C).
+ *
+ * One host runtime per device (a GPU, or a group of CPU ranks): it starts the
+ * ranks of a kernel, copies a user struct in and back out, drains their log
+ * lines to the terminal while they run, watches for ranks that wait forever
+ * and collects timer results.
+ *
+ *   DCUDA_KERNEL_DECLARE(reduce);           // rank code in its own file
+ *   dcuda_host_h h;
+ *   dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(reduce), 128, &h);
+ *   dcuda_host_run(h, &user, sizeof user, &ms);
+ *   dcuda_host_finish(h);
+ *
+ * Settings come from DCUDA_<NAME> environment variables and from
+ * --dcuda-<name>=<value> arguments (which win); see dcuda_settings_print.
+ */
+#ifndef DCUDA_HOST_H
+#define DCUDA_HOST_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "dcuda_status.h"
+
+#if defined(__cplusplus)
+extern "C" {
+#endif
+
+typedef struct dcuda_host *dcuda_host_h;
+#ifndef DCUDA_CONTEXT_H_DEFINED
+#define DCUDA_CONTEXT_H_DEFINED
+typedef struct dcuda_context *dcuda_context_h;
+#endif
+
+/* A kernel in both compiled forms; either may be missing (NULL). */
+typedef void (*dcuda_cpu_kernel_fn)(dcuda_context_h ctx);
+typedef struct dcuda_kernel {
+    const char *name;
+    dcuda_cpu_kernel_fn cpu; /* rank code compiled as C: one call per CPU rank */
+    const void *gpu;         /* rank code compiled as CUDA: the __global__ function */
+} dcuda_kernel_t;
+
+#if defined(__GNUC__)
+#define DCUDA_WEAK __attribute__((weak))
+#else
+#define DCUDA_WEAK
+#endif
+
+/* Declares the two forms of a kernel defined with DCUDA_KERNEL(name, ctx).
+ * Weak references: a form that was not built is NULL. */
+#if defined(__cplusplus)
+#define DCUDA_KERNEL_DECLARE(name)                                                        \
+    extern "C" void dcuda_cpu_kernel_##name(dcuda_context_h) DCUDA_WEAK;                  \
+    extern "C" const void *const dcuda_gpu_kernel_ptr_##name DCUDA_WEAK
+#else
+#define DCUDA_KERNEL_DECLARE(name)                                                        \
+    extern void dcuda_cpu_kernel_##name(dcuda_context_h) DCUDA_WEAK;                      \
+    extern const void *const dcuda_gpu_kernel_ptr_##name DCUDA_WEAK
+#endif
+#define DCUDA_KERNEL_REF(name)                                                            \
+    dcuda_kernel_ref(#name, dcuda_cpu_kernel_##name, &dcuda_gpu_kernel_ptr_##name)
+
+static inline dcuda_kernel_t dcuda_kernel_ref(const char *name, dcuda_cpu_kernel_fn cpu,
+                                              const void *const *gpu)
+{
+    dcuda_kernel_t k;
+    k.name = name;
+    k.cpu = cpu;
+    k.gpu = gpu ? *gpu : NULL;
+    return k;
+}
+
+/* Where the ranks of this host runtime are (thesis dcuda_rank_info). */
+typedef struct dcuda_rank_info {
+    int rank_count;       /* ranks in WORLD */
+    int rank_responsible; /* ranks this host runtime owns (its DEVICE size) */
+    int rank_start;       /* WORLD rank of the first of them */
+    int device_count;     /* devices in use on this node */
+    int device_index;     /* my device on the node */
+    int node_count;
+    int node_index;
+    int process_count;
+    int process_index;
+    int threads_per_rank; /* threads per rank (1 on CPU ranks) */
+    const char *backend;  /* "cpu" or "cuda" */
+    const char *device_name;
+} dcuda_rank_info_t;
+
+/* Start the runtime for kernel with threads_per_rank threads per rank (GPU;
+ * CPU ranks have one). Picks the backend (DCUDA_BACKEND=auto|cpu|cuda). */
+dcuda_status_t dcuda_host_init(int argc, char **argv, dcuda_kernel_t kernel,
+                               int threads_per_rank, dcuda_host_h *host);
+dcuda_status_t dcuda_host_get_rank_info(dcuda_host_h host, dcuda_rank_info_t *info);
+
+/* Run the kernel on all ranks and wait for it. user_data (user_size bytes,
+ * may be NULL/0) is copied to rank-visible memory before and back after.
+ * Returns DCUDA_OK, or the first error a rank reported (after the run). */
+dcuda_status_t dcuda_host_run(dcuda_host_h host, void *user_data, size_t user_size,
+                              double *elapsed_ms);
+
+/* Timer spans of the last run, in milliseconds, in start order. */
+dcuda_status_t dcuda_host_get_timings(dcuda_host_h host, const double **timings_ms, int *count);
+
+/* Memory that rank code of this backend can use (device memory on a GPU),
+ * and copies between it and host memory. */
+dcuda_status_t dcuda_host_alloc(dcuda_host_h host, size_t size, void **ptr);
+dcuda_status_t dcuda_host_free(dcuda_host_h host, void *ptr);
+dcuda_status_t dcuda_host_copy_in(dcuda_host_h host, void *dst, const void *src, size_t size);
+dcuda_status_t dcuda_host_copy_out(dcuda_host_h host, void *dst, const void *src, size_t size);
+
+/* Message of the first rank error of the last run ("" if none). */
+const char *dcuda_host_last_error(dcuda_host_h host);
+
+dcuda_status_t dcuda_host_finish(dcuda_host_h host);
+
+/* Every setting with its value, default and meaning. */
+void dcuda_settings_print(FILE *out);
+
+#if defined(__cplusplus)
+}
+#endif
+
+#endif /* DCUDA_HOST_H */

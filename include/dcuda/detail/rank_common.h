@@ -1,0 +1,172 @@
+/*
+ * The core model's arithmetic and checks, shared by every backend.
+ *
+ * Pure inline functions over the layouts of dcuda_layout.h: window handle
+ * encoding, communicator sizes, bounds and overflow checks, the search for
+ * the window that holds a source buffer, and the wrap-around-safe test of
+ * notification counters. The CPU backend calls them from C, the CUDA backend
+ * from device code, so both backends accept and reject exactly the same
+ * calls. Nothing here touches memory other rank may write.
+ */
+#ifndef DCUDA_DETAIL_RANK_COMMON_H
+#define DCUDA_DETAIL_RANK_COMMON_H
+
+#include "../dcuda_layout.h"
+#include "../dcuda_status.h"
+
+#if defined(__CUDACC__)
+#define DCUDA_HD __host__ __device__ __forceinline__
+#else
+#define DCUDA_HD static inline
+#endif
+
+/* Communicators (also in dcuda_rank.h's public enum). */
+#define DCUDA_DETAIL_COMM_WORLD 0
+#define DCUDA_DETAIL_COMM_DEVICE 1
+
+DCUDA_HD int dcuda_detail_comm_valid(int comm)
+{
+    return comm == DCUDA_DETAIL_COMM_WORLD || comm == DCUDA_DETAIL_COMM_DEVICE;
+}
+
+DCUDA_HD int dcuda_detail_comm_size(const dcuda_context_t *ctx, int comm)
+{
+    return comm == DCUDA_DETAIL_COMM_WORLD ? ctx->world_size : ctx->device_size;
+}
+
+DCUDA_HD int dcuda_detail_comm_rank(const dcuda_state_t *st, int comm)
+{
+    return comm == DCUDA_DETAIL_COMM_WORLD ? st->world_rank : st->device_rank;
+}
+
+/* Device rank (index into this device's tables) of a rank given in comm, or
+ * -1 if that rank lives on another device. */
+DCUDA_HD int dcuda_detail_device_rank_of(const dcuda_context_t *ctx, int comm, int rank)
+{
+    if (comm == DCUDA_DETAIL_COMM_DEVICE)
+        return rank;
+    rank -= ctx->world_first;
+    return (rank >= 0 && rank < ctx->device_size) ? rank : -1;
+}
+
+DCUDA_HD uint32_t dcuda_detail_win_encode(int comm, int slot, uint32_t gen)
+{
+    return (uint32_t)slot | ((uint32_t)comm << DCUDA_WIN_COMM_SHIFT) |
+           ((gen & 0xffu) << DCUDA_WIN_GEN_SHIFT);
+}
+
+DCUDA_HD int dcuda_detail_win_slot(uint32_t win)
+{
+    return (int)(win & ((1u << DCUDA_WIN_SLOT_BITS) - 1u));
+}
+
+DCUDA_HD int dcuda_detail_win_comm(uint32_t win)
+{
+    return (int)((win >> DCUDA_WIN_COMM_SHIFT) & 0xfu);
+}
+
+DCUDA_HD uint32_t dcuda_detail_win_gen(uint32_t win)
+{
+    return (win >> DCUDA_WIN_GEN_SHIFT) & 0xffu;
+}
+
+/* Is `win` a live window of this rank? Reserved bits must be zero. */
+DCUDA_HD dcuda_status_t dcuda_detail_check_win(const dcuda_state_t *st, uint32_t win)
+{
+    int slot = dcuda_detail_win_slot(win), comm = dcuda_detail_win_comm(win);
+    if (win == DCUDA_WIN_NONE || (win & 0xff00f000u) != 0 || !dcuda_detail_comm_valid(comm) ||
+        slot >= DCUDA_MAX_WINDOWS)
+        return DCUDA_ERR_WIN;
+    if (!((st->live_windows[comm] >> slot) & 1u) ||
+        st->win_gen[comm][slot] != (uint8_t)dcuda_detail_win_gen(win))
+        return DCUDA_ERR_WIN;
+    return DCUDA_OK;
+}
+
+/* Lowest free window slot of a communicator, or -1. */
+DCUDA_HD int dcuda_detail_free_slot(const dcuda_state_t *st, int comm)
+{
+    uint64_t live = st->live_windows[comm];
+    for (int slot = 0; slot < DCUDA_MAX_WINDOWS; slot++)
+        if (!((live >> slot) & 1u))
+            return slot;
+    return -1;
+}
+
+DCUDA_HD const dcuda_win_entry_t *dcuda_detail_win_entry(const dcuda_context_t *ctx, int comm,
+                                                        int slot, int rank)
+{
+    size_t size = (size_t)dcuda_detail_comm_size(ctx, comm);
+    return &ctx->win_entries[comm][(size_t)slot * size + (size_t)rank];
+}
+
+/* Does [offset, offset + size) lie inside a window part of `win_size` bytes? */
+DCUDA_HD dcuda_status_t dcuda_detail_check_range(uint64_t win_size, uint64_t offset,
+                                                 uint64_t size)
+{
+    if (offset + size < offset)
+        return DCUDA_ERR_OVERFLOW;
+    if (offset > win_size || size > win_size - offset)
+        return DCUDA_ERR_BOUNDS;
+    return DCUDA_OK;
+}
+
+DCUDA_HD int dcuda_detail_contains(const dcuda_win_entry_t *e, uint64_t addr, uint64_t size)
+{
+    return addr >= e->base && addr - e->base <= e->size && size <= e->size - (addr - e->base);
+}
+
+/* Source buffers must lie inside one of the caller's own window parts on the
+ * same communicator as the put (any such window, the put's own first).
+ * Returns DCUDA_ERR_WIN_COMM if they lie only in a window of the other
+ * communicator, DCUDA_ERR_SOURCE if in none. */
+DCUDA_HD dcuda_status_t dcuda_detail_check_source(const dcuda_state_t *st, int comm, int slot,
+                                                  const void *src, uint64_t size)
+{
+    const dcuda_context_t *ctx = st->ctx;
+    uint64_t addr = (uint64_t)(uintptr_t)src;
+    if (size == 0)
+        return DCUDA_OK;
+    if (addr + size < addr)
+        return DCUDA_ERR_OVERFLOW;
+    if (dcuda_detail_contains(
+            dcuda_detail_win_entry(ctx, comm, slot, dcuda_detail_comm_rank(st, comm)), addr, size))
+        return DCUDA_OK;
+    for (int pass = 0; pass < 2; pass++) {
+        int c = pass == 0 ? comm : 1 - comm;
+        int me = dcuda_detail_comm_rank(st, c);
+        for (int s = 0; s < DCUDA_MAX_WINDOWS; s++)
+            if (((st->live_windows[c] >> s) & 1u) &&
+                dcuda_detail_contains(dcuda_detail_win_entry(ctx, c, s, me), addr, size))
+                return pass == 0 ? DCUDA_OK : DCUDA_ERR_WIN_COMM;
+    }
+    return DCUDA_ERR_SOURCE;
+}
+
+/* Source and destination either coincide (nothing to copy) or are disjoint. */
+DCUDA_HD dcuda_status_t dcuda_detail_check_overlap(uint64_t dst, uint64_t src, uint64_t size)
+{
+    if (dst == src || size == 0)
+        return DCUDA_OK;
+    return (dst < src + size && src < dst + size) ? DCUDA_ERR_OVERLAP : DCUDA_OK;
+}
+
+/* Are `count` notifications ready, given arrivals and consumptions counted
+ * modulo 2^32? Safe across wrap-around while fewer than 2^31 are pending. */
+DCUDA_HD int dcuda_detail_notifs_ready(uint32_t arrived, uint32_t consumed, uint32_t count)
+{
+    return (int32_t)(arrived - (consumed + count)) >= 0;
+}
+
+/* Has a growing barrier counter reached its target (modulo 2^32)? */
+DCUDA_HD int dcuda_detail_reached(uint32_t value, uint32_t target)
+{
+    return (int32_t)(value - target) >= 0;
+}
+
+DCUDA_HD int dcuda_detail_tag_valid(int tag)
+{
+    return tag >= 0 && tag < DCUDA_TAG_COUNT;
+}
+
+#endif /* DCUDA_DETAIL_RANK_COMMON_H */

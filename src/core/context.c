@@ -1,0 +1,221 @@
+/*
+ * The shared tables of one device: allocates the layouts of dcuda_layout.h
+ * in rank-visible or mapped memory through the backend, resets them before
+ * each run, and reads the timer slots back afterwards.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "host_internal.h"
+#include "hostlog.h"
+
+uint64_t dcuda_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static size_t win_table_bytes(int comm_size)
+{
+    return (size_t)DCUDA_MAX_WINDOWS * (size_t)comm_size * sizeof(dcuda_win_entry_t);
+}
+
+static dcuda_status_t alloc_tables(dcuda_host_h h)
+{
+    const dcuda_backend_ops_t *ops = h->ops;
+    dcuda_context_t *c = &h->image;
+    void *p;
+    dcuda_status_t st;
+    if ((st = ops->alloc(h, (size_t)c->device_size * sizeof(dcuda_notif_counters_t), &p)))
+        return st;
+    c->notifs = (dcuda_notif_counters_t *)p;
+    if ((st = ops->alloc(h, DCUDA_COMM_COUNT * sizeof(dcuda_barrier_t), &p)))
+        return st;
+    c->barriers = (dcuda_barrier_t *)p;
+    if ((st = ops->alloc(h, win_table_bytes(c->world_size), &p)))
+        return st;
+    c->win_entries[0] = (dcuda_win_entry_t *)p;
+    if ((st = ops->alloc(h, win_table_bytes(c->device_size), &p)))
+        return st;
+    c->win_entries[1] = (dcuda_win_entry_t *)p;
+    if ((st = ops->alloc(h, DCUDA_MAX_TIMERS * sizeof(dcuda_timer_slot_t), &p)))
+        return st;
+    c->timers = (dcuda_timer_slot_t *)p;
+    if ((st = ops->alloc(h, 64, &p)))
+        return st;
+    c->log.head = (DCUDA_ATOMIC(uint32_t) *)p;
+    return ops->alloc(h, sizeof(dcuda_context_t), (void **)&h->dev_ctx);
+}
+
+static dcuda_status_t alloc_mapped_tables(dcuda_host_h h)
+{
+    const dcuda_backend_ops_t *ops = h->ops;
+    dcuda_context_t *c = &h->image;
+    void *hp, *dp;
+    dcuda_status_t st;
+    if ((st = ops->alloc_mapped(h, (size_t)c->device_size * sizeof(dcuda_rank_status_t), &hp,
+                                &dp)))
+        return st;
+    h->status_h = (dcuda_rank_status_t *)hp;
+    c->rank_status = (dcuda_rank_status_t *)dp;
+    if ((st = ops->alloc_mapped(h, sizeof(dcuda_error_record_t) + 64, &hp, &dp)))
+        return st;
+    h->error_h = (dcuda_error_record_t *)hp;
+    c->error = (dcuda_error_record_t *)dp;
+    h->cancel_h = (DCUDA_ATOMIC(uint32_t) *)((char *)hp + 64);
+    c->cancel = (DCUDA_ATOMIC(uint32_t) *)((char *)dp + 64);
+    if ((st = ops->alloc_mapped(h, c->log.capacity * sizeof(dcuda_log_entry_t), &hp, &dp)))
+        return st;
+    h->log_h = (dcuda_log_entry_t *)hp;
+    c->log.entries = (dcuda_log_entry_t *)dp;
+    return DCUDA_OK;
+}
+
+dcuda_status_t dcuda_context_create(dcuda_host_h h)
+{
+    dcuda_context_t *c = &h->image;
+    memset(c, 0, sizeof *c);
+    c->magic = DCUDA_CONTEXT_MAGIC;
+    c->version = DCUDA_LAYOUT_VERSION;
+    c->world_size = h->info.rank_count;
+    c->world_first = h->info.rank_start;
+    c->device_size = h->info.rank_responsible;
+    c->device_index = h->info.device_index;
+    c->notif_start = (uint32_t)h->settings.notif_start;
+    c->backend = strcmp(h->ops->name, "cuda") == 0 ? DCUDA_BACKEND_CUDA : DCUDA_BACKEND_CPU;
+    c->log.capacity = (uint32_t)h->settings.log_entries;
+    dcuda_status_t st = alloc_tables(h);
+    if (st == DCUDA_OK)
+        st = alloc_mapped_tables(h);
+    if (st != DCUDA_OK) {
+        dcuda_hostlog_error("cannot allocate the shared tables of %d ranks: %s", c->device_size,
+                            dcuda_status_string(st));
+        dcuda_context_destroy(h);
+    }
+    return st;
+}
+
+void dcuda_context_destroy(dcuda_host_h h)
+{
+    const dcuda_backend_ops_t *ops = h->ops;
+    dcuda_context_t *c = &h->image;
+    void *dev[] = {c->notifs,  c->barriers,        c->win_entries[0], c->win_entries[1],
+                   c->timers,  (void *)c->log.head, h->dev_ctx,       h->user_dev};
+    for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
+        if (dev[i])
+            ops->free(h, dev[i]);
+    void *mapped[] = {h->status_h, h->error_h, h->log_h};
+    for (size_t i = 0; i < sizeof mapped / sizeof mapped[0]; i++)
+        if (mapped[i])
+            ops->free_mapped(h, mapped[i]);
+    memset(c, 0, sizeof *c);
+    h->dev_ctx = NULL;
+    h->user_dev = NULL;
+    h->user_capacity = 0;
+    h->status_h = NULL;
+    h->error_h = NULL;
+    h->log_h = NULL;
+    h->cancel_h = NULL;
+}
+
+/* Copies `count` copies of the `elem_size` bytes at elem to rank memory. */
+static dcuda_status_t fill_rank_memory(dcuda_host_h h, void *dst, const void *elem,
+                                       size_t elem_size, size_t count)
+{
+    size_t bytes = elem_size * count;
+    char *tmp = malloc(bytes ? bytes : 1);
+    if (!tmp)
+        return DCUDA_ERR_NO_MEMORY;
+    for (size_t i = 0; i < count; i++)
+        memcpy(tmp + i * elem_size, elem, elem_size);
+    dcuda_status_t st = h->ops->copy_in(h, dst, tmp, bytes);
+    free(tmp);
+    return st;
+}
+
+static dcuda_status_t reset_rank_tables(dcuda_host_h h)
+{
+    dcuda_context_t *c = &h->image;
+    uint32_t start = c->notif_start;
+    dcuda_timer_slot_t timer;
+    memset(&timer, 0, sizeof timer);
+    timer.start_ns = UINT64_MAX;
+    static const dcuda_win_entry_t no_window;
+    static const dcuda_barrier_t barrier;
+    static const uint32_t zero[16];
+    dcuda_status_t st;
+    if ((st = fill_rank_memory(h, c->notifs, &start, sizeof start,
+                               (size_t)c->device_size * DCUDA_TAG_COUNT)) ||
+        (st = fill_rank_memory(h, c->barriers, &barrier, sizeof barrier, DCUDA_COMM_COUNT)) ||
+        (st = fill_rank_memory(h, c->win_entries[0], &no_window, sizeof no_window,
+                               (size_t)DCUDA_MAX_WINDOWS * (size_t)c->world_size)) ||
+        (st = fill_rank_memory(h, c->win_entries[1], &no_window, sizeof no_window,
+                               (size_t)DCUDA_MAX_WINDOWS * (size_t)c->device_size)) ||
+        (st = fill_rank_memory(h, c->timers, &timer, sizeof timer, DCUDA_MAX_TIMERS)))
+        return st;
+    return h->ops->copy_in(h, (void *)c->log.head, zero, sizeof zero);
+}
+
+static void reset_mapped_tables(dcuda_host_h h)
+{
+    dcuda_context_t *c = &h->image;
+    memset(h->status_h, 0, (size_t)c->device_size * sizeof(dcuda_rank_status_t));
+    memset(h->error_h, 0, sizeof *h->error_h);
+    *h->cancel_h = 0;
+    memset(h->log_h, 0, c->log.capacity * sizeof(dcuda_log_entry_t));
+    for (uint32_t i = 0; i < c->log.capacity; i++)
+        h->log_h[i].seq = i;
+}
+
+static dcuda_status_t stage_user_data(dcuda_host_h h, const void *user, size_t user_size)
+{
+    if (user_size > h->user_capacity) {
+        if (h->user_dev)
+            h->ops->free(h, h->user_dev);
+        h->user_dev = NULL;
+        h->user_capacity = 0;
+        dcuda_status_t st = h->ops->alloc(h, user_size, &h->user_dev);
+        if (st != DCUDA_OK)
+            return st;
+        h->user_capacity = user_size;
+    }
+    h->image.user_data = user_size ? h->user_dev : NULL;
+    h->image.user_size = user_size;
+    return user_size ? h->ops->copy_in(h, h->user_dev, user, user_size) : DCUDA_OK;
+}
+
+dcuda_status_t dcuda_context_reset(dcuda_host_h h, const void *user, size_t user_size)
+{
+    dcuda_status_t st = reset_rank_tables(h);
+    if (st == DCUDA_OK)
+        st = stage_user_data(h, user, user_size);
+    if (st != DCUDA_OK)
+        return st;
+    reset_mapped_tables(h);
+    return h->ops->copy_in(h, h->dev_ctx, &h->image, sizeof h->image);
+}
+
+dcuda_status_t dcuda_context_collect_timers(dcuda_host_h h)
+{
+    dcuda_timer_slot_t slots[DCUDA_MAX_TIMERS];
+    dcuda_status_t st = h->ops->copy_out(h, slots, h->image.timers, sizeof slots);
+    if (st != DCUDA_OK)
+        return st;
+    uint32_t ranks = (uint32_t)h->image.device_size;
+    h->timing_count = 0;
+    for (int i = 0; i < DCUDA_MAX_TIMERS; i++) {
+        const dcuda_timer_slot_t *t = &slots[i];
+        if (t->starts == 0 && t->stops == 0)
+            break;
+        if (t->starts != ranks || t->stops != ranks) {
+            dcuda_hostlog_warn("timer %d: started by %u and stopped by %u of %u ranks; "
+                               "timers are collective over the ranks of a device",
+                               i, (unsigned)t->starts, (unsigned)t->stops, (unsigned)ranks);
+            break;
+        }
+        h->timings[h->timing_count++] = (double)(t->stop_ns - t->start_ns) / 1e6;
+    }
+    return DCUDA_OK;
+}

@@ -1,0 +1,227 @@
+/*
+ * The host API: picks a backend, builds the shared tables, runs kernels
+ * while the monitor prints rank logs and watches for stuck ranks, and hands
+ * back user data, timings and the first rank error.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "host_internal.h"
+#include "hostlog.h"
+
+static const dcuda_backend_ops_t *backend_by_name(const char *name)
+{
+#if defined(DCUDA_HAVE_CUDA)
+    if (strcmp(name, "cuda") == 0)
+        return &dcuda_cuda_backend_ops;
+#endif
+    if (strcmp(name, "cpu") == 0)
+        return &dcuda_cpu_backend_ops;
+    return NULL;
+}
+
+static dcuda_status_t pick_backend(const dcuda_settings_t *s, const dcuda_kernel_t *k,
+                                   const dcuda_backend_ops_t **out)
+{
+    char why[256] = "";
+    const dcuda_backend_ops_t *ops;
+    if (strcmp(s->backend, "auto") != 0) {
+        ops = backend_by_name(s->backend);
+        if (!ops) {
+            dcuda_hostlog_error("backend %s: this build of dcuda has no %s backend", s->backend,
+                                s->backend);
+            return DCUDA_ERR_BACKEND;
+        }
+        if (!ops->usable(k, why, sizeof why)) {
+            dcuda_hostlog_error("backend %s cannot run kernel %s: %s", s->backend, k->name, why);
+            return DCUDA_ERR_BACKEND;
+        }
+        *out = ops;
+        return DCUDA_OK;
+    }
+    ops = backend_by_name("cuda");
+    if (ops && ops->usable(k, why, sizeof why)) {
+        *out = ops;
+        return DCUDA_OK;
+    }
+    if (ops)
+        dcuda_hostlog_info("not using the cuda backend: %s", why);
+    ops = backend_by_name("cpu");
+    if (!ops->usable(k, why, sizeof why)) {
+        dcuda_hostlog_error("no backend can run kernel %s: %s", k->name, why);
+        return DCUDA_ERR_BACKEND;
+    }
+    *out = ops;
+    return DCUDA_OK;
+}
+
+dcuda_status_t dcuda_host_init(int argc, char **argv, dcuda_kernel_t kernel,
+                               int threads_per_rank, dcuda_host_h *host)
+{
+    if (!host || (!kernel.cpu && !kernel.gpu) || threads_per_rank < 1) {
+        dcuda_hostlog_error("dcuda_host_init: %s (kernel %s, threads_per_rank %d)",
+                            !host ? "host is NULL" : threads_per_rank < 1
+                                                         ? "threads_per_rank must be >= 1"
+                                                         : "kernel has neither a CPU nor a GPU form",
+                            kernel.name ? kernel.name : "(unnamed)", threads_per_rank);
+        return DCUDA_ERR_INVALID_ARG;
+    }
+    dcuda_host_h h = calloc(1, sizeof *h);
+    if (!h)
+        return DCUDA_ERR_NO_MEMORY;
+    h->kernel = kernel;
+    if (!h->kernel.name)
+        h->kernel.name = "(unnamed)";
+    dcuda_status_t st = dcuda_settings_load(argc, argv, &h->settings);
+    if (st == DCUDA_OK) {
+        dcuda_hostlog_set_verbose((int)h->settings.verbose);
+        st = pick_backend(&h->settings, &h->kernel, &h->ops);
+    }
+    if (st == DCUDA_OK)
+        st = h->ops->open(h, threads_per_rank);
+    if (st != DCUDA_OK) {
+        free(h);
+        return st;
+    }
+    st = dcuda_context_create(h);
+    if (st == DCUDA_OK)
+        st = dcuda_monitor_create(h);
+    if (st != DCUDA_OK) {
+        dcuda_context_destroy(h);
+        h->ops->close(h);
+        free(h);
+        return st;
+    }
+    dcuda_hostlog_info("kernel %s: %d ranks on %s backend (%s), %d thread(s) per rank",
+                       h->kernel.name, h->info.rank_responsible, h->info.backend,
+                       h->info.device_name, h->info.threads_per_rank);
+    *host = h;
+    return DCUDA_OK;
+}
+
+dcuda_status_t dcuda_host_get_rank_info(dcuda_host_h h, dcuda_rank_info_t *info)
+{
+    if (!h)
+        return DCUDA_ERR_NOT_INITIALIZED;
+    if (!info)
+        return DCUDA_ERR_INVALID_ARG;
+    *info = h->info;
+    return DCUDA_OK;
+}
+
+static void idle_pause(void)
+{
+    struct timespec ts = {0, 200 * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* Launches, monitors until every rank returned, joins. */
+static dcuda_status_t run_ranks(dcuda_host_h h)
+{
+    dcuda_monitor_start(h);
+    dcuda_status_t st = h->ops->launch(h);
+    if (st != DCUDA_OK)
+        return st;
+    while (!h->ops->finished(h))
+        if (!dcuda_monitor_poll(h))
+            idle_pause();
+    st = h->ops->join(h);
+    dcuda_monitor_drain(h);
+    return st;
+}
+
+dcuda_status_t dcuda_host_run(dcuda_host_h h, void *user_data, size_t user_size,
+                              double *elapsed_ms)
+{
+    if (!h) {
+        dcuda_hostlog_error("dcuda_host_run: called before dcuda_host_init (host is NULL)");
+        return DCUDA_ERR_NOT_INITIALIZED;
+    }
+    if (user_size && !user_data) {
+        dcuda_hostlog_error("dcuda_host_run: user_data is NULL but user_size is %zu", user_size);
+        return DCUDA_ERR_INVALID_ARG;
+    }
+    h->last_error[0] = '\0';
+    h->timing_count = 0;
+    dcuda_status_t st = dcuda_context_reset(h, user_data, user_size);
+    if (st != DCUDA_OK)
+        return st;
+    uint64_t t0 = dcuda_now_ns();
+    st = run_ranks(h);
+    uint64_t t1 = dcuda_now_ns();
+    if (st == DCUDA_OK && user_size)
+        st = h->ops->copy_out(h, user_data, h->user_dev, user_size);
+    if (st == DCUDA_OK)
+        st = dcuda_context_collect_timers(h);
+    if (elapsed_ms)
+        *elapsed_ms = (double)(t1 - t0) / 1e6;
+    int32_t rank_status = atomic_load(&h->error_h->status);
+    if (st == DCUDA_OK && rank_status != 0) {
+        dcuda_hostlog_info("kernel %s: %u rank call(s) failed; first: %s", h->kernel.name,
+                           (unsigned)atomic_load(&h->error_h->count), h->last_error);
+        st = (dcuda_status_t)rank_status;
+    }
+    return st;
+}
+
+dcuda_status_t dcuda_host_get_timings(dcuda_host_h h, const double **timings_ms, int *count)
+{
+    if (!h)
+        return DCUDA_ERR_NOT_INITIALIZED;
+    if (!timings_ms || !count)
+        return DCUDA_ERR_INVALID_ARG;
+    *timings_ms = h->timings;
+    *count = h->timing_count;
+    return DCUDA_OK;
+}
+
+const char *dcuda_host_last_error(dcuda_host_h h) { return h ? h->last_error : ""; }
+
+dcuda_status_t dcuda_host_alloc(dcuda_host_h h, size_t size, void **ptr)
+{
+    if (!h)
+        return DCUDA_ERR_NOT_INITIALIZED;
+    if (!ptr)
+        return DCUDA_ERR_INVALID_ARG;
+    return h->ops->alloc(h, size, ptr);
+}
+
+dcuda_status_t dcuda_host_free(dcuda_host_h h, void *ptr)
+{
+    if (!h)
+        return DCUDA_ERR_NOT_INITIALIZED;
+    if (ptr)
+        h->ops->free(h, ptr);
+    return DCUDA_OK;
+}
+
+dcuda_status_t dcuda_host_copy_in(dcuda_host_h h, void *dst, const void *src, size_t size)
+{
+    if (!h)
+        return DCUDA_ERR_NOT_INITIALIZED;
+    if (size && (!dst || !src))
+        return DCUDA_ERR_INVALID_ARG;
+    return size ? h->ops->copy_in(h, dst, src, size) : DCUDA_OK;
+}
+
+dcuda_status_t dcuda_host_copy_out(dcuda_host_h h, void *dst, const void *src, size_t size)
+{
+    if (!h)
+        return DCUDA_ERR_NOT_INITIALIZED;
+    if (size && (!dst || !src))
+        return DCUDA_ERR_INVALID_ARG;
+    return size ? h->ops->copy_out(h, dst, src, size) : DCUDA_OK;
+}
+
+dcuda_status_t dcuda_host_finish(dcuda_host_h h)
+{
+    if (!h)
+        return DCUDA_ERR_NOT_INITIALIZED;
+    dcuda_monitor_destroy(h);
+    dcuda_context_destroy(h);
+    h->ops->close(h);
+    free(h);
+    return DCUDA_OK;
+}

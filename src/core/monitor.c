@@ -1,0 +1,226 @@
+/*
+ * The monitor: runs on the host thread that waits in dcuda_host_run. It
+ * prints rank log lines as they arrive in the log ring (so they appear while
+ * ranks still run) and is the watchdog: when a rank has stayed blocked in
+ * one wait or barrier for longer than the WATCHDOG setting, it reports every
+ * blocked rank, what it waits for and what has arrived, and with
+ * WATCHDOG_CANCEL set it cancels the blocked waits.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host_internal.h"
+#include "hostlog.h"
+
+#define WATCHDOG_REPORT_LINES 32
+
+typedef struct rank_watch {
+    uint32_t episode;    /* episode last seen blocked */
+    uint32_t reported;   /* episode last reported + 1 (0: none) */
+    uint64_t since_ns;   /* when that episode was first seen */
+} rank_watch_t;
+
+struct dcuda_monitor {
+    uint32_t tail;
+    uint64_t next_check_ns;
+    rank_watch_t *watch;
+    dcuda_notif_counters_t *notifs; /* host copy, for reports */
+};
+
+dcuda_status_t dcuda_monitor_create(dcuda_host_h h)
+{
+    dcuda_monitor_t *m = calloc(1, sizeof *m);
+    int n = h->image.device_size;
+    if (m) {
+        m->watch = calloc((size_t)n, sizeof *m->watch);
+        m->notifs = calloc((size_t)n, sizeof *m->notifs);
+    }
+    if (!m || !m->watch || !m->notifs) {
+        if (m) {
+            free(m->watch);
+            free(m->notifs);
+        }
+        free(m);
+        return DCUDA_ERR_NO_MEMORY;
+    }
+    h->monitor = m;
+    return DCUDA_OK;
+}
+
+void dcuda_monitor_destroy(dcuda_host_h h)
+{
+    if (!h->monitor)
+        return;
+    free(h->monitor->watch);
+    free(h->monitor->notifs);
+    free(h->monitor);
+    h->monitor = NULL;
+}
+
+void dcuda_monitor_start(dcuda_host_h h)
+{
+    dcuda_monitor_t *m = h->monitor;
+    m->tail = 0;
+    m->next_check_ns = 0;
+    memset(m->watch, 0, (size_t)h->image.device_size * sizeof *m->watch);
+}
+
+static void print_entry(dcuda_host_h h, const dcuda_log_entry_t *e)
+{
+    char text[1024];
+    if (e->kind == DCUDA_LOG_FORMAT_KIND) {
+        dcuda_log_format_entry(e, text, sizeof text);
+    } else {
+        size_t n = strnlen(e->text, DCUDA_LOG_TEXT);
+        memcpy(text, e->text, n);
+        text[n] = '\0';
+    }
+    if (e->kind == DCUDA_LOG_ERROR_KIND) {
+        if (h->last_error[0] == '\0')
+            snprintf(h->last_error, sizeof h->last_error, "rank %d: %.480s", (int)e->rank, text);
+        fprintf(stderr, "dcuda: error: rank %d: %s\n", (int)e->rank, text);
+        fflush(stderr);
+    } else {
+        fprintf(stdout, "[rank %d] %s\n", (int)e->rank, text);
+        fflush(stdout);
+    }
+}
+
+/* Prints every entry that is ready, in ticket order. */
+static int drain_log(dcuda_host_h h)
+{
+    dcuda_monitor_t *m = h->monitor;
+    uint32_t mask = h->image.log.capacity - 1;
+    int printed = 0;
+    for (;;) {
+        dcuda_log_entry_t *e = &h->log_h[m->tail & mask];
+        if (atomic_load_explicit(&e->seq, memory_order_acquire) != m->tail + 1)
+            break;
+        print_entry(h, e);
+        atomic_store_explicit(&e->seq, m->tail + h->image.log.capacity, memory_order_release);
+        m->tail++;
+        printed = 1;
+    }
+    return printed;
+}
+
+/* Tags with notifications ready for a rank, as "tag 3 x2, tag 9 x1". */
+static void describe_ready(const dcuda_notif_counters_t *arrived, const dcuda_rank_status_t *s, uint32_t notif_start, char *out,
+                           size_t size)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    int listed = 0;
+    for (int tag = 0; tag < DCUDA_TAG_COUNT && len + 32 < size; tag++) {
+        /* Only the waited-for tag has a consumed count the rank published;
+         * for the others, report what arrived since the start. */
+        uint32_t base = (uint32_t)tag == atomic_load(&s->tag) ? atomic_load(&s->consumed)
+                                                               : notif_start;
+        uint32_t n = atomic_load(&arrived->arrived[tag]) - base;
+        if (n == 0 || (int32_t)n < 0)
+            continue;
+        len += (size_t)snprintf(out + len, size - len, "%stag %d x%u", listed ? ", " : "", tag,
+                                (unsigned)n);
+        listed++;
+    }
+    if (!listed)
+        snprintf(out, size, "nothing");
+}
+
+static void report_rank(dcuda_host_h h, int r, const dcuda_rank_status_t *s, uint64_t now)
+{
+    dcuda_monitor_t *m = h->monitor;
+    double secs = (double)(now - m->watch[r].since_ns) / 1e9;
+    int world = h->image.world_first + r;
+    if (atomic_load(&s->phase) == DCUDA_PHASE_WAITING) {
+        char ready[256];
+        describe_ready(&m->notifs[r], s, h->image.notif_start, ready, sizeof ready);
+        fprintf(stderr,
+                "dcuda: watchdog:   rank %d waits %.1f s for %u notification(s) of tag %u; "
+                "ready since its last consume: %s\n",
+                world, secs, (unsigned)atomic_load(&s->count), (unsigned)atomic_load(&s->tag),
+                ready);
+    } else {
+        fprintf(stderr,
+                "dcuda: watchdog:   rank %d waits %.1f s in a barrier on %s (barrier count "
+                "%u needed)\n",
+                world, secs, atomic_load(&s->comm) == 0 ? "WORLD" : "DEVICE",
+                (unsigned)atomic_load(&s->target));
+    }
+}
+
+static void watchdog_report(dcuda_host_h h, uint64_t now)
+{
+    dcuda_monitor_t *m = h->monitor;
+    int n = h->image.device_size, blocked = 0, finished = 0;
+    if (h->ops->peek(h, m->notifs, h->image.notifs, (size_t)n * sizeof *m->notifs) != DCUDA_OK)
+        memset(m->notifs, 0, (size_t)n * sizeof *m->notifs);
+    for (int r = 0; r < n; r++) {
+        uint32_t phase = atomic_load(&h->status_h[r].phase);
+        blocked += phase == DCUDA_PHASE_WAITING || phase == DCUDA_PHASE_BARRIER;
+        finished += phase == DCUDA_PHASE_FINISHED;
+    }
+    fprintf(stderr,
+            "dcuda: watchdog: no progress for %.1f s: %d of %d ranks blocked, %d finished, "
+            "%d running\n",
+            h->settings.watchdog, blocked, n, finished, n - blocked - finished);
+    int lines = 0;
+    for (int r = 0; r < n; r++) {
+        const dcuda_rank_status_t *s = &h->status_h[r];
+        uint32_t phase = atomic_load(&s->phase);
+        if (phase != DCUDA_PHASE_WAITING && phase != DCUDA_PHASE_BARRIER)
+            continue;
+        if (lines++ < WATCHDOG_REPORT_LINES)
+            report_rank(h, r, s, now);
+        m->watch[r].reported = m->watch[r].episode + 1;
+    }
+    if (lines > WATCHDOG_REPORT_LINES)
+        fprintf(stderr, "dcuda: watchdog:   ... and %d more blocked ranks\n",
+                lines - WATCHDOG_REPORT_LINES);
+    if (h->settings.watchdog_cancel) {
+        fprintf(stderr, "dcuda: watchdog: cancelling the blocked waits (WATCHDOG_CANCEL=1)\n");
+        atomic_store_explicit(h->cancel_h, 1u, memory_order_release);
+    }
+    fflush(stderr);
+}
+
+/* Tracks blocked episodes; reports when one outlasts the limit. */
+static void watchdog_check(dcuda_host_h h, uint64_t now)
+{
+    dcuda_monitor_t *m = h->monitor;
+    uint64_t limit = (uint64_t)(h->settings.watchdog * 1e9);
+    int due = 0;
+    for (int r = 0; r < h->image.device_size; r++) {
+        const dcuda_rank_status_t *s = &h->status_h[r];
+        uint32_t phase = atomic_load_explicit(&s->phase, memory_order_acquire);
+        uint32_t episode = atomic_load_explicit(&s->episode, memory_order_acquire);
+        rank_watch_t *w = &m->watch[r];
+        if (phase != DCUDA_PHASE_WAITING && phase != DCUDA_PHASE_BARRIER)
+            continue;
+        if (episode != w->episode || w->since_ns == 0) {
+            w->episode = episode;
+            w->since_ns = now;
+        }
+        if (now - w->since_ns >= limit && w->reported != episode + 1)
+            due = 1;
+    }
+    if (due)
+        watchdog_report(h, now);
+}
+
+int dcuda_monitor_poll(dcuda_host_h h)
+{
+    int printed = drain_log(h);
+    if (h->settings.watchdog > 0) {
+        uint64_t now = dcuda_now_ns();
+        if (now >= h->monitor->next_check_ns) {
+            h->monitor->next_check_ns = now + 50 * 1000 * 1000;
+            watchdog_check(h, now);
+        }
+    }
+    return printed;
+}
+
+void dcuda_monitor_drain(dcuda_host_h h) { drain_log(h); }

@@ -1,0 +1,43 @@
+/*
+ * Settings: one table of name, type, default and meaning.
+ *
+ * Each setting NAME is read from the environment variable DCUDA_NAME and
+ * from the argument --dcuda-name=value (arguments win). Unknown DCUDA_*
+ * variables draw a warning, unknown --dcuda-* arguments an error.
+ */
+#ifndef DCUDA_CORE_SETTINGS_H
+#define DCUDA_CORE_SETTINGS_H
+
+#include <stdio.h>
+
+#include "dcuda/dcuda_status.h"
+
+/* X(field, NAME, type, default, description); type is INT, UINT, DOUBLE or STRING. */
+#define DCUDA_SETTINGS_MAP(X)                                                                  \
+    X(backend, BACKEND, STRING, "auto", "auto, cpu or cuda: where ranks run (auto: a GPU if "  \
+                                        "the kernel was built for one and one is present)")    \
+    X(ranks, RANKS, INT, "0", "CPU ranks per process (0: 8 per online core, at most 256); "    \
+                              "on a GPU, an upper bound on ranks (0: as many as fit)")         \
+    X(watchdog, WATCHDOG, DOUBLE, "10", "seconds a rank may stay blocked before the watchdog " \
+                                        "reports all blocked ranks (0: off)")                  \
+    X(watchdog_cancel, WATCHDOG_CANCEL, INT, "0", "1: after a watchdog report, blocked waits " \
+                                                  "and barriers fail with DCUDA_ERR_TIMEOUT")  \
+    X(log_entries, LOG_ENTRIES, INT, "1024", "entries in each log ring (a power of two)")      \
+    X(notif_start, NOTIF_START, UINT, "0", "initial value of every notification counter "      \
+                                           "(testing wrap-around)")                            \
+    X(verbose, VERBOSE, INT, "0", "1: the host runtime reports what it chose and did")
+
+typedef struct dcuda_settings {
+    char backend[16];
+    long ranks;
+    double watchdog;
+    long watchdog_cancel;
+    long log_entries;
+    unsigned long notif_start;
+    long verbose;
+} dcuda_settings_t;
+
+/* Defaults, then environment, then --dcuda-* arguments. */
+dcuda_status_t dcuda_settings_load(int argc, char **argv, dcuda_settings_t *out);
+
+#endif /* DCUDA_CORE_SETTINGS_H */

@@ -1,0 +1,497 @@
+/*
+ * CPU backend, rank side: the rank API for ranks that are threads.
+ *
+ * The mechanism mirrors the GPU's: a put is a copy by the sending rank
+ * followed by a release add to the target's notification counter; a wait is
+ * acquire loads of the rank's own counter until it has grown far enough
+ * (modulo 2^32); barriers are counters that only grow. No locks: the only
+ * shared writes are atomic adds and the log ring's per-entry sequence
+ * numbers. The checks come from detail/rank_common.h, shared with the GPU.
+ */
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "../core/hostlog.h"
+#include "cpu_internal.h"
+#include "dcuda/dcuda_rank.h"
+#include "dcuda/detail/rank_common.h"
+
+static const char *comm_name(int comm)
+{
+    return comm == DCUDA_COMM_WORLD ? "WORLD" : comm == DCUDA_COMM_DEVICE ? "DEVICE" : "?";
+}
+
+/* ---- reporting --------------------------------------------------------- */
+
+static void ring_push(const dcuda_log_ring_t *ring, int rank, int kind, const char *text)
+{
+    uint32_t t = atomic_fetch_add_explicit(ring->head, 1u, memory_order_relaxed);
+    dcuda_log_entry_t *e = &ring->entries[t & (ring->capacity - 1)];
+    unsigned spins = 0;
+    /* Back-pressure: wait until the logger has freed this entry. */
+    while (atomic_load_explicit(&e->seq, memory_order_acquire) != t)
+        dcuda_cpu_backoff(&spins);
+    e->rank = rank;
+    e->kind = (uint16_t)kind;
+    e->nargs = 0;
+    e->arg_types = 0;
+    size_t n = strnlen(text, DCUDA_LOG_TEXT - 1);
+    memcpy(e->text, text, n);
+    e->text[n] = '\0';
+    atomic_store_explicit(&e->seq, t + 1, memory_order_release);
+}
+
+/* Reports a misuse: formats "call: details: message", records the run's
+ * first error and queues the line for the host. Returns status. */
+static dcuda_status_t report(dcuda_status_t status, const char *call, const char *fmt, ...)
+    DCUDA_PRINTF_LIKE(3, 4);
+static dcuda_status_t report(dcuda_status_t status, const char *call, const char *fmt, ...)
+{
+    const dcuda_context_t *ctx = dcuda_cpu_thread_ctx;
+    char text[DCUDA_LOG_TEXT];
+    int n = snprintf(text, sizeof text, "%s: ", call);
+    va_list ap;
+    va_start(ap, fmt);
+    n += vsnprintf(text + n, sizeof text - (size_t)n, fmt, ap);
+    va_end(ap);
+    if (n >= 0 && (size_t)n < sizeof text)
+        snprintf(text + n, sizeof text - (size_t)n, " (%s)", dcuda_status_string(status));
+    if (!ctx) {
+        dcuda_hostlog_error("%s [not on a rank thread]", text);
+        return status;
+    }
+    int rank = ctx->world_first + dcuda_cpu_thread_rank;
+    int32_t none = 0;
+    if (atomic_compare_exchange_strong(&ctx->error->status, &none, (int32_t)status))
+        atomic_store(&ctx->error->rank, rank);
+    atomic_fetch_add(&ctx->error->count, 1u);
+    ring_push(&ctx->log, rank, DCUDA_LOG_ERROR_KIND, text);
+    return status;
+}
+
+static int state_ok(const dcuda_state_t *st)
+{
+    return st && st->magic == DCUDA_STATE_MAGIC && st->ctx;
+}
+
+#define CHECK_STATE(st, call)                                                                  \
+    do {                                                                                       \
+        if (!state_ok(st))                                                                     \
+            return report(DCUDA_ERR_NOT_INITIALIZED, call,                                     \
+                          "state %p used before dcuda_rank_init", (const void *)(st));         \
+    } while (0)
+
+/* ---- blocking ----------------------------------------------------------- */
+
+typedef struct block_desc {
+    uint32_t phase, tag, count, consumed, comm;
+} block_desc_t;
+
+static void publish_blocked(const dcuda_state_t *st, const block_desc_t *d, uint32_t target)
+{
+    dcuda_rank_status_t *s = &st->ctx->rank_status[st->device_rank];
+    atomic_store_explicit(&s->tag, d->tag, memory_order_relaxed);
+    atomic_store_explicit(&s->count, d->count, memory_order_relaxed);
+    atomic_store_explicit(&s->consumed, d->consumed, memory_order_relaxed);
+    atomic_store_explicit(&s->comm, d->comm, memory_order_relaxed);
+    atomic_store_explicit(&s->target, target, memory_order_relaxed);
+    atomic_store_explicit(&s->phase, d->phase, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->episode, 1u, memory_order_release);
+}
+
+static void publish_running(const dcuda_state_t *st)
+{
+    atomic_store_explicit(&st->ctx->rank_status[st->device_rank].phase, DCUDA_PHASE_RUNNING,
+                          memory_order_release);
+}
+
+/* Waits until *counter reaches target (mod 2^32). After a short spin the
+ * rank shows itself as blocked to the watchdog, which may cancel it. */
+static dcuda_status_t block_until(const dcuda_state_t *st, const _Atomic uint32_t *counter,
+                                  uint32_t target, const block_desc_t *d, const char *call)
+{
+    unsigned spins = 0;
+    int published = 0;
+    while (!dcuda_detail_reached(atomic_load_explicit(counter, memory_order_acquire), target)) {
+        dcuda_cpu_backoff(&spins);
+        if (spins == DCUDA_CPU_BLOCKED_STEPS) {
+            publish_blocked(st, d, target);
+            published = 1;
+        }
+        if (published && atomic_load_explicit(st->ctx->cancel, memory_order_acquire)) {
+            publish_running(st);
+            if (d->phase == DCUDA_PHASE_WAITING)
+                return report(DCUDA_ERR_TIMEOUT, call, "waiting for %u notification(s) of tag %u",
+                              d->count, d->tag);
+            return report(DCUDA_ERR_TIMEOUT, call, "in a barrier on %s", comm_name((int)d->comm));
+        }
+    }
+    if (published)
+        publish_running(st);
+    return DCUDA_OK;
+}
+
+static dcuda_status_t barrier(dcuda_state_t *st, int comm, const char *call)
+{
+    const dcuda_context_t *ctx = st->ctx;
+    uint32_t target = ++st->barrier_epoch[comm] * (uint32_t)dcuda_detail_comm_size(ctx, comm);
+    _Atomic uint32_t *arrived = &ctx->barriers[comm].arrived;
+    atomic_fetch_add_explicit(arrived, 1u, memory_order_acq_rel);
+    block_desc_t d = {DCUDA_PHASE_BARRIER, 0, 0, 0, (uint32_t)comm};
+    return block_until(st, arrived, target, &d, call);
+}
+
+/* ---- init, communicators ------------------------------------------------ */
+
+dcuda_status_t dcuda_rank_init(dcuda_context_h ctx, dcuda_state_t *st)
+{
+    static const char call[] = "dcuda_rank_init";
+    if (!st)
+        return report(DCUDA_ERR_INVALID_ARG, call, "state is NULL");
+    if (!ctx || ctx != dcuda_cpu_thread_ctx || ctx->magic != DCUDA_CONTEXT_MAGIC ||
+        ctx->version != DCUDA_LAYOUT_VERSION)
+        return report(DCUDA_ERR_INVALID_ARG, call,
+                      "context %p is not the handle passed to this kernel", (void *)ctx);
+    memset(st, 0, sizeof *st);
+    st->ctx = ctx;
+    st->device_rank = dcuda_cpu_thread_rank;
+    st->world_rank = ctx->world_first + st->device_rank;
+    for (int t = 0; t < DCUDA_TAG_COUNT; t++)
+        st->consumed[t] = ctx->notif_start;
+    st->magic = DCUDA_STATE_MAGIC;
+    publish_running(st);
+    return barrier(st, DCUDA_COMM_WORLD, call);
+}
+
+dcuda_status_t dcuda_rank_finish(dcuda_state_t *st)
+{
+    CHECK_STATE(st, "dcuda_rank_finish");
+    dcuda_status_t status = barrier(st, DCUDA_COMM_WORLD, "dcuda_rank_finish");
+    st->magic = 0;
+    return status;
+}
+
+dcuda_status_t dcuda_get_data(dcuda_state_t *st, void **data)
+{
+    CHECK_STATE(st, "dcuda_get_data");
+    if (!data)
+        return report(DCUDA_ERR_INVALID_ARG, "dcuda_get_data", "data is NULL");
+    *data = st->ctx->user_data;
+    return DCUDA_OK;
+}
+
+static dcuda_status_t check_comm(int comm, const char *call)
+{
+    if (dcuda_detail_comm_valid(comm))
+        return DCUDA_OK;
+    return report(DCUDA_ERR_COMM, call, "communicator %d is neither DCUDA_COMM_WORLD (0) nor "
+                                        "DCUDA_COMM_DEVICE (1)", comm);
+}
+
+dcuda_status_t dcuda_comm_size(dcuda_state_t *st, dcuda_comm_t comm, int *size)
+{
+    CHECK_STATE(st, "dcuda_comm_size");
+    dcuda_status_t s = check_comm(comm, "dcuda_comm_size");
+    if (s == DCUDA_OK && !size)
+        s = report(DCUDA_ERR_INVALID_ARG, "dcuda_comm_size", "size is NULL");
+    if (s == DCUDA_OK)
+        *size = dcuda_detail_comm_size(st->ctx, comm);
+    return s;
+}
+
+dcuda_status_t dcuda_comm_rank(dcuda_state_t *st, dcuda_comm_t comm, int *rank)
+{
+    CHECK_STATE(st, "dcuda_comm_rank");
+    dcuda_status_t s = check_comm(comm, "dcuda_comm_rank");
+    if (s == DCUDA_OK && !rank)
+        s = report(DCUDA_ERR_INVALID_ARG, "dcuda_comm_rank", "rank is NULL");
+    if (s == DCUDA_OK)
+        *rank = dcuda_detail_comm_rank(st, comm);
+    return s;
+}
+
+dcuda_status_t dcuda_comm_barrier(dcuda_state_t *st, dcuda_comm_t comm)
+{
+    CHECK_STATE(st, "dcuda_comm_barrier");
+    dcuda_status_t s = check_comm(comm, "dcuda_comm_barrier");
+    return s == DCUDA_OK ? barrier(st, comm, "dcuda_comm_barrier") : s;
+}
+
+/* ---- windows ------------------------------------------------------------ */
+
+static dcuda_status_t check_win(const dcuda_state_t *st, dcuda_win_t win, const char *call)
+{
+    if (dcuda_detail_check_win(st, win) == DCUDA_OK)
+        return DCUDA_OK;
+    return report(DCUDA_ERR_WIN, call, "window 0x%08x is not a live window of this rank "
+                                       "(never created, or freed)", (unsigned)win);
+}
+
+dcuda_status_t dcuda_win_create(dcuda_state_t *st, dcuda_comm_t comm, void *base, size_t size,
+                                dcuda_win_t *win)
+{
+    static const char call[] = "dcuda_win_create";
+    CHECK_STATE(st, call);
+    dcuda_status_t s = check_comm(comm, call);
+    if (s != DCUDA_OK)
+        return s;
+    if (!win)
+        return report(DCUDA_ERR_INVALID_ARG, call, "win is NULL");
+    int slot = dcuda_detail_free_slot(st, comm);
+    if (slot < 0) {
+        *win = DCUDA_WIN_NONE;
+        return report(DCUDA_ERR_WIN_LIMIT, call, "%d windows already live on %s", DCUDA_MAX_WINDOWS,
+                      comm_name(comm));
+    }
+    /* Bad arguments still join the collective, with an empty part, so the
+     * other ranks do not hang; the handle is returned for dcuda_win_free. */
+    dcuda_status_t arg = DCUDA_OK;
+    uint64_t b = (uint64_t)(uintptr_t)base;
+    if (size && !base)
+        arg = report(DCUDA_ERR_INVALID_ARG, call, "base is NULL but size is %zu", size);
+    else if (b + size < b)
+        arg = report(DCUDA_ERR_OVERFLOW, call, "base %p + size %zu wraps around", base, size);
+    dcuda_win_entry_t *mine = (dcuda_win_entry_t *)dcuda_detail_win_entry(
+        st->ctx, comm, slot, dcuda_detail_comm_rank(st, comm));
+    mine->base = arg == DCUDA_OK ? b : 0;
+    mine->size = arg == DCUDA_OK ? size : 0;
+    s = barrier(st, comm, call);
+    if (s != DCUDA_OK) {
+        *win = DCUDA_WIN_NONE;
+        return s;
+    }
+    uint8_t gen = ++st->win_gen[comm][slot];
+    st->live_windows[comm] |= (uint64_t)1 << slot;
+    *win = dcuda_detail_win_encode(comm, slot, gen);
+    return arg;
+}
+
+dcuda_status_t dcuda_win_free(dcuda_state_t *st, dcuda_win_t win)
+{
+    static const char call[] = "dcuda_win_free";
+    CHECK_STATE(st, call);
+    dcuda_status_t s = check_win(st, win, call);
+    if (s != DCUDA_OK)
+        return s;
+    int comm = dcuda_detail_win_comm(win), slot = dcuda_detail_win_slot(win);
+    s = barrier(st, comm, call);
+    dcuda_win_entry_t *mine = (dcuda_win_entry_t *)dcuda_detail_win_entry(
+        st->ctx, comm, slot, dcuda_detail_comm_rank(st, comm));
+    mine->base = 0;
+    mine->size = 0;
+    st->live_windows[comm] &= ~((uint64_t)1 << slot);
+    return s;
+}
+
+dcuda_status_t dcuda_win_flush(dcuda_state_t *st, dcuda_win_t win)
+{
+    CHECK_STATE(st, "dcuda_win_flush");
+    /* A CPU rank's put has finished reading its source when it returns. */
+    return check_win(st, win, "dcuda_win_flush");
+}
+
+/* ---- notified RMA ------------------------------------------------------- */
+
+static dcuda_status_t check_tag(int tag, const char *call)
+{
+    return dcuda_detail_tag_valid(tag)
+               ? DCUDA_OK
+               : report(DCUDA_ERR_TAG, call, "tag %d not in 0..%d", tag, DCUDA_TAG_COUNT - 1);
+}
+
+/* Device rank of `rank` in comm, or a reported error. */
+static dcuda_status_t resolve_target(const dcuda_state_t *st, int comm, int rank, int *devrank,
+                                     const char *call)
+{
+    int size = dcuda_detail_comm_size(st->ctx, comm);
+    if (rank < 0 || rank >= size)
+        return report(DCUDA_ERR_RANK, call, "target rank %d not in 0..%d of %s", rank, size - 1,
+                      comm_name(comm));
+    *devrank = dcuda_detail_device_rank_of(st->ctx, comm, rank);
+    if (*devrank < 0)
+        return report(DCUDA_ERR_UNSUPPORTED, call,
+                      "target rank %d of %s is on another device, which this build cannot reach",
+                      rank, comm_name(comm));
+    return DCUDA_OK;
+}
+
+static void notify_device_rank(const dcuda_state_t *st, int devrank, int tag)
+{
+    atomic_fetch_add_explicit(&st->ctx->notifs[devrank].arrived[tag], 1u, memory_order_release);
+}
+
+/* Checks a put completely before touching memory; returns the target
+ * address and device rank. */
+static dcuda_status_t check_put(const dcuda_state_t *st, dcuda_win_t win, int rank,
+                                size_t offset, size_t size, const void *src, char **dst,
+                                int *devrank, const char *call)
+{
+    dcuda_status_t s = check_win(st, win, call);
+    if (s != DCUDA_OK)
+        return s;
+    int comm = dcuda_detail_win_comm(win), slot = dcuda_detail_win_slot(win);
+    if ((s = resolve_target(st, comm, rank, devrank, call)) != DCUDA_OK)
+        return s;
+    const dcuda_win_entry_t *e = dcuda_detail_win_entry(st->ctx, comm, slot, rank);
+    if ((s = dcuda_detail_check_range(e->size, offset, size)) != DCUDA_OK)
+        return report(s, call, "offset %zu + size %zu outside the %llu-byte part of rank %d in "
+                               "window %d on %s", offset, size, (unsigned long long)e->size,
+                      rank, slot, comm_name(comm));
+    if ((s = dcuda_detail_check_source(st, comm, slot, src, size)) != DCUDA_OK)
+        return report(s, call, "source %p..+%zu is %s", src, size,
+                      s == DCUDA_ERR_WIN_COMM ? "only in windows of the other communicator"
+                                              : "not inside any window of this rank");
+    uint64_t d = e->base + offset;
+    if ((s = dcuda_detail_check_overlap(d, (uint64_t)(uintptr_t)src, size)) != DCUDA_OK)
+        return report(s, call, "source %p and target %p overlap in %zu bytes", src,
+                      (void *)(uintptr_t)d, size);
+    *dst = (char *)(uintptr_t)d;
+    return DCUDA_OK;
+}
+
+static dcuda_status_t put_common(dcuda_state_t *st, dcuda_win_t win, int rank, size_t offset,
+                                 size_t size, const void *src, int notify, int tag,
+                                 const char *call)
+{
+    CHECK_STATE(st, call);
+    char *dst;
+    int devrank;
+    dcuda_status_t s = notify ? check_tag(tag, call) : DCUDA_OK;
+    if (s == DCUDA_OK)
+        s = check_put(st, win, rank, offset, size, src, &dst, &devrank, call);
+    if (s != DCUDA_OK)
+        return s;
+    if (size && dst != (const char *)src)
+        memcpy(dst, src, size);
+    if (notify)
+        notify_device_rank(st, devrank, tag);
+    return DCUDA_OK;
+}
+
+dcuda_status_t dcuda_put(dcuda_state_t *st, dcuda_win_t win, int rank, size_t offset,
+                         size_t size, const void *src)
+{
+    return put_common(st, win, rank, offset, size, src, 0, 0, "dcuda_put");
+}
+
+dcuda_status_t dcuda_put_notify(dcuda_state_t *st, dcuda_win_t win, int rank, size_t offset,
+                                size_t size, const void *src, int tag)
+{
+    return put_common(st, win, rank, offset, size, src, 1, tag, "dcuda_put_notify");
+}
+
+dcuda_status_t dcuda_notify(dcuda_state_t *st, int rank, dcuda_comm_t comm, int tag)
+{
+    static const char call[] = "dcuda_notify";
+    CHECK_STATE(st, call);
+    int devrank;
+    dcuda_status_t s = check_comm(comm, call);
+    if (s == DCUDA_OK)
+        s = check_tag(tag, call);
+    if (s == DCUDA_OK)
+        s = resolve_target(st, comm, rank, &devrank, call);
+    if (s == DCUDA_OK)
+        notify_device_rank(st, devrank, tag);
+    return s;
+}
+
+static dcuda_status_t check_wait_args(int tag, int count, const char *call)
+{
+    dcuda_status_t s = check_tag(tag, call);
+    if (s == DCUDA_OK && count <= 0)
+        s = report(DCUDA_ERR_COUNT, call, "count %d for tag %d", count, tag);
+    return s;
+}
+
+int dcuda_test_notifications(dcuda_state_t *st, int tag, int count)
+{
+    static const char call[] = "dcuda_test_notifications";
+    CHECK_STATE(st, call);
+    dcuda_status_t s = check_wait_args(tag, count, call);
+    if (s != DCUDA_OK)
+        return s;
+    const _Atomic uint32_t *arrived = &st->ctx->notifs[st->device_rank].arrived[tag];
+    if (!dcuda_detail_notifs_ready(atomic_load_explicit(arrived, memory_order_acquire),
+                                   st->consumed[tag], (uint32_t)count))
+        return 0;
+    st->consumed[tag] += (uint32_t)count;
+    return 1;
+}
+
+dcuda_status_t dcuda_wait_notifications(dcuda_state_t *st, int tag, int count)
+{
+    static const char call[] = "dcuda_wait_notifications";
+    CHECK_STATE(st, call);
+    dcuda_status_t s = check_wait_args(tag, count, call);
+    if (s != DCUDA_OK)
+        return s;
+    uint32_t target = st->consumed[tag] + (uint32_t)count;
+    block_desc_t d = {DCUDA_PHASE_WAITING, (uint32_t)tag, (uint32_t)count, st->consumed[tag], 0};
+    s = block_until(st, &st->ctx->notifs[st->device_rank].arrived[tag], target, &d, call);
+    if (s == DCUDA_OK)
+        st->consumed[tag] = target;
+    return s;
+}
+
+/* ---- timers and logging ------------------------------------------------- */
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static dcuda_status_t timer_step(dcuda_state_t *st, int stop, const char *call)
+{
+    uint32_t step = st->timer_next;
+    if ((step & 1u) != (uint32_t)stop)
+        return report(DCUDA_ERR_TIMER, call, stop ? "no timer is running (%u started)"
+                                                  : "timer %u is still running", step / 2);
+    if (step / 2 >= DCUDA_MAX_TIMERS)
+        return report(DCUDA_ERR_TIMER, call, "more than %d timers in one run", DCUDA_MAX_TIMERS);
+    dcuda_timer_slot_t *t = &st->ctx->timers[step / 2];
+    uint64_t now = now_ns(), seen;
+    if (!stop) {
+        seen = atomic_load_explicit(&t->start_ns, memory_order_relaxed);
+        while (now < seen && !atomic_compare_exchange_weak(&t->start_ns, &seen, now)) {
+        }
+        atomic_fetch_add(&t->starts, 1u);
+    } else {
+        seen = atomic_load_explicit(&t->stop_ns, memory_order_relaxed);
+        while (now > seen && !atomic_compare_exchange_weak(&t->stop_ns, &seen, now)) {
+        }
+        atomic_fetch_add(&t->stops, 1u);
+    }
+    st->timer_next = step + 1;
+    return DCUDA_OK;
+}
+
+dcuda_status_t dcuda_start_cpu_timer(dcuda_state_t *st)
+{
+    CHECK_STATE(st, "dcuda_start_cpu_timer");
+    return timer_step(st, 0, "dcuda_start_cpu_timer");
+}
+
+dcuda_status_t dcuda_stop_cpu_timer(dcuda_state_t *st)
+{
+    CHECK_STATE(st, "dcuda_stop_cpu_timer");
+    return timer_step(st, 1, "dcuda_stop_cpu_timer");
+}
+
+dcuda_status_t dcuda_log(dcuda_state_t *st, const char *fmt, ...)
+{
+    CHECK_STATE(st, "dcuda_log");
+    if (!fmt)
+        return report(DCUDA_ERR_INVALID_ARG, "dcuda_log", "format is NULL");
+    char text[DCUDA_LOG_TEXT];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    ring_push(&st->ctx->log, st->world_rank, DCUDA_LOG_TEXT_KIND, text);
+    return DCUDA_OK;
+}
