@@ -1,0 +1,24 @@
+/*
+ * dcuda_info: prints every setting (environment variable) with its default,
+ * current value and meaning, and which backends this build contains.
+ */
+#include <stdio.h>
+
+#include "dcuda/dcuda_host.h"
+#include "dcuda/dcuda_layout.h"
+
+int main(void)
+{
+    printf("dcuda layout version %u; backends: cpu%s\n", DCUDA_LAYOUT_VERSION,
+#if defined(DCUDA_HAVE_CUDA)
+           ", cuda"
+#else
+           ""
+#endif
+    );
+    printf("limits: %d tags, %d live windows per communicator, %d timers per run, "
+           "rank state %zu bytes\n\n",
+           DCUDA_TAG_COUNT, DCUDA_MAX_WINDOWS, DCUDA_MAX_TIMERS, sizeof(dcuda_state_t));
+    dcuda_settings_print(stdout);
+    return 0;
+}
