@@ -117,11 +117,11 @@ typedef struct dcuda_rank_status {
     uint32_t reserved;
 } dcuda_rank_status_t;
 
-/* Kinds of log entries. */
+/* Kinds of log entries: flags. */
 enum dcuda_log_kind {
     DCUDA_LOG_TEXT_KIND = 0,   /* text[] holds the finished line */
     DCUDA_LOG_FORMAT_KIND = 1, /* text[] holds a printf format, args[] its values */
-    DCUDA_LOG_ERROR_KIND = 2   /* a misuse report, finished text */
+    DCUDA_LOG_ERROR_KIND = 2   /* a misuse report (text or format) */
 };
 
 /*
@@ -188,8 +188,8 @@ typedef struct dcuda_context {
     dcuda_win_entry_t *win_entries[DCUDA_COMM_COUNT];    /* [MAX_WINDOWS][comm size] */
     dcuda_timer_slot_t *timers;                          /* [DCUDA_MAX_TIMERS] */
     dcuda_rank_status_t *rank_status;                    /* [device_size], host-visible */
-    dcuda_error_record_t *error;                         /* host-visible */
-    DCUDA_ATOMIC(uint32_t) *cancel;                      /* set by the watchdog */
+    dcuda_error_record_t *error;                         /* read by the host after a run */
+    DCUDA_ATOMIC(uint32_t) *cancel;                      /* host-visible, set by the watchdog */
     void *user_data;
     uint64_t user_size;
     dcuda_log_ring_t log;
@@ -209,7 +209,7 @@ typedef struct dcuda_state {
     uint32_t timer_next;                     /* timer calls made (start, stop, ...) */
     uint32_t barrier_epoch[DCUDA_COMM_COUNT]; /* barriers passed per communicator */
     int32_t result;                          /* broadcast of thread 0's result */
-    uint32_t reserved;
+    uint32_t result_win;                     /* broadcast of a created window handle */
     uint64_t live_windows[DCUDA_COMM_COUNT]; /* bit per live window slot */
     const dcuda_context_t *ctx;
     uint8_t win_gen[DCUDA_COMM_COUNT][DCUDA_MAX_WINDOWS];

@@ -46,6 +46,9 @@ static dcuda_status_t alloc_tables(dcuda_host_h h)
     if ((st = ops->alloc(h, 64, &p)))
         return st;
     c->log.head = (DCUDA_ATOMIC(uint32_t) *)p;
+    if ((st = ops->alloc(h, sizeof(dcuda_error_record_t), &p)))
+        return st;
+    c->error = (dcuda_error_record_t *)p;
     return ops->alloc(h, sizeof(dcuda_context_t), (void **)&h->dev_ctx);
 }
 
@@ -60,12 +63,10 @@ static dcuda_status_t alloc_mapped_tables(dcuda_host_h h)
         return st;
     h->status_h = (dcuda_rank_status_t *)hp;
     c->rank_status = (dcuda_rank_status_t *)dp;
-    if ((st = ops->alloc_mapped(h, sizeof(dcuda_error_record_t) + 64, &hp, &dp)))
+    if ((st = ops->alloc_mapped(h, 64, &hp, &dp)))
         return st;
-    h->error_h = (dcuda_error_record_t *)hp;
-    c->error = (dcuda_error_record_t *)dp;
-    h->cancel_h = (DCUDA_ATOMIC(uint32_t) *)((char *)hp + 64);
-    c->cancel = (DCUDA_ATOMIC(uint32_t) *)((char *)dp + 64);
+    h->cancel_h = (DCUDA_ATOMIC(uint32_t) *)hp;
+    c->cancel = (DCUDA_ATOMIC(uint32_t) *)dp;
     if ((st = ops->alloc_mapped(h, c->log.capacity * sizeof(dcuda_log_entry_t), &hp, &dp)))
         return st;
     h->log_h = (dcuda_log_entry_t *)hp;
@@ -101,12 +102,13 @@ void dcuda_context_destroy(dcuda_host_h h)
 {
     const dcuda_backend_ops_t *ops = h->ops;
     dcuda_context_t *c = &h->image;
-    void *dev[] = {c->notifs,  c->barriers,        c->win_entries[0], c->win_entries[1],
-                   c->timers,  (void *)c->log.head, h->dev_ctx,       h->user_dev};
+    void *dev[] = {c->notifs, c->barriers,        c->win_entries[0], c->win_entries[1],
+                   c->timers, (void *)c->log.head, c->error,          h->dev_ctx,
+                   h->user_dev};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
         if (dev[i])
             ops->free(h, dev[i]);
-    void *mapped[] = {h->status_h, h->error_h, h->log_h};
+    void *mapped[] = {h->status_h, (void *)h->cancel_h, h->log_h};
     for (size_t i = 0; i < sizeof mapped / sizeof mapped[0]; i++)
         if (mapped[i])
             ops->free_mapped(h, mapped[i]);
@@ -115,7 +117,6 @@ void dcuda_context_destroy(dcuda_host_h h)
     h->user_dev = NULL;
     h->user_capacity = 0;
     h->status_h = NULL;
-    h->error_h = NULL;
     h->log_h = NULL;
     h->cancel_h = NULL;
 }
@@ -145,6 +146,7 @@ static dcuda_status_t reset_rank_tables(dcuda_host_h h)
     static const dcuda_win_entry_t no_window;
     static const dcuda_barrier_t barrier;
     static const uint32_t zero[16];
+    static const dcuda_error_record_t no_error;
     dcuda_status_t st;
     if ((st = fill_rank_memory(h, c->notifs, &start, sizeof start,
                                (size_t)c->device_size * DCUDA_TAG_COUNT)) ||
@@ -155,6 +157,8 @@ static dcuda_status_t reset_rank_tables(dcuda_host_h h)
                                (size_t)DCUDA_MAX_WINDOWS * (size_t)c->device_size)) ||
         (st = fill_rank_memory(h, c->timers, &timer, sizeof timer, DCUDA_MAX_TIMERS)))
         return st;
+    if ((st = h->ops->copy_in(h, c->error, &no_error, sizeof no_error)))
+        return st;
     return h->ops->copy_in(h, (void *)c->log.head, zero, sizeof zero);
 }
 
@@ -162,7 +166,6 @@ static void reset_mapped_tables(dcuda_host_h h)
 {
     dcuda_context_t *c = &h->image;
     memset(h->status_h, 0, (size_t)c->device_size * sizeof(dcuda_rank_status_t));
-    memset(h->error_h, 0, sizeof *h->error_h);
     *h->cancel_h = 0;
     memset(h->log_h, 0, c->log.capacity * sizeof(dcuda_log_entry_t));
     for (uint32_t i = 0; i < c->log.capacity; i++)

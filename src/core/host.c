@@ -157,11 +157,13 @@ dcuda_status_t dcuda_host_run(dcuda_host_h h, void *user_data, size_t user_size,
         st = dcuda_context_collect_timers(h);
     if (elapsed_ms)
         *elapsed_ms = (double)(t1 - t0) / 1e6;
-    int32_t rank_status = atomic_load(&h->error_h->status);
-    if (st == DCUDA_OK && rank_status != 0) {
+    dcuda_error_record_t err;
+    if (st == DCUDA_OK)
+        st = h->ops->copy_out(h, &err, h->image.error, sizeof err);
+    if (st == DCUDA_OK && err.status != 0) {
         dcuda_hostlog_info("kernel %s: %u rank call(s) failed; first: %s", h->kernel.name,
-                           (unsigned)atomic_load(&h->error_h->count), h->last_error);
-        st = (dcuda_status_t)rank_status;
+                           (unsigned)err.count, h->last_error);
+        st = (dcuda_status_t)err.status;
     }
     return st;
 }

@@ -27,7 +27,6 @@ struct dcuda_host {
     dcuda_context_t *dev_ctx; /* where ranks find it */
     /* Host views of the host-visible parts of the context. */
     dcuda_rank_status_t *status_h;
-    dcuda_error_record_t *error_h;
     DCUDA_ATOMIC(uint32_t) *cancel_h;
     dcuda_log_entry_t *log_h;
     void *user_dev; /* rank-visible copy of the user struct */

@@ -70,14 +70,14 @@ void dcuda_monitor_start(dcuda_host_h h)
 static void print_entry(dcuda_host_h h, const dcuda_log_entry_t *e)
 {
     char text[1024];
-    if (e->kind == DCUDA_LOG_FORMAT_KIND) {
+    if (e->kind & DCUDA_LOG_FORMAT_KIND) {
         dcuda_log_format_entry(e, text, sizeof text);
     } else {
         size_t n = strnlen(e->text, DCUDA_LOG_TEXT);
         memcpy(text, e->text, n);
         text[n] = '\0';
     }
-    if (e->kind == DCUDA_LOG_ERROR_KIND) {
+    if (e->kind & DCUDA_LOG_ERROR_KIND) {
         if (h->last_error[0] == '\0')
             snprintf(h->last_error, sizeof h->last_error, "rank %d: %.480s", (int)e->rank, text);
         fprintf(stderr, "dcuda: error: rank %d: %s\n", (int)e->rank, text);

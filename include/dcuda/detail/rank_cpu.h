@@ -27,6 +27,8 @@ extern "C" {
 /* Rank code: per-rank state needs no qualifier on CPU ranks (each rank's
  * thread has its own stack), and a rank has exactly one thread. */
 #define DCUDA_SHARED
+/* Helper functions of rank code: DCUDA_RANK_FN int f(...) { ... } */
+#define DCUDA_RANK_FN static inline
 #define DCUDA_KERNEL(name, ctx) DCUDA_EXTERN_C void dcuda_cpu_kernel_##name(dcuda_context_h ctx)
 
 static inline int dcuda_thread_index(void) { return 0; }

@@ -1,0 +1,247 @@
+/*
+ * CUDA backend, host side: ranks are the blocks of one persistent kernel.
+ *
+ * The grid is sized from the occupancy calculator so that every block is
+ * resident at once, and launched cooperatively, which the driver refuses
+ * (rather than deadlocks) if that ever stops being true. Shared tables live
+ * in device memory; what the host reads while the kernel runs (watchdog
+ * status, log ring, cancel flag) lives in pinned, mapped host memory.
+ */
+#include <cuda_runtime_api.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/host_internal.h"
+#include "../core/hostlog.h"
+
+typedef struct cuda_backend {
+    int device;
+    int threads;
+    int ranks;
+    cudaStream_t stream; /* the persistent kernel */
+    cudaStream_t peek;   /* reads while it runs */
+    int launched;
+} cuda_backend_t;
+
+static dcuda_status_t cuda_fail(cudaError_t err, const char *what)
+{
+    dcuda_hostlog_error("%s: %s (%s)", what, cudaGetErrorString(err), cudaGetErrorName(err));
+    return DCUDA_ERR_BACKEND;
+}
+
+#define CUDA_TRY(call, what)                                                                   \
+    do {                                                                                       \
+        cudaError_t err_ = (call);                                                             \
+        if (err_ != cudaSuccess)                                                               \
+            return cuda_fail(err_, what);                                                      \
+    } while (0)
+
+static int cuda_usable(const dcuda_kernel_t *k, char *why, size_t why_size)
+{
+    int n = 0;
+    cudaError_t err = cudaGetDeviceCount(&n);
+    if (!k->gpu)
+        snprintf(why, why_size, "kernel %s was not compiled for GPU ranks", k->name);
+    else if (err != cudaSuccess)
+        snprintf(why, why_size, "no usable CUDA device (%s)", cudaGetErrorString(err));
+    else if (n == 0)
+        snprintf(why, why_size, "no CUDA device present");
+    else
+        return 1;
+    return 0;
+}
+
+/* Ranks = blocks that fit on the GPU at once (bounded by the RANKS setting). */
+static dcuda_status_t size_grid(dcuda_host_h h, cuda_backend_t *b,
+                                const struct cudaDeviceProp *prop)
+{
+    int per_sm = 0;
+    CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, h->kernel.gpu, b->threads, 0),
+             "occupancy of the kernel");
+    int fit = per_sm * prop->multiProcessorCount;
+    if (fit <= 0) {
+        dcuda_hostlog_error("kernel %s with %d threads per rank cannot run on %s (too many "
+                            "registers or too much shared memory per block)",
+                            h->kernel.name, b->threads, prop->name);
+        return DCUDA_ERR_BACKEND;
+    }
+    if (h->settings.ranks > fit) {
+        dcuda_hostlog_error("RANKS=%ld but only %d blocks of kernel %s (%d threads) can be "
+                            "resident at once on %s; ranks must all run concurrently",
+                            h->settings.ranks, fit, h->kernel.name, b->threads, prop->name);
+        return DCUDA_ERR_SETTING;
+    }
+    b->ranks = h->settings.ranks > 0 ? (int)h->settings.ranks : fit;
+    return DCUDA_OK;
+}
+
+static dcuda_status_t cuda_open(dcuda_host_h h, int threads_per_rank)
+{
+    cuda_backend_t *b = calloc(1, sizeof *b);
+    if (!b)
+        return DCUDA_ERR_NO_MEMORY;
+    h->backend = b;
+    struct cudaDeviceProp prop;
+    dcuda_status_t st = DCUDA_OK;
+    cudaError_t err = cudaSetDevice(0);
+    if (err == cudaSuccess)
+        err = cudaGetDeviceProperties(&prop, 0);
+    if (err != cudaSuccess)
+        st = cuda_fail(err, "opening GPU 0");
+    else if (!prop.cooperativeLaunch) {
+        dcuda_hostlog_error("%s cannot launch cooperative kernels", prop.name);
+        st = DCUDA_ERR_BACKEND;
+    } else if (threads_per_rank > prop.maxThreadsPerBlock) {
+        dcuda_hostlog_error("threads_per_rank %d exceeds %d on %s", threads_per_rank,
+                            prop.maxThreadsPerBlock, prop.name);
+        st = DCUDA_ERR_INVALID_ARG;
+    }
+    b->threads = threads_per_rank;
+    if (st == DCUDA_OK)
+        st = size_grid(h, b, &prop);
+    if (st == DCUDA_OK && ((err = cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking)) ||
+                           (err = cudaStreamCreateWithFlags(&b->peek, cudaStreamNonBlocking))))
+        st = cuda_fail(err, "creating streams");
+    if (st != DCUDA_OK) {
+        free(b);
+        h->backend = NULL;
+        return st;
+    }
+    snprintf(h->device_name, sizeof h->device_name, "%.96s, %d SMs", prop.name,
+             prop.multiProcessorCount);
+    h->info = (dcuda_rank_info_t){
+        .rank_count = b->ranks,
+        .rank_responsible = b->ranks,
+        .device_count = 1,
+        .node_count = 1,
+        .process_count = 1,
+        .threads_per_rank = b->threads,
+        .backend = "cuda",
+        .device_name = h->device_name,
+    };
+    return DCUDA_OK;
+}
+
+static void cuda_close(dcuda_host_h h)
+{
+    cuda_backend_t *b = h->backend;
+    if (!b)
+        return;
+    cudaStreamDestroy(b->stream);
+    cudaStreamDestroy(b->peek);
+    free(b);
+    h->backend = NULL;
+}
+
+static dcuda_status_t cuda_alloc(dcuda_host_h h, size_t size, void **ptr)
+{
+    (void)h;
+    void *p = NULL;
+    cudaError_t err = cudaMalloc(&p, size ? size : 1);
+    if (err != cudaSuccess) {
+        cuda_fail(err, "cudaMalloc");
+        return DCUDA_ERR_NO_MEMORY;
+    }
+    CUDA_TRY(cudaMemset(p, 0, size ? size : 1), "clearing device memory");
+    *ptr = p;
+    return DCUDA_OK;
+}
+
+static void cuda_free(dcuda_host_h h, void *ptr)
+{
+    (void)h;
+    cudaFree(ptr);
+}
+
+static dcuda_status_t cuda_alloc_mapped(dcuda_host_h h, size_t size, void **host_ptr,
+                                        void **rank_ptr)
+{
+    (void)h;
+    void *p = NULL;
+    CUDA_TRY(cudaHostAlloc(&p, size ? size : 1, cudaHostAllocMapped), "cudaHostAlloc");
+    memset(p, 0, size ? size : 1);
+    cudaError_t err = cudaHostGetDevicePointer(rank_ptr, p, 0);
+    if (err != cudaSuccess) {
+        cudaFreeHost(p);
+        return cuda_fail(err, "mapping pinned host memory");
+    }
+    *host_ptr = p;
+    return DCUDA_OK;
+}
+
+static void cuda_free_mapped(dcuda_host_h h, void *host_ptr)
+{
+    (void)h;
+    cudaFreeHost(host_ptr);
+}
+
+static dcuda_status_t cuda_copy_in(dcuda_host_h h, void *dst, const void *src, size_t size)
+{
+    (void)h;
+    CUDA_TRY(cudaMemcpy(dst, src, size, cudaMemcpyDefault), "copy to the GPU");
+    return DCUDA_OK;
+}
+
+static dcuda_status_t cuda_copy_out(dcuda_host_h h, void *dst, const void *src, size_t size)
+{
+    (void)h;
+    CUDA_TRY(cudaMemcpy(dst, src, size, cudaMemcpyDefault), "copy from the GPU");
+    return DCUDA_OK;
+}
+
+static dcuda_status_t cuda_peek(dcuda_host_h h, void *dst, const void *src, size_t size)
+{
+    cuda_backend_t *b = h->backend;
+    CUDA_TRY(cudaMemcpyAsync(dst, src, size, cudaMemcpyDefault, b->peek), "reading the GPU");
+    CUDA_TRY(cudaStreamSynchronize(b->peek), "reading the GPU");
+    return DCUDA_OK;
+}
+
+static dcuda_status_t cuda_launch(dcuda_host_h h)
+{
+    cuda_backend_t *b = h->backend;
+    dcuda_context_t *ctx = h->dev_ctx;
+    void *args[] = {&ctx};
+    dim3 grid = {(unsigned)b->ranks, 1, 1}, block = {(unsigned)b->threads, 1, 1};
+    CUDA_TRY(cudaLaunchCooperativeKernel(h->kernel.gpu, grid, block, args, 0, b->stream),
+             "launching the persistent kernel");
+    b->launched = 1;
+    return DCUDA_OK;
+}
+
+static int cuda_finished(dcuda_host_h h)
+{
+    cuda_backend_t *b = h->backend;
+    return cudaStreamQuery(b->stream) != cudaErrorNotReady;
+}
+
+static dcuda_status_t cuda_join(dcuda_host_h h)
+{
+    cuda_backend_t *b = h->backend;
+    if (!b->launched)
+        return DCUDA_OK;
+    b->launched = 0;
+    cudaError_t err = cudaStreamSynchronize(b->stream);
+    if (err == cudaSuccess)
+        err = cudaGetLastError();
+    if (err != cudaSuccess)
+        return cuda_fail(err, "the persistent kernel failed");
+    return DCUDA_OK;
+}
+
+const dcuda_backend_ops_t dcuda_cuda_backend_ops = {
+    .name = "cuda",
+    .usable = cuda_usable,
+    .open = cuda_open,
+    .close = cuda_close,
+    .alloc = cuda_alloc,
+    .free = cuda_free,
+    .alloc_mapped = cuda_alloc_mapped,
+    .free_mapped = cuda_free_mapped,
+    .copy_in = cuda_copy_in,
+    .copy_out = cuda_copy_out,
+    .peek = cuda_peek,
+    .launch = cuda_launch,
+    .finished = cuda_finished,
+    .join = cuda_join,
+};

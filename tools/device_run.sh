@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Builds, tests and benchmarks dcuda on a GPU machine in one go, writing logs
+# under $OUT and printing a short table last. Run from the repository root;
+# the reference programs are expected in ./anchors (a copy of the shared
+# anchors folder). Usage: tools/device_run.sh [quick]
+set -uo pipefail
+OUT=${OUT:-/tmp/dcuda-device}
+mkdir -p "$OUT"
+export NVSHMEM_DISABLE_NVLS=1
+quick=${1:-}
+jobs=$(nproc)
+status=0
+
+nvidia-smi -L | tee "$OUT/gpus.txt"
+echo "== build"
+if ! { cmake -S . -B build-gpu -DDCUDA_WERROR=ON -DCMAKE_CUDA_ARCHITECTURES=90 &&
+       cmake --build build-gpu -j "$jobs"; } >"$OUT/build.log" 2>&1; then
+    tail -40 "$OUT/build.log"
+    exit 1
+fi
+
+echo "== tests (gpu, then cpu)"
+(cd build-gpu && ctest -L gpu --output-on-failure -j 4 --timeout 300) >"$OUT/ctest-gpu.log" 2>&1 || status=1
+tail -4 "$OUT/ctest-gpu.log"
+(cd build-gpu && ctest -L cpu -j "$jobs" --timeout 300) >"$OUT/ctest-cpu.log" 2>&1 || status=1
+tail -3 "$OUT/ctest-cpu.log"
+
+echo "== demo on the GPU"
+DCUDA_BACKEND=cuda ./build-gpu/apps/demo/dcuda_demo >"$OUT/demo.log" 2>&1 || status=1
+grep -E "^(reduce|stencil|demo):" "$OUT/demo.log"
+
+if [ -x tools/device_sanitize.sh ]; then
+    echo "== compute-sanitizer"
+    tools/device_sanitize.sh build-gpu >"$OUT/sanitizer.log" 2>&1 || status=1
+    tail -6 "$OUT/sanitizer.log"
+fi
+
+echo "== benchmark and floors"
+./build-gpu/bench/dcuda_bench ${quick:+--quick} --csv="$OUT/bench.csv" >"$OUT/bench.txt" 2>&1 || status=1
+if [ -f anchors/run.sh ]; then
+    OUT="$OUT" bash anchors/run.sh floors >"$OUT/floors.log" 2>&1 || status=1
+fi
+cat "$OUT/bench.txt"
+[ -f "$OUT/floors.txt" ] && python3 tools/bench_compare.py "$OUT/bench.csv" "$OUT/floors.txt"
+exit $status
