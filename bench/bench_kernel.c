@@ -40,11 +40,13 @@ DCUDA_RANK_FN void bench_bandwidth(dcuda_state_t *st, const bench_args_t *a, dcu
 DCUDA_KERNEL(bench, ctx)
 {
     DCUDA_SHARED dcuda_state_t st;
-    bench_args_t *a;
+    bench_args_t *user, args;
+    const bench_args_t *a = &args; /* a private copy: no global loads in the loops */
     int me, ranks;
     dcuda_win_t src_win, dst_win;
     dcuda_rank_init(ctx, &st);
-    dcuda_get_data(&st, (void **)&a);
+    dcuda_get_data(&st, (void **)&user);
+    args = *user;
     dcuda_comm_rank(&st, DCUDA_COMM_DEVICE, &me);
     dcuda_comm_size(&st, DCUDA_COMM_DEVICE, &ranks);
     char *src = a->src + (size_t)me * a->stride;

@@ -40,6 +40,10 @@ echo "== benchmark and floors"
 if [ -f anchors/run.sh ]; then
     OUT="$OUT" bash anchors/run.sh floors >"$OUT/floors.log" 2>&1 || status=1
 fi
+if [ -x build-gpu/bench/dcuda_probe_latency ]; then
+    ./build-gpu/bench/dcuda_probe_latency >"$OUT/probe.txt" 2>&1 || status=1
+    cat "$OUT/probe.txt"
+fi
 cat "$OUT/bench.txt"
 [ -f "$OUT/floors.txt" ] && python3 tools/bench_compare.py "$OUT/bench.csv" "$OUT/floors.txt"
 exit $status

@@ -197,21 +197,41 @@ typedef struct dcuda_context {
 
 enum dcuda_backend_kind { DCUDA_BACKEND_CPU = 1, DCUDA_BACKEND_CUDA = 2 };
 
+/* A window part that a rank has looked up, remembered in its state: parts
+ * do not change while their window lives, so puts to the same target skip
+ * the table in global memory. */
+typedef struct dcuda_win_cache_entry {
+    uint32_t win;  /* handle, DCUDA_WIN_NONE when empty */
+    int32_t rank;  /* rank in the window's communicator */
+    uint64_t base;
+    uint64_t size;
+} dcuda_win_cache_entry_t;
+#define DCUDA_WIN_CACHE_ENTRIES 8
+
 /*
  * Per-rank state. Lives in GPU shared memory (one per block) or on a CPU
- * rank's stack; only its own rank touches it. `consumed` counts the
- * notifications consumed per tag, so arrived - consumed is what is ready.
+ * rank's stack; only its own rank touches it. It keeps copies of the context
+ * fields that the put/notify/wait path needs, so that path reads no global
+ * memory but the target's counter. `consumed` counts the notifications
+ * consumed per tag, so arrived - consumed is what is ready.
  */
 typedef struct dcuda_state {
     uint32_t magic;
     int32_t device_rank;
     int32_t world_rank;
-    uint32_t timer_next;                     /* timer calls made (start, stop, ...) */
+    uint32_t timer_next;                      /* timer calls made (start, stop, ...) */
     uint32_t barrier_epoch[DCUDA_COMM_COUNT]; /* barriers passed per communicator */
-    int32_t result;                          /* broadcast of thread 0's result */
-    uint32_t result_win;                     /* broadcast of a created window handle */
-    uint64_t live_windows[DCUDA_COMM_COUNT]; /* bit per live window slot */
+    int32_t result;                           /* broadcast of thread 0's result */
+    uint32_t result_win;                      /* broadcast of a created window handle */
+    uint64_t live_windows[DCUDA_COMM_COUNT];  /* bit per live window slot */
     const dcuda_context_t *ctx;
+    int32_t world_size;  /* copies of the context's fields */
+    int32_t device_size;
+    int32_t world_first;
+    uint32_t reserved;
+    dcuda_notif_counters_t *notifs;
+    dcuda_win_entry_t *win_entries[DCUDA_COMM_COUNT];
+    dcuda_win_cache_entry_t win_cache[DCUDA_WIN_CACHE_ENTRIES];
     uint8_t win_gen[DCUDA_COMM_COUNT][DCUDA_MAX_WINDOWS];
     uint32_t consumed[DCUDA_TAG_COUNT];
 } dcuda_state_t;
@@ -227,8 +247,10 @@ DCUDA_STATIC_ASSERT(sizeof(dcuda_log_ring_t) == 24, "log ring");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_error_record_t) == 16, "error record");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_context_t, notifs) == 32, "context header");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 136, "context");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_win_cache_entry_t) == 24, "window cache entry");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
-DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 184, "state counters");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 1208, "state fits shared memory budget");
+DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, win_cache) == 96, "state copies of the context");
+DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 416, "state counters");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 1440, "state fits shared memory budget");
 
 #endif /* DCUDA_LAYOUT_H */

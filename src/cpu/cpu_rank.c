@@ -19,11 +19,6 @@
 #include "dcuda/dcuda_rank.h"
 #include "dcuda/detail/rank_common.h"
 
-static const char *comm_name(int comm)
-{
-    return comm == DCUDA_COMM_WORLD ? "WORLD" : comm == DCUDA_COMM_DEVICE ? "DEVICE" : "?";
-}
-
 /* ---- reporting --------------------------------------------------------- */
 
 static void ring_push(const dcuda_log_ring_t *ring, int rank, int kind, const char *text)
@@ -71,6 +66,10 @@ static dcuda_status_t report(dcuda_status_t status, const char *call, const char
     ring_push(&ctx->log, rank, DCUDA_LOG_ERROR_KIND, text);
     return status;
 }
+
+#define DCUDA_CHECK_FN static
+#define DCUDA_DETAIL_REPORT(st, status, call, ...) report(status, call, __VA_ARGS__)
+#include "dcuda/detail/rank_checks.h"
 
 static int state_ok(const dcuda_state_t *st)
 {
@@ -126,7 +125,7 @@ static dcuda_status_t block_until(const dcuda_state_t *st, const _Atomic uint32_
             if (d->phase == DCUDA_PHASE_WAITING)
                 return report(DCUDA_ERR_TIMEOUT, call, "waiting for %u notification(s) of tag %u",
                               d->count, d->tag);
-            return report(DCUDA_ERR_TIMEOUT, call, "in a barrier on %s", comm_name((int)d->comm));
+            return report(DCUDA_ERR_TIMEOUT, call, "in a barrier on %s", dcuda_detail_comm_name((int)d->comm));
         }
     }
     if (published)
@@ -137,7 +136,7 @@ static dcuda_status_t block_until(const dcuda_state_t *st, const _Atomic uint32_
 static dcuda_status_t barrier(dcuda_state_t *st, int comm, const char *call)
 {
     const dcuda_context_t *ctx = st->ctx;
-    uint32_t target = ++st->barrier_epoch[comm] * (uint32_t)dcuda_detail_comm_size(ctx, comm);
+    uint32_t target = ++st->barrier_epoch[comm] * (uint32_t)dcuda_detail_comm_size(st, comm);
     _Atomic uint32_t *arrived = &ctx->barriers[comm].arrived;
     atomic_fetch_add_explicit(arrived, 1u, memory_order_acq_rel);
     block_desc_t d = {DCUDA_PHASE_BARRIER, 0, 0, 0, (uint32_t)comm};
@@ -156,9 +155,7 @@ dcuda_status_t dcuda_rank_init(dcuda_context_h ctx, dcuda_state_t *st)
         return report(DCUDA_ERR_INVALID_ARG, call,
                       "context %p is not the handle passed to this kernel", (void *)ctx);
     memset(st, 0, sizeof *st);
-    st->ctx = ctx;
-    st->device_rank = dcuda_cpu_thread_rank;
-    st->world_rank = ctx->world_first + st->device_rank;
+    dcuda_detail_state_bind(st, ctx, dcuda_cpu_thread_rank);
     for (int t = 0; t < DCUDA_TAG_COUNT; t++)
         st->consumed[t] = ctx->notif_start;
     st->magic = DCUDA_STATE_MAGIC;
@@ -183,29 +180,21 @@ dcuda_status_t dcuda_get_data(dcuda_state_t *st, void **data)
     return DCUDA_OK;
 }
 
-static dcuda_status_t check_comm(int comm, const char *call)
-{
-    if (dcuda_detail_comm_valid(comm))
-        return DCUDA_OK;
-    return report(DCUDA_ERR_COMM, call, "communicator %d is neither DCUDA_COMM_WORLD (0) nor "
-                                        "DCUDA_COMM_DEVICE (1)", comm);
-}
-
 dcuda_status_t dcuda_comm_size(dcuda_state_t *st, dcuda_comm_t comm, int *size)
 {
     CHECK_STATE(st, "dcuda_comm_size");
-    dcuda_status_t s = check_comm(comm, "dcuda_comm_size");
+    dcuda_status_t s = dcuda_detail_checked_comm(st, comm, "dcuda_comm_size");
     if (s == DCUDA_OK && !size)
         s = report(DCUDA_ERR_INVALID_ARG, "dcuda_comm_size", "size is NULL");
     if (s == DCUDA_OK)
-        *size = dcuda_detail_comm_size(st->ctx, comm);
+        *size = dcuda_detail_comm_size(st, comm);
     return s;
 }
 
 dcuda_status_t dcuda_comm_rank(dcuda_state_t *st, dcuda_comm_t comm, int *rank)
 {
     CHECK_STATE(st, "dcuda_comm_rank");
-    dcuda_status_t s = check_comm(comm, "dcuda_comm_rank");
+    dcuda_status_t s = dcuda_detail_checked_comm(st, comm, "dcuda_comm_rank");
     if (s == DCUDA_OK && !rank)
         s = report(DCUDA_ERR_INVALID_ARG, "dcuda_comm_rank", "rank is NULL");
     if (s == DCUDA_OK)
@@ -216,26 +205,18 @@ dcuda_status_t dcuda_comm_rank(dcuda_state_t *st, dcuda_comm_t comm, int *rank)
 dcuda_status_t dcuda_comm_barrier(dcuda_state_t *st, dcuda_comm_t comm)
 {
     CHECK_STATE(st, "dcuda_comm_barrier");
-    dcuda_status_t s = check_comm(comm, "dcuda_comm_barrier");
+    dcuda_status_t s = dcuda_detail_checked_comm(st, comm, "dcuda_comm_barrier");
     return s == DCUDA_OK ? barrier(st, comm, "dcuda_comm_barrier") : s;
 }
 
 /* ---- windows ------------------------------------------------------------ */
-
-static dcuda_status_t check_win(const dcuda_state_t *st, dcuda_win_t win, const char *call)
-{
-    if (dcuda_detail_check_win(st, win) == DCUDA_OK)
-        return DCUDA_OK;
-    return report(DCUDA_ERR_WIN, call, "window 0x%08x is not a live window of this rank "
-                                       "(never created, or freed)", (unsigned)win);
-}
 
 dcuda_status_t dcuda_win_create(dcuda_state_t *st, dcuda_comm_t comm, void *base, size_t size,
                                 dcuda_win_t *win)
 {
     static const char call[] = "dcuda_win_create";
     CHECK_STATE(st, call);
-    dcuda_status_t s = check_comm(comm, call);
+    dcuda_status_t s = dcuda_detail_checked_comm(st, comm, call);
     if (s != DCUDA_OK)
         return s;
     if (!win)
@@ -244,19 +225,14 @@ dcuda_status_t dcuda_win_create(dcuda_state_t *st, dcuda_comm_t comm, void *base
     if (slot < 0) {
         *win = DCUDA_WIN_NONE;
         return report(DCUDA_ERR_WIN_LIMIT, call, "%d windows already live on %s", DCUDA_MAX_WINDOWS,
-                      comm_name(comm));
+                      dcuda_detail_comm_name(comm));
     }
     /* Bad arguments still join the collective, with an empty part, so the
      * other ranks do not hang; the handle is returned for dcuda_win_free. */
-    dcuda_status_t arg = DCUDA_OK;
-    uint64_t b = (uint64_t)(uintptr_t)base;
-    if (size && !base)
-        arg = report(DCUDA_ERR_INVALID_ARG, call, "base is NULL but size is %zu", size);
-    else if (b + size < b)
-        arg = report(DCUDA_ERR_OVERFLOW, call, "base %p + size %zu wraps around", base, size);
-    dcuda_win_entry_t *mine = (dcuda_win_entry_t *)dcuda_detail_win_entry(
-        st->ctx, comm, slot, dcuda_detail_comm_rank(st, comm));
-    mine->base = arg == DCUDA_OK ? b : 0;
+    dcuda_status_t arg = dcuda_detail_checked_win_args(st, base, size, call);
+    dcuda_win_entry_t *mine =
+        dcuda_detail_win_entry(st, comm, slot, dcuda_detail_comm_rank(st, comm));
+    mine->base = arg == DCUDA_OK ? (uint64_t)(uintptr_t)base : 0;
     mine->size = arg == DCUDA_OK ? size : 0;
     s = barrier(st, comm, call);
     if (s != DCUDA_OK) {
@@ -273,16 +249,17 @@ dcuda_status_t dcuda_win_free(dcuda_state_t *st, dcuda_win_t win)
 {
     static const char call[] = "dcuda_win_free";
     CHECK_STATE(st, call);
-    dcuda_status_t s = check_win(st, win, call);
+    dcuda_status_t s = dcuda_detail_checked_win(st, win, call);
     if (s != DCUDA_OK)
         return s;
     int comm = dcuda_detail_win_comm(win), slot = dcuda_detail_win_slot(win);
     s = barrier(st, comm, call);
-    dcuda_win_entry_t *mine = (dcuda_win_entry_t *)dcuda_detail_win_entry(
-        st->ctx, comm, slot, dcuda_detail_comm_rank(st, comm));
+    dcuda_win_entry_t *mine =
+        dcuda_detail_win_entry(st, comm, slot, dcuda_detail_comm_rank(st, comm));
     mine->base = 0;
     mine->size = 0;
     st->live_windows[comm] &= ~((uint64_t)1 << slot);
+    dcuda_detail_win_cache_drop(st, comm, slot);
     return s;
 }
 
@@ -290,66 +267,14 @@ dcuda_status_t dcuda_win_flush(dcuda_state_t *st, dcuda_win_t win)
 {
     CHECK_STATE(st, "dcuda_win_flush");
     /* A CPU rank's put has finished reading its source when it returns. */
-    return check_win(st, win, "dcuda_win_flush");
+    return dcuda_detail_checked_win(st, win, "dcuda_win_flush");
 }
 
 /* ---- notified RMA ------------------------------------------------------- */
 
-static dcuda_status_t check_tag(int tag, const char *call)
-{
-    return dcuda_detail_tag_valid(tag)
-               ? DCUDA_OK
-               : report(DCUDA_ERR_TAG, call, "tag %d not in 0..%d", tag, DCUDA_TAG_COUNT - 1);
-}
-
-/* Device rank of `rank` in comm, or a reported error. */
-static dcuda_status_t resolve_target(const dcuda_state_t *st, int comm, int rank, int *devrank,
-                                     const char *call)
-{
-    int size = dcuda_detail_comm_size(st->ctx, comm);
-    if (rank < 0 || rank >= size)
-        return report(DCUDA_ERR_RANK, call, "target rank %d not in 0..%d of %s", rank, size - 1,
-                      comm_name(comm));
-    *devrank = dcuda_detail_device_rank_of(st->ctx, comm, rank);
-    if (*devrank < 0)
-        return report(DCUDA_ERR_UNSUPPORTED, call,
-                      "target rank %d of %s is on another device, which this build cannot reach",
-                      rank, comm_name(comm));
-    return DCUDA_OK;
-}
-
 static void notify_device_rank(const dcuda_state_t *st, int devrank, int tag)
 {
-    atomic_fetch_add_explicit(&st->ctx->notifs[devrank].arrived[tag], 1u, memory_order_release);
-}
-
-/* Checks a put completely before touching memory; returns the target
- * address and device rank. */
-static dcuda_status_t check_put(const dcuda_state_t *st, dcuda_win_t win, int rank,
-                                size_t offset, size_t size, const void *src, char **dst,
-                                int *devrank, const char *call)
-{
-    dcuda_status_t s = check_win(st, win, call);
-    if (s != DCUDA_OK)
-        return s;
-    int comm = dcuda_detail_win_comm(win), slot = dcuda_detail_win_slot(win);
-    if ((s = resolve_target(st, comm, rank, devrank, call)) != DCUDA_OK)
-        return s;
-    const dcuda_win_entry_t *e = dcuda_detail_win_entry(st->ctx, comm, slot, rank);
-    if ((s = dcuda_detail_check_range(e->size, offset, size)) != DCUDA_OK)
-        return report(s, call, "offset %zu + size %zu outside the %llu-byte part of rank %d in "
-                               "window %d on %s", offset, size, (unsigned long long)e->size,
-                      rank, slot, comm_name(comm));
-    if ((s = dcuda_detail_check_source(st, comm, slot, src, size)) != DCUDA_OK)
-        return report(s, call, "source %p..+%zu is %s", src, size,
-                      s == DCUDA_ERR_WIN_COMM ? "only in windows of the other communicator"
-                                              : "not inside any window of this rank");
-    uint64_t d = e->base + offset;
-    if ((s = dcuda_detail_check_overlap(d, (uint64_t)(uintptr_t)src, size)) != DCUDA_OK)
-        return report(s, call, "source %p and target %p overlap in %zu bytes", src,
-                      (void *)(uintptr_t)d, size);
-    *dst = (char *)(uintptr_t)d;
-    return DCUDA_OK;
+    atomic_fetch_add_explicit(&st->notifs[devrank].arrived[tag], 1u, memory_order_release);
 }
 
 static dcuda_status_t put_common(dcuda_state_t *st, dcuda_win_t win, int rank, size_t offset,
@@ -357,17 +282,17 @@ static dcuda_status_t put_common(dcuda_state_t *st, dcuda_win_t win, int rank, s
                                  const char *call)
 {
     CHECK_STATE(st, call);
-    char *dst;
-    int devrank;
-    dcuda_status_t s = notify ? check_tag(tag, call) : DCUDA_OK;
+    dcuda_detail_put_t p;
+    dcuda_status_t s = notify ? dcuda_detail_checked_tag(st, tag, call) : DCUDA_OK;
     if (s == DCUDA_OK)
-        s = check_put(st, win, rank, offset, size, src, &dst, &devrank, call);
+        s = dcuda_detail_checked_put(st, win, rank, offset, size, src, &p, call);
     if (s != DCUDA_OK)
         return s;
-    if (size && dst != (const char *)src)
-        memcpy(dst, src, size);
+    dcuda_detail_cache_put_parts(st, win, rank, &p);
+    if (size && p.dst != (const char *)src)
+        memcpy(p.dst, src, size);
     if (notify)
-        notify_device_rank(st, devrank, tag);
+        notify_device_rank(st, p.devrank, tag);
     return DCUDA_OK;
 }
 
@@ -388,21 +313,13 @@ dcuda_status_t dcuda_notify(dcuda_state_t *st, int rank, dcuda_comm_t comm, int 
     static const char call[] = "dcuda_notify";
     CHECK_STATE(st, call);
     int devrank;
-    dcuda_status_t s = check_comm(comm, call);
+    dcuda_status_t s = dcuda_detail_checked_comm(st, comm, call);
     if (s == DCUDA_OK)
-        s = check_tag(tag, call);
+        s = dcuda_detail_checked_tag(st, tag, call);
     if (s == DCUDA_OK)
-        s = resolve_target(st, comm, rank, &devrank, call);
+        s = dcuda_detail_checked_target(st, comm, rank, &devrank, call);
     if (s == DCUDA_OK)
         notify_device_rank(st, devrank, tag);
-    return s;
-}
-
-static dcuda_status_t check_wait_args(int tag, int count, const char *call)
-{
-    dcuda_status_t s = check_tag(tag, call);
-    if (s == DCUDA_OK && count <= 0)
-        s = report(DCUDA_ERR_COUNT, call, "count %d for tag %d", count, tag);
     return s;
 }
 
@@ -410,10 +327,10 @@ int dcuda_test_notifications(dcuda_state_t *st, int tag, int count)
 {
     static const char call[] = "dcuda_test_notifications";
     CHECK_STATE(st, call);
-    dcuda_status_t s = check_wait_args(tag, count, call);
+    dcuda_status_t s = dcuda_detail_checked_wait(st, tag, count, call);
     if (s != DCUDA_OK)
         return s;
-    const _Atomic uint32_t *arrived = &st->ctx->notifs[st->device_rank].arrived[tag];
+    const _Atomic uint32_t *arrived = &st->notifs[st->device_rank].arrived[tag];
     if (!dcuda_detail_notifs_ready(atomic_load_explicit(arrived, memory_order_acquire),
                                    st->consumed[tag], (uint32_t)count))
         return 0;
@@ -425,12 +342,12 @@ dcuda_status_t dcuda_wait_notifications(dcuda_state_t *st, int tag, int count)
 {
     static const char call[] = "dcuda_wait_notifications";
     CHECK_STATE(st, call);
-    dcuda_status_t s = check_wait_args(tag, count, call);
+    dcuda_status_t s = dcuda_detail_checked_wait(st, tag, count, call);
     if (s != DCUDA_OK)
         return s;
     uint32_t target = st->consumed[tag] + (uint32_t)count;
     block_desc_t d = {DCUDA_PHASE_WAITING, (uint32_t)tag, (uint32_t)count, st->consumed[tag], 0};
-    s = block_until(st, &st->ctx->notifs[st->device_rank].arrived[tag], target, &d, call);
+    s = block_until(st, &st->notifs[st->device_rank].arrived[tag], target, &d, call);
     if (s == DCUDA_OK)
         st->consumed[tag] = target;
     return s;
@@ -447,12 +364,10 @@ static uint64_t now_ns(void)
 
 static dcuda_status_t timer_step(dcuda_state_t *st, int stop, const char *call)
 {
+    dcuda_status_t s = dcuda_detail_checked_timer(st, stop, call);
+    if (s != DCUDA_OK)
+        return s;
     uint32_t step = st->timer_next;
-    if ((step & 1u) != (uint32_t)stop)
-        return report(DCUDA_ERR_TIMER, call, stop ? "no timer is running (%u started)"
-                                                  : "timer %u is still running", step / 2);
-    if (step / 2 >= DCUDA_MAX_TIMERS)
-        return report(DCUDA_ERR_TIMER, call, "more than %d timers in one run", DCUDA_MAX_TIMERS);
     dcuda_timer_slot_t *t = &st->ctx->timers[step / 2];
     uint64_t now = now_ns(), seen;
     if (!stop) {

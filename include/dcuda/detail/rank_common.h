@@ -29,9 +29,9 @@ DCUDA_HD int dcuda_detail_comm_valid(int comm)
     return comm == DCUDA_DETAIL_COMM_WORLD || comm == DCUDA_DETAIL_COMM_DEVICE;
 }
 
-DCUDA_HD int dcuda_detail_comm_size(const dcuda_context_t *ctx, int comm)
+DCUDA_HD int dcuda_detail_comm_size(const dcuda_state_t *st, int comm)
 {
-    return comm == DCUDA_DETAIL_COMM_WORLD ? ctx->world_size : ctx->device_size;
+    return comm == DCUDA_DETAIL_COMM_WORLD ? st->world_size : st->device_size;
 }
 
 DCUDA_HD int dcuda_detail_comm_rank(const dcuda_state_t *st, int comm)
@@ -41,12 +41,33 @@ DCUDA_HD int dcuda_detail_comm_rank(const dcuda_state_t *st, int comm)
 
 /* Device rank (index into this device's tables) of a rank given in comm, or
  * -1 if that rank lives on another device. */
-DCUDA_HD int dcuda_detail_device_rank_of(const dcuda_context_t *ctx, int comm, int rank)
+DCUDA_HD int dcuda_detail_device_rank_of(const dcuda_state_t *st, int comm, int rank)
 {
     if (comm == DCUDA_DETAIL_COMM_DEVICE)
         return rank;
-    rank -= ctx->world_first;
-    return (rank >= 0 && rank < ctx->device_size) ? rank : -1;
+    rank -= st->world_first;
+    return (rank >= 0 && rank < st->device_size) ? rank : -1;
+}
+
+/* Fills the state's copies of the context (at rank init). */
+DCUDA_HD void dcuda_detail_state_bind(dcuda_state_t *st, const dcuda_context_t *ctx,
+                                      int device_rank)
+{
+    st->ctx = ctx;
+    st->device_rank = device_rank;
+    st->world_rank = ctx->world_first + device_rank;
+    st->world_size = ctx->world_size;
+    st->device_size = ctx->device_size;
+    st->world_first = ctx->world_first;
+    st->notifs = ctx->notifs;
+    for (int c = 0; c < DCUDA_COMM_COUNT; c++) {
+        st->win_entries[c] = ctx->win_entries[c];
+        st->barrier_epoch[c] = 0;
+        st->live_windows[c] = 0;
+    }
+    for (int i = 0; i < DCUDA_WIN_CACHE_ENTRIES; i++)
+        st->win_cache[i].win = DCUDA_WIN_NONE;
+    st->timer_next = 0;
 }
 
 DCUDA_HD uint32_t dcuda_detail_win_encode(int comm, int slot, uint32_t gen)
@@ -93,11 +114,53 @@ DCUDA_HD int dcuda_detail_free_slot(const dcuda_state_t *st, int comm)
     return -1;
 }
 
-DCUDA_HD const dcuda_win_entry_t *dcuda_detail_win_entry(const dcuda_context_t *ctx, int comm,
-                                                        int slot, int rank)
+DCUDA_HD dcuda_win_entry_t *dcuda_detail_win_entry(const dcuda_state_t *st, int comm, int slot,
+                                                  int rank)
 {
-    size_t size = (size_t)dcuda_detail_comm_size(ctx, comm);
-    return &ctx->win_entries[comm][(size_t)slot * size + (size_t)rank];
+    size_t size = (size_t)dcuda_detail_comm_size(st, comm);
+    return &st->win_entries[comm][(size_t)slot * size + (size_t)rank];
+}
+
+DCUDA_HD int dcuda_detail_cache_index(uint32_t win, int rank)
+{
+    return (int)((win * 5u + (uint32_t)rank) & (DCUDA_WIN_CACHE_ENTRIES - 1));
+}
+
+/* rank's part of a live window `win`: from the state's cache when it holds
+ * it (returns 1), else from the table (returns 0: worth caching). */
+DCUDA_HD int dcuda_detail_win_part(const dcuda_state_t *st, uint32_t win, int rank,
+                                   dcuda_win_entry_t *out)
+{
+    const dcuda_win_cache_entry_t *c = &st->win_cache[dcuda_detail_cache_index(win, rank)];
+    if (c->win == win && c->rank == rank) {
+        out->base = c->base;
+        out->size = c->size;
+        return 1;
+    }
+    *out = *dcuda_detail_win_entry(st, dcuda_detail_win_comm(win), dcuda_detail_win_slot(win),
+                                   rank);
+    return 0;
+}
+
+DCUDA_HD void dcuda_detail_win_cache_put(dcuda_state_t *st, uint32_t win, int rank,
+                                         const dcuda_win_entry_t *e)
+{
+    dcuda_win_cache_entry_t *c = &st->win_cache[dcuda_detail_cache_index(win, rank)];
+    c->win = win;
+    c->rank = rank;
+    c->base = e->base;
+    c->size = e->size;
+}
+
+/* Forgets cached parts of window slot `slot` of comm (at window free). */
+DCUDA_HD void dcuda_detail_win_cache_drop(dcuda_state_t *st, int comm, int slot)
+{
+    for (int i = 0; i < DCUDA_WIN_CACHE_ENTRIES; i++) {
+        uint32_t w = st->win_cache[i].win;
+        if (w != DCUDA_WIN_NONE && dcuda_detail_win_comm(w) == comm &&
+            dcuda_detail_win_slot(w) == slot)
+            st->win_cache[i].win = DCUDA_WIN_NONE;
+    }
 }
 
 /* Does [offset, offset + size) lie inside a window part of `win_size` bytes? */
@@ -117,27 +180,27 @@ DCUDA_HD int dcuda_detail_contains(const dcuda_win_entry_t *e, uint64_t addr, ui
 }
 
 /* Source buffers must lie inside one of the caller's own window parts on the
- * same communicator as the put (any such window, the put's own first).
- * Returns DCUDA_ERR_WIN_COMM if they lie only in a window of the other
- * communicator, DCUDA_ERR_SOURCE if in none. */
-DCUDA_HD dcuda_status_t dcuda_detail_check_source(const dcuda_state_t *st, int comm, int slot,
+ * same communicator as the put (any such window; `mine`, the caller's part of
+ * the put's own window, is tried first). Returns DCUDA_ERR_WIN_COMM if they
+ * lie only in a window of the other communicator, DCUDA_ERR_SOURCE if in
+ * none. */
+DCUDA_HD dcuda_status_t dcuda_detail_check_source(const dcuda_state_t *st, int comm,
+                                                  const dcuda_win_entry_t *mine,
                                                   const void *src, uint64_t size)
 {
-    const dcuda_context_t *ctx = st->ctx;
     uint64_t addr = (uint64_t)(uintptr_t)src;
     if (size == 0)
         return DCUDA_OK;
     if (addr + size < addr)
         return DCUDA_ERR_OVERFLOW;
-    if (dcuda_detail_contains(
-            dcuda_detail_win_entry(ctx, comm, slot, dcuda_detail_comm_rank(st, comm)), addr, size))
+    if (dcuda_detail_contains(mine, addr, size))
         return DCUDA_OK;
     for (int pass = 0; pass < 2; pass++) {
         int c = pass == 0 ? comm : 1 - comm;
         int me = dcuda_detail_comm_rank(st, c);
         for (int s = 0; s < DCUDA_MAX_WINDOWS; s++)
             if (((st->live_windows[c] >> s) & 1u) &&
-                dcuda_detail_contains(dcuda_detail_win_entry(ctx, c, s, me), addr, size))
+                dcuda_detail_contains(dcuda_detail_win_entry(st, c, s, me), addr, size))
                 return pass == 0 ? DCUDA_OK : DCUDA_ERR_WIN_COMM;
     }
     return DCUDA_ERR_SOURCE;

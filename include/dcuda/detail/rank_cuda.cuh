@@ -37,54 +37,97 @@ DCUDA_DEV void dcuda_rank_sync(void) { __syncthreads(); }
 
 #include "rank_cuda_report.cuh"
 
-/* ---- blocking (thread 0 only) ------------------------------------------ */
+#define DCUDA_CHECK_FN static __device__ __forceinline__
+#define DCUDA_DETAIL_REPORT(st, status, call, ...) dcuda_dev_report(st, status, call, __VA_ARGS__)
+#include "rank_checks.h"
 
-/* Waits until *counter reaches target (mod 2^32). After a while the rank
- * shows itself blocked to the watchdog and checks whether it was cancelled
- * (host memory reads cost about a microsecond, so only now and then). */
+/* ---- blocking ------------------------------------------------------------ */
+
+/* Lanes that poll together: all of warp 0 (so lane 0's poll loop does not
+ * diverge from lanes parked at a barrier, which costs ~0.1 us a wake-up), or
+ * lane 0 alone inside single-thread sections. */
+DCUDA_DEV unsigned dcuda_dev_warp0_mask(void)
+{
+    return blockDim.x >= 32 ? 0xffffffffu : (1u << blockDim.x) - 1u;
+}
+
+/* Waits until *counter reaches target (mod 2^32); called by the lanes of
+ * `mask` (lane 0 among them), which see lane 0's loads. After a while the
+ * rank shows itself blocked to the watchdog and checks now and then (host
+ * memory reads cost about a microsecond) whether it was cancelled. */
 DCUDA_DEV dcuda_status_t dcuda_dev_block_until(dcuda_state_t *st, const uint32_t *counter,
                                                uint32_t target, uint32_t phase, uint32_t tag,
-                                               uint32_t count, uint32_t comm)
+                                               uint32_t count, uint32_t comm, unsigned mask)
 {
-    const dcuda_context_t *ctx = st->ctx;
+    const int lane0 = threadIdx.x == 0;
     unsigned polls = 0;
     int published = 0;
-    while (!dcuda_detail_reached(dcuda_dev_ld_acquire(counter), target)) {
+    for (;;) {
+        uint32_t v = lane0 ? dcuda_dev_ld_acquire(counter) : 0;
+        if (dcuda_detail_reached(__shfl_sync(mask, v, 0), target))
+            break;
         if (++polls < DCUDA_DEV_SPIN_POLLS)
             continue;
         __nanosleep(polls < DCUDA_DEV_SPIN_POLLS * 4 ? 64 : 256);
         if (!published && polls == DCUDA_DEV_BLOCKED_POLLS) {
-            dcuda_dev_publish_blocked(st, phase, tag, count, st->consumed[tag & 0xff], comm,
-                                      target);
+            if (lane0)
+                dcuda_dev_publish_blocked(st, phase, tag, count, st->consumed[tag & 0xff], comm,
+                                          target);
             published = 1;
         }
-        if (published && (polls & 1023u) == 0 && dcuda_dev_ld_acquire_sys(ctx->cancel)) {
-            dcuda_dev_publish_phase(st, DCUDA_PHASE_RUNNING);
+        uint32_t cancel = 0;
+        if (published && lane0 && (polls & 1023u) == 0)
+            cancel = dcuda_dev_ld_acquire_sys(st->ctx->cancel);
+        if (__shfl_sync(mask, cancel, 0)) {
+            if (lane0)
+                dcuda_dev_publish_phase(st, DCUDA_PHASE_RUNNING);
             return phase == DCUDA_PHASE_WAITING
                        ? dcuda_dev_report(st, DCUDA_ERR_TIMEOUT, "dcuda_wait_notifications",
                                           "waiting for %u notification(s) of tag %u", count, tag)
                        : dcuda_dev_report(st, DCUDA_ERR_TIMEOUT, "dcuda_comm_barrier",
-                                          "in a barrier on %s", dcuda_dev_comm_name((int)comm));
+                                          "in a barrier on %s", dcuda_detail_comm_name((int)comm));
         }
     }
-    if (published)
+    if (published && lane0)
         dcuda_dev_publish_phase(st, DCUDA_PHASE_RUNNING);
     return DCUDA_OK;
 }
 
-/* Thread 0's part of a barrier: arrive (releasing the block's writes, which
- * __syncthreads ordered before this), then wait for everyone. */
-DCUDA_DEV dcuda_status_t dcuda_dev_barrier_thread0(dcuda_state_t *st, int comm)
+/* A barrier's wait, by the lanes of mask after __syncthreads ordered the
+ * block's writes: lane 0 arrives (releasing them), all wait for everyone. */
+DCUDA_DEV dcuda_status_t dcuda_dev_barrier_lanes(dcuda_state_t *st, int comm, unsigned mask)
 {
-    const dcuda_context_t *ctx = st->ctx;
-    uint32_t target = ++st->barrier_epoch[comm] * (uint32_t)dcuda_detail_comm_size(ctx, comm);
-    uint32_t *arrived = &ctx->barriers[comm].arrived;
-    __threadfence();
-    atomicAdd(arrived, 1u);
-    dcuda_status_t s =
-        dcuda_dev_block_until(st, arrived, target, DCUDA_PHASE_BARRIER, 0, 0, (uint32_t)comm);
+    uint32_t target = (st->barrier_epoch[comm] + 1u) * (uint32_t)dcuda_detail_comm_size(st, comm);
+    uint32_t *arrived = &st->ctx->barriers[comm].arrived;
+    __syncwarp(mask);
+    if (threadIdx.x == 0) {
+        st->barrier_epoch[comm]++;
+        __threadfence();
+        atomicAdd(arrived, 1u);
+    }
+    dcuda_status_t s = dcuda_dev_block_until(st, arrived, target, DCUDA_PHASE_BARRIER, 0, 0,
+                                             (uint32_t)comm, mask);
     __threadfence();
     return s;
+}
+
+/* Single-thread sections (window create/free) wait with lane 0 alone. */
+DCUDA_DEV dcuda_status_t dcuda_dev_barrier_thread0(dcuda_state_t *st, int comm)
+{
+    return dcuda_dev_barrier_lanes(st, comm, 1u);
+}
+
+/* Runs the barrier on warp 0; every thread gets its status. */
+DCUDA_DEV dcuda_status_t dcuda_dev_barrier_block(dcuda_state_t *st, int comm)
+{
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        dcuda_status_t s = dcuda_dev_barrier_lanes(st, comm, dcuda_dev_warp0_mask());
+        if (threadIdx.x == 0)
+            st->result = s;
+    }
+    __syncthreads();
+    return (dcuda_status_t)st->result;
 }
 
 /* Runs f on thread 0 between two block syncs; all threads get its status. */
@@ -103,17 +146,10 @@ DCUDA_DEV dcuda_status_t dcuda_dev_init_thread0(dcuda_context_h ctx, dcuda_state
     if (!ctx || ctx->magic != DCUDA_CONTEXT_MAGIC || ctx->version != DCUDA_LAYOUT_VERSION)
         return dcuda_dev_report_noctx(DCUDA_ERR_INVALID_ARG);
     dcuda_dev_current_ctx = ctx;
+    dcuda_detail_state_bind(st, ctx, (int)blockIdx.x);
     st->magic = DCUDA_STATE_MAGIC;
-    st->device_rank = (int32_t)blockIdx.x;
-    st->world_rank = ctx->world_first + (int32_t)blockIdx.x;
-    st->timer_next = 0;
-    for (int c = 0; c < DCUDA_COMM_COUNT; c++) {
-        st->barrier_epoch[c] = 0;
-        st->live_windows[c] = 0;
-    }
-    st->ctx = ctx;
     dcuda_dev_publish_phase(st, DCUDA_PHASE_RUNNING);
-    return dcuda_dev_barrier_thread0(st, DCUDA_DETAIL_COMM_WORLD);
+    return DCUDA_OK;
 }
 
 DCUDA_DEV dcuda_status_t dcuda_rank_init(dcuda_context_h ctx, dcuda_state_t *st)
@@ -124,7 +160,9 @@ DCUDA_DEV dcuda_status_t dcuda_rank_init(dcuda_context_h ctx, dcuda_state_t *st)
     for (int i = (int)threadIdx.x; i < DCUDA_COMM_COUNT * DCUDA_MAX_WINDOWS; i += (int)blockDim.x)
         st->win_gen[i / DCUDA_MAX_WINDOWS][i % DCUDA_MAX_WINDOWS] = 0;
     DCUDA_DEV_ON_THREAD0(st, dcuda_dev_init_thread0(ctx, st));
-    return (dcuda_status_t)st->result;
+    if (st->result != DCUDA_OK)
+        return (dcuda_status_t)st->result;
+    return dcuda_dev_barrier_block(st, DCUDA_DETAIL_COMM_WORLD);
 }
 
 DCUDA_DEV dcuda_status_t dcuda_rank_finish(dcuda_state_t *st)
@@ -132,8 +170,7 @@ DCUDA_DEV dcuda_status_t dcuda_rank_finish(dcuda_state_t *st)
     __syncthreads();
     if (!dcuda_dev_state_ok(st))
         return dcuda_dev_report_uninit(st, "dcuda_rank_finish");
-    DCUDA_DEV_ON_THREAD0(st, dcuda_dev_barrier_thread0(st, DCUDA_DETAIL_COMM_WORLD));
-    dcuda_status_t s = (dcuda_status_t)st->result;
+    dcuda_status_t s = dcuda_dev_barrier_block(st, DCUDA_DETAIL_COMM_WORLD);
     __syncthreads();
     if (threadIdx.x == 0) {
         dcuda_dev_publish_phase(st, DCUDA_PHASE_FINISHED);
@@ -157,11 +194,11 @@ DCUDA_DEV dcuda_status_t dcuda_comm_size(dcuda_state_t *st, dcuda_comm_t comm, i
 {
     if (!dcuda_dev_state_ok(st))
         return dcuda_dev_report_uninit(st, "dcuda_comm_size");
-    dcuda_status_t s = dcuda_dev_check_comm(st, comm, "dcuda_comm_size");
+    dcuda_status_t s = dcuda_detail_checked_comm(st, comm, "dcuda_comm_size");
     if (s == DCUDA_OK && !size)
         s = dcuda_dev_report(st, DCUDA_ERR_INVALID_ARG, "dcuda_comm_size", "size is NULL");
     if (s == DCUDA_OK)
-        *size = dcuda_detail_comm_size(st->ctx, comm);
+        *size = dcuda_detail_comm_size(st, comm);
     return s;
 }
 
@@ -169,7 +206,7 @@ DCUDA_DEV dcuda_status_t dcuda_comm_rank(dcuda_state_t *st, dcuda_comm_t comm, i
 {
     if (!dcuda_dev_state_ok(st))
         return dcuda_dev_report_uninit(st, "dcuda_comm_rank");
-    dcuda_status_t s = dcuda_dev_check_comm(st, comm, "dcuda_comm_rank");
+    dcuda_status_t s = dcuda_detail_checked_comm(st, comm, "dcuda_comm_rank");
     if (s == DCUDA_OK && !rank)
         s = dcuda_dev_report(st, DCUDA_ERR_INVALID_ARG, "dcuda_comm_rank", "rank is NULL");
     if (s == DCUDA_OK)
@@ -182,11 +219,10 @@ DCUDA_DEV dcuda_status_t dcuda_comm_barrier(dcuda_state_t *st, dcuda_comm_t comm
     __syncthreads();
     if (!dcuda_dev_state_ok(st))
         return dcuda_dev_report_uninit(st, "dcuda_comm_barrier");
-    dcuda_status_t s = dcuda_dev_check_comm(st, comm, "dcuda_comm_barrier");
+    dcuda_status_t s = dcuda_detail_checked_comm(st, comm, "dcuda_comm_barrier");
     if (s != DCUDA_OK)
         return s;
-    DCUDA_DEV_ON_THREAD0(st, dcuda_dev_barrier_thread0(st, comm));
-    return (dcuda_status_t)st->result;
+    return dcuda_dev_barrier_block(st, comm);
 }
 
 #include "rank_cuda_rma.cuh"

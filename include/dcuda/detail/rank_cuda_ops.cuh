@@ -73,17 +73,18 @@ static __device__ __forceinline__ size_t dcuda_dev_copy_elems(char *dst, const c
     return count * sizeof(T);
 }
 
-/* Copies n bytes with the widest accesses both addresses allow. */
+/* Copies n bytes with the widest accesses both addresses allow, narrowing
+ * for the tail. */
 static __device__ __forceinline__ void dcuda_dev_copy(char *dst, const char *src, size_t n)
 {
     uintptr_t align = (uintptr_t)dst | (uintptr_t)src;
     size_t done = 0;
     if ((align & 15u) == 0)
-        done = dcuda_dev_copy_elems<int4>(dst, src, n);
-    else if ((align & 7u) == 0)
-        done = dcuda_dev_copy_elems<uint2>(dst, src, n);
-    else if ((align & 3u) == 0)
-        done = dcuda_dev_copy_elems<uint32_t>(dst, src, n);
+        done += dcuda_dev_copy_elems<int4>(dst, src, n);
+    if ((align & 7u) == 0 && n - done >= 8)
+        done += dcuda_dev_copy_elems<uint2>(dst + done, src + done, n - done);
+    if ((align & 3u) == 0 && n - done >= 4)
+        done += dcuda_dev_copy_elems<uint32_t>(dst + done, src + done, n - done);
     for (size_t i = done + threadIdx.x; i < n; i += blockDim.x)
         dst[i] = src[i];
 }

@@ -21,12 +21,6 @@ static __device__ __noinline__ const char *dcuda_dev_status_string(dcuda_status_
     return "unknown status";
 }
 
-static __device__ __forceinline__ const char *dcuda_dev_comm_name(int comm)
-{
-    return comm == DCUDA_DETAIL_COMM_WORLD ? "WORLD" : comm == DCUDA_DETAIL_COMM_DEVICE ? "DEVICE"
-                                                                                        : "?";
-}
-
 /* ---- log entries -------------------------------------------------------- */
 
 typedef struct dcuda_dev_log_builder {
@@ -185,17 +179,6 @@ static __device__ __forceinline__ dcuda_status_t dcuda_dev_report_noctx(dcuda_st
     int rank = ctx ? ctx->world_first + (int)blockIdx.x : (int)blockIdx.x;
     return dcuda_dev_report_ctx(ctx, rank, status, "dcuda_rank_init",
                                 "the context is not the handle passed to this kernel");
-}
-
-static __device__ __forceinline__ dcuda_status_t dcuda_dev_check_comm(const dcuda_state_t *st,
-                                                                      int comm, const char *call)
-{
-    if (dcuda_detail_comm_valid(comm))
-        return DCUDA_OK;
-    return dcuda_dev_report(st, DCUDA_ERR_COMM, call,
-                            "communicator %d is neither DCUDA_COMM_WORLD (0) nor "
-                            "DCUDA_COMM_DEVICE (1)",
-                            comm);
 }
 
 /* ---- watchdog view (mapped host memory; only when blocking) ------------- */

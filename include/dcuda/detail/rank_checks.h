@@ -1,0 +1,173 @@
+/*
+ * Argument checks of the rank API with their error messages, written once
+ * for both backends. The including backend defines
+ *
+ *   DCUDA_CHECK_FN                      qualifiers of these functions
+ *   DCUDA_DETAIL_REPORT(st, status, call, fmt, ...)
+ *                                       reports a misuse, evaluates to status
+ *
+ * so that CPU and GPU ranks reject exactly the same calls with the same
+ * words. Formats use only %d, %u, %llu, %p and %s, which both the CPU's
+ * vsnprintf and the host-side formatting of GPU log entries understand.
+ */
+#ifndef DCUDA_DETAIL_RANK_CHECKS_H
+#define DCUDA_DETAIL_RANK_CHECKS_H
+
+#include "rank_common.h"
+
+#if !defined(DCUDA_CHECK_FN) || !defined(DCUDA_DETAIL_REPORT)
+#error "define DCUDA_CHECK_FN and DCUDA_DETAIL_REPORT before including rank_checks.h"
+#endif
+
+DCUDA_CHECK_FN const char *dcuda_detail_comm_name(int comm)
+{
+    return comm == DCUDA_DETAIL_COMM_WORLD ? "WORLD" : comm == DCUDA_DETAIL_COMM_DEVICE ? "DEVICE"
+                                                                                        : "?";
+}
+
+DCUDA_CHECK_FN dcuda_status_t dcuda_detail_checked_comm(const dcuda_state_t *st, int comm,
+                                                        const char *call)
+{
+    if (dcuda_detail_comm_valid(comm))
+        return DCUDA_OK;
+    return DCUDA_DETAIL_REPORT(st, DCUDA_ERR_COMM, call,
+                               "communicator %d is neither DCUDA_COMM_WORLD (0) nor "
+                               "DCUDA_COMM_DEVICE (1)",
+                               comm);
+}
+
+DCUDA_CHECK_FN dcuda_status_t dcuda_detail_checked_tag(const dcuda_state_t *st, int tag,
+                                                       const char *call)
+{
+    if (dcuda_detail_tag_valid(tag))
+        return DCUDA_OK;
+    return DCUDA_DETAIL_REPORT(st, DCUDA_ERR_TAG, call, "tag %d not in 0..%d", tag,
+                               DCUDA_TAG_COUNT - 1);
+}
+
+DCUDA_CHECK_FN dcuda_status_t dcuda_detail_checked_wait(const dcuda_state_t *st, int tag,
+                                                        int count, const char *call)
+{
+    dcuda_status_t s = dcuda_detail_checked_tag(st, tag, call);
+    if (s == DCUDA_OK && count <= 0)
+        s = DCUDA_DETAIL_REPORT(st, DCUDA_ERR_COUNT, call, "count %d for tag %d", count, tag);
+    return s;
+}
+
+DCUDA_CHECK_FN dcuda_status_t dcuda_detail_checked_win(const dcuda_state_t *st, uint32_t win,
+                                                       const char *call)
+{
+    if (dcuda_detail_check_win(st, win) == DCUDA_OK)
+        return DCUDA_OK;
+    return DCUDA_DETAIL_REPORT(st, DCUDA_ERR_WIN, call,
+                               "window 0x%08x is not a live window of this rank (never created, "
+                               "or freed)",
+                               (unsigned)win);
+}
+
+/* Device rank of `rank` given in comm, or a reported error. */
+DCUDA_CHECK_FN dcuda_status_t dcuda_detail_checked_target(const dcuda_state_t *st, int comm,
+                                                          int rank, int *devrank,
+                                                          const char *call)
+{
+    int size = dcuda_detail_comm_size(st, comm);
+    if (rank < 0 || rank >= size)
+        return DCUDA_DETAIL_REPORT(st, DCUDA_ERR_RANK, call, "target rank %d not in 0..%d of %s",
+                                   rank, size - 1, dcuda_detail_comm_name(comm));
+    *devrank = dcuda_detail_device_rank_of(st, comm, rank);
+    if (*devrank < 0)
+        return DCUDA_DETAIL_REPORT(st, DCUDA_ERR_UNSUPPORTED, call,
+                                   "target rank %d of %s is on another device, which this build "
+                                   "cannot reach",
+                                   rank, dcuda_detail_comm_name(comm));
+    return DCUDA_OK;
+}
+
+/* A put, checked completely before any memory is touched. */
+typedef struct dcuda_detail_put {
+    char *dst;              /* target address */
+    int devrank;            /* target's index on this device */
+    int cache_target;       /* target part came from the table: worth caching */
+    int cache_mine;         /* likewise my own part */
+    dcuda_win_entry_t target, mine;
+} dcuda_detail_put_t;
+
+DCUDA_CHECK_FN dcuda_status_t dcuda_detail_checked_put(const dcuda_state_t *st, uint32_t win,
+                                                       int rank, uint64_t offset, uint64_t size,
+                                                       const void *src, dcuda_detail_put_t *p,
+                                                       const char *call)
+{
+    dcuda_status_t s = dcuda_detail_checked_win(st, win, call);
+    if (s != DCUDA_OK)
+        return s;
+    int comm = dcuda_detail_win_comm(win), slot = dcuda_detail_win_slot(win);
+    if ((s = dcuda_detail_checked_target(st, comm, rank, &p->devrank, call)) != DCUDA_OK)
+        return s;
+    p->cache_target = !dcuda_detail_win_part(st, win, rank, &p->target);
+    if ((s = dcuda_detail_check_range(p->target.size, offset, size)) != DCUDA_OK)
+        return DCUDA_DETAIL_REPORT(st, s, call,
+                                   "offset %llu + size %llu outside the %llu-byte part of rank "
+                                   "%d in window %d on %s",
+                                   (unsigned long long)offset, (unsigned long long)size,
+                                   (unsigned long long)p->target.size, rank, slot,
+                                   dcuda_detail_comm_name(comm));
+    p->cache_mine = !dcuda_detail_win_part(st, win, dcuda_detail_comm_rank(st, comm), &p->mine);
+    if ((s = dcuda_detail_check_source(st, comm, &p->mine, src, size)) != DCUDA_OK)
+        return DCUDA_DETAIL_REPORT(st, s, call, "source %p..+%llu is %s", src,
+                                   (unsigned long long)size,
+                                   s == DCUDA_ERR_WIN_COMM
+                                       ? "only in windows of the other communicator"
+                                       : "not inside any window of this rank");
+    uint64_t d = p->target.base + offset;
+    if ((s = dcuda_detail_check_overlap(d, (uint64_t)(uintptr_t)src, size)) != DCUDA_OK)
+        return DCUDA_DETAIL_REPORT(st, s, call, "source %p and target %p overlap in %llu bytes",
+                                   src, (void *)(uintptr_t)d, (unsigned long long)size);
+    p->dst = (char *)(uintptr_t)d;
+    return DCUDA_OK;
+}
+
+/* After a checked put: remember the parts it had to look up. */
+DCUDA_CHECK_FN void dcuda_detail_cache_put_parts(dcuda_state_t *st, uint32_t win, int rank,
+                                                 const dcuda_detail_put_t *p)
+{
+    if (p->cache_target)
+        dcuda_detail_win_cache_put(st, win, rank, &p->target);
+    if (p->cache_mine)
+        dcuda_detail_win_cache_put(st, win,
+                                   dcuda_detail_comm_rank(st, dcuda_detail_win_comm(win)),
+                                   &p->mine);
+}
+
+/* Checks of window creation's own arguments. */
+DCUDA_CHECK_FN dcuda_status_t dcuda_detail_checked_win_args(const dcuda_state_t *st, void *base,
+                                                            uint64_t size, const char *call)
+{
+    uint64_t b = (uint64_t)(uintptr_t)base;
+    if (size && !base)
+        return DCUDA_DETAIL_REPORT(st, DCUDA_ERR_INVALID_ARG, call,
+                                   "base is NULL but size is %llu", (unsigned long long)size);
+    if (b + size < b)
+        return DCUDA_DETAIL_REPORT(st, DCUDA_ERR_OVERFLOW, call, "base %p + size %llu wraps around",
+                                   base, (unsigned long long)size);
+    return DCUDA_OK;
+}
+
+/* Timer call number `step` (start when even): is it in order? */
+DCUDA_CHECK_FN dcuda_status_t dcuda_detail_checked_timer(const dcuda_state_t *st, int stop,
+                                                         const char *call)
+{
+    uint32_t step = st->timer_next;
+    if ((step & 1u) != (uint32_t)stop) {
+        if (stop)
+            return DCUDA_DETAIL_REPORT(st, DCUDA_ERR_TIMER, call,
+                                       "no timer is running (%u started)", step / 2);
+        return DCUDA_DETAIL_REPORT(st, DCUDA_ERR_TIMER, call, "timer %u is still running",
+                                   step / 2);
+    }
+    if (step / 2 >= DCUDA_MAX_TIMERS)
+        return DCUDA_DETAIL_REPORT(st, DCUDA_ERR_TIMER, call, "more than %d timers in one run",
+                                   DCUDA_MAX_TIMERS);
+    return DCUDA_OK;
+}
+
+#endif /* DCUDA_DETAIL_RANK_CHECKS_H */
