@@ -15,11 +15,11 @@
 #include "dcuda/dcuda_host.h"
 #include "dcuda/dcuda_rank.h"
 
-enum { RAW_RELAXED, RAW_SYNC, RAW_RELEASE, RAW_PUT_RELEASE, API_NOTIFY, API_PUT, FLOORLIKE,
-       FLOORLIKE_SCRATCH, VARIANTS };
-static const char *names[] = {"raw_relaxed", "raw_sync",       "raw_release",
-                              "raw_put_release", "api_notify", "api_put_notify",
-                              "floorlike_counters", "floorlike_scratch"};
+enum { RAW_RELAXED, RAW_SYNC, RAW_RELEASE, RAW_PUT_RELEASE, API_NOTIFY, API_PUT, API_PUT_SELF,
+       FLOORLIKE, FLOORLIKE_SCRATCH, VARIANTS };
+static const char *names[] = {"raw_relaxed",        "raw_sync",         "raw_release",
+                              "raw_put_release",    "api_notify",       "api_put_notify",
+                              "api_put_self",       "floorlike_counters", "floorlike_scratch"};
 
 /* The floor's loop inside a dcuda kernel: thread 0 alone, pointers in
  * registers, on the rank's own counters or on a scratch buffer. */
@@ -83,8 +83,8 @@ DCUDA_KERNEL(probe, ctx)
     dcuda_get_data(&st, (void **)&user);
     args = *user;
     dcuda_comm_rank(&st, DCUDA_COMM_DEVICE, &me);
-    dcuda_win_create(&st, DCUDA_COMM_DEVICE, me < 2 ? a->buf + 256 * me : NULL, me < 2 ? 256 : 0,
-                     &win);
+    /* Ranks 0 and 1 both expose the whole buffer (overlapping windows). */
+    dcuda_win_create(&st, DCUDA_COMM_DEVICE, me < 2 ? a->buf : NULL, me < 2 ? 512 : 0, &win);
     uint32_t expect = st.consumed[0];
     int v = a->variant, other = 1 - me;
     dcuda_start_cpu_timer(&st);
@@ -104,7 +104,9 @@ DCUDA_KERNEL(probe, ctx)
         if (v == API_NOTIFY)
             dcuda_notify(&st, other, DCUDA_COMM_DEVICE, 0);
         else if (v == API_PUT)
-            dcuda_put_notify(&st, win, other, 0, 4, a->buf + 256 * me + 128, 0);
+            dcuda_put_notify(&st, win, other, 256 * other, 4, a->buf + 256 * me + 128, 0);
+        else if (v == API_PUT_SELF) /* source is the target: no copy */
+            dcuda_put_notify(&st, win, other, 256 * other, 4, a->buf + 256 * other, 0);
         else
             raw_send(&st, v, other, a->buf + 256 * other);
         if (me == 0) {

@@ -228,7 +228,7 @@ typedef struct dcuda_state {
     int32_t world_size;  /* copies of the context's fields */
     int32_t device_size;
     int32_t world_first;
-    uint32_t reserved;
+    uint32_t unreleased; /* a put without notification is not yet released */
     dcuda_notif_counters_t *notifs;
     dcuda_win_entry_t *win_entries[DCUDA_COMM_COUNT];
     dcuda_win_cache_entry_t win_cache[DCUDA_WIN_CACHE_ENTRIES];

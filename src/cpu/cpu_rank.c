@@ -139,6 +139,7 @@ static dcuda_status_t barrier(dcuda_state_t *st, int comm, const char *call)
     uint32_t target = ++st->barrier_epoch[comm] * (uint32_t)dcuda_detail_comm_size(st, comm);
     _Atomic uint32_t *arrived = &ctx->barriers[comm].arrived;
     atomic_fetch_add_explicit(arrived, 1u, memory_order_acq_rel);
+    st->unreleased = 0;
     block_desc_t d = {DCUDA_PHASE_BARRIER, 0, 0, 0, (uint32_t)comm};
     return block_until(st, arrived, target, &d, call);
 }
@@ -272,9 +273,17 @@ dcuda_status_t dcuda_win_flush(dcuda_state_t *st, dcuda_win_t win)
 
 /* ---- notified RMA ------------------------------------------------------- */
 
-static void notify_device_rank(const dcuda_state_t *st, int devrank, int tag)
+/* A notification releases the rank's earlier puts: a release add when a
+ * put without notification is still unreleased, else a relaxed one (as on
+ * GPU ranks, where the release fence is most of a notification's cost).
+ * Plain stores by rank code are not released: publish such data with a put
+ * whose source is its target (no copy). */
+static void notify_device_rank(dcuda_state_t *st, int devrank, int tag, int release)
 {
-    atomic_fetch_add_explicit(&st->notifs[devrank].arrived[tag], 1u, memory_order_release);
+    release |= (int)st->unreleased;
+    atomic_fetch_add_explicit(&st->notifs[devrank].arrived[tag], 1u,
+                              release ? memory_order_release : memory_order_relaxed);
+    st->unreleased = 0;
 }
 
 static dcuda_status_t put_common(dcuda_state_t *st, dcuda_win_t win, int rank, size_t offset,
@@ -292,7 +301,9 @@ static dcuda_status_t put_common(dcuda_state_t *st, dcuda_win_t win, int rank, s
     if (size && p.dst != (const char *)src)
         memcpy(p.dst, src, size);
     if (notify)
-        notify_device_rank(st, p.devrank, tag);
+        notify_device_rank(st, p.devrank, tag, 1);
+    else
+        st->unreleased = 1;
     return DCUDA_OK;
 }
 
@@ -319,7 +330,7 @@ dcuda_status_t dcuda_notify(dcuda_state_t *st, int rank, dcuda_comm_t comm, int 
     if (s == DCUDA_OK)
         s = dcuda_detail_checked_target(st, comm, rank, &devrank, call);
     if (s == DCUDA_OK)
-        notify_device_rank(st, devrank, tag);
+        notify_device_rank(st, devrank, tag, 0);
     return s;
 }
 

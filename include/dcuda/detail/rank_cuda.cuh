@@ -102,6 +102,7 @@ DCUDA_DEV dcuda_status_t dcuda_dev_barrier_lanes(dcuda_state_t *st, int comm, un
     __syncwarp(mask);
     if (threadIdx.x == 0) {
         st->barrier_epoch[comm]++;
+        st->unreleased = 0;
         __threadfence();
         atomicAdd(arrived, 1u);
     }
