@@ -15,11 +15,14 @@
 #include "dcuda/dcuda_host.h"
 #include "dcuda/dcuda_rank.h"
 
-enum { RAW_RELAXED, RAW_SYNC, RAW_RELEASE, RAW_PUT_RELEASE, API_NOTIFY, API_PUT, API_PUT_SELF,
-       FLOORLIKE, FLOORLIKE_SCRATCH, VARIANTS };
+enum { RAW_RELAXED, RAW_SYNC, RAW_RELEASE, RAW_PUT_RELEASE, RAW_COPY_RELEASE,
+       RAW_COPY_RELEASE_SYNC, RAW_CHECKS, RAW_CHECKS_CACHED, API_NOTIFY, API_PUT, API_PUT_SELF, FLOORLIKE,
+       FLOORLIKE_SCRATCH, CHECKS_ALONE, VARIANTS };
 static const char *names[] = {"raw_relaxed",        "raw_sync",         "raw_release",
-                              "raw_put_release",    "api_notify",       "api_put_notify",
-                              "api_put_self",       "floorlike_counters", "floorlike_scratch"};
+                              "raw_put_release",    "raw_copy_release", "raw_copy_rel_sync",
+                              "raw_checks",         "raw_checks_cached", "api_notify",       "api_put_notify",
+                              "api_put_self",       "floorlike_counters", "floorlike_scratch",
+                              "checks_alone(x2)"};
 
 /* The floor's loop inside a dcuda kernel: thread 0 alone, pointers in
  * registers, on the rank's own counters or on a scratch buffer. */
@@ -46,18 +49,36 @@ typedef struct probe_args {
     unsigned long long *loop_ns; /* rank 0's loop, by its own clock */
 } probe_args_t;
 
-DCUDA_RANK_FN void raw_send(dcuda_state_t *st, int v, int other, char *peer_buf)
+DCUDA_RANK_FN void raw_send(dcuda_state_t *st, int v, int other, char *peer_buf,
+                            const char *src, dcuda_win_t win)
 {
-    if (v >= RAW_SYNC)
+    int copy = v == RAW_COPY_RELEASE || v == RAW_COPY_RELEASE_SYNC;
+    uint32_t *c = &st->notifs[other].arrived[0];
+    if (v == RAW_SYNC || v == RAW_RELEASE || v == RAW_COPY_RELEASE_SYNC || v == RAW_CHECKS ||
+        v == RAW_CHECKS_CACHED)
+        __syncthreads();
+    if (v == RAW_CHECKS || v == RAW_CHECKS_CACHED) {
+        dcuda_detail_put_t p;
+        if (dcuda_detail_checked_put(st, win, other, 256 * other, 4, src, &p, "probe") !=
+            DCUDA_OK)
+            return;
+        if (v == RAW_CHECKS_CACHED) {
+            __syncthreads();
+            if (threadIdx.x == 0)
+                dcuda_detail_cache_put_parts(st, win, other, &p);
+        }
+    }
+    if (threadIdx.x == 0 && v == RAW_PUT_RELEASE)
+        *(volatile int *)peer_buf = 1;
+    if (threadIdx.x == 0 && copy)
+        *(volatile int *)peer_buf = *(const volatile int *)src;
+    if (v == RAW_COPY_RELEASE_SYNC)
         __syncthreads();
     if (threadIdx.x == 0) {
-        uint32_t *c = &st->notifs[other].arrived[0];
-        if (v == RAW_PUT_RELEASE)
-            *(volatile int *)peer_buf = 1;
-        if (v >= RAW_RELEASE)
-            dcuda_dev_red_release(c, 1u);
-        else
+        if (v == RAW_RELAXED || v == RAW_SYNC || v == RAW_CHECKS || v == RAW_CHECKS_CACHED)
             atomicAdd(c, 1u);
+        else
+            dcuda_dev_red_release(c, 1u);
     }
 }
 
@@ -94,6 +115,23 @@ DCUDA_KERNEL(probe, ctx)
     if (me < 2 && v == FLOORLIKE_SCRATCH)
         floorlike((unsigned *)(a->buf + 64 + 256 * me), (unsigned *)(a->buf + 64 + 256 * other),
                   me, a->iters);
+    if (me == 0 && v == CHECKS_ALONE) {
+        /* Cost of the put checks alone, no communication: reported like a
+         * one-way time, i.e. per 2 checks. */
+        int bad = 0;
+        for (int i = 0; i < a->iters; i++) {
+            __nanosleep(7); /* marks the loop in the disassembly */
+            dcuda_detail_put_t p;
+            bad += dcuda_detail_checked_put(&st, win, other, 256 * other, 4,
+                                            a->buf + 256 * me + 128 + (i & 1), &p, "probe") !=
+                   DCUDA_OK;
+            if (threadIdx.x == 0)
+                dcuda_detail_cache_put_parts(&st, win, other, &p);
+            __syncwarp();
+        }
+        if (bad)
+            dcuda_log(&st, "checks failed %d", bad);
+    }
     for (int i = 0; me < 2 && v < FLOORLIKE && i < a->iters; i++) {
         if (me == 1) {
             if (v >= API_NOTIFY)
@@ -108,7 +146,7 @@ DCUDA_KERNEL(probe, ctx)
         else if (v == API_PUT_SELF) /* source is the target: no copy */
             dcuda_put_notify(&st, win, other, 256 * other, 4, a->buf + 256 * other, 0);
         else
-            raw_send(&st, v, other, a->buf + 256 * other);
+            raw_send(&st, v, other, a->buf + 256 * other, a->buf + 256 * me + 128, win);
         if (me == 0) {
             if (v >= API_NOTIFY)
                 dcuda_wait_notifications(&st, 0, 1);

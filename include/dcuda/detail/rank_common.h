@@ -16,8 +16,11 @@
 
 #if defined(__CUDACC__)
 #define DCUDA_HD __host__ __device__ __forceinline__
+/* Rarely taken paths stay out of line, keeping the hot path compact. */
+#define DCUDA_HD_COLD static __host__ __device__ __noinline__
 #else
 #define DCUDA_HD static inline
+#define DCUDA_HD_COLD static
 #endif
 
 /* Communicators (also in dcuda_rank.h's public enum). */
@@ -180,6 +183,23 @@ DCUDA_HD int dcuda_detail_contains(const dcuda_win_entry_t *e, uint64_t addr, ui
     return addr >= e->base && addr - e->base <= e->size && size <= e->size - (addr - e->base);
 }
 
+/* Which of the caller's windows holds [addr, addr + size): DCUDA_OK if one
+ * of comm's, DCUDA_ERR_WIN_COMM if only one of the other communicator's,
+ * DCUDA_ERR_SOURCE if none. */
+DCUDA_HD_COLD dcuda_status_t dcuda_detail_search_source(const dcuda_state_t *st, int comm,
+                                                        uint64_t addr, uint64_t size)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        int c = pass == 0 ? comm : 1 - comm;
+        int me = dcuda_detail_comm_rank(st, c);
+        for (int s = 0; s < DCUDA_MAX_WINDOWS; s++)
+            if (((st->live_windows[c] >> s) & 1u) &&
+                dcuda_detail_contains(dcuda_detail_win_entry(st, c, s, me), addr, size))
+                return pass == 0 ? DCUDA_OK : DCUDA_ERR_WIN_COMM;
+    }
+    return DCUDA_ERR_SOURCE;
+}
+
 /* Source buffers must lie inside one of the caller's own window parts on the
  * same communicator as the put (any such window; `mine`, the caller's part of
  * the put's own window, is tried first). Returns DCUDA_ERR_WIN_COMM if they
@@ -196,15 +216,7 @@ DCUDA_HD dcuda_status_t dcuda_detail_check_source(const dcuda_state_t *st, int c
         return DCUDA_ERR_OVERFLOW;
     if (dcuda_detail_contains(mine, addr, size))
         return DCUDA_OK;
-    for (int pass = 0; pass < 2; pass++) {
-        int c = pass == 0 ? comm : 1 - comm;
-        int me = dcuda_detail_comm_rank(st, c);
-        for (int s = 0; s < DCUDA_MAX_WINDOWS; s++)
-            if (((st->live_windows[c] >> s) & 1u) &&
-                dcuda_detail_contains(dcuda_detail_win_entry(st, c, s, me), addr, size))
-                return pass == 0 ? DCUDA_OK : DCUDA_ERR_WIN_COMM;
-    }
-    return DCUDA_ERR_SOURCE;
+    return dcuda_detail_search_source(st, comm, addr, size);
 }
 
 /* Source and destination either coincide (nothing to copy) or are disjoint. */

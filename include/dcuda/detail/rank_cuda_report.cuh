@@ -138,7 +138,7 @@ static __device__ __forceinline__ void dcuda_dev_record_error(const dcuda_contex
 }
 
 template <typename... A>
-static __device__ __forceinline__ dcuda_status_t
+static __device__ __noinline__ dcuda_status_t
 dcuda_dev_report_ctx(const dcuda_context_t *ctx, int rank, dcuda_status_t status,
                      const char *call, const char *fmt, A... args)
 {
