@@ -17,12 +17,12 @@
 
 enum { RAW_RELAXED, RAW_SYNC, RAW_RELEASE, RAW_PUT_RELEASE, RAW_COPY_RELEASE,
        RAW_COPY_RELEASE_SYNC, RAW_CHECKS, RAW_CHECKS_CACHED, API_NOTIFY, API_PUT, API_PUT_SELF, FLOORLIKE,
-       FLOORLIKE_SCRATCH, CHECKS_ALONE, VARIANTS };
+       FLOORLIKE_SCRATCH, CHECKS_ALONE, CHECKS_ALONE_ACQ, RAW_CHECKS_WARP0, VARIANTS };
 static const char *names[] = {"raw_relaxed",        "raw_sync",         "raw_release",
                               "raw_put_release",    "raw_copy_release", "raw_copy_rel_sync",
                               "raw_checks",         "raw_checks_cached", "api_notify",       "api_put_notify",
                               "api_put_self",       "floorlike_counters", "floorlike_scratch",
-                              "checks_alone(x2)"};
+                              "checks_alone(x2)", "checks_acq(x2)",   "raw_checks_warp0"};
 
 /* The floor's loop inside a dcuda kernel: thread 0 alone, pointers in
  * registers, on the rank's own counters or on a scratch buffer. */
@@ -57,6 +57,15 @@ DCUDA_RANK_FN void raw_send(dcuda_state_t *st, int v, int other, char *peer_buf,
     if (v == RAW_SYNC || v == RAW_RELEASE || v == RAW_COPY_RELEASE_SYNC || v == RAW_CHECKS ||
         v == RAW_CHECKS_CACHED)
         __syncthreads();
+    if (v == RAW_CHECKS_WARP0)
+        __syncthreads();
+    if (v == RAW_CHECKS_WARP0 && threadIdx.x < 32) {
+        dcuda_detail_put_t p;
+        if (dcuda_detail_checked_put(st, win, other, 256 * other, 4, src, &p, "probe") ==
+                DCUDA_OK &&
+            threadIdx.x == 0)
+            dcuda_detail_cache_put_parts(st, win, other, &p);
+    }
     if (v == RAW_CHECKS || v == RAW_CHECKS_CACHED) {
         dcuda_detail_put_t p;
         if (dcuda_detail_checked_put(st, win, other, 256 * other, 4, src, &p, "probe") !=
@@ -75,7 +84,8 @@ DCUDA_RANK_FN void raw_send(dcuda_state_t *st, int v, int other, char *peer_buf,
     if (v == RAW_COPY_RELEASE_SYNC)
         __syncthreads();
     if (threadIdx.x == 0) {
-        if (v == RAW_RELAXED || v == RAW_SYNC || v == RAW_CHECKS || v == RAW_CHECKS_CACHED)
+        if (v == RAW_RELAXED || v == RAW_SYNC || v == RAW_CHECKS || v == RAW_CHECKS_CACHED ||
+            v == RAW_CHECKS_WARP0)
             atomicAdd(c, 1u);
         else
             dcuda_dev_red_release(c, 1u);
@@ -115,12 +125,14 @@ DCUDA_KERNEL(probe, ctx)
     if (me < 2 && v == FLOORLIKE_SCRATCH)
         floorlike((unsigned *)(a->buf + 64 + 256 * me), (unsigned *)(a->buf + 64 + 256 * other),
                   me, a->iters);
-    if (me == 0 && v == CHECKS_ALONE) {
+    if (me == 0 && (v == CHECKS_ALONE || v == CHECKS_ALONE_ACQ)) {
         /* Cost of the put checks alone, no communication: reported like a
          * one-way time, i.e. per 2 checks. */
         int bad = 0;
         for (int i = 0; i < a->iters; i++) {
             __nanosleep(7); /* marks the loop in the disassembly */
+            if (v == CHECKS_ALONE_ACQ && threadIdx.x == 0)
+                bad += dcuda_dev_ld_acquire(&st.notifs[0].arrived[5]) == 12345u;
             dcuda_detail_put_t p;
             bad += dcuda_detail_checked_put(&st, win, other, 256 * other, 4,
                                             a->buf + 256 * me + 128 + (i & 1), &p, "probe") !=
@@ -132,9 +144,9 @@ DCUDA_KERNEL(probe, ctx)
         if (bad)
             dcuda_log(&st, "checks failed %d", bad);
     }
-    for (int i = 0; me < 2 && v < FLOORLIKE && i < a->iters; i++) {
+    for (int i = 0; me < 2 && (v < FLOORLIKE || v == RAW_CHECKS_WARP0) && i < a->iters; i++) {
         if (me == 1) {
-            if (v >= API_NOTIFY)
+            if (v == API_NOTIFY || v == API_PUT || v == API_PUT_SELF)
                 dcuda_wait_notifications(&st, 0, 1);
             else
                 raw_wait(&st, v, &expect);
@@ -148,7 +160,7 @@ DCUDA_KERNEL(probe, ctx)
         else
             raw_send(&st, v, other, a->buf + 256 * other, a->buf + 256 * me + 128, win);
         if (me == 0) {
-            if (v >= API_NOTIFY)
+            if (v == API_NOTIFY || v == API_PUT || v == API_PUT_SELF)
                 dcuda_wait_notifications(&st, 0, 1);
             else
                 raw_wait(&st, v, &expect);

@@ -114,6 +114,10 @@ const char *dcuda_host_last_error(dcuda_host_h host);
 
 dcuda_status_t dcuda_host_finish(dcuda_host_h host);
 
+/* 1 if backend ("cpu" or "cuda") is built and has a device here; else 0 and
+ * the reason in why. */
+int dcuda_host_backend_available(const char *backend, char *why, size_t why_size);
+
 /* Every setting with its value, default and meaning. */
 void dcuda_settings_print(FILE *out);
 

@@ -160,12 +160,15 @@ typedef struct dcuda_log_ring {
     uint32_t reserved;
 } dcuda_log_ring_t;
 
-/* First error reported by any rank during a run, and how many there were. */
+/* First error reported by any rank during a run, and how many there were.
+ * The rank that records the status first also leaves its report in `first`,
+ * so the host's message always matches the status it returns. */
 typedef struct dcuda_error_record {
     DCUDA_ATOMIC(int32_t) status;
     DCUDA_ATOMIC(int32_t) rank;
     DCUDA_ATOMIC(uint32_t) count;
     uint32_t reserved;
+    dcuda_log_entry_t first;
 } dcuda_error_record_t;
 
 /*
@@ -228,7 +231,7 @@ typedef struct dcuda_state {
     int32_t world_size;  /* copies of the context's fields */
     int32_t device_size;
     int32_t world_first;
-    uint32_t unreleased; /* a put without notification is not yet released */
+    uint32_t reserved;
     dcuda_notif_counters_t *notifs;
     dcuda_win_entry_t *win_entries[DCUDA_COMM_COUNT];
     dcuda_win_cache_entry_t win_cache[DCUDA_WIN_CACHE_ENTRIES];
@@ -244,7 +247,7 @@ DCUDA_STATIC_ASSERT(sizeof(dcuda_rank_status_t) == 32, "rank status");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_log_entry_t) == 304, "log entry");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_log_entry_t, args) == 16, "log entry args");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_log_ring_t) == 24, "log ring");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_error_record_t) == 16, "error record");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_error_record_t) == 16 + sizeof(dcuda_log_entry_t), "error record");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_context_t, notifs) == 32, "context header");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 136, "context");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_win_cache_entry_t) == 24, "window cache entry");

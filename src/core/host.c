@@ -22,6 +22,35 @@ static const dcuda_backend_ops_t *backend_by_name(const char *name)
     return NULL;
 }
 
+/* Can backend `ops` run kernel k here? Fills a reason when not. */
+static int backend_can_run(const dcuda_backend_ops_t *ops, const dcuda_kernel_t *k, char *why,
+                           size_t why_size)
+{
+    int gpu = strcmp(ops->name, "cuda") == 0;
+    if (gpu ? !k->gpu : !k->cpu) {
+        snprintf(why, why_size, "kernel %s was not compiled for %s ranks", k->name,
+                 gpu ? "GPU" : "CPU");
+        return 0;
+    }
+    return ops->available(why, why_size);
+}
+
+int dcuda_host_backend_available(const char *backend, char *why, size_t why_size)
+{
+    char none[8];
+    if (!why || why_size == 0) {
+        why = none;
+        why_size = sizeof none;
+    }
+    const dcuda_backend_ops_t *ops = backend ? backend_by_name(backend) : NULL;
+    if (!ops) {
+        snprintf(why, why_size, "this build of dcuda has no %s backend",
+                 backend ? backend : "(null)");
+        return 0;
+    }
+    return ops->available(why, why_size);
+}
+
 static dcuda_status_t pick_backend(const dcuda_settings_t *s, const dcuda_kernel_t *k,
                                    const dcuda_backend_ops_t **out)
 {
@@ -34,7 +63,7 @@ static dcuda_status_t pick_backend(const dcuda_settings_t *s, const dcuda_kernel
                                 s->backend);
             return DCUDA_ERR_BACKEND;
         }
-        if (!ops->usable(k, why, sizeof why)) {
+        if (!backend_can_run(ops, k, why, sizeof why)) {
             dcuda_hostlog_error("backend %s cannot run kernel %s: %s", s->backend, k->name, why);
             return DCUDA_ERR_BACKEND;
         }
@@ -42,14 +71,14 @@ static dcuda_status_t pick_backend(const dcuda_settings_t *s, const dcuda_kernel
         return DCUDA_OK;
     }
     ops = backend_by_name("cuda");
-    if (ops && ops->usable(k, why, sizeof why)) {
+    if (ops && backend_can_run(ops, k, why, sizeof why)) {
         *out = ops;
         return DCUDA_OK;
     }
     if (ops)
         dcuda_hostlog_info("not using the cuda backend: %s", why);
     ops = backend_by_name("cpu");
-    if (!ops->usable(k, why, sizeof why)) {
+    if (!backend_can_run(ops, k, why, sizeof why)) {
         dcuda_hostlog_error("no backend can run kernel %s: %s", k->name, why);
         return DCUDA_ERR_BACKEND;
     }
@@ -161,6 +190,9 @@ dcuda_status_t dcuda_host_run(dcuda_host_h h, void *user_data, size_t user_size,
     if (st == DCUDA_OK)
         st = h->ops->copy_out(h, &err, h->image.error, sizeof err);
     if (st == DCUDA_OK && err.status != 0) {
+        char text[sizeof h->last_error - 32];
+        dcuda_log_entry_text(&err.first, text, sizeof text);
+        snprintf(h->last_error, sizeof h->last_error, "rank %d: %s", (int)err.rank, text);
         dcuda_hostlog_info("kernel %s: %u rank call(s) failed; first: %s", h->kernel.name,
                            (unsigned)err.count, h->last_error);
         st = (dcuda_status_t)err.status;

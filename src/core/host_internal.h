@@ -43,8 +43,8 @@ struct dcuda_host {
  * ranks can also reach (pinned and mapped on a GPU). */
 struct dcuda_backend_ops {
     const char *name;
-    /* Can this backend run `kernel` here? Fills a reason when not. */
-    int (*usable)(const dcuda_kernel_t *kernel, char *why, size_t why_size);
+    /* Can this backend run ranks here? Fills a reason when not. */
+    int (*available)(char *why, size_t why_size);
     /* Choose the device, the rank count and threads per rank (host->info). */
     dcuda_status_t (*open)(dcuda_host_h h, int threads_per_rank);
     void (*close)(dcuda_host_h h);
@@ -86,6 +86,8 @@ void dcuda_monitor_destroy(dcuda_host_h h);
 
 /* logfmt.c: formats a FORMAT-kind log entry (device printf) into out. */
 void dcuda_log_format_entry(const dcuda_log_entry_t *e, char *out, size_t out_size);
+/* monitor.c: the text of any log entry. */
+void dcuda_log_entry_text(const dcuda_log_entry_t *e, char *text, size_t size);
 
 /* Monotonic nanoseconds on the host. */
 uint64_t dcuda_now_ns(void);

@@ -67,19 +67,23 @@ void dcuda_monitor_start(dcuda_host_h h)
     memset(m->watch, 0, (size_t)h->image.device_size * sizeof *m->watch);
 }
 
-static void print_entry(dcuda_host_h h, const dcuda_log_entry_t *e)
+void dcuda_log_entry_text(const dcuda_log_entry_t *e, char *text, size_t size)
 {
-    char text[1024];
     if (e->kind & DCUDA_LOG_FORMAT_KIND) {
-        dcuda_log_format_entry(e, text, sizeof text);
+        dcuda_log_format_entry(e, text, size);
     } else {
         size_t n = strnlen(e->text, DCUDA_LOG_TEXT);
+        n = n < size ? n : size - 1;
         memcpy(text, e->text, n);
         text[n] = '\0';
     }
+}
+
+static void print_entry(const dcuda_log_entry_t *e)
+{
+    char text[1024];
+    dcuda_log_entry_text(e, text, sizeof text);
     if (e->kind & DCUDA_LOG_ERROR_KIND) {
-        if (h->last_error[0] == '\0')
-            snprintf(h->last_error, sizeof h->last_error, "rank %d: %.480s", (int)e->rank, text);
         fprintf(stderr, "dcuda: error: rank %d: %s\n", (int)e->rank, text);
         fflush(stderr);
     } else {
@@ -98,7 +102,7 @@ static int drain_log(dcuda_host_h h)
         dcuda_log_entry_t *e = &h->log_h[m->tail & mask];
         if (atomic_load_explicit(&e->seq, memory_order_acquire) != m->tail + 1)
             break;
-        print_entry(h, e);
+        print_entry(e);
         atomic_store_explicit(&e->seq, m->tail + h->image.log.capacity, memory_order_release);
         m->tail++;
         printed = 1;

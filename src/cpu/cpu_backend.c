@@ -51,12 +51,11 @@ void dcuda_cpu_backoff(unsigned *spins)
     }
 }
 
-static int cpu_usable(const dcuda_kernel_t *k, char *why, size_t why_size)
+static int cpu_available(char *why, size_t why_size)
 {
-    if (k->cpu)
-        return 1;
-    snprintf(why, why_size, "kernel %s was not compiled for CPU ranks", k->name);
-    return 0;
+    (void)why;
+    (void)why_size;
+    return 1;
 }
 
 static dcuda_status_t cpu_open(dcuda_host_h h, int threads_per_rank)
@@ -216,7 +215,7 @@ static dcuda_status_t cpu_join(dcuda_host_h h)
 
 const dcuda_backend_ops_t dcuda_cpu_backend_ops = {
     .name = "cpu",
-    .usable = cpu_usable,
+    .available = cpu_available,
     .open = cpu_open,
     .close = cpu_close,
     .alloc = cpu_alloc,

@@ -21,6 +21,17 @@
 
 /* ---- reporting --------------------------------------------------------- */
 
+static void fill_entry(dcuda_log_entry_t *e, int rank, int kind, const char *text)
+{
+    e->rank = rank;
+    e->kind = (uint16_t)kind;
+    e->nargs = 0;
+    e->arg_types = 0;
+    size_t n = strnlen(text, DCUDA_LOG_TEXT - 1);
+    memcpy(e->text, text, n);
+    e->text[n] = '\0';
+}
+
 static void ring_push(const dcuda_log_ring_t *ring, int rank, int kind, const char *text)
 {
     uint32_t t = atomic_fetch_add_explicit(ring->head, 1u, memory_order_relaxed);
@@ -29,13 +40,7 @@ static void ring_push(const dcuda_log_ring_t *ring, int rank, int kind, const ch
     /* Back-pressure: wait until the logger has freed this entry. */
     while (atomic_load_explicit(&e->seq, memory_order_acquire) != t)
         dcuda_cpu_backoff(&spins);
-    e->rank = rank;
-    e->kind = (uint16_t)kind;
-    e->nargs = 0;
-    e->arg_types = 0;
-    size_t n = strnlen(text, DCUDA_LOG_TEXT - 1);
-    memcpy(e->text, text, n);
-    e->text[n] = '\0';
+    fill_entry(e, rank, kind, text);
     atomic_store_explicit(&e->seq, t + 1, memory_order_release);
 }
 
@@ -60,8 +65,10 @@ static dcuda_status_t report(dcuda_status_t status, const char *call, const char
     }
     int rank = ctx->world_first + dcuda_cpu_thread_rank;
     int32_t none = 0;
-    if (atomic_compare_exchange_strong(&ctx->error->status, &none, (int32_t)status))
+    if (atomic_compare_exchange_strong(&ctx->error->status, &none, (int32_t)status)) {
         atomic_store(&ctx->error->rank, rank);
+        fill_entry(&ctx->error->first, rank, DCUDA_LOG_ERROR_KIND, text);
+    }
     atomic_fetch_add(&ctx->error->count, 1u);
     ring_push(&ctx->log, rank, DCUDA_LOG_ERROR_KIND, text);
     return status;
@@ -139,7 +146,6 @@ static dcuda_status_t barrier(dcuda_state_t *st, int comm, const char *call)
     uint32_t target = ++st->barrier_epoch[comm] * (uint32_t)dcuda_detail_comm_size(st, comm);
     _Atomic uint32_t *arrived = &ctx->barriers[comm].arrived;
     atomic_fetch_add_explicit(arrived, 1u, memory_order_acq_rel);
-    st->unreleased = 0;
     block_desc_t d = {DCUDA_PHASE_BARRIER, 0, 0, 0, (uint32_t)comm};
     return block_until(st, arrived, target, &d, call);
 }
@@ -273,17 +279,12 @@ dcuda_status_t dcuda_win_flush(dcuda_state_t *st, dcuda_win_t win)
 
 /* ---- notified RMA ------------------------------------------------------- */
 
-/* A notification releases the rank's earlier puts: a release add when a
- * put without notification is still unreleased, else a relaxed one (as on
- * GPU ranks, where the release fence is most of a notification's cost).
- * Plain stores by rank code are not released: publish such data with a put
- * whose source is its target (no copy). */
-static void notify_device_rank(dcuda_state_t *st, int devrank, int tag, int release)
+/* A notification is a release add: what the rank wrote (puts and plain
+ * stores) and read before it is ordered before it, so the target may read
+ * the data, or reuse a buffer it was told is free. */
+static void notify_device_rank(const dcuda_state_t *st, int devrank, int tag)
 {
-    release |= (int)st->unreleased;
-    atomic_fetch_add_explicit(&st->notifs[devrank].arrived[tag], 1u,
-                              release ? memory_order_release : memory_order_relaxed);
-    st->unreleased = 0;
+    atomic_fetch_add_explicit(&st->notifs[devrank].arrived[tag], 1u, memory_order_release);
 }
 
 static dcuda_status_t put_common(dcuda_state_t *st, dcuda_win_t win, int rank, size_t offset,
@@ -301,9 +302,7 @@ static dcuda_status_t put_common(dcuda_state_t *st, dcuda_win_t win, int rank, s
     if (size && p.dst != (const char *)src)
         memcpy(p.dst, src, size);
     if (notify)
-        notify_device_rank(st, p.devrank, tag, 1);
-    else
-        st->unreleased = 1;
+        notify_device_rank(st, p.devrank, tag);
     return DCUDA_OK;
 }
 
@@ -330,7 +329,7 @@ dcuda_status_t dcuda_notify(dcuda_state_t *st, int rank, dcuda_comm_t comm, int 
     if (s == DCUDA_OK)
         s = dcuda_detail_checked_target(st, comm, rank, &devrank, call);
     if (s == DCUDA_OK)
-        notify_device_rank(st, devrank, tag, 0);
+        notify_device_rank(st, devrank, tag);
     return s;
 }
 

@@ -36,13 +36,11 @@ static dcuda_status_t cuda_fail(cudaError_t err, const char *what)
             return cuda_fail(err_, what);                                                      \
     } while (0)
 
-static int cuda_usable(const dcuda_kernel_t *k, char *why, size_t why_size)
+static int cuda_available(char *why, size_t why_size)
 {
     int n = 0;
     cudaError_t err = cudaGetDeviceCount(&n);
-    if (!k->gpu)
-        snprintf(why, why_size, "kernel %s was not compiled for GPU ranks", k->name);
-    else if (err != cudaSuccess)
+    if (err != cudaSuccess)
         snprintf(why, why_size, "no usable CUDA device (%s)", cudaGetErrorString(err));
     else if (n == 0)
         snprintf(why, why_size, "no CUDA device present");
@@ -231,7 +229,7 @@ static dcuda_status_t cuda_join(dcuda_host_h h)
 
 const dcuda_backend_ops_t dcuda_cuda_backend_ops = {
     .name = "cuda",
-    .usable = cuda_usable,
+    .available = cuda_available,
     .open = cuda_open,
     .close = cuda_close,
     .alloc = cuda_alloc,

@@ -23,11 +23,20 @@
 #define DCUDA_SHARED __shared__
 /* Helper functions of rank code: DCUDA_RANK_FN int f(...) { ... } */
 #define DCUDA_RANK_FN static __device__
+/* The __global__ function wraps the rank code: it makes the context known
+ * before any rank call (so even calls before dcuda_rank_init are reported)
+ * and tells the watchdog when the rank has returned. */
 #define DCUDA_KERNEL(name, ctx)                                                                \
-    extern "C" __global__ void dcuda_gpu_kernel_##name(dcuda_context_h ctx);                   \
+    static __device__ void dcuda_gpu_body_##name(dcuda_context_h ctx);                         \
+    extern "C" __global__ void dcuda_gpu_kernel_##name(dcuda_context_h dcuda_ctx_)             \
+    {                                                                                          \
+        dcuda_dev_kernel_enter(dcuda_ctx_);                                                    \
+        dcuda_gpu_body_##name(dcuda_ctx_);                                                     \
+        dcuda_dev_kernel_exit(dcuda_ctx_);                                                     \
+    }                                                                                          \
     extern "C" const void *const dcuda_gpu_kernel_ptr_##name;                                  \
     const void *const dcuda_gpu_kernel_ptr_##name = (const void *)dcuda_gpu_kernel_##name;     \
-    extern "C" __global__ void dcuda_gpu_kernel_##name(dcuda_context_h ctx)
+    static __device__ void dcuda_gpu_body_##name(dcuda_context_h ctx)
 
 #define DCUDA_DEV static __device__ __forceinline__
 
@@ -36,6 +45,20 @@ DCUDA_DEV int dcuda_thread_count(void) { return (int)blockDim.x; }
 DCUDA_DEV void dcuda_rank_sync(void) { __syncthreads(); }
 
 #include "rank_cuda_report.cuh"
+
+DCUDA_DEV void dcuda_dev_kernel_enter(dcuda_context_h ctx)
+{
+    if (threadIdx.x == 0)
+        dcuda_dev_current_ctx = ctx;
+    __syncthreads();
+}
+
+DCUDA_DEV void dcuda_dev_kernel_exit(dcuda_context_h ctx)
+{
+    __syncthreads();
+    if (threadIdx.x == 0 && ctx && ctx->magic == DCUDA_CONTEXT_MAGIC)
+        dcuda_dev_st_release_sys(&ctx->rank_status[blockIdx.x].phase, DCUDA_PHASE_FINISHED);
+}
 
 #define DCUDA_CHECK_FN static __device__ __forceinline__
 #define DCUDA_DETAIL_REPORT(st, status, call, ...) dcuda_dev_report(st, status, call, __VA_ARGS__)
@@ -102,7 +125,6 @@ DCUDA_DEV dcuda_status_t dcuda_dev_barrier_lanes(dcuda_state_t *st, int comm, un
     __syncwarp(mask);
     if (threadIdx.x == 0) {
         st->barrier_epoch[comm]++;
-        st->unreleased = 0;
         __threadfence();
         atomicAdd(arrived, 1u);
     }
@@ -146,7 +168,6 @@ DCUDA_DEV dcuda_status_t dcuda_dev_init_thread0(dcuda_context_h ctx, dcuda_state
 {
     if (!ctx || ctx->magic != DCUDA_CONTEXT_MAGIC || ctx->version != DCUDA_LAYOUT_VERSION)
         return dcuda_dev_report_noctx(DCUDA_ERR_INVALID_ARG);
-    dcuda_dev_current_ctx = ctx;
     dcuda_detail_state_bind(st, ctx, (int)blockIdx.x);
     st->magic = DCUDA_STATE_MAGIC;
     dcuda_dev_publish_phase(st, DCUDA_PHASE_RUNNING);
@@ -173,10 +194,8 @@ DCUDA_DEV dcuda_status_t dcuda_rank_finish(dcuda_state_t *st)
         return dcuda_dev_report_uninit(st, "dcuda_rank_finish");
     dcuda_status_t s = dcuda_dev_barrier_block(st, DCUDA_DETAIL_COMM_WORLD);
     __syncthreads();
-    if (threadIdx.x == 0) {
-        dcuda_dev_publish_phase(st, DCUDA_PHASE_FINISHED);
+    if (threadIdx.x == 0)
         st->magic = 0;
-    }
     __syncthreads();
     return s;
 }

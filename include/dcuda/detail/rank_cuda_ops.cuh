@@ -35,11 +35,6 @@ static __device__ __forceinline__ void dcuda_dev_red_release(uint32_t *p, uint32
     asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
-static __device__ __forceinline__ void dcuda_dev_red_relaxed(uint32_t *p, uint32_t v)
-{
-    asm volatile("red.relaxed.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-
 static __device__ __forceinline__ void dcuda_dev_st_relaxed_sys(uint32_t *p, uint32_t v)
 {
     asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");

@@ -7,7 +7,8 @@
 #define DCUDA_DETAIL_RANK_CUDA_REPORT_CUH
 
 /* The context of the running kernel, for reporting calls made before
- * dcuda_rank_init (one copy per translation unit, set by every rank). */
+ * dcuda_rank_init (one copy per translation unit, set by every block as it
+ * enters the kernel). */
 static __device__ const dcuda_context_t *dcuda_dev_current_ctx;
 
 static __device__ __noinline__ const char *dcuda_dev_status_string(dcuda_status_t status)
@@ -101,18 +102,13 @@ static __device__ __forceinline__ void dcuda_dev_log_arg(dcuda_dev_log_builder_t
     dcuda_dev_log_raw(b, DCUDA_LOG_ARG_PTR, (uint64_t)(uintptr_t)p);
 }
 
-/* Writes one entry: format pre + fmt + post, then the arguments. Waits for
- * room in the ring (nothing is dropped). */
+/* Fills entry e: format pre + fmt + post, then the arguments. */
 template <typename... A>
-static __device__ __noinline__ void dcuda_dev_log_write(const dcuda_context_t *ctx, int rank,
-                                                        unsigned kind, const char *pre,
-                                                        const char *fmt, const char *post,
-                                                        A... args)
+static __device__ __forceinline__ void dcuda_dev_log_fill(dcuda_log_entry_t *e, int rank,
+                                                          unsigned kind, const char *pre,
+                                                          const char *fmt, const char *post,
+                                                          A... args)
 {
-    uint32_t t = atomicAdd(ctx->log.head, 1u);
-    dcuda_log_entry_t *e = &ctx->log.entries[t & (ctx->log.capacity - 1u)];
-    while (dcuda_dev_ld_acquire_sys(&e->seq) != t)
-        __nanosleep(1000);
     dcuda_dev_log_builder_t b = {e, 0, 0, 0};
     dcuda_dev_log_text(b, pre);
     dcuda_dev_log_text(b, fmt);
@@ -124,28 +120,44 @@ static __device__ __noinline__ void dcuda_dev_log_write(const dcuda_context_t *c
     e->kind = (uint16_t)(kind | DCUDA_LOG_FORMAT_KIND);
     e->nargs = (uint16_t)b.n;
     e->arg_types = b.types;
+}
+
+/* Writes one entry into the log ring, waiting for room (nothing is
+ * dropped). */
+template <typename... A>
+static __device__ __noinline__ void dcuda_dev_log_write(const dcuda_context_t *ctx, int rank,
+                                                        unsigned kind, const char *pre,
+                                                        const char *fmt, const char *post,
+                                                        A... args)
+{
+    uint32_t t = atomicAdd(ctx->log.head, 1u);
+    dcuda_log_entry_t *e = &ctx->log.entries[t & (ctx->log.capacity - 1u)];
+    while (dcuda_dev_ld_acquire_sys(&e->seq) != t)
+        __nanosleep(1000);
+    dcuda_dev_log_fill(e, rank, kind, pre, fmt, post, args...);
     dcuda_dev_st_release_sys(&e->seq, t + 1u);
 }
 
 /* ---- misuse reports (thread 0 reports; every thread gets the status) ---- */
 
-static __device__ __forceinline__ void dcuda_dev_record_error(const dcuda_context_t *ctx,
-                                                              int rank, dcuda_status_t status)
-{
-    if (atomicCAS(&ctx->error->status, 0, (int)status) == 0)
-        ctx->error->rank = rank;
-    atomicAdd(&ctx->error->count, 1u);
-}
-
+/* Thread 0 of the reporting rank: the first rank to record an error also
+ * leaves its report in the record; every report goes to the log. */
 template <typename... A>
 static __device__ __noinline__ dcuda_status_t
 dcuda_dev_report_ctx(const dcuda_context_t *ctx, int rank, dcuda_status_t status,
                      const char *call, const char *fmt, A... args)
 {
     if (threadIdx.x == 0 && ctx) {
-        dcuda_dev_record_error(ctx, rank, status);
+        dcuda_error_record_t *rec = ctx->error;
+        const char *why = dcuda_dev_status_string(status);
+        if (atomicCAS(&rec->status, 0, (int)status) == 0) {
+            rec->rank = rank;
+            dcuda_dev_log_fill(&rec->first, rank, DCUDA_LOG_ERROR_KIND, "%s: ", fmt, " (%s)",
+                               call, args..., why);
+        }
+        atomicAdd(&rec->count, 1u);
         dcuda_dev_log_write(ctx, rank, DCUDA_LOG_ERROR_KIND, "%s: ", fmt, " (%s)", call, args...,
-                            dcuda_dev_status_string(status));
+                            why);
     }
     return status;
 }

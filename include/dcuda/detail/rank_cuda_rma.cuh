@@ -90,19 +90,14 @@ DCUDA_DEV dcuda_status_t dcuda_win_flush(dcuda_state_t *st, dcuda_win_t win)
 
 /* ---- notified RMA ------------------------------------------------------- */
 
-/* Thread 0, after __syncthreads ordered the block's writes. A notification
- * releases the rank's earlier puts: a release add (fence.acq_rel + add, most
- * of the cost) when a put is unreleased, else a relaxed add. Plain stores of
- * rank code are not released: publish them with a put whose source is its
- * target (no copy). */
-DCUDA_DEV void dcuda_dev_notify_thread0(dcuda_state_t *st, int devrank, int tag, int release)
+/* Thread 0, after __syncthreads ordered the block's accesses: one release
+ * add (fence.acq_rel and the add). The release covers the rank's earlier
+ * writes and reads, so the target may read the data or reuse a buffer it
+ * was told is free; a relaxed add would allow neither (its fence is most of
+ * the cost of a notification, measured in docs/results). */
+DCUDA_DEV void dcuda_dev_notify_thread0(const dcuda_state_t *st, int devrank, int tag)
 {
-    uint32_t *counter = &st->notifs[devrank].arrived[tag];
-    if (release || st->unreleased)
-        dcuda_dev_red_release(counter, 1u);
-    else
-        dcuda_dev_red_relaxed(counter, 1u);
-    st->unreleased = 0;
+    dcuda_dev_red_release(&st->notifs[devrank].arrived[tag], 1u);
 }
 
 DCUDA_DEV dcuda_status_t dcuda_dev_put(dcuda_state_t *st, dcuda_win_t win, int rank,
@@ -123,9 +118,7 @@ DCUDA_DEV dcuda_status_t dcuda_dev_put(dcuda_state_t *st, dcuda_win_t win, int r
     __syncthreads(); /* the copy is done: source reusable, data ready */
     if (threadIdx.x == 0) {
         if (notify)
-            dcuda_dev_notify_thread0(st, p.devrank, tag, 1);
-        else
-            st->unreleased = 1;
+            dcuda_dev_notify_thread0(st, p.devrank, tag);
         dcuda_detail_cache_put_parts(st, win, rank, &p);
     }
     return DCUDA_OK;
@@ -156,7 +149,7 @@ DCUDA_DEV dcuda_status_t dcuda_notify(dcuda_state_t *st, int rank, dcuda_comm_t 
     if (s == DCUDA_OK)
         s = dcuda_detail_checked_target(st, comm, rank, &devrank, call);
     if (s == DCUDA_OK && threadIdx.x == 0)
-        dcuda_dev_notify_thread0(st, devrank, tag, 0);
+        dcuda_dev_notify_thread0(st, devrank, tag);
     return s;
 }
 

@@ -1,0 +1,114 @@
+/*
+ * Shared between the rank code (semantics_kernels.c) and the host driver
+ * (semantics_host.c) of the semantics suite: case ids, the user struct,
+ * per-rank result slots, tags and the memory layout of each case.
+ */
+#ifndef DCUDA_TESTS_SEMANTICS_H
+#define DCUDA_TESTS_SEMANTICS_H
+
+#include "test_common.h"
+
+enum sem_case {
+    SEM_VISIBILITY = 1,
+    SEM_ORDER,
+    SEM_TAGS,
+    SEM_MANY,
+    SEM_WRAP,
+    SEM_OVERLAP,
+    SEM_FLUSH,
+    SEM_BARRIER,
+    SEM_SIZE0,
+    SEM_RING,
+    SEM_WINDOWS,
+    SEM_USER,
+    SEM_ACK,           /* visibility with dcuda_notify as the buffer-free signal */
+    SEM_NOTIFY_RELEASE /* a put, a notification elsewhere, then one to its target */
+};
+
+/* Result slots of each rank: res[rank * SEM_SLOTS + slot]. */
+enum sem_slot {
+    SEM_RES_STATUS = 0, /* first failing rank API call (0: none) */
+    SEM_RES_BAD,        /* checks that failed */
+    SEM_RES_CHECKED,    /* checks made */
+    SEM_RES_FIRST_BAD,  /* where the first failed check was */
+    SEM_RES_A,          /* case-specific values */
+    SEM_RES_B,
+    SEM_RES_C,
+    SEM_RES_D,
+    SEM_RES_E,
+    SEM_RES_F,
+    SEM_SLOTS
+};
+
+/* The user struct (copied in before and out after each run). */
+typedef struct sem_data {
+    int32_t test_case;
+    int32_t iters;       /* case-specific repetition count */
+    uint64_t region;     /* bytes of buf per rank */
+    unsigned char *buf;  /* [ranks * region], rank-visible */
+    int64_t *res;        /* [ranks * SEM_SLOTS], rank-visible */
+    uint64_t user_in;    /* user case: set by the host */
+    uint64_t user_out;   /* user case: written by rank 0 */
+    int32_t timer_pairs; /* user case: timer pairs each rank runs */
+    int32_t ranks_seen;  /* user case: WORLD size, written by rank 0 */
+} sem_data_t;
+
+/* Tags. */
+#define SEM_TAG_DATA 1
+#define SEM_TAG_ACK 2
+#define SEM_TAG_ORDER 3
+#define SEM_TAG_ORDER_B 4
+#define SEM_TAG_A 7 /* tags case */
+#define SEM_TAG_B 8
+#define SEM_TAG_MANY 9
+#define SEM_TAG_OV1 10
+#define SEM_TAG_OV2 11
+#define SEM_TAG_OV3 12
+#define SEM_TAG_ZERO 13
+#define SEM_TAG_RING 14
+#define SEM_TAG_ALL 15
+#define SEM_TAG_WIN 16
+#define SEM_TAG_FL1 17
+#define SEM_TAG_FL2 18
+#define SEM_TAG_FLACK 19
+#define SEM_TAG_SELF 20
+#define SEM_TAG_NR 21
+
+/* Sizes. */
+#define SEM_VIS_BYTES 65536u   /* visibility: bytes per put */
+#define SEM_ACK_BYTES 4096u    /* ack: bytes per put */
+#define SEM_ORDER_ROUNDS 8     /* order: rounds of plain puts ... */
+#define SEM_ORDER_MSGS 6       /* ... of this many puts each */
+#define SEM_MANY_CHUNK 7       /* many: notifications consumed per wait/test */
+#define SEM_WRAP_TAGS 3        /* wrap: tags used (see sem_wrap_tag) */
+#define SEM_OV_BYTES 1024u     /* overlap: chunk per rank (4 quarters) */
+#define SEM_FLUSH_BYTES 16384u /* flush: bytes per put */
+#define SEM_ZERO_BYTES 256u    /* size0: bytes of a non-empty part */
+#define SEM_WIN_SUB 32u        /* windows: bytes per window part */
+#define SEM_WIN_MAXLIVE 5      /* windows: most windows live at once */
+
+TEST_FN int sem_wrap_tag(int k) { return k == 0 ? 1 : k == 1 ? 2 : 254; }
+
+/* Bytes of buf per rank for a case with `ranks` ranks and `iters`. */
+TEST_FN uint64_t sem_region_bytes(int c, int ranks, int iters)
+{
+    uint64_t n = (uint64_t)ranks, k = (uint64_t)iters;
+    switch (c) {
+    case SEM_VISIBILITY: return 2u * SEM_VIS_BYTES;
+    case SEM_ACK: return 2u * SEM_ACK_BYTES;
+    case SEM_NOTIFY_RELEASE: return 16u * k;
+    case SEM_ORDER: return 8u * (2u * k + 2u * SEM_ORDER_ROUNDS * SEM_ORDER_MSGS);
+    case SEM_TAGS: return 8u;
+    case SEM_MANY: return 8u * (n * k + k);
+    case SEM_WRAP: return 8u * (2u * SEM_WRAP_TAGS * k);
+    case SEM_OVERLAP: return SEM_OV_BYTES;
+    case SEM_FLUSH: return 3u * SEM_FLUSH_BYTES;
+    case SEM_BARRIER: return 16u; /* the buffer is [2][ranks] words */
+    case SEM_SIZE0: return 2u * SEM_ZERO_BYTES;
+    case SEM_RING: return 8u * (2u * k + 1u + n);
+    case SEM_WINDOWS: return SEM_WIN_SUB * SEM_WIN_MAXLIVE;
+    default: return 8u;
+    }
+}
+
+#endif /* DCUDA_TESTS_SEMANTICS_H */

@@ -1,0 +1,559 @@
+/*
+ * Rank code of the semantics suite (dcuda_test_semantics): one kernel whose
+ * case is chosen by sem_data_t.test_case. Written once for CPU and GPU ranks:
+ * rank API only, no libc, work-shared fills, thread 0 does the checking and
+ * writes the rank's result slots, which the host copies out and checks.
+ */
+#include "dcuda/dcuda_rank.h"
+#include "semantics.h"
+
+/* What one thread of a rank knows and has counted. Only thread 0's counts
+ * are written out; checks of API results are made by every thread alike. */
+typedef struct sem_rank {
+    dcuda_state_t *st;
+    sem_data_t *d;
+    int rank, size;   /* in WORLD */
+    int drank, dsize; /* in DEVICE */
+    int to, from;     /* ring neighbours in WORLD */
+    unsigned char *mine;
+    int64_t status, bad, checked, first_bad;
+} sem_rank_t;
+
+TEST_RANK_FN void ok(sem_rank_t *c, int status) { test_note(&c->status, status); }
+
+TEST_RANK_FN void expect(sem_rank_t *c, int cond, int64_t where)
+{
+    c->checked++;
+    if (!cond && c->bad++ == 0)
+        c->first_bad = where;
+}
+
+TEST_RANK_FN void fill_bytes(unsigned char *p, uint64_t n, uint32_t a, uint32_t b)
+{
+    for (uint64_t i = (uint64_t)dcuda_thread_index(); i < n; i += (uint64_t)dcuda_thread_count())
+        p[i] = test_byte(a, b, i);
+    dcuda_rank_sync();
+}
+
+TEST_RANK_FN void fill_words(uint64_t *p, uint64_t n, uint32_t a, uint32_t b)
+{
+    for (uint64_t i = (uint64_t)dcuda_thread_index(); i < n; i += (uint64_t)dcuda_thread_count())
+        p[i] = test_word(a, b, i);
+    dcuda_rank_sync();
+}
+
+/* Thread 0 compares n bytes with pattern (a, b) starting at index `first`. */
+TEST_RANK_FN void check_bytes(sem_rank_t *c, const unsigned char *p, uint64_t first, uint64_t n,
+                              uint32_t a, uint32_t b, int64_t where)
+{
+    if (dcuda_thread_index() == 0) {
+        uint64_t bad = 0, at = 0;
+        for (uint64_t i = 0; i < n; i++)
+            if (p[i] != test_byte(a, b, first + i)) {
+                if (bad++ == 0)
+                    at = i;
+            }
+        c->checked += (int64_t)n;
+        if (bad && c->bad == 0)
+            c->first_bad = where + (int64_t)at;
+        c->bad += (int64_t)bad;
+    }
+    dcuda_rank_sync();
+}
+
+/* Thread 0 compares words [lo, hi) of p with pattern (a, b). */
+TEST_RANK_FN void check_words(sem_rank_t *c, const uint64_t *p, uint64_t lo, uint64_t hi,
+                              uint32_t a, uint32_t b, int64_t where)
+{
+    if (dcuda_thread_index() == 0)
+        for (uint64_t i = lo; i < hi; i++)
+            expect(c, p[i] == test_word(a, b, i), where + (int64_t)i);
+    dcuda_rank_sync();
+}
+
+/* Tells `rank` that its data in my part of win has been consumed, so that
+ * it may overwrite it. The signal must order my reads of that data before
+ * the sender's next put: dcuda_notify is a relaxed add when no put of mine
+ * is pending (by design, see docs/design.md), which does not order reads
+ * (case ack shows it), so this uses an empty put_notify, which releases. */
+TEST_RANK_FN int consumed_signal(sem_rank_t *c, dcuda_win_t win, int rank, int tag)
+{
+    return dcuda_put_notify(c->st, win, rank, 0, 0, c->mine, tag);
+}
+
+/* A large put per iteration around the ring; the receiver checks every byte
+ * once the notification is seen, then lets the sender reuse its buffer
+ * (with a releasing signal, or with plain dcuda_notify for case ack). */
+TEST_RANK_FN void case_visibility(sem_rank_t *c, uint64_t s, int plain_notify)
+{
+    unsigned char *recv = c->mine, *send = c->mine + s;
+    dcuda_win_t win;
+    ok(c, dcuda_win_create(c->st, DCUDA_COMM_WORLD, c->mine, 2 * s, &win));
+    for (int it = 0; it < c->d->iters; it++) {
+        if (it > 0)
+            ok(c, dcuda_wait_notifications(c->st, SEM_TAG_ACK, 1));
+        fill_bytes(send, s, (uint32_t)c->rank, (uint32_t)it);
+        ok(c, dcuda_put_notify(c->st, win, c->to, 0, s, send, SEM_TAG_DATA));
+        ok(c, dcuda_win_flush(c->st, win));
+        ok(c, dcuda_wait_notifications(c->st, SEM_TAG_DATA, 1));
+        check_bytes(c, recv, 0, s, (uint32_t)c->from, (uint32_t)it, (int64_t)it * (int64_t)s);
+        if (plain_notify)
+            ok(c, dcuda_notify(c->st, c->from, DCUDA_COMM_WORLD, SEM_TAG_ACK));
+        else
+            ok(c, consumed_signal(c, win, c->from, SEM_TAG_ACK));
+    }
+    ok(c, dcuda_wait_notifications(c->st, SEM_TAG_ACK, 1));
+    expect(c, dcuda_test_notifications(c->st, SEM_TAG_DATA, 1) == 0, -1);
+    ok(c, dcuda_win_free(c->st, win));
+}
+
+/* A plain put, a notification to myself, then one to the put's target:
+ * when the target sees its notification, the put must be visible (every
+ * earlier put of a rank to a target is, when a notification is seen). */
+TEST_RANK_FN void case_notify_release(sem_rank_t *c)
+{
+    const uint64_t k = (uint64_t)c->d->iters;
+    uint64_t *recv = (uint64_t *)c->mine, *send = recv + k;
+    dcuda_win_t win;
+    fill_words(send, k, (uint32_t)c->rank, 12);
+    ok(c, dcuda_win_create(c->st, DCUDA_COMM_WORLD, c->mine, c->d->region, &win));
+    for (uint64_t i = 0; i < k; i++) {
+        ok(c, dcuda_put(c->st, win, c->to, 8 * i, 8, &send[i]));
+        ok(c, dcuda_notify(c->st, c->rank, DCUDA_COMM_WORLD, SEM_TAG_SELF));
+        ok(c, dcuda_notify(c->st, c->to, DCUDA_COMM_WORLD, SEM_TAG_NR));
+        ok(c, dcuda_wait_notifications(c->st, SEM_TAG_SELF, 1));
+        ok(c, dcuda_wait_notifications(c->st, SEM_TAG_NR, 1));
+        check_words(c, recv, i, i + 1, (uint32_t)c->from, 12, 0);
+    }
+    expect(c, dcuda_test_notifications(c->st, SEM_TAG_SELF, 1) == 0, -1);
+    expect(c, dcuda_test_notifications(c->st, SEM_TAG_NR, 1) == 0, -2);
+    ok(c, dcuda_win_free(c->st, win));
+}
+
+/* Part A: put_notify i lands in slot i; when notification i is consumed,
+ * slots 0..i must hold their data. Part B: rounds of plain puts closed by
+ * a notify (even rounds) or a put_notify (odd rounds). */
+TEST_RANK_FN void case_order(sem_rank_t *c)
+{
+    const uint64_t k = (uint64_t)c->d->iters, m = SEM_ORDER_MSGS, nb = SEM_ORDER_ROUNDS * m;
+    uint64_t *recv_a = (uint64_t *)c->mine, *recv_b = recv_a + k;
+    uint64_t *send_a = recv_b + nb, *send_b = send_a + k;
+    dcuda_win_t win;
+    fill_words(send_a, k, (uint32_t)c->rank, 1);
+    fill_words(send_b, nb, (uint32_t)c->rank, 2);
+    ok(c, dcuda_win_create(c->st, DCUDA_COMM_WORLD, c->mine, c->d->region, &win));
+    for (uint64_t i = 0; i < k; i++) {
+        ok(c, dcuda_put_notify(c->st, win, c->to, 8 * i, 8, &send_a[i], SEM_TAG_ORDER));
+        ok(c, dcuda_wait_notifications(c->st, SEM_TAG_ORDER, 1));
+        check_words(c, recv_a, 0, i + 1, (uint32_t)c->from, 1, (int64_t)(i * k));
+    }
+    for (uint64_t r = 0; r < SEM_ORDER_ROUNDS; r++) {
+        uint64_t first = r * m, last = first + m - 1;
+        for (uint64_t j = first; j < last; j++)
+            ok(c, dcuda_put(c->st, win, c->to, 8 * (k + j), 8, &send_b[j]));
+        if (r % 2 == 0) {
+            ok(c, dcuda_put(c->st, win, c->to, 8 * (k + last), 8, &send_b[last]));
+            ok(c, dcuda_notify(c->st, c->to, DCUDA_COMM_WORLD, SEM_TAG_ORDER_B));
+        } else {
+            ok(c, dcuda_put_notify(c->st, win, c->to, 8 * (k + last), 8, &send_b[last],
+                                   SEM_TAG_ORDER_B));
+        }
+        ok(c, dcuda_wait_notifications(c->st, SEM_TAG_ORDER_B, 1));
+        check_words(c, recv_b, first, last + 1, (uint32_t)c->from, 2, 1000000);
+    }
+    expect(c, dcuda_test_notifications(c->st, SEM_TAG_ORDER, 1) == 0, -1);
+    expect(c, dcuda_test_notifications(c->st, SEM_TAG_ORDER_B, 1) == 0, -2);
+    ok(c, dcuda_win_free(c->st, win));
+}
+
+/* Notifications of one tag never satisfy or get consumed by another tag. */
+TEST_RANK_FN void case_tags(sem_rank_t *c)
+{
+    dcuda_state_t *st = c->st;
+    int dto = (c->drank + 1) % c->dsize;
+    for (int i = 0; i < 5; i++)
+        ok(c, dcuda_notify(st, c->to, DCUDA_COMM_WORLD, SEM_TAG_A));
+    ok(c, dcuda_comm_barrier(st, DCUDA_COMM_WORLD));
+    /* Five on tag A have arrived; no other tag has any. */
+    for (int tag = 0; tag < DCUDA_TAG_COUNT; tag++)
+        if (tag != SEM_TAG_A)
+            expect(c, dcuda_test_notifications(st, tag, 1) == 0, tag);
+    expect(c, dcuda_test_notifications(st, SEM_TAG_A, 6) == 0, 1000);
+    expect(c, dcuda_test_notifications(st, SEM_TAG_A, 2) == 1, 1001);
+    ok(c, dcuda_comm_barrier(st, DCUDA_COMM_WORLD));
+    /* A wait on B needs B; the three left on A stay. */
+    ok(c, dcuda_notify(st, dto, DCUDA_COMM_DEVICE, SEM_TAG_B));
+    ok(c, dcuda_wait_notifications(st, SEM_TAG_B, 1));
+    expect(c, dcuda_test_notifications(st, SEM_TAG_B, 1) == 0, 1002);
+    expect(c, dcuda_test_notifications(st, SEM_TAG_A, 3) == 1, 1003);
+    expect(c, dcuda_test_notifications(st, SEM_TAG_A, 1) == 0, 1004);
+    /* The extreme tags. */
+    ok(c, dcuda_notify(st, c->to, DCUDA_COMM_WORLD, DCUDA_TAG_COUNT - 1));
+    ok(c, dcuda_notify(st, c->to, DCUDA_COMM_WORLD, DCUDA_TAG_COUNT - 1));
+    ok(c, dcuda_notify(st, c->to, DCUDA_COMM_WORLD, 0));
+    ok(c, dcuda_wait_notifications(st, 0, 1));
+    ok(c, dcuda_wait_notifications(st, DCUDA_TAG_COUNT - 1, 2));
+    expect(c, dcuda_test_notifications(st, DCUDA_TAG_COUNT - 1, 1) == 0, 1005);
+    expect(c, dcuda_test_notifications(st, 0, 1) == 0, 1006);
+    ok(c, dcuda_comm_barrier(st, DCUDA_COMM_WORLD));
+    for (int tag = 0; tag < DCUDA_TAG_COUNT; tag++)
+        expect(c, dcuda_test_notifications(st, tag, 1) == 0, 2000 + tag);
+}
+
+/* Every rank sends iters notified puts to one rank, which consumes them
+ * in chunks, half by polling test_notifications, half by waiting. */
+TEST_RANK_FN void case_many(sem_rank_t *c)
+{
+    const int target = c->size / 2;
+    const uint64_t n = (uint64_t)c->d->iters, total = n * (uint64_t)c->size;
+    uint64_t *slots = (uint64_t *)c->mine, *send = slots + total;
+    dcuda_win_t win;
+    fill_words(send, n, (uint32_t)c->rank, 3);
+    ok(c, dcuda_win_create(c->st, DCUDA_COMM_WORLD, c->mine, c->d->region, &win));
+    for (uint64_t i = 0; i < n; i++)
+        ok(c, dcuda_put_notify(c->st, win, target, 8 * ((uint64_t)c->rank * n + i), 8, &send[i],
+                               SEM_TAG_MANY));
+    if (c->rank == target) {
+        uint64_t got = 0;
+        while (got + SEM_MANY_CHUNK <= total / 2) {
+            int r = dcuda_test_notifications(c->st, SEM_TAG_MANY, SEM_MANY_CHUNK);
+            ok(c, r);
+            if (r < 0)
+                break;
+            got += (uint64_t)r * SEM_MANY_CHUNK;
+        }
+        while (got < total) {
+            uint64_t chunk = total - got < SEM_MANY_CHUNK ? total - got : SEM_MANY_CHUNK;
+            ok(c, dcuda_wait_notifications(c->st, SEM_TAG_MANY, (int)chunk));
+            got += chunk;
+        }
+        if (dcuda_thread_index() == 0)
+            for (uint64_t j = 0; j < total; j++)
+                expect(c, slots[j] == test_word((uint32_t)(j / n), 3, j % n), (int64_t)j);
+        dcuda_rank_sync();
+        expect(c, dcuda_test_notifications(c->st, SEM_TAG_MANY, 1) == 0, -1);
+    }
+    ok(c, dcuda_comm_barrier(c->st, DCUDA_COMM_WORLD));
+    expect(c, dcuda_test_notifications(c->st, SEM_TAG_MANY, 1) == 0, -2);
+    ok(c, dcuda_win_free(c->st, win));
+}
+
+/* Counters start just below 2^32 (DCUDA_NOTIF_START): iters notified puts
+ * per tag cross the wrap; consumed in chunks of 3 by waiting, chunks of 5 by
+ * polling, and in one wait for all. Slot A/B: consumed count of the first
+ * tag before and after (the state is a public layout). */
+TEST_RANK_FN void case_wrap(sem_rank_t *c)
+{
+    const uint64_t m = (uint64_t)c->d->iters, nt = SEM_WRAP_TAGS;
+    uint64_t *recv = (uint64_t *)c->mine, *send = recv + nt * m;
+    dcuda_win_t win;
+    if (dcuda_thread_index() == 0)
+        c->d->res[c->rank * SEM_SLOTS + SEM_RES_A] = (int64_t)c->st->consumed[sem_wrap_tag(0)];
+    fill_words(send, nt * m, (uint32_t)c->rank, 4);
+    ok(c, dcuda_win_create(c->st, DCUDA_COMM_WORLD, c->mine, c->d->region, &win));
+    for (uint64_t i = 0; i < m; i++)
+        for (uint64_t t = 0; t < nt; t++)
+            ok(c, dcuda_put_notify(c->st, win, c->to, 8 * (t * m + i), 8, &send[t * m + i],
+                                   sem_wrap_tag((int)t)));
+    for (uint64_t got = 0; got < m;) {
+        uint64_t chunk = m - got < 3 ? m - got : 3;
+        ok(c, dcuda_wait_notifications(c->st, sem_wrap_tag(0), (int)chunk));
+        check_words(c, recv, got, got + chunk, (uint32_t)c->from, 4, 0);
+        got += chunk;
+    }
+    for (uint64_t got = 0; got < m;) {
+        uint64_t chunk = m - got < 5 ? m - got : 5;
+        int r = dcuda_test_notifications(c->st, sem_wrap_tag(1), (int)chunk);
+        ok(c, r);
+        if (r < 0)
+            break;
+        if (r == 1) {
+            check_words(c, recv, m + got, m + got + chunk, (uint32_t)c->from, 4, 0);
+            got += chunk;
+        }
+    }
+    ok(c, dcuda_wait_notifications(c->st, sem_wrap_tag(2), (int)m));
+    check_words(c, recv, 2 * m, 3 * m, (uint32_t)c->from, 4, 0);
+    if (dcuda_thread_index() == 0)
+        c->d->res[c->rank * SEM_SLOTS + SEM_RES_B] = (int64_t)c->st->consumed[sem_wrap_tag(0)];
+    ok(c, dcuda_comm_barrier(c->st, DCUDA_COMM_WORLD));
+    for (int t = 0; t < SEM_WRAP_TAGS; t++)
+        expect(c, dcuda_test_notifications(c->st, sem_wrap_tag(t), 1) == 0, -1 - t);
+    ok(c, dcuda_win_free(c->st, win));
+}
+
+/* All ranks expose the same buffer (WORLD and DEVICE windows); chunk r of
+ * rank r: quarter 0 holds data, a put of it onto itself copies nothing but
+ * notifies, puts copy it into quarters 1 (WORLD) and 2 (DEVICE), quarter 3
+ * stays as the host wrote it. */
+TEST_RANK_FN void case_overlap(sem_rank_t *c)
+{
+    const uint64_t s = SEM_OV_BYTES, q = s / 4, all = s * (uint64_t)c->size;
+    const uint64_t at = (uint64_t)c->rank * s;
+    int dto = (c->drank + 1) % c->dsize;
+    dcuda_win_t w, dw;
+    ok(c, dcuda_win_create(c->st, DCUDA_COMM_WORLD, c->d->buf, all, &w));
+    ok(c, dcuda_win_create(c->st, DCUDA_COMM_DEVICE, c->d->buf, all, &dw));
+    ok(c, dcuda_put_notify(c->st, w, c->to, at, q, c->mine, SEM_TAG_OV1));
+    ok(c, dcuda_put_notify(c->st, w, c->to, at + q, q, c->mine, SEM_TAG_OV2));
+    ok(c, dcuda_put_notify(c->st, dw, dto, at + 2 * q, q, c->mine, SEM_TAG_OV3));
+    ok(c, dcuda_wait_notifications(c->st, SEM_TAG_OV1, 1));
+    ok(c, dcuda_wait_notifications(c->st, SEM_TAG_OV2, 1));
+    ok(c, dcuda_wait_notifications(c->st, SEM_TAG_OV3, 1));
+    const unsigned char *theirs = c->d->buf + (uint64_t)c->from * s;
+    for (uint64_t k = 0; k < 3; k++)
+        check_bytes(c, theirs + k * q, 0, q, (uint32_t)c->from, 5, (int64_t)(k * q));
+    check_bytes(c, theirs + 3 * q, 3 * q, q, (uint32_t)c->from, 6, (int64_t)(3 * q));
+    expect(c, dcuda_test_notifications(c->st, SEM_TAG_OV1, 1) == 0, -1);
+    expect(c, dcuda_test_notifications(c->st, SEM_TAG_OV2, 1) == 0, -2);
+    expect(c, dcuda_test_notifications(c->st, SEM_TAG_OV3, 1) == 0, -3);
+    ok(c, dcuda_win_free(c->st, dw));
+    ok(c, dcuda_win_free(c->st, w));
+}
+
+/* Puts, flush, then the source is overwritten: the target holds the data
+ * from before the flush; a second put carries the new data. */
+TEST_RANK_FN void case_flush(sem_rank_t *c)
+{
+    const uint64_t s = SEM_FLUSH_BYTES, seg = s / 4;
+    unsigned char *recv1 = c->mine, *recv2 = c->mine + s, *send = c->mine + 2 * s;
+    dcuda_win_t win;
+    ok(c, dcuda_win_create(c->st, DCUDA_COMM_WORLD, c->mine, 3 * s, &win));
+    for (int it = 0; it < c->d->iters; it++) {
+        uint32_t pre = (uint32_t)(2 * it), post = pre + 1;
+        if (it > 0)
+            ok(c, dcuda_wait_notifications(c->st, SEM_TAG_FLACK, 1));
+        fill_bytes(send, s, (uint32_t)c->rank, pre);
+        for (uint64_t k = 0; k < 3; k++)
+            ok(c, dcuda_put(c->st, win, c->to, k * seg, seg, send + k * seg));
+        ok(c, dcuda_put_notify(c->st, win, c->to, 3 * seg, seg, send + 3 * seg, SEM_TAG_FL1));
+        ok(c, dcuda_win_flush(c->st, win));
+        fill_bytes(send, s, (uint32_t)c->rank, post);
+        ok(c, dcuda_put_notify(c->st, win, c->to, s, s, send, SEM_TAG_FL2));
+        ok(c, dcuda_win_flush(c->st, win));
+        ok(c, dcuda_wait_notifications(c->st, SEM_TAG_FL1, 1));
+        check_bytes(c, recv1, 0, s, (uint32_t)c->from, pre, (int64_t)it * 2 * (int64_t)s);
+        ok(c, dcuda_wait_notifications(c->st, SEM_TAG_FL2, 1));
+        check_bytes(c, recv2, 0, s, (uint32_t)c->from, post, ((int64_t)it * 2 + 1) * (int64_t)s);
+        ok(c, consumed_signal(c, win, c->from, SEM_TAG_FLACK));
+    }
+    ok(c, dcuda_wait_notifications(c->st, SEM_TAG_FLACK, 1));
+    expect(c, dcuda_test_notifications(c->st, SEM_TAG_FL1, 1) == 0, -1);
+    expect(c, dcuda_test_notifications(c->st, SEM_TAG_FL2, 1) == 0, -2);
+    ok(c, dcuda_win_free(c->st, win));
+}
+
+/* Round r: write my slot of buffer r % 2, barrier (WORLD on even rounds,
+ * DEVICE on odd), read every slot of the round. One barrier per round is
+ * enough for the double buffer only if barriers are correct. */
+TEST_RANK_FN void case_barrier(sem_rank_t *c)
+{
+    uint64_t *slots = (uint64_t *)c->d->buf;
+    for (int r = 0; r < c->d->iters; r++) {
+        int comm = r % 2 ? DCUDA_COMM_DEVICE : DCUDA_COMM_WORLD;
+        int me = r % 2 ? c->drank : c->rank, n = r % 2 ? c->dsize : c->size;
+        uint64_t *row = slots + (uint64_t)(r % 2) * (uint64_t)n;
+        if (dcuda_thread_index() == 0)
+            row[me] = test_word((uint32_t)me, 7, (uint64_t)r);
+        dcuda_rank_sync();
+        ok(c, dcuda_comm_barrier(c->st, comm));
+        if (dcuda_thread_index() == 0)
+            for (int j = 0; j < n; j++)
+                expect(c, row[j] == test_word((uint32_t)j, 7, (uint64_t)r),
+                       (int64_t)r * 100000 + j);
+        dcuda_rank_sync();
+    }
+}
+
+/* Even ranks expose 0 bytes (base NULL) in window W0: zero-size puts to them
+ * succeed and notify; odd ranks get data, whose source lies in another
+ * window (W1) of the same communicator. */
+TEST_RANK_FN void case_size0(sem_rank_t *c)
+{
+    const uint64_t s = SEM_ZERO_BYTES;
+    unsigned char *part = c->mine, *src = c->mine + s;
+    int empty = c->rank % 2 == 0, to_empty = c->to % 2 == 0;
+    dcuda_win_t w0, w1;
+    fill_bytes(src, s, (uint32_t)c->rank, 8);
+    ok(c, dcuda_win_create(c->st, DCUDA_COMM_WORLD, empty ? (void *)0 : part, empty ? 0 : s, &w0));
+    ok(c, dcuda_win_create(c->st, DCUDA_COMM_WORLD, src, s, &w1));
+    if (to_empty) {
+        ok(c, dcuda_put(c->st, w0, c->to, 0, 0, src));
+        ok(c, dcuda_put_notify(c->st, w0, c->to, 0, 0, src, SEM_TAG_ZERO));
+    } else {
+        ok(c, dcuda_put(c->st, w0, c->to, s, 0, src)); /* empty put at the very end */
+        ok(c, dcuda_put_notify(c->st, w0, c->to, 0, s, src, SEM_TAG_ZERO));
+    }
+    ok(c, dcuda_wait_notifications(c->st, SEM_TAG_ZERO, 1));
+    if (!empty)
+        check_bytes(c, part, 0, s, (uint32_t)c->from, 8, 0);
+    expect(c, dcuda_test_notifications(c->st, SEM_TAG_ZERO, 1) == 0, -1);
+    ok(c, dcuda_win_free(c->st, w1));
+    ok(c, dcuda_win_free(c->st, w0));
+}
+
+/* A ring exchange of iters rounds, then all ranks put to rank 0. */
+TEST_RANK_FN void case_ring(sem_rank_t *c)
+{
+    const uint64_t r = (uint64_t)c->d->iters, n = (uint64_t)c->size;
+    uint64_t *ring = (uint64_t *)c->mine, *all = ring + r, *send = all + n;
+    dcuda_win_t win;
+    fill_words(send, r + 1, (uint32_t)c->rank, 9);
+    ok(c, dcuda_win_create(c->st, DCUDA_COMM_WORLD, c->mine, c->d->region, &win));
+    for (uint64_t k = 0; k < r; k++) {
+        ok(c, dcuda_put_notify(c->st, win, c->to, 8 * k, 8, &send[k], SEM_TAG_RING));
+        ok(c, dcuda_wait_notifications(c->st, SEM_TAG_RING, 1));
+        check_words(c, ring, k, k + 1, (uint32_t)c->from, 9, 0);
+    }
+    ok(c, dcuda_put_notify(c->st, win, 0, 8 * (r + (uint64_t)c->rank), 8, &send[r], SEM_TAG_ALL));
+    if (c->rank == 0) {
+        ok(c, dcuda_wait_notifications(c->st, SEM_TAG_ALL, c->size));
+        if (dcuda_thread_index() == 0)
+            for (uint64_t j = 0; j < n; j++)
+                expect(c, all[j] == test_word((uint32_t)j, 9, r), (int64_t)j);
+        dcuda_rank_sync();
+        expect(c, dcuda_test_notifications(c->st, SEM_TAG_ALL, 1) == 0, -2);
+    }
+    expect(c, dcuda_test_notifications(c->st, SEM_TAG_RING, 1) == 0, -1);
+    ok(c, dcuda_win_free(c->st, win));
+}
+
+/* One round of the windows case: nl windows on comm, a notified put on
+ * each to the next rank, checked, then freed in a round-dependent order.
+ * Returns the handle of window 0 (freed). */
+TEST_RANK_FN dcuda_win_t windows_round(sem_rank_t *c, int it, int comm, int nl)
+{
+    dcuda_win_t w[SEM_WIN_MAXLIVE];
+    int me = comm == DCUDA_COMM_WORLD ? c->rank : c->drank;
+    int n = comm == DCUDA_COMM_WORLD ? c->size : c->dsize;
+    int to = (me + 1) % n, from = (me + n - 1) % n;
+    for (int j = 0; j < nl; j++)
+        ok(c, dcuda_win_create(c->st, comm, c->mine + j * SEM_WIN_SUB, SEM_WIN_SUB, &w[j]));
+    if (dcuda_thread_index() == 0)
+        for (int j = 0; j < nl; j++)
+            *(uint64_t *)(c->mine + j * SEM_WIN_SUB + 8) =
+                test_word((uint32_t)me, 10, (uint64_t)(it * 8 + j));
+    dcuda_rank_sync();
+    for (int j = 0; j < nl; j++)
+        ok(c, dcuda_put_notify(c->st, w[j], to, 0, 8, c->mine + j * SEM_WIN_SUB + 8, SEM_TAG_WIN));
+    ok(c, dcuda_wait_notifications(c->st, SEM_TAG_WIN, nl));
+    if (dcuda_thread_index() == 0)
+        for (int j = 0; j < nl; j++)
+            expect(c,
+                   *(const uint64_t *)(c->mine + j * SEM_WIN_SUB) ==
+                       test_word((uint32_t)from, 10, (uint64_t)(it * 8 + j)),
+                   it * 8 + j);
+    dcuda_rank_sync();
+    for (int j = 0; j < nl; j++)
+        ok(c, dcuda_win_free(c->st, w[it % 2 ? nl - 1 - j : j]));
+    return w[0];
+}
+
+/* Many windows over time (slots reused); stale handles are rejected by
+ * rank 0 (which makes the run fail with DCUDA_ERR_WIN, as the host expects).
+ * Slots A..F of rank 0: the three stale calls' statuses, the first stale
+ * handle, the stale handle of the reused slot, the fresh handle. */
+TEST_RANK_FN void case_windows(sem_rank_t *c)
+{
+    dcuda_win_t first, stale = DCUDA_WIN_NONE, fresh;
+    int64_t *res = c->d->res + c->rank * SEM_SLOTS;
+    ok(c, dcuda_win_create(c->st, DCUDA_COMM_WORLD, c->mine, SEM_WIN_SUB, &first));
+    ok(c, dcuda_win_free(c->st, first));
+    for (int it = 0; it < c->d->iters; it++) {
+        int comm = it % 2 ? DCUDA_COMM_DEVICE : DCUDA_COMM_WORLD;
+        dcuda_win_t w0 = windows_round(c, it, comm, 1 + it % SEM_WIN_MAXLIVE);
+        if (comm == DCUDA_COMM_WORLD)
+            stale = w0;
+    }
+    ok(c, dcuda_win_create(c->st, DCUDA_COMM_WORLD, c->mine, SEM_WIN_SUB, &fresh));
+    if (c->rank == 0) {
+        int a = dcuda_put(c->st, first, c->to, 0, 8, c->mine + 8);
+        int b = dcuda_put_notify(c->st, stale, c->to, 0, 8, c->mine + 8, SEM_TAG_WIN);
+        int f = dcuda_win_free(c->st, first);
+        if (dcuda_thread_index() == 0) {
+            res[SEM_RES_A] = a;
+            res[SEM_RES_B] = b;
+            res[SEM_RES_C] = f;
+            res[SEM_RES_D] = first;
+            res[SEM_RES_E] = stale;
+            res[SEM_RES_F] = fresh;
+        }
+    }
+    if (dcuda_thread_index() == 0)
+        *(uint64_t *)(c->mine + 8) = test_word((uint32_t)c->rank, 11, 0);
+    dcuda_rank_sync();
+    ok(c, dcuda_put_notify(c->st, fresh, c->to, 0, 8, c->mine + 8, SEM_TAG_WIN));
+    ok(c, dcuda_wait_notifications(c->st, SEM_TAG_WIN, 1));
+    if (dcuda_thread_index() == 0)
+        expect(c, *(const uint64_t *)c->mine == test_word((uint32_t)c->from, 11, 0), -1);
+    dcuda_rank_sync();
+    ok(c, dcuda_win_free(c->st, fresh));
+}
+
+/* The user struct comes in and goes back out; timer pairs as asked. */
+TEST_RANK_FN void case_user(sem_rank_t *c)
+{
+    int64_t *res = c->d->res + c->rank * SEM_SLOTS;
+    uint64_t acc = c->d->user_in;
+    for (int p = 0; p < c->d->timer_pairs; p++) {
+        ok(c, dcuda_start_cpu_timer(c->st));
+        for (int i = 0; i < 1000; i++)
+            acc = test_mix((uint32_t)acc + (uint32_t)i);
+        ok(c, dcuda_stop_cpu_timer(c->st));
+    }
+    if (dcuda_thread_index() == 0) {
+        res[SEM_RES_A] = (int64_t)c->d->user_in;
+        res[SEM_RES_B] = (int64_t)acc;
+        if (c->rank == 0) {
+            c->d->user_out = c->d->user_in * 3u + (uint64_t)c->size;
+            c->d->ranks_seen = c->size;
+        }
+    }
+    dcuda_rank_sync();
+}
+
+DCUDA_KERNEL(semantics, ctx)
+{
+    DCUDA_SHARED dcuda_state_t st;
+    sem_rank_t c;
+    c.st = &st;
+    c.status = c.bad = c.checked = 0;
+    c.first_bad = -1;
+    ok(&c, dcuda_rank_init(ctx, &st));
+    if (dcuda_get_data(&st, (void **)&c.d) != DCUDA_OK) {
+        dcuda_rank_finish(&st);
+        return;
+    }
+    ok(&c, dcuda_comm_rank(&st, DCUDA_COMM_WORLD, &c.rank));
+    ok(&c, dcuda_comm_size(&st, DCUDA_COMM_WORLD, &c.size));
+    ok(&c, dcuda_comm_rank(&st, DCUDA_COMM_DEVICE, &c.drank));
+    ok(&c, dcuda_comm_size(&st, DCUDA_COMM_DEVICE, &c.dsize));
+    c.to = (c.rank + 1) % c.size;
+    c.from = (c.rank + c.size - 1) % c.size;
+    c.mine = c.d->buf + (uint64_t)c.rank * c.d->region;
+    switch (c.d->test_case) {
+    case SEM_VISIBILITY: case_visibility(&c, SEM_VIS_BYTES, 0); break;
+    case SEM_ACK: case_visibility(&c, SEM_ACK_BYTES, 1); break;
+    case SEM_NOTIFY_RELEASE: case_notify_release(&c); break;
+    case SEM_ORDER: case_order(&c); break;
+    case SEM_TAGS: case_tags(&c); break;
+    case SEM_MANY: case_many(&c); break;
+    case SEM_WRAP: case_wrap(&c); break;
+    case SEM_OVERLAP: case_overlap(&c); break;
+    case SEM_FLUSH: case_flush(&c); break;
+    case SEM_BARRIER: case_barrier(&c); break;
+    case SEM_SIZE0: case_size0(&c); break;
+    case SEM_RING: case_ring(&c); break;
+    case SEM_WINDOWS: case_windows(&c); break;
+    case SEM_USER: case_user(&c); break;
+    default: ok(&c, DCUDA_ERR_INVALID_ARG); break;
+    }
+    ok(&c, dcuda_rank_finish(&st));
+    if (dcuda_thread_index() == 0) {
+        int64_t *res = c.d->res + c.rank * SEM_SLOTS;
+        res[SEM_RES_STATUS] = c.status;
+        res[SEM_RES_BAD] = c.bad;
+        res[SEM_RES_CHECKED] = c.checked;
+        res[SEM_RES_FIRST_BAD] = c.first_bad;
+    }
+}
