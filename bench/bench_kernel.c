@@ -30,8 +30,12 @@ DCUDA_RANK_FN void bench_bandwidth(dcuda_state_t *st, const bench_args_t *a, dcu
     int all = a->mode == BENCH_BW_ALL;
     if (all || me == 0) {
         int target = all ? (me + 1) % ranks : 1;
-        for (int i = 0; i < a->iters; i++)
-            dcuda_put_notify(st, dst, target, 0, a->size, src, 1);
+        /* One sender walks through its whole buffer, so the data comes from
+         * and goes to memory rather than staying in L2. */
+        for (int i = 0; i < a->iters; i++) {
+            size_t off = all ? 0 : ((size_t)i * a->size) % a->stride;
+            dcuda_put_notify(st, dst, target, off, a->size, src + off, 1);
+        }
     }
     if (all || me == 1)
         dcuda_wait_notifications(st, 1, a->iters);

@@ -19,6 +19,7 @@
 DCUDA_KERNEL_DECLARE(bench);
 
 #define BENCH_MAX_SIZE ((size_t)4 << 20)
+#define BENCH_ONE_RANK_SPAN ((size_t)256 << 20)
 
 static FILE *csv;
 
@@ -100,7 +101,8 @@ static void bandwidth(dcuda_host_h h, int ranks, int all, double total_bytes)
     size_t max = BENCH_MAX_SIZE;
     if (all && (double)ranks * (double)max > 8e9)
         max = (size_t)(8e9 / ranks) & ~(size_t)4095;
-    if (alloc_buffers(h, &a, ranks, max))
+    /* One sender cycles through 256 MiB (several times the L2). */
+    if (alloc_buffers(h, &a, ranks, all ? max : BENCH_ONE_RANK_SPAN))
         return;
     a.mode = all ? BENCH_BW_ALL : BENCH_BW_ONE;
     for (size_t size = 8; size <= max; size *= 2) {

@@ -2,12 +2,21 @@
 # Builds, tests and benchmarks dcuda on a GPU machine in one go, writing logs
 # under $OUT and printing a short table last. Run from the repository root;
 # the reference programs are expected in ./anchors (a copy of the shared
-# anchors folder). Usage: tools/device_run.sh [quick]
+# anchors folder). Usage: tools/device_run.sh [quick] [sanitize]
+#   quick     shorter benchmark runs
+#   sanitize  also run GPU test cases under compute-sanitizer (several minutes)
 set -uo pipefail
 OUT=${OUT:-/tmp/dcuda-device}
 mkdir -p "$OUT"
 export NVSHMEM_DISABLE_NVLS=1
-quick=${1:-}
+quick= sanitize=
+for arg in "$@"; do
+    case $arg in
+    quick) quick=1 ;;
+    sanitize) sanitize=1 ;;
+    *) echo "unknown argument $arg" >&2; exit 2 ;;
+    esac
+done
 jobs=$(nproc)
 status=0
 
@@ -29,7 +38,7 @@ echo "== demo on the GPU"
 DCUDA_BACKEND=cuda ./build-gpu/apps/demo/dcuda_demo >"$OUT/demo.log" 2>&1 || status=1
 grep -E "^(reduce|stencil|demo):" "$OUT/demo.log"
 
-if [ -x tools/device_sanitize.sh ]; then
+if [ -n "$sanitize" ]; then
     echo "== compute-sanitizer"
     tools/device_sanitize.sh build-gpu >"$OUT/sanitizer.log" 2>&1 || status=1
     tail -6 "$OUT/sanitizer.log"

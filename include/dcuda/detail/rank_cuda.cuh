@@ -83,7 +83,7 @@ DCUDA_DEV dcuda_status_t dcuda_dev_block_until(dcuda_state_t *st, const uint32_t
                                                uint32_t count, uint32_t comm, unsigned mask)
 {
     const int lane0 = threadIdx.x == 0;
-    unsigned polls = 0;
+    unsigned polls = 0, sleep_ns = DCUDA_DEV_SLEEP_MIN_NS;
     int published = 0;
     for (;;) {
         uint32_t v = lane0 ? dcuda_dev_ld_acquire(counter) : 0;
@@ -91,7 +91,10 @@ DCUDA_DEV dcuda_status_t dcuda_dev_block_until(dcuda_state_t *st, const uint32_t
             break;
         if (++polls < DCUDA_DEV_SPIN_POLLS)
             continue;
-        __nanosleep(polls < DCUDA_DEV_SPIN_POLLS * 4 ? 64 : 256);
+        /* Long waits back off, so hundreds of idle ranks polling one barrier
+         * counter do not crowd the memory the busy ranks use. */
+        __nanosleep(sleep_ns);
+        sleep_ns = sleep_ns < DCUDA_DEV_SLEEP_MAX_NS ? 2 * sleep_ns : sleep_ns;
         if (!published && polls == DCUDA_DEV_BLOCKED_POLLS) {
             if (lane0)
                 dcuda_dev_publish_blocked(st, phase, tag, count, st->consumed[tag & 0xff], comm,

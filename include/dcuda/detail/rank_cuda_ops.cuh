@@ -9,10 +9,12 @@
 
 #include <stdint.h>
 
-/* Polls before a waiting thread starts to sleep between polls, and before it
- * shows itself blocked to the watchdog. */
+/* Polls before a waiting thread starts to sleep between polls (sleeps grow
+ * from MIN to MAX), and before it shows itself blocked to the watchdog. */
 #define DCUDA_DEV_SPIN_POLLS 4096u
-#define DCUDA_DEV_BLOCKED_POLLS (DCUDA_DEV_SPIN_POLLS + 100000u)
+#define DCUDA_DEV_SLEEP_MIN_NS 64u
+#define DCUDA_DEV_SLEEP_MAX_NS 4096u
+#define DCUDA_DEV_BLOCKED_POLLS (DCUDA_DEV_SPIN_POLLS + 2000u)
 
 static __device__ __forceinline__ uint32_t dcuda_dev_ld_acquire(const uint32_t *p)
 {
@@ -52,21 +54,25 @@ static __device__ __forceinline__ uint64_t dcuda_dev_globaltimer(void)
     return t;
 }
 
-/* Block-cooperative copy of n bytes, element type T, 4 loads in flight per
- * thread; returns how many bytes it copied (whole elements only). */
+/* Block-cooperative copy of n bytes, element type T, 8 loads in flight per
+ * thread (one block needs ~16 KB in flight to approach its share of HBM
+ * bandwidth); returns how many bytes it copied (whole elements only). */
 template <typename T>
 static __device__ __forceinline__ size_t dcuda_dev_copy_elems(char *dst, const char *src,
                                                              size_t n)
 {
+    const int unroll = 8;
     const T *s = (const T *)src;
     T *d = (T *)dst;
     size_t count = n / sizeof(T), i = threadIdx.x, nt = blockDim.x;
-    for (; i + 3 * nt < count; i += 4 * nt) {
-        T v0 = s[i], v1 = s[i + nt], v2 = s[i + 2 * nt], v3 = s[i + 3 * nt];
-        d[i] = v0;
-        d[i + nt] = v1;
-        d[i + 2 * nt] = v2;
-        d[i + 3 * nt] = v3;
+    for (; i + (unroll - 1) * nt < count; i += unroll * nt) {
+        T v[unroll];
+#pragma unroll
+        for (int k = 0; k < unroll; k++)
+            v[k] = s[i + k * nt];
+#pragma unroll
+        for (int k = 0; k < unroll; k++)
+            d[i + k * nt] = v[k];
     }
     for (; i < count; i += nt)
         d[i] = s[i];
