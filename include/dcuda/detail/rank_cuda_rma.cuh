@@ -183,10 +183,11 @@ DCUDA_DEV dcuda_status_t dcuda_wait_notifications(dcuda_state_t *st, int tag, in
     if (s != DCUDA_OK)
         return s;
     if (threadIdx.x < 32) {
+        unsigned mask = dcuda_dev_warp0_mask();
         uint32_t target = st->consumed[tag] + (uint32_t)count;
         s = dcuda_dev_block_until(st, &st->notifs[st->device_rank].arrived[tag], target,
-                                  DCUDA_PHASE_WAITING, (uint32_t)tag, (uint32_t)count, 0,
-                                  dcuda_dev_warp0_mask());
+                                  DCUDA_PHASE_WAITING, (uint32_t)tag, (uint32_t)count, 0, mask);
+        __syncwarp(mask); /* every lane has read consumed[tag] before lane 0 updates it */
         if (threadIdx.x == 0) {
             if (s == DCUDA_OK)
                 st->consumed[tag] = target;
