@@ -17,12 +17,14 @@
 
 enum { RAW_RELAXED, RAW_SYNC, RAW_RELEASE, RAW_PUT_RELEASE, RAW_COPY_RELEASE,
        RAW_COPY_RELEASE_SYNC, RAW_CHECKS, RAW_CHECKS_CACHED, API_NOTIFY, API_PUT, API_PUT_SELF, FLOORLIKE,
-       FLOORLIKE_SCRATCH, CHECKS_ALONE, CHECKS_ALONE_ACQ, RAW_CHECKS_WARP0, VARIANTS };
+       FLOORLIKE_SCRATCH, CHECKS_ALONE, CHECKS_ALONE_ACQ, RAW_CHECKS_WARP0, RAW_CHECKS_TWICE,
+       VARIANTS };
 static const char *names[] = {"raw_relaxed",        "raw_sync",         "raw_release",
                               "raw_put_release",    "raw_copy_release", "raw_copy_rel_sync",
                               "raw_checks",         "raw_checks_cached", "api_notify",       "api_put_notify",
                               "api_put_self",       "floorlike_counters", "floorlike_scratch",
-                              "checks_alone(x2)", "checks_acq(x2)",   "raw_checks_warp0"};
+                              "checks_alone(x2)", "checks_acq(x2)",   "raw_checks_warp0",
+                              "raw_checks_twice"};
 
 /* The floor's loop inside a dcuda kernel: thread 0 alone, pointers in
  * registers, on the rank's own counters or on a scratch buffer. */
@@ -57,15 +59,17 @@ DCUDA_RANK_FN void raw_send(dcuda_state_t *st, int v, int other, char *peer_buf,
     if (v == RAW_SYNC || v == RAW_RELEASE || v == RAW_COPY_RELEASE_SYNC || v == RAW_CHECKS ||
         v == RAW_CHECKS_CACHED)
         __syncthreads();
-    if (v == RAW_CHECKS_WARP0)
+    if (v == RAW_CHECKS_WARP0 || v == RAW_CHECKS_TWICE)
         __syncthreads();
-    if (v == RAW_CHECKS_WARP0 && threadIdx.x < 32) {
-        dcuda_detail_put_t p;
-        if (dcuda_detail_checked_put(st, win, other, 256 * other, 4, src, &p, "probe") ==
-                DCUDA_OK &&
-            threadIdx.x == 0)
-            dcuda_detail_cache_put_parts(st, win, other, &p);
-    }
+    for (int k = 0; k < (v == RAW_CHECKS_TWICE ? 2 : v == RAW_CHECKS_WARP0); k++)
+        if (threadIdx.x < 32) {
+            dcuda_detail_put_t p;
+            if (dcuda_detail_checked_put(st, win, other, 256 * other, 4, src + k, &p, "probe") ==
+                    DCUDA_OK &&
+                threadIdx.x == 0)
+                dcuda_detail_route_remember(st, win, other, &p);
+            __syncwarp();
+        }
     if (v == RAW_CHECKS || v == RAW_CHECKS_CACHED) {
         dcuda_detail_put_t p;
         if (dcuda_detail_checked_put(st, win, other, 256 * other, 4, src, &p, "probe") !=
@@ -74,7 +78,7 @@ DCUDA_RANK_FN void raw_send(dcuda_state_t *st, int v, int other, char *peer_buf,
         if (v == RAW_CHECKS_CACHED) {
             __syncthreads();
             if (threadIdx.x == 0)
-                dcuda_detail_cache_put_parts(st, win, other, &p);
+                dcuda_detail_route_remember(st, win, other, &p);
         }
     }
     if (threadIdx.x == 0 && v == RAW_PUT_RELEASE)
@@ -85,7 +89,7 @@ DCUDA_RANK_FN void raw_send(dcuda_state_t *st, int v, int other, char *peer_buf,
         __syncthreads();
     if (threadIdx.x == 0) {
         if (v == RAW_RELAXED || v == RAW_SYNC || v == RAW_CHECKS || v == RAW_CHECKS_CACHED ||
-            v == RAW_CHECKS_WARP0)
+            v == RAW_CHECKS_WARP0 || v == RAW_CHECKS_TWICE)
             atomicAdd(c, 1u);
         else
             dcuda_dev_red_release(c, 1u);
@@ -138,13 +142,13 @@ DCUDA_KERNEL(probe, ctx)
                                             a->buf + 256 * me + 128 + (i & 1), &p, "probe") !=
                    DCUDA_OK;
             if (threadIdx.x == 0)
-                dcuda_detail_cache_put_parts(&st, win, other, &p);
+                dcuda_detail_route_remember(&st, win, other, &p);
             __syncwarp();
         }
         if (bad)
             dcuda_log(&st, "checks failed %d", bad);
     }
-    for (int i = 0; me < 2 && (v < FLOORLIKE || v == RAW_CHECKS_WARP0) && i < a->iters; i++) {
+    for (int i = 0; me < 2 && (v < FLOORLIKE || v >= RAW_CHECKS_WARP0) && i < a->iters; i++) {
         if (me == 1) {
             if (v == API_NOTIFY || v == API_PUT || v == API_PUT_SELF)
                 dcuda_wait_notifications(&st, 0, 1);

@@ -200,16 +200,22 @@ typedef struct dcuda_context {
 
 enum dcuda_backend_kind { DCUDA_BACKEND_CPU = 1, DCUDA_BACKEND_CUDA = 2 };
 
-/* A window part that a rank has looked up, remembered in its state: parts
- * do not change while their window lives, so puts to the same target skip
- * the table in global memory. */
-typedef struct dcuda_win_cache_entry {
-    uint32_t win;  /* handle, DCUDA_WIN_NONE when empty */
-    int32_t rank;  /* rank in the window's communicator */
-    uint64_t base;
-    uint64_t size;
-} dcuda_win_cache_entry_t;
-#define DCUDA_WIN_CACHE_ENTRIES 8
+/* A put route the rank has checked once: the target's part of one window
+ * and the rank's own part (of a window of the same communicator) that held
+ * the source. Parts do not change while their window lives (its
+ * routes are dropped when it is freed), so later puts along the same route
+ * skip the window table in global memory and most of the checks. */
+typedef struct dcuda_put_route {
+    uint32_t win;    /* handle, DCUDA_WIN_NONE when empty */
+    int32_t rank;    /* target rank in the window's communicator */
+    int32_t devrank; /* the target's index on this device */
+    uint32_t src_slot; /* window slot of the source part, comm << 8 | slot */
+    uint64_t target_base;
+    uint64_t target_size;
+    uint64_t mine_base; /* my part that held the source */
+    uint64_t mine_size;
+} dcuda_put_route_t;
+#define DCUDA_PUT_ROUTES 8
 
 /*
  * Per-rank state. Lives in GPU shared memory (one per block) or on a CPU
@@ -234,7 +240,7 @@ typedef struct dcuda_state {
     uint32_t reserved;
     dcuda_notif_counters_t *notifs;
     dcuda_win_entry_t *win_entries[DCUDA_COMM_COUNT];
-    dcuda_win_cache_entry_t win_cache[DCUDA_WIN_CACHE_ENTRIES];
+    dcuda_put_route_t routes[DCUDA_PUT_ROUTES];
     uint8_t win_gen[DCUDA_COMM_COUNT][DCUDA_MAX_WINDOWS];
     uint32_t consumed[DCUDA_TAG_COUNT];
 } dcuda_state_t;
@@ -250,10 +256,10 @@ DCUDA_STATIC_ASSERT(sizeof(dcuda_log_ring_t) == 24, "log ring");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_error_record_t) == 16 + sizeof(dcuda_log_entry_t), "error record");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_context_t, notifs) == 32, "context header");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 136, "context");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_win_cache_entry_t) == 24, "window cache entry");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_put_route_t) == 48, "put route");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
-DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, win_cache) == 96, "state copies of the context");
-DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 416, "state counters");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 1440, "state fits shared memory budget");
+DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 96, "state copies of the context");
+DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 608, "state counters");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 1632, "state fits shared memory budget");
 
 #endif /* DCUDA_LAYOUT_H */

@@ -266,7 +266,7 @@ dcuda_status_t dcuda_win_free(dcuda_state_t *st, dcuda_win_t win)
     mine->base = 0;
     mine->size = 0;
     st->live_windows[comm] &= ~((uint64_t)1 << slot);
-    dcuda_detail_win_cache_drop(st, comm, slot);
+    dcuda_detail_routes_drop(st, comm, slot);
     return s;
 }
 
@@ -294,11 +294,14 @@ static dcuda_status_t put_common(dcuda_state_t *st, dcuda_win_t win, int rank, s
     CHECK_STATE(st, call);
     dcuda_detail_put_t p;
     dcuda_status_t s = notify ? dcuda_detail_checked_tag(st, tag, call) : DCUDA_OK;
-    if (s == DCUDA_OK)
-        s = dcuda_detail_checked_put(st, win, rank, offset, size, src, &p, call);
     if (s != DCUDA_OK)
         return s;
-    dcuda_detail_cache_put_parts(st, win, rank, &p);
+    if (!dcuda_detail_put_fast(st, win, rank, offset, size, src, &p.dst, &p.devrank)) {
+        if ((s = dcuda_detail_checked_put(st, win, rank, offset, size, src, &p, call)) !=
+            DCUDA_OK)
+            return s;
+        dcuda_detail_route_remember(st, win, rank, &p);
+    }
     if (size && p.dst != (const char *)src)
         memcpy(p.dst, src, size);
     if (notify)

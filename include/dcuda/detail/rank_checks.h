@@ -85,10 +85,9 @@ DCUDA_CHECK_FN dcuda_status_t dcuda_detail_checked_target(const dcuda_state_t *s
 
 /* A put, checked completely before any memory is touched. */
 typedef struct dcuda_detail_put {
-    char *dst;              /* target address */
-    int devrank;            /* target's index on this device */
-    int cache_target;       /* target part came from the table: worth caching */
-    int cache_mine;         /* likewise my own part */
+    char *dst;    /* target address */
+    int devrank;  /* target's index on this device */
+    int src_slot; /* window slot of my part that holds the source */
     dcuda_win_entry_t target, mine;
 } dcuda_detail_put_t;
 
@@ -103,7 +102,7 @@ DCUDA_CHECK_FN dcuda_status_t dcuda_detail_checked_put(const dcuda_state_t *st, 
     int comm = dcuda_detail_win_comm(win), slot = dcuda_detail_win_slot(win);
     if ((s = dcuda_detail_checked_target(st, comm, rank, &p->devrank, call)) != DCUDA_OK)
         return s;
-    p->cache_target = !dcuda_detail_win_part(st, win, rank, &p->target);
+    p->target = *dcuda_detail_win_entry(st, comm, slot, rank);
     if ((s = dcuda_detail_check_range(p->target.size, offset, size)) != DCUDA_OK)
         return DCUDA_DETAIL_REPORT(st, s, call,
                                    "offset %llu + size %llu outside the %llu-byte part of rank "
@@ -111,8 +110,9 @@ DCUDA_CHECK_FN dcuda_status_t dcuda_detail_checked_put(const dcuda_state_t *st, 
                                    (unsigned long long)offset, (unsigned long long)size,
                                    (unsigned long long)p->target.size, rank, slot,
                                    dcuda_detail_comm_name(comm));
-    p->cache_mine = !dcuda_detail_win_part(st, win, dcuda_detail_comm_rank(st, comm), &p->mine);
-    if ((s = dcuda_detail_check_source(st, comm, &p->mine, src, size)) != DCUDA_OK)
+    p->mine = *dcuda_detail_win_entry(st, comm, slot, dcuda_detail_comm_rank(st, comm));
+    p->src_slot = slot;
+    if ((s = dcuda_detail_check_source(st, comm, &p->mine, &p->src_slot, src, size)) != DCUDA_OK)
         return DCUDA_DETAIL_REPORT(st, s, call, "source %p..+%llu is %s", src,
                                    (unsigned long long)size,
                                    s == DCUDA_ERR_WIN_COMM
@@ -126,16 +126,19 @@ DCUDA_CHECK_FN dcuda_status_t dcuda_detail_checked_put(const dcuda_state_t *st, 
     return DCUDA_OK;
 }
 
-/* After a checked put: remember the parts it had to look up. */
-DCUDA_CHECK_FN void dcuda_detail_cache_put_parts(dcuda_state_t *st, uint32_t win, int rank,
-                                                 const dcuda_detail_put_t *p)
+/* After a fully checked put: remember its route for the next ones. */
+DCUDA_CHECK_FN void dcuda_detail_route_remember(dcuda_state_t *st, uint32_t win, int rank,
+                                                const dcuda_detail_put_t *p)
 {
-    if (p->cache_target)
-        dcuda_detail_win_cache_put(st, win, rank, &p->target);
-    if (p->cache_mine)
-        dcuda_detail_win_cache_put(st, win,
-                                   dcuda_detail_comm_rank(st, dcuda_detail_win_comm(win)),
-                                   &p->mine);
+    dcuda_put_route_t *r = dcuda_detail_route(st, win, rank);
+    r->win = win;
+    r->rank = rank;
+    r->devrank = p->devrank;
+    r->src_slot = ((uint32_t)dcuda_detail_win_comm(win) << 8) | (uint32_t)p->src_slot;
+    r->target_base = p->target.base;
+    r->target_size = p->target.size;
+    r->mine_base = p->mine.base;
+    r->mine_size = p->mine.size;
 }
 
 /* Checks of window creation's own arguments. */

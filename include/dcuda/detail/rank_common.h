@@ -68,8 +68,8 @@ DCUDA_HD void dcuda_detail_state_bind(dcuda_state_t *st, const dcuda_context_t *
         st->barrier_epoch[c] = 0;
         st->live_windows[c] = 0;
     }
-    for (int i = 0; i < DCUDA_WIN_CACHE_ENTRIES; i++)
-        st->win_cache[i].win = DCUDA_WIN_NONE;
+    for (int i = 0; i < DCUDA_PUT_ROUTES; i++)
+        st->routes[i].win = DCUDA_WIN_NONE;
     st->timer_next = 0;
 }
 
@@ -124,45 +124,20 @@ DCUDA_HD dcuda_win_entry_t *dcuda_detail_win_entry(const dcuda_state_t *st, int 
     return &st->win_entries[comm][(size_t)slot * size + (size_t)rank];
 }
 
-DCUDA_HD int dcuda_detail_cache_index(uint32_t win, int rank)
+DCUDA_HD dcuda_put_route_t *dcuda_detail_route(const dcuda_state_t *st, uint32_t win, int rank)
 {
-    return (int)((win * 5u + (uint32_t)rank) & (DCUDA_WIN_CACHE_ENTRIES - 1));
+    return (dcuda_put_route_t *)&st
+        ->routes[(win * 5u + (uint32_t)rank) & (DCUDA_PUT_ROUTES - 1)];
 }
 
-/* rank's part of a live window `win`: from the state's cache when it holds
- * it (returns 1), else from the table (returns 0: worth caching). */
-DCUDA_HD int dcuda_detail_win_part(const dcuda_state_t *st, uint32_t win, int rank,
-                                   dcuda_win_entry_t *out)
+/* Forgets the routes to or from window slot `slot` of comm (at its free). */
+DCUDA_HD void dcuda_detail_routes_drop(dcuda_state_t *st, int comm, int slot)
 {
-    const dcuda_win_cache_entry_t *c = &st->win_cache[dcuda_detail_cache_index(win, rank)];
-    if (c->win == win && c->rank == rank) {
-        out->base = c->base;
-        out->size = c->size;
-        return 1;
-    }
-    *out = *dcuda_detail_win_entry(st, dcuda_detail_win_comm(win), dcuda_detail_win_slot(win),
-                                   rank);
-    return 0;
-}
-
-DCUDA_HD void dcuda_detail_win_cache_put(dcuda_state_t *st, uint32_t win, int rank,
-                                         const dcuda_win_entry_t *e)
-{
-    dcuda_win_cache_entry_t *c = &st->win_cache[dcuda_detail_cache_index(win, rank)];
-    c->win = win;
-    c->rank = rank;
-    c->base = e->base;
-    c->size = e->size;
-}
-
-/* Forgets cached parts of window slot `slot` of comm (at window free). */
-DCUDA_HD void dcuda_detail_win_cache_drop(dcuda_state_t *st, int comm, int slot)
-{
-    for (int i = 0; i < DCUDA_WIN_CACHE_ENTRIES; i++) {
-        uint32_t w = st->win_cache[i].win;
-        if (w != DCUDA_WIN_NONE && dcuda_detail_win_comm(w) == comm &&
-            dcuda_detail_win_slot(w) == slot)
-            st->win_cache[i].win = DCUDA_WIN_NONE;
+    uint32_t freed = ((uint32_t)comm << 8) | (uint32_t)slot;
+    for (int i = 0; i < DCUDA_PUT_ROUTES; i++) {
+        uint32_t w = st->routes[i].win;
+        if (w != DCUDA_WIN_NONE && ((w & 0xfffu) == freed || st->routes[i].src_slot == freed))
+            st->routes[i].win = DCUDA_WIN_NONE;
     }
 }
 
@@ -182,30 +157,37 @@ DCUDA_HD int dcuda_detail_contains(const dcuda_win_entry_t *e, uint64_t addr, ui
     return addr >= e->base && addr - e->base <= e->size && size <= e->size - (addr - e->base);
 }
 
-/* Which of the caller's windows holds [addr, addr + size): DCUDA_OK if one
- * of comm's, DCUDA_ERR_WIN_COMM if only one of the other communicator's,
- * DCUDA_ERR_SOURCE if none. */
+/* Which of the caller's windows holds [addr, addr + size): DCUDA_OK (and its
+ * part in *found, its slot in *slot) if one of comm's, DCUDA_ERR_WIN_COMM if
+ * only one of the other communicator's, DCUDA_ERR_SOURCE if none. */
 DCUDA_HD_COLD dcuda_status_t dcuda_detail_search_source(const dcuda_state_t *st, int comm,
-                                                        uint64_t addr, uint64_t size)
+                                                        uint64_t addr, uint64_t size,
+                                                        dcuda_win_entry_t *found, int *slot)
 {
     for (int pass = 0; pass < 2; pass++) {
         int c = pass == 0 ? comm : 1 - comm;
         int me = dcuda_detail_comm_rank(st, c);
-        for (int s = 0; s < DCUDA_MAX_WINDOWS; s++)
-            if (((st->live_windows[c] >> s) & 1u) &&
-                dcuda_detail_contains(dcuda_detail_win_entry(st, c, s, me), addr, size))
-                return pass == 0 ? DCUDA_OK : DCUDA_ERR_WIN_COMM;
+        for (int s = 0; s < DCUDA_MAX_WINDOWS; s++) {
+            const dcuda_win_entry_t *e = dcuda_detail_win_entry(st, c, s, me);
+            if (!((st->live_windows[c] >> s) & 1u) || !dcuda_detail_contains(e, addr, size))
+                continue;
+            if (pass > 0)
+                return DCUDA_ERR_WIN_COMM;
+            *found = *e;
+            *slot = s;
+            return DCUDA_OK;
+        }
     }
     return DCUDA_ERR_SOURCE;
 }
 
 /* Source buffers must lie inside one of the caller's own window parts on the
- * same communicator as the put (any such window; `mine`, the caller's part of
- * the put's own window, is tried first). Returns DCUDA_ERR_WIN_COMM if they
- * lie only in a window of the other communicator, DCUDA_ERR_SOURCE if in
- * none. */
+ * same communicator as the put. *part and *slot come in as the caller's part
+ * of the put's own window (tried first) and leave as the part (and its slot)
+ * that holds the source. Returns DCUDA_ERR_WIN_COMM if the source lies only
+ * in a window of the other communicator, DCUDA_ERR_SOURCE if in none. */
 DCUDA_HD dcuda_status_t dcuda_detail_check_source(const dcuda_state_t *st, int comm,
-                                                  const dcuda_win_entry_t *mine,
+                                                  dcuda_win_entry_t *part, int *slot,
                                                   const void *src, uint64_t size)
 {
     uint64_t addr = (uint64_t)(uintptr_t)src;
@@ -213,9 +195,9 @@ DCUDA_HD dcuda_status_t dcuda_detail_check_source(const dcuda_state_t *st, int c
         return DCUDA_OK;
     if (addr + size < addr)
         return DCUDA_ERR_OVERFLOW;
-    if (dcuda_detail_contains(mine, addr, size))
+    if (dcuda_detail_contains(part, addr, size))
         return DCUDA_OK;
-    return dcuda_detail_search_source(st, comm, addr, size);
+    return dcuda_detail_search_source(st, comm, addr, size, part, slot);
 }
 
 /* Source and destination either coincide (nothing to copy) or are disjoint. */
@@ -224,6 +206,29 @@ DCUDA_HD dcuda_status_t dcuda_detail_check_overlap(uint64_t dst, uint64_t src, u
     if (dst == src || size == 0)
         return DCUDA_OK;
     return (dst < src + size && src < dst + size) ? DCUDA_ERR_OVERLAP : DCUDA_OK;
+}
+
+/* A put along a route the rank has checked before: 1 and the target address
+ * and device rank if the remembered parts admit it (source inside the part of
+ * mine that held the source last time, target range inside the target's, no
+ * partial overlap); 0 if the full checks must decide. */
+DCUDA_HD int dcuda_detail_put_fast(const dcuda_state_t *st, uint32_t win, int rank,
+                                   uint64_t offset, uint64_t size, const void *src, char **dst,
+                                   int *devrank)
+{
+    const dcuda_put_route_t *r = dcuda_detail_route(st, win, rank);
+    uint64_t a = (uint64_t)(uintptr_t)src, d = r->target_base + offset;
+    dcuda_win_entry_t mine;
+    mine.base = r->mine_base;
+    mine.size = r->mine_size;
+    if (r->win != win || r->rank != rank ||
+        dcuda_detail_check_range(r->target_size, offset, size) != DCUDA_OK ||
+        (size && !dcuda_detail_contains(&mine, a, size)) ||
+        dcuda_detail_check_overlap(d, a, size) != DCUDA_OK)
+        return 0;
+    *dst = (char *)(uintptr_t)d;
+    *devrank = r->devrank;
+    return 1;
 }
 
 /* Are `count` notifications ready, given arrivals and consumptions counted

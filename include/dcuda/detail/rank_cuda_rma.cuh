@@ -64,7 +64,7 @@ static __device__ __noinline__ dcuda_status_t dcuda_dev_win_free_thread0(dcuda_s
     mine->base = 0;
     mine->size = 0;
     st->live_windows[comm] &= ~((uint64_t)1 << slot);
-    dcuda_detail_win_cache_drop(st, comm, slot);
+    dcuda_detail_routes_drop(st, comm, slot);
     return s;
 }
 
@@ -100,6 +100,17 @@ DCUDA_DEV void dcuda_dev_notify_thread0(const dcuda_state_t *st, int devrank, in
     dcuda_dev_red_release(&st->notifs[devrank].arrived[tag], 1u);
 }
 
+/* The full checks of a put whose route is not remembered (out of line). */
+static __device__ __noinline__ dcuda_status_t dcuda_dev_put_slow(const dcuda_state_t *st,
+                                                                 dcuda_win_t win, int rank,
+                                                                 size_t offset, size_t size,
+                                                                 const void *src,
+                                                                 dcuda_detail_put_t *p,
+                                                                 const char *call)
+{
+    return dcuda_detail_checked_put(st, win, rank, offset, size, src, p, call);
+}
+
 DCUDA_DEV dcuda_status_t dcuda_dev_put(dcuda_state_t *st, dcuda_win_t win, int rank,
                                        size_t offset, size_t size, const void *src, int notify,
                                        int tag, const char *call)
@@ -109,9 +120,10 @@ DCUDA_DEV dcuda_status_t dcuda_dev_put(dcuda_state_t *st, dcuda_win_t win, int r
         return dcuda_dev_report_uninit(st, call);
     dcuda_detail_put_t p;
     dcuda_status_t s = notify ? dcuda_detail_checked_tag(st, tag, call) : DCUDA_OK;
-    if (s == DCUDA_OK)
-        s = dcuda_detail_checked_put(st, win, rank, offset, size, src, &p, call);
     if (s != DCUDA_OK)
+        return s;
+    int fresh = !dcuda_detail_put_fast(st, win, rank, offset, size, src, &p.dst, &p.devrank);
+    if (fresh && (s = dcuda_dev_put_slow(st, win, rank, offset, size, src, &p, call)) != DCUDA_OK)
         return s;
     if (size && p.dst != (const char *)src)
         dcuda_dev_copy(p.dst, (const char *)src, size);
@@ -119,7 +131,8 @@ DCUDA_DEV dcuda_status_t dcuda_dev_put(dcuda_state_t *st, dcuda_win_t win, int r
     if (threadIdx.x == 0) {
         if (notify)
             dcuda_dev_notify_thread0(st, p.devrank, tag);
-        dcuda_detail_cache_put_parts(st, win, rank, &p);
+        if (fresh)
+            dcuda_detail_route_remember(st, win, rank, &p);
     }
     return DCUDA_OK;
 }
