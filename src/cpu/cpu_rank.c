@@ -237,19 +237,11 @@ dcuda_status_t dcuda_win_create(dcuda_state_t *st, dcuda_comm_t comm, void *base
     /* Bad arguments still join the collective, with an empty part, so the
      * other ranks do not hang; the handle is returned for dcuda_win_free. */
     dcuda_status_t arg = dcuda_detail_checked_win_args(st, base, size, call);
-    dcuda_win_entry_t *mine =
-        dcuda_detail_win_entry(st, comm, slot, dcuda_detail_comm_rank(st, comm));
-    mine->base = arg == DCUDA_OK ? (uint64_t)(uintptr_t)base : 0;
-    mine->size = arg == DCUDA_OK ? size : 0;
+    dcuda_detail_win_publish(st, comm, slot, arg == DCUDA_OK ? (uint64_t)(uintptr_t)base : 0,
+                             arg == DCUDA_OK ? size : 0);
     s = barrier(st, comm, call);
-    if (s != DCUDA_OK) {
-        *win = DCUDA_WIN_NONE;
-        return s;
-    }
-    uint8_t gen = ++st->win_gen[comm][slot];
-    st->live_windows[comm] |= (uint64_t)1 << slot;
-    *win = dcuda_detail_win_encode(comm, slot, gen);
-    return arg;
+    *win = s == DCUDA_OK ? dcuda_detail_win_adopt(st, comm, slot) : DCUDA_WIN_NONE;
+    return s == DCUDA_OK ? arg : s;
 }
 
 dcuda_status_t dcuda_win_free(dcuda_state_t *st, dcuda_win_t win)
@@ -261,12 +253,7 @@ dcuda_status_t dcuda_win_free(dcuda_state_t *st, dcuda_win_t win)
         return s;
     int comm = dcuda_detail_win_comm(win), slot = dcuda_detail_win_slot(win);
     s = barrier(st, comm, call);
-    dcuda_win_entry_t *mine =
-        dcuda_detail_win_entry(st, comm, slot, dcuda_detail_comm_rank(st, comm));
-    mine->base = 0;
-    mine->size = 0;
-    st->live_windows[comm] &= ~((uint64_t)1 << slot);
-    dcuda_detail_routes_drop(st, comm, slot);
+    dcuda_detail_win_forget(st, comm, slot);
     return s;
 }
 

@@ -141,6 +141,33 @@ DCUDA_HD void dcuda_detail_routes_drop(dcuda_state_t *st, int comm, int slot)
     }
 }
 
+/* Window creation, before its barrier: my part of slot `slot` of comm is
+ * [base, base + size) (an empty part when the arguments were refused). */
+DCUDA_HD void dcuda_detail_win_publish(const dcuda_state_t *st, int comm, int slot, uint64_t base,
+                                       uint64_t size)
+{
+    dcuda_win_entry_t *mine =
+        dcuda_detail_win_entry(st, comm, slot, dcuda_detail_comm_rank(st, comm));
+    mine->base = base;
+    mine->size = size;
+}
+
+/* Window creation, after its barrier: the slot is live; its handle. */
+DCUDA_HD uint32_t dcuda_detail_win_adopt(dcuda_state_t *st, int comm, int slot)
+{
+    uint8_t gen = ++st->win_gen[comm][slot];
+    st->live_windows[comm] |= (uint64_t)1 << slot;
+    return dcuda_detail_win_encode(comm, slot, gen);
+}
+
+/* Window free, after its barrier: my part, the slot and its routes go. */
+DCUDA_HD void dcuda_detail_win_forget(dcuda_state_t *st, int comm, int slot)
+{
+    dcuda_detail_win_publish(st, comm, slot, 0, 0);
+    st->live_windows[comm] &= ~((uint64_t)1 << slot);
+    dcuda_detail_routes_drop(st, comm, slot);
+}
+
 /* Does [offset, offset + size) lie inside a window part of `win_size` bytes? */
 DCUDA_HD dcuda_status_t dcuda_detail_check_range(uint64_t win_size, uint64_t offset,
                                                  uint64_t size)

@@ -25,16 +25,12 @@ static __device__ __noinline__ dcuda_status_t dcuda_dev_win_create_thread0(dcuda
         return dcuda_dev_report(st, DCUDA_ERR_WIN_LIMIT, call, "%d windows already live on %s",
                                 DCUDA_MAX_WINDOWS, dcuda_detail_comm_name(comm));
     dcuda_status_t arg = dcuda_detail_checked_win_args(st, base, size, call);
-    dcuda_win_entry_t *mine =
-        dcuda_detail_win_entry(st, comm, slot, dcuda_detail_comm_rank(st, comm));
-    mine->base = arg == DCUDA_OK ? (uint64_t)(uintptr_t)base : 0;
-    mine->size = arg == DCUDA_OK ? size : 0;
+    dcuda_detail_win_publish(st, comm, slot, arg == DCUDA_OK ? (uint64_t)(uintptr_t)base : 0,
+                             arg == DCUDA_OK ? size : 0);
     dcuda_status_t s = dcuda_dev_barrier_thread0(st, comm);
     if (s != DCUDA_OK)
         return s;
-    uint8_t gen = ++st->win_gen[comm][slot];
-    st->live_windows[comm] |= (uint64_t)1 << slot;
-    st->result_win = dcuda_detail_win_encode(comm, slot, gen);
+    st->result_win = dcuda_detail_win_adopt(st, comm, slot);
     return arg;
 }
 
@@ -59,12 +55,7 @@ static __device__ __noinline__ dcuda_status_t dcuda_dev_win_free_thread0(dcuda_s
 {
     int comm = dcuda_detail_win_comm(win), slot = dcuda_detail_win_slot(win);
     dcuda_status_t s = dcuda_dev_barrier_thread0(st, comm);
-    dcuda_win_entry_t *mine =
-        dcuda_detail_win_entry(st, comm, slot, dcuda_detail_comm_rank(st, comm));
-    mine->base = 0;
-    mine->size = 0;
-    st->live_windows[comm] &= ~((uint64_t)1 << slot);
-    dcuda_detail_routes_drop(st, comm, slot);
+    dcuda_detail_win_forget(st, comm, slot);
     return s;
 }
 
