@@ -190,23 +190,13 @@ dcuda_status_t dcuda_get_data(dcuda_state_t *st, void **data)
 dcuda_status_t dcuda_comm_size(dcuda_state_t *st, dcuda_comm_t comm, int *size)
 {
     CHECK_STATE(st, "dcuda_comm_size");
-    dcuda_status_t s = dcuda_detail_checked_comm(st, comm, "dcuda_comm_size");
-    if (s == DCUDA_OK && !size)
-        s = report(DCUDA_ERR_INVALID_ARG, "dcuda_comm_size", "size is NULL");
-    if (s == DCUDA_OK)
-        *size = dcuda_detail_comm_size(st, comm);
-    return s;
+    return dcuda_detail_comm_query(st, comm, size, 1, "dcuda_comm_size");
 }
 
 dcuda_status_t dcuda_comm_rank(dcuda_state_t *st, dcuda_comm_t comm, int *rank)
 {
     CHECK_STATE(st, "dcuda_comm_rank");
-    dcuda_status_t s = dcuda_detail_checked_comm(st, comm, "dcuda_comm_rank");
-    if (s == DCUDA_OK && !rank)
-        s = report(DCUDA_ERR_INVALID_ARG, "dcuda_comm_rank", "rank is NULL");
-    if (s == DCUDA_OK)
-        *rank = dcuda_detail_comm_rank(st, comm);
-    return s;
+    return dcuda_detail_comm_query(st, comm, rank, 0, "dcuda_comm_rank");
 }
 
 dcuda_status_t dcuda_comm_barrier(dcuda_state_t *st, dcuda_comm_t comm)
@@ -313,11 +303,7 @@ dcuda_status_t dcuda_notify(dcuda_state_t *st, int rank, dcuda_comm_t comm, int 
     static const char call[] = "dcuda_notify";
     CHECK_STATE(st, call);
     int devrank;
-    dcuda_status_t s = dcuda_detail_checked_comm(st, comm, call);
-    if (s == DCUDA_OK)
-        s = dcuda_detail_checked_tag(st, tag, call);
-    if (s == DCUDA_OK)
-        s = dcuda_detail_checked_target(st, comm, rank, &devrank, call);
+    dcuda_status_t s = dcuda_detail_checked_notify(st, comm, rank, tag, &devrank, call);
     if (s == DCUDA_OK)
         notify_device_rank(st, devrank, tag);
     return s;

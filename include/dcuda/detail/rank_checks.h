@@ -83,6 +83,33 @@ DCUDA_CHECK_FN dcuda_status_t dcuda_detail_checked_target(const dcuda_state_t *s
     return DCUDA_OK;
 }
 
+/* A communicator query: *out gets the size (want_size) or my rank. */
+DCUDA_CHECK_FN dcuda_status_t dcuda_detail_comm_query(const dcuda_state_t *st, int comm, int *out,
+                                                      int want_size, const char *call)
+{
+    dcuda_status_t s = dcuda_detail_checked_comm(st, comm, call);
+    if (s == DCUDA_OK && !out)
+        s = DCUDA_DETAIL_REPORT(st, DCUDA_ERR_INVALID_ARG, call, "%s is NULL",
+                                want_size ? "size" : "rank");
+    if (s == DCUDA_OK)
+        *out = want_size ? dcuda_detail_comm_size(st, comm) : dcuda_detail_comm_rank(st, comm);
+    return s;
+}
+
+/* A notification's checks (communicator, tag, target); the target's device
+ * rank. */
+DCUDA_CHECK_FN dcuda_status_t dcuda_detail_checked_notify(const dcuda_state_t *st, int comm,
+                                                          int rank, int tag, int *devrank,
+                                                          const char *call)
+{
+    dcuda_status_t s = dcuda_detail_checked_comm(st, comm, call);
+    if (s == DCUDA_OK)
+        s = dcuda_detail_checked_tag(st, tag, call);
+    if (s == DCUDA_OK)
+        s = dcuda_detail_checked_target(st, comm, rank, devrank, call);
+    return s;
+}
+
 /* A put, checked completely before any memory is touched. */
 typedef struct dcuda_detail_put {
     char *dst;    /* target address */

@@ -217,24 +217,14 @@ DCUDA_DEV dcuda_status_t dcuda_comm_size(dcuda_state_t *st, dcuda_comm_t comm, i
 {
     if (!dcuda_dev_state_ok(st))
         return dcuda_dev_report_uninit(st, "dcuda_comm_size");
-    dcuda_status_t s = dcuda_detail_checked_comm(st, comm, "dcuda_comm_size");
-    if (s == DCUDA_OK && !size)
-        s = dcuda_dev_report(st, DCUDA_ERR_INVALID_ARG, "dcuda_comm_size", "size is NULL");
-    if (s == DCUDA_OK)
-        *size = dcuda_detail_comm_size(st, comm);
-    return s;
+    return dcuda_detail_comm_query(st, comm, size, 1, "dcuda_comm_size");
 }
 
 DCUDA_DEV dcuda_status_t dcuda_comm_rank(dcuda_state_t *st, dcuda_comm_t comm, int *rank)
 {
     if (!dcuda_dev_state_ok(st))
         return dcuda_dev_report_uninit(st, "dcuda_comm_rank");
-    dcuda_status_t s = dcuda_detail_checked_comm(st, comm, "dcuda_comm_rank");
-    if (s == DCUDA_OK && !rank)
-        s = dcuda_dev_report(st, DCUDA_ERR_INVALID_ARG, "dcuda_comm_rank", "rank is NULL");
-    if (s == DCUDA_OK)
-        *rank = dcuda_detail_comm_rank(st, comm);
-    return s;
+    return dcuda_detail_comm_query(st, comm, rank, 0, "dcuda_comm_rank");
 }
 
 DCUDA_DEV dcuda_status_t dcuda_comm_barrier(dcuda_state_t *st, dcuda_comm_t comm)

@@ -147,23 +147,25 @@ DCUDA_DEV dcuda_status_t dcuda_notify(dcuda_state_t *st, int rank, dcuda_comm_t 
     if (!dcuda_dev_state_ok(st))
         return dcuda_dev_report_uninit(st, call);
     int devrank;
-    dcuda_status_t s = dcuda_detail_checked_comm(st, comm, call);
-    if (s == DCUDA_OK)
-        s = dcuda_detail_checked_tag(st, tag, call);
-    if (s == DCUDA_OK)
-        s = dcuda_detail_checked_target(st, comm, rank, &devrank, call);
+    dcuda_status_t s = dcuda_detail_checked_notify(st, comm, rank, tag, &devrank, call);
     if (s == DCUDA_OK && threadIdx.x == 0)
         dcuda_dev_notify_thread0(st, devrank, tag);
     return s;
 }
 
-DCUDA_DEV int dcuda_test_notifications(dcuda_state_t *st, int tag, int count)
+/* Entry of test and wait: block sync, state and argument checks. */
+DCUDA_DEV dcuda_status_t dcuda_dev_wait_entry(dcuda_state_t *st, int tag, int count,
+                                              const char *call)
 {
-    static const char call[] = "dcuda_test_notifications";
     __syncthreads();
     if (!dcuda_dev_state_ok(st))
         return dcuda_dev_report_uninit(st, call);
-    dcuda_status_t s = dcuda_detail_checked_wait(st, tag, count, call);
+    return dcuda_detail_checked_wait(st, tag, count, call);
+}
+
+DCUDA_DEV int dcuda_test_notifications(dcuda_state_t *st, int tag, int count)
+{
+    dcuda_status_t s = dcuda_dev_wait_entry(st, tag, count, "dcuda_test_notifications");
     if (s != DCUDA_OK)
         return s;
     if (threadIdx.x == 0) {
@@ -179,11 +181,7 @@ DCUDA_DEV int dcuda_test_notifications(dcuda_state_t *st, int tag, int count)
 
 DCUDA_DEV dcuda_status_t dcuda_wait_notifications(dcuda_state_t *st, int tag, int count)
 {
-    static const char call[] = "dcuda_wait_notifications";
-    __syncthreads();
-    if (!dcuda_dev_state_ok(st))
-        return dcuda_dev_report_uninit(st, call);
-    dcuda_status_t s = dcuda_detail_checked_wait(st, tag, count, call);
+    dcuda_status_t s = dcuda_dev_wait_entry(st, tag, count, "dcuda_wait_notifications");
     if (s != DCUDA_OK)
         return s;
     if (threadIdx.x < 32) {
