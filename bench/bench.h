@@ -10,7 +10,8 @@ enum bench_mode {
     BENCH_PINGPONG_PUT = 0,    /* rank 0 <-> peer: 4-byte notified put each way */
     BENCH_PINGPONG_NOTIFY = 1, /* rank 0 <-> peer: notification only */
     BENCH_BW_ONE = 2,          /* rank 0 -> rank 1: back-to-back notified puts */
-    BENCH_BW_ALL = 3           /* every rank r -> r+1: back-to-back notified puts */
+    BENCH_BW_ALL = 3,          /* every rank r -> r+1: back-to-back notified puts */
+    BENCH_HOST_PING = 4        /* rank 0 <-> host runtime: command queue round trips */
 };
 
 typedef struct bench_args {

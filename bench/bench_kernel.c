@@ -61,7 +61,10 @@ DCUDA_KERNEL(bench, ctx)
                  me == (a->mode <= BENCH_PINGPONG_NOTIFY ? a->peer : 1);
 
     dcuda_start_cpu_timer(&st);
-    if (active && a->mode <= BENCH_PINGPONG_NOTIFY)
+    if (a->mode == BENCH_HOST_PING)
+        for (int i = 0; me == 0 && i < a->iters; i++)
+            dcuda_rank_ping_host(&st);
+    else if (active && a->mode <= BENCH_PINGPONG_NOTIFY)
         bench_pingpong(&st, a, dst_win, me, src);
     else if (active)
         bench_bandwidth(&st, a, dst_win, me, ranks, src);

@@ -6,6 +6,8 @@
  *   latency    ping-pong between device ranks 0 and 1 (one-way = round trip / 2),
  *              with 2 ranks and with every rank the device holds (the idle
  *              ones waiting in a barrier)
+ *   host       round trips from rank 0 to the host runtime through its
+ *              command queue (the path remote operations take)
  *   bandwidth  back-to-back notified puts of 8 B .. 4 MiB from rank 0 to 1,
  *              and from every rank r to r+1 at once (bytes copied / time)
  */
@@ -95,6 +97,20 @@ static void latency(dcuda_host_h h, int ranks, int iters, const char *label)
     dcuda_host_free(h, a.dst);
 }
 
+static void host_round_trip(dcuda_host_h h, int iters)
+{
+    bench_args_t a = {0};
+    if (alloc_buffers(h, &a, 2, 256))
+        return;
+    a.mode = BENCH_HOST_PING;
+    a.iters = iters;
+    double ms = run_case(h, &a);
+    if (ms > 0)
+        row("host", "command_queue_ping", 1, 0, "round_trip_us", ms * 1e3 / iters);
+    dcuda_host_free(h, a.src);
+    dcuda_host_free(h, a.dst);
+}
+
 static void bandwidth(dcuda_host_h h, int ranks, int all, double total_bytes)
 {
     bench_args_t a = {0};
@@ -139,6 +155,7 @@ int main(int argc, char **argv)
     if (csv)
         fprintf(csv, "kind,what,ranks,bytes,unit,value\n");
     latency(h, 2, iters, "");
+    host_round_trip(h, iters / 10);
     bandwidth(h, 2, 0, quick ? 64e6 : 1e9);
     dcuda_host_finish(h);
 

@@ -56,6 +56,12 @@ def main():
     lat("notified_put_4B_busy_device", "local_device notified_put_4B_fence", 1.15)
     lat("notify_busy_device", "local_device notify", 1.15)
 
+    ping = b.get(("host", "command_queue_ping"))
+    if ping and f.get("host_flag_rtt"):
+        v, fl = ping[0][1], f["host_flag_rtt"]
+        lines.append(("host command queue round trip", f"{v:.3f} us", f"{fl:.3f} us (pinned flag)",
+                      v / fl, "-", "(no target)"))
+
     def bw(what, floor_val, floor_name, target):
         # The largest size: data well beyond L2, as in the floors' copies.
         ours = b.get(("bandwidth", what))

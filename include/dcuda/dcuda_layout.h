@@ -160,6 +160,40 @@ typedef struct dcuda_log_ring {
     uint32_t reserved;
 } dcuda_log_ring_t;
 
+/*
+ * Commands from ranks to the host runtime (the device -> host queue), with
+ * the same bounded ring protocol as the log: a ticket from head, wait until
+ * the entry's seq == ticket, fill, publish seq = ticket + 1 with release;
+ * the host consumes in ticket order and hands the entry to the next lap with
+ * seq = ticket + capacity. The host answers in the sender's reply slot (the
+ * host -> device direction), releasing `seq` = the command's tag last.
+ */
+enum dcuda_cmd_op {
+    DCUDA_CMD_PING = 1 /* answer at once: measures the queue round trip */
+};
+
+typedef struct dcuda_cmd {
+    DCUDA_ATOMIC(uint32_t) seq;
+    int32_t rank; /* device rank of the sender */
+    uint32_t op;
+    uint32_t tag; /* echoed in the reply */
+    uint64_t args[6];
+} dcuda_cmd_t;
+
+typedef struct dcuda_cmd_ring {
+    DCUDA_ATOMIC(uint32_t) *head; /* rank memory */
+    dcuda_cmd_t *entries;         /* mapped host memory */
+    uint32_t capacity;            /* a power of two */
+    uint32_t reserved;
+} dcuda_cmd_ring_t;
+
+typedef struct dcuda_cmd_reply {
+    DCUDA_ATOMIC(uint32_t) seq; /* tag of the command answered */
+    int32_t status;
+    uint64_t value;
+    uint64_t reserved[6];
+} dcuda_cmd_reply_t;
+
 /* First error reported by any rank during a run, and how many there were.
  * The rank that records the status first also leaves its report in `first`,
  * so the host's message always matches the status it returns. */
@@ -196,6 +230,8 @@ typedef struct dcuda_context {
     void *user_data;
     uint64_t user_size;
     dcuda_log_ring_t log;
+    dcuda_cmd_ring_t cmd;
+    dcuda_cmd_reply_t *replies; /* [device_size], mapped host memory */
 } dcuda_context_t;
 
 enum dcuda_backend_kind { DCUDA_BACKEND_CPU = 1, DCUDA_BACKEND_CUDA = 2 };
@@ -237,7 +273,7 @@ typedef struct dcuda_state {
     int32_t world_size;  /* copies of the context's fields */
     int32_t device_size;
     int32_t world_first;
-    uint32_t reserved;
+    uint32_t cmd_tag; /* tag of the rank's last command to the host */
     dcuda_notif_counters_t *notifs;
     dcuda_win_entry_t *win_entries[DCUDA_COMM_COUNT];
     dcuda_put_route_t routes[DCUDA_PUT_ROUTES];
@@ -255,7 +291,10 @@ DCUDA_STATIC_ASSERT(offsetof(dcuda_log_entry_t, args) == 16, "log entry args");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_log_ring_t) == 24, "log ring");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_error_record_t) == 16 + sizeof(dcuda_log_entry_t), "error record");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_context_t, notifs) == 32, "context header");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 136, "context");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_cmd_t) == 64, "command");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_cmd_ring_t) == 24, "command ring");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_cmd_reply_t) == 64, "command reply");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 168, "context");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_put_route_t) == 48, "put route");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 96, "state copies of the context");

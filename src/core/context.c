@@ -49,6 +49,9 @@ static dcuda_status_t alloc_tables(dcuda_host_h h)
     if ((st = ops->alloc(h, sizeof(dcuda_error_record_t), &p)))
         return st;
     c->error = (dcuda_error_record_t *)p;
+    if ((st = ops->alloc(h, 64, &p)))
+        return st;
+    c->cmd.head = (DCUDA_ATOMIC(uint32_t) *)p;
     return ops->alloc(h, sizeof(dcuda_context_t), (void **)&h->dev_ctx);
 }
 
@@ -71,6 +74,14 @@ static dcuda_status_t alloc_mapped_tables(dcuda_host_h h)
         return st;
     h->log_h = (dcuda_log_entry_t *)hp;
     c->log.entries = (dcuda_log_entry_t *)dp;
+    if ((st = ops->alloc_mapped(h, c->cmd.capacity * sizeof(dcuda_cmd_t), &hp, &dp)))
+        return st;
+    h->cmd_h = (dcuda_cmd_t *)hp;
+    c->cmd.entries = (dcuda_cmd_t *)dp;
+    if ((st = ops->alloc_mapped(h, (size_t)c->device_size * sizeof(dcuda_cmd_reply_t), &hp, &dp)))
+        return st;
+    h->replies_h = (dcuda_cmd_reply_t *)hp;
+    c->replies = (dcuda_cmd_reply_t *)dp;
     return DCUDA_OK;
 }
 
@@ -87,6 +98,7 @@ dcuda_status_t dcuda_context_create(dcuda_host_h h)
     c->notif_start = (uint32_t)h->settings.notif_start;
     c->backend = strcmp(h->ops->name, "cuda") == 0 ? DCUDA_BACKEND_CUDA : DCUDA_BACKEND_CPU;
     c->log.capacity = (uint32_t)h->settings.log_entries;
+    c->cmd.capacity = DCUDA_CMD_ENTRIES;
     dcuda_status_t st = alloc_tables(h);
     if (st == DCUDA_OK)
         st = alloc_mapped_tables(h);
@@ -102,13 +114,14 @@ void dcuda_context_destroy(dcuda_host_h h)
 {
     const dcuda_backend_ops_t *ops = h->ops;
     dcuda_context_t *c = &h->image;
-    void *dev[] = {c->notifs, c->barriers,        c->win_entries[0], c->win_entries[1],
-                   c->timers, (void *)c->log.head, c->error,          h->dev_ctx,
+    void *dev[] = {c->notifs,           c->barriers,        c->win_entries[0],
+                   c->win_entries[1],   c->timers,          (void *)c->log.head,
+                   (void *)c->cmd.head, c->error,           h->dev_ctx,
                    h->user_dev};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
         if (dev[i])
             ops->free(h, dev[i]);
-    void *mapped[] = {h->status_h, (void *)h->cancel_h, h->log_h};
+    void *mapped[] = {h->status_h, (void *)h->cancel_h, h->log_h, h->cmd_h, h->replies_h};
     for (size_t i = 0; i < sizeof mapped / sizeof mapped[0]; i++)
         if (mapped[i])
             ops->free_mapped(h, mapped[i]);
@@ -118,6 +131,8 @@ void dcuda_context_destroy(dcuda_host_h h)
     h->user_capacity = 0;
     h->status_h = NULL;
     h->log_h = NULL;
+    h->cmd_h = NULL;
+    h->replies_h = NULL;
     h->cancel_h = NULL;
 }
 
@@ -157,7 +172,8 @@ static dcuda_status_t reset_rank_tables(dcuda_host_h h)
                                (size_t)DCUDA_MAX_WINDOWS * (size_t)c->device_size)) ||
         (st = fill_rank_memory(h, c->timers, &timer, sizeof timer, DCUDA_MAX_TIMERS)))
         return st;
-    if ((st = h->ops->copy_in(h, c->error, &no_error, sizeof no_error)))
+    if ((st = h->ops->copy_in(h, c->error, &no_error, sizeof no_error)) ||
+        (st = h->ops->copy_in(h, (void *)c->cmd.head, zero, sizeof zero)))
         return st;
     return h->ops->copy_in(h, (void *)c->log.head, zero, sizeof zero);
 }
@@ -170,6 +186,10 @@ static void reset_mapped_tables(dcuda_host_h h)
     memset(h->log_h, 0, c->log.capacity * sizeof(dcuda_log_entry_t));
     for (uint32_t i = 0; i < c->log.capacity; i++)
         h->log_h[i].seq = i;
+    memset(h->cmd_h, 0, c->cmd.capacity * sizeof(dcuda_cmd_t));
+    for (uint32_t i = 0; i < c->cmd.capacity; i++)
+        h->cmd_h[i].seq = i;
+    memset(h->replies_h, 0, (size_t)c->device_size * sizeof(dcuda_cmd_reply_t));
 }
 
 static dcuda_status_t stage_user_data(dcuda_host_h h, const void *user, size_t user_size)

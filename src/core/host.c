@@ -140,6 +140,10 @@ dcuda_status_t dcuda_host_get_rank_info(dcuda_host_h h, dcuda_rank_info_t *info)
     return DCUDA_OK;
 }
 
+/* After work (a command or a log line) the host keeps polling without sleep
+ * for a while, since more usually follows; then it sleeps between polls. */
+#define HOST_BUSY_NS (2 * 1000 * 1000)
+
 static void idle_pause(void)
 {
     struct timespec ts = {0, 200 * 1000};
@@ -153,9 +157,13 @@ static dcuda_status_t run_ranks(dcuda_host_h h)
     dcuda_status_t st = h->ops->launch(h);
     if (st != DCUDA_OK)
         return st;
-    while (!h->ops->finished(h))
-        if (!dcuda_monitor_poll(h))
+    uint64_t last_work = 0;
+    while (!h->ops->finished(h)) {
+        if (dcuda_monitor_poll(h))
+            last_work = dcuda_now_ns();
+        else if (dcuda_now_ns() - last_work > HOST_BUSY_NS)
             idle_pause();
+    }
     st = h->ops->join(h);
     dcuda_monitor_drain(h);
     return st;

@@ -12,6 +12,9 @@
 #include "dcuda/dcuda_layout.h"
 #include "settings.h"
 
+/* Entries of the rank -> host command ring. */
+#define DCUDA_CMD_ENTRIES 256
+
 typedef struct dcuda_backend_ops dcuda_backend_ops_t;
 typedef struct dcuda_monitor dcuda_monitor_t;
 
@@ -29,6 +32,8 @@ struct dcuda_host {
     dcuda_rank_status_t *status_h;
     DCUDA_ATOMIC(uint32_t) *cancel_h;
     dcuda_log_entry_t *log_h;
+    dcuda_cmd_t *cmd_h;
+    dcuda_cmd_reply_t *replies_h;
     void *user_dev; /* rank-visible copy of the user struct */
     size_t user_capacity;
 

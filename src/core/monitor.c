@@ -1,7 +1,7 @@
 /*
  * The monitor: runs on the host thread that waits in dcuda_host_run. It
- * prints rank log lines as they arrive in the log ring (so they appear while
- * ranks still run) and is the watchdog: when a rank has stayed blocked in
+ * answers rank commands, prints rank log lines as they arrive in the log
+ * ring (so they appear while ranks still run) and is the watchdog: when a rank has stayed blocked in
  * one wait or barrier for longer than the WATCHDOG setting, it reports every
  * blocked rank, what it waits for and what has arrived, and with
  * WATCHDOG_CANCEL set it cancels the blocked waits.
@@ -23,7 +23,8 @@ typedef struct rank_watch {
 } rank_watch_t;
 
 struct dcuda_monitor {
-    uint32_t tail;
+    uint32_t tail;     /* next log ticket */
+    uint32_t cmd_tail; /* next command ticket */
     uint64_t next_check_ns;
     rank_watch_t *watch;
     dcuda_notif_counters_t *notifs; /* host copy, for reports */
@@ -63,6 +64,7 @@ void dcuda_monitor_start(dcuda_host_h h)
 {
     dcuda_monitor_t *m = h->monitor;
     m->tail = 0;
+    m->cmd_tail = 0;
     m->next_check_ns = 0;
     memset(m->watch, 0, (size_t)h->image.device_size * sizeof *m->watch);
 }
@@ -108,6 +110,43 @@ static int drain_log(dcuda_host_h h)
         printed = 1;
     }
     return printed;
+}
+
+/* Answers one command in the sender's reply slot. */
+static void answer(dcuda_host_h h, const dcuda_cmd_t *c)
+{
+    dcuda_cmd_reply_t *r = &h->replies_h[c->rank];
+    switch (c->op) {
+    case DCUDA_CMD_PING:
+        r->status = DCUDA_OK;
+        r->value = dcuda_now_ns();
+        break;
+    default:
+        r->status = DCUDA_ERR_INVALID_ARG;
+        r->value = 0;
+        break;
+    }
+    atomic_store_explicit(&r->seq, c->tag, memory_order_release);
+}
+
+/* Serves every command that is ready, in ticket order. */
+static int serve_commands(dcuda_host_h h)
+{
+    dcuda_monitor_t *m = h->monitor;
+    uint32_t mask = h->image.cmd.capacity - 1;
+    int served = 0;
+    for (;;) {
+        dcuda_cmd_t *c = &h->cmd_h[m->cmd_tail & mask];
+        if (atomic_load_explicit(&c->seq, memory_order_acquire) != m->cmd_tail + 1)
+            break;
+        if (c->rank >= 0 && c->rank < h->image.device_size)
+            answer(h, c);
+        atomic_store_explicit(&c->seq, m->cmd_tail + h->image.cmd.capacity,
+                              memory_order_release);
+        m->cmd_tail++;
+        served = 1;
+    }
+    return served;
 }
 
 /* Tags with notifications ready for a rank, as "tag 3 x2, tag 9 x1". */
@@ -216,7 +255,8 @@ static void watchdog_check(dcuda_host_h h, uint64_t now)
 
 int dcuda_monitor_poll(dcuda_host_h h)
 {
-    int printed = drain_log(h);
+    int printed = serve_commands(h);
+    printed |= drain_log(h);
     if (h->settings.watchdog > 0) {
         uint64_t now = dcuda_now_ns();
         if (now >= h->monitor->next_check_ns) {

@@ -339,6 +339,29 @@ dcuda_status_t dcuda_wait_notifications(dcuda_state_t *st, int tag, int count)
     return s;
 }
 
+/* ---- host commands ------------------------------------------------------ */
+
+dcuda_status_t dcuda_rank_ping_host(dcuda_state_t *st)
+{
+    CHECK_STATE(st, "dcuda_rank_ping_host");
+    const dcuda_context_t *ctx = st->ctx;
+    uint32_t tag = ++st->cmd_tag;
+    uint32_t t = atomic_fetch_add_explicit(ctx->cmd.head, 1u, memory_order_relaxed);
+    dcuda_cmd_t *c = &ctx->cmd.entries[t & (ctx->cmd.capacity - 1)];
+    unsigned spins = 0;
+    while (atomic_load_explicit(&c->seq, memory_order_acquire) != t)
+        dcuda_cpu_backoff(&spins);
+    c->rank = st->device_rank;
+    c->op = DCUDA_CMD_PING;
+    c->tag = tag;
+    atomic_store_explicit(&c->seq, t + 1, memory_order_release);
+    dcuda_cmd_reply_t *r = &ctx->replies[st->device_rank];
+    spins = 0;
+    while (atomic_load_explicit(&r->seq, memory_order_acquire) != tag)
+        dcuda_cpu_backoff(&spins);
+    return (dcuda_status_t)r->status;
+}
+
 /* ---- timers and logging ------------------------------------------------- */
 
 static uint64_t now_ns(void)

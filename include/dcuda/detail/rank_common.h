@@ -71,6 +71,7 @@ DCUDA_HD void dcuda_detail_state_bind(dcuda_state_t *st, const dcuda_context_t *
     for (int i = 0; i < DCUDA_PUT_ROUTES; i++)
         st->routes[i].win = DCUDA_WIN_NONE;
     st->timer_next = 0;
+    st->cmd_tag = 0;
 }
 
 DCUDA_HD uint32_t dcuda_detail_win_encode(int comm, int slot, uint32_t gen)

@@ -77,6 +77,10 @@ dcuda_status_t dcuda_wait_notifications(dcuda_state_t *st, int tag, int count);
 dcuda_status_t dcuda_start_cpu_timer(dcuda_state_t *st);
 dcuda_status_t dcuda_stop_cpu_timer(dcuda_state_t *st);
 
+/* A round trip to the host runtime through its command queue (diagnostic:
+ * measures the path that remote operations take). */
+dcuda_status_t dcuda_rank_ping_host(dcuda_state_t *st);
+
 /* printf-style line, printed by the host while ranks still run, prefixed
  * with the rank. Called by one thread of the rank. */
 dcuda_status_t dcuda_log(dcuda_state_t *st, const char *fmt, ...) DCUDA_PRINTF_LIKE(2, 3);

@@ -200,6 +200,40 @@ DCUDA_DEV dcuda_status_t dcuda_wait_notifications(dcuda_state_t *st, int tag, in
     return (dcuda_status_t)st->result;
 }
 
+/* ---- host commands ------------------------------------------------------ */
+
+/* Thread 0: post a command, wait for its reply (both in pinned host memory:
+ * posted writes out, PCIe reads while waiting). */
+static __device__ __noinline__ dcuda_status_t dcuda_dev_command_thread0(dcuda_state_t *st,
+                                                                        uint32_t op)
+{
+    const dcuda_context_t *ctx = st->ctx;
+    uint32_t tag = ++st->cmd_tag;
+    uint32_t t = atomicAdd(ctx->cmd.head, 1u);
+    dcuda_cmd_t *c = &ctx->cmd.entries[t & (ctx->cmd.capacity - 1u)];
+    while (dcuda_dev_ld_acquire_sys(&c->seq) != t)
+        __nanosleep(256);
+    c->rank = st->device_rank;
+    c->op = op;
+    c->tag = tag;
+    dcuda_dev_st_release_sys(&c->seq, t + 1u);
+    dcuda_cmd_reply_t *r = &ctx->replies[st->device_rank];
+    while (dcuda_dev_ld_acquire_sys(&r->seq) != tag) {
+    }
+    return (dcuda_status_t)(*(volatile int32_t *)&r->status);
+}
+
+/* A round trip to the host runtime through its command queue (diagnostic:
+ * measures the path that remote operations take). */
+DCUDA_DEV dcuda_status_t dcuda_rank_ping_host(dcuda_state_t *st)
+{
+    __syncthreads();
+    if (!dcuda_dev_state_ok(st))
+        return dcuda_dev_report_uninit(st, "dcuda_rank_ping_host");
+    DCUDA_DEV_ON_THREAD0(st, dcuda_dev_command_thread0(st, DCUDA_CMD_PING));
+    return (dcuda_status_t)st->result;
+}
+
 /* ---- timers and logging ------------------------------------------------- */
 
 /* Timer spans use the GPU's global nanosecond timer. */
