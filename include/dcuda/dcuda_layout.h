@@ -165,8 +165,13 @@ typedef struct dcuda_log_ring {
  * the same bounded ring protocol as the log: a ticket from head, wait until
  * the entry's seq == ticket, fill, publish seq = ticket + 1 with release;
  * the host consumes in ticket order and hands the entry to the next lap with
- * seq = ticket + capacity. The host answers in the sender's reply slot (the
- * host -> device direction), releasing `seq` = the command's tag last.
+ * seq = ticket + capacity, before it answers in the sender's reply slot
+ * (the host -> device direction, releasing `seq` = the command's tag last).
+ * Commands are synchronous (a rank waits for its reply) and the ring has at
+ * least as many entries as ranks, so a ticket's entry is always free when
+ * it is taken: at most one command per rank is unanswered, and the host
+ * consumes in ticket order. GPU ranks rely on this and skip the check (a
+ * read of host memory); CPU ranks still check.
  */
 enum dcuda_cmd_op {
     DCUDA_CMD_PING = 1 /* answer at once: measures the queue round trip */

@@ -139,10 +139,13 @@ static int serve_commands(dcuda_host_h h)
         dcuda_cmd_t *c = &h->cmd_h[m->cmd_tail & mask];
         if (atomic_load_explicit(&c->seq, memory_order_acquire) != m->cmd_tail + 1)
             break;
-        if (c->rank >= 0 && c->rank < h->image.device_size)
-            answer(h, c);
+        dcuda_cmd_t cmd = *c;
+        /* Recycle the entry before answering: a rank that sees its reply
+         * knows its entry is free again (see dcuda_cmd_ring_t). */
         atomic_store_explicit(&c->seq, m->cmd_tail + h->image.cmd.capacity,
                               memory_order_release);
+        if (cmd.rank >= 0 && cmd.rank < h->image.device_size)
+            answer(h, &cmd);
         m->cmd_tail++;
         served = 1;
     }

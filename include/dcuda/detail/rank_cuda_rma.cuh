@@ -203,7 +203,8 @@ DCUDA_DEV dcuda_status_t dcuda_wait_notifications(dcuda_state_t *st, int tag, in
 /* ---- host commands ------------------------------------------------------ */
 
 /* Thread 0: post a command, wait for its reply (both in pinned host memory:
- * posted writes out, PCIe reads while waiting). */
+ * posted writes out, PCIe reads while waiting). The entry is known to be free
+ * (see dcuda_cmd_ring_t), so no host memory is read before writing it. */
 static __device__ __noinline__ dcuda_status_t dcuda_dev_command_thread0(dcuda_state_t *st,
                                                                         uint32_t op)
 {
@@ -211,8 +212,6 @@ static __device__ __noinline__ dcuda_status_t dcuda_dev_command_thread0(dcuda_st
     uint32_t tag = ++st->cmd_tag;
     uint32_t t = atomicAdd(ctx->cmd.head, 1u);
     dcuda_cmd_t *c = &ctx->cmd.entries[t & (ctx->cmd.capacity - 1u)];
-    while (dcuda_dev_ld_acquire_sys(&c->seq) != t)
-        __nanosleep(256);
     c->rank = st->device_rank;
     c->op = op;
     c->tag = tag;
