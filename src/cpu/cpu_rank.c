@@ -6,7 +6,8 @@
  * acquire loads of the rank's own counter until it has grown far enough
  * (modulo 2^32); barriers are counters that only grow. No locks: the only
  * shared writes are atomic adds and the log ring's per-entry sequence
- * numbers. The checks come from detail/rank_common.h, shared with the GPU.
+ * numbers. The checks come from detail/rank_checks.h and rank_common.h,
+ * shared with the GPU.
  */
 #include <stdarg.h>
 #include <stdatomic.h>
