@@ -224,7 +224,7 @@ typedef struct dcuda_context {
     int32_t device_size;  /* ranks in DEVICE (ranks of this device) */
     int32_t device_index; /* which device of the world this is */
     uint32_t notif_start; /* initial value of every notification counter */
-    uint32_t backend;     /* enum dcuda_backend_kind */
+    uint32_t reserved;
     dcuda_notif_counters_t *notifs;                      /* [device_size] */
     dcuda_barrier_t *barriers;                           /* [DCUDA_COMM_COUNT] */
     dcuda_win_entry_t *win_entries[DCUDA_COMM_COUNT];    /* [MAX_WINDOWS][comm size] */
@@ -238,8 +238,6 @@ typedef struct dcuda_context {
     dcuda_cmd_ring_t cmd;
     dcuda_cmd_reply_t *replies; /* [device_size], mapped host memory */
 } dcuda_context_t;
-
-enum dcuda_backend_kind { DCUDA_BACKEND_CPU = 1, DCUDA_BACKEND_CUDA = 2 };
 
 /* A put route the rank has checked once: the target's part of one window
  * and the rank's own part (of a window of the same communicator) that held

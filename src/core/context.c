@@ -96,7 +96,6 @@ dcuda_status_t dcuda_context_create(dcuda_host_h h)
     c->device_size = h->info.rank_responsible;
     c->device_index = h->info.device_index;
     c->notif_start = (uint32_t)h->settings.notif_start;
-    c->backend = strcmp(h->ops->name, "cuda") == 0 ? DCUDA_BACKEND_CUDA : DCUDA_BACKEND_CPU;
     c->log.capacity = (uint32_t)h->settings.log_entries;
     /* At least as many entries as ranks (see dcuda_cmd_ring_t). */
     c->cmd.capacity = DCUDA_CMD_ENTRIES;
