@@ -36,9 +36,14 @@
 #define DCUDA_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
 #endif
 
-#define DCUDA_LAYOUT_VERSION 1u
+#define DCUDA_LAYOUT_VERSION 2u
 #define DCUDA_CONTEXT_MAGIC 0x64637564u /* "dcud" */
 #define DCUDA_STATE_MAGIC 0x72616e6bu   /* "rank" */
+
+/* Processes (one device each) of one program on one node. */
+#define DCUDA_MAX_PROCESSES 16
+/* Rank-visible allocations of one process that peers can map. */
+#define DCUDA_MAX_SEGMENTS 256
 
 /* Notification tags are 0..DCUDA_TAG_COUNT-1 (the thesis' 8-bit tags). */
 #define DCUDA_TAG_COUNT 256
@@ -75,8 +80,52 @@ typedef struct dcuda_notif_counters {
  * cache line of its own so barrier traffic does not disturb neighbours. */
 typedef struct dcuda_barrier {
     DCUDA_ATOMIC(uint32_t) arrived;
-    uint32_t reserved[31];
+    /* WORLD over several processes: barriers passed by the whole world, set
+     * by the device's last arriving rank once every process has arrived
+     * (see dcuda_node_slot_t); the device's ranks wait for it instead. */
+    DCUDA_ATOMIC(uint32_t) released;
+    uint32_t reserved[30];
 } dcuda_barrier_t;
+
+/* One process's arrivals at WORLD barriers, in memory every process of the
+ * node reaches (shared host memory): written only by that process's last
+ * arriving rank, it only grows. A cache line of its own. */
+typedef struct dcuda_node_slot {
+    DCUDA_ATOMIC(uint32_t) arrived;
+    uint32_t reserved[15];
+} dcuda_node_slot_t;
+
+/* How ranks of one process reach those of another. */
+enum dcuda_peer_path {
+    DCUDA_PATH_SELF = 0, /* the same process */
+    DCUDA_PATH_SHM = 1,  /* CPU ranks: shared memory */
+    DCUDA_PATH_P2P = 2,  /* GPU ranks: the peer GPU's memory over NVLink or PCIe */
+    DCUDA_PATH_HOST = 3  /* GPU ranks: through shared pinned host memory */
+};
+
+/* A rank-visible allocation of another process, mapped into this one:
+ * addresses in [owner_base, owner_base + size) of the owner are reached at
+ * local_base + (address - owner_base) here. */
+typedef struct dcuda_segment {
+    uint64_t owner_base;
+    uint64_t size;
+    uint64_t local_base;
+    uint64_t reserved;
+} dcuda_segment_t;
+
+/* A process of the program as the ranks of this one see it. Its tables are
+ * translated to addresses this process reaches. */
+typedef struct dcuda_peer {
+    int32_t world_first;    /* WORLD rank of its first rank */
+    int32_t rank_count;     /* its ranks */
+    uint32_t path;          /* dcuda_peer_path */
+    uint32_t segment_first; /* its allocations: segments[first .. first + count) */
+    uint32_t segment_count;
+    uint32_t reserved;
+    struct dcuda_notif_counters *notifs; /* [rank_count] */
+    struct dcuda_win_entry *win_world;   /* its WORLD window table */
+    uint64_t reserved2;
+} dcuda_peer_t;
 
 /* One rank's part of one window: where it starts and how many bytes. */
 typedef struct dcuda_win_entry {
@@ -224,7 +273,12 @@ typedef struct dcuda_context {
     int32_t device_size;  /* ranks in DEVICE (ranks of this device) */
     int32_t device_index; /* which device of the world this is */
     uint32_t notif_start; /* initial value of every notification counter */
-    uint32_t reserved;
+    int32_t process_count; /* processes (devices) of the program */
+    int32_t process_index; /* this one */
+    uint32_t node_base;    /* node_slots' value for WORLD barrier 0 of this run */
+    dcuda_peer_t *peers;          /* [process_count], mine included (path SELF) */
+    dcuda_segment_t *segments;    /* peers' allocations reachable from here */
+    dcuda_node_slot_t *node_slots; /* [process_count], shared host memory */
     dcuda_notif_counters_t *notifs;                      /* [device_size] */
     dcuda_barrier_t *barriers;                           /* [DCUDA_COMM_COUNT] */
     dcuda_win_entry_t *win_entries[DCUDA_COMM_COUNT];    /* [MAX_WINDOWS][comm size] */
@@ -245,14 +299,15 @@ typedef struct dcuda_context {
  * routes are dropped when it is freed), so later puts along the same route
  * skip the window table in global memory and most of the checks. */
 typedef struct dcuda_put_route {
-    uint32_t win;    /* handle, DCUDA_WIN_NONE when empty */
-    int32_t rank;    /* target rank in the window's communicator */
-    int32_t devrank; /* the target's index on this device */
+    uint32_t win;      /* handle, DCUDA_WIN_NONE when empty */
+    int32_t rank;      /* target rank in the window's communicator */
     uint32_t src_slot; /* window slot of the source part, comm << 8 | slot */
-    uint64_t target_base;
+    uint32_t remote;   /* the target lives in another process */
+    uint64_t target_base; /* translated: where this process reaches it */
     uint64_t target_size;
     uint64_t mine_base; /* my part that held the source */
     uint64_t mine_size;
+    dcuda_notif_counters_t *notifs; /* the target's counters, reachable from here */
 } dcuda_put_route_t;
 #define DCUDA_PUT_ROUTES 8
 
@@ -277,6 +332,9 @@ typedef struct dcuda_state {
     int32_t device_size;
     int32_t world_first;
     uint32_t cmd_tag; /* tag of the rank's last command to the host */
+    int32_t process_count;
+    int32_t process_index;
+    const dcuda_peer_t *peers;
     dcuda_notif_counters_t *notifs;
     dcuda_win_entry_t *win_entries[DCUDA_COMM_COUNT];
     dcuda_put_route_t routes[DCUDA_PUT_ROUTES];
@@ -293,15 +351,18 @@ DCUDA_STATIC_ASSERT(sizeof(dcuda_log_entry_t) == 304, "log entry");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_log_entry_t, args) == 16, "log entry args");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_log_ring_t) == 24, "log ring");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_error_record_t) == 16 + sizeof(dcuda_log_entry_t), "error record");
-DCUDA_STATIC_ASSERT(offsetof(dcuda_context_t, notifs) == 32, "context header");
+DCUDA_STATIC_ASSERT(offsetof(dcuda_context_t, notifs) == 64, "context header");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_node_slot_t) == 64, "node slot");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_segment_t) == 32, "segment");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_peer_t) == 48, "peer");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_cmd_t) == 64, "command");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_cmd_ring_t) == 24, "command ring");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_cmd_reply_t) == 64, "command reply");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 168, "context");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_put_route_t) == 48, "put route");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 200, "context");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_put_route_t) == 56, "put route");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
-DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 96, "state copies of the context");
-DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 608, "state counters");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 1632, "state fits shared memory budget");
+DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 112, "state copies of the context");
+DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 688, "state counters");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 1712, "state fits shared memory budget");
 
 #endif /* DCUDA_LAYOUT_H */

@@ -32,7 +32,9 @@
     X(ERR_BACKEND, -18, "backend unavailable or failed")                                 \
     X(ERR_RANK_FAILED, -19, "a rank reported an error")                                  \
     X(ERR_SYSTEM, -20, "operating system call failed")                                   \
-    X(ERR_UNSUPPORTED, -21, "operation not supported by this build")
+    X(ERR_UNSUPPORTED, -21, "operation not supported by this build")                    \
+    X(ERR_PEER, -22, "a peer process died or left")                                      \
+    X(ERR_UNREACHABLE, -23, "target memory cannot be reached from this process")
 
 typedef enum dcuda_status {
 #define DCUDA_STATUS_ENUM_(name, value, msg) DCUDA_##name = (value),

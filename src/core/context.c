@@ -22,37 +22,55 @@ static size_t win_table_bytes(int comm_size)
     return (size_t)DCUDA_MAX_WINDOWS * (size_t)comm_size * sizeof(dcuda_win_entry_t);
 }
 
+static dcuda_status_t alloc_peer_tables(dcuda_host_h h)
+{
+    dcuda_context_t *c = &h->image;
+    size_t procs = (size_t)c->process_count;
+    void *p;
+    dcuda_status_t st = dcuda_mem_alloc(h, procs * sizeof(dcuda_peer_t), &p);
+    if (st != DCUDA_OK)
+        return st;
+    c->peers = (dcuda_peer_t *)p;
+    if (procs > 1 &&
+        (st = dcuda_mem_alloc(h, procs * DCUDA_MAX_SEGMENTS * sizeof(dcuda_segment_t), &p)))
+        return st;
+    c->segments = procs > 1 ? (dcuda_segment_t *)p : NULL;
+    c->node_slots = h->node_rank ? ((dcuda_node_t *)h->node_rank)->slots : NULL;
+    return DCUDA_OK;
+}
+
 static dcuda_status_t alloc_tables(dcuda_host_h h)
 {
-    const dcuda_backend_ops_t *ops = h->ops;
     dcuda_context_t *c = &h->image;
     void *p;
     dcuda_status_t st;
-    if ((st = ops->alloc(h, (size_t)c->device_size * sizeof(dcuda_notif_counters_t), &p)))
+    if ((st = dcuda_mem_alloc(h, (size_t)c->device_size * sizeof(dcuda_notif_counters_t), &p)))
         return st;
     c->notifs = (dcuda_notif_counters_t *)p;
-    if ((st = ops->alloc(h, DCUDA_COMM_COUNT * sizeof(dcuda_barrier_t), &p)))
+    if ((st = dcuda_mem_alloc(h, DCUDA_COMM_COUNT * sizeof(dcuda_barrier_t), &p)))
         return st;
     c->barriers = (dcuda_barrier_t *)p;
-    if ((st = ops->alloc(h, win_table_bytes(c->world_size), &p)))
+    if ((st = dcuda_mem_alloc(h, win_table_bytes(c->world_size), &p)))
         return st;
     c->win_entries[0] = (dcuda_win_entry_t *)p;
-    if ((st = ops->alloc(h, win_table_bytes(c->device_size), &p)))
+    if ((st = dcuda_mem_alloc(h, win_table_bytes(c->device_size), &p)))
         return st;
     c->win_entries[1] = (dcuda_win_entry_t *)p;
-    if ((st = ops->alloc(h, DCUDA_MAX_TIMERS * sizeof(dcuda_timer_slot_t), &p)))
+    if ((st = dcuda_mem_alloc(h, DCUDA_MAX_TIMERS * sizeof(dcuda_timer_slot_t), &p)))
         return st;
     c->timers = (dcuda_timer_slot_t *)p;
-    if ((st = ops->alloc(h, 64, &p)))
+    if ((st = dcuda_mem_alloc(h, 64, &p)))
         return st;
     c->log.head = (DCUDA_ATOMIC(uint32_t) *)p;
-    if ((st = ops->alloc(h, sizeof(dcuda_error_record_t), &p)))
+    if ((st = dcuda_mem_alloc(h, sizeof(dcuda_error_record_t), &p)))
         return st;
     c->error = (dcuda_error_record_t *)p;
-    if ((st = ops->alloc(h, 64, &p)))
+    if ((st = dcuda_mem_alloc(h, 64, &p)))
         return st;
     c->cmd.head = (DCUDA_ATOMIC(uint32_t) *)p;
-    return ops->alloc(h, sizeof(dcuda_context_t), (void **)&h->dev_ctx);
+    if ((st = alloc_peer_tables(h)))
+        return st;
+    return dcuda_mem_alloc(h, sizeof(dcuda_context_t), (void **)&h->dev_ctx);
 }
 
 static dcuda_status_t alloc_mapped_tables(dcuda_host_h h)
@@ -95,6 +113,8 @@ dcuda_status_t dcuda_context_create(dcuda_host_h h)
     c->world_first = h->info.rank_start;
     c->device_size = h->info.rank_responsible;
     c->device_index = h->info.device_index;
+    c->process_count = dcuda_procs_count();
+    c->process_index = dcuda_procs_index();
     c->notif_start = (uint32_t)h->settings.notif_start;
     c->log.capacity = (uint32_t)h->settings.log_entries;
     /* At least as many entries as ranks (see dcuda_cmd_ring_t). */
@@ -116,13 +136,12 @@ void dcuda_context_destroy(dcuda_host_h h)
 {
     const dcuda_backend_ops_t *ops = h->ops;
     dcuda_context_t *c = &h->image;
-    void *dev[] = {c->notifs,           c->barriers,        c->win_entries[0],
-                   c->win_entries[1],   c->timers,          (void *)c->log.head,
-                   (void *)c->cmd.head, c->error,           h->dev_ctx,
-                   h->user_dev};
+    void *dev[] = {c->notifs,           c->barriers, c->win_entries[0], c->win_entries[1],
+                   c->timers,           (void *)c->log.head, (void *)c->cmd.head, c->error,
+                   h->dev_ctx,          h->user_dev, c->peers, c->segments};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
         if (dev[i])
-            ops->free(h, dev[i]);
+            dcuda_mem_free(h, dev[i]);
     void *mapped[] = {h->status_h, (void *)h->cancel_h, h->log_h, h->cmd_h, h->replies_h};
     for (size_t i = 0; i < sizeof mapped / sizeof mapped[0]; i++)
         if (mapped[i])
@@ -198,10 +217,10 @@ static dcuda_status_t stage_user_data(dcuda_host_h h, const void *user, size_t u
 {
     if (user_size > h->user_capacity) {
         if (h->user_dev)
-            h->ops->free(h, h->user_dev);
+            dcuda_mem_free(h, h->user_dev);
         h->user_dev = NULL;
         h->user_capacity = 0;
-        dcuda_status_t st = h->ops->alloc(h, user_size, &h->user_dev);
+        dcuda_status_t st = dcuda_mem_alloc(h, user_size, &h->user_dev);
         if (st != DCUDA_OK)
             return st;
         h->user_capacity = user_size;
@@ -219,7 +238,7 @@ dcuda_status_t dcuda_context_reset(dcuda_host_h h, const void *user, size_t user
     if (st != DCUDA_OK)
         return st;
     reset_mapped_tables(h);
-    return h->ops->copy_in(h, h->dev_ctx, &h->image, sizeof h->image);
+    return DCUDA_OK;
 }
 
 dcuda_status_t dcuda_context_collect_timers(dcuda_host_h h)

@@ -86,6 +86,54 @@ static dcuda_status_t pick_backend(const dcuda_settings_t *s, const dcuda_kernel
     return DCUDA_OK;
 }
 
+/* Processes when not started by mpirun: DCUDA_PROCESSES, or one per GPU
+ * when the ranks will be GPU ranks (counted without touching CUDA in this
+ * process, which would keep the forked ones from using it). */
+static int wanted_processes(const dcuda_settings_t *s, const dcuda_kernel_t *k)
+{
+    if (s->processes > 0)
+        return (int)s->processes;
+#if defined(DCUDA_HAVE_CUDA)
+    if (strcmp(s->backend, "cpu") != 0 && k->gpu) {
+        int gpus = dcuda_cuda_count_devices(NULL, 0);
+        if (gpus > 1)
+            return gpus < DCUDA_MAX_PROCESSES ? gpus : DCUDA_MAX_PROCESSES;
+    }
+#else
+    (void)k;
+#endif
+    return 1;
+}
+
+/* One host runtime per process at a time (its exports live in the node
+ * segment under the process's name). */
+static int hosts_live;
+
+/* After the backend opened: peers learn this device, ranks the node. */
+static dcuda_status_t join_world(dcuda_host_h h)
+{
+    dcuda_status_t st = dcuda_peers_agree(h);
+    if (st == DCUDA_OK && dcuda_procs_count() > 1)
+        st = h->ops->map_node(h, dcuda_procs_node(), sizeof(dcuda_node_t), &h->node_rank);
+    return st;
+}
+
+/* Everything init built, in reverse. */
+static void host_release(dcuda_host_h h)
+{
+    if (h->monitor)
+        dcuda_monitor_destroy(h);
+    dcuda_context_destroy(h);
+    dcuda_peers_release(h);
+    while (h->mem_count > 0)
+        dcuda_mem_free(h, h->mems[h->mem_count - 1].ptr);
+    free(h->mems);
+    if (h->node_rank)
+        h->ops->unmap_node(h, dcuda_procs_node());
+    h->ops->close(h);
+    free(h);
+}
+
 dcuda_status_t dcuda_host_init(int argc, char **argv, dcuda_kernel_t kernel,
                                int threads_per_rank, dcuda_host_h *host)
 {
@@ -104,28 +152,39 @@ dcuda_status_t dcuda_host_init(int argc, char **argv, dcuda_kernel_t kernel,
     if (!h->kernel.name)
         h->kernel.name = "(unnamed)";
     dcuda_status_t st = dcuda_settings_load(argc, argv, &h->settings);
+    if (st == DCUDA_OK && hosts_live) {
+        dcuda_hostlog_error("dcuda_host_init: a host runtime is already live in this process "
+                            "(call dcuda_host_finish first)");
+        st = DCUDA_ERR_INVALID_ARG;
+    }
     if (st == DCUDA_OK) {
         dcuda_hostlog_set_verbose((int)h->settings.verbose);
-        st = pick_backend(&h->settings, &h->kernel, &h->ops);
+        st = dcuda_procs_start(&h->settings, wanted_processes(&h->settings, &h->kernel));
     }
+    if (st == DCUDA_OK)
+        st = pick_backend(&h->settings, &h->kernel, &h->ops);
     if (st == DCUDA_OK)
         st = h->ops->open(h, threads_per_rank);
     if (st != DCUDA_OK) {
         free(h);
         return st;
     }
-    st = dcuda_context_create(h);
+    st = join_world(h);
+    if (st == DCUDA_OK)
+        st = dcuda_context_create(h);
     if (st == DCUDA_OK)
         st = dcuda_monitor_create(h);
     if (st != DCUDA_OK) {
-        dcuda_context_destroy(h);
-        h->ops->close(h);
-        free(h);
+        host_release(h);
         return st;
     }
-    dcuda_hostlog_info("kernel %s: %d ranks on %s backend (%s), %d thread(s) per rank",
+    hosts_live = 1;
+    dcuda_hostlog_info("kernel %s: %d ranks on %s backend (%s), %d thread(s) per rank; "
+                       "process %d of %d (%s), WORLD ranks %d..%d",
                        h->kernel.name, h->info.rank_responsible, h->info.backend,
-                       h->info.device_name, h->info.threads_per_rank);
+                       h->info.device_name, h->info.threads_per_rank, h->info.process_index,
+                       h->info.process_count, dcuda_procs_mode(), h->info.rank_start,
+                       h->info.rank_start + h->info.rank_responsible - 1);
     *host = h;
     return DCUDA_OK;
 }
@@ -187,7 +246,15 @@ dcuda_status_t dcuda_host_run(dcuda_host_h h, void *user_data, size_t user_size,
     }
     h->last_error[0] = '\0';
     h->timing_count = 0;
+    h->lost[0] = '\0';
     dcuda_status_t st = dcuda_context_reset(h, user_data, user_size);
+    if (st == DCUDA_OK)
+        st = dcuda_peers_exchange(h);
+    if (st == DCUDA_OK)
+        st = h->ops->copy_in(h, h->dev_ctx, &h->image, sizeof h->image);
+    /* Every process is ready: no rank can reach tables still being reset. */
+    if (st == DCUDA_OK)
+        st = dcuda_procs_barrier("dcuda_host_run");
     if (st != DCUDA_OK)
         return st;
     uint64_t t0 = dcuda_now_ns();
@@ -199,6 +266,10 @@ dcuda_status_t dcuda_host_run(dcuda_host_h h, void *user_data, size_t user_size,
         st = dcuda_context_collect_timers(h);
     if (elapsed_ms)
         *elapsed_ms = (double)(t1 - t0) / 1e6;
+    if (h->lost[0]) {
+        snprintf(h->last_error, sizeof h->last_error, "%s", h->lost);
+        return DCUDA_ERR_PEER;
+    }
     dcuda_error_record_t err;
     if (st == DCUDA_OK)
         st = h->ops->copy_out(h, &err, h->image.error, sizeof err);
@@ -232,7 +303,7 @@ dcuda_status_t dcuda_host_alloc(dcuda_host_h h, size_t size, void **ptr)
         return DCUDA_ERR_NOT_INITIALIZED;
     if (!ptr)
         return DCUDA_ERR_INVALID_ARG;
-    return h->ops->alloc(h, size, ptr);
+    return dcuda_mem_alloc(h, size, ptr);
 }
 
 dcuda_status_t dcuda_host_free(dcuda_host_h h, void *ptr)
@@ -240,7 +311,7 @@ dcuda_status_t dcuda_host_free(dcuda_host_h h, void *ptr)
     if (!h)
         return DCUDA_ERR_NOT_INITIALIZED;
     if (ptr)
-        h->ops->free(h, ptr);
+        dcuda_mem_free(h, ptr);
     return DCUDA_OK;
 }
 
@@ -266,9 +337,7 @@ dcuda_status_t dcuda_host_finish(dcuda_host_h h)
 {
     if (!h)
         return DCUDA_ERR_NOT_INITIALIZED;
-    dcuda_monitor_destroy(h);
-    dcuda_context_destroy(h);
-    h->ops->close(h);
-    free(h);
+    host_release(h);
+    hosts_live = 0;
     return DCUDA_OK;
 }

@@ -10,6 +10,7 @@
 
 #include "dcuda/dcuda_host.h"
 #include "dcuda/dcuda_layout.h"
+#include "procs.h"
 #include "settings.h"
 
 /* Entries of the rank -> host command ring. */
@@ -17,6 +18,23 @@
 
 typedef struct dcuda_backend_ops dcuda_backend_ops_t;
 typedef struct dcuda_monitor dcuda_monitor_t;
+
+/* A rank-visible allocation of this process, as its peers learn of it. */
+typedef struct dcuda_mem_rec {
+    void *ptr;
+    dcuda_export_t ex;
+} dcuda_mem_rec_t;
+
+/* A peer's allocation mapped into this process (opened once, kept while
+ * the peer still exports it). */
+typedef struct dcuda_import {
+    int proc;
+    int seen; /* still exported at the last exchange */
+    uint64_t serial;
+    uint64_t base; /* in the peer */
+    uint64_t size;
+    void *local;
+} dcuda_import_t;
 
 struct dcuda_host {
     dcuda_settings_t settings;
@@ -37,6 +55,17 @@ struct dcuda_host {
     void *user_dev; /* rank-visible copy of the user struct */
     size_t user_capacity;
 
+    /* Rank-visible allocations (exported to peers) and peers' ones mapped
+     * here (peers.c). */
+    dcuda_mem_rec_t *mems;
+    int mem_count, mem_cap;
+    uint64_t mem_serial;
+    dcuda_import_t *imports;
+    int import_count, import_cap;
+    void *node_rank; /* the node segment as ranks reach it */
+    dcuda_peer_t peers_h[DCUDA_MAX_PROCESSES];
+    char lost[256]; /* why a peer process was lost during the run */
+
     dcuda_monitor_t *monitor;
     double timings[DCUDA_MAX_TIMERS];
     int timing_count;
@@ -53,8 +82,16 @@ struct dcuda_backend_ops {
     /* Choose the device, the rank count and threads per rank (host->info). */
     dcuda_status_t (*open)(dcuda_host_h h, int threads_per_rank);
     void (*close)(dcuda_host_h h);
-    dcuda_status_t (*alloc)(dcuda_host_h h, size_t size, void **ptr);
-    void (*free)(dcuda_host_h h, void *ptr);
+    /* Rank-visible memory, zeroed; *ex tells peers how to map it (kind NONE
+     * when there are no peers). */
+    dcuda_status_t (*alloc)(dcuda_host_h h, size_t size, void **ptr, dcuda_export_t *ex);
+    void (*free)(dcuda_host_h h, void *ptr, const dcuda_export_t *ex);
+    /* Maps a peer's exported allocation (process `proc`) into this process. */
+    dcuda_status_t (*import)(dcuda_host_h h, int proc, const dcuda_export_t *ex, void **local);
+    void (*unimport)(dcuda_host_h h, void *local, uint64_t size);
+    /* Makes the node segment reachable by ranks. */
+    dcuda_status_t (*map_node)(dcuda_host_h h, void *node, size_t size, void **rank_ptr);
+    void (*unmap_node)(dcuda_host_h h, void *node);
     dcuda_status_t (*alloc_mapped)(dcuda_host_h h, size_t size, void **host_ptr, void **rank_ptr);
     void (*free_mapped)(dcuda_host_h h, void *host_ptr);
     dcuda_status_t (*copy_in)(dcuda_host_h h, void *dst, const void *src, size_t size);
@@ -72,6 +109,9 @@ struct dcuda_backend_ops {
 extern const dcuda_backend_ops_t dcuda_cpu_backend_ops;
 #if defined(DCUDA_HAVE_CUDA)
 extern const dcuda_backend_ops_t dcuda_cuda_backend_ops;
+/* GPUs visible (0 and why when none), without initialising CUDA in this
+ * process before its process group has started. */
+int dcuda_cuda_count_devices(char *why, size_t why_size);
 #endif
 
 /* context.c: the shared tables of one device. */
@@ -80,6 +120,19 @@ dcuda_status_t dcuda_context_reset(dcuda_host_h h, const void *user, size_t user
 void dcuda_context_destroy(dcuda_host_h h);
 /* Timer spans of the finished run into h->timings. */
 dcuda_status_t dcuda_context_collect_timers(dcuda_host_h h);
+
+/* peers.c: rank-visible allocations and the tables of peer processes. */
+dcuda_status_t dcuda_mem_alloc(dcuda_host_h h, size_t size, void **ptr);
+void dcuda_mem_free(dcuda_host_h h, void *ptr);
+/* Is ptr .. ptr+size inside one rank-visible allocation? */
+int dcuda_mem_known(dcuda_host_h h, const void *ptr, size_t size);
+/* Host init: tells the peers this device's rank count and learns theirs
+ * (fills the WORLD fields of h->info). Collective over processes. */
+dcuda_status_t dcuda_peers_agree(dcuda_host_h h);
+/* Before a run: publishes this process's allocations, maps the peers' new
+ * ones and fills the peer and segment tables the ranks read. Collective. */
+dcuda_status_t dcuda_peers_exchange(dcuda_host_h h);
+void dcuda_peers_release(dcuda_host_h h);
 
 /* monitor.c: prints rank log lines and runs the watchdog while ranks run. */
 dcuda_status_t dcuda_monitor_create(dcuda_host_h h);

@@ -4,7 +4,8 @@
  * ring (so they appear while ranks still run) and is the watchdog: when a rank has stayed blocked in
  * one wait or barrier for longer than the WATCHDOG setting, it reports every
  * blocked rank, what it waits for and what has arrived, and with
- * WATCHDOG_CANCEL set it cancels the blocked waits.
+ * WATCHDOG_CANCEL set it cancels the blocked waits. It also watches the
+ * peer processes and ends the run when one of them dies.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -256,16 +257,27 @@ static void watchdog_check(dcuda_host_h h, uint64_t now)
         watchdog_report(h, now);
 }
 
+/* A peer process that died ends this run: its blocked waits fail with
+ * DCUDA_ERR_PEER (cancel value 2) and the run returns that error. */
+static void peers_check(dcuda_host_h h)
+{
+    if (h->lost[0] || !dcuda_procs_lost(h->lost, sizeof h->lost))
+        return;
+    dcuda_hostlog_error("%s while the ranks of process %d run kernel %s; ending the run",
+                        h->lost, dcuda_procs_index(), h->kernel.name);
+    atomic_store_explicit(h->cancel_h, 2u, memory_order_release);
+}
+
 int dcuda_monitor_poll(dcuda_host_h h)
 {
     int printed = serve_commands(h);
     printed |= drain_log(h);
-    if (h->settings.watchdog > 0) {
-        uint64_t now = dcuda_now_ns();
-        if (now >= h->monitor->next_check_ns) {
-            h->monitor->next_check_ns = now + 50 * 1000 * 1000;
+    uint64_t now = dcuda_now_ns();
+    if (now >= h->monitor->next_check_ns) {
+        h->monitor->next_check_ns = now + 50 * 1000 * 1000;
+        if (h->settings.watchdog > 0)
             watchdog_check(h, now);
-        }
+        peers_check(h);
     }
     return printed;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "dcuda/dcuda_host.h"
+#include "dcuda/dcuda_layout.h"
 #include "hostlog.h"
 
 typedef enum { SET_INT, SET_UINT, SET_DOUBLE, SET_STRING } setting_type_t;
@@ -134,6 +135,11 @@ static dcuda_status_t validate(const dcuda_settings_t *s)
     }
     if (s->ranks < 0 || s->ranks > 1 << 20) {
         dcuda_hostlog_error("setting RANKS: %ld is not in 0..%d", s->ranks, 1 << 20);
+        return DCUDA_ERR_SETTING;
+    }
+    if (s->processes < 0 || s->processes > DCUDA_MAX_PROCESSES) {
+        dcuda_hostlog_error("setting PROCESSES: %ld is not in 0..%d", s->processes,
+                            DCUDA_MAX_PROCESSES);
         return DCUDA_ERR_SETTING;
     }
     if (!(s->watchdog >= 0)) {

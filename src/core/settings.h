@@ -18,6 +18,9 @@
                                         "the kernel was built for one and one is present)")    \
     X(ranks, RANKS, INT, "0", "CPU ranks per process (0: 8 per online core, at most 256); "    \
                               "on a GPU, an upper bound on ranks (0: as many as fit)")         \
+    X(processes, PROCESSES, INT, "0", "processes (one device each) when not started by "      \
+                                      "mpirun: the first dcuda_host_init forks the others "    \
+                                      "(0: one per visible GPU, or 1 for CPU ranks)")          \
     X(watchdog, WATCHDOG, DOUBLE, "10", "seconds a rank may stay blocked before the watchdog " \
                                         "reports all blocked ranks (0: off)")                  \
     X(watchdog_cancel, WATCHDOG_CANCEL, INT, "0", "1: after a watchdog report, blocked waits " \
@@ -30,6 +33,7 @@
 typedef struct dcuda_settings {
     char backend[16];
     long ranks;
+    long processes;
     double watchdog;
     long watchdog_cancel;
     long log_entries;

@@ -1,14 +1,19 @@
 /*
  * CPU backend, host side: ranks are threads of this process. Memory that
  * ranks see is ordinary host memory, so "mapped" and "rank-visible" memory
- * are the same; copies are memcpy. Launch starts one thread per rank, each
- * running the kernel's C form.
+ * are the same; copies are memcpy. With several processes, rank-visible
+ * memory is shared memory (one memfd per allocation) that the peers map
+ * through /proc/<pid>/fd. Launch starts one thread per rank, each running
+ * the kernel's C form.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -73,16 +78,17 @@ static dcuda_status_t cpu_open(dcuda_host_h h, int threads_per_rank)
     h->backend = b;
     (void)threads_per_rank; /* a CPU rank is one thread */
     snprintf(h->device_name, sizeof h->device_name, "%ld CPU threads", ranks);
+    int procs = dcuda_procs_count(), me = dcuda_procs_index();
     h->info = (dcuda_rank_info_t){
         .rank_count = (int)ranks,
         .rank_responsible = (int)ranks,
         .rank_start = 0,
-        .device_count = 1,
-        .device_index = 0,
+        .device_count = procs,
+        .device_index = me,
         .node_count = 1,
         .node_index = 0,
-        .process_count = 1,
-        .process_index = 0,
+        .process_count = procs,
+        .process_index = me,
         .threads_per_rank = 1,
         .backend = "cpu",
         .device_name = h->device_name,
@@ -96,32 +102,118 @@ static void cpu_close(dcuda_host_h h)
     h->backend = NULL;
 }
 
-static dcuda_status_t cpu_alloc(dcuda_host_h h, size_t size, void **ptr)
+static size_t shm_bytes(uint64_t size)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return size ? ((size_t)size + page - 1) / page * page : page;
+}
+
+/* Shared memory peers can map: a memfd, zero-filled. */
+static dcuda_status_t shm_alloc(size_t size, void **ptr, dcuda_export_t *ex)
+{
+    int fd = memfd_create("dcuda-mem", 0);
+    void *p = MAP_FAILED;
+    if (fd >= 0 && ftruncate(fd, (off_t)shm_bytes(size)) == 0)
+        p = mmap(NULL, shm_bytes(size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        dcuda_hostlog_error("cannot allocate %zu bytes of shared memory: %s", size,
+                            strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return errno == ENOMEM || errno == ENOSPC ? DCUDA_ERR_NO_MEMORY : DCUDA_ERR_SYSTEM;
+    }
+    ex->kind = DCUDA_EXPORT_MEMFD;
+    ex->fd = fd;
+    *ptr = p;
+    return DCUDA_OK;
+}
+
+static dcuda_status_t cpu_alloc(dcuda_host_h h, size_t size, void **ptr, dcuda_export_t *ex)
 {
     (void)h;
+    if (dcuda_procs_count() > 1)
+        return shm_alloc(size, ptr, ex);
     /* Cache-line aligned, like device allocations are (more, in fact). */
     size_t rounded = (size + 63) & ~(size_t)63;
     void *p = aligned_alloc(64, rounded ? rounded : 64);
     if (!p)
         return DCUDA_ERR_NO_MEMORY;
     memset(p, 0, rounded ? rounded : 64);
+    ex->kind = DCUDA_EXPORT_NONE;
     *ptr = p;
     return DCUDA_OK;
 }
 
-static void cpu_free(dcuda_host_h h, void *ptr)
+static void cpu_free(dcuda_host_h h, void *ptr, const dcuda_export_t *ex)
 {
     (void)h;
-    free(ptr);
+    if (ex->kind == DCUDA_EXPORT_MEMFD) {
+        munmap(ptr, shm_bytes(ex->size));
+        close(ex->fd);
+    } else {
+        free(ptr);
+    }
+}
+
+static dcuda_status_t cpu_import(dcuda_host_h h, int proc, const dcuda_export_t *ex,
+                                 void **local)
+{
+    (void)h;
+    char path[64];
+    pid_t pid = (pid_t)dcuda_procs_node()->procs[proc].pid;
+    snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)pid, ex->fd);
+    int fd = open(path, O_RDWR);
+    void *p = fd < 0 ? MAP_FAILED
+                     : mmap(NULL, shm_bytes(ex->size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int err = errno;
+    if (fd >= 0)
+        close(fd);
+    if (p == MAP_FAILED) {
+        dcuda_hostlog_error("cannot map %llu bytes of process %d's memory (%s): %s",
+                            (unsigned long long)ex->size, proc, path, strerror(err));
+        return DCUDA_ERR_SYSTEM;
+    }
+    *local = p;
+    return DCUDA_OK;
+}
+
+static void cpu_unimport(dcuda_host_h h, void *local, uint64_t size)
+{
+    (void)h;
+    munmap(local, shm_bytes(size));
+}
+
+static dcuda_status_t cpu_map_node(dcuda_host_h h, void *node, size_t size, void **rank_ptr)
+{
+    (void)h;
+    (void)size;
+    *rank_ptr = node;
+    return DCUDA_OK;
+}
+
+static void cpu_unmap_node(dcuda_host_h h, void *node)
+{
+    (void)h;
+    (void)node;
 }
 
 static dcuda_status_t cpu_alloc_mapped(dcuda_host_h h, size_t size, void **host_ptr,
                                        void **rank_ptr)
 {
-    dcuda_status_t st = cpu_alloc(h, size, host_ptr);
-    if (st == DCUDA_OK)
-        *rank_ptr = *host_ptr;
-    return st;
+    (void)h;
+    size_t rounded = (size + 63) & ~(size_t)63;
+    void *p = aligned_alloc(64, rounded ? rounded : 64);
+    if (!p)
+        return DCUDA_ERR_NO_MEMORY;
+    memset(p, 0, rounded ? rounded : 64);
+    *host_ptr = *rank_ptr = p;
+    return DCUDA_OK;
+}
+
+static void cpu_free_mapped(dcuda_host_h h, void *host_ptr)
+{
+    (void)h;
+    free(host_ptr);
 }
 
 static dcuda_status_t cpu_copy(dcuda_host_h h, void *dst, const void *src, size_t size)
@@ -220,8 +312,12 @@ const dcuda_backend_ops_t dcuda_cpu_backend_ops = {
     .close = cpu_close,
     .alloc = cpu_alloc,
     .free = cpu_free,
+    .import = cpu_import,
+    .unimport = cpu_unimport,
+    .map_node = cpu_map_node,
+    .unmap_node = cpu_unmap_node,
     .alloc_mapped = cpu_alloc_mapped,
-    .free_mapped = cpu_free,
+    .free_mapped = cpu_free_mapped,
     .copy_in = cpu_copy,
     .copy_out = cpu_copy,
     .peek = cpu_peek,

@@ -128,12 +128,15 @@ static dcuda_status_t block_until(const dcuda_state_t *st, const _Atomic uint32_
             publish_blocked(st, d, target);
             published = 1;
         }
-        if (published && atomic_load_explicit(st->ctx->cancel, memory_order_acquire)) {
+        uint32_t cancel = published ? atomic_load_explicit(st->ctx->cancel, memory_order_acquire) : 0;
+        if (cancel) {
+            /* 1: the watchdog gave up; 2: a peer process died. */
+            dcuda_status_t why = cancel == 2 ? DCUDA_ERR_PEER : DCUDA_ERR_TIMEOUT;
             publish_running(st);
             if (d->phase == DCUDA_PHASE_WAITING)
-                return report(DCUDA_ERR_TIMEOUT, call, "waiting for %u notification(s) of tag %u",
-                              d->count, d->tag);
-            return report(DCUDA_ERR_TIMEOUT, call, "in a barrier on %s", dcuda_detail_comm_name((int)d->comm));
+                return report(why, call, "waiting for %u notification(s) of tag %u", d->count,
+                              d->tag);
+            return report(why, call, "in a barrier on %s", dcuda_detail_comm_name((int)d->comm));
         }
     }
     if (published)
@@ -141,14 +144,42 @@ static dcuda_status_t block_until(const dcuda_state_t *st, const _Atomic uint32_
     return DCUDA_OK;
 }
 
+/* The device's last rank to reach WORLD barrier `epoch` when WORLD spans
+ * processes: tells the node, waits for every process, releases its device. */
+static dcuda_status_t node_barrier(const dcuda_state_t *st, uint32_t epoch, const char *call)
+{
+    const dcuda_context_t *ctx = st->ctx;
+    uint32_t target = ctx->node_base + epoch;
+    block_desc_t d = {DCUDA_PHASE_BARRIER, 0, 0, 0, DCUDA_COMM_WORLD};
+    atomic_store_explicit(&ctx->node_slots[st->process_index].arrived, target,
+                          memory_order_release);
+    for (int p = 0; p < st->process_count; p++) {
+        dcuda_status_t s = block_until(st, &ctx->node_slots[p].arrived, target, &d, call);
+        if (s != DCUDA_OK)
+            return s;
+    }
+    atomic_store_explicit(&ctx->barriers[DCUDA_COMM_WORLD].released, epoch, memory_order_release);
+    return DCUDA_OK;
+}
+
+/* Barriers count arrivals on the device; WORLD over several processes adds
+ * a step among the devices' last arrivals (node_barrier). */
 static dcuda_status_t barrier(dcuda_state_t *st, int comm, const char *call)
 {
     const dcuda_context_t *ctx = st->ctx;
-    uint32_t target = ++st->barrier_epoch[comm] * (uint32_t)dcuda_detail_comm_size(st, comm);
+    uint32_t epoch = ++st->barrier_epoch[comm];
+    uint32_t target = epoch * (uint32_t)st->device_size;
     _Atomic uint32_t *arrived = &ctx->barriers[comm].arrived;
-    atomic_fetch_add_explicit(arrived, 1u, memory_order_acq_rel);
+    uint32_t before = atomic_fetch_add_explicit(arrived, 1u, memory_order_acq_rel);
     block_desc_t d = {DCUDA_PHASE_BARRIER, 0, 0, 0, (uint32_t)comm};
-    return block_until(st, arrived, target, &d, call);
+    if (comm != DCUDA_COMM_WORLD || st->process_count == 1)
+        return block_until(st, arrived, target, &d, call);
+    if (before + 1u == target) {
+        dcuda_status_t s = node_barrier(st, epoch, call);
+        if (s != DCUDA_OK)
+            return s;
+    }
+    return block_until(st, &ctx->barriers[DCUDA_COMM_WORLD].released, epoch, &d, call);
 }
 
 /* ---- init, communicators ------------------------------------------------ */
@@ -260,9 +291,9 @@ dcuda_status_t dcuda_win_flush(dcuda_state_t *st, dcuda_win_t win)
 /* A notification is a release add: what the rank wrote (puts and plain
  * stores) and read before it is ordered before it, so the target may read
  * the data, or reuse a buffer it was told is free. */
-static void notify_device_rank(const dcuda_state_t *st, int devrank, int tag)
+static void notify_counters(dcuda_notif_counters_t *to, int tag)
 {
-    atomic_fetch_add_explicit(&st->notifs[devrank].arrived[tag], 1u, memory_order_release);
+    atomic_fetch_add_explicit(&to->arrived[tag], 1u, memory_order_release);
 }
 
 static dcuda_status_t put_common(dcuda_state_t *st, dcuda_win_t win, int rank, size_t offset,
@@ -274,7 +305,10 @@ static dcuda_status_t put_common(dcuda_state_t *st, dcuda_win_t win, int rank, s
     dcuda_status_t s = notify ? dcuda_detail_checked_tag(st, tag, call) : DCUDA_OK;
     if (s != DCUDA_OK)
         return s;
-    if (!dcuda_detail_put_fast(st, win, rank, offset, size, src, &p.dst, &p.devrank)) {
+    const dcuda_put_route_t *r = dcuda_detail_put_fast(st, win, rank, offset, size, src, &p.dst);
+    if (r) {
+        p.to.notifs = r->notifs;
+    } else {
         if ((s = dcuda_detail_checked_put(st, win, rank, offset, size, src, &p, call)) !=
             DCUDA_OK)
             return s;
@@ -283,7 +317,7 @@ static dcuda_status_t put_common(dcuda_state_t *st, dcuda_win_t win, int rank, s
     if (size && p.dst != (const char *)src)
         memcpy(p.dst, src, size);
     if (notify)
-        notify_device_rank(st, p.devrank, tag);
+        notify_counters(p.to.notifs, tag);
     return DCUDA_OK;
 }
 
@@ -303,10 +337,10 @@ dcuda_status_t dcuda_notify(dcuda_state_t *st, int rank, dcuda_comm_t comm, int 
 {
     static const char call[] = "dcuda_notify";
     CHECK_STATE(st, call);
-    int devrank;
-    dcuda_status_t s = dcuda_detail_checked_notify(st, comm, rank, tag, &devrank, call);
+    dcuda_detail_target_t t;
+    dcuda_status_t s = dcuda_detail_checked_notify(st, comm, rank, tag, &t, call);
     if (s == DCUDA_OK)
-        notify_device_rank(st, devrank, tag);
+        notify_counters(t.notifs, tag);
     return s;
 }
 

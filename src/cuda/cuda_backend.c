@@ -6,10 +6,17 @@
  * (rather than deadlocks) if that ever stops being true. Shared tables live
  * in device memory; what the host reads while the kernel runs (watchdog
  * status, log ring, cancel flag) lives in pinned, mapped host memory.
+ *
+ * With several processes each drives the GPU of its index; allocations are
+ * exported with CUDA IPC handles and peers open them once, reaching them
+ * over NVLink or PCIe peer-to-peer; the node segment is registered as
+ * mapped host memory so that ranks reach the WORLD barrier slots.
  */
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "../core/host_internal.h"
 #include "../core/hostlog.h"
@@ -36,7 +43,8 @@ static dcuda_status_t cuda_fail(cudaError_t err, const char *what)
             return cuda_fail(err_, what);                                                      \
     } while (0)
 
-static int cuda_available(char *why, size_t why_size)
+/* GPUs visible here, or 0 and the reason. */
+static int count_in_process(char *why, size_t why_size)
 {
     int n = 0;
     cudaError_t err = cudaGetDeviceCount(&n);
@@ -44,9 +52,58 @@ static int cuda_available(char *why, size_t why_size)
         snprintf(why, why_size, "no usable CUDA device (%s)", cudaGetErrorString(err));
     else if (n == 0)
         snprintf(why, why_size, "no CUDA device present");
-    else
-        return 1;
-    return 0;
+    return err == cudaSuccess ? n : 0;
+}
+
+/* The same, asked of a short-lived child process: a process that forks its
+ * peers must not have touched CUDA before. */
+static int count_in_child(char *why, size_t why_size)
+{
+    struct {
+        int n;
+        char why[200];
+    } answer = {0, "cannot start a process to look for GPUs"};
+    int fds[2];
+    if (pipe(fds) != 0)
+        goto done;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        answer.n = count_in_process(answer.why, sizeof answer.why);
+        ssize_t w = write(fds[1], &answer, sizeof answer);
+        _exit(w == (ssize_t)sizeof answer ? 0 : 1);
+    }
+    close(fds[1]);
+    if (pid > 0) {
+        if (read(fds[0], &answer, sizeof answer) != (ssize_t)sizeof answer)
+            answer.n = 0;
+        waitpid(pid, NULL, 0);
+    }
+    close(fds[0]);
+done:
+    if (why && why_size)
+        snprintf(why, why_size, "%s", answer.why);
+    return answer.n;
+}
+
+int dcuda_cuda_count_devices(char *why, size_t why_size)
+{
+    static int known, count;
+    static char reason[200];
+    if (!known) {
+        count = dcuda_procs_started() ? count_in_process(reason, sizeof reason)
+                                      : count_in_child(reason, sizeof reason);
+        known = 1;
+    }
+    if (why && why_size)
+        snprintf(why, why_size, "%s", reason);
+    return count;
+}
+
+static int cuda_available(char *why, size_t why_size)
+{
+    return dcuda_cuda_count_devices(why, why_size) > 0;
 }
 
 /* Ranks = blocks that fit on the GPU at once (bounded by the RANKS setting). */
@@ -73,6 +130,42 @@ static dcuda_status_t size_grid(dcuda_host_h h, cuda_backend_t *b,
     return DCUDA_OK;
 }
 
+/* Can this GPU reach every other process's GPU directly? */
+static dcuda_status_t check_peers(int device, int gpus)
+{
+    int procs = dcuda_procs_count();
+    for (int p = 0; p < procs; p++) {
+        int other = p % gpus, can = 0;
+        if (other == device)
+            continue;
+        CUDA_TRY(cudaDeviceCanAccessPeer(&can, device, other), "asking for peer access");
+        if (!can) {
+            dcuda_hostlog_error("GPU %d cannot reach GPU %d directly (no NVLink or PCIe "
+                                "peer-to-peer between them); this build of dcuda needs it for "
+                                "ranks on several GPUs",
+                                device, other);
+            return DCUDA_ERR_UNSUPPORTED;
+        }
+    }
+    return DCUDA_OK;
+}
+
+/* Process i drives GPU i. */
+static dcuda_status_t pick_device(cuda_backend_t *b)
+{
+    int gpus = 0, procs = dcuda_procs_count();
+    CUDA_TRY(cudaGetDeviceCount(&gpus), "counting GPUs");
+    if (procs > gpus) {
+        dcuda_hostlog_error("%d processes but %d GPU(s): each process needs a GPU of its own "
+                            "(the ranks of all processes must be resident at once)",
+                            procs, gpus);
+        return DCUDA_ERR_SETTING;
+    }
+    b->device = dcuda_procs_index();
+    CUDA_TRY(cudaSetDevice(b->device), "selecting the GPU");
+    return procs > 1 ? check_peers(b->device, gpus) : DCUDA_OK;
+}
+
 static dcuda_status_t cuda_open(dcuda_host_h h, int threads_per_rank)
 {
     cuda_backend_t *b = calloc(1, sizeof *b);
@@ -80,13 +173,13 @@ static dcuda_status_t cuda_open(dcuda_host_h h, int threads_per_rank)
         return DCUDA_ERR_NO_MEMORY;
     h->backend = b;
     struct cudaDeviceProp prop;
-    dcuda_status_t st = DCUDA_OK;
-    cudaError_t err = cudaSetDevice(0);
-    if (err == cudaSuccess)
-        err = cudaGetDeviceProperties(&prop, 0);
-    if (err != cudaSuccess)
-        st = cuda_fail(err, "opening GPU 0");
-    else if (!prop.cooperativeLaunch) {
+    cudaError_t err = cudaSuccess;
+    dcuda_status_t st = pick_device(b);
+    if (st == DCUDA_OK && (err = cudaGetDeviceProperties(&prop, b->device)) != cudaSuccess)
+        st = cuda_fail(err, "reading the GPU's properties");
+    if (st != DCUDA_OK) {
+        /* reported */
+    } else if (!prop.cooperativeLaunch) {
         dcuda_hostlog_error("%s cannot launch cooperative kernels", prop.name);
         st = DCUDA_ERR_BACKEND;
     } else if (threads_per_rank > prop.maxThreadsPerBlock) {
@@ -105,14 +198,16 @@ static dcuda_status_t cuda_open(dcuda_host_h h, int threads_per_rank)
         h->backend = NULL;
         return st;
     }
-    snprintf(h->device_name, sizeof h->device_name, "%.96s, %d SMs", prop.name,
-             prop.multiProcessorCount);
+    snprintf(h->device_name, sizeof h->device_name, "GPU %d: %.96s, %d SMs", b->device,
+             prop.name, prop.multiProcessorCount);
     h->info = (dcuda_rank_info_t){
         .rank_count = b->ranks,
         .rank_responsible = b->ranks,
-        .device_count = 1,
+        .device_count = dcuda_procs_count(),
+        .device_index = dcuda_procs_index(),
         .node_count = 1,
-        .process_count = 1,
+        .process_count = dcuda_procs_count(),
+        .process_index = dcuda_procs_index(),
         .threads_per_rank = b->threads,
         .backend = "cuda",
         .device_name = h->device_name,
@@ -131,7 +226,7 @@ static void cuda_close(dcuda_host_h h)
     h->backend = NULL;
 }
 
-static dcuda_status_t cuda_alloc(dcuda_host_h h, size_t size, void **ptr)
+static dcuda_status_t cuda_alloc(dcuda_host_h h, size_t size, void **ptr, dcuda_export_t *ex)
 {
     (void)h;
     void *p = NULL;
@@ -140,15 +235,64 @@ static dcuda_status_t cuda_alloc(dcuda_host_h h, size_t size, void **ptr)
         cuda_fail(err, "cudaMalloc");
         return DCUDA_ERR_NO_MEMORY;
     }
-    CUDA_TRY(cudaMemset(p, 0, size ? size : 1), "clearing device memory");
+    if ((err = cudaMemset(p, 0, size ? size : 1)) == cudaSuccess && dcuda_procs_count() > 1) {
+        cudaIpcMemHandle_t handle;
+        err = cudaIpcGetMemHandle(&handle, p);
+        if (err == cudaSuccess) {
+            memcpy(ex->handle, &handle, sizeof handle);
+            ex->kind = DCUDA_EXPORT_CUDA_IPC;
+        }
+    }
+    if (err != cudaSuccess) {
+        cudaFree(p);
+        return cuda_fail(err, "preparing device memory");
+    }
     *ptr = p;
     return DCUDA_OK;
 }
 
-static void cuda_free(dcuda_host_h h, void *ptr)
+static void cuda_free(dcuda_host_h h, void *ptr, const dcuda_export_t *ex)
 {
     (void)h;
+    (void)ex;
     cudaFree(ptr);
+}
+
+static dcuda_status_t cuda_import(dcuda_host_h h, int proc, const dcuda_export_t *ex,
+                                  void **local)
+{
+    (void)h;
+    cudaIpcMemHandle_t handle;
+    memcpy(&handle, ex->handle, sizeof handle);
+    cudaError_t err = cudaIpcOpenMemHandle(local, handle, cudaIpcMemLazyEnablePeerAccess);
+    if (err != cudaSuccess) {
+        dcuda_hostlog_error("cannot open %llu bytes of process %d's GPU memory: %s",
+                            (unsigned long long)ex->size, proc, cudaGetErrorString(err));
+        return DCUDA_ERR_BACKEND;
+    }
+    return DCUDA_OK;
+}
+
+static void cuda_unimport(dcuda_host_h h, void *local, uint64_t size)
+{
+    (void)h;
+    (void)size;
+    cudaIpcCloseMemHandle(local);
+}
+
+static dcuda_status_t cuda_map_node(dcuda_host_h h, void *node, size_t size, void **rank_ptr)
+{
+    (void)h;
+    CUDA_TRY(cudaHostRegister(node, size, cudaHostRegisterMapped | cudaHostRegisterPortable),
+             "registering the node segment");
+    CUDA_TRY(cudaHostGetDevicePointer(rank_ptr, node, 0), "mapping the node segment");
+    return DCUDA_OK;
+}
+
+static void cuda_unmap_node(dcuda_host_h h, void *node)
+{
+    (void)h;
+    cudaHostUnregister(node);
 }
 
 static dcuda_status_t cuda_alloc_mapped(dcuda_host_h h, size_t size, void **host_ptr,
@@ -234,6 +378,10 @@ const dcuda_backend_ops_t dcuda_cuda_backend_ops = {
     .close = cuda_close,
     .alloc = cuda_alloc,
     .free = cuda_free,
+    .import = cuda_import,
+    .unimport = cuda_unimport,
+    .map_node = cuda_map_node,
+    .unmap_node = cuda_unmap_node,
     .alloc_mapped = cuda_alloc_mapped,
     .free_mapped = cuda_free_mapped,
     .copy_in = cuda_copy_in,

@@ -65,20 +65,26 @@ DCUDA_CHECK_FN dcuda_status_t dcuda_detail_checked_win(const dcuda_state_t *st, 
                                (unsigned)win);
 }
 
-/* Device rank of `rank` given in comm, or a reported error. */
+/* A notification target: its counters as this rank reaches them, and
+ * whether it lives in another process. */
+typedef struct dcuda_detail_target {
+    dcuda_notif_counters_t *notifs;
+    int remote;
+} dcuda_detail_target_t;
+
+/* Resolves `rank` given in comm, or reports why it cannot. */
 DCUDA_CHECK_FN dcuda_status_t dcuda_detail_checked_target(const dcuda_state_t *st, int comm,
-                                                          int rank, int *devrank,
+                                                          int rank, dcuda_detail_target_t *t,
                                                           const char *call)
 {
     int size = dcuda_detail_comm_size(st, comm);
     if (rank < 0 || rank >= size)
         return DCUDA_DETAIL_REPORT(st, DCUDA_ERR_RANK, call, "target rank %d not in 0..%d of %s",
                                    rank, size - 1, dcuda_detail_comm_name(comm));
-    *devrank = dcuda_detail_device_rank_of(st, comm, rank);
-    if (*devrank < 0)
-        return DCUDA_DETAIL_REPORT(st, DCUDA_ERR_UNSUPPORTED, call,
-                                   "target rank %d of %s is on another device, which this build "
-                                   "cannot reach",
+    t->notifs = dcuda_detail_target_notifs(st, comm, rank, &t->remote);
+    if (!t->notifs)
+        return DCUDA_DETAIL_REPORT(st, DCUDA_ERR_UNREACHABLE, call,
+                                   "target rank %d of %s belongs to no process of this program",
                                    rank, dcuda_detail_comm_name(comm));
     return DCUDA_OK;
 }
@@ -96,27 +102,47 @@ DCUDA_CHECK_FN dcuda_status_t dcuda_detail_comm_query(const dcuda_state_t *st, i
     return s;
 }
 
-/* A notification's checks (communicator, tag, target); the target's device
- * rank. */
+/* A notification's checks (communicator, tag, target). */
 DCUDA_CHECK_FN dcuda_status_t dcuda_detail_checked_notify(const dcuda_state_t *st, int comm,
-                                                          int rank, int tag, int *devrank,
+                                                          int rank, int tag,
+                                                          dcuda_detail_target_t *t,
                                                           const char *call)
 {
     dcuda_status_t s = dcuda_detail_checked_comm(st, comm, call);
     if (s == DCUDA_OK)
         s = dcuda_detail_checked_tag(st, tag, call);
     if (s == DCUDA_OK)
-        s = dcuda_detail_checked_target(st, comm, rank, devrank, call);
+        s = dcuda_detail_checked_target(st, comm, rank, t, call);
     return s;
 }
 
 /* A put, checked completely before any memory is touched. */
 typedef struct dcuda_detail_put {
-    char *dst;    /* target address */
-    int devrank;  /* target's index on this device */
-    int src_slot; /* window slot of my part that holds the source */
+    char *dst;                /* target address, as this rank reaches it */
+    dcuda_detail_target_t to; /* where its notification goes */
+    int src_slot;             /* window slot of my part that holds the source */
     dcuda_win_entry_t target, mine;
 } dcuda_detail_put_t;
+
+/* The target's part of window slot, translated when it is in another
+ * process; reports a part that process does not export. */
+DCUDA_CHECK_FN dcuda_status_t dcuda_detail_checked_part(const dcuda_state_t *st, int comm,
+                                                        int slot, int rank, int remote,
+                                                        dcuda_win_entry_t *part, const char *call)
+{
+    if (!remote) {
+        *part = *dcuda_detail_win_entry(st, comm, slot, rank);
+        return DCUDA_OK;
+    }
+    if (dcuda_detail_remote_part(st, slot, rank, part) == DCUDA_OK)
+        return DCUDA_OK;
+    return DCUDA_DETAIL_REPORT(st, DCUDA_ERR_UNREACHABLE, call,
+                               "the part of rank %d in window %d (%p..+%llu in its process) is "
+                               "not in memory from dcuda_host_alloc, so other processes cannot "
+                               "reach it",
+                               rank, slot, (void *)(uintptr_t)part->base,
+                               (unsigned long long)part->size);
+}
 
 DCUDA_CHECK_FN dcuda_status_t dcuda_detail_checked_put(const dcuda_state_t *st, uint32_t win,
                                                        int rank, uint64_t offset, uint64_t size,
@@ -127,9 +153,10 @@ DCUDA_CHECK_FN dcuda_status_t dcuda_detail_checked_put(const dcuda_state_t *st, 
     if (s != DCUDA_OK)
         return s;
     int comm = dcuda_detail_win_comm(win), slot = dcuda_detail_win_slot(win);
-    if ((s = dcuda_detail_checked_target(st, comm, rank, &p->devrank, call)) != DCUDA_OK)
+    if ((s = dcuda_detail_checked_target(st, comm, rank, &p->to, call)) != DCUDA_OK ||
+        (s = dcuda_detail_checked_part(st, comm, slot, rank, p->to.remote, &p->target, call)) !=
+            DCUDA_OK)
         return s;
-    p->target = *dcuda_detail_win_entry(st, comm, slot, rank);
     if ((s = dcuda_detail_check_range(p->target.size, offset, size)) != DCUDA_OK)
         return DCUDA_DETAIL_REPORT(st, s, call,
                                    "offset %llu + size %llu outside the %llu-byte part of rank "
@@ -160,7 +187,8 @@ DCUDA_CHECK_FN void dcuda_detail_route_remember(dcuda_state_t *st, uint32_t win,
     dcuda_put_route_t *r = dcuda_detail_route(st, win, rank);
     r->win = win;
     r->rank = rank;
-    r->devrank = p->devrank;
+    r->notifs = p->to.notifs;
+    r->remote = (uint32_t)p->to.remote;
     r->src_slot = ((uint32_t)dcuda_detail_win_comm(win) << 8) | (uint32_t)p->src_slot;
     r->target_base = p->target.base;
     r->target_size = p->target.size;

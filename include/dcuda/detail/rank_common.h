@@ -52,6 +52,58 @@ DCUDA_HD int dcuda_detail_device_rank_of(const dcuda_state_t *st, int comm, int 
     return (rank >= 0 && rank < st->device_size) ? rank : -1;
 }
 
+/* Process holding WORLD rank `rank` (ranks are contiguous per process), or
+ * -1. */
+DCUDA_HD int dcuda_detail_process_of(const dcuda_state_t *st, int rank)
+{
+    for (int p = 0; p < st->process_count; p++) {
+        const dcuda_peer_t *q = &st->peers[p];
+        if (rank >= q->world_first && rank - q->world_first < q->rank_count)
+            return p;
+    }
+    return -1;
+}
+
+/* Where a notification to `rank` of comm goes: its counters as this rank
+ * reaches them (*remote: in another process), or NULL if nowhere. */
+DCUDA_HD dcuda_notif_counters_t *dcuda_detail_target_notifs(const dcuda_state_t *st, int comm,
+                                                             int rank, int *remote)
+{
+    int d = dcuda_detail_device_rank_of(st, comm, rank);
+    *remote = 0;
+    if (d >= 0)
+        return &st->notifs[d];
+    int p = dcuda_detail_process_of(st, rank);
+    if (p < 0)
+        return (dcuda_notif_counters_t *)0;
+    *remote = 1;
+    return &st->peers[p].notifs[rank - st->peers[p].world_first];
+}
+
+/* Rank `rank`'s part of WORLD window slot `slot` when that rank lives in
+ * another process: read from that process's table and translated to where
+ * this process reaches it. DCUDA_ERR_UNREACHABLE (and the part as its owner
+ * sees it) if the part lies outside every allocation the owner exports. */
+DCUDA_HD_COLD dcuda_status_t dcuda_detail_remote_part(const dcuda_state_t *st, int slot, int rank,
+                                                      dcuda_win_entry_t *part)
+{
+    int p = dcuda_detail_process_of(st, rank);
+    const dcuda_peer_t *q = &st->peers[p];
+    *part = q->win_world[(size_t)slot * (size_t)st->world_size + (size_t)rank];
+    if (part->size == 0)
+        return DCUDA_OK;
+    const dcuda_segment_t *segs = st->ctx->segments + q->segment_first;
+    for (uint32_t i = 0; i < q->segment_count; i++) {
+        const dcuda_segment_t *g = &segs[i];
+        if (part->base >= g->owner_base && part->base - g->owner_base <= g->size &&
+            part->size <= g->size - (part->base - g->owner_base)) {
+            part->base = part->base - g->owner_base + g->local_base;
+            return DCUDA_OK;
+        }
+    }
+    return DCUDA_ERR_UNREACHABLE;
+}
+
 /* Fills the state's copies of the context (at rank init). */
 DCUDA_HD void dcuda_detail_state_bind(dcuda_state_t *st, const dcuda_context_t *ctx,
                                       int device_rank)
@@ -62,6 +114,9 @@ DCUDA_HD void dcuda_detail_state_bind(dcuda_state_t *st, const dcuda_context_t *
     st->world_size = ctx->world_size;
     st->device_size = ctx->device_size;
     st->world_first = ctx->world_first;
+    st->process_count = ctx->process_count;
+    st->process_index = ctx->process_index;
+    st->peers = ctx->peers;
     st->notifs = ctx->notifs;
     for (int c = 0; c < DCUDA_COMM_COUNT; c++) {
         st->win_entries[c] = ctx->win_entries[c];
@@ -236,13 +291,13 @@ DCUDA_HD dcuda_status_t dcuda_detail_check_overlap(uint64_t dst, uint64_t src, u
     return (dst < src + size && src < dst + size) ? DCUDA_ERR_OVERLAP : DCUDA_OK;
 }
 
-/* A put along a route the rank has checked before: 1 and the target address
- * and device rank if the remembered parts admit it (source inside the part of
- * mine that held the source last time, target range inside the target's, no
- * partial overlap); 0 if the full checks must decide. */
-DCUDA_HD int dcuda_detail_put_fast(const dcuda_state_t *st, uint32_t win, int rank,
-                                   uint64_t offset, uint64_t size, const void *src, char **dst,
-                                   int *devrank)
+/* A put along a route the rank has checked before: its route if the
+ * remembered parts admit it (source inside the part of mine that held the
+ * source last time, target range inside the target's, no partial overlap)
+ * and the target address in *dst; NULL if the full checks must decide. */
+DCUDA_HD const dcuda_put_route_t *dcuda_detail_put_fast(const dcuda_state_t *st, uint32_t win,
+                                                        int rank, uint64_t offset, uint64_t size,
+                                                        const void *src, char **dst)
 {
     const dcuda_put_route_t *r = dcuda_detail_route(st, win, rank);
     uint64_t a = (uint64_t)(uintptr_t)src, d = r->target_base + offset;
@@ -253,10 +308,9 @@ DCUDA_HD int dcuda_detail_put_fast(const dcuda_state_t *st, uint32_t win, int ra
         dcuda_detail_check_range(r->target_size, offset, size) != DCUDA_OK ||
         (size && !dcuda_detail_contains(&mine, a, size)) ||
         dcuda_detail_check_overlap(d, a, size) != DCUDA_OK)
-        return 0;
+        return (const dcuda_put_route_t *)0;
     *dst = (char *)(uintptr_t)d;
-    *devrank = r->devrank;
-    return 1;
+    return r;
 }
 
 /* Are `count` notifications ready, given arrivals and consumptions counted

@@ -82,11 +82,11 @@ DCUDA_DEV dcuda_status_t dcuda_dev_block_until(dcuda_state_t *st, const uint32_t
                                                uint32_t target, uint32_t phase, uint32_t tag,
                                                uint32_t count, uint32_t comm, unsigned mask)
 {
-    const int lane0 = threadIdx.x == 0;
+    const int lane0 = threadIdx.x == 0, sys = st->process_count > 1;
     unsigned polls = 0, sleep_ns = DCUDA_DEV_SLEEP_MIN_NS;
     int published = 0;
     for (;;) {
-        uint32_t v = lane0 ? dcuda_dev_ld_acquire(counter) : 0;
+        uint32_t v = lane0 ? dcuda_dev_ld_acquire_at(counter, sys) : 0;
         if (dcuda_detail_reached(__shfl_sync(mask, v, 0), target))
             break;
         if (++polls < DCUDA_DEV_SPIN_POLLS)
@@ -104,14 +104,17 @@ DCUDA_DEV dcuda_status_t dcuda_dev_block_until(dcuda_state_t *st, const uint32_t
         uint32_t cancel = 0;
         if (published && lane0 && (polls & 1023u) == 0)
             cancel = dcuda_dev_ld_acquire_sys(st->ctx->cancel);
-        if (__shfl_sync(mask, cancel, 0)) {
+        cancel = __shfl_sync(mask, cancel, 0);
+        if (cancel) {
+            /* 1: the watchdog gave up; 2: a peer process died. */
+            dcuda_status_t why = cancel == 2u ? DCUDA_ERR_PEER : DCUDA_ERR_TIMEOUT;
             if (lane0)
                 dcuda_dev_publish_phase(st, DCUDA_PHASE_RUNNING);
             return phase == DCUDA_PHASE_WAITING
-                       ? dcuda_dev_report(st, DCUDA_ERR_TIMEOUT, "dcuda_wait_notifications",
+                       ? dcuda_dev_report(st, why, "dcuda_wait_notifications",
                                           "waiting for %u notification(s) of tag %u", count, tag)
-                       : dcuda_dev_report(st, DCUDA_ERR_TIMEOUT, "dcuda_comm_barrier",
-                                          "in a barrier on %s", dcuda_detail_comm_name((int)comm));
+                       : dcuda_dev_report(st, why, "dcuda_comm_barrier", "in a barrier on %s",
+                                          dcuda_detail_comm_name((int)comm));
         }
     }
     if (published && lane0)
@@ -119,20 +122,57 @@ DCUDA_DEV dcuda_status_t dcuda_dev_block_until(dcuda_state_t *st, const uint32_t
     return DCUDA_OK;
 }
 
+/* The device's last rank to reach WORLD barrier `epoch` when WORLD spans
+ * processes (lanes of mask): tells the node (shared host memory), waits for
+ * every process, releases its device. */
+static __device__ __noinline__ dcuda_status_t dcuda_dev_node_barrier(dcuda_state_t *st,
+                                                                    uint32_t epoch,
+                                                                    unsigned mask)
+{
+    const dcuda_context_t *ctx = st->ctx;
+    uint32_t target = ctx->node_base + epoch;
+    if (threadIdx.x == 0) {
+        __threadfence(); /* acquire the device's arrivals before releasing them on */
+        dcuda_dev_st_release_sys(&ctx->node_slots[st->process_index].arrived, target);
+    }
+    for (int p = 0; p < st->process_count; p++) {
+        dcuda_status_t s = dcuda_dev_block_until(st, &ctx->node_slots[p].arrived, target,
+                                                 DCUDA_PHASE_BARRIER, 0, 0, DCUDA_COMM_WORLD,
+                                                 mask);
+        if (s != DCUDA_OK)
+            return s;
+    }
+    if (threadIdx.x == 0)
+        dcuda_dev_st_release_sys(&ctx->barriers[DCUDA_COMM_WORLD].released, epoch);
+    return DCUDA_OK;
+}
+
 /* A barrier's wait, by the lanes of mask after __syncthreads ordered the
- * block's writes: lane 0 arrives (releasing them), all wait for everyone. */
+ * block's writes: lane 0 arrives (releasing them), all wait for everyone.
+ * WORLD over several processes adds a step among the devices' last
+ * arrivals, and the device's ranks wait for its release. */
 DCUDA_DEV dcuda_status_t dcuda_dev_barrier_lanes(dcuda_state_t *st, int comm, unsigned mask)
 {
-    uint32_t target = (st->barrier_epoch[comm] + 1u) * (uint32_t)dcuda_detail_comm_size(st, comm);
+    uint32_t epoch = st->barrier_epoch[comm] + 1u;
+    uint32_t target = epoch * (uint32_t)st->device_size;
     uint32_t *arrived = &st->ctx->barriers[comm].arrived;
+    uint32_t last = 0;
     __syncwarp(mask);
     if (threadIdx.x == 0) {
-        st->barrier_epoch[comm]++;
+        st->barrier_epoch[comm] = epoch;
         __threadfence();
-        atomicAdd(arrived, 1u);
+        last = atomicAdd(arrived, 1u) + 1u == target;
     }
-    dcuda_status_t s = dcuda_dev_block_until(st, arrived, target, DCUDA_PHASE_BARRIER, 0, 0,
-                                             (uint32_t)comm, mask);
+    dcuda_status_t s;
+    if (comm != DCUDA_DETAIL_COMM_WORLD || st->process_count == 1) {
+        s = dcuda_dev_block_until(st, arrived, target, DCUDA_PHASE_BARRIER, 0, 0, (uint32_t)comm,
+                                  mask);
+    } else {
+        s = __shfl_sync(mask, last, 0) ? dcuda_dev_node_barrier(st, epoch, mask) : DCUDA_OK;
+        if (s == DCUDA_OK)
+            s = dcuda_dev_block_until(st, &st->ctx->barriers[comm].released, epoch,
+                                      DCUDA_PHASE_BARRIER, 0, 0, (uint32_t)comm, mask);
+    }
     __threadfence();
     return s;
 }

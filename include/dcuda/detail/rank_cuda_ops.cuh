@@ -37,6 +37,20 @@ static __device__ __forceinline__ void dcuda_dev_red_release(uint32_t *p, uint32
     asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
+/* The same at system scope: a notification to a rank of another process
+ * (another GPU), whose data this rank's block may have written over NVLink. */
+static __device__ __forceinline__ void dcuda_dev_red_release_sys(uint32_t *p, uint32_t v)
+{
+    asm volatile("red.release.sys.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+/* Acquire load at the scope the rank's counters need: system scope once
+ * ranks of other processes (GPUs) write them. */
+static __device__ __forceinline__ uint32_t dcuda_dev_ld_acquire_at(const uint32_t *p, int sys)
+{
+    return sys ? dcuda_dev_ld_acquire_sys(p) : dcuda_dev_ld_acquire(p);
+}
+
 static __device__ __forceinline__ void dcuda_dev_st_relaxed_sys(uint32_t *p, uint32_t v)
 {
     asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");

@@ -86,9 +86,12 @@ DCUDA_DEV dcuda_status_t dcuda_win_flush(dcuda_state_t *st, dcuda_win_t win)
  * writes and reads, so the target may read the data or reuse a buffer it
  * was told is free; a relaxed add would allow neither (its fence is most of
  * the cost of a notification, measured in docs/results). */
-DCUDA_DEV void dcuda_dev_notify_thread0(const dcuda_state_t *st, int devrank, int tag)
+DCUDA_DEV void dcuda_dev_notify_thread0(dcuda_notif_counters_t *to, int remote, int tag)
 {
-    dcuda_dev_red_release(&st->notifs[devrank].arrived[tag], 1u);
+    if (remote)
+        dcuda_dev_red_release_sys(&to->arrived[tag], 1u);
+    else
+        dcuda_dev_red_release(&to->arrived[tag], 1u);
 }
 
 /* The full checks of a put whose route is not remembered (out of line). */
@@ -113,15 +116,20 @@ DCUDA_DEV dcuda_status_t dcuda_dev_put(dcuda_state_t *st, dcuda_win_t win, int r
     dcuda_status_t s = notify ? dcuda_detail_checked_tag(st, tag, call) : DCUDA_OK;
     if (s != DCUDA_OK)
         return s;
-    int fresh = !dcuda_detail_put_fast(st, win, rank, offset, size, src, &p.dst, &p.devrank);
-    if (fresh && (s = dcuda_dev_put_slow(st, win, rank, offset, size, src, &p, call)) != DCUDA_OK)
+    const dcuda_put_route_t *r = dcuda_detail_put_fast(st, win, rank, offset, size, src, &p.dst);
+    int fresh = r == NULL;
+    if (r) {
+        p.to.notifs = r->notifs;
+        p.to.remote = (int)r->remote;
+    } else if ((s = dcuda_dev_put_slow(st, win, rank, offset, size, src, &p, call)) != DCUDA_OK) {
         return s;
+    }
     if (size && p.dst != (const char *)src)
         dcuda_dev_copy(p.dst, (const char *)src, size);
     __syncthreads(); /* the copy is done: source reusable, data ready */
     if (threadIdx.x == 0) {
         if (notify)
-            dcuda_dev_notify_thread0(st, p.devrank, tag);
+            dcuda_dev_notify_thread0(p.to.notifs, p.to.remote, tag);
         if (fresh)
             dcuda_detail_route_remember(st, win, rank, &p);
     }
@@ -146,10 +154,10 @@ DCUDA_DEV dcuda_status_t dcuda_notify(dcuda_state_t *st, int rank, dcuda_comm_t 
     __syncthreads(); /* the rank's earlier writes are done */
     if (!dcuda_dev_state_ok(st))
         return dcuda_dev_report_uninit(st, call);
-    int devrank;
-    dcuda_status_t s = dcuda_detail_checked_notify(st, comm, rank, tag, &devrank, call);
+    dcuda_detail_target_t t;
+    dcuda_status_t s = dcuda_detail_checked_notify(st, comm, rank, tag, &t, call);
     if (s == DCUDA_OK && threadIdx.x == 0)
-        dcuda_dev_notify_thread0(st, devrank, tag);
+        dcuda_dev_notify_thread0(t.notifs, t.remote, tag);
     return s;
 }
 
@@ -169,7 +177,8 @@ DCUDA_DEV int dcuda_test_notifications(dcuda_state_t *st, int tag, int count)
     if (s != DCUDA_OK)
         return s;
     if (threadIdx.x == 0) {
-        uint32_t arrived = dcuda_dev_ld_acquire(&st->notifs[st->device_rank].arrived[tag]);
+        uint32_t arrived = dcuda_dev_ld_acquire_at(&st->notifs[st->device_rank].arrived[tag],
+                                                   st->process_count > 1);
         int ready = dcuda_detail_notifs_ready(arrived, st->consumed[tag], (uint32_t)count);
         if (ready)
             st->consumed[tag] += (uint32_t)count;

@@ -1,0 +1,290 @@
+/*
+ * What one process's ranks need to reach the others': every rank-visible
+ * allocation is recorded with what a peer needs to map it (a memfd, a CUDA
+ * IPC handle); before each run the processes publish their lists in the
+ * node segment, map the peers' allocations they have not mapped yet (an
+ * allocation is opened once and kept while its owner exports it), and fill
+ * the tables the ranks read: one dcuda_peer_t per process and the segments
+ * that translate a peer's addresses into this process's.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host_internal.h"
+#include "hostlog.h"
+
+/* ---- this process's allocations ----------------------------------------- */
+
+dcuda_status_t dcuda_mem_alloc(dcuda_host_h h, size_t size, void **ptr)
+{
+    if (h->mem_count == h->mem_cap) {
+        int cap = h->mem_cap ? 2 * h->mem_cap : 32;
+        dcuda_mem_rec_t *m = realloc(h->mems, (size_t)cap * sizeof *m);
+        if (!m)
+            return DCUDA_ERR_NO_MEMORY;
+        h->mems = m;
+        h->mem_cap = cap;
+    }
+    dcuda_mem_rec_t *rec = &h->mems[h->mem_count];
+    memset(rec, 0, sizeof *rec);
+    dcuda_status_t st = h->ops->alloc(h, size, &rec->ptr, &rec->ex);
+    if (st != DCUDA_OK)
+        return st;
+    rec->ex.serial = ++h->mem_serial;
+    rec->ex.base = (uint64_t)(uintptr_t)rec->ptr;
+    rec->ex.size = size;
+    h->mem_count++;
+    *ptr = rec->ptr;
+    return DCUDA_OK;
+}
+
+void dcuda_mem_free(dcuda_host_h h, void *ptr)
+{
+    for (int i = 0; i < h->mem_count; i++) {
+        if (h->mems[i].ptr != ptr)
+            continue;
+        h->ops->free(h, ptr, &h->mems[i].ex);
+        h->mems[i] = h->mems[--h->mem_count];
+        return;
+    }
+    dcuda_hostlog_warn("dcuda_host_free: %p was not allocated by dcuda_host_alloc; ignored", ptr);
+}
+
+int dcuda_mem_known(dcuda_host_h h, const void *ptr, size_t size)
+{
+    uint64_t a = (uint64_t)(uintptr_t)ptr;
+    for (int i = 0; i < h->mem_count; i++) {
+        const dcuda_export_t *e = &h->mems[i].ex;
+        if (a >= e->base && a - e->base <= e->size && size <= e->size - (a - e->base))
+            return 1;
+    }
+    return 0;
+}
+
+/* ---- agreeing on the world ------------------------------------------------ */
+
+static dcuda_node_proc_t *node_proc(int p) { return &dcuda_procs_node()->procs[p]; }
+
+dcuda_status_t dcuda_peers_agree(dcuda_host_h h)
+{
+    int count = dcuda_procs_count(), me = dcuda_procs_index();
+    if (count == 1)
+        return DCUDA_OK;
+    dcuda_node_proc_t *mine = node_proc(me);
+    mine->rank_count = h->info.rank_responsible;
+    snprintf(mine->backend, sizeof mine->backend, "%s", h->ops->name);
+    snprintf(mine->kernel, sizeof mine->kernel, "%s", h->kernel.name);
+    dcuda_status_t st = dcuda_procs_barrier("dcuda_host_init");
+    if (st != DCUDA_OK)
+        return st;
+    int world = 0, first = 0;
+    for (int p = 0; p < count; p++) {
+        const dcuda_node_proc_t *q = node_proc(p);
+        if (strcmp(q->backend, mine->backend) != 0 || strcmp(q->kernel, mine->kernel) != 0) {
+            dcuda_hostlog_error("process %d runs kernel %s on %s ranks but process %d runs "
+                                "kernel %s on %s ranks: every process must start the same kernel "
+                                "on the same backend",
+                                me, mine->kernel, mine->backend, p, q->kernel, q->backend);
+            return DCUDA_ERR_BACKEND;
+        }
+        if (p == me)
+            first = world;
+        world += q->rank_count;
+    }
+    mine->world_first = first;
+    h->info.rank_count = world;
+    h->info.rank_start = first;
+    h->info.device_count = count;
+    h->info.device_index = me;
+    h->info.process_count = count;
+    h->info.process_index = me;
+    /* Nobody may overwrite its part for the next init before all have read. */
+    return dcuda_procs_barrier("dcuda_host_init");
+}
+
+/* ---- mapping the peers' allocations --------------------------------------- */
+
+static void publish(dcuda_host_h h)
+{
+    dcuda_node_proc_t *mine = node_proc(dcuda_procs_index());
+    int n = 0;
+    for (int i = 0; i < h->mem_count && n < DCUDA_MAX_SEGMENTS; i++)
+        if (h->mems[i].ex.kind != DCUDA_EXPORT_NONE)
+            mine->exports[n++] = h->mems[i].ex;
+    if (n < h->mem_count)
+        dcuda_hostlog_warn("only %d of %d allocations can be reached by other processes "
+                           "(at most %d)",
+                           n, h->mem_count, DCUDA_MAX_SEGMENTS);
+    mine->export_count = (uint32_t)n;
+    mine->notifs_base = (uint64_t)(uintptr_t)h->image.notifs;
+    mine->win_world_base = (uint64_t)(uintptr_t)h->image.win_entries[0 /* WORLD */];
+}
+
+static dcuda_import_t *find_import(dcuda_host_h h, int proc, uint64_t serial)
+{
+    for (int i = 0; i < h->import_count; i++)
+        if (h->imports[i].proc == proc && h->imports[i].serial == serial)
+            return &h->imports[i];
+    return NULL;
+}
+
+static dcuda_status_t open_import(dcuda_host_h h, int proc, const dcuda_export_t *e)
+{
+    if (h->import_count == h->import_cap) {
+        int cap = h->import_cap ? 2 * h->import_cap : 64;
+        dcuda_import_t *m = realloc(h->imports, (size_t)cap * sizeof *m);
+        if (!m)
+            return DCUDA_ERR_NO_MEMORY;
+        h->imports = m;
+        h->import_cap = cap;
+    }
+    dcuda_import_t *im = &h->imports[h->import_count];
+    memset(im, 0, sizeof *im);
+    dcuda_status_t st = h->ops->import(h, proc, e, &im->local);
+    if (st != DCUDA_OK)
+        return st;
+    im->proc = proc;
+    im->serial = e->serial;
+    im->base = e->base;
+    im->size = e->size;
+    im->seen = 1;
+    h->import_count++;
+    return DCUDA_OK;
+}
+
+/* Maps what peers export and has not been mapped; unmaps what they freed. */
+static dcuda_status_t map_peers(dcuda_host_h h)
+{
+    int count = dcuda_procs_count(), me = dcuda_procs_index();
+    for (int i = 0; i < h->import_count; i++)
+        h->imports[i].seen = 0;
+    for (int p = 0; p < count; p++) {
+        const dcuda_node_proc_t *q = node_proc(p);
+        for (uint32_t k = 0; p != me && k < q->export_count; k++) {
+            dcuda_import_t *im = find_import(h, p, q->exports[k].serial);
+            if (im) {
+                im->seen = 1;
+                continue;
+            }
+            dcuda_status_t st = open_import(h, p, &q->exports[k]);
+            if (st != DCUDA_OK)
+                return st;
+        }
+    }
+    for (int i = 0; i < h->import_count;) {
+        if (h->imports[i].seen) {
+            i++;
+            continue;
+        }
+        h->ops->unimport(h, h->imports[i].local, h->imports[i].size);
+        h->imports[i] = h->imports[--h->import_count];
+    }
+    return DCUDA_OK;
+}
+
+/* The address in this process of `addr` in process p's memory, or 0. */
+static uint64_t translate(dcuda_host_h h, int p, uint64_t addr)
+{
+    for (int i = 0; i < h->import_count; i++) {
+        const dcuda_import_t *im = &h->imports[i];
+        if (im->proc == p && addr >= im->base && addr - im->base < im->size)
+            return (uint64_t)(uintptr_t)im->local + (addr - im->base);
+    }
+    return 0;
+}
+
+static const char *path_of(dcuda_host_h h)
+{
+    return strcmp(h->ops->name, "cpu") == 0 ? "shared memory" : "GPU peer memory";
+}
+
+/* Fills the peer table and the segments, and copies both to the ranks. */
+static dcuda_status_t fill_tables(dcuda_host_h h)
+{
+    int count = dcuda_procs_count(), me = dcuda_procs_index();
+    size_t cap = (size_t)count * DCUDA_MAX_SEGMENTS, n = 0;
+    dcuda_segment_t *segs = calloc(cap, sizeof *segs);
+    if (!segs)
+        return DCUDA_ERR_NO_MEMORY;
+    for (int p = 0; p < count; p++) {
+        dcuda_peer_t *peer = &h->peers_h[p];
+        memset(peer, 0, sizeof *peer);
+        peer->segment_first = (uint32_t)n;
+        if (p == me) {
+            peer->world_first = h->info.rank_start;
+            peer->rank_count = h->info.rank_responsible;
+            peer->path = DCUDA_PATH_SELF;
+            peer->notifs = h->image.notifs;
+            peer->win_world = h->image.win_entries[0 /* WORLD */];
+            continue;
+        }
+        const dcuda_node_proc_t *q = node_proc(p);
+        peer->world_first = q->world_first;
+        peer->rank_count = q->rank_count;
+        peer->path = strcmp(h->ops->name, "cpu") == 0 ? DCUDA_PATH_SHM : DCUDA_PATH_P2P;
+        for (int i = 0; i < h->import_count && n < cap; i++) {
+            const dcuda_import_t *im = &h->imports[i];
+            if (im->proc != p)
+                continue;
+            segs[n++] = (dcuda_segment_t){im->base, im->size, (uint64_t)(uintptr_t)im->local, 0};
+        }
+        peer->segment_count = (uint32_t)n - peer->segment_first;
+        peer->notifs = (dcuda_notif_counters_t *)(uintptr_t)translate(h, p, q->notifs_base);
+        peer->win_world = (dcuda_win_entry_t *)(uintptr_t)translate(h, p, q->win_world_base);
+        if (!peer->notifs || !peer->win_world) {
+            dcuda_hostlog_error("the tables of process %d are not mapped in process %d", p, me);
+            free(segs);
+            return DCUDA_ERR_SYSTEM;
+        }
+    }
+    dcuda_status_t st = h->ops->copy_in(h, h->image.peers, h->peers_h, (size_t)count * sizeof(dcuda_peer_t));
+    if (st == DCUDA_OK && n)
+        st = h->ops->copy_in(h, h->image.segments, segs, n * sizeof *segs);
+    free(segs);
+    if (st == DCUDA_OK && count > 1)
+        dcuda_hostlog_info("process %d reaches %d peer process(es) through %s (%zu mapped "
+                           "allocations)",
+                           me, count - 1, path_of(h), n);
+    return st;
+}
+
+/* WORLD barrier slots: align every process on the highest count so far
+ * (equal unless a run was cut short), and start this run from there. */
+static void align_node_slots(dcuda_host_h h)
+{
+    dcuda_node_t *node = dcuda_procs_node();
+    uint32_t base = 0;
+    for (int p = 0; p < dcuda_procs_count(); p++) {
+        uint32_t v = atomic_load_explicit(&node->slots[p].arrived, memory_order_acquire);
+        if (p == 0 || (int32_t)(v - base) > 0)
+            base = v;
+    }
+    atomic_store_explicit(&node->slots[dcuda_procs_index()].arrived, base, memory_order_release);
+    h->image.node_base = base;
+}
+
+dcuda_status_t dcuda_peers_exchange(dcuda_host_h h)
+{
+    if (dcuda_procs_count() == 1)
+        return fill_tables(h);
+    publish(h);
+    /* Every process has reset its tables, published, and ended its last run. */
+    dcuda_status_t st = dcuda_procs_barrier("dcuda_host_run");
+    if (st == DCUDA_OK)
+        st = map_peers(h);
+    if (st == DCUDA_OK)
+        st = fill_tables(h);
+    if (st == DCUDA_OK)
+        align_node_slots(h);
+    return st;
+}
+
+void dcuda_peers_release(dcuda_host_h h)
+{
+    for (int i = 0; i < h->import_count; i++)
+        h->ops->unimport(h, h->imports[i].local, h->imports[i].size);
+    free(h->imports);
+    h->imports = NULL;
+    h->import_count = h->import_cap = 0;
+}
