@@ -255,6 +255,8 @@ dcuda_status_t dcuda_host_run(dcuda_host_h h, void *user_data, size_t user_size,
     /* Every process is ready: no rank can reach tables still being reset. */
     if (st == DCUDA_OK)
         st = dcuda_procs_barrier("dcuda_host_run");
+    if (st == DCUDA_ERR_PEER)
+        snprintf(h->last_error, sizeof h->last_error, "%s", dcuda_procs_why());
     if (st != DCUDA_OK)
         return st;
     uint64_t t0 = dcuda_now_ns();

@@ -29,7 +29,6 @@ typedef struct dcuda_mem_rec {
  * the peer still exports it). */
 typedef struct dcuda_import {
     int proc;
-    int seen; /* still exported at the last exchange */
     uint64_t serial;
     uint64_t base; /* in the peer */
     uint64_t size;

@@ -148,37 +148,42 @@ static dcuda_status_t open_import(dcuda_host_h h, int proc, const dcuda_export_t
     im->serial = e->serial;
     im->base = e->base;
     im->size = e->size;
-    im->seen = 1;
     h->import_count++;
     return DCUDA_OK;
 }
 
-/* Maps what peers export and has not been mapped; unmaps what they freed. */
+/* Is allocation `serial` of process p still exported? */
+static int still_exported(const dcuda_node_proc_t *q, uint64_t serial)
+{
+    for (uint32_t k = 0; k < q->export_count; k++)
+        if (q->exports[k].serial == serial)
+            return 1;
+    return 0;
+}
+
+/* Unmaps what peers freed, then maps what they export and is not mapped
+ * yet (in that order: a new allocation may reuse a freed one's memory). */
 static dcuda_status_t map_peers(dcuda_host_h h)
 {
     int count = dcuda_procs_count(), me = dcuda_procs_index();
-    for (int i = 0; i < h->import_count; i++)
-        h->imports[i].seen = 0;
+    for (int i = 0; i < h->import_count;) {
+        dcuda_import_t *im = &h->imports[i];
+        if (still_exported(node_proc(im->proc), im->serial)) {
+            i++;
+            continue;
+        }
+        h->ops->unimport(h, im->local, im->size);
+        *im = h->imports[--h->import_count];
+    }
     for (int p = 0; p < count; p++) {
         const dcuda_node_proc_t *q = node_proc(p);
         for (uint32_t k = 0; p != me && k < q->export_count; k++) {
-            dcuda_import_t *im = find_import(h, p, q->exports[k].serial);
-            if (im) {
-                im->seen = 1;
+            if (find_import(h, p, q->exports[k].serial))
                 continue;
-            }
             dcuda_status_t st = open_import(h, p, &q->exports[k]);
             if (st != DCUDA_OK)
                 return st;
         }
-    }
-    for (int i = 0; i < h->import_count;) {
-        if (h->imports[i].seen) {
-            i++;
-            continue;
-        }
-        h->ops->unimport(h, h->imports[i].local, h->imports[i].size);
-        h->imports[i] = h->imports[--h->import_count];
     }
     return DCUDA_OK;
 }

@@ -44,7 +44,10 @@ static struct {
     int child_reaped[DCUDA_MAX_PROCESSES];
     int lost;      /* a peer died */
     int mpi_owned; /* MPI was initialised here */
+    char why[512]; /* why the last barrier failed */
 } procs;
+
+const char *dcuda_procs_why(void) { return procs.why; }
 
 int dcuda_procs_started(void) { return procs.mode != MODE_NONE; }
 int dcuda_procs_count(void) { return procs.count ? procs.count : 1; }
@@ -348,20 +351,23 @@ static dcuda_status_t wait_for(int p, uint32_t target, const char *where)
     dcuda_node_proc_t *q = &procs.node->procs[p];
     unsigned spins = 0;
     uint64_t start = dcuda_now_ns(), warned = start;
-    char why[256];
+    char why[200];
     while ((int32_t)(atomic_load_explicit(&q->host_arrived, memory_order_acquire) - target) < 0) {
         pause_briefly(&spins);
         if ((spins & 63u) != 0)
             continue;
         if (atomic_load_explicit(&q->state, memory_order_acquire) == DCUDA_PROC_DEPARTED) {
-            dcuda_hostlog_error("process %d ended while process %d waits for it in %s: every "
-                                "process must make the same dcuda_host_* calls",
-                                p, procs.index, where);
+            snprintf(procs.why, sizeof procs.why,
+                     "process %d ended while process %d waits for it in %s: every process must "
+                     "make the same dcuda_host_* calls",
+                     p, procs.index, where);
+            dcuda_hostlog_error("%s", procs.why);
             return DCUDA_ERR_PEER;
         }
         if (peer_died(p, why, sizeof why)) {
-            dcuda_hostlog_error("%s while process %d waits for it in %s", why, procs.index,
-                                where);
+            snprintf(procs.why, sizeof procs.why, "%s while process %d waits for it in %s", why,
+                     procs.index, where);
+            dcuda_hostlog_error("%s", procs.why);
             return DCUDA_ERR_PEER;
         }
         uint64_t now = dcuda_now_ns();

@@ -75,6 +75,8 @@ dcuda_node_t *dcuda_procs_node(void);
 /* Every process of the program reaches this call (a host-level barrier),
  * or the error when a peer died or left. `where` names the caller. */
 dcuda_status_t dcuda_procs_barrier(const char *where);
+/* The message of the last failed barrier. */
+const char *dcuda_procs_why(void);
 /* Nonzero (and a message) when a peer process died: ended without exit(),
  * or was killed. Cheap enough to call every few milliseconds. */
 int dcuda_procs_lost(char *why, size_t why_size);
