@@ -1,5 +1,6 @@
 /*
- * Shared between the benchmark's host side and its rank code.
+ * Shared between the benchmark's host side and its rank code: the modes the
+ * one benchmark kernel runs and the arguments (the user struct, per process).
  */
 #ifndef DCUDA_BENCH_H
 #define DCUDA_BENCH_H
@@ -7,22 +8,35 @@
 #include <stddef.h>
 
 enum bench_mode {
+    /* Same device (DEVICE windows, device rank numbers). */
     BENCH_PINGPONG_PUT = 0,    /* rank 0 <-> peer: 4-byte notified put each way */
     BENCH_PINGPONG_NOTIFY = 1, /* rank 0 <-> peer: notification only */
     BENCH_BW_ONE = 2,          /* rank 0 -> rank 1: back-to-back notified puts */
     BENCH_BW_ALL = 3,          /* every rank r -> r+1: back-to-back notified puts */
-    BENCH_HOST_PING = 4        /* rank 0 <-> host runtime: command queue round trips */
+    BENCH_HOST_PING = 4,       /* rank 0 <-> host runtime: command queue round trips */
+    BENCH_IDLE = 5,            /* this process sits the case out (its ranks only time nothing) */
+    /* Between processes (WORLD windows, WORLD rank numbers): process 0's
+     * ranks send, process 1's ranks answer, further processes idle. */
+    BENCH_PEER_PINGPONG_PUT = 6,    /* WORLD rank 0 <-> first rank of process 1: put_notify of size */
+    BENCH_PEER_PINGPONG_NOTIFY = 7, /* the same pair: notification only */
+    BENCH_PEER_BW = 8               /* first `senders` ranks of process 0 -> the same of process 1 */
 };
+
+/* A peer mode's part in it, by process. */
+enum bench_side { BENCH_SIDE_SEND = 0, BENCH_SIDE_ANSWER = 1, BENCH_SIDE_NONE = 2 };
 
 typedef struct bench_args {
     int mode;
-    int iters;
-    int peer;      /* device rank answering rank 0 in ping-pong */
+    int iters;     /* per sender */
+    int peer;      /* same device: device rank answering rank 0 in ping-pong;
+                    * peer modes: WORLD rank of process 1's first rank */
+    int side;      /* peer modes: enum bench_side of this process */
+    int senders;   /* peer modes: ranks taking part on each side (ping-pong: 1) */
     int reserved;
     size_t size;   /* bytes per put */
     size_t stride; /* bytes per rank in src and dst */
-    char *src;     /* [ranks * stride] */
-    char *dst;     /* [ranks * stride] */
+    char *src;     /* [ranks * stride] (peer modes: [senders * stride]) */
+    char *dst;     /* [ranks * stride] (peer modes: [senders * stride]) */
 } bench_args_t;
 
 #endif

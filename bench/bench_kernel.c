@@ -1,8 +1,18 @@
 /*
- * Rank code of the benchmark (CPU and GPU ranks alike): ping-pong latency
- * of notified puts and notifications, and put bandwidth from one or all
- * ranks. Every rank brackets the measured phase with the device timer; the
- * host reads the span from the earliest start to the latest stop.
+ * Rank code of the benchmark (CPU and GPU ranks alike), one kernel for every
+ * case; the user struct's mode picks it.
+ *
+ *   same device  ping-pong latency of notified puts and notifications, put
+ *                bandwidth from one or all ranks, host command round trips
+ *                (DEVICE windows and device rank numbers)
+ *   peer         the same between processes (devices): ping-pong between
+ *                WORLD rank 0 and the first rank of process 1, and bandwidth
+ *                from the first K ranks of process 0 to the first K of
+ *                process 1 (WORLD windows; parts lie in dcuda_host_alloc
+ *                memory of each process)
+ *
+ * Every rank brackets the measured phase with the device timer; the host
+ * reads the span from the earliest start to the latest stop of its device.
  */
 #include "bench.h"
 #include "dcuda/dcuda_rank.h"
@@ -41,36 +51,112 @@ DCUDA_RANK_FN void bench_bandwidth(dcuda_state_t *st, const bench_args_t *a, dcu
         dcuda_wait_notifications(st, 1, a->iters);
 }
 
+/* Same-device cases. In a run of several processes only process 0 measures;
+ * the others get BENCH_IDLE and their ranks just pass the collectives. */
+DCUDA_RANK_FN void bench_device(dcuda_state_t *st, const bench_args_t *a)
+{
+    int me, ranks;
+    dcuda_win_t src_win, dst_win;
+    dcuda_comm_rank(st, DCUDA_COMM_DEVICE, &me);
+    dcuda_comm_size(st, DCUDA_COMM_DEVICE, &ranks);
+    char *src = a->src + (size_t)me * a->stride;
+    dcuda_win_create(st, DCUDA_COMM_DEVICE, src, a->stride, &src_win);
+    dcuda_win_create(st, DCUDA_COMM_DEVICE, a->dst + (size_t)me * a->stride, a->stride, &dst_win);
+    int active = a->mode != BENCH_IDLE &&
+                 (a->mode == BENCH_BW_ALL || me == 0 ||
+                  me == (a->mode <= BENCH_PINGPONG_NOTIFY ? a->peer : 1));
+
+    dcuda_start_cpu_timer(st);
+    if (a->mode == BENCH_HOST_PING)
+        for (int i = 0; me == 0 && i < a->iters; i++)
+            dcuda_rank_ping_host(st);
+    else if (active && a->mode <= BENCH_PINGPONG_NOTIFY)
+        bench_pingpong(st, a, dst_win, me, src);
+    else if (active)
+        bench_bandwidth(st, a, dst_win, me, ranks, src);
+    dcuda_stop_cpu_timer(st);
+
+    dcuda_win_free(st, dst_win);
+    dcuda_win_free(st, src_win);
+}
+
+/* WORLD rank 0 <-> WORLD rank a->peer (process 1's first rank). */
+DCUDA_RANK_FN void peer_pingpong(dcuda_state_t *st, const bench_args_t *a, dcuda_win_t dst,
+                                 int starter, const char *src)
+{
+    int put = a->mode == BENCH_PEER_PINGPONG_PUT;
+    int other = starter ? a->peer : 0;
+    for (int i = 0; i < a->iters; i++) {
+        if (!starter)
+            dcuda_wait_notifications(st, 0, 1);
+        if (put)
+            dcuda_put_notify(st, dst, other, 0, a->size, src, 0);
+        else
+            dcuda_notify(st, other, DCUDA_COMM_WORLD, 0);
+        if (starter)
+            dcuda_wait_notifications(st, 0, 1);
+    }
+}
+
+/* Sender: back-to-back notified puts walking through its part of src and of
+ * the target's dst, then waits for the receiver's acknowledgement, so the
+ * sender's device timer covers the arrival of the last byte. */
+DCUDA_RANK_FN void peer_bandwidth(dcuda_state_t *st, const bench_args_t *a, dcuda_win_t dst,
+                                  int world, const char *src)
+{
+    if (a->side == BENCH_SIDE_SEND) {
+        size_t off = 0;
+        for (int i = 0; i < a->iters; i++) {
+            dcuda_put_notify(st, dst, world + a->peer, off, a->size, src + off, 1);
+            off += a->size;
+            if (off + a->size > a->stride)
+                off = 0;
+        }
+        dcuda_wait_notifications(st, 2, 1);
+    } else {
+        dcuda_wait_notifications(st, 1, a->iters);
+        dcuda_notify(st, world - a->peer, DCUDA_COMM_WORLD, 2);
+    }
+}
+
+/* Peer cases: the first a->senders device ranks of processes 0 and 1 take
+ * part (parts of a->stride bytes), every other rank has empty parts and
+ * waits in the window-free barrier. */
+DCUDA_RANK_FN void bench_peer(dcuda_state_t *st, const bench_args_t *a)
+{
+    int me, world;
+    dcuda_win_t src_win, dst_win;
+    dcuda_comm_rank(st, DCUDA_COMM_DEVICE, &me);
+    dcuda_comm_rank(st, DCUDA_COMM_WORLD, &world);
+    int active = a->side != BENCH_SIDE_NONE && me < a->senders;
+    size_t off = active ? (size_t)me * a->stride : 0;
+    size_t part = active ? a->stride : 0;
+    char *src = a->src + off;
+    dcuda_win_create(st, DCUDA_COMM_WORLD, src, part, &src_win);
+    dcuda_win_create(st, DCUDA_COMM_WORLD, a->dst + off, part, &dst_win);
+    dcuda_comm_barrier(st, DCUDA_COMM_WORLD); /* every process's ranks run before the clock starts */
+
+    dcuda_start_cpu_timer(st);
+    if (active && a->mode == BENCH_PEER_BW)
+        peer_bandwidth(st, a, dst_win, world, src);
+    else if (active)
+        peer_pingpong(st, a, dst_win, a->side == BENCH_SIDE_SEND, src);
+    dcuda_stop_cpu_timer(st);
+
+    dcuda_win_free(st, dst_win);
+    dcuda_win_free(st, src_win);
+}
+
 DCUDA_KERNEL(bench, ctx)
 {
     DCUDA_SHARED dcuda_state_t st;
-    bench_args_t *user, args;
-    const bench_args_t *a = &args; /* a private copy: no global loads in the loops */
-    int me, ranks;
-    dcuda_win_t src_win, dst_win;
+    bench_args_t *user, args; /* a private copy: no global loads in the loops */
     dcuda_rank_init(ctx, &st);
     dcuda_get_data(&st, (void **)&user);
     args = *user;
-    dcuda_comm_rank(&st, DCUDA_COMM_DEVICE, &me);
-    dcuda_comm_size(&st, DCUDA_COMM_DEVICE, &ranks);
-    char *src = a->src + (size_t)me * a->stride;
-    dcuda_win_create(&st, DCUDA_COMM_DEVICE, src, a->stride, &src_win);
-    dcuda_win_create(&st, DCUDA_COMM_DEVICE, a->dst + (size_t)me * a->stride, a->stride,
-                     &dst_win);
-    int active = a->mode == BENCH_BW_ALL || me == 0 ||
-                 me == (a->mode <= BENCH_PINGPONG_NOTIFY ? a->peer : 1);
-
-    dcuda_start_cpu_timer(&st);
-    if (a->mode == BENCH_HOST_PING)
-        for (int i = 0; me == 0 && i < a->iters; i++)
-            dcuda_rank_ping_host(&st);
-    else if (active && a->mode <= BENCH_PINGPONG_NOTIFY)
-        bench_pingpong(&st, a, dst_win, me, src);
-    else if (active)
-        bench_bandwidth(&st, a, dst_win, me, ranks, src);
-    dcuda_stop_cpu_timer(&st);
-
-    dcuda_win_free(&st, dst_win);
-    dcuda_win_free(&st, src_win);
+    if (args.mode >= BENCH_PEER_PINGPONG_PUT)
+        bench_peer(&st, &args);
+    else
+        bench_device(&st, &args);
     dcuda_rank_finish(&st);
 }

@@ -1,7 +1,8 @@
 /*
  * dcuda_bench: latency and bandwidth of notified RMA between ranks of one
- * device (GPU blocks, or CPU threads without a GPU). Prints one table;
- * --csv=FILE also writes the rows as CSV.
+ * device (GPU blocks, or CPU threads without a GPU) and between processes
+ * (one device each). Prints one table; --csv=FILE also writes the rows as
+ * CSV; --quick makes every case shorter.
  *
  *   latency    ping-pong between device ranks 0 and 1 (one-way = round trip / 2),
  *              with 2 ranks and with every rank the device holds (the idle
@@ -10,6 +11,15 @@
  *              command queue (the path remote operations take)
  *   bandwidth  back-to-back notified puts of 8 B .. 4 MiB from rank 0 to 1,
  *              and from every rank r to r+1 at once (bytes copied / time)
+ *   peer       with 2+ processes (several GPUs, mpirun, DCUDA_PROCESSES with
+ *              CPU ranks): rows named peer_*, between processes 0 and 1
+ *              (see peer_section below); otherwise one line says why not
+ *
+ * Like every dcuda program it runs SPMD: each process makes the same host
+ * calls and runs the same cases; only process 0 prints. With several
+ * processes the same-device rows are measured on process 0's device alone
+ * (the other processes run those cases with BENCH_IDLE), so they mean the
+ * same as in a single-process run; DCUDA_RANKS counts ranks per device.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,26 +34,35 @@ DCUDA_KERNEL_DECLARE(bench);
 #define BENCH_ONE_RANK_SPAN ((size_t)256 << 20)
 
 static FILE *csv;
+static int quiet;  /* not process 0: print no rows */
+static int idling; /* not process 0 of several: same-device cases run idle */
+static int process;
 
 static void row(const char *kind, const char *what, int ranks, size_t size, const char *unit,
                 double value)
 {
+    if (quiet)
+        return;
     printf("%-10s %-28s %6d %9zu %10s %10.3f\n", kind, what, ranks, size, unit, value);
+    fflush(stdout);
     if (csv)
         fprintf(csv, "%s,%s,%d,%zu,%s,%.6f\n", kind, what, ranks, size, unit, value);
 }
 
-/* Runs one configuration; returns the timer span in ms, or -1. */
-static double run_case(dcuda_host_h h, bench_args_t *a)
+/* Runs one configuration; returns this device's timer span in ms, or -1. */
+static double run_case(dcuda_host_h h, const bench_args_t *args)
 {
     const double *t;
     int n = 0;
-    dcuda_status_t st = dcuda_host_run(h, a, sizeof *a, NULL);
+    bench_args_t a = *args;
+    if (idling && a.mode < BENCH_IDLE)
+        a.mode = BENCH_IDLE;
+    dcuda_status_t st = dcuda_host_run(h, &a, sizeof a, NULL);
     if (st == DCUDA_OK)
         st = dcuda_host_get_timings(h, &t, &n);
     if (st != DCUDA_OK || n < 1) {
-        fprintf(stderr, "bench: run failed: %s %s\n", dcuda_status_string(st),
-                dcuda_host_last_error(h));
+        fprintf(stderr, "bench: process %d: mode %d: run failed: %s %s\n", process, a.mode,
+                dcuda_status_string(st), dcuda_host_last_error(h));
         return -1;
     }
     return t[0];
@@ -135,23 +154,178 @@ static void bandwidth(dcuda_host_h h, int ranks, int all, double total_bytes)
     dcuda_host_free(h, a.dst);
 }
 
+/* ---- peer section: between processes 0 and 1 ------------------------------
+ *
+ * latency    ping-pong between WORLD rank 0 and the first rank of process 1,
+ *            put_notify of 4 B .. 64 KiB and notify only; one-way = round
+ *            trip / 2; every other rank waits in a barrier
+ * bandwidth  the first K ranks of process 0 put back-to-back to the first K
+ *            of process 1 (WORLD rank r -> r + ranks of process 0), K = 1, 32
+ *            and all; the receivers acknowledge the last put, so process 0's
+ *            span covers the arrival of every byte; GB/s = bytes moved / span
+ *
+ * Every process runs every case (SPMD: the same host_run calls everywhere);
+ * a case that does not fit (K = 32 with fewer pairs, a size above a sender's
+ * share of the buffers) runs with no rank active and prints nothing, so the
+ * number of runs never depends on what one process knows. Processes 0 and 1
+ * must agree on K: with two processes each knows both rank counts; with more,
+ * processes 1.. are assumed to hold equal numbers (one GPU model, one
+ * DCUDA_RANKS). Processes 2.. only take part in the collectives. */
+
+typedef struct peer_setup {
+    int side;      /* enum bench_side of this process */
+    int first1;    /* WORLD rank of process 1's first rank (= ranks of process 0) */
+    int pairs;     /* ranks that can take part on each side */
+    size_t budget; /* bytes of src and of dst per process */
+    double total;  /* bytes per bandwidth case */
+    int max_iters, max_msgs;
+} peer_setup_t;
+
+static const size_t peer_latency_sizes[] = {4, 64, 1024, 8192, 65536};
+#define PEER_LATENCY_STRIDE ((size_t)65536)
+#define PEER_MAX_SIZE ((size_t)64 << 20)
+
+static peer_setup_t peer_setup(const dcuda_rank_info_t *info, int quick)
+{
+    peer_setup_t p = {0};
+    int world = info->rank_count, procs = info->process_count;
+    int r0, r1;
+    if (info->process_index == 0) {
+        p.side = BENCH_SIDE_SEND;
+        r0 = info->rank_responsible;
+        r1 = (world - r0) / (procs - 1);
+    } else {
+        p.side = info->process_index == 1 ? BENCH_SIDE_ANSWER : BENCH_SIDE_NONE;
+        r0 = info->rank_start; /* process 1's first rank; a guess on processes 2.. (unused) */
+        r1 = procs == 2 ? info->rank_responsible : (world - r0) / (procs - 1);
+        if (p.side == BENCH_SIDE_ANSWER && info->rank_responsible < r1)
+            fprintf(stderr, "bench: process 1 holds %d ranks, fewer than process 0 expects (%d)\n",
+                    info->rank_responsible, r1);
+    }
+    p.first1 = r0;
+    p.pairs = r0 < r1 ? r0 : r1;
+    int gpu = strcmp(info->backend, "cpu") != 0;
+    /* GPU: 4 GiB each of src and dst, so one sender walks far beyond L2 and
+     * each of ~2000 ranks still gets 1 MiB puts; CPU ranks share a few cores
+     * and the memory: 64 MiB. */
+    p.budget = gpu ? (size_t)4 << 30 : (size_t)64 << 20;
+    p.total = (gpu ? 4e9 : 1e9) / (quick ? 16 : 1);
+    p.max_iters = quick ? 2000 : 20000;
+    p.max_msgs = quick ? 50000 : 400000; /* per case, over all senders */
+    return p;
+}
+
+static void peer_latency(dcuda_host_h h, const peer_setup_t *p, int ranks, int base_iters)
+{
+    bench_args_t a = {0};
+    a.peer = p->first1;
+    a.side = p->side;
+    a.senders = 1;
+    if (alloc_buffers(h, &a, 1, PEER_LATENCY_STRIDE))
+        return;
+    int cases = (int)(sizeof peer_latency_sizes / sizeof *peer_latency_sizes);
+    for (int c = 0; c <= cases; c++) {
+        size_t size = c < cases ? peer_latency_sizes[c] : 0; /* the last: notify only */
+        a.mode = c < cases ? BENCH_PEER_PINGPONG_PUT : BENCH_PEER_PINGPONG_NOTIFY;
+        a.size = size;
+        /* Up to 1 KiB the base count; bigger messages proportionally fewer. */
+        long it = size <= 1024 ? base_iters : (long)base_iters * 1024 / (long)size;
+        a.iters = it < 100 ? 100 : (int)it;
+        double ms = run_case(h, &a);
+        if (ms > 0)
+            row("latency", size ? "peer_notified_put" : "peer_notify", ranks, size, "one_way_us",
+                ms * 1e3 / a.iters / 2);
+    }
+    dcuda_host_free(h, a.src);
+    dcuda_host_free(h, a.dst);
+}
+
+/* Rounds of K notified puts of `size`: enough to move p->total bytes, at
+ * most max_iters per sender and max_msgs in all, at least 4. */
+static int peer_iters(const peer_setup_t *p, int k, size_t size)
+{
+    double it = p->total / ((double)k * (double)size);
+    if (it > p->max_iters)
+        it = p->max_iters;
+    if (it > (double)p->max_msgs / k)
+        it = (double)p->max_msgs / k;
+    return it < 4 ? 4 : (int)it;
+}
+
+static void peer_bandwidth(dcuda_host_h h, const peer_setup_t *p)
+{
+    bench_args_t a = {0};
+    a.mode = BENCH_PEER_BW;
+    a.peer = p->first1;
+    a.side = p->side;
+    if (alloc_buffers(h, &a, 1, p->budget))
+        return;
+    int ks[3] = {1, 32, p->pairs};
+    for (int j = 0; j < 3; j++) {
+        int k = ks[j], fits = k >= 1 && k <= p->pairs;
+        char what[64];
+        snprintf(what, sizeof what, j == 0 ? "peer_put_1_rank" : j == 1 ? "peer_put_32_ranks"
+                                                               : "peer_put_all_ranks");
+        /* Each sender has its own share of both buffers, a whole number of 4 KiB. */
+        a.stride = fits ? p->budget / (size_t)k & ~(size_t)4095 : 0;
+        /* 8 B, then powers of 4 from 64 B to 64 MiB. */
+        for (size_t size = 8; size <= PEER_MAX_SIZE; size = size == 8 ? 64 : size * 4) {
+            int run = fits && size <= a.stride;
+            a.senders = run ? k : 0; /* 0: nobody active, the run only keeps step */
+            a.size = size;
+            a.iters = run ? peer_iters(p, k, size) : 0;
+            double ms = run_case(h, &a);
+            if (run && ms > 0)
+                row("bandwidth", what, k, size, "GBps", (double)k * (double)size * a.iters / (ms * 1e6));
+        }
+    }
+    dcuda_host_free(h, a.src);
+    dcuda_host_free(h, a.dst);
+}
+
+static void peer_section(dcuda_host_h h, const dcuda_rank_info_t *info, int quick, int iters)
+{
+    if (info->process_count < 2) {
+        if (!quiet)
+            printf("# peer rows skipped: 1 process (they need 2+: several GPUs visible, "
+                   "mpirun -np 2+, or DCUDA_PROCESSES=2+ with CPU ranks)\n");
+        return;
+    }
+    peer_setup_t p = peer_setup(info, quick);
+    if (!quiet && p.pairs < 32)
+        printf("# peer_put_32_ranks skipped: only %d rank(s) per side\n", p.pairs);
+    peer_latency(h, &p, info->rank_count, iters);
+    peer_bandwidth(h, &p);
+}
+
 int main(int argc, char **argv)
 {
     int quick = 0;
+    const char *csv_path = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0)
             quick = 1;
-        else if (strncmp(argv[i], "--csv=", 6) == 0 && !(csv = fopen(argv[i] + 6, "w")))
-            return fprintf(stderr, "bench: cannot write %s\n", argv[i] + 6), 1;
+        else if (strncmp(argv[i], "--csv=", 6) == 0)
+            csv_path = argv[i] + 6;
     }
     int iters = quick ? 2000 : 100000;
     dcuda_host_h h;
     dcuda_rank_info_t info;
+    /* With several processes they start here (forked or under mpirun). */
     if (open_host(argc, argv, "2", &h, &info) != DCUDA_OK)
         return 1;
-    printf("# dcuda_bench: backend %s (%s), %d thread(s) per rank\n", info.backend,
-           info.device_name, info.threads_per_rank);
-    printf("%-10s %-28s %6s %9s %10s %10s\n", "kind", "what", "ranks", "bytes", "unit", "value");
+    process = info.process_index;
+    quiet = info.process_index != 0;
+    idling = info.process_index != 0;
+    if (!quiet && csv_path && !(csv = fopen(csv_path, "w")))
+        fprintf(stderr, "bench: cannot write %s\n", csv_path); /* go on: the others expect us */
+    if (!quiet) {
+        printf("# dcuda_bench: backend %s (%s), %d thread(s) per rank", info.backend,
+               info.device_name, info.threads_per_rank);
+        if (info.process_count > 1)
+            printf(", %d processes (same-device rows: process 0's device)", info.process_count);
+        printf("\n%-10s %-28s %6s %9s %10s %10s\n", "kind", "what", "ranks", "bytes", "unit", "value");
+    }
     if (csv)
         fprintf(csv, "kind,what,ranks,bytes,unit,value\n");
     latency(h, 2, iters, "");
@@ -161,8 +335,9 @@ int main(int argc, char **argv)
 
     if (open_host(argc, argv, "0", &h, &info) != DCUDA_OK)
         return 1;
-    latency(h, info.rank_count, iters, "_busy_device");
-    bandwidth(h, info.rank_count, 1, quick ? 256e6 : 8e9);
+    latency(h, info.rank_responsible, iters, "_busy_device");
+    bandwidth(h, info.rank_responsible, 1, quick ? 256e6 : 8e9);
+    peer_section(h, &info, quick, iters);
     dcuda_host_finish(h);
     if (csv)
         fclose(csv);

@@ -1,55 +1,135 @@
 #!/usr/bin/env python3
-"""Prints dcuda_bench results beside the reference floors measured in the same
-call (anchors/floors.cu output), as ratios against the project's targets.
+"""Prints dcuda_bench results beside the reference figures measured in the same
+call, as ratios against the project's targets:
 
-usage: bench_compare.py BENCH_CSV FLOORS_TXT
+  same device   dcuda_bench rows vs anchors/floors.cu (raw flag ping-pong,
+                kernel copies, pinned-flag host round trip)
+  peer          dcuda_bench peer_* rows (2+ processes) vs the NVSHMEM anchor
+                (anchors/nvshmem_pingpong.cu: put_signal, signal_op,
+                putmem_block) and floors.cu's cudaMemcpyPeer
+
+usage: bench_compare.py BENCH_CSV FLOORS_TXT [NVSHMEM_TXT]
+
+Any file may be missing or partial: the script says what it lacks and prints
+the rows it can.
 """
 import csv
+import os
 import re
 import statistics
 import sys
 
 
-def floors(path):
-    """Median of each repeated floor line, keyed by its label."""
+def read_lines(path, what):
+    """Lines of path, or None after saying why not."""
+    if not path:
+        print(f"# {what}: no file given")
+        return None
+    if not os.path.isfile(path):
+        print(f"# {what}: {path} missing")
+        return None
+    try:
+        with open(path, errors="replace") as f:
+            return f.read().splitlines()
+    except OSError as e:
+        print(f"# {what}: cannot read {path}: {e}")
+        return None
+
+
+def medians(seen):
+    return {k: statistics.median(v) for k, v in seen.items() if v}
+
+
+FLOOR_PATTERNS = [
+    # (regex, key template); the key may use the groups before the value.
+    (r"^(local_device|peer_device) (\S+) one_way_us=([\d.]+)", "{0} {1}"),
+    (r"^local_hbm kernel_copy blocks=(\d+) GBps\(copied\)=([\d.]+)", "kernel_copy {0}"),
+    (r"^host_device pinned_flag round_trip_us=([\d.]+)", "host_flag_rtt"),
+    (r"^peer memcpyPeer 0->1 GBps=([\d.]+)", "memcpy_peer"),
+    (r"^peer kernel_push 0->1 blocks=(\d+) GBps=([\d.]+)", "kernel_push {0}"),
+]
+
+NVSHMEM_PATTERNS = [
+    (r"^nvshmem peer (put_signal_4B|signal_op) one_way_us=([\d.]+)", "{0}"),
+    (r"^nvshmem peer putmem_block 0->1 blocks=(\d+) GBps=([\d.]+)", "putmem_block {0}"),
+]
+
+
+def parse(lines, patterns):
+    """Median of each repeated line, keyed by its label; the value is the
+    last group of the pattern."""
     seen = {}
-    for line in open(path):
+    for line in lines or []:
         line = line.strip()
-        m = re.match(r"^(local_device|peer_device) (\S+) one_way_us=([\d.]+)", line)
-        if m:
-            seen.setdefault(f"{m[1]} {m[2]}", []).append(float(m[3]))
-            continue
-        m = re.match(r"^local_hbm kernel_copy blocks=(\d+) GBps\(copied\)=([\d.]+)", line)
-        if m:
-            seen.setdefault(f"kernel_copy {m[1]}", []).append(float(m[2]))
-            continue
-        m = re.match(r"^host_device pinned_flag round_trip_us=([\d.]+)", line)
-        if m:
-            seen.setdefault("host_flag_rtt", []).append(float(m[1]))
-    return {k: statistics.median(v) for k, v in seen.items()}
+        for pattern, key in patterns:
+            m = re.match(pattern, line)
+            if m:
+                try:
+                    value = float(m.groups()[-1])
+                except ValueError:
+                    break
+                seen.setdefault(key.format(*m.groups()[:-1]), []).append(value)
+                break
+    return medians(seen)
 
 
 def bench(path):
-    rows = list(csv.DictReader(open(path)))
+    """{(kind, what): [(bytes, value, ranks)]} from dcuda_bench's CSV; rows
+    that do not parse are skipped."""
+    lines = read_lines(path, "bench CSV")
     out = {}
-    for r in rows:
-        key = (r["kind"], r["what"])
-        out.setdefault(key, []).append((int(r["bytes"]), float(r["value"]), int(r["ranks"])))
+    if lines is None:
+        return out
+    for r in csv.DictReader(l for l in lines if l and not l.startswith("#")):
+        try:
+            key = (r["kind"], r["what"])
+            out.setdefault(key, []).append((int(r["bytes"]), float(r["value"]), int(r["ranks"])))
+        except (KeyError, TypeError, ValueError):
+            continue
     return out
 
 
-def main():
-    f = floors(sys.argv[2])
-    b = bench(sys.argv[1])
-    lines = []
+def best_of(f, prefix):
+    """(value, key) of the highest figure whose key starts with prefix."""
+    hits = [(v, k) for k, v in f.items() if k.startswith(prefix)]
+    return max(hits) if hits else (None, None)
+
+
+class Table:
+    def __init__(self, title):
+        self.title = title
+        self.lines = []
+
+    def add(self, what, ours, ref, ratio, target, verdict):
+        self.lines.append((what, ours, ref, ratio, target, verdict))
+
+    def missing(self, what, why):
+        self.lines.append((what, "-", why, None, "-", "n/a"))
+
+    def print(self):
+        print(f"\n{self.title}")
+        print(f"{'what':40} {'dcuda':>12} {'reference':>40} {'ratio':>7} {'target':>8} verdict")
+        for what, ours, ref, ratio, target, verdict in self.lines:
+            r = f"{ratio:7.2f}" if ratio is not None else f"{'-':>7}"
+            print(f"{what:40} {ours:>12} {ref:>40} {r} {target:>8} {verdict}")
+
+
+def verdict(ratio, target, below):
+    if target is None:
+        return "(no target)"
+    return "ok" if (ratio <= target if below else ratio >= target) else "MISSED"
+
+
+def same_device(b, f):
+    t = Table("same device (dcuda_bench vs floors.cu)")
 
     def lat(what, floor_key, target):
         ours = b.get(("latency", what))
         fl = f.get(floor_key)
         if ours and fl:
             v = ours[0][1]
-            lines.append((what, f"{v:.3f} us", f"{fl:.3f} us", v / fl, f"<= {target}",
-                          "ok" if v / fl <= target else "MISSED"))
+            t.add(what, f"{v:.3f} us", f"{fl:.3f} us", v / fl, f"<= {target}",
+                  verdict(v / fl, target, True))
 
     lat("notified_put_4B", "local_device notified_put_4B_fence", 1.15)
     lat("notify", "local_device notify", 1.15)
@@ -59,26 +139,130 @@ def main():
     ping = b.get(("host", "command_queue_ping"))
     if ping and f.get("host_flag_rtt"):
         v, fl = ping[0][1], f["host_flag_rtt"]
-        lines.append(("host command queue round trip", f"{v:.3f} us", f"{fl:.3f} us (pinned flag)",
-                      v / fl, "-", "(no target)"))
+        t.add("host command queue round trip", f"{v:.3f} us", f"{fl:.3f} us (pinned flag)",
+              v / fl, "-", "(no target)")
 
     def bw(what, floor_val, floor_name, target):
         # The largest size: data well beyond L2, as in the floors' copies.
         ours = b.get(("bandwidth", what))
         if ours and floor_val:
             size, v, _ = max(ours)
-            lines.append((f"{what} ({size >> 20} MiB)", f"{v:.1f} GB/s", f"{floor_val:.1f} GB/s "
-                          f"{floor_name}", v / floor_val, f">= {target}",
-                          "ok" if v / floor_val >= target else "MISSED"))
+            t.add(f"{what} ({size >> 20} MiB)", f"{v:.1f} GB/s", f"{floor_val:.1f} GB/s {floor_name}",
+                  v / floor_val, f">= {target}", verdict(v / floor_val, target, False))
 
-    copies = [v for k, v in f.items() if k.startswith("kernel_copy ")]
-    bw("put_all_ranks", max(copies) if copies else None, "(best kernel copy)", 0.80)
+    bw("put_all_ranks", best_of(f, "kernel_copy ")[0], "(best kernel copy)", 0.80)
     bw("put_one_rank", f.get("kernel_copy 1"), "(1-block copy)", 0.90)
+    if t.lines:
+        t.print()
+    else:
+        print("\n# same device: no rows to compare (bench CSV or floors missing)")
 
-    print(f"{'what':34} {'dcuda':>12} {'floor':>28} {'ratio':>7} {'target':>8} verdict")
-    for what, ours, fl, ratio, target, verdict in lines:
-        print(f"{what:34} {ours:>12} {fl:>28} {ratio:7.2f} {target:>8} {verdict}")
+
+def size_name(n):
+    for unit, shift in (("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n} B"
+
+
+def peer(b, f, nv, have_nv):
+    t = Table("peer, process 0 -> process 1 (dcuda_bench vs NVSHMEM anchor and floors.cu)")
+    nv_why = "NVSHMEM figures missing" if not have_nv else "not in NVSHMEM output"
+
+    def lat(what, size, nv_key, target):
+        rows = [r for r in b.get(("latency", what), []) if r[0] == size]
+        label = f"{what} {size_name(size)}" if size else what
+        if not rows:
+            t.missing(label, "no dcuda row")
+            return
+        v = rows[0][1]
+        ref = nv.get(nv_key)
+        if not ref:
+            t.add(label, f"{v:.3f} us", nv_why, None, f"<= {target}", "n/a")
+            return
+        t.add(label, f"{v:.3f} us", f"{ref:.3f} us ({nv_key})", v / ref, f"<= {target}",
+              verdict(v / ref, target, True))
+
+    lat("peer_notified_put", 4, "put_signal_4B", 0.55)
+    lat("peer_notify", 0, "signal_op", 1.0)
+
+    # The other sizes, for the record: how latency grows with the payload.
+    for size, v, _ in sorted(b.get(("latency", "peer_notified_put"), [])):
+        if size != 4:
+            t.add(f"peer_notified_put {size_name(size)}", f"{v:.3f} us", "-", None, "-", "(no target)")
+    raw = f.get("peer_device notified_put_4B_fence")
+    small = [r for r in b.get(("latency", "peer_notified_put"), []) if r[0] == 4]
+    if raw and small:
+        t.add("peer_notified_put 4 B vs raw flag", f"{small[0][1]:.3f} us",
+              f"{raw:.3f} us (floors peer flag)", small[0][1] / raw, "-", "(no target)")
+
+    def largest(what):
+        rows = b.get(("bandwidth", what))
+        return max(rows) if rows else None
+
+    def bw(what, ours, ref, ref_name, target, why):
+        if not ours:
+            t.missing(what, "no dcuda row")
+            return
+        size, v, ranks = ours
+        label = f"{what} ({ranks} x {size_name(size)})"
+        if not ref:
+            t.add(label, f"{v:.1f} GB/s", why, None, f">= {target}", "n/a")
+            return
+        t.add(label, f"{v:.1f} GB/s", f"{ref:.1f} GB/s {ref_name}", v / ref, f">= {target}",
+              verdict(v / ref, target, False))
+
+    # The largest size of each series: data well beyond L2.
+    all_ranks = largest("peer_put_all_ranks")
+    pm, pm_key = best_of(nv, "putmem_block ")
+    bw("peer_put_all_ranks", all_ranks, pm,
+       f"({pm_key.replace('putmem_block ', 'putmem_block, ')} blocks)" if pm_key else "",
+       1.05, nv_why)
+    bw("peer_put_all_ranks", all_ranks, f.get("memcpy_peer"), "(cudaMemcpyPeer)", 0.95,
+       "cudaMemcpyPeer figure missing in floors")
+    r32 = largest("peer_put_32_ranks")
+    if r32:
+        size, v, ranks = r32
+        t.add(f"peer_put_32_ranks ({ranks} x {size_name(size)})", f"{v:.1f} GB/s", "300.0 GB/s (absolute)",
+              v / 300.0, ">= 1.0", verdict(v / 300.0, 1.0, False))
+    else:
+        t.missing("peer_put_32_ranks", "no dcuda row (< 32 ranks a process?)")
+    one = largest("peer_put_1_rank")
+    if one:
+        size, v, ranks = one
+        push1 = f.get("kernel_push 1")
+        t.add(f"peer_put_1_rank ({size_name(size)})", f"{v:.1f} GB/s",
+              f"{push1:.1f} GB/s (1-block push)" if push1 else "-",
+              v / push1 if push1 else None, "-", "(no target)")
+
+    if any(k[1].startswith("peer_") for k in b):
+        t.print()
+    else:
+        print("\n# peer: no peer_* rows in the bench CSV (one process: one GPU, or a build "
+              "without multi-process support)")
+        if have_nv:
+            for k in ("put_signal_4B", "signal_op"):
+                if k in nv:
+                    print(f"#   NVSHMEM {k}: {nv[k]:.3f} us one-way")
+            if pm:
+                print(f"#   NVSHMEM best putmem_block: {pm:.1f} GB/s")
+
+
+def main():
+    if len(sys.argv) < 3 or len(sys.argv) > 4:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    b = bench(sys.argv[1])
+    flines = read_lines(sys.argv[2], "floors")
+    f = parse(flines, FLOOR_PATTERNS)
+    nlines = read_lines(sys.argv[3], "NVSHMEM") if len(sys.argv) > 3 else None
+    nv = parse(nlines, NVSHMEM_PATTERNS)
+    if nlines is not None and not nv:
+        print(f"# NVSHMEM: no figures in {sys.argv[3]} (the anchor failed or was skipped?)")
+    same_device(b, f)
+    peer(b, f, nv, bool(nv))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

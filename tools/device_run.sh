@@ -2,7 +2,9 @@
 # Builds, tests and benchmarks dcuda on a GPU machine in one go, writing logs
 # under $OUT and printing a short table last. Run from the repository root;
 # the reference programs are expected in ./anchors (a copy of the shared
-# anchors folder). Usage: tools/device_run.sh [quick] [sanitize]
+# anchors folder). With 2+ GPUs visible the benchmark runs one process per
+# GPU (its peer_* rows) and the NVSHMEM anchor runs too, for bench_compare.py.
+# Usage: tools/device_run.sh [quick] [sanitize]
 #   quick     shorter benchmark runs
 #   sanitize  also run GPU test cases under compute-sanitizer (several minutes)
 set -uo pipefail
@@ -21,6 +23,7 @@ jobs=$(nproc)
 status=0
 
 nvidia-smi -L | tee "$OUT/gpus.txt"
+ngpu=$(grep -c "^GPU " "$OUT/gpus.txt")
 echo "== build"
 if ! { cmake -S . -B build-gpu -DDCUDA_WERROR=ON -DCMAKE_CUDA_ARCHITECTURES=90 &&
        cmake --build build-gpu -j "$jobs"; } >"$OUT/build.log" 2>&1; then
@@ -44,15 +47,26 @@ if [ -n "$sanitize" ]; then
     tail -6 "$OUT/sanitizer.log"
 fi
 
-echo "== benchmark and floors"
+echo "== benchmark and floors ($ngpu GPU(s); with 2+ dcuda_bench runs one process per GPU)"
 ./build-gpu/bench/dcuda_bench ${quick:+--quick} --csv="$OUT/bench.csv" >"$OUT/bench.txt" 2>&1 || status=1
 if [ -f anchors/run.sh ]; then
     OUT="$OUT" bash anchors/run.sh floors >"$OUT/floors.log" 2>&1 || status=1
+    if [ "$ngpu" -ge 2 ]; then
+        # NVSHMEM peer figures (needs NVSHMEM from pip and Open MPI); a machine
+        # without them is not our failure: say so and go on.
+        echo "== NVSHMEM anchor"
+        OUT="$OUT" bash anchors/run.sh nvshmem >"$OUT/nvshmem.log" 2>&1 ||
+            { echo "nvshmem anchor failed:"; tail -5 "$OUT/nvshmem.log"; }
+    fi
+else
+    echo "no anchors/run.sh: no floors or NVSHMEM figures"
 fi
 if [ -x build-gpu/bench/dcuda_probe_latency ]; then
     ./build-gpu/bench/dcuda_probe_latency >"$OUT/probe.txt" 2>&1 || status=1
     cat "$OUT/probe.txt"
 fi
 cat "$OUT/bench.txt"
-[ -f "$OUT/floors.txt" ] && python3 tools/bench_compare.py "$OUT/bench.csv" "$OUT/floors.txt"
+nvshmem_txt=
+[ "$ngpu" -ge 2 ] && nvshmem_txt=$OUT/nvshmem.txt
+python3 tools/bench_compare.py "$OUT/bench.csv" "$OUT/floors.txt" $nvshmem_txt
 exit $status
