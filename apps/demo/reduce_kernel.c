@@ -21,9 +21,9 @@ DCUDA_KERNEL(reduce, ctx)
     dcuda_comm_size(&st, DCUDA_COMM_DEVICE, &local_size);
     dcuda_get_data(&st, (void **)&d);
 
-    /* One window over values and receive slots; the windows of all ranks of
-     * this device coincide. */
-    size_t bytes = (size_t)local_size * (REDUCE_VALUES_PER_RANK + 1) * sizeof(double);
+    /* One window over the device's values and a receive slot per WORLD
+     * rank; the windows of all ranks of this device coincide. */
+    size_t bytes = ((size_t)local_size * REDUCE_VALUES_PER_RANK + (size_t)size) * sizeof(double);
     dcuda_win_create(&st, DCUDA_COMM_WORLD, d->data, bytes, &win);
     dcuda_start_cpu_timer(&st);
 
