@@ -4,7 +4,11 @@
  * offending call must return its documented status, dcuda_host_run must
  * return that status, dcuda_host_last_error must name the call and the
  * offending value, and no byte of rank memory may change. Host-side cases
- * check the host API's own argument and setting errors.
+ * check the host API's own argument and setting errors. With several
+ * processes, each checks its own ranks and memory; the process of rank 0
+ * (which makes the offending call unless the probe is collective) checks the
+ * call and its report, the others that their run succeeded or passed the
+ * error on. Probe lists depend only on what every process knows alike.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -38,7 +42,10 @@ typedef struct mis_expect {
 
 typedef struct mis_run {
     dcuda_host_h h;
-    int n;
+    dcuda_rank_info_t info;
+    int n;           /* ranks in WORLD */
+    int first, end;  /* the WORLD ranks this process owns: [first, end) */
+    int dsize;       /* ranks in DEVICE (of this process) */
     mis_data_t d;
     unsigned char *buf, *shared;
     int64_t *res;
@@ -49,15 +56,17 @@ static unsigned char canary(size_t i) { return test_byte(0xbad, 0xca, i); }
 
 static int mis_open(mis_run_t *r, int argc, char **argv, dcuda_kernel_t kernel)
 {
-    dcuda_rank_info_t info;
     memset(r, 0, sizeof *r);
     if (!TEST_STATUS(dcuda_host_init(argc, argv, kernel, 64, &r->h), DCUDA_OK))
         return 1;
-    dcuda_host_get_rank_info(r->h, &info);
-    test_check_rank_setting(&info);
-    r->n = info.rank_count;
-    if (!test_have_ranks(&info, 2, argv[1])) {
-        dcuda_host_finish(r->h);
+    TEST_STATUS(dcuda_host_get_rank_info(r->h, &r->info), DCUDA_OK);
+    test_check_rank_setting(&r->info);
+    r->n = r->info.rank_count;
+    r->first = test_first_rank(&r->info);
+    r->end = test_end_rank(&r->info);
+    r->dsize = r->info.rank_responsible;
+    if (!test_have_ranks(&r->info, 2, argv[1])) {
+        TEST_STATUS(dcuda_host_finish(r->h), DCUDA_OK);
         return TEST_SKIP;
     }
     r->buf_bytes = (size_t)r->n * MIS_REGION;
@@ -76,10 +85,10 @@ static int mis_open(mis_run_t *r, int argc, char **argv, dcuda_kernel_t kernel)
 
 static void mis_close(mis_run_t *r)
 {
-    dcuda_host_free(r->h, r->d.buf);
-    dcuda_host_free(r->h, r->d.shared);
-    dcuda_host_free(r->h, r->d.res);
-    dcuda_host_finish(r->h);
+    TEST_STATUS(dcuda_host_free(r->h, r->d.buf), DCUDA_OK);
+    TEST_STATUS(dcuda_host_free(r->h, r->d.shared), DCUDA_OK);
+    TEST_STATUS(dcuda_host_free(r->h, r->d.res), DCUDA_OK);
+    TEST_STATUS(dcuda_host_finish(r->h), DCUDA_OK);
     free(r->buf);
     free(r->shared);
     free(r->res);
@@ -87,8 +96,10 @@ static void mis_close(mis_run_t *r)
 
 static int64_t res(const mis_run_t *r, int rank, int s) { return r->res[rank * MIS_SLOTS + s]; }
 
-/* One run: canaries in, run, expect `want`, canaries unchanged. */
-static void mis_exec(mis_run_t *r, dcuda_status_t want, const char *what)
+/* One run: canaries in, run, expect `want` (from the process of `culprit`,
+ * -1: from every process; see test_run_status_at), canaries unchanged.
+ * Returns 1 if the run returned `want`. */
+static int mis_exec(mis_run_t *r, dcuda_status_t want, int culprit, const char *what)
 {
     size_t slots = (size_t)r->n * MIS_SLOTS;
     for (size_t i = 0; i < r->buf_bytes; i++)
@@ -97,15 +108,17 @@ static void mis_exec(mis_run_t *r, dcuda_status_t want, const char *what)
         r->shared[i] = canary(r->buf_bytes + i);
     for (size_t i = 0; i < slots; i++)
         r->res[i] = MIS_UNSET;
-    dcuda_host_copy_in(r->h, r->d.buf, r->buf, r->buf_bytes);
-    dcuda_host_copy_in(r->h, r->d.shared, r->shared, MIS_SHARED_BYTES);
-    dcuda_host_copy_in(r->h, r->d.res, r->res, slots * sizeof *r->res);
+    TEST_STATUS(dcuda_host_copy_in(r->h, r->d.buf, r->buf, r->buf_bytes), DCUDA_OK);
+    TEST_STATUS(dcuda_host_copy_in(r->h, r->d.shared, r->shared, MIS_SHARED_BYTES), DCUDA_OK);
+    TEST_STATUS(dcuda_host_copy_in(r->h, r->d.res, r->res, slots * sizeof *r->res), DCUDA_OK);
+    int failures = test_failures;
     dcuda_status_t st = dcuda_host_run(r->h, &r->d, sizeof r->d, NULL);
-    if (!TEST_STATUS(st, want))
+    int reported = TEST_RUN_STATUS(&r->info, st, want, culprit);
+    if (test_failures != failures)
         fprintf(stderr, "     (%s)\n", what);
-    dcuda_host_copy_out(r->h, r->buf, r->d.buf, r->buf_bytes);
-    dcuda_host_copy_out(r->h, r->shared, r->d.shared, MIS_SHARED_BYTES);
-    dcuda_host_copy_out(r->h, r->res, r->d.res, slots * sizeof *r->res);
+    TEST_STATUS(dcuda_host_copy_out(r->h, r->buf, r->d.buf, r->buf_bytes), DCUDA_OK);
+    TEST_STATUS(dcuda_host_copy_out(r->h, r->shared, r->d.shared, MIS_SHARED_BYTES), DCUDA_OK);
+    TEST_STATUS(dcuda_host_copy_out(r->h, r->res, r->d.res, slots * sizeof *r->res), DCUDA_OK);
     size_t i = 0;
     while (i < r->buf_bytes && r->buf[i] == canary(i))
         i++;
@@ -115,23 +128,28 @@ static void mis_exec(mis_run_t *r, dcuda_status_t want, const char *what)
     while (i < MIS_SHARED_BYTES && r->shared[i] == canary(r->buf_bytes + i))
         i++;
     TEST_CHECK(i == MIS_SHARED_BYTES, "%s: shared buffer changed at byte %zu", what, i);
+    return reported;
 }
 
-/* Runs every probe of a case: status, report and untouched memory. */
+/* Runs every probe of a case: status, report and untouched memory. The
+ * report is checked where the run returned the error; the detail and the
+ * value (which name rank 0's part, device and state) in rank 0's process. */
 static void run_probes(mis_run_t *r, const mis_expect_t *e, int count)
 {
     for (int k = 0; k < count; k++, e++) {
         char what[300];
         snprintf(what, sizeof what, "probe %d: %s ... %s", k, e->call, e->detail);
         r->d.probe = e->probe;
-        mis_exec(r, e->status, what);
-        for (int rank = 0; rank < r->n; rank++) {
+        int reported = mis_exec(r, e->status, e->collective ? -1 : 0, what);
+        for (int rank = r->first; rank < r->end; rank++) {
             TEST_CHECK(res(r, rank, MIS_RES_SETUP) == 0, "%s: rank %d: a setup call failed: %s",
                        what, rank, dcuda_status_name((dcuda_status_t)res(r, rank, MIS_RES_SETUP)));
             if (rank == 0 || e->collective)
                 if (!TEST_STATUS(res(r, rank, MIS_RES_CALL), e->status))
                     fprintf(stderr, "     (%s, rank %d)\n", what, rank);
         }
+        if (!reported)
+            continue;
         const char *err = dcuda_host_last_error(r->h);
         char call[64], value[64] = "";
         snprintf(call, sizeof call, "%s: ", e->call);
@@ -142,6 +160,8 @@ static void run_probes(mis_run_t *r, const mis_expect_t *e, int count)
         if (!e->collective)
             TEST_CONTAINS(err, "rank 0: ");
         TEST_CONTAINS(err, call);
+        if (!e->collective && !test_owns(&r->info, 0))
+            continue;
         TEST_CONTAINS(err, e->detail);
         if (value[0])
             TEST_CONTAINS(err, value);
@@ -206,7 +226,7 @@ static const char *WAIT = "dcuda_wait_notifications", *TEST = "dcuda_test_notifi
 
 static int build_rank(const mis_run_t *r, mis_expect_t *e)
 {
-    int k = 0, n = r->n;
+    int k = 0, n = r->n, dn = r->dsize; /* dn: of this process; rank 0's process checks */
     EXPECT(e, k, put(MIS_PUT, MW_WORLD, -1, 0, 8, MS_SOURCE, 0, 0), DCUDA_ERR_RANK, PUT,
            "target rank -1 not in 0..%d of WORLD", n - 1);
     EXPECT(e, k, put(MIS_PUT, MW_WORLD, n, 0, 8, MS_SOURCE, 0, 0), DCUDA_ERR_RANK, PUT,
@@ -214,13 +234,20 @@ static int build_rank(const mis_run_t *r, mis_expect_t *e)
     EXPECT(e, k, put(MIS_PUT_NOTIFY, MW_WORLD, n + 5, 0, 8, MS_SOURCE, 0, 0), DCUDA_ERR_RANK, PUTN,
            "target rank %d not in", n + 5);
     EXPECT(e, k, put(MIS_PUT, MW_DEVICE, n, 0, 8, MS_DEVPART, 0, 0), DCUDA_ERR_RANK, PUT,
-           "target rank %d not in 0..%d of DEVICE", n, n - 1);
+           "target rank %d not in 0..%d of DEVICE", n, dn - 1);
     EXPECT(e, k, call(MIS_NOTIFY, -1, DCUDA_COMM_WORLD, 0, 0, 0), DCUDA_ERR_RANK, NOTIFY,
            "target rank -1 not in 0..%d of WORLD", n - 1);
     EXPECT(e, k, call(MIS_NOTIFY, n, DCUDA_COMM_WORLD, 0, 0, 0), DCUDA_ERR_RANK, NOTIFY,
            "target rank %d not in", n);
     EXPECT(e, k, call(MIS_NOTIFY, n, DCUDA_COMM_DEVICE, 0, 0, 0), DCUDA_ERR_RANK, NOTIFY,
-           "target rank %d not in 0..%d of DEVICE", n, n - 1);
+           "target rank %d not in 0..%d of DEVICE", n, dn - 1);
+    if (r->info.process_count > 1) {
+        /* A rank of WORLD that DEVICE does not have (same count in every process). */
+        EXPECT(e, k, put(MIS_PUT, MW_DEVICE, dn, 0, 8, MS_DEVPART, 0, 0), DCUDA_ERR_RANK, PUT,
+               "target rank %d not in 0..%d of DEVICE", dn, dn - 1);
+        EXPECT(e, k, call(MIS_NOTIFY, dn, DCUDA_COMM_DEVICE, 0, 0, 0), DCUDA_ERR_RANK, NOTIFY,
+               "target rank %d not in 0..%d of DEVICE", dn, dn - 1);
+    }
     return k;
 }
 
@@ -403,7 +430,7 @@ static int run_win_limit(int argc, char **argv)
            "%d windows already live on DEVICE", DCUDA_MAX_WINDOWS);
     e[0].collective = 1;
     run_probes(&r, e, k);
-    for (int rank = 0; rank < r.n; rank++) {
+    for (int rank = r.first; rank < r.end; rank++) {
         TEST_CHECK(res(&r, rank, MIS_RES_COUNT) + 1 == DCUDA_MAX_WINDOWS,
                    "rank %d: created %" PRId64 " windows next to one live one, limit %d", rank,
                    res(&r, rank, MIS_RES_COUNT), DCUDA_MAX_WINDOWS);
@@ -423,22 +450,22 @@ static int run_not_init(int argc, char **argv)
     int rc = mis_open(&r, argc, argv, DCUDA_KERNEL_REF(misuse_before_init));
     if (rc)
         return rc;
-    mis_exec(&r, DCUDA_ERR_NOT_INITIALIZED, "calls before dcuda_rank_init");
+    mis_exec(&r, DCUDA_ERR_NOT_INITIALIZED, -1, "calls before dcuda_rank_init");
     static const int slots[] = {MIS_RES_CALL, MIS_RES_CALL2, MIS_RES_CALL3, MIS_RES_CALL4};
-    for (int rank = 0; rank < r.n; rank++) {
+    for (int rank = r.first; rank < r.end; rank++) {
         TEST_CHECK(res(&r, rank, MIS_RES_SETUP) == 0, "rank %d: init failed", rank);
         for (int i = 0; i < 4; i++)
             if (!TEST_STATUS(res(&r, rank, slots[i]), DCUDA_ERR_NOT_INITIALIZED))
                 fprintf(stderr, "     (rank %d, call %d)\n", rank, i);
     }
-    /* The first report names a rank, its call (dcuda_put comes first) and
-     * that rank's state. */
+    /* The first report names a rank (of this process: every rank erred),
+     * its call (dcuda_put comes first) and that rank's state. */
     const char *err = dcuda_host_last_error(r.h);
     int named = -1;
     char state[64] = "(none)";
-    if (sscanf(err, "rank %d:", &named) == 1 && named >= 0 && named < r.n)
+    if (sscanf(err, "rank %d:", &named) == 1 && test_owns(&r.info, named))
         snprintf(state, sizeof state, "state %p", (void *)(uintptr_t)res(&r, named, MIS_RES_VALUE));
-    TEST_CHECK(named >= 0 && named < r.n, "report names no rank: %s", err);
+    TEST_CHECK(test_owns(&r.info, named), "report names no rank of this process: %s", err);
     TEST_CONTAINS(err, "dcuda_put: ");
     TEST_CONTAINS(err, state);
     TEST_CONTAINS(err, "used before dcuda_rank_init");
@@ -475,6 +502,7 @@ static int run_host_null(int argc, char **argv)
     TEST_STATUS(dcuda_host_copy_in(NULL, &byte, &byte, 1), DCUDA_ERR_NOT_INITIALIZED);
     TEST_STATUS(dcuda_host_copy_out(NULL, &byte, &byte, 1), DCUDA_ERR_NOT_INITIALIZED);
     TEST_STATUS(dcuda_host_finish(NULL), DCUDA_ERR_NOT_INITIALIZED);
+    TEST_STATUS(dcuda_host_free(NULL, p), DCUDA_ERR_NOT_INITIALIZED);
     TEST_CHECK(strcmp(dcuda_host_last_error(NULL), "") == 0, "last error of no host");
     /* A live host: user data NULL with a size. */
     dcuda_host_h h;
@@ -503,7 +531,8 @@ static int run_settings(int argc, char **argv)
     static const char *bad_args[] = {"--dcuda-ranks=abc",      "--dcuda-foo=1",
                                      "--dcuda-ranks",          "--dcuda-ranks=-3",
                                      "--dcuda-watchdog=-1",    "--dcuda-log-entries=100",
-                                     "--dcuda-notif-start=-1", "--dcuda-backend=gpu"};
+                                     "--dcuda-notif-start=-1", "--dcuda-backend=gpu",
+                                     "--dcuda-processes=abc",  "--dcuda-processes=-1"};
     for (size_t i = 0; i < sizeof bad_args / sizeof bad_args[0]; i++)
         if (!TEST_STATUS(init_with(bad_args[i], k, &h), DCUDA_ERR_SETTING))
             fprintf(stderr, "     (argument %s)\n", bad_args[i]);
@@ -511,15 +540,18 @@ static int run_settings(int argc, char **argv)
     TEST_STATUS(init_with("", k, &h), DCUDA_ERR_SETTING);
     /* Arguments win over the environment. */
     setenv("DCUDA_RANKS", "7", 1);
+    /* Ranks per process. */
     if (TEST_STATUS(init_with("--dcuda-ranks=5", k, &h), DCUDA_OK)) {
         dcuda_host_get_rank_info(h, &info);
-        TEST_CHECK(info.rank_count == 5, "--dcuda-ranks=5 gave %d ranks", info.rank_count);
-        dcuda_host_finish(h);
+        TEST_CHECK(info.rank_responsible == 5 && info.rank_count == 5 * info.process_count,
+                   "--dcuda-ranks=5 gave %d ranks of %d", info.rank_responsible, info.rank_count);
+        TEST_STATUS(dcuda_host_finish(h), DCUDA_OK);
     }
     if (TEST_STATUS(init_with("", k, &h), DCUDA_OK)) {
         dcuda_host_get_rank_info(h, &info);
-        TEST_CHECK(info.rank_count == 7, "DCUDA_RANKS=7 gave %d ranks", info.rank_count);
-        dcuda_host_finish(h);
+        TEST_CHECK(info.rank_responsible == 7 && info.rank_count == 7 * info.process_count,
+                   "DCUDA_RANKS=7 gave %d ranks of %d", info.rank_responsible, info.rank_count);
+        TEST_STATUS(dcuda_host_finish(h), DCUDA_OK);
     }
     return 0;
 }
@@ -545,7 +577,7 @@ static int run_backend(int argc, char **argv)
         dcuda_rank_info_t info;
         dcuda_host_get_rank_info(h, &info);
         TEST_CHECK(strcmp(info.backend, "cpu") == 0, "auto chose %s", info.backend);
-        dcuda_host_finish(h);
+        TEST_STATUS(dcuda_host_finish(h), DCUDA_OK);
     }
     return 0;
 }

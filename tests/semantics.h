@@ -40,7 +40,9 @@ enum sem_slot {
     SEM_SLOTS
 };
 
-/* The user struct (copied in before and out after each run). */
+/* The user struct (copied in before and out after each run; each process
+ * of a multi-process run has its own, as it has its own buf and res, of
+ * which it holds the parts of its ranks). */
 typedef struct sem_data {
     int32_t test_case;
     int32_t iters;       /* case-specific repetition count */
@@ -50,7 +52,9 @@ typedef struct sem_data {
     uint64_t user_in;    /* user case: set by the host */
     uint64_t user_out;   /* user case: written by rank 0 */
     int32_t timer_pairs; /* user case: timer pairs each rank runs */
-    int32_t ranks_seen;  /* user case: WORLD size, written by rank 0 */
+    int32_t ranks_seen;  /* user case: WORLD size, written by rank 0 of DEVICE */
+    int32_t first_seen;  /* user case: WORLD rank of rank 0 of DEVICE, written by it */
+    int32_t device_seen; /* user case: DEVICE size, written by rank 0 of DEVICE */
 } sem_data_t;
 
 /* Tags. */
@@ -73,6 +77,7 @@ typedef struct sem_data {
 #define SEM_TAG_FLACK 19
 #define SEM_TAG_SELF 20
 #define SEM_TAG_NR 21
+#define SEM_TAG_BAR 22
 
 /* Sizes. */
 #define SEM_VIS_BYTES 65536u   /* visibility: bytes per put */
@@ -103,7 +108,7 @@ TEST_FN uint64_t sem_region_bytes(int c, int ranks, int iters)
     case SEM_WRAP: return 8u * (2u * SEM_WRAP_TAGS * k);
     case SEM_OVERLAP: return SEM_OV_BYTES;
     case SEM_FLUSH: return 3u * SEM_FLUSH_BYTES;
-    case SEM_BARRIER: return 16u; /* the buffer is [2][ranks] words */
+    case SEM_BARRIER: return 16u; /* the buffer is [2][WORLD ranks] words */
     case SEM_SIZE0: return 2u * SEM_ZERO_BYTES;
     case SEM_RING: return 8u * (2u * k + 1u + n);
     case SEM_WINDOWS: return SEM_WIN_SUB * SEM_WIN_MAXLIVE;

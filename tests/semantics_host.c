@@ -1,8 +1,10 @@
 /*
  * Host driver of the semantics suite: dcuda_test_semantics <case>. Each case
- * runs the semantics kernel (semantics_kernels.c), then checks every rank's
- * result slots and the rank-visible buffer against values computed here.
- * The rank count comes from DCUDA_RANKS; every case works with >= 2 ranks.
+ * runs the semantics kernel (semantics_kernels.c), then checks the result
+ * slots and the rank-visible buffer of every rank this process owns against
+ * values computed here (from the WORLD size). The rank count comes from
+ * DCUDA_RANKS (per process); every case works with >= 2 ranks, in one
+ * process or several (DCUDA_PROCESSES, mpirun), each checking its ranks.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -26,7 +28,8 @@ DCUDA_KERNEL_DECLARE(semantics);
 typedef struct sem_run {
     dcuda_host_h h;
     dcuda_rank_info_t info;
-    int n;
+    int n;              /* ranks in WORLD */
+    int first, end;     /* the WORLD ranks this process owns: [first, end) */
     sem_data_t d;       /* host copy of the user struct */
     unsigned char *buf; /* host mirror of d.buf */
     int64_t *res;       /* host mirror of d.res */
@@ -43,8 +46,10 @@ static int sem_open(sem_run_t *r, int argc, char **argv, int test_case, int iter
     dcuda_host_get_rank_info(r->h, &r->info);
     test_check_rank_setting(&r->info);
     r->n = r->info.rank_count;
+    r->first = test_first_rank(&r->info);
+    r->end = test_end_rank(&r->info);
     if (!test_have_ranks(&r->info, 2, argv[1])) {
-        dcuda_host_finish(r->h);
+        TEST_STATUS(dcuda_host_finish(r->h), DCUDA_OK);
         return TEST_SKIP;
     }
     r->d.test_case = test_case;
@@ -66,38 +71,44 @@ static int sem_open(sem_run_t *r, int argc, char **argv, int test_case, int iter
 
 static void sem_close(sem_run_t *r)
 {
-    dcuda_host_free(r->h, r->d.buf);
-    dcuda_host_free(r->h, r->d.res);
-    dcuda_host_finish(r->h);
+    TEST_STATUS(dcuda_host_free(r->h, r->d.buf), DCUDA_OK);
+    TEST_STATUS(dcuda_host_free(r->h, r->d.res), DCUDA_OK);
+    TEST_STATUS(dcuda_host_finish(r->h), DCUDA_OK);
     free(r->buf);
     free(r->res);
 }
 
-/* Copies buf in, runs, expects status `want`, copies buf and slots out. */
-static int sem_exec(sem_run_t *r, dcuda_status_t want)
+/* Copies buf in, runs, copies buf and slots out. The run must return `want`
+ * if `culprit` is -1 or a rank of this process; with a culprit elsewhere,
+ * DCUDA_OK or `want` (see test_run_status_at). Returns 1 if it returned
+ * `want`. */
+static int sem_exec_by(sem_run_t *r, dcuda_status_t want, int culprit)
 {
     size_t slots = (size_t)r->n * SEM_SLOTS;
     for (size_t i = 0; i < slots; i++)
         r->res[i] = SEM_UNSET;
-    dcuda_host_copy_in(r->h, r->d.buf, r->buf, r->buf_bytes);
-    dcuda_host_copy_in(r->h, r->d.res, r->res, slots * sizeof *r->res);
+    TEST_STATUS(dcuda_host_copy_in(r->h, r->d.buf, r->buf, r->buf_bytes), DCUDA_OK);
+    TEST_STATUS(dcuda_host_copy_in(r->h, r->d.res, r->res, slots * sizeof *r->res), DCUDA_OK);
     double ms = 0;
     dcuda_status_t st = dcuda_host_run(r->h, &r->d, sizeof r->d, &ms);
-    int good = TEST_STATUS(st, want);
+    int good = TEST_RUN_STATUS(&r->info, st, want, culprit);
     if (st != DCUDA_OK)
-        printf("run returned %s: %s\n", dcuda_status_name(st), dcuda_host_last_error(r->h));
-    dcuda_host_copy_out(r->h, r->buf, r->d.buf, r->buf_bytes);
-    dcuda_host_copy_out(r->h, r->res, r->d.res, slots * sizeof *r->res);
+        printf("%srun returned %s: %s\n", test_who, dcuda_status_name(st),
+               dcuda_host_last_error(r->h));
+    TEST_STATUS(dcuda_host_copy_out(r->h, r->buf, r->d.buf, r->buf_bytes), DCUDA_OK);
+    TEST_STATUS(dcuda_host_copy_out(r->h, r->res, r->d.res, slots * sizeof *r->res), DCUDA_OK);
     return good;
 }
 
+static int sem_exec(sem_run_t *r, dcuda_status_t want) { return sem_exec_by(r, want, -1); }
+
 static int64_t slot(const sem_run_t *r, int rank, int s) { return r->res[rank * SEM_SLOTS + s]; }
 
-/* Every rank: no failed call, no failed check, exactly `checked(rank)`
- * checks made. */
+/* Every rank of this process: no failed call, no failed check, exactly
+ * `checked(rank)` checks made. */
 static void sem_check_ranks(const sem_run_t *r, int64_t (*checked)(const sem_run_t *, int))
 {
-    for (int k = 0; k < r->n; k++) {
+    for (int k = r->first; k < r->end; k++) {
         TEST_CHECK(slot(r, k, SEM_RES_STATUS) == 0, "rank %d: a call failed with %s", k,
                    dcuda_status_name((dcuda_status_t)slot(r, k, SEM_RES_STATUS)));
         TEST_CHECK(slot(r, k, SEM_RES_BAD) == 0,
@@ -154,7 +165,7 @@ static int run_visibility(int argc, char **argv)
         return rc;
     sem_exec(&r, DCUDA_OK);
     sem_check_ranks(&r, vis_checked);
-    for (int k = 0; k < r.n; k++) {
+    for (int k = r.first; k < r.end; k++) {
         expect_bytes(part(&r, k), 0, SEM_VIS_BYTES, (uint32_t)prev(&r, k), VIS_ITERS - 1,
                      "received", k);
         expect_bytes(part(&r, k) + SEM_VIS_BYTES, 0, SEM_VIS_BYTES, (uint32_t)k, VIS_ITERS - 1,
@@ -181,7 +192,7 @@ static int run_ack(int argc, char **argv)
         return rc;
     sem_exec(&r, DCUDA_OK);
     sem_check_ranks(&r, ack_checked);
-    for (int k = 0; k < r.n; k++)
+    for (int k = r.first; k < r.end; k++)
         expect_bytes(part(&r, k), 0, SEM_ACK_BYTES, (uint32_t)prev(&r, k), ACK_ITERS - 1,
                      "received", k);
     sem_close(&r);
@@ -202,7 +213,7 @@ static int run_notify_release(int argc, char **argv)
         return rc;
     sem_exec(&r, DCUDA_OK);
     sem_check_ranks(&r, nr_checked);
-    for (int k = 0; k < r.n; k++)
+    for (int k = r.first; k < r.end; k++)
         expect_words(part(&r, k), 0, NR_ITERS, (uint32_t)prev(&r, k), 12, "received", k);
     sem_close(&r);
     return 0;
@@ -223,7 +234,7 @@ static int run_order(int argc, char **argv)
         return rc;
     sem_exec(&r, DCUDA_OK);
     sem_check_ranks(&r, order_checked);
-    for (int k = 0; k < r.n; k++) {
+    for (int k = r.first; k < r.end; k++) {
         expect_words(part(&r, k), 0, ORDER_ITERS, (uint32_t)prev(&r, k), 1, "notified slots", k);
         expect_words(part(&r, k) + 8 * ORDER_ITERS, 0, SEM_ORDER_ROUNDS * SEM_ORDER_MSGS,
                      (uint32_t)prev(&r, k), 2, "plain-put slots", k);
@@ -263,7 +274,7 @@ static int run_many(int argc, char **argv)
     sem_exec(&r, DCUDA_OK);
     sem_check_ranks(&r, many_checked);
     const uint64_t *slots = (const uint64_t *)part(&r, r.n / 2);
-    for (uint64_t j = 0; j < (uint64_t)r.n * MANY_ITERS; j++)
+    for (uint64_t j = 0; test_owns(&r.info, r.n / 2) && j < (uint64_t)r.n * MANY_ITERS; j++)
         if (slots[j] != test_word((uint32_t)(j / MANY_ITERS), 3, j % MANY_ITERS)) {
             TEST_CHECK(0, "target slot %" PRIu64 " (from rank %" PRIu64 ") wrong", j,
                        j / MANY_ITERS);
@@ -292,7 +303,7 @@ static int run_wrap(int argc, char **argv)
         return rc;
     sem_exec(&r, DCUDA_OK);
     sem_check_ranks(&r, wrap_checked);
-    for (int k = 0; k < r.n; k++) {
+    for (int k = r.first; k < r.end; k++) {
         uint32_t before = (uint32_t)slot(&r, k, SEM_RES_A),
                  after = (uint32_t)slot(&r, k, SEM_RES_B);
         TEST_CHECK(before == start, "rank %d: counters started at %" PRIu32 ", not %" PRIu32, k,
@@ -324,9 +335,23 @@ static int run_overlap(int argc, char **argv)
             part(&r, k)[i] = i < q ? test_byte((uint32_t)k, 5, i) : test_byte((uint32_t)k, 6, i);
     sem_exec(&r, DCUDA_OK);
     sem_check_ranks(&r, overlap_checked);
+    /* Every chunk of this process's buffer: quarter 0 as written; quarter 1
+     * holds quarter 0 if the WORLD put of the chunk's rank landed here (its
+     * right neighbour is mine); quarter 2 if the chunk's rank is mine (its
+     * DEVICE put); the rest as written. With one process: quarters 0-2 of
+     * every chunk hold quarter 0. */
     for (int k = 0; k < r.n; k++) {
-        for (uint64_t j = 0; j < 3; j++)
-            expect_bytes(part(&r, k) + j * q, 0, q, (uint32_t)k, 5, "copied quarters", k);
+        int world_here = test_owns(&r.info, (k + 1) % r.n), device_here = test_owns(&r.info, k);
+        expect_bytes(part(&r, k), 0, q, (uint32_t)k, 5, "quarter 0", k);
+        if (world_here)
+            expect_bytes(part(&r, k) + q, 0, q, (uint32_t)k, 5, "quarter 1 (WORLD put)", k);
+        else
+            expect_bytes(part(&r, k) + q, q, q, (uint32_t)k, 6, "quarter 1 (no put here)", k);
+        if (device_here)
+            expect_bytes(part(&r, k) + 2 * q, 0, q, (uint32_t)k, 5, "quarter 2 (DEVICE put)", k);
+        else
+            expect_bytes(part(&r, k) + 2 * q, 2 * q, q, (uint32_t)k, 6, "quarter 2 (no put here)",
+                         k);
         expect_bytes(part(&r, k) + 3 * q, 3 * q, q, (uint32_t)k, 6, "untouched quarter", k);
     }
     sem_close(&r);
@@ -347,7 +372,7 @@ static int run_flush(int argc, char **argv)
         return rc;
     sem_exec(&r, DCUDA_OK);
     sem_check_ranks(&r, flush_checked);
-    for (int k = 0; k < r.n; k++) {
+    for (int k = r.first; k < r.end; k++) {
         uint32_t from = (uint32_t)prev(&r, k), last = 2 * (FLUSH_ITERS - 1);
         expect_bytes(part(&r, k), 0, SEM_FLUSH_BYTES, from, last, "pre-flush data", k);
         expect_bytes(part(&r, k) + SEM_FLUSH_BYTES, 0, SEM_FLUSH_BYTES, from, last + 1,
@@ -361,7 +386,8 @@ static int run_flush(int argc, char **argv)
 static int64_t barrier_checked(const sem_run_t *r, int k)
 {
     (void)k;
-    return (int64_t)r->d.iters * r->n;
+    /* the slots of my device every round, a notification test every WORLD round */
+    return (int64_t)r->d.iters * r->info.rank_responsible + (r->d.iters + 1) / 2;
 }
 static int run_barrier(int argc, char **argv)
 {
@@ -371,11 +397,15 @@ static int run_barrier(int argc, char **argv)
         return rc;
     sem_exec(&r, DCUDA_OK);
     sem_check_ranks(&r, barrier_checked);
+    /* The last two rounds: WORLD (slots of my ranks by WORLD rank), then
+     * DEVICE (by DEVICE rank). */
     const uint64_t *rows = (const uint64_t *)r.buf;
-    for (int round = BARRIER_ITERS - 2; round < BARRIER_ITERS; round++)
-        for (int j = 0; j < r.n; j++)
+    for (int round = BARRIER_ITERS - 2; round < BARRIER_ITERS; round++) {
+        int world = round % 2 == 0, first = world ? r.first : 0;
+        for (int j = first; j < first + r.info.rank_responsible; j++)
             TEST_CHECK(rows[(round % 2) * r.n + j] == test_word((uint32_t)j, 7, (uint64_t)round),
-                       "round %d slot %d wrong", round, j);
+                       "round %d (%s) slot %d wrong", round, world ? "WORLD" : "DEVICE", j);
+    }
     sem_close(&r);
     return 0;
 }
@@ -393,7 +423,7 @@ static int run_size0(int argc, char **argv)
         return rc;
     sem_exec(&r, DCUDA_OK);
     sem_check_ranks(&r, size0_checked);
-    for (int k = 0; k < r.n; k++) {
+    for (int k = r.first; k < r.end; k++) {
         if (k % 2)
             expect_bytes(part(&r, k), 0, SEM_ZERO_BYTES, (uint32_t)prev(&r, k), 8, "received", k);
         else /* the empty part's memory keeps the host's canary */
@@ -419,10 +449,10 @@ static int run_ring(int argc, char **argv)
     sem_exec(&r, DCUDA_OK);
     sem_check_ranks(&r, ring_checked);
     const uint64_t *all = (const uint64_t *)part(&r, 0) + RING_ITERS;
-    for (int j = 0; j < r.n; j++)
+    for (int j = 0; test_owns(&r.info, 0) && j < r.n; j++)
         TEST_CHECK(all[j] == test_word((uint32_t)j, 9, RING_ITERS), "rank 0: slot of rank %d wrong",
                    j);
-    for (int k = 0; k < r.n; k++)
+    for (int k = r.first; k < r.end; k++)
         expect_words(part(&r, k), 0, RING_ITERS, (uint32_t)prev(&r, k), 9, "ring slots", k);
     sem_close(&r);
     return 0;
@@ -443,10 +473,20 @@ static int run_windows(int argc, char **argv)
     int rc = sem_open(&r, argc, argv, SEM_WINDOWS, WINDOWS_ITERS);
     if (rc)
         return rc;
-    /* Rank 0 uses stale handles: the run reports DCUDA_ERR_WIN. */
-    sem_exec(&r, DCUDA_ERR_WIN);
+    /* Rank 0 uses stale handles: the run reports DCUDA_ERR_WIN (in rank 0's
+     * process; others may pass it on). */
+    int reported = sem_exec_by(&r, DCUDA_ERR_WIN, 0);
     sem_check_ranks(&r, windows_checked);
     TEST_CHECK(windows_checked(&r, 0) - 1 > DCUDA_MAX_WINDOWS, "too few windows to reuse slots");
+    if (!test_owns(&r.info, 0)) {
+        const char *err = dcuda_host_last_error(r.h);
+        if (reported) {
+            TEST_CONTAINS(err, "rank 0:");
+            TEST_CONTAINS(err, "dcuda_put");
+        }
+        sem_close(&r);
+        return 0;
+    }
     TEST_STATUS(slot(&r, 0, SEM_RES_A), DCUDA_ERR_WIN);
     TEST_STATUS(slot(&r, 0, SEM_RES_B), DCUDA_ERR_WIN);
     TEST_STATUS(slot(&r, 0, SEM_RES_C), DCUDA_ERR_WIN);
@@ -483,7 +523,7 @@ static int run_user(int argc, char **argv)
         in = in * UINT64_C(6364136223846793005) + 1442695040888963407u;
         r.d.user_in = in;
         r.d.user_out = 0;
-        r.d.ranks_seen = -1;
+        r.d.ranks_seen = r.d.first_seen = r.d.device_seen = -1;
         r.d.timer_pairs = pairs[run];
         before = r.d;
         sem_exec(&r, DCUDA_OK);
@@ -491,6 +531,9 @@ static int run_user(int argc, char **argv)
         TEST_CHECK(r.d.user_out == in * 3u + (uint64_t)r.n, "run %d: user_out not copied back",
                    run);
         TEST_CHECK(r.d.ranks_seen == r.n, "run %d: ranks_seen %d", run, r.d.ranks_seen);
+        TEST_CHECK(r.d.first_seen == r.first && r.d.device_seen == r.info.rank_responsible,
+                   "run %d: DEVICE rank 0 is WORLD rank %d of %d on DEVICE, expected %d of %d",
+                   run, r.d.first_seen, r.d.device_seen, r.first, r.info.rank_responsible);
         TEST_CHECK(r.d.user_in == before.user_in && r.d.buf == before.buf &&
                        r.d.res == before.res && r.d.timer_pairs == before.timer_pairs &&
                        r.d.test_case == before.test_case,
@@ -499,7 +542,7 @@ static int run_user(int argc, char **argv)
         for (int p = 0; p < pairs[run]; p++)
             for (int i = 0; i < 1000; i++)
                 acc = test_mix((uint32_t)acc + (uint32_t)i);
-        for (int k = 0; k < r.n; k++) {
+        for (int k = r.first; k < r.end; k++) {
             TEST_CHECK((uint64_t)slot(&r, k, SEM_RES_A) == in,
                        "run %d rank %d: saw other user data", run, k);
             TEST_CHECK((uint64_t)slot(&r, k, SEM_RES_B) == acc, "run %d rank %d: timed work wrong",
@@ -511,6 +554,54 @@ static int run_user(int argc, char **argv)
         TEST_CHECK(count == pairs[run], "run %d: %d timings, expected %d", run, count, pairs[run]);
     }
     sem_close(&r);
+    return 0;
+}
+
+/* The status named `name` (0 if this build has none). */
+static dcuda_status_t status_named(const char *name)
+{
+    for (int v = -1; v >= -64; v--)
+        if (strcmp(dcuda_status_name((dcuda_status_t)v), name) == 0)
+            return (dcuda_status_t)v;
+    return DCUDA_OK;
+}
+
+/* Several processes only: the last one dies (_exit(3), no dcuda_host_finish)
+ * after dcuda_host_init; the others' run must end with DCUDA_ERR_PEER rather
+ * than hang with their ranks waiting for its ranks. The program's exit
+ * status is then 1 (a process died), so ctest judges this case by its
+ * output: PASSED from a surviving process, no FAIL from any. */
+static int run_peer_exit(int argc, char **argv)
+{
+    dcuda_status_t peer = status_named("DCUDA_ERR_PEER");
+    if (peer == DCUDA_OK) {
+        printf("SKIP peer_exit: this build of dcuda has no DCUDA_ERR_PEER\n");
+        return TEST_SKIP;
+    }
+    sem_run_t r;
+    int rc = sem_open(&r, argc, argv, SEM_RING, RING_ITERS);
+    if (rc)
+        return rc;
+    if (r.info.process_count < 2) {
+        printf("SKIP peer_exit: needs several processes (DCUDA_PROCESSES), have 1\n");
+        sem_close(&r);
+        return TEST_SKIP;
+    }
+    if (r.info.process_index == r.info.process_count - 1) {
+        printf("%sdying without dcuda_host_finish\n", test_who);
+        fflush(stdout);
+        _exit(3);
+    }
+    double ms = 0;
+    dcuda_status_t st = dcuda_host_run(r.h, &r.d, sizeof r.d, &ms);
+    printf("%srun returned %s after %.0f ms: %s\n", test_who, dcuda_status_name(st), ms,
+           dcuda_host_last_error(r.h));
+    TEST_STATUS(st, peer);
+    dcuda_status_t fin = dcuda_host_finish(r.h);
+    TEST_CHECK(fin == DCUDA_OK || fin == peer, "dcuda_host_finish returned %s",
+               dcuda_status_name(fin));
+    free(r.buf);
+    free(r.res);
     return 0;
 }
 
@@ -531,6 +622,7 @@ int main(int argc, char **argv)
         {"user", run_user},
         {"ack", run_ack},
         {"notify_release", run_notify_release},
+        {"peer_exit", run_peer_exit},
     };
     return test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
 }

@@ -14,6 +14,7 @@ typedef struct sem_rank {
     sem_data_t *d;
     int rank, size;   /* in WORLD */
     int drank, dsize; /* in DEVICE */
+    int wfirst;       /* WORLD rank of DEVICE rank 0 (WORLD numbers a device's ranks in order) */
     int to, from;     /* ring neighbours in WORLD */
     unsigned char *mine;
     int64_t status, bad, checked, first_bad;
@@ -285,12 +286,15 @@ TEST_RANK_FN void case_wrap(sem_rank_t *c)
 /* All ranks expose the same buffer (WORLD and DEVICE windows); chunk r of
  * rank r: quarter 0 holds data, a put of it onto itself copies nothing but
  * notifies, puts copy it into quarters 1 (WORLD) and 2 (DEVICE), quarter 3
- * stays as the host wrote it. */
+ * stays as the host wrote it. With several processes each has its own
+ * buffer: the WORLD puts into the next rank's process, the DEVICE ones stay
+ * in mine, so quarter 2 comes from my DEVICE neighbour. */
 TEST_RANK_FN void case_overlap(sem_rank_t *c)
 {
     const uint64_t s = SEM_OV_BYTES, q = s / 4, all = s * (uint64_t)c->size;
     const uint64_t at = (uint64_t)c->rank * s;
     int dto = (c->drank + 1) % c->dsize;
+    int dfrom = c->wfirst + (c->drank + c->dsize - 1) % c->dsize; /* in WORLD */
     dcuda_win_t w, dw;
     ok(c, dcuda_win_create(c->st, DCUDA_COMM_WORLD, c->d->buf, all, &w));
     ok(c, dcuda_win_create(c->st, DCUDA_COMM_DEVICE, c->d->buf, all, &dw));
@@ -301,8 +305,10 @@ TEST_RANK_FN void case_overlap(sem_rank_t *c)
     ok(c, dcuda_wait_notifications(c->st, SEM_TAG_OV2, 1));
     ok(c, dcuda_wait_notifications(c->st, SEM_TAG_OV3, 1));
     const unsigned char *theirs = c->d->buf + (uint64_t)c->from * s;
-    for (uint64_t k = 0; k < 3; k++)
+    const unsigned char *dtheirs = c->d->buf + (uint64_t)dfrom * s;
+    for (uint64_t k = 0; k < 2; k++)
         check_bytes(c, theirs + k * q, 0, q, (uint32_t)c->from, 5, (int64_t)(k * q));
+    check_bytes(c, dtheirs + 2 * q, 0, q, (uint32_t)dfrom, 5, (int64_t)(2 * q));
     check_bytes(c, theirs + 3 * q, 3 * q, q, (uint32_t)c->from, 6, (int64_t)(3 * q));
     expect(c, dcuda_test_notifications(c->st, SEM_TAG_OV1, 1) == 0, -1);
     expect(c, dcuda_test_notifications(c->st, SEM_TAG_OV2, 1) == 0, -2);
@@ -343,25 +349,37 @@ TEST_RANK_FN void case_flush(sem_rank_t *c)
     ok(c, dcuda_win_free(c->st, win));
 }
 
-/* Round r: write my slot of buffer r % 2, barrier (WORLD on even rounds,
- * DEVICE on odd), read every slot of the round. One barrier per round is
- * enough for the double buffer only if barriers are correct. */
+/* Round r: write my slot of buffer r % 2 (indexed by WORLD rank on even
+ * rounds, DEVICE rank on odd), barrier (WORLD on even rounds, DEVICE on
+ * odd), read the slots of the round that lie on my device (plain stores:
+ * a process sees its own ranks' only; with one process, all of them). One
+ * barrier per round is enough for the double buffer only if barriers are
+ * correct. On WORLD rounds the barrier must also hold back every rank of
+ * every process: each rank notifies the next one once it is through, and
+ * no such notification may be there before I arrive. */
 TEST_RANK_FN void case_barrier(sem_rank_t *c)
 {
     uint64_t *slots = (uint64_t *)c->d->buf;
     for (int r = 0; r < c->d->iters; r++) {
-        int comm = r % 2 ? DCUDA_COMM_DEVICE : DCUDA_COMM_WORLD;
-        int me = r % 2 ? c->drank : c->rank, n = r % 2 ? c->dsize : c->size;
-        uint64_t *row = slots + (uint64_t)(r % 2) * (uint64_t)n;
+        int world = r % 2 == 0, comm = world ? DCUDA_COMM_WORLD : DCUDA_COMM_DEVICE;
+        int me = world ? c->rank : c->drank, first = world ? c->wfirst : 0;
+        uint64_t *row = slots + (uint64_t)(r % 2) * (uint64_t)c->size;
         if (dcuda_thread_index() == 0)
             row[me] = test_word((uint32_t)me, 7, (uint64_t)r);
         dcuda_rank_sync();
+        if (world)
+            expect(c, dcuda_test_notifications(c->st, SEM_TAG_BAR, 1) == 0,
+                   (int64_t)r * 100000 - 1);
         ok(c, dcuda_comm_barrier(c->st, comm));
         if (dcuda_thread_index() == 0)
-            for (int j = 0; j < n; j++)
+            for (int j = first; j < first + c->dsize; j++)
                 expect(c, row[j] == test_word((uint32_t)j, 7, (uint64_t)r),
                        (int64_t)r * 100000 + j);
         dcuda_rank_sync();
+        if (world) {
+            ok(c, dcuda_notify(c->st, c->to, DCUDA_COMM_WORLD, SEM_TAG_BAR));
+            ok(c, dcuda_wait_notifications(c->st, SEM_TAG_BAR, 1));
+        }
     }
 }
 
@@ -490,7 +508,8 @@ TEST_RANK_FN void case_windows(sem_rank_t *c)
     ok(c, dcuda_win_free(c->st, fresh));
 }
 
-/* The user struct comes in and goes back out; timer pairs as asked. */
+/* The user struct comes in and goes back out (the copy of my process);
+ * timer pairs as asked. */
 TEST_RANK_FN void case_user(sem_rank_t *c)
 {
     int64_t *res = c->d->res + c->rank * SEM_SLOTS;
@@ -504,9 +523,11 @@ TEST_RANK_FN void case_user(sem_rank_t *c)
     if (dcuda_thread_index() == 0) {
         res[SEM_RES_A] = (int64_t)c->d->user_in;
         res[SEM_RES_B] = (int64_t)acc;
-        if (c->rank == 0) {
+        if (c->drank == 0) {
             c->d->user_out = c->d->user_in * 3u + (uint64_t)c->size;
             c->d->ranks_seen = c->size;
+            c->d->first_seen = c->rank;
+            c->d->device_seen = c->dsize;
         }
     }
     dcuda_rank_sync();
@@ -528,6 +549,7 @@ DCUDA_KERNEL(semantics, ctx)
     ok(&c, dcuda_comm_size(&st, DCUDA_COMM_WORLD, &c.size));
     ok(&c, dcuda_comm_rank(&st, DCUDA_COMM_DEVICE, &c.drank));
     ok(&c, dcuda_comm_size(&st, DCUDA_COMM_DEVICE, &c.dsize));
+    c.wfirst = c.rank - c.drank;
     c.to = (c.rank + 1) % c.size;
     c.from = (c.rank + c.size - 1) % c.size;
     c.mine = c.d->buf + (uint64_t)c.rank * c.d->region;

@@ -8,6 +8,7 @@
 #ifndef DCUDA_TESTS_TEST_UTIL_H
 #define DCUDA_TESTS_TEST_UTIL_H
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,10 +21,14 @@
 
 static int test_failures;
 
+/* "process 1 of 2: " once a multi-process run has started, so that the
+ * interleaved output of the processes says who failed. */
+static char test_who[48];
+
 static inline void test_fail_at(const char *file, int line, const char *what)
 {
     test_failures++;
-    fprintf(stderr, "FAIL %s:%d: %s\n", file, line, what);
+    fprintf(stderr, "%sFAIL %s:%d: %s\n", test_who, file, line, what);
 }
 
 /* TEST_CHECK(cond, printf-format, args...): counts and reports a failure. */
@@ -78,15 +83,85 @@ static inline const char *test_find_line(const char *text, const char *a, const 
     return NULL;
 }
 
-/* With DCUDA_RANKS set, the runtime must have started exactly that many. */
+/* The WORLD ranks this process owns: [test_first_rank, test_end_rank). A
+ * process holds the data of these ranks only, so host drivers check these
+ * (indexed by WORLD rank) and compute expected values from rank_count. */
+static inline int test_first_rank(const dcuda_rank_info_t *info) { return info->rank_start; }
+static inline int test_end_rank(const dcuda_rank_info_t *info)
+{
+    return info->rank_start + info->rank_responsible;
+}
+static inline int test_owns(const dcuda_rank_info_t *info, int rank)
+{
+    return rank >= test_first_rank(info) && rank < test_end_rank(info);
+}
+
+/* How many processes the environment asks for: DCUDA_PROCESSES when set
+ * above 0, the MPI job's size when started by mpirun, else 0 (unknown:
+ * DCUDA_PROCESSES=0 means one per GPU). */
+static inline long test_processes_asked(void)
+{
+    static const char *vars[] = {"DCUDA_PROCESSES", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *env = getenv(vars[i]);
+        long n = env ? strtol(env, NULL, 10) : 0;
+        if (n > 0)
+            return n;
+    }
+    return 0;
+}
+
+/* Checks what dcuda_host_get_rank_info says against the settings: with
+ * DCUDA_RANKS set, this process must own exactly that many ranks (the
+ * setting is per process), the processes as many as asked for, and WORLD
+ * numbers the ranks of each process contiguously. Also names the process
+ * in failure lines. */
 static inline void test_check_rank_setting(const dcuda_rank_info_t *info)
 {
     const char *env = getenv("DCUDA_RANKS");
-    long want = env ? strtol(env, NULL, 10) : 0;
-    if (want > 0)
-        TEST_CHECK(info->rank_count == want, "DCUDA_RANKS=%ld but %d ranks started", want,
-                   info->rank_count);
+    long want = env ? strtol(env, NULL, 10) : 0, procs = test_processes_asked();
+    if (info->process_count > 1)
+        snprintf(test_who, sizeof test_who, "process %d of %d: ", info->process_index,
+                 info->process_count);
+    TEST_CHECK(info->process_count >= 1 && info->process_index >= 0 &&
+                   info->process_index < info->process_count,
+               "process %d of %d", info->process_index, info->process_count);
+    TEST_CHECK(info->rank_responsible >= 1 && info->rank_start >= 0 &&
+                   info->rank_start + info->rank_responsible <= info->rank_count,
+               "owns ranks %d..+%d of %d", info->rank_start, info->rank_responsible,
+               info->rank_count);
+    if (info->process_count == 1)
+        TEST_CHECK(info->rank_start == 0 && info->rank_responsible == info->rank_count,
+                   "one process, but it owns ranks %d..+%d of %d", info->rank_start,
+                   info->rank_responsible, info->rank_count);
+    if (procs > 0)
+        TEST_CHECK(info->process_count == procs, "%ld processes asked for, %d started", procs,
+                   info->process_count);
+    if (want > 0) {
+        TEST_CHECK(info->rank_responsible == want, "DCUDA_RANKS=%ld but this process has %d ranks",
+                   want, info->rank_responsible);
+        /* Every process has DCUDA_RANKS ranks, WORLD numbers them in order. */
+        TEST_CHECK(info->rank_count == want * info->process_count &&
+                       info->rank_start == want * info->process_index,
+                   "DCUDA_RANKS=%ld, %d processes: WORLD has %d ranks, mine start at %d", want,
+                   info->process_count, info->rank_count, info->rank_start);
+    }
 }
+
+/* The status of a run in which only WORLD rank `culprit` makes an offending
+ * call (-1: ranks of every process do). The process owning the culprit must
+ * return `want`; another process may return DCUDA_OK (its ranks did nothing
+ * wrong) or `want` (the error was passed on). 1 if the run returned `want`. */
+static inline int test_run_status_at(const char *file, int line, const char *expr,
+                                     const dcuda_rank_info_t *info, dcuda_status_t got,
+                                     dcuda_status_t want, int culprit)
+{
+    if (culprit >= 0 && !test_owns(info, culprit) && got == DCUDA_OK)
+        return 0;
+    return test_status_at(file, line, expr, (int)got, (int)want);
+}
+#define TEST_RUN_STATUS(info, expr, want, culprit)                                                 \
+    test_run_status_at(__FILE__, __LINE__, #expr, (info), (expr), (want), (culprit))
 
 /* 1 if there are at least `need` ranks; otherwise says why it skips. */
 static inline int test_have_ranks(const dcuda_rank_info_t *info, int need, const char *what)
@@ -103,17 +178,83 @@ typedef struct test_case {
     int (*run)(int argc, char **argv); /* 0: ran (check test_failures), 77: skipped */
 } test_case_t;
 
+/* GPUs this process may use: entries of /proc/driver/nvidia/gpus, at most
+ * as many as CUDA_VISIBLE_DEVICES names; -1 if that cannot be told (the
+ * public API does not count GPUs). */
+static inline int test_visible_gpus(void)
+{
+    DIR *dir = opendir("/proc/driver/nvidia/gpus");
+    if (!dir)
+        return -1;
+    int gpus = 0;
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL)
+        if (e->d_name[0] != '.')
+            gpus++;
+    closedir(dir);
+    const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+    if (visible) {
+        int named = 0;
+        for (const char *p = visible; *p;) {
+            size_t len = strcspn(p, ",");
+            named += len > 0;
+            p += len;
+            if (*p == ',')
+                p++;
+        }
+        if (named < gpus)
+            gpus = named;
+    }
+    return gpus;
+}
+
+/* 1 if this build of the library has the setting DCUDA_<name>. */
+static inline int test_library_has_setting(const char *name)
+{
+    FILE *f = tmpfile();
+    int found = 0;
+    if (!f)
+        return 1;
+    dcuda_settings_print(f);
+    rewind(f);
+    char line[512];
+    size_t len = strlen(name);
+    while (!found && fgets(line, sizeof line, f))
+        found = strncmp(line, name, len) == 0 && (line[len] == ' ' || line[len] == '\t');
+    fclose(f);
+    return found;
+}
+
 /* Runs the case named by argv[1]; skips when DCUDA_BACKEND names a backend
- * that cannot run here (the GPU suite on a machine without a GPU). */
+ * that cannot run here (the GPU suite on a machine without a GPU), when
+ * DCUDA_PROCESSES asks for more GPUs than there are, or when the library
+ * has no DCUDA_PROCESSES setting yet. Every process of a multi-process run
+ * reports its own result; the exit status of the program covers them all. */
 static inline int test_main(int argc, char **argv, const test_case_t *cases, int count)
 {
     const char *name = argc > 1 ? argv[1] : "";
     const char *backend = getenv("DCUDA_BACKEND");
+    const char *procs_env = getenv("DCUDA_PROCESSES");
+    long procs = procs_env ? strtol(procs_env, NULL, 10) : 0;
     char why[256];
     if (backend && strcmp(backend, "auto") != 0 &&
         !dcuda_host_backend_available(backend, why, sizeof why)) {
         printf("SKIP %s: backend %s unavailable: %s\n", name, backend, why);
         return TEST_SKIP;
+    }
+    if (procs > 1 && !test_library_has_setting("DCUDA_PROCESSES")) {
+        printf("SKIP %s: DCUDA_PROCESSES=%ld, but this build of dcuda has no such setting "
+               "(no multi-process support)\n",
+               name, procs);
+        return TEST_SKIP;
+    }
+    if (procs > 1 && backend && strcmp(backend, "cuda") == 0) {
+        int gpus = test_visible_gpus();
+        if (gpus >= 0 && gpus < procs) {
+            printf("SKIP %s: DCUDA_PROCESSES=%ld needs a GPU per process, %d visible\n", name,
+                   procs, gpus);
+            return TEST_SKIP;
+        }
     }
     for (int i = 0; i < count; i++) {
         if (strcmp(cases[i].name, name) != 0)
@@ -123,8 +264,9 @@ static inline int test_main(int argc, char **argv, const test_case_t *cases, int
             return TEST_SKIP;
         if (rc != 0 && test_failures == 0)
             test_fail_at(__FILE__, __LINE__, "case could not run");
-        printf("%s %s (%d failed checks)\n", test_failures ? "FAILED" : "PASSED", name,
-               test_failures);
+        printf("%s%s %s (%d failed checks)\n", test_who, test_failures ? "FAILED" : "PASSED",
+               name, test_failures);
+        fflush(stdout);
         return test_failures ? 1 : 0;
     }
     fprintf(stderr, "unknown case '%s'; cases:", name);

@@ -10,7 +10,7 @@
 
 enum wd_case {
     WD_WAIT = 1, /* rank 0 waits for a tag nobody sends */
-    WD_BARRIER   /* the last rank skips a DEVICE barrier */
+    WD_BARRIER   /* the last rank of each device skips a DEVICE barrier */
 };
 
 /* Result slots of each rank: res[rank * WD_SLOTS + slot]. */

@@ -11,7 +11,7 @@ DCUDA_KERNEL(watchdog, ctx)
 {
     DCUDA_SHARED dcuda_state_t st;
     wd_data_t *d = 0;
-    int rank = -1, size = 0;
+    int rank = -1, size = 0, drank = -1, dsize = 0;
     int64_t setup = 0, call = 0;
     test_note(&setup, dcuda_rank_init(ctx, &st));
     if (dcuda_get_data(&st, (void **)&d) != DCUDA_OK) {
@@ -20,6 +20,8 @@ DCUDA_KERNEL(watchdog, ctx)
     }
     test_note(&setup, dcuda_comm_rank(&st, DCUDA_COMM_WORLD, &rank));
     test_note(&setup, dcuda_comm_size(&st, DCUDA_COMM_WORLD, &size));
+    test_note(&setup, dcuda_comm_rank(&st, DCUDA_COMM_DEVICE, &drank));
+    test_note(&setup, dcuda_comm_size(&st, DCUDA_COMM_DEVICE, &dsize));
     if (d->test_case == WD_WAIT) {
         if (rank == 0) {
             if (d->log_marker && dcuda_thread_index() == 0)
@@ -34,7 +36,8 @@ DCUDA_KERNEL(watchdog, ctx)
             test_note(&setup, dcuda_wait_notifications(&st, WD_TAG_GO, 1));
         }
     } else if (d->test_case == WD_BARRIER) {
-        if (rank != size - 1)
+        /* The last rank of each device skips: every process blocks. */
+        if (drank != dsize - 1)
             call = dcuda_comm_barrier(&st, DCUDA_COMM_DEVICE);
     }
     int64_t fin = dcuda_rank_finish(&st);

@@ -32,7 +32,7 @@ if ! { cmake -S . -B build-gpu -DDCUDA_WERROR=ON -DCMAKE_CUDA_ARCHITECTURES=90 &
 fi
 
 echo "== tests (gpu, then cpu)"
-(cd build-gpu && ctest -L gpu --output-on-failure -j 4 --timeout 300) >"$OUT/ctest-gpu.log" 2>&1 || status=1
+(cd build-gpu && ctest -L gpu --output-on-failure -j 2 --timeout 300) >"$OUT/ctest-gpu.log" 2>&1 || status=1
 tail -4 "$OUT/ctest-gpu.log"
 (cd build-gpu && ctest -L cpu -j "$jobs" --timeout 300) >"$OUT/ctest-cpu.log" 2>&1 || status=1
 tail -3 "$OUT/ctest-cpu.log"
@@ -68,5 +68,10 @@ fi
 cat "$OUT/bench.txt"
 nvshmem_txt=
 [ "$ngpu" -ge 2 ] && nvshmem_txt=$OUT/nvshmem.txt
-python3 tools/bench_compare.py "$OUT/bench.csv" "$OUT/floors.txt" $nvshmem_txt
+python3 tools/bench_compare.py "$OUT/bench.csv" "$OUT/floors.txt" $nvshmem_txt |
+    tee "$OUT/compare.txt"
+# Few files come back from the machine: the logs travel as one archive.
+tar czf "$OUT/logs.tgz" -C "$OUT" --exclude=logs.tgz . 2>/dev/null &&
+    find "$OUT" -type f ! -name logs.tgz ! -name bench.txt ! -name compare.txt \
+        ! -name ctest-gpu.log -delete
 exit $status

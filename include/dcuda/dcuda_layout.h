@@ -336,6 +336,10 @@ typedef struct dcuda_state {
     int32_t process_index;
     const dcuda_peer_t *peers;
     dcuda_notif_counters_t *notifs;
+    /* Copies of the peer table's lookups: the WORLD rank of each process's
+     * first rank, and its counters as this rank reaches them. */
+    int32_t peer_first[DCUDA_MAX_PROCESSES];
+    dcuda_notif_counters_t *peer_notifs[DCUDA_MAX_PROCESSES];
     dcuda_win_entry_t *win_entries[DCUDA_COMM_COUNT];
     dcuda_put_route_t routes[DCUDA_PUT_ROUTES];
     uint8_t win_gen[DCUDA_COMM_COUNT][DCUDA_MAX_WINDOWS];
@@ -361,8 +365,8 @@ DCUDA_STATIC_ASSERT(sizeof(dcuda_cmd_reply_t) == 64, "command reply");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 200, "context");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_put_route_t) == 56, "put route");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
-DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 112, "state copies of the context");
-DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 688, "state counters");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 1712, "state fits shared memory budget");
+DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 304, "state copies of the context");
+DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 880, "state counters");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 1904, "state fits shared memory budget");
 
 #endif /* DCUDA_LAYOUT_H */

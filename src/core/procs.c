@@ -294,12 +294,20 @@ static int pid_ended(pid_t pid)
     return close_paren && (close_paren[2] == 'Z' || close_paren[2] == 'X');
 }
 
-/* Describes how process p ended (reaping it when it is a child). */
+/* Describes how process p ended, reaping it when it is a child (a dying
+ * process is a zombie before its last threads are gone: give it a second). */
 static void describe_end(int p, char *out, size_t size)
 {
-    if (procs.mode == MODE_FORK && procs.index == 0 && !procs.child_reaped[p] &&
-        waitpid(procs.children[p], &procs.child_status[p], WNOHANG) > 0)
-        procs.child_reaped[p] = 1;
+    for (int tries = 0; procs.mode == MODE_FORK && procs.index == 0 && !procs.child_reaped[p] &&
+                        tries < 200;
+         tries++) {
+        if (waitpid(procs.children[p], &procs.child_status[p], WNOHANG) > 0) {
+            procs.child_reaped[p] = 1;
+            break;
+        }
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
     int status = procs.child_status[p];
     if (!procs.child_reaped[p])
         snprintf(out, size, "ended");

@@ -56,12 +56,12 @@ DCUDA_HD int dcuda_detail_device_rank_of(const dcuda_state_t *st, int comm, int 
  * -1. */
 DCUDA_HD int dcuda_detail_process_of(const dcuda_state_t *st, int rank)
 {
-    for (int p = 0; p < st->process_count; p++) {
-        const dcuda_peer_t *q = &st->peers[p];
-        if (rank >= q->world_first && rank - q->world_first < q->rank_count)
-            return p;
-    }
-    return -1;
+    if (rank < 0 || rank >= st->world_size)
+        return -1;
+    int p = st->process_count - 1;
+    while (p > 0 && rank < st->peer_first[p])
+        p--;
+    return p;
 }
 
 /* Where a notification to `rank` of comm goes: its counters as this rank
@@ -77,7 +77,7 @@ DCUDA_HD dcuda_notif_counters_t *dcuda_detail_target_notifs(const dcuda_state_t 
     if (p < 0)
         return (dcuda_notif_counters_t *)0;
     *remote = 1;
-    return &st->peers[p].notifs[rank - st->peers[p].world_first];
+    return &st->peer_notifs[p][rank - st->peer_first[p]];
 }
 
 /* Rank `rank`'s part of WORLD window slot `slot` when that rank lives in
@@ -118,6 +118,10 @@ DCUDA_HD void dcuda_detail_state_bind(dcuda_state_t *st, const dcuda_context_t *
     st->process_index = ctx->process_index;
     st->peers = ctx->peers;
     st->notifs = ctx->notifs;
+    for (int p = 0; p < ctx->process_count && p < DCUDA_MAX_PROCESSES; p++) {
+        st->peer_first[p] = ctx->peers[p].world_first;
+        st->peer_notifs[p] = ctx->peers[p].notifs;
+    }
     for (int c = 0; c < DCUDA_COMM_COUNT; c++) {
         st->win_entries[c] = ctx->win_entries[c];
         st->barrier_epoch[c] = 0;
