@@ -201,7 +201,9 @@ static uint64_t translate(dcuda_host_h h, int p, uint64_t addr)
 
 static const char *path_of(dcuda_host_h h)
 {
-    return strcmp(h->ops->name, "cpu") == 0 ? "shared memory" : "GPU peer memory";
+    return h->peer_path == DCUDA_PATH_SHM    ? "shared memory"
+           : h->peer_path == DCUDA_PATH_HOST ? "shared host memory (GPU ranks over PCIe)"
+                                              : "GPU peer memory (NVLink or PCIe P2P)";
 }
 
 /* Fills the peer table and the segments, and copies both to the ranks. */
@@ -227,7 +229,7 @@ static dcuda_status_t fill_tables(dcuda_host_h h)
         const dcuda_node_proc_t *q = node_proc(p);
         peer->world_first = q->world_first;
         peer->rank_count = q->rank_count;
-        peer->path = strcmp(h->ops->name, "cpu") == 0 ? DCUDA_PATH_SHM : DCUDA_PATH_P2P;
+        peer->path = h->peer_path;
         for (int i = 0; i < h->import_count && n < cap; i++) {
             const dcuda_import_t *im = &h->imports[i];
             if (im->proc != p)
