@@ -71,7 +71,8 @@ nvshmem_txt=
 python3 tools/bench_compare.py "$OUT/bench.csv" "$OUT/floors.txt" $nvshmem_txt |
     tee "$OUT/compare.txt"
 # Few files come back from the machine: the logs travel as one archive.
-tar czf "$OUT/logs.tgz" -C "$OUT" --exclude=logs.tgz . 2>/dev/null &&
-    find "$OUT" -type f ! -name logs.tgz ! -name bench.txt ! -name compare.txt \
-        ! -name ctest-gpu.log -delete
+keep="bench.txt bench.csv compare.txt ctest-gpu.log"
+(cd "$OUT" && tar czf /tmp/dcuda-logs.tgz --exclude=logs.tgz . 2>/dev/null
+ mv /tmp/dcuda-logs.tgz logs.tgz &&
+     for f in *; do case " $keep logs.tgz " in *" $f "*) ;; *) rm -f "$f" ;; esac; done)
 exit $status

@@ -221,7 +221,7 @@ static dcuda_status_t fill_tables(dcuda_host_h h)
         if (p == me) {
             peer->world_first = h->info.rank_start;
             peer->rank_count = h->info.rank_responsible;
-            peer->path = DCUDA_PATH_SELF;
+            peer->path = h->peer_path == DCUDA_PATH_HOST ? DCUDA_PATH_HOST : DCUDA_PATH_SELF;
             peer->notifs = h->image.notifs;
             peer->win_world = h->image.win_entries[0 /* WORLD */];
             continue;
