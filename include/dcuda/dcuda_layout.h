@@ -97,11 +97,10 @@ typedef struct dcuda_node_slot {
 
 /* How ranks of one process reach those of another. */
 enum dcuda_peer_path {
-    DCUDA_PATH_SELF = 0, /* the same process (its own entry), in device memory */
+    DCUDA_PATH_SELF = 0, /* the same process */
     DCUDA_PATH_SHM = 1,  /* CPU ranks: shared memory */
     DCUDA_PATH_P2P = 2,  /* GPU ranks: the peer GPU's memory over NVLink or PCIe */
-    DCUDA_PATH_HOST = 3  /* GPU ranks: through shared pinned host memory (also
-                          * the own entry: its tables are there too) */
+    DCUDA_PATH_HOST = 3  /* GPU ranks: through shared pinned host memory */
 };
 
 /* A rank-visible allocation of another process, mapped into this one:
@@ -335,10 +334,6 @@ typedef struct dcuda_state {
     uint32_t cmd_tag; /* tag of the rank's last command to the host */
     int32_t process_count;
     int32_t process_index;
-    /* This process's counters live in shared host memory that GPUs of other
-     * processes also update: every access to them is at system scope. */
-    uint32_t sys_counters;
-    uint32_t reserved;
     const dcuda_peer_t *peers;
     dcuda_notif_counters_t *notifs;
     /* Copies of the peer table's lookups: the WORLD rank of each process's
@@ -370,8 +365,8 @@ DCUDA_STATIC_ASSERT(sizeof(dcuda_cmd_reply_t) == 64, "command reply");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 200, "context");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_put_route_t) == 56, "put route");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
-DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 312, "state copies of the context");
-DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 888, "state counters");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 1912, "state fits shared memory budget");
+DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 304, "state copies of the context");
+DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 880, "state counters");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 1904, "state fits shared memory budget");
 
 #endif /* DCUDA_LAYOUT_H */

@@ -62,7 +62,6 @@ struct dcuda_host {
     dcuda_import_t *imports;
     int import_count, import_cap;
     void *node_rank; /* the node segment as ranks reach it */
-    uint32_t peer_path; /* dcuda_peer_path to other processes, set by the backend */
     dcuda_peer_t peers_h[DCUDA_MAX_PROCESSES];
     char lost[256]; /* why a peer process was lost during the run */
 
@@ -133,12 +132,6 @@ dcuda_status_t dcuda_peers_agree(dcuda_host_h h);
  * ones and fills the peer and segment tables the ranks read. Collective. */
 dcuda_status_t dcuda_peers_exchange(dcuda_host_h h);
 void dcuda_peers_release(dcuda_host_h h);
-
-/* shm.c: shared memory peers map (a memfd per allocation). */
-dcuda_status_t dcuda_shm_alloc(size_t size, void **ptr, dcuda_export_t *ex);
-void dcuda_shm_free(void *ptr, const dcuda_export_t *ex);
-dcuda_status_t dcuda_shm_import(int proc, const dcuda_export_t *ex, void **local);
-void dcuda_shm_unimport(void *local, uint64_t size);
 
 /* monitor.c: prints rank log lines and runs the watchdog while ranks run. */
 dcuda_status_t dcuda_monitor_create(dcuda_host_h h);

@@ -201,9 +201,7 @@ static uint64_t translate(dcuda_host_h h, int p, uint64_t addr)
 
 static const char *path_of(dcuda_host_h h)
 {
-    return h->peer_path == DCUDA_PATH_SHM    ? "shared memory"
-           : h->peer_path == DCUDA_PATH_HOST ? "shared host memory (GPU ranks over PCIe)"
-                                              : "GPU peer memory (NVLink or PCIe P2P)";
+    return strcmp(h->ops->name, "cpu") == 0 ? "shared memory" : "GPU peer memory";
 }
 
 /* Fills the peer table and the segments, and copies both to the ranks. */
@@ -221,7 +219,7 @@ static dcuda_status_t fill_tables(dcuda_host_h h)
         if (p == me) {
             peer->world_first = h->info.rank_start;
             peer->rank_count = h->info.rank_responsible;
-            peer->path = h->peer_path == DCUDA_PATH_HOST ? DCUDA_PATH_HOST : DCUDA_PATH_SELF;
+            peer->path = DCUDA_PATH_SELF;
             peer->notifs = h->image.notifs;
             peer->win_world = h->image.win_entries[0 /* WORLD */];
             continue;
@@ -229,7 +227,7 @@ static dcuda_status_t fill_tables(dcuda_host_h h)
         const dcuda_node_proc_t *q = node_proc(p);
         peer->world_first = q->world_first;
         peer->rank_count = q->rank_count;
-        peer->path = h->peer_path;
+        peer->path = strcmp(h->ops->name, "cpu") == 0 ? DCUDA_PATH_SHM : DCUDA_PATH_P2P;
         for (int i = 0; i < h->import_count && n < cap; i++) {
             const dcuda_import_t *im = &h->imports[i];
             if (im->proc != p)

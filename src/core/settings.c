@@ -133,11 +133,6 @@ static dcuda_status_t validate(const dcuda_settings_t *s)
         dcuda_hostlog_error("setting BACKEND: '%s' is not auto, cpu or cuda", s->backend);
         return DCUDA_ERR_SETTING;
     }
-    if (strcmp(s->peer_path, "auto") && strcmp(s->peer_path, "p2p") &&
-        strcmp(s->peer_path, "host")) {
-        dcuda_hostlog_error("setting PEER_PATH: '%s' is not auto, p2p or host", s->peer_path);
-        return DCUDA_ERR_SETTING;
-    }
     if (s->ranks < 0 || s->ranks > 1 << 20) {
         dcuda_hostlog_error("setting RANKS: %ld is not in 0..%d", s->ranks, 1 << 20);
         return DCUDA_ERR_SETTING;

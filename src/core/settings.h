@@ -21,10 +21,6 @@
     X(processes, PROCESSES, INT, "0", "processes (one device each) when not started by "      \
                                       "mpirun: the first dcuda_host_init forks the others "    \
                                       "(0: one per visible GPU, or 1 for CPU ranks)")          \
-    X(peer_path, PEER_PATH, STRING, "auto", "auto, p2p or host: how GPU ranks of different "   \
-                                            "processes reach each other (auto: GPU peer "      \
-                                            "memory when every pair of GPUs has P2P, else "    \
-                                            "shared host memory)")                             \
     X(watchdog, WATCHDOG, DOUBLE, "10", "seconds a rank may stay blocked before the watchdog " \
                                         "reports all blocked ranks (0: off)")                  \
     X(watchdog_cancel, WATCHDOG_CANCEL, INT, "0", "1: after a watchdog report, blocked waits " \
@@ -36,7 +32,6 @@
 
 typedef struct dcuda_settings {
     char backend[16];
-    char peer_path[8];
     long ranks;
     long processes;
     double watchdog;

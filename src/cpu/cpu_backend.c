@@ -6,11 +6,14 @@
  * through /proc/<pid>/fd. Launch starts one thread per rank, each running
  * the kernel's C form.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -73,7 +76,6 @@ static dcuda_status_t cpu_open(dcuda_host_h h, int threads_per_rank)
     if (!b)
         return DCUDA_ERR_NO_MEMORY;
     h->backend = b;
-    h->peer_path = DCUDA_PATH_SHM;
     (void)threads_per_rank; /* a CPU rank is one thread */
     snprintf(h->device_name, sizeof h->device_name, "%ld CPU threads", ranks);
     int procs = dcuda_procs_count(), me = dcuda_procs_index();
@@ -100,11 +102,37 @@ static void cpu_close(dcuda_host_h h)
     h->backend = NULL;
 }
 
+static size_t shm_bytes(uint64_t size)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return size ? ((size_t)size + page - 1) / page * page : page;
+}
+
+/* Shared memory peers can map: a memfd, zero-filled. */
+static dcuda_status_t shm_alloc(size_t size, void **ptr, dcuda_export_t *ex)
+{
+    int fd = memfd_create("dcuda-mem", 0);
+    void *p = MAP_FAILED;
+    if (fd >= 0 && ftruncate(fd, (off_t)shm_bytes(size)) == 0)
+        p = mmap(NULL, shm_bytes(size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        dcuda_hostlog_error("cannot allocate %zu bytes of shared memory: %s", size,
+                            strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return errno == ENOMEM || errno == ENOSPC ? DCUDA_ERR_NO_MEMORY : DCUDA_ERR_SYSTEM;
+    }
+    ex->kind = DCUDA_EXPORT_MEMFD;
+    ex->fd = fd;
+    *ptr = p;
+    return DCUDA_OK;
+}
+
 static dcuda_status_t cpu_alloc(dcuda_host_h h, size_t size, void **ptr, dcuda_export_t *ex)
 {
     (void)h;
     if (dcuda_procs_count() > 1)
-        return dcuda_shm_alloc(size, ptr, ex);
+        return shm_alloc(size, ptr, ex);
     /* Cache-line aligned, like device allocations are (more, in fact). */
     size_t rounded = (size + 63) & ~(size_t)63;
     void *p = aligned_alloc(64, rounded ? rounded : 64);
@@ -120,7 +148,8 @@ static void cpu_free(dcuda_host_h h, void *ptr, const dcuda_export_t *ex)
 {
     (void)h;
     if (ex->kind == DCUDA_EXPORT_MEMFD) {
-        dcuda_shm_free(ptr, ex);
+        munmap(ptr, shm_bytes(ex->size));
+        close(ex->fd);
     } else {
         free(ptr);
     }
@@ -130,13 +159,28 @@ static dcuda_status_t cpu_import(dcuda_host_h h, int proc, const dcuda_export_t 
                                  void **local)
 {
     (void)h;
-    return dcuda_shm_import(proc, ex, local);
+    char path[64];
+    pid_t pid = (pid_t)dcuda_procs_node()->procs[proc].pid;
+    snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)pid, ex->fd);
+    int fd = open(path, O_RDWR);
+    void *p = fd < 0 ? MAP_FAILED
+                     : mmap(NULL, shm_bytes(ex->size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int err = errno;
+    if (fd >= 0)
+        close(fd);
+    if (p == MAP_FAILED) {
+        dcuda_hostlog_error("cannot map %llu bytes of process %d's memory (%s): %s",
+                            (unsigned long long)ex->size, proc, path, strerror(err));
+        return DCUDA_ERR_SYSTEM;
+    }
+    *local = p;
+    return DCUDA_OK;
 }
 
 static void cpu_unimport(dcuda_host_h h, void *local, uint64_t size)
 {
     (void)h;
-    dcuda_shm_unimport(local, size);
+    munmap(local, shm_bytes(size));
 }
 
 static dcuda_status_t cpu_map_node(dcuda_host_h h, void *node, size_t size, void **rank_ptr)

@@ -9,10 +9,8 @@
  *
  * With several processes each drives the GPU of its index; allocations are
  * exported with CUDA IPC handles and peers open them once, reaching them
- * over NVLink or PCIe peer-to-peer. Where some pair of GPUs has no P2P (or
- * PEER_PATH=host), rank memory is shared host memory instead, registered
- * with every GPU. The node segment is registered as mapped host memory so
- * that ranks reach the WORLD barrier slots.
+ * over NVLink or PCIe peer-to-peer; the node segment is registered as
+ * mapped host memory so that ranks reach the WORLD barrier slots.
  */
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
@@ -25,7 +23,6 @@
 
 typedef struct cuda_backend {
     int device;
-    int host_path; /* peers reach rank memory in shared host memory */
     int threads;
     int ranks;
     cudaStream_t stream; /* the persistent kernel */
@@ -133,61 +130,23 @@ static dcuda_status_t size_grid(dcuda_host_h h, cuda_backend_t *b,
     return DCUDA_OK;
 }
 
-/* Do the GPUs of all processes reach each other directly? The answer is
- * the same in every process (each sees every GPU), so all pick one path. */
-static dcuda_status_t all_pairs_p2p(int procs, int *all, int *from, int *to)
+/* Can this GPU reach every other process's GPU directly? */
+static dcuda_status_t check_peers(int device, int gpus)
 {
-    *all = 1;
-    for (int i = 0; i < procs && *all; i++)
-        for (int j = 0; j < procs && *all; j++) {
-            int can = 1;
-            if (i != j)
-                CUDA_TRY(cudaDeviceCanAccessPeer(&can, i, j), "asking for peer access");
-            if (!can) {
-                *all = 0;
-                *from = i;
-                *to = j;
-            }
+    int procs = dcuda_procs_count();
+    for (int p = 0; p < procs; p++) {
+        int other = p % gpus, can = 0;
+        if (other == device)
+            continue;
+        CUDA_TRY(cudaDeviceCanAccessPeer(&can, device, other), "asking for peer access");
+        if (!can) {
+            dcuda_hostlog_error("GPU %d cannot reach GPU %d directly (no NVLink or PCIe "
+                                "peer-to-peer between them); this build of dcuda needs it for "
+                                "ranks on several GPUs",
+                                device, other);
+            return DCUDA_ERR_UNSUPPORTED;
         }
-    return DCUDA_OK;
-}
-
-/* Peer memory over NVLink/PCIe P2P, or shared host memory (PEER_PATH). */
-static dcuda_status_t choose_peer_path(dcuda_host_h h, cuda_backend_t *b)
-{
-    int procs = dcuda_procs_count(), all = 1, from = 0, to = 0, me = dcuda_procs_index();
-    h->peer_path = DCUDA_PATH_P2P;
-    if (procs == 1)
-        return DCUDA_OK;
-    dcuda_status_t st = all_pairs_p2p(procs, &all, &from, &to);
-    if (st != DCUDA_OK)
-        return st;
-    const char *want = h->settings.peer_path;
-    if (!all && strcmp(want, "p2p") == 0) {
-        dcuda_hostlog_error("PEER_PATH=p2p, but GPU %d cannot reach GPU %d directly (no NVLink "
-                            "or PCIe peer-to-peer)", from, to);
-        return DCUDA_ERR_SETTING;
     }
-    b->host_path = !all || strcmp(want, "host") == 0;
-    if (!b->host_path)
-        return DCUDA_OK;
-    int direct = 0;
-    CUDA_TRY(cudaDeviceGetAttribute(&direct, cudaDevAttrCanUseHostPointerForRegisteredMem,
-                                    b->device),
-             "asking how the GPU maps host memory");
-    if (!direct) {
-        dcuda_hostlog_error("GPU %d cannot use host pointers for registered memory, which the "
-                            "host-memory path between processes needs", b->device);
-        return DCUDA_ERR_UNSUPPORTED;
-    }
-    h->peer_path = DCUDA_PATH_HOST;
-    if (me == 0 && !all)
-        dcuda_hostlog_warn("GPU %d cannot reach GPU %d directly: ranks of different processes "
-                           "reach each other through shared host memory (slower; PEER_PATH)",
-                           from, to);
-    else if (me == 0)
-        dcuda_hostlog_warn("PEER_PATH=host: ranks of different processes reach each other "
-                           "through shared host memory");
     return DCUDA_OK;
 }
 
@@ -204,7 +163,7 @@ static dcuda_status_t pick_device(cuda_backend_t *b)
     }
     b->device = dcuda_procs_index();
     CUDA_TRY(cudaSetDevice(b->device), "selecting the GPU");
-    return DCUDA_OK;
+    return procs > 1 ? check_peers(b->device, gpus) : DCUDA_OK;
 }
 
 static dcuda_status_t cuda_open(dcuda_host_h h, int threads_per_rank)
@@ -216,8 +175,6 @@ static dcuda_status_t cuda_open(dcuda_host_h h, int threads_per_rank)
     struct cudaDeviceProp prop;
     cudaError_t err = cudaSuccess;
     dcuda_status_t st = pick_device(b);
-    if (st == DCUDA_OK)
-        st = choose_peer_path(h, b);
     if (st == DCUDA_OK && (err = cudaGetDeviceProperties(&prop, b->device)) != cudaSuccess)
         st = cuda_fail(err, "reading the GPU's properties");
     if (st != DCUDA_OK) {
@@ -269,30 +226,9 @@ static void cuda_close(dcuda_host_h h)
     h->backend = NULL;
 }
 
-/* Host path: shared memory, registered so that this GPU reaches it at the
- * same address. */
-static dcuda_status_t register_shared(void *p, uint64_t size)
-{
-    CUDA_TRY(cudaHostRegister(p, size ? size : 1, cudaHostRegisterMapped | cudaHostRegisterPortable),
-             "registering shared host memory");
-    return DCUDA_OK;
-}
-
-static dcuda_status_t alloc_shared(size_t size, void **ptr, dcuda_export_t *ex)
-{
-    dcuda_status_t st = dcuda_shm_alloc(size, ptr, ex);
-    if (st == DCUDA_OK && (st = register_shared(*ptr, size)) != DCUDA_OK) {
-        ex->size = size;
-        dcuda_shm_free(*ptr, ex);
-    }
-    return st;
-}
-
 static dcuda_status_t cuda_alloc(dcuda_host_h h, size_t size, void **ptr, dcuda_export_t *ex)
 {
-    cuda_backend_t *b = h->backend;
-    if (b->host_path)
-        return alloc_shared(size, ptr, ex);
+    (void)h;
     void *p = NULL;
     cudaError_t err = cudaMalloc(&p, size ? size : 1);
     if (err != cudaSuccess) {
@@ -318,11 +254,7 @@ static dcuda_status_t cuda_alloc(dcuda_host_h h, size_t size, void **ptr, dcuda_
 static void cuda_free(dcuda_host_h h, void *ptr, const dcuda_export_t *ex)
 {
     (void)h;
-    if (ex->kind == DCUDA_EXPORT_MEMFD) {
-        cudaHostUnregister(ptr);
-        dcuda_shm_free(ptr, ex);
-        return;
-    }
+    (void)ex;
     cudaFree(ptr);
 }
 
@@ -330,12 +262,6 @@ static dcuda_status_t cuda_import(dcuda_host_h h, int proc, const dcuda_export_t
                                   void **local)
 {
     (void)h;
-    if (ex->kind == DCUDA_EXPORT_MEMFD) {
-        dcuda_status_t st = dcuda_shm_import(proc, ex, local);
-        if (st == DCUDA_OK && (st = register_shared(*local, ex->size)) != DCUDA_OK)
-            dcuda_shm_unimport(*local, ex->size);
-        return st;
-    }
     cudaIpcMemHandle_t handle;
     memcpy(&handle, ex->handle, sizeof handle);
     cudaError_t err = cudaIpcOpenMemHandle(local, handle, cudaIpcMemLazyEnablePeerAccess);
@@ -349,12 +275,8 @@ static dcuda_status_t cuda_import(dcuda_host_h h, int proc, const dcuda_export_t
 
 static void cuda_unimport(dcuda_host_h h, void *local, uint64_t size)
 {
-    cuda_backend_t *b = h->backend;
-    if (b->host_path) {
-        cudaHostUnregister(local);
-        dcuda_shm_unimport(local, size);
-        return;
-    }
+    (void)h;
+    (void)size;
     cudaIpcCloseMemHandle(local);
 }
 

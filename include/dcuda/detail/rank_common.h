@@ -118,8 +118,6 @@ DCUDA_HD void dcuda_detail_state_bind(dcuda_state_t *st, const dcuda_context_t *
     st->process_index = ctx->process_index;
     st->peers = ctx->peers;
     st->notifs = ctx->notifs;
-    st->sys_counters = ctx->process_count > 1 &&
-                       ctx->peers[ctx->process_index].path == DCUDA_PATH_HOST;
     for (int p = 0; p < ctx->process_count && p < DCUDA_MAX_PROCESSES; p++) {
         st->peer_first[p] = ctx->peers[p].world_first;
         st->peer_notifs[p] = ctx->peers[p].notifs;

@@ -161,8 +161,7 @@ DCUDA_DEV dcuda_status_t dcuda_dev_barrier_lanes(dcuda_state_t *st, int comm, un
     if (threadIdx.x == 0) {
         st->barrier_epoch[comm] = epoch;
         __threadfence();
-        last = (st->sys_counters ? atomicAdd_system(arrived, 1u) : atomicAdd(arrived, 1u)) + 1u ==
-               target;
+        last = atomicAdd(arrived, 1u) + 1u == target;
     }
     dcuda_status_t s;
     if (comm != DCUDA_DETAIL_COMM_WORLD || st->process_count == 1) {

@@ -86,10 +86,9 @@ DCUDA_DEV dcuda_status_t dcuda_win_flush(dcuda_state_t *st, dcuda_win_t win)
  * writes and reads, so the target may read the data or reuse a buffer it
  * was told is free; a relaxed add would allow neither (its fence is most of
  * the cost of a notification, measured in docs/results). */
-DCUDA_DEV void dcuda_dev_notify_thread0(const dcuda_state_t *st, dcuda_notif_counters_t *to,
-                                        int remote, int tag)
+DCUDA_DEV void dcuda_dev_notify_thread0(dcuda_notif_counters_t *to, int remote, int tag)
 {
-    if (remote || st->sys_counters)
+    if (remote)
         dcuda_dev_red_release_sys(&to->arrived[tag], 1u);
     else
         dcuda_dev_red_release(&to->arrived[tag], 1u);
@@ -130,7 +129,7 @@ DCUDA_DEV dcuda_status_t dcuda_dev_put(dcuda_state_t *st, dcuda_win_t win, int r
     __syncthreads(); /* the copy is done: source reusable, data ready */
     if (threadIdx.x == 0) {
         if (notify)
-            dcuda_dev_notify_thread0(st, p.to.notifs, p.to.remote, tag);
+            dcuda_dev_notify_thread0(p.to.notifs, p.to.remote, tag);
         if (fresh)
             dcuda_detail_route_remember(st, win, rank, &p);
     }
@@ -158,7 +157,7 @@ DCUDA_DEV dcuda_status_t dcuda_notify(dcuda_state_t *st, int rank, dcuda_comm_t 
     dcuda_detail_target_t t;
     dcuda_status_t s = dcuda_detail_checked_notify(st, comm, rank, tag, &t, call);
     if (s == DCUDA_OK && threadIdx.x == 0)
-        dcuda_dev_notify_thread0(st, t.notifs, t.remote, tag);
+        dcuda_dev_notify_thread0(t.notifs, t.remote, tag);
     return s;
 }
 
