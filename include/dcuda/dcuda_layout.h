@@ -99,8 +99,7 @@ typedef struct dcuda_node_slot {
 enum dcuda_peer_path {
     DCUDA_PATH_SELF = 0, /* the same process */
     DCUDA_PATH_SHM = 1,  /* CPU ranks: shared memory */
-    DCUDA_PATH_P2P = 2,  /* GPU ranks: the peer GPU's memory over NVLink or PCIe */
-    DCUDA_PATH_HOST = 3  /* GPU ranks: through shared pinned host memory */
+    DCUDA_PATH_P2P = 2   /* GPU ranks: the peer GPU's memory over NVLink or PCIe */
 };
 
 /* A rank-visible allocation of another process, mapped into this one:
@@ -142,6 +141,14 @@ typedef struct dcuda_timer_slot {
     DCUDA_ATOMIC(uint32_t) stops;
     uint32_t reserved[2];
 } dcuda_timer_slot_t;
+
+/* Why the host cancelled the blocked waits of a run (the context's cancel
+ * flag): they fail with DCUDA_ERR_TIMEOUT or DCUDA_ERR_PEER. */
+enum dcuda_cancel_reason {
+    DCUDA_CANCEL_NONE = 0,
+    DCUDA_CANCEL_WATCHDOG = 1, /* WATCHDOG_CANCEL after a report, or a failed launch */
+    DCUDA_CANCEL_PEER = 2      /* a peer process died */
+};
 
 /* What a rank is doing, as the watchdog sees it (host-visible memory). */
 enum dcuda_rank_phase {

@@ -62,7 +62,6 @@ struct dcuda_host {
     dcuda_import_t *imports;
     int import_count, import_cap;
     void *node_rank; /* the node segment as ranks reach it */
-    dcuda_peer_t peers_h[DCUDA_MAX_PROCESSES];
     char lost[256]; /* why a peer process was lost during the run */
 
     dcuda_monitor_t *monitor;
@@ -123,8 +122,6 @@ dcuda_status_t dcuda_context_collect_timers(dcuda_host_h h);
 /* peers.c: rank-visible allocations and the tables of peer processes. */
 dcuda_status_t dcuda_mem_alloc(dcuda_host_h h, size_t size, void **ptr);
 void dcuda_mem_free(dcuda_host_h h, void *ptr);
-/* Is ptr .. ptr+size inside one rank-visible allocation? */
-int dcuda_mem_known(dcuda_host_h h, const void *ptr, size_t size);
 /* Host init: tells the peers this device's rank count and learns theirs
  * (fills the WORLD fields of h->info). Collective over processes. */
 dcuda_status_t dcuda_peers_agree(dcuda_host_h h);

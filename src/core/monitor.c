@@ -228,7 +228,7 @@ static void watchdog_report(dcuda_host_h h, uint64_t now)
                 lines - WATCHDOG_REPORT_LINES);
     if (h->settings.watchdog_cancel) {
         fprintf(stderr, "dcuda: watchdog: cancelling the blocked waits (WATCHDOG_CANCEL=1)\n");
-        atomic_store_explicit(h->cancel_h, 1u, memory_order_release);
+        atomic_store_explicit(h->cancel_h, DCUDA_CANCEL_WATCHDOG, memory_order_release);
     }
     fflush(stderr);
 }
@@ -258,14 +258,14 @@ static void watchdog_check(dcuda_host_h h, uint64_t now)
 }
 
 /* A peer process that died ends this run: its blocked waits fail with
- * DCUDA_ERR_PEER (cancel value 2) and the run returns that error. */
+ * DCUDA_ERR_PEER and the run returns that error. */
 static void peers_check(dcuda_host_h h)
 {
     if (h->lost[0] || !dcuda_procs_lost(h->lost, sizeof h->lost))
         return;
     dcuda_hostlog_error("%s while the ranks of process %d run kernel %s; ending the run",
                         h->lost, dcuda_procs_index(), h->kernel.name);
-    atomic_store_explicit(h->cancel_h, 2u, memory_order_release);
+    atomic_store_explicit(h->cancel_h, DCUDA_CANCEL_PEER, memory_order_release);
 }
 
 int dcuda_monitor_poll(dcuda_host_h h)

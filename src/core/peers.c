@@ -14,18 +14,26 @@
 #include "host_internal.h"
 #include "hostlog.h"
 
+/* Room for one more element in a growing array of `elem` bytes each. */
+static int make_room(void **array, int count, int *cap, size_t elem)
+{
+    if (count < *cap)
+        return 1;
+    int grown = *cap ? 2 * *cap : 32;
+    void *m = realloc(*array, (size_t)grown * elem);
+    if (!m)
+        return 0;
+    *array = m;
+    *cap = grown;
+    return 1;
+}
+
 /* ---- this process's allocations ----------------------------------------- */
 
 dcuda_status_t dcuda_mem_alloc(dcuda_host_h h, size_t size, void **ptr)
 {
-    if (h->mem_count == h->mem_cap) {
-        int cap = h->mem_cap ? 2 * h->mem_cap : 32;
-        dcuda_mem_rec_t *m = realloc(h->mems, (size_t)cap * sizeof *m);
-        if (!m)
-            return DCUDA_ERR_NO_MEMORY;
-        h->mems = m;
-        h->mem_cap = cap;
-    }
+    if (!make_room((void **)&h->mems, h->mem_count, &h->mem_cap, sizeof *h->mems))
+        return DCUDA_ERR_NO_MEMORY;
     dcuda_mem_rec_t *rec = &h->mems[h->mem_count];
     memset(rec, 0, sizeof *rec);
     dcuda_status_t st = h->ops->alloc(h, size, &rec->ptr, &rec->ex);
@@ -49,17 +57,6 @@ void dcuda_mem_free(dcuda_host_h h, void *ptr)
         return;
     }
     dcuda_hostlog_warn("dcuda_host_free: %p was not allocated by dcuda_host_alloc; ignored", ptr);
-}
-
-int dcuda_mem_known(dcuda_host_h h, const void *ptr, size_t size)
-{
-    uint64_t a = (uint64_t)(uintptr_t)ptr;
-    for (int i = 0; i < h->mem_count; i++) {
-        const dcuda_export_t *e = &h->mems[i].ex;
-        if (a >= e->base && a - e->base <= e->size && size <= e->size - (a - e->base))
-            return 1;
-    }
-    return 0;
 }
 
 /* ---- agreeing on the world ------------------------------------------------ */
@@ -131,14 +128,8 @@ static dcuda_import_t *find_import(dcuda_host_h h, int proc, uint64_t serial)
 
 static dcuda_status_t open_import(dcuda_host_h h, int proc, const dcuda_export_t *e)
 {
-    if (h->import_count == h->import_cap) {
-        int cap = h->import_cap ? 2 * h->import_cap : 64;
-        dcuda_import_t *m = realloc(h->imports, (size_t)cap * sizeof *m);
-        if (!m)
-            return DCUDA_ERR_NO_MEMORY;
-        h->imports = m;
-        h->import_cap = cap;
-    }
+    if (!make_room((void **)&h->imports, h->import_count, &h->import_cap, sizeof *h->imports))
+        return DCUDA_ERR_NO_MEMORY;
     dcuda_import_t *im = &h->imports[h->import_count];
     memset(im, 0, sizeof *im);
     dcuda_status_t st = h->ops->import(h, proc, e, &im->local);
@@ -208,12 +199,14 @@ static const char *path_of(dcuda_host_h h)
 static dcuda_status_t fill_tables(dcuda_host_h h)
 {
     int count = dcuda_procs_count(), me = dcuda_procs_index();
-    size_t cap = (size_t)count * DCUDA_MAX_SEGMENTS, n = 0;
-    dcuda_segment_t *segs = calloc(cap, sizeof *segs);
+    /* Peers' allocations only: a process alone has none. */
+    size_t cap = (size_t)(count - 1) * DCUDA_MAX_SEGMENTS, n = 0;
+    dcuda_segment_t *segs = calloc(cap ? cap : 1, sizeof *segs);
+    dcuda_peer_t peers[DCUDA_MAX_PROCESSES];
     if (!segs)
         return DCUDA_ERR_NO_MEMORY;
     for (int p = 0; p < count; p++) {
-        dcuda_peer_t *peer = &h->peers_h[p];
+        dcuda_peer_t *peer = &peers[p];
         memset(peer, 0, sizeof *peer);
         peer->segment_first = (uint32_t)n;
         if (p == me) {
@@ -243,7 +236,7 @@ static dcuda_status_t fill_tables(dcuda_host_h h)
             return DCUDA_ERR_SYSTEM;
         }
     }
-    dcuda_status_t st = h->ops->copy_in(h, h->image.peers, h->peers_h, (size_t)count * sizeof(dcuda_peer_t));
+    dcuda_status_t st = h->ops->copy_in(h, h->image.peers, peers, (size_t)count * sizeof *peers);
     if (st == DCUDA_OK && n)
         st = h->ops->copy_in(h, h->image.segments, segs, n * sizeof *segs);
     free(segs);

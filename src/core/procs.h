@@ -45,7 +45,7 @@ typedef struct dcuda_node_proc {
     DCUDA_ATOMIC(uint32_t) state;        /* dcuda_proc_state */
     DCUDA_ATOMIC(uint32_t) host_arrived; /* host-level barriers reached */
     int32_t rank_count;                  /* ranks of its device (this host runtime) */
-    int32_t gpu;                         /* GPU ordinal, -1 for CPU ranks */
+    int32_t reserved;
     char backend[8];
     char kernel[64];
     uint64_t notifs_base;    /* its notification counters (its addresses) */

@@ -280,7 +280,7 @@ static dcuda_status_t cpu_launch(dcuda_host_h h)
     /* Ranks that did start wait in rank_init's barrier for the missing
      * ones: cancel their waits (they fail with DCUDA_ERR_TIMEOUT) and join. */
     if (st != DCUDA_OK) {
-        atomic_store_explicit(h->cancel_h, 1u, memory_order_release);
+        atomic_store_explicit(h->cancel_h, DCUDA_CANCEL_WATCHDOG, memory_order_release);
         cpu_join(h);
     }
     return st;

@@ -130,8 +130,7 @@ static dcuda_status_t block_until(const dcuda_state_t *st, const _Atomic uint32_
         }
         uint32_t cancel = published ? atomic_load_explicit(st->ctx->cancel, memory_order_acquire) : 0;
         if (cancel) {
-            /* 1: the watchdog gave up; 2: a peer process died. */
-            dcuda_status_t why = cancel == 2 ? DCUDA_ERR_PEER : DCUDA_ERR_TIMEOUT;
+            dcuda_status_t why = cancel == DCUDA_CANCEL_PEER ? DCUDA_ERR_PEER : DCUDA_ERR_TIMEOUT;
             publish_running(st);
             if (d->phase == DCUDA_PHASE_WAITING)
                 return report(why, call, "waiting for %u notification(s) of tag %u", d->count,

@@ -106,8 +106,7 @@ DCUDA_DEV dcuda_status_t dcuda_dev_block_until(dcuda_state_t *st, const uint32_t
             cancel = dcuda_dev_ld_acquire_sys(st->ctx->cancel);
         cancel = __shfl_sync(mask, cancel, 0);
         if (cancel) {
-            /* 1: the watchdog gave up; 2: a peer process died. */
-            dcuda_status_t why = cancel == 2u ? DCUDA_ERR_PEER : DCUDA_ERR_TIMEOUT;
+            dcuda_status_t why = cancel == DCUDA_CANCEL_PEER ? DCUDA_ERR_PEER : DCUDA_ERR_TIMEOUT;
             if (lane0)
                 dcuda_dev_publish_phase(st, DCUDA_PHASE_RUNNING);
             return phase == DCUDA_PHASE_WAITING
