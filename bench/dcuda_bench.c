@@ -341,5 +341,5 @@ int main(int argc, char **argv)
     dcuda_host_finish(h);
     if (csv)
         fclose(csv);
-    return 0;
+    return dcuda_host_exit_status(0);
 }

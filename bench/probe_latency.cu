@@ -34,11 +34,11 @@ DCUDA_RANK_FN void floorlike(unsigned *in, unsigned *out, int me, int iters)
         unsigned base = *in;
         for (int i = 1; i <= iters; i++) {
             if (me == 1)
-                while (dcuda_dev_ld_acquire(in) - base < (unsigned)i) {
+                while (dcu_ld_acquire_gpu(in) - base < (unsigned)i) {
                 }
             atomicAdd(out, 1u);
             if (me == 0)
-                while (dcuda_dev_ld_acquire(in) - base < (unsigned)i) {
+                while (dcu_ld_acquire_gpu(in) - base < (unsigned)i) {
                 }
         }
     }
@@ -63,22 +63,22 @@ DCUDA_RANK_FN void raw_send(dcuda_state_t *st, int v, int other, char *peer_buf,
         __syncthreads();
     for (int k = 0; k < (v == RAW_CHECKS_TWICE ? 2 : v == RAW_CHECKS_WARP0); k++)
         if (threadIdx.x < 32) {
-            dcuda_detail_put_t p;
-            if (dcuda_detail_checked_put(st, win, other, 256 * other, 4, src + k, &p, "probe") ==
+            dcu_put_t p;
+            if (dcu_checked_put(st, win, other, 256 * other, 4, src + k, &p, "probe") ==
                     DCUDA_OK &&
                 threadIdx.x == 0)
-                dcuda_detail_route_remember(st, win, other, &p);
+                dcu_route_remember(st, win, other, &p);
             __syncwarp();
         }
     if (v == RAW_CHECKS || v == RAW_CHECKS_CACHED) {
-        dcuda_detail_put_t p;
-        if (dcuda_detail_checked_put(st, win, other, 256 * other, 4, src, &p, "probe") !=
+        dcu_put_t p;
+        if (dcu_checked_put(st, win, other, 256 * other, 4, src, &p, "probe") !=
             DCUDA_OK)
             return;
         if (v == RAW_CHECKS_CACHED) {
             __syncthreads();
             if (threadIdx.x == 0)
-                dcuda_detail_route_remember(st, win, other, &p);
+                dcu_route_remember(st, win, other, &p);
         }
     }
     if (threadIdx.x == 0 && v == RAW_PUT_RELEASE)
@@ -92,7 +92,7 @@ DCUDA_RANK_FN void raw_send(dcuda_state_t *st, int v, int other, char *peer_buf,
             v == RAW_CHECKS_WARP0 || v == RAW_CHECKS_TWICE)
             atomicAdd(c, 1u);
         else
-            dcuda_dev_red_release(c, 1u);
+            dcu_red_release(c, 1u, 0);
     }
 }
 
@@ -100,7 +100,7 @@ DCUDA_RANK_FN void raw_wait(dcuda_state_t *st, int v, uint32_t *expect)
 {
     if (threadIdx.x == 0) {
         ++*expect;
-        while (!dcuda_detail_reached(dcuda_dev_ld_acquire(&st->notifs[st->device_rank].arrived[0]),
+        while (!dcu_reached(dcu_ld_acquire_gpu(&st->notifs[st->device_rank].arrived[0]),
                                      *expect)) {
         }
     }
@@ -123,7 +123,7 @@ DCUDA_KERNEL(probe, ctx)
     uint32_t expect = st.consumed[0];
     int v = a->variant, other = 1 - me;
     dcuda_start_cpu_timer(&st);
-    unsigned long long t0 = dcuda_dev_globaltimer();
+    unsigned long long t0 = dcu_now_ns();
     if (me < 2 && v == FLOORLIKE)
         floorlike(&st.notifs[me].arrived[0], &st.notifs[other].arrived[0], me, a->iters);
     if (me < 2 && v == FLOORLIKE_SCRATCH)
@@ -136,13 +136,13 @@ DCUDA_KERNEL(probe, ctx)
         for (int i = 0; i < a->iters; i++) {
             __nanosleep(7); /* marks the loop in the disassembly */
             if (v == CHECKS_ALONE_ACQ && threadIdx.x == 0)
-                bad += dcuda_dev_ld_acquire(&st.notifs[0].arrived[5]) == 12345u;
-            dcuda_detail_put_t p;
-            bad += dcuda_detail_checked_put(&st, win, other, 256 * other, 4,
+                bad += dcu_ld_acquire_gpu(&st.notifs[0].arrived[5]) == 12345u;
+            dcu_put_t p;
+            bad += dcu_checked_put(&st, win, other, 256 * other, 4,
                                             a->buf + 256 * me + 128 + (i & 1), &p, "probe") !=
                    DCUDA_OK;
             if (threadIdx.x == 0)
-                dcuda_detail_route_remember(&st, win, other, &p);
+                dcu_route_remember(&st, win, other, &p);
             __syncwarp();
         }
         if (bad)
@@ -171,7 +171,7 @@ DCUDA_KERNEL(probe, ctx)
         }
     }
     if (me == 0 && threadIdx.x == 0)
-        *a->loop_ns = dcuda_dev_globaltimer() - t0;
+        *a->loop_ns = dcu_now_ns() - t0;
     dcuda_stop_cpu_timer(&st);
     dcuda_win_free(&st, win);
     dcuda_rank_finish(&st);
@@ -188,7 +188,7 @@ template <int LANES>
 static __device__ __forceinline__ void floor_poll(unsigned *in, unsigned i)
 {
     if (LANES == 2 || threadIdx.x == 0)
-        while (dcuda_dev_ld_acquire(in) < i) {
+        while (dcu_ld_acquire_gpu(in) < i) {
         }
     if (LANES == 1)
         __syncthreads();
@@ -203,7 +203,7 @@ __global__ void floor_pingpong(unsigned *cnt, int gap, int iters, unsigned long 
     pad[0] = 0;
     int me = blockIdx.x;
     unsigned *in = &cnt[me * gap], *out = &cnt[(1 - me) * gap];
-    unsigned long long t0 = dcuda_dev_globaltimer();
+    unsigned long long t0 = dcu_now_ns();
     for (int i = 1; i <= iters; i++) {
         if (me == 1)
             floor_poll<LANES>(in, (unsigned)i);
@@ -213,7 +213,7 @@ __global__ void floor_pingpong(unsigned *cnt, int gap, int iters, unsigned long 
             floor_poll<LANES>(in, (unsigned)i);
     }
     if (me == 0 && threadIdx.x == 0)
-        ns[0] = dcuda_dev_globaltimer() - t0 + (pad[0] != 0);
+        ns[0] = dcu_now_ns() - t0 + (pad[0] != 0);
 }
 
 template <int SMEM, int LANES = 0> static void floor_case(const char *name, int gap, int coop)

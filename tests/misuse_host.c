@@ -18,7 +18,6 @@
 #include <string.h>
 
 #include "dcuda/dcuda_host.h"
-#include "dcuda/dcuda_layout.h"
 #include "dcuda/dcuda_rank.h" /* DCUDA_COMM_WORLD, DCUDA_COMM_DEVICE */
 #include "misuse.h"
 #include "test_util.h"

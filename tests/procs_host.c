@@ -1,15 +1,25 @@
 /*
- * Host driver of the process-fault tests: dcuda_test_procs <case>, run with
- * two or more processes (DCUDA_PROCESSES=2, or mpirun -np 2). Process 1
- * dies (SIGKILL) before or during a run in which every rank waits forever;
- * process 0 must get DCUDA_ERR_PEER with a message naming process 1 instead
- * of hanging (the watchdog is off, so nothing else can end the wait).
+ * Host driver of the process-fault tests: dcuda_test_procs <case>.
+ *
+ * before_run, during_run: run with two or more processes (DCUDA_PROCESSES=2,
+ * or mpirun -np 2). Process 1 dies (SIGKILL) before or during a run in
+ * which every rank waits forever; process 0 must get DCUDA_ERR_PEER with a
+ * message naming process 1 instead of hanging (the watchdog is off, so
+ * nothing else can end the wait).
+ *
+ * exit_status, exit_report: a forked group whose process 1 exits with
+ * status 3. The first process learns it from dcuda_host_exit_status; a
+ * program that does not ask still ends with its own status (the library
+ * never ends the process), after process 0 named the failed one. These run
+ * the group as a child of the test, to see its exit status and output.
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -71,11 +81,93 @@ static int run_death(int argc, char **argv, int during_run)
 static int case_before_run(int argc, char **argv) { return run_death(argc, argv, 0); }
 static int case_during_run(int argc, char **argv) { return run_death(argc, argv, 1); }
 
+/* Inside the group (TEST_PROCS_GROUP set): two forked processes run the
+ * kernel's empty cousin; process 1 then exits with status 3, process 0
+ * ends with dcuda_host_exit_status(0) (ask = 1) or plain exit(0). */
+static void group_main(int argc, char **argv, int ask)
+{
+    dcuda_host_h h;
+    dcuda_rank_info_t info;
+    if (dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(procs_wait), 32, &h) != DCUDA_OK)
+        exit(10);
+    dcuda_host_get_rank_info(h, &info);
+    dcuda_host_finish(h);
+    if (info.process_count != 2)
+        exit(11);
+    if (info.process_index == 1)
+        exit(3);
+    if (ask) {
+        int got = dcuda_host_exit_status(0), again = dcuda_host_exit_status(7);
+        printf("group: exit status %d, then %d\n", got, again);
+        fflush(stdout);
+        exit(got == 3 && again == 7 ? 0 : 12);
+    }
+    exit(0);
+}
+
+/* Runs this program as the group (forked processes of its own) with its
+ * output in a pipe; the group's exit status and output. */
+static int run_group(char **argv, const char *name, char *out, size_t out_size)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fds[1], 1);
+        dup2(fds[1], 2);
+        close(fds[0]);
+        close(fds[1]);
+        setenv("TEST_PROCS_GROUP", "1", 1);
+        setenv("DCUDA_PROCESSES", "2", 1);
+        setenv("DCUDA_BACKEND", "cpu", 1);
+        setenv("DCUDA_RANKS", "2", 1);
+        execl("/proc/self/exe", argv[0], name, (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    size_t n = 0;
+    ssize_t got;
+    while (n + 1 < out_size && (got = read(fds[0], out + n, out_size - 1 - n)) > 0)
+        n += (size_t)got;
+    out[n] = '\0';
+    close(fds[0]);
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) < 0)
+        return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int run_exit_case(int argc, char **argv, int ask)
+{
+    if (getenv("TEST_PROCS_GROUP"))
+        group_main(argc, argv, ask);
+    char out[8192];
+    int rc = run_group(argv, argv[1], out, sizeof out);
+    printf("%s", out);
+    TEST_CONTAINS(out, "process 1 (pid ");
+    TEST_CONTAINS(out, "exited with status 3");
+    if (ask) {
+        TEST_CHECK(rc == 0, "the group's process 0 saw the wrong statuses (exit %d)", rc);
+        TEST_CONTAINS(out, "group: exit status 3, then 7");
+    } else {
+        TEST_CHECK(rc == 0, "the library changed the exit status of process 0 to %d", rc);
+        TEST_CONTAINS(out, "does not include the failures above");
+    }
+    return 0;
+}
+
+static int case_exit_status(int argc, char **argv) { return run_exit_case(argc, argv, 1); }
+static int case_exit_report(int argc, char **argv) { return run_exit_case(argc, argv, 0); }
+
 int main(int argc, char **argv)
 {
     static const test_case_t cases[] = {
         {"before_run", case_before_run},
         {"during_run", case_during_run},
+        {"exit_status", case_exit_status},
+        {"exit_report", case_exit_report},
     };
     return test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
 }

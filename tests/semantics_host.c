@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "dcuda/dcuda_host.h"
-#include "dcuda/dcuda_layout.h"
+#include "dcuda/dcuda_rank.h"
 #include "semantics.h"
 #include "test_util.h"
 

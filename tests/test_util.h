@@ -229,8 +229,8 @@ static inline int test_library_has_setting(const char *name)
  * that cannot run here (the GPU suite on a machine without a GPU), when
  * DCUDA_PROCESSES asks for more GPUs than there are, or when the library
  * has no DCUDA_PROCESSES setting yet. Every process of a multi-process run
- * reports its own result; the exit status of the program covers them all. */
-static inline int test_main(int argc, char **argv, const test_case_t *cases, int count)
+ * reports its own result. */
+static inline int test_run_case(int argc, char **argv, const test_case_t *cases, int count)
 {
     const char *name = argc > 1 ? argv[1] : "";
     const char *backend = getenv("DCUDA_BACKEND");
@@ -274,6 +274,13 @@ static inline int test_main(int argc, char **argv, const test_case_t *cases, int
         fprintf(stderr, " %s", cases[i].name);
     fprintf(stderr, "\n");
     return 2;
+}
+
+/* main's return: the exit status of the program covers every process
+ * (dcuda_host_exit_status waits for the forked ones). */
+static inline int test_main(int argc, char **argv, const test_case_t *cases, int count)
+{
+    return dcuda_host_exit_status(test_run_case(argc, argv, cases, count));
 }
 
 /* Output capture: stdout and stderr both go to one temporary file (one

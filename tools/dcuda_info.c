@@ -5,7 +5,7 @@
 #include <stdio.h>
 
 #include "dcuda/dcuda_host.h"
-#include "dcuda/dcuda_layout.h"
+#include "dcuda/dcuda_rank.h"
 
 int main(void)
 {

@@ -23,5 +23,5 @@ int main(int argc, char **argv)
            ms);
     dcuda_host_free(h, user.slots);
     dcuda_host_finish(h);
-    return st == DCUDA_OK && !user.wrong ? 0 : 1;
+    return dcuda_host_exit_status(st == DCUDA_OK && !user.wrong ? 0 : 1);
 }

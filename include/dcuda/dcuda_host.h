@@ -89,37 +89,48 @@ typedef struct dcuda_rank_info {
 
 /* Start the runtime for kernel with threads_per_rank threads per rank (GPU;
  * CPU ranks have one). Picks the backend (DCUDA_BACKEND=auto|cpu|cuda). */
-dcuda_status_t dcuda_host_init(int argc, char **argv, dcuda_kernel_t kernel,
+DCUDA_API dcuda_status_t dcuda_host_init(int argc, char **argv, dcuda_kernel_t kernel,
                                int threads_per_rank, dcuda_host_h *host);
-dcuda_status_t dcuda_host_get_rank_info(dcuda_host_h host, dcuda_rank_info_t *info);
+DCUDA_API dcuda_status_t dcuda_host_get_rank_info(dcuda_host_h host, dcuda_rank_info_t *info);
 
 /* Run the kernel on all ranks and wait for it. user_data (user_size bytes,
  * may be NULL/0) is copied to rank-visible memory before and back after.
  * Returns DCUDA_OK, or the first error a rank reported (after the run). */
-dcuda_status_t dcuda_host_run(dcuda_host_h host, void *user_data, size_t user_size,
+DCUDA_API dcuda_status_t dcuda_host_run(dcuda_host_h host, void *user_data, size_t user_size,
                               double *elapsed_ms);
 
 /* Timer spans of the last run, in milliseconds, in start order. */
-dcuda_status_t dcuda_host_get_timings(dcuda_host_h host, const double **timings_ms, int *count);
+DCUDA_API dcuda_status_t dcuda_host_get_timings(dcuda_host_h host, const double **timings_ms, int *count);
 
 /* Memory that rank code of this backend can use (device memory on a GPU),
  * and copies between it and host memory. */
-dcuda_status_t dcuda_host_alloc(dcuda_host_h host, size_t size, void **ptr);
-dcuda_status_t dcuda_host_free(dcuda_host_h host, void *ptr);
-dcuda_status_t dcuda_host_copy_in(dcuda_host_h host, void *dst, const void *src, size_t size);
-dcuda_status_t dcuda_host_copy_out(dcuda_host_h host, void *dst, const void *src, size_t size);
+DCUDA_API dcuda_status_t dcuda_host_alloc(dcuda_host_h host, size_t size, void **ptr);
+DCUDA_API dcuda_status_t dcuda_host_free(dcuda_host_h host, void *ptr);
+DCUDA_API dcuda_status_t dcuda_host_copy_in(dcuda_host_h host, void *dst, const void *src, size_t size);
+DCUDA_API dcuda_status_t dcuda_host_copy_out(dcuda_host_h host, void *dst, const void *src, size_t size);
 
 /* Message of the first rank error of the last run ("" if none). */
-const char *dcuda_host_last_error(dcuda_host_h host);
+DCUDA_API const char *dcuda_host_last_error(dcuda_host_h host);
 
-dcuda_status_t dcuda_host_finish(dcuda_host_h host);
+DCUDA_API dcuda_status_t dcuda_host_finish(dcuda_host_h host);
 
 /* 1 if backend ("cpu" or "cuda") is built and has a device here; else 0 and
  * the reason in why. */
-int dcuda_host_backend_available(const char *backend, char *why, size_t why_size);
+DCUDA_API int dcuda_host_backend_available(const char *backend, char *why, size_t why_size);
 
 /* Every setting with its value, default and meaning. */
-void dcuda_settings_print(FILE *out);
+DCUDA_API void dcuda_settings_print(FILE *out);
+
+/* The exit status main should return: `return dcuda_host_exit_status(status);`.
+ * In the first process of a group that dcuda_host_init forked, it waits for
+ * the other processes to end and returns `status` if that is nonzero, else
+ * the first failure among them (its exit status, or 128 + the signal that
+ * killed it), naming each failed process on stderr. Elsewhere (one process,
+ * another process of the group, mpirun, where the launcher reports) it
+ * returns `status`. The library never ends the process itself: without
+ * this call, the first process still waits for the others at exit and
+ * names the failed ones, but its exit status does not show them. */
+DCUDA_API int dcuda_host_exit_status(int status);
 
 #if defined(__cplusplus)
 }

@@ -3,7 +3,9 @@
  *
  * A rank is a GPU thread block (CUDA backend) or a CPU thread (CPU backend).
  * Rank code is written once and compiled twice: as C11 for CPU ranks and as
- * CUDA for GPU ranks. This header gives both the same names:
+ * CUDA for GPU ranks (dcuda_add_rank_code() in CMake does both). This header
+ * declares every call once for both; the definitions are the rank engine
+ * (impl/), inlined into GPU rank code, and in libdcuda for CPU ranks.
  *
  *   DCUDA_KERNEL(name, ctx) { DCUDA_SHARED dcuda_state_t st;
  *                             dcuda_rank_init(ctx, &st); ... }
@@ -11,15 +13,24 @@
  * Unless noted, every call is collective over the threads of the calling
  * rank (all threads call it with the same arguments) and returns the same
  * status to all of them. Misuse returns a negative dcuda_status_t, leaves
- * memory untouched and is reported on the host with rank, call and values.
+ * memory untouched and is reported on the host with rank, call and values
+ * while the kernel runs.
+ *
+ * Ordering: puts and notifications from one rank to one target arrive in
+ * issue order; when a notification is seen, the data of the put that
+ * carried it and of every earlier put of that rank to that target is
+ * visible. Every notification is a release of what the rank wrote and read
+ * before it.
  *
  * Self-contained: compiles as C11, as C++ and with nvcc.
  */
 #ifndef DCUDA_RANK_H
 #define DCUDA_RANK_H
 
-#include "dcuda_layout.h"
+#include <stddef.h>
+
 #include "dcuda_status.h"
+#include "shared/layout.h"
 
 /* Handle passed to every kernel: the device's shared context. */
 #ifndef DCUDA_CONTEXT_H_DEFINED
@@ -32,13 +43,163 @@ typedef int dcuda_comm_t;
 #define DCUDA_COMM_WORLD 0
 #define DCUDA_COMM_DEVICE 1
 
-/* Window handle (DCUDA_WIN_NONE when creation failed). */
+/* Window handle (DCUDA_WIN_NONE when creation failed). At most
+ * DCUDA_MAX_WINDOWS windows per communicator live at once. */
 typedef uint32_t dcuda_win_t;
 
+/* ---- qualifiers for rank code, one set per compilation ------------------------ */
+/*
+ * DCUDA_KERNEL(name, ctx) { ... }   defines kernel `name`; the host starts
+ *                                   it with DCUDA_KERNEL_REF(name)
+ * DCUDA_SHARED                      the per-rank state's storage (GPU shared
+ *                                   memory; a CPU rank's stack)
+ * DCUDA_RANK_FN                     helper functions of rank code
+ */
 #if defined(__CUDACC__)
-#include "detail/rank_cuda.cuh"
+#define DCUDA_SHARED __shared__
+#define DCUDA_RANK_FN static __device__
+#define DCUDA_RANK_API static __device__ __forceinline__
+/* The __global__ function wraps the rank code: it makes the context known
+ * before any rank call and tells the watchdog when the rank has returned. */
+#define DCUDA_KERNEL(name, ctx)                                                                \
+    static __device__ void dcuda_gpu_body_##name(dcuda_context_h ctx);                         \
+    extern "C" __global__ void dcuda_gpu_kernel_##name(dcuda_context_h dcuda_ctx_)             \
+    {                                                                                          \
+        dcu_kernel_enter(dcuda_ctx_);                                                          \
+        dcuda_gpu_body_##name(dcuda_ctx_);                                                     \
+        dcu_kernel_exit(dcuda_ctx_);                                                           \
+    }                                                                                          \
+    extern "C" const void *const dcuda_gpu_kernel_ptr_##name;                                  \
+    const void *const dcuda_gpu_kernel_ptr_##name = (const void *)dcuda_gpu_kernel_##name;     \
+    static __device__ void dcuda_gpu_body_##name(dcuda_context_h ctx)
 #else
-#include "detail/rank_cpu.h"
+#define DCUDA_SHARED
+#define DCUDA_RANK_FN static inline
+#if defined(__GNUC__)
+#define DCUDA_RANK_API __attribute__((visibility("default")))
+#else
+#define DCUDA_RANK_API
+#endif
+#if defined(__cplusplus)
+#define DCUDA_KERNEL(name, ctx) extern "C" void dcuda_cpu_kernel_##name(dcuda_context_h ctx)
+#else
+#define DCUDA_KERNEL(name, ctx) void dcuda_cpu_kernel_##name(dcuda_context_h ctx)
+#endif
+#endif
+
+#if !defined(__CUDACC__) && defined(__cplusplus)
+extern "C" {
+#endif
+
+/* ---- the threads of a rank (not collective) ------------------------------------ */
+
+#if defined(__CUDACC__)
+/* Index of the calling thread in its rank, and the rank's thread count. */
+DCUDA_RANK_API int dcuda_thread_index(void) { return (int)threadIdx.x; }
+DCUDA_RANK_API int dcuda_thread_count(void) { return (int)blockDim.x; }
+/* Barrier of the rank's threads. */
+DCUDA_RANK_API void dcuda_rank_sync(void) { __syncthreads(); }
+#else
+/* A CPU rank has exactly one thread. */
+static inline int dcuda_thread_index(void) { return 0; }
+static inline int dcuda_thread_count(void) { return 1; }
+static inline void dcuda_rank_sync(void) {}
+#endif
+
+/* ---- start and end ------------------------------------------------------------- */
+
+/* Initialises this rank's state; first call of every kernel. Collective over
+ * WORLD: returns once every rank has initialised. */
+DCUDA_RANK_API dcuda_status_t dcuda_rank_init(dcuda_context_h ctx, dcuda_state_t *st);
+/* Last call of every kernel. Collective over WORLD (a barrier). */
+DCUDA_RANK_API dcuda_status_t dcuda_rank_finish(dcuda_state_t *st);
+/* The user struct given to dcuda_host_run (copied in before, out after). */
+DCUDA_RANK_API dcuda_status_t dcuda_get_data(dcuda_state_t *st, void **data);
+
+/* ---- communicators -------------------------------------------------------------- */
+
+DCUDA_RANK_API dcuda_status_t dcuda_comm_size(dcuda_state_t *st, dcuda_comm_t comm, int *size);
+DCUDA_RANK_API dcuda_status_t dcuda_comm_rank(dcuda_state_t *st, dcuda_comm_t comm, int *rank);
+/* Returns once every rank of comm has called it. */
+DCUDA_RANK_API dcuda_status_t dcuda_comm_barrier(dcuda_state_t *st, dcuda_comm_t comm);
+
+/* ---- windows -------------------------------------------------------------------- */
+
+/* Collective over comm: exposes [base, base + size) as my part (size 0
+ * allowed; parts may differ in size, and parts of ranks of one device may
+ * overlap). Parts that ranks of other processes reach must lie in memory
+ * from dcuda_host_alloc. Bad arguments still join the collective with an
+ * empty part and return an error with the handle (free it). */
+DCUDA_RANK_API dcuda_status_t dcuda_win_create(dcuda_state_t *st, dcuda_comm_t comm, void *base,
+                                               size_t size, dcuda_win_t *win);
+/* Collective over the window's communicator. */
+DCUDA_RANK_API dcuda_status_t dcuda_win_free(dcuda_state_t *st, dcuda_win_t win);
+/* Returns once this rank's earlier puts on win no longer read their source. */
+DCUDA_RANK_API dcuda_status_t dcuda_win_flush(dcuda_state_t *st, dcuda_win_t win);
+
+/* ---- notified remote memory access --------------------------------------------------- */
+
+/* Copies size bytes from src to offset in rank's part of win. src must lie
+ * inside one of my window parts of the same communicator; src equal to the
+ * target copies nothing; a partial overlap is an error. No notification. */
+DCUDA_RANK_API dcuda_status_t dcuda_put(dcuda_state_t *st, dcuda_win_t win, int rank,
+                                        size_t offset, size_t size, const void *src);
+/* As dcuda_put, then one notification with tag (0..255): when the target sees
+ * it, the data of this put and of every earlier put to that target is
+ * visible. */
+DCUDA_RANK_API dcuda_status_t dcuda_put_notify(dcuda_state_t *st, dcuda_win_t win, int rank,
+                                               size_t offset, size_t size, const void *src,
+                                               int tag);
+/* A notification with tag (0..255) to rank of comm; no window needed. A
+ * release: the target may read what this rank stored before, or reuse a
+ * buffer it was told is free. */
+DCUDA_RANK_API dcuda_status_t dcuda_notify(dcuda_state_t *st, int rank, dcuda_comm_t comm,
+                                           int tag);
+
+/* ---- notifications ---------------------------------------------------------------- */
+/* Counters are 32 bits and wrap safely while fewer than 2^31 notifications of
+ * one tag are pending. */
+
+/* 1 and consumes count notifications of tag if that many have arrived, 0
+ * (consuming nothing) if not, negative status on misuse. */
+DCUDA_RANK_API int dcuda_test_notifications(dcuda_state_t *st, int tag, int count);
+/* Blocks until count notifications of tag have arrived, then consumes them.
+ * A wait the watchdog cancels fails with DCUDA_ERR_TIMEOUT; one a dead peer
+ * process ends, with DCUDA_ERR_PEER. */
+DCUDA_RANK_API dcuda_status_t dcuda_wait_notifications(dcuda_state_t *st, int tag, int count);
+
+/* ---- timers, host, logging ------------------------------------------------------ */
+
+/* Timer pairs (at most DCUDA_MAX_TIMERS per run); collective over the ranks of
+ * the device. The host reads the span from the earliest start to the latest
+ * stop with dcuda_host_get_timings. */
+DCUDA_RANK_API dcuda_status_t dcuda_start_cpu_timer(dcuda_state_t *st);
+DCUDA_RANK_API dcuda_status_t dcuda_stop_cpu_timer(dcuda_state_t *st);
+
+/* A round trip to the host runtime through its command queue (diagnostic:
+ * measures the path that remote operations take). */
+DCUDA_RANK_API dcuda_status_t dcuda_rank_ping_host(dcuda_state_t *st);
+
+/* printf-style line, printed by the host while ranks still run, prefixed
+ * with the rank. Called by one thread of the rank (not collective). On GPU
+ * ranks, up to DCUDA_LOG_MAX_ARGS arguments: integers, floating point,
+ * strings, pointers; the host formats them. */
+#if defined(__CUDACC__)
+template <typename... A>
+DCUDA_RANK_API dcuda_status_t dcuda_log(dcuda_state_t *st, const char *fmt, A... args);
+#elif defined(__GNUC__)
+DCUDA_RANK_API dcuda_status_t dcuda_log(dcuda_state_t *st, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+#else
+DCUDA_RANK_API dcuda_status_t dcuda_log(dcuda_state_t *st, const char *fmt, ...);
+#endif
+
+#if !defined(__CUDACC__) && defined(__cplusplus)
+}
+#endif
+
+#if defined(__CUDACC__)
+#include "impl/cuda/rank.cuh"
 #endif
 
 /* Thesis names, so its listings port with little change. */

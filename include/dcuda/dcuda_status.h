@@ -42,12 +42,19 @@ typedef enum dcuda_status {
 #undef DCUDA_STATUS_ENUM_
 } dcuda_status_t;
 
+/* What libdcuda exports: its public functions and nothing else. */
+#if defined(__GNUC__)
+#define DCUDA_API __attribute__((visibility("default")))
+#else
+#define DCUDA_API
+#endif
+
 /* Host functions (libdcuda): "DCUDA_ERR_TAG" and "tag out of range 0..255". */
 #if defined(__cplusplus)
 extern "C" {
 #endif
-const char *dcuda_status_name(dcuda_status_t status);
-const char *dcuda_status_string(dcuda_status_t status);
+DCUDA_API const char *dcuda_status_name(dcuda_status_t status);
+DCUDA_API const char *dcuda_status_string(dcuda_status_t status);
 #if defined(__cplusplus)
 }
 #endif

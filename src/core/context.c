@@ -1,21 +1,17 @@
 /*
- * The shared tables of one device: allocates the layouts of dcuda_layout.h
- * in rank-visible or mapped memory through the backend, resets them before
- * each run, and reads the timer slots back afterwards.
+ * The shared tables of one device: allocates the layouts of
+ * dcuda/shared/ in rank-visible or mapped memory through the backend,
+ * resets them before each run, and reads the timer slots back afterwards.
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "host_internal.h"
-#include "hostlog.h"
+#include "core.h"
+#include "node/node.h"
+#include "util/msg.h"
 
-uint64_t dcuda_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+/* Bytes of a ring head (a counter on a cache line of its own). */
+#define HEAD_BYTES 64
 
 static size_t win_table_bytes(int comm_size)
 {
@@ -27,15 +23,15 @@ static dcuda_status_t alloc_peer_tables(dcuda_host_h h)
     dcuda_context_t *c = &h->image;
     size_t procs = (size_t)c->process_count;
     void *p;
-    dcuda_status_t st = dcuda_mem_alloc(h, procs * sizeof(dcuda_peer_t), &p);
+    dcuda_status_t st = dcu_mem_alloc(h, procs * sizeof(dcuda_peer_t), &p);
     if (st != DCUDA_OK)
         return st;
     c->peers = (dcuda_peer_t *)p;
     if (procs > 1 &&
-        (st = dcuda_mem_alloc(h, procs * DCUDA_MAX_SEGMENTS * sizeof(dcuda_segment_t), &p)))
+        (st = dcu_mem_alloc(h, procs * DCUDA_MAX_SEGMENTS * sizeof(dcuda_segment_t), &p)))
         return st;
     c->segments = procs > 1 ? (dcuda_segment_t *)p : NULL;
-    c->node_slots = h->node_rank ? ((dcuda_node_t *)h->node_rank)->slots : NULL;
+    c->node_slots = h->node_rank ? ((dcu_node_t *)h->node_rank)->slots : NULL;
     return DCUDA_OK;
 }
 
@@ -44,66 +40,76 @@ static dcuda_status_t alloc_tables(dcuda_host_h h)
     dcuda_context_t *c = &h->image;
     void *p;
     dcuda_status_t st;
-    if ((st = dcuda_mem_alloc(h, (size_t)c->device_size * sizeof(dcuda_notif_counters_t), &p)))
+    if ((st = dcu_mem_alloc(h, (size_t)c->device_size * sizeof(dcuda_notif_counters_t), &p)))
         return st;
     c->notifs = (dcuda_notif_counters_t *)p;
-    if ((st = dcuda_mem_alloc(h, DCUDA_COMM_COUNT * sizeof(dcuda_barrier_t), &p)))
+    if ((st = dcu_mem_alloc(h, DCUDA_COMM_COUNT * sizeof(dcuda_barrier_t), &p)))
         return st;
     c->barriers = (dcuda_barrier_t *)p;
-    if ((st = dcuda_mem_alloc(h, win_table_bytes(c->world_size), &p)))
+    if ((st = dcu_mem_alloc(h, win_table_bytes(c->world_size), &p)))
         return st;
     c->win_entries[0] = (dcuda_win_entry_t *)p;
-    if ((st = dcuda_mem_alloc(h, win_table_bytes(c->device_size), &p)))
+    if ((st = dcu_mem_alloc(h, win_table_bytes(c->device_size), &p)))
         return st;
     c->win_entries[1] = (dcuda_win_entry_t *)p;
-    if ((st = dcuda_mem_alloc(h, DCUDA_MAX_TIMERS * sizeof(dcuda_timer_slot_t), &p)))
+    if ((st = dcu_mem_alloc(h, DCUDA_MAX_TIMERS * sizeof(dcuda_timer_slot_t), &p)))
         return st;
     c->timers = (dcuda_timer_slot_t *)p;
-    if ((st = dcuda_mem_alloc(h, 64, &p)))
+    if ((st = dcu_mem_alloc(h, HEAD_BYTES, &p)))
         return st;
     c->log.head = (DCUDA_ATOMIC(uint32_t) *)p;
-    if ((st = dcuda_mem_alloc(h, sizeof(dcuda_error_record_t), &p)))
+    if ((st = dcu_mem_alloc(h, sizeof(dcuda_error_record_t), &p)))
         return st;
     c->error = (dcuda_error_record_t *)p;
-    if ((st = dcuda_mem_alloc(h, 64, &p)))
+    if ((st = dcu_mem_alloc(h, HEAD_BYTES, &p)))
         return st;
     c->cmd.head = (DCUDA_ATOMIC(uint32_t) *)p;
     if ((st = alloc_peer_tables(h)))
         return st;
-    return dcuda_mem_alloc(h, sizeof(dcuda_context_t), (void **)&h->dev_ctx);
+    return dcu_mem_alloc(h, sizeof(dcuda_context_t), (void **)&h->dev_ctx);
 }
 
 static dcuda_status_t alloc_mapped_tables(dcuda_host_h h)
 {
-    const dcuda_backend_ops_t *ops = h->ops;
+    const dcu_backend_ops_t *ops = h->ops;
+    dcu_backend_t *b = h->backend;
     dcuda_context_t *c = &h->image;
     void *hp, *dp;
     dcuda_status_t st;
-    if ((st = ops->alloc_mapped(h, (size_t)c->device_size * sizeof(dcuda_rank_status_t), &hp,
+    if ((st = ops->alloc_mapped(b, (size_t)c->device_size * sizeof(dcuda_rank_status_t), &hp,
                                 &dp)))
         return st;
     h->status_h = (dcuda_rank_status_t *)hp;
     c->rank_status = (dcuda_rank_status_t *)dp;
-    if ((st = ops->alloc_mapped(h, 64, &hp, &dp)))
+    if ((st = ops->alloc_mapped(b, HEAD_BYTES, &hp, &dp)))
         return st;
     h->cancel_h = (DCUDA_ATOMIC(uint32_t) *)hp;
     c->cancel = (DCUDA_ATOMIC(uint32_t) *)dp;
-    if ((st = ops->alloc_mapped(h, c->log.capacity * sizeof(dcuda_log_entry_t), &hp, &dp)))
+    if ((st = ops->alloc_mapped(b, c->log.capacity * sizeof(dcuda_log_entry_t), &hp, &dp)))
         return st;
     h->log_h = (dcuda_log_entry_t *)hp;
     c->log.entries = (dcuda_log_entry_t *)dp;
-    if ((st = ops->alloc_mapped(h, c->cmd.capacity * sizeof(dcuda_cmd_t), &hp, &dp)))
+    if ((st = ops->alloc_mapped(b, c->cmd.capacity * sizeof(dcuda_cmd_t), &hp, &dp)))
         return st;
     h->cmd_h = (dcuda_cmd_t *)hp;
     c->cmd.entries = (dcuda_cmd_t *)dp;
-    if ((st = ops->alloc_mapped(h, (size_t)c->device_size * sizeof(dcuda_cmd_reply_t), &hp, &dp)))
+    if ((st = ops->alloc_mapped(b, (size_t)c->device_size * sizeof(dcuda_cmd_reply_t), &hp,
+                                &dp)))
         return st;
     h->replies_h = (dcuda_cmd_reply_t *)hp;
     c->replies = (dcuda_cmd_reply_t *)dp;
     return DCUDA_OK;
 }
 
-dcuda_status_t dcuda_context_create(dcuda_host_h h)
+/* A ring's descriptor before its memory is allocated. */
+static void ring_describe(dcuda_ring_t *r, uint32_t capacity, size_t entry_size, uint32_t version)
+{
+    r->capacity = capacity;
+    r->entry_size = (uint16_t)entry_size;
+    r->version = (uint16_t)version;
+}
+
+dcuda_status_t dcu_context_create(dcuda_host_h h)
 {
     dcuda_context_t *c = &h->image;
     memset(c, 0, sizeof *c);
@@ -113,39 +119,40 @@ dcuda_status_t dcuda_context_create(dcuda_host_h h)
     c->world_first = h->info.rank_start;
     c->device_size = h->info.rank_responsible;
     c->device_index = h->info.device_index;
-    c->process_count = dcuda_procs_count();
-    c->process_index = dcuda_procs_index();
+    c->process_count = h->info.process_count;
+    c->process_index = h->info.process_index;
     c->notif_start = (uint32_t)h->settings.notif_start;
-    c->log.capacity = (uint32_t)h->settings.log_entries;
-    /* At least as many entries as ranks (see dcuda_cmd_ring_t). */
-    c->cmd.capacity = DCUDA_CMD_ENTRIES;
-    while (c->cmd.capacity < (uint32_t)c->device_size)
-        c->cmd.capacity *= 2;
+    uint32_t cmd_entries = DCU_CMD_ENTRIES;
+    while (cmd_entries < (uint32_t)c->device_size)
+        cmd_entries *= 2;
+    ring_describe(&c->log, (uint32_t)h->settings.log_entries, sizeof(dcuda_log_entry_t),
+                  DCUDA_LOG_RING_VERSION);
+    ring_describe(&c->cmd, cmd_entries, sizeof(dcuda_cmd_t), DCUDA_CMD_RING_VERSION);
     dcuda_status_t st = alloc_tables(h);
     if (st == DCUDA_OK)
         st = alloc_mapped_tables(h);
     if (st != DCUDA_OK) {
-        dcuda_hostlog_error("cannot allocate the shared tables of %d ranks: %s", c->device_size,
-                            dcuda_status_string(st));
-        dcuda_context_destroy(h);
+        dcu_msg_error("cannot allocate the shared tables of %d ranks: %s", c->device_size,
+                      dcuda_status_string(st));
+        dcu_context_destroy(h);
     }
     return st;
 }
 
-void dcuda_context_destroy(dcuda_host_h h)
+void dcu_context_destroy(dcuda_host_h h)
 {
-    const dcuda_backend_ops_t *ops = h->ops;
+    const dcu_backend_ops_t *ops = h->ops;
     dcuda_context_t *c = &h->image;
     void *dev[] = {c->notifs,           c->barriers, c->win_entries[0], c->win_entries[1],
                    c->timers,           (void *)c->log.head, (void *)c->cmd.head, c->error,
                    h->dev_ctx,          h->user_dev, c->peers, c->segments};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
         if (dev[i])
-            dcuda_mem_free(h, dev[i]);
+            dcu_mem_free(h, dev[i]);
     void *mapped[] = {h->status_h, (void *)h->cancel_h, h->log_h, h->cmd_h, h->replies_h};
     for (size_t i = 0; i < sizeof mapped / sizeof mapped[0]; i++)
         if (mapped[i])
-            ops->free_mapped(h, mapped[i]);
+            ops->free_mapped(h->backend, mapped[i]);
     memset(c, 0, sizeof *c);
     h->dev_ctx = NULL;
     h->user_dev = NULL;
@@ -167,7 +174,7 @@ static dcuda_status_t fill_rank_memory(dcuda_host_h h, void *dst, const void *el
         return DCUDA_ERR_NO_MEMORY;
     for (size_t i = 0; i < count; i++)
         memcpy(tmp + i * elem_size, elem, elem_size);
-    dcuda_status_t st = h->ops->copy_in(h, dst, tmp, bytes);
+    dcuda_status_t st = h->ops->copy_in(h->backend, dst, tmp, bytes);
     free(tmp);
     return st;
 }
@@ -193,44 +200,39 @@ static dcuda_status_t reset_rank_tables(dcuda_host_h h)
                                (size_t)DCUDA_MAX_WINDOWS * (size_t)c->device_size)) ||
         (st = fill_rank_memory(h, c->timers, &timer, sizeof timer, DCUDA_MAX_TIMERS)))
         return st;
-    if ((st = h->ops->copy_in(h, c->error, &no_error, sizeof no_error)) ||
-        (st = h->ops->copy_in(h, (void *)c->cmd.head, zero, sizeof zero)))
+    dcu_backend_t *b = h->backend;
+    if ((st = h->ops->copy_in(b, c->error, &no_error, sizeof no_error)) ||
+        (st = h->ops->copy_in(b, (void *)c->cmd.head, zero, sizeof zero)))
         return st;
-    return h->ops->copy_in(h, (void *)c->log.head, zero, sizeof zero);
+    return h->ops->copy_in(b, (void *)c->log.head, zero, sizeof zero);
 }
 
+/* The watchdog's view and the cancel flag; the rings' entries are reset by
+ * their consumers (monitor, proxy) when the run starts. */
 static void reset_mapped_tables(dcuda_host_h h)
 {
-    dcuda_context_t *c = &h->image;
-    memset(h->status_h, 0, (size_t)c->device_size * sizeof(dcuda_rank_status_t));
+    memset(h->status_h, 0, (size_t)h->image.device_size * sizeof(dcuda_rank_status_t));
     *h->cancel_h = 0;
-    memset(h->log_h, 0, c->log.capacity * sizeof(dcuda_log_entry_t));
-    for (uint32_t i = 0; i < c->log.capacity; i++)
-        h->log_h[i].seq = i;
-    memset(h->cmd_h, 0, c->cmd.capacity * sizeof(dcuda_cmd_t));
-    for (uint32_t i = 0; i < c->cmd.capacity; i++)
-        h->cmd_h[i].seq = i;
-    memset(h->replies_h, 0, (size_t)c->device_size * sizeof(dcuda_cmd_reply_t));
 }
 
 static dcuda_status_t stage_user_data(dcuda_host_h h, const void *user, size_t user_size)
 {
     if (user_size > h->user_capacity) {
         if (h->user_dev)
-            dcuda_mem_free(h, h->user_dev);
+            dcu_mem_free(h, h->user_dev);
         h->user_dev = NULL;
         h->user_capacity = 0;
-        dcuda_status_t st = dcuda_mem_alloc(h, user_size, &h->user_dev);
+        dcuda_status_t st = dcu_mem_alloc(h, user_size, &h->user_dev);
         if (st != DCUDA_OK)
             return st;
         h->user_capacity = user_size;
     }
     h->image.user_data = user_size ? h->user_dev : NULL;
     h->image.user_size = user_size;
-    return user_size ? h->ops->copy_in(h, h->user_dev, user, user_size) : DCUDA_OK;
+    return user_size ? h->ops->copy_in(h->backend, h->user_dev, user, user_size) : DCUDA_OK;
 }
 
-dcuda_status_t dcuda_context_reset(dcuda_host_h h, const void *user, size_t user_size)
+dcuda_status_t dcu_context_reset(dcuda_host_h h, const void *user, size_t user_size)
 {
     dcuda_status_t st = reset_rank_tables(h);
     if (st == DCUDA_OK)
@@ -241,10 +243,10 @@ dcuda_status_t dcuda_context_reset(dcuda_host_h h, const void *user, size_t user
     return DCUDA_OK;
 }
 
-dcuda_status_t dcuda_context_collect_timers(dcuda_host_h h)
+dcuda_status_t dcu_context_collect_timers(dcuda_host_h h)
 {
     dcuda_timer_slot_t slots[DCUDA_MAX_TIMERS];
-    dcuda_status_t st = h->ops->copy_out(h, slots, h->image.timers, sizeof slots);
+    dcuda_status_t st = h->ops->copy_out(h->backend, slots, h->image.timers, sizeof slots);
     if (st != DCUDA_OK)
         return st;
     uint32_t ranks = (uint32_t)h->image.device_size;
@@ -254,9 +256,9 @@ dcuda_status_t dcuda_context_collect_timers(dcuda_host_h h)
         if (t->starts == 0 && t->stops == 0)
             break;
         if (t->starts != ranks || t->stops != ranks) {
-            dcuda_hostlog_warn("timer %d: started by %u and stopped by %u of %u ranks; "
-                               "timers are collective over the ranks of a device",
-                               i, (unsigned)t->starts, (unsigned)t->stops, (unsigned)ranks);
+            dcu_msg_warn("timer %d: started by %u and stopped by %u of %u ranks; timers are "
+                         "collective over the ranks of a device",
+                         i, (unsigned)t->starts, (unsigned)t->stops, (unsigned)ranks);
             break;
         }
         h->timings[h->timing_count++] = (double)(t->stop_ns - t->start_ns) / 1e6;

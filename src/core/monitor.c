@@ -1,21 +1,27 @@
 /*
  * The monitor: runs on the host thread that waits in dcuda_host_run. It
- * answers rank commands, prints rank log lines as they arrive in the log
- * ring (so they appear while ranks still run) and is the watchdog: when a rank has stayed blocked in
- * one wait or barrier for longer than the WATCHDOG setting, it reports every
- * blocked rank, what it waits for and what has arrived, and with
- * WATCHDOG_CANCEL set it cancels the blocked waits. It also watches the
- * peer processes and ends the run when one of them dies.
+ * prints rank log lines as they arrive in the log ring (so they appear
+ * while ranks still run) and is the watchdog: when a rank has stayed
+ * blocked in one wait or barrier for longer than the WATCHDOG setting, it
+ * reports every blocked rank, what it waits for and what has arrived, and
+ * with WATCHDOG_CANCEL set it cancels the blocked waits. It also watches
+ * the peer processes and ends the run when one of them dies.
  */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "host_internal.h"
-#include "hostlog.h"
+#include "core.h"
+#include "node/node.h"
+#include "util/clock.h"
+#include "util/logfmt.h"
+#include "util/msg.h"
 
+/* Blocked ranks listed in one watchdog report. */
 #define WATCHDOG_REPORT_LINES 32
+/* How often the watchdog and the peer watch look. */
+#define MONITOR_CHECK_NS (50 * DCU_NS_PER_MS)
 
 typedef struct rank_watch {
     uint32_t episode;    /* episode last seen blocked */
@@ -23,17 +29,16 @@ typedef struct rank_watch {
     uint64_t since_ns;   /* when that episode was first seen */
 } rank_watch_t;
 
-struct dcuda_monitor {
-    uint32_t tail;     /* next log ticket */
-    uint32_t cmd_tail; /* next command ticket */
+struct dcu_monitor {
+    dcu_ring_reader_t log;
     uint64_t next_check_ns;
     rank_watch_t *watch;
     dcuda_notif_counters_t *notifs; /* host copy, for reports */
 };
 
-dcuda_status_t dcuda_monitor_create(dcuda_host_h h)
+dcuda_status_t dcu_monitor_create(dcuda_host_h h)
 {
-    dcuda_monitor_t *m = calloc(1, sizeof *m);
+    dcu_monitor_t *m = calloc(1, sizeof *m);
     int n = h->image.device_size;
     if (m) {
         m->watch = calloc((size_t)n, sizeof *m->watch);
@@ -47,11 +52,12 @@ dcuda_status_t dcuda_monitor_create(dcuda_host_h h)
         free(m);
         return DCUDA_ERR_NO_MEMORY;
     }
+    dcu_ring_reader_init(&m->log, h->log_h, h->image.log.capacity, sizeof(dcuda_log_entry_t));
     h->monitor = m;
     return DCUDA_OK;
 }
 
-void dcuda_monitor_destroy(dcuda_host_h h)
+void dcu_monitor_destroy(dcuda_host_h h)
 {
     if (!h->monitor)
         return;
@@ -61,31 +67,18 @@ void dcuda_monitor_destroy(dcuda_host_h h)
     h->monitor = NULL;
 }
 
-void dcuda_monitor_start(dcuda_host_h h)
+void dcu_monitor_start(dcuda_host_h h)
 {
-    dcuda_monitor_t *m = h->monitor;
-    m->tail = 0;
-    m->cmd_tail = 0;
+    dcu_monitor_t *m = h->monitor;
+    dcu_ring_reset(&m->log);
     m->next_check_ns = 0;
     memset(m->watch, 0, (size_t)h->image.device_size * sizeof *m->watch);
-}
-
-void dcuda_log_entry_text(const dcuda_log_entry_t *e, char *text, size_t size)
-{
-    if (e->kind & DCUDA_LOG_FORMAT_KIND) {
-        dcuda_log_format_entry(e, text, size);
-    } else {
-        size_t n = strnlen(e->text, DCUDA_LOG_TEXT);
-        n = n < size ? n : size - 1;
-        memcpy(text, e->text, n);
-        text[n] = '\0';
-    }
 }
 
 static void print_entry(const dcuda_log_entry_t *e)
 {
     char text[1024];
-    dcuda_log_entry_text(e, text, sizeof text);
+    dcu_log_entry_text(e, text, sizeof text);
     if (e->kind & DCUDA_LOG_ERROR_KIND) {
         fprintf(stderr, "dcuda: error: rank %d: %s\n", (int)e->rank, text);
         fflush(stderr);
@@ -98,59 +91,15 @@ static void print_entry(const dcuda_log_entry_t *e)
 /* Prints every entry that is ready, in ticket order. */
 static int drain_log(dcuda_host_h h)
 {
-    dcuda_monitor_t *m = h->monitor;
-    uint32_t mask = h->image.log.capacity - 1;
+    dcu_monitor_t *m = h->monitor;
     int printed = 0;
-    for (;;) {
-        dcuda_log_entry_t *e = &h->log_h[m->tail & mask];
-        if (atomic_load_explicit(&e->seq, memory_order_acquire) != m->tail + 1)
-            break;
+    dcuda_log_entry_t *e;
+    while ((e = dcu_ring_next(&m->log)) != NULL) {
         print_entry(e);
-        atomic_store_explicit(&e->seq, m->tail + h->image.log.capacity, memory_order_release);
-        m->tail++;
+        dcu_ring_done(&m->log, e);
         printed = 1;
     }
     return printed;
-}
-
-/* Answers one command in the sender's reply slot. */
-static void answer(dcuda_host_h h, const dcuda_cmd_t *c)
-{
-    dcuda_cmd_reply_t *r = &h->replies_h[c->rank];
-    switch (c->op) {
-    case DCUDA_CMD_PING:
-        r->status = DCUDA_OK;
-        r->value = dcuda_now_ns();
-        break;
-    default:
-        r->status = DCUDA_ERR_INVALID_ARG;
-        r->value = 0;
-        break;
-    }
-    atomic_store_explicit(&r->seq, c->tag, memory_order_release);
-}
-
-/* Serves every command that is ready, in ticket order. */
-static int serve_commands(dcuda_host_h h)
-{
-    dcuda_monitor_t *m = h->monitor;
-    uint32_t mask = h->image.cmd.capacity - 1;
-    int served = 0;
-    for (;;) {
-        dcuda_cmd_t *c = &h->cmd_h[m->cmd_tail & mask];
-        if (atomic_load_explicit(&c->seq, memory_order_acquire) != m->cmd_tail + 1)
-            break;
-        dcuda_cmd_t cmd = *c;
-        /* Recycle the entry before answering: a rank that sees its reply
-         * knows its entry is free again (see dcuda_cmd_ring_t). */
-        atomic_store_explicit(&c->seq, m->cmd_tail + h->image.cmd.capacity,
-                              memory_order_release);
-        if (cmd.rank >= 0 && cmd.rank < h->image.device_size)
-            answer(h, &cmd);
-        m->cmd_tail++;
-        served = 1;
-    }
-    return served;
 }
 
 /* Tags with notifications ready for a rank, as "tag 3 x2, tag 9 x1". */
@@ -178,8 +127,8 @@ static void describe_ready(const dcuda_notif_counters_t *arrived, const dcuda_ra
 
 static void report_rank(dcuda_host_h h, int r, const dcuda_rank_status_t *s, uint64_t now)
 {
-    dcuda_monitor_t *m = h->monitor;
-    double secs = (double)(now - m->watch[r].since_ns) / 1e9;
+    dcu_monitor_t *m = h->monitor;
+    double secs = (double)(now - m->watch[r].since_ns) / DCU_NS_PER_S;
     int world = h->image.world_first + r;
     if (atomic_load(&s->phase) == DCUDA_PHASE_WAITING) {
         char ready[256];
@@ -200,9 +149,10 @@ static void report_rank(dcuda_host_h h, int r, const dcuda_rank_status_t *s, uin
 
 static void watchdog_report(dcuda_host_h h, uint64_t now)
 {
-    dcuda_monitor_t *m = h->monitor;
+    dcu_monitor_t *m = h->monitor;
     int n = h->image.device_size, blocked = 0, finished = 0;
-    if (h->ops->peek(h, m->notifs, h->image.notifs, (size_t)n * sizeof *m->notifs) != DCUDA_OK)
+    if (h->ops->peek(h->backend, m->notifs, h->image.notifs, (size_t)n * sizeof *m->notifs) !=
+        DCUDA_OK)
         memset(m->notifs, 0, (size_t)n * sizeof *m->notifs);
     for (int r = 0; r < n; r++) {
         uint32_t phase = atomic_load(&h->status_h[r].phase);
@@ -236,8 +186,8 @@ static void watchdog_report(dcuda_host_h h, uint64_t now)
 /* Tracks blocked episodes; reports when one outlasts the limit. */
 static void watchdog_check(dcuda_host_h h, uint64_t now)
 {
-    dcuda_monitor_t *m = h->monitor;
-    uint64_t limit = (uint64_t)(h->settings.watchdog * 1e9);
+    dcu_monitor_t *m = h->monitor;
+    uint64_t limit = (uint64_t)(h->settings.watchdog * DCU_NS_PER_S);
     int due = 0;
     for (int r = 0; r < h->image.device_size; r++) {
         const dcuda_rank_status_t *s = &h->status_h[r];
@@ -261,20 +211,19 @@ static void watchdog_check(dcuda_host_h h, uint64_t now)
  * DCUDA_ERR_PEER and the run returns that error. */
 static void peers_check(dcuda_host_h h)
 {
-    if (h->lost[0] || !dcuda_procs_lost(h->lost, sizeof h->lost))
+    if (h->lost[0] || !dcu_node_lost(h->lost, sizeof h->lost))
         return;
-    dcuda_hostlog_error("%s while the ranks of process %d run kernel %s; ending the run",
-                        h->lost, dcuda_procs_index(), h->kernel.name);
+    dcu_msg_error("%s while the ranks of process %d run kernel %s; ending the run", h->lost,
+                  h->info.process_index, h->kernel.name);
     atomic_store_explicit(h->cancel_h, DCUDA_CANCEL_PEER, memory_order_release);
 }
 
-int dcuda_monitor_poll(dcuda_host_h h)
+int dcu_monitor_poll(dcuda_host_h h)
 {
-    int printed = serve_commands(h);
-    printed |= drain_log(h);
-    uint64_t now = dcuda_now_ns();
+    int printed = drain_log(h);
+    uint64_t now = dcu_clock_ns();
     if (now >= h->monitor->next_check_ns) {
-        h->monitor->next_check_ns = now + 50 * 1000 * 1000;
+        h->monitor->next_check_ns = now + MONITOR_CHECK_NS;
         if (h->settings.watchdog > 0)
             watchdog_check(h, now);
         peers_check(h);
@@ -282,4 +231,4 @@ int dcuda_monitor_poll(dcuda_host_h h)
     return printed;
 }
 
-void dcuda_monitor_drain(dcuda_host_h h) { drain_log(h); }
+void dcu_monitor_drain(dcuda_host_h h) { drain_log(h); }

@@ -11,32 +11,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "host_internal.h"
-#include "hostlog.h"
-
-/* Room for one more element in a growing array of `elem` bytes each. */
-static int make_room(void **array, int count, int *cap, size_t elem)
-{
-    if (count < *cap)
-        return 1;
-    int grown = *cap ? 2 * *cap : 32;
-    void *m = realloc(*array, (size_t)grown * elem);
-    if (!m)
-        return 0;
-    *array = m;
-    *cap = grown;
-    return 1;
-}
+#include "bootstrap/boot.h"
+#include "core.h"
+#include "node/node.h"
+#include "util/array.h"
+#include "util/msg.h"
 
 /* ---- this process's allocations ----------------------------------------- */
 
-dcuda_status_t dcuda_mem_alloc(dcuda_host_h h, size_t size, void **ptr)
+dcuda_status_t dcu_mem_alloc(dcuda_host_h h, size_t size, void **ptr)
 {
-    if (!make_room((void **)&h->mems, h->mem_count, &h->mem_cap, sizeof *h->mems))
+    if (!dcu_array_room((void **)&h->mems, h->mem_count, &h->mem_cap, sizeof *h->mems))
         return DCUDA_ERR_NO_MEMORY;
-    dcuda_mem_rec_t *rec = &h->mems[h->mem_count];
+    dcu_mem_rec_t *rec = &h->mems[h->mem_count];
     memset(rec, 0, sizeof *rec);
-    dcuda_status_t st = h->ops->alloc(h, size, &rec->ptr, &rec->ex);
+    dcuda_status_t st = h->ops->alloc(h->backend, size, &rec->ptr, &rec->ex);
     if (st != DCUDA_OK)
         return st;
     rec->ex.serial = ++h->mem_serial;
@@ -47,42 +36,40 @@ dcuda_status_t dcuda_mem_alloc(dcuda_host_h h, size_t size, void **ptr)
     return DCUDA_OK;
 }
 
-void dcuda_mem_free(dcuda_host_h h, void *ptr)
+void dcu_mem_free(dcuda_host_h h, void *ptr)
 {
     for (int i = 0; i < h->mem_count; i++) {
         if (h->mems[i].ptr != ptr)
             continue;
-        h->ops->free(h, ptr, &h->mems[i].ex);
+        h->ops->free(h->backend, ptr, &h->mems[i].ex);
         h->mems[i] = h->mems[--h->mem_count];
         return;
     }
-    dcuda_hostlog_warn("dcuda_host_free: %p was not allocated by dcuda_host_alloc; ignored", ptr);
+    dcu_msg_warn("dcuda_host_free: %p was not allocated by dcuda_host_alloc; ignored", ptr);
 }
 
 /* ---- agreeing on the world ------------------------------------------------ */
 
-static dcuda_node_proc_t *node_proc(int p) { return &dcuda_procs_node()->procs[p]; }
-
-dcuda_status_t dcuda_peers_agree(dcuda_host_h h)
+dcuda_status_t dcu_peers_agree(dcuda_host_h h)
 {
-    int count = dcuda_procs_count(), me = dcuda_procs_index();
+    int count = dcu_boot_size(), me = dcu_boot_rank();
     if (count == 1)
         return DCUDA_OK;
-    dcuda_node_proc_t *mine = node_proc(me);
+    dcu_node_proc_t *mine = dcu_node_proc(me);
     mine->rank_count = h->info.rank_responsible;
     snprintf(mine->backend, sizeof mine->backend, "%s", h->ops->name);
     snprintf(mine->kernel, sizeof mine->kernel, "%s", h->kernel.name);
-    dcuda_status_t st = dcuda_procs_barrier("dcuda_host_init");
+    dcuda_status_t st = dcu_node_barrier("dcuda_host_init");
     if (st != DCUDA_OK)
         return st;
     int world = 0, first = 0;
     for (int p = 0; p < count; p++) {
-        const dcuda_node_proc_t *q = node_proc(p);
+        const dcu_node_proc_t *q = dcu_node_proc(p);
         if (strcmp(q->backend, mine->backend) != 0 || strcmp(q->kernel, mine->kernel) != 0) {
-            dcuda_hostlog_error("process %d runs kernel %s on %s ranks but process %d runs "
-                                "kernel %s on %s ranks: every process must start the same kernel "
-                                "on the same backend",
-                                me, mine->kernel, mine->backend, p, q->kernel, q->backend);
+            dcu_msg_error("process %d runs kernel %s on %s ranks but process %d runs kernel %s "
+                          "on %s ranks: every process must start the same kernel on the same "
+                          "backend",
+                          me, mine->kernel, mine->backend, p, q->kernel, q->backend);
             return DCUDA_ERR_BACKEND;
         }
         if (p == me)
@@ -92,33 +79,28 @@ dcuda_status_t dcuda_peers_agree(dcuda_host_h h)
     mine->world_first = first;
     h->info.rank_count = world;
     h->info.rank_start = first;
-    h->info.device_count = count;
-    h->info.device_index = me;
-    h->info.process_count = count;
-    h->info.process_index = me;
     /* Nobody may overwrite its part for the next init before all have read. */
-    return dcuda_procs_barrier("dcuda_host_init");
+    return dcu_node_barrier("dcuda_host_init");
 }
 
 /* ---- mapping the peers' allocations --------------------------------------- */
 
 static void publish(dcuda_host_h h)
 {
-    dcuda_node_proc_t *mine = node_proc(dcuda_procs_index());
+    dcu_node_proc_t *mine = dcu_node_proc(dcu_boot_rank());
     int n = 0;
     for (int i = 0; i < h->mem_count && n < DCUDA_MAX_SEGMENTS; i++)
-        if (h->mems[i].ex.kind != DCUDA_EXPORT_NONE)
+        if (h->mems[i].ex.kind != DCU_EXPORT_NONE)
             mine->exports[n++] = h->mems[i].ex;
     if (n < h->mem_count)
-        dcuda_hostlog_warn("only %d of %d allocations can be reached by other processes "
-                           "(at most %d)",
-                           n, h->mem_count, DCUDA_MAX_SEGMENTS);
+        dcu_msg_warn("only %d of %d allocations can be reached by other processes (at most %d)",
+                     n, h->mem_count, DCUDA_MAX_SEGMENTS);
     mine->export_count = (uint32_t)n;
     mine->notifs_base = (uint64_t)(uintptr_t)h->image.notifs;
     mine->win_world_base = (uint64_t)(uintptr_t)h->image.win_entries[0 /* WORLD */];
 }
 
-static dcuda_import_t *find_import(dcuda_host_h h, int proc, uint64_t serial)
+static dcu_import_t *find_import(dcuda_host_h h, int proc, uint64_t serial)
 {
     for (int i = 0; i < h->import_count; i++)
         if (h->imports[i].proc == proc && h->imports[i].serial == serial)
@@ -126,13 +108,14 @@ static dcuda_import_t *find_import(dcuda_host_h h, int proc, uint64_t serial)
     return NULL;
 }
 
-static dcuda_status_t open_import(dcuda_host_h h, int proc, const dcuda_export_t *e)
+static dcuda_status_t open_import(dcuda_host_h h, int proc, const dcu_export_t *e)
 {
-    if (!make_room((void **)&h->imports, h->import_count, &h->import_cap, sizeof *h->imports))
+    if (!dcu_array_room((void **)&h->imports, h->import_count, &h->import_cap,
+                        sizeof *h->imports))
         return DCUDA_ERR_NO_MEMORY;
-    dcuda_import_t *im = &h->imports[h->import_count];
+    dcu_import_t *im = &h->imports[h->import_count];
     memset(im, 0, sizeof *im);
-    dcuda_status_t st = h->ops->import(h, proc, e, &im->local);
+    dcuda_status_t st = h->ops->import(h->backend, proc, e, &im->local);
     if (st != DCUDA_OK)
         return st;
     im->proc = proc;
@@ -144,7 +127,7 @@ static dcuda_status_t open_import(dcuda_host_h h, int proc, const dcuda_export_t
 }
 
 /* Is allocation `serial` of process p still exported? */
-static int still_exported(const dcuda_node_proc_t *q, uint64_t serial)
+static int still_exported(const dcu_node_proc_t *q, uint64_t serial)
 {
     for (uint32_t k = 0; k < q->export_count; k++)
         if (q->exports[k].serial == serial)
@@ -156,18 +139,18 @@ static int still_exported(const dcuda_node_proc_t *q, uint64_t serial)
  * yet (in that order: a new allocation may reuse a freed one's memory). */
 static dcuda_status_t map_peers(dcuda_host_h h)
 {
-    int count = dcuda_procs_count(), me = dcuda_procs_index();
+    int count = dcu_boot_size(), me = dcu_boot_rank();
     for (int i = 0; i < h->import_count;) {
-        dcuda_import_t *im = &h->imports[i];
-        if (still_exported(node_proc(im->proc), im->serial)) {
+        dcu_import_t *im = &h->imports[i];
+        if (still_exported(dcu_node_proc(im->proc), im->serial)) {
             i++;
             continue;
         }
-        h->ops->unimport(h, im->local, im->size);
+        h->ops->unimport(h->backend, im->local, im->size);
         *im = h->imports[--h->import_count];
     }
     for (int p = 0; p < count; p++) {
-        const dcuda_node_proc_t *q = node_proc(p);
+        const dcu_node_proc_t *q = dcu_node_proc(p);
         for (uint32_t k = 0; p != me && k < q->export_count; k++) {
             if (find_import(h, p, q->exports[k].serial))
                 continue;
@@ -183,22 +166,22 @@ static dcuda_status_t map_peers(dcuda_host_h h)
 static uint64_t translate(dcuda_host_h h, int p, uint64_t addr)
 {
     for (int i = 0; i < h->import_count; i++) {
-        const dcuda_import_t *im = &h->imports[i];
+        const dcu_import_t *im = &h->imports[i];
         if (im->proc == p && addr >= im->base && addr - im->base < im->size)
             return (uint64_t)(uintptr_t)im->local + (addr - im->base);
     }
     return 0;
 }
 
-static const char *path_of(dcuda_host_h h)
+static const char *path_name(uint32_t path)
 {
-    return strcmp(h->ops->name, "cpu") == 0 ? "shared memory" : "GPU peer memory";
+    return path == DCUDA_PATH_SHM ? "shared memory" : "GPU peer memory";
 }
 
 /* Fills the peer table and the segments, and copies both to the ranks. */
 static dcuda_status_t fill_tables(dcuda_host_h h)
 {
-    int count = dcuda_procs_count(), me = dcuda_procs_index();
+    int count = dcu_boot_size(), me = dcu_boot_rank();
     /* Peers' allocations only: a process alone has none. */
     size_t cap = (size_t)(count - 1) * DCUDA_MAX_SEGMENTS, n = 0;
     dcuda_segment_t *segs = calloc(cap ? cap : 1, sizeof *segs);
@@ -212,17 +195,17 @@ static dcuda_status_t fill_tables(dcuda_host_h h)
         if (p == me) {
             peer->world_first = h->info.rank_start;
             peer->rank_count = h->info.rank_responsible;
-            peer->path = DCUDA_PATH_SELF;
+            peer->path = DCUDA_PATH_DEVICE;
             peer->notifs = h->image.notifs;
             peer->win_world = h->image.win_entries[0 /* WORLD */];
             continue;
         }
-        const dcuda_node_proc_t *q = node_proc(p);
+        const dcu_node_proc_t *q = dcu_node_proc(p);
         peer->world_first = q->world_first;
         peer->rank_count = q->rank_count;
-        peer->path = strcmp(h->ops->name, "cpu") == 0 ? DCUDA_PATH_SHM : DCUDA_PATH_P2P;
+        peer->path = h->ops->peer_path;
         for (int i = 0; i < h->import_count && n < cap; i++) {
-            const dcuda_import_t *im = &h->imports[i];
+            const dcu_import_t *im = &h->imports[i];
             if (im->proc != p)
                 continue;
             segs[n++] = (dcuda_segment_t){im->base, im->size, (uint64_t)(uintptr_t)im->local, 0};
@@ -231,19 +214,20 @@ static dcuda_status_t fill_tables(dcuda_host_h h)
         peer->notifs = (dcuda_notif_counters_t *)(uintptr_t)translate(h, p, q->notifs_base);
         peer->win_world = (dcuda_win_entry_t *)(uintptr_t)translate(h, p, q->win_world_base);
         if (!peer->notifs || !peer->win_world) {
-            dcuda_hostlog_error("the tables of process %d are not mapped in process %d", p, me);
+            dcu_msg_error("the tables of process %d are not mapped in process %d", p, me);
             free(segs);
             return DCUDA_ERR_SYSTEM;
         }
     }
-    dcuda_status_t st = h->ops->copy_in(h, h->image.peers, peers, (size_t)count * sizeof *peers);
+    dcuda_status_t st =
+        h->ops->copy_in(h->backend, h->image.peers, peers, (size_t)count * sizeof *peers);
     if (st == DCUDA_OK && n)
-        st = h->ops->copy_in(h, h->image.segments, segs, n * sizeof *segs);
+        st = h->ops->copy_in(h->backend, h->image.segments, segs, n * sizeof *segs);
     free(segs);
     if (st == DCUDA_OK && count > 1)
-        dcuda_hostlog_info("process %d reaches %d peer process(es) through %s (%zu mapped "
-                           "allocations)",
-                           me, count - 1, path_of(h), n);
+        dcu_msg_info("process %d reaches %d peer process(es) through %s (%zu mapped "
+                     "allocations)",
+                     me, count - 1, path_name(h->ops->peer_path), n);
     return st;
 }
 
@@ -251,24 +235,24 @@ static dcuda_status_t fill_tables(dcuda_host_h h)
  * (equal unless a run was cut short), and start this run from there. */
 static void align_node_slots(dcuda_host_h h)
 {
-    dcuda_node_t *node = dcuda_procs_node();
+    dcu_node_t *node = dcu_node();
     uint32_t base = 0;
-    for (int p = 0; p < dcuda_procs_count(); p++) {
+    for (int p = 0; p < dcu_boot_size(); p++) {
         uint32_t v = atomic_load_explicit(&node->slots[p].arrived, memory_order_acquire);
         if (p == 0 || (int32_t)(v - base) > 0)
             base = v;
     }
-    atomic_store_explicit(&node->slots[dcuda_procs_index()].arrived, base, memory_order_release);
+    atomic_store_explicit(&node->slots[dcu_boot_rank()].arrived, base, memory_order_release);
     h->image.node_base = base;
 }
 
-dcuda_status_t dcuda_peers_exchange(dcuda_host_h h)
+dcuda_status_t dcu_peers_exchange(dcuda_host_h h)
 {
-    if (dcuda_procs_count() == 1)
+    if (dcu_boot_size() == 1)
         return fill_tables(h);
     publish(h);
     /* Every process has reset its tables, published, and ended its last run. */
-    dcuda_status_t st = dcuda_procs_barrier("dcuda_host_run");
+    dcuda_status_t st = dcu_node_barrier("dcuda_host_run");
     if (st == DCUDA_OK)
         st = map_peers(h);
     if (st == DCUDA_OK)
@@ -278,10 +262,10 @@ dcuda_status_t dcuda_peers_exchange(dcuda_host_h h)
     return st;
 }
 
-void dcuda_peers_release(dcuda_host_h h)
+void dcu_peers_release(dcuda_host_h h)
 {
     for (int i = 0; i < h->import_count; i++)
-        h->ops->unimport(h, h->imports[i].local, h->imports[i].size);
+        h->ops->unimport(h->backend, h->imports[i].local, h->imports[i].size);
     free(h->imports);
     h->imports = NULL;
     h->import_count = h->import_cap = 0;

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "dcuda/dcuda_host.h"
-#include "dcuda/dcuda_layout.h"
-#include "hostlog.h"
+#include "dcuda/shared/layout.h"
+#include "util/msg.h"
 
 typedef enum { SET_INT, SET_UINT, SET_DOUBLE, SET_STRING } setting_type_t;
 
@@ -65,7 +65,7 @@ static dcuda_status_t parse_value(const setting_desc_t *d, const char *text, con
         goto bad;
     return DCUDA_OK;
 bad:
-    dcuda_hostlog_error("setting %s from %s: cannot read '%s' as %s", d->name, origin, text,
+    dcu_msg_error("setting %s from %s: cannot read '%s' as %s", d->name, origin, text,
                         type_name(d->type));
     return DCUDA_ERR_SETTING;
 }
@@ -96,7 +96,7 @@ static dcuda_status_t load_environment(dcuda_settings_t *s)
             continue;
         const setting_desc_t *d = find_setting(name, (size_t)(eq - name));
         if (!d) {
-            dcuda_hostlog_warn("unknown setting %.*s ignored (dcuda_info lists them)",
+            dcu_msg_warn("unknown setting %.*s ignored (dcuda_info lists them)",
                                (int)(eq - *e), *e);
             continue;
         }
@@ -116,7 +116,7 @@ static dcuda_status_t load_arguments(int argc, char **argv, dcuda_settings_t *s)
         const char *name = a + 8, *eq = strchr(name, '=');
         const setting_desc_t *d = find_setting(name, eq ? (size_t)(eq - name) : strlen(name));
         if (!d || !eq) {
-            dcuda_hostlog_error("argument %s: %s (expected --dcuda-<setting>=<value>)", a,
+            dcu_msg_error("argument %s: %s (expected --dcuda-<setting>=<value>)", a,
                                 d ? "missing value" : "unknown setting");
             return DCUDA_ERR_SETTING;
         }
@@ -127,39 +127,44 @@ static dcuda_status_t load_arguments(int argc, char **argv, dcuda_settings_t *s)
     return DCUDA_OK;
 }
 
+/* Bounds of the settings that have them. */
+#define SETTING_RANKS_MAX (1L << 20)
+#define SETTING_LOG_ENTRIES_MIN 16L
+#define SETTING_LOG_ENTRIES_MAX (1L << 20)
+
 static dcuda_status_t validate(const dcuda_settings_t *s)
 {
     if (strcmp(s->backend, "auto") && strcmp(s->backend, "cpu") && strcmp(s->backend, "cuda")) {
-        dcuda_hostlog_error("setting BACKEND: '%s' is not auto, cpu or cuda", s->backend);
+        dcu_msg_error("setting BACKEND: '%s' is not auto, cpu or cuda", s->backend);
         return DCUDA_ERR_SETTING;
     }
-    if (s->ranks < 0 || s->ranks > 1 << 20) {
-        dcuda_hostlog_error("setting RANKS: %ld is not in 0..%d", s->ranks, 1 << 20);
+    if (s->ranks < 0 || s->ranks > SETTING_RANKS_MAX) {
+        dcu_msg_error("setting RANKS: %ld is not in 0..%ld", s->ranks, SETTING_RANKS_MAX);
         return DCUDA_ERR_SETTING;
     }
     if (s->processes < 0 || s->processes > DCUDA_MAX_PROCESSES) {
-        dcuda_hostlog_error("setting PROCESSES: %ld is not in 0..%d", s->processes,
-                            DCUDA_MAX_PROCESSES);
+        dcu_msg_error("setting PROCESSES: %ld is not in 0..%d", s->processes,
+                      DCUDA_MAX_PROCESSES);
         return DCUDA_ERR_SETTING;
     }
     if (!(s->watchdog >= 0)) {
-        dcuda_hostlog_error("setting WATCHDOG: %g is not a number of seconds >= 0", s->watchdog);
+        dcu_msg_error("setting WATCHDOG: %g is not a number of seconds >= 0", s->watchdog);
         return DCUDA_ERR_SETTING;
     }
-    if (s->log_entries < 16 || s->log_entries > 1 << 20 ||
+    if (s->log_entries < SETTING_LOG_ENTRIES_MIN || s->log_entries > SETTING_LOG_ENTRIES_MAX ||
         (s->log_entries & (s->log_entries - 1))) {
-        dcuda_hostlog_error("setting LOG_ENTRIES: %ld is not a power of two in 16..%d",
-                            s->log_entries, 1 << 20);
+        dcu_msg_error("setting LOG_ENTRIES: %ld is not a power of two in %ld..%ld",
+                      s->log_entries, SETTING_LOG_ENTRIES_MIN, SETTING_LOG_ENTRIES_MAX);
         return DCUDA_ERR_SETTING;
     }
     if (s->notif_start > 0xffffffffUL) {
-        dcuda_hostlog_error("setting NOTIF_START: %lu does not fit 32 bits", s->notif_start);
+        dcu_msg_error("setting NOTIF_START: %lu does not fit 32 bits", s->notif_start);
         return DCUDA_ERR_SETTING;
     }
     return DCUDA_OK;
 }
 
-dcuda_status_t dcuda_settings_load(int argc, char **argv, dcuda_settings_t *out)
+dcuda_status_t dcu_settings_load(int argc, char **argv, dcuda_settings_t *out)
 {
     dcuda_settings_t s;
     memset(&s, 0, sizeof s);

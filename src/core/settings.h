@@ -42,6 +42,6 @@ typedef struct dcuda_settings {
 } dcuda_settings_t;
 
 /* Defaults, then environment, then --dcuda-* arguments. */
-dcuda_status_t dcuda_settings_load(int argc, char **argv, dcuda_settings_t *out);
+dcuda_status_t dcu_settings_load(int argc, char **argv, dcuda_settings_t *out);
 
 #endif /* DCUDA_CORE_SETTINGS_H */

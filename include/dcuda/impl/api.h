@@ -1,0 +1,116 @@
+/*
+ * The rank calls declared in dcuda_rank.h, defined once over the engine.
+ * GPU ranks get them inlined into the rank code (DCUDA_RANK_API is static
+ * __device__ __forceinline__); CPU ranks get them from libdcuda, whose
+ * src/backend/cpu/cpu_rank.c is the one C translation unit that includes
+ * this file. dcuda_log's wording is the backend's (C varargs or a CUDA
+ * template), so it is defined beside the backend's primitives.
+ */
+/* The declarations first; under nvcc, dcuda_rank.h brings this file in
+ * itself, after them. */
+#include "../dcuda_rank.h"
+
+#ifndef DCUDA_IMPL_API_H
+#define DCUDA_IMPL_API_H
+
+#include "engine.h"
+
+DCUDA_RANK_API dcuda_status_t dcuda_rank_init(dcuda_context_h ctx, dcuda_state_t *st)
+{
+    return dcu_rank_init(ctx, st);
+}
+
+DCUDA_RANK_API dcuda_status_t dcuda_rank_finish(dcuda_state_t *st) { return dcu_rank_finish(st); }
+
+DCUDA_RANK_API dcuda_status_t dcuda_get_data(dcuda_state_t *st, void **data)
+{
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, "dcuda_get_data");
+    if (!data)
+        return DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, "dcuda_get_data", "data is NULL");
+    *data = st->ctx->user_data;
+    return DCUDA_OK;
+}
+
+DCUDA_RANK_API dcuda_status_t dcuda_comm_size(dcuda_state_t *st, dcuda_comm_t comm, int *size)
+{
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, "dcuda_comm_size");
+    return dcu_comm_query(st, comm, size, 1, "dcuda_comm_size");
+}
+
+DCUDA_RANK_API dcuda_status_t dcuda_comm_rank(dcuda_state_t *st, dcuda_comm_t comm, int *rank)
+{
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, "dcuda_comm_rank");
+    return dcu_comm_query(st, comm, rank, 0, "dcuda_comm_rank");
+}
+
+DCUDA_RANK_API dcuda_status_t dcuda_comm_barrier(dcuda_state_t *st, dcuda_comm_t comm)
+{
+    static const char call[] = "dcuda_comm_barrier";
+    dcu_sync();
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, call);
+    dcuda_status_t s = dcu_checked_comm(st, comm, call);
+    return s == DCUDA_OK ? dcu_barrier(st, comm, call) : s;
+}
+
+DCUDA_RANK_API dcuda_status_t dcuda_win_create(dcuda_state_t *st, dcuda_comm_t comm, void *base,
+                                               size_t size, dcuda_win_t *win)
+{
+    return dcu_win_create(st, comm, base, size, win);
+}
+
+DCUDA_RANK_API dcuda_status_t dcuda_win_free(dcuda_state_t *st, dcuda_win_t win)
+{
+    return dcu_win_free(st, win);
+}
+
+DCUDA_RANK_API dcuda_status_t dcuda_win_flush(dcuda_state_t *st, dcuda_win_t win)
+{
+    return dcu_win_flush(st, win);
+}
+
+DCUDA_RANK_API dcuda_status_t dcuda_put(dcuda_state_t *st, dcuda_win_t win, int rank,
+                                        size_t offset, size_t size, const void *src)
+{
+    return dcu_put(st, win, rank, offset, size, src, 0, 0, "dcuda_put");
+}
+
+DCUDA_RANK_API dcuda_status_t dcuda_put_notify(dcuda_state_t *st, dcuda_win_t win, int rank,
+                                               size_t offset, size_t size, const void *src,
+                                               int tag)
+{
+    return dcu_put(st, win, rank, offset, size, src, 1, tag, "dcuda_put_notify");
+}
+
+DCUDA_RANK_API dcuda_status_t dcuda_notify(dcuda_state_t *st, int rank, dcuda_comm_t comm,
+                                           int tag)
+{
+    return dcu_notify(st, rank, comm, tag);
+}
+
+DCUDA_RANK_API int dcuda_test_notifications(dcuda_state_t *st, int tag, int count)
+{
+    return dcu_test_notifications(st, tag, count);
+}
+
+DCUDA_RANK_API dcuda_status_t dcuda_wait_notifications(dcuda_state_t *st, int tag, int count)
+{
+    return dcu_wait_notifications(st, tag, count);
+}
+
+DCUDA_RANK_API dcuda_status_t dcuda_start_cpu_timer(dcuda_state_t *st)
+{
+    return dcu_timer(st, 0, "dcuda_start_cpu_timer");
+}
+
+DCUDA_RANK_API dcuda_status_t dcuda_stop_cpu_timer(dcuda_state_t *st)
+{
+    return dcu_timer(st, 1, "dcuda_stop_cpu_timer");
+}
+
+DCUDA_RANK_API dcuda_status_t dcuda_rank_ping_host(dcuda_state_t *st) { return dcu_ping_host(st); }
+
+#endif /* DCUDA_IMPL_API_H */

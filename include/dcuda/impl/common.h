@@ -1,0 +1,358 @@
+/*
+ * The model's arithmetic, shared by every backend and by the host: the
+ * qualifiers the engine's functions carry, window handle encoding,
+ * communicator sizes, routing a target to its counters and path, bounds
+ * and overflow checks, the search for the window that holds a source
+ * buffer, and the wrap-around-safe test of counters. Pure functions over
+ * the shared layouts: nothing here touches memory another rank may write.
+ */
+#ifndef DCUDA_IMPL_COMMON_H
+#define DCUDA_IMPL_COMMON_H
+
+#include "../dcuda_status.h"
+#include "../shared/layout.h"
+
+#if defined(__CUDACC__)
+/* Usable from host and rank code (tests and probes call some on the host). */
+#define DCU_HD static __host__ __device__ __forceinline__
+/* Rarely taken paths stay out of line, keeping the hot path compact. */
+#define DCU_HD_COLD static __host__ __device__ __noinline__
+/* The engine's functions: rank code only. */
+#define DCU_FN static __device__ __forceinline__
+#define DCU_FN_COLD static __device__ __noinline__
+#else
+#define DCU_HD static inline
+#if defined(__GNUC__)
+#define DCU_HD_COLD __attribute__((noinline, unused)) static
+#else
+#define DCU_HD_COLD static
+#endif
+#define DCU_FN static inline
+#define DCU_FN_COLD DCU_HD_COLD
+#endif
+
+/* Counters as the engine's primitives take them. */
+typedef DCUDA_ATOMIC(uint32_t) dcu_u32a_t;
+typedef DCUDA_ATOMIC(int32_t) dcu_i32a_t;
+typedef DCUDA_ATOMIC(uint64_t) dcu_u64a_t;
+
+/* How long a waiting rank has polled (the backend's dcu_pause paces it). */
+typedef struct dcu_waiter {
+    uint32_t polls;
+    uint32_t sleep_ns;
+} dcu_waiter_t;
+
+/* Communicators (also in dcuda_rank.h's public enum). */
+#define DCU_COMM_WORLD 0
+#define DCU_COMM_DEVICE 1
+
+DCU_HD int dcu_comm_valid(int comm)
+{
+    return comm == DCU_COMM_WORLD || comm == DCU_COMM_DEVICE;
+}
+
+DCU_HD int dcu_comm_size(const dcuda_state_t *st, int comm)
+{
+    return comm == DCU_COMM_WORLD ? st->world_size : st->device_size;
+}
+
+DCU_HD int dcu_comm_rank(const dcuda_state_t *st, int comm)
+{
+    return comm == DCU_COMM_WORLD ? st->world_rank : st->device_rank;
+}
+
+/* Device rank (index into this device's tables) of a rank given in comm, or
+ * -1 if that rank lives on another device. */
+DCU_HD int dcu_device_rank_of(const dcuda_state_t *st, int comm, int rank)
+{
+    if (comm == DCU_COMM_DEVICE)
+        return rank;
+    rank -= st->world_first;
+    return (rank >= 0 && rank < st->device_size) ? rank : -1;
+}
+
+/* Process holding WORLD rank `rank` (ranks are contiguous per process), or
+ * -1. */
+DCU_HD int dcu_process_of(const dcuda_state_t *st, int rank)
+{
+    if (rank < 0 || rank >= st->world_size)
+        return -1;
+    int p = st->process_count - 1;
+    while (p > 0 && rank < st->peer_first[p])
+        p--;
+    return p;
+}
+
+/* Where a notification to `rank` of comm goes: its counters as this rank
+ * reaches them and the path there (dcuda_path), or NULL if nowhere. */
+DCU_HD dcuda_notif_counters_t *dcu_target_notifs(const dcuda_state_t *st, int comm, int rank,
+                                                 uint32_t *path)
+{
+    int d = dcu_device_rank_of(st, comm, rank);
+    *path = DCUDA_PATH_DEVICE;
+    if (d >= 0)
+        return &st->notifs[d];
+    int p = dcu_process_of(st, rank);
+    if (p < 0)
+        return (dcuda_notif_counters_t *)0;
+    *path = st->peer_path[p];
+    return &st->peer_notifs[p][rank - st->peer_first[p]];
+}
+
+/* Rank `rank`'s part of WORLD window slot `slot` when that rank lives in
+ * another process: read from that process's table and translated to where
+ * this process reaches it. DCUDA_ERR_UNREACHABLE (and the part as its owner
+ * sees it) if the part lies outside every allocation the owner exports. */
+DCU_HD_COLD dcuda_status_t dcu_remote_part(const dcuda_state_t *st, int slot, int rank,
+                                                      dcuda_win_entry_t *part)
+{
+    int p = dcu_process_of(st, rank);
+    const dcuda_peer_t *q = &st->peers[p];
+    *part = q->win_world[(size_t)slot * (size_t)st->world_size + (size_t)rank];
+    if (part->size == 0)
+        return DCUDA_OK;
+    const dcuda_segment_t *segs = st->ctx->segments + q->segment_first;
+    for (uint32_t i = 0; i < q->segment_count; i++) {
+        const dcuda_segment_t *g = &segs[i];
+        if (part->base >= g->owner_base && part->base - g->owner_base <= g->size &&
+            part->size <= g->size - (part->base - g->owner_base)) {
+            part->base = part->base - g->owner_base + g->local_base;
+            return DCUDA_OK;
+        }
+    }
+    return DCUDA_ERR_UNREACHABLE;
+}
+
+/* Fills the state's copies of the context (at rank init). */
+DCU_HD void dcu_state_bind(dcuda_state_t *st, const dcuda_context_t *ctx,
+                                      int device_rank)
+{
+    st->ctx = ctx;
+    st->device_rank = device_rank;
+    st->world_rank = ctx->world_first + device_rank;
+    st->world_size = ctx->world_size;
+    st->device_size = ctx->device_size;
+    st->world_first = ctx->world_first;
+    st->process_count = ctx->process_count;
+    st->process_index = ctx->process_index;
+    st->peers = ctx->peers;
+    st->notifs = ctx->notifs;
+    for (int p = 0; p < ctx->process_count && p < DCUDA_MAX_PROCESSES; p++) {
+        st->peer_first[p] = ctx->peers[p].world_first;
+        st->peer_notifs[p] = ctx->peers[p].notifs;
+        st->peer_path[p] = (uint8_t)ctx->peers[p].path;
+    }
+    for (int c = 0; c < DCUDA_COMM_COUNT; c++) {
+        st->win_entries[c] = ctx->win_entries[c];
+        st->barrier_epoch[c] = 0;
+        st->live_windows[c] = 0;
+    }
+    for (int i = 0; i < DCUDA_PUT_ROUTES; i++)
+        st->routes[i].win = DCUDA_WIN_NONE;
+    st->timer_next = 0;
+    st->cmd_tag = 0;
+}
+
+DCU_HD uint32_t dcu_win_encode(int comm, int slot, uint32_t gen)
+{
+    return (uint32_t)slot | ((uint32_t)comm << DCUDA_WIN_COMM_SHIFT) |
+           ((gen & 0xffu) << DCUDA_WIN_GEN_SHIFT);
+}
+
+DCU_HD int dcu_win_slot(uint32_t win)
+{
+    return (int)(win & ((1u << DCUDA_WIN_SLOT_BITS) - 1u));
+}
+
+DCU_HD int dcu_win_comm(uint32_t win)
+{
+    return (int)((win >> DCUDA_WIN_COMM_SHIFT) & 0xfu);
+}
+
+DCU_HD uint32_t dcu_win_gen(uint32_t win)
+{
+    return (win >> DCUDA_WIN_GEN_SHIFT) & 0xffu;
+}
+
+/* Is `win` a live window of this rank? Reserved bits must be zero. */
+DCU_HD dcuda_status_t dcu_check_win(const dcuda_state_t *st, uint32_t win)
+{
+    int slot = dcu_win_slot(win), comm = dcu_win_comm(win);
+    if (win == DCUDA_WIN_NONE || (win & 0xff00f000u) != 0 || !dcu_comm_valid(comm) ||
+        slot >= DCUDA_MAX_WINDOWS)
+        return DCUDA_ERR_WIN;
+    if (!((st->live_windows[comm] >> slot) & 1u) ||
+        st->win_gen[comm][slot] != (uint8_t)dcu_win_gen(win))
+        return DCUDA_ERR_WIN;
+    return DCUDA_OK;
+}
+
+/* Lowest free window slot of a communicator, or -1. */
+DCU_HD int dcu_free_slot(const dcuda_state_t *st, int comm)
+{
+    uint64_t live = st->live_windows[comm];
+    for (int slot = 0; slot < DCUDA_MAX_WINDOWS; slot++)
+        if (!((live >> slot) & 1u))
+            return slot;
+    return -1;
+}
+
+DCU_HD dcuda_win_entry_t *dcu_win_entry(const dcuda_state_t *st, int comm, int slot,
+                                                  int rank)
+{
+    size_t size = (size_t)dcu_comm_size(st, comm);
+    return &st->win_entries[comm][(size_t)slot * size + (size_t)rank];
+}
+
+DCU_HD dcuda_put_route_t *dcu_route(const dcuda_state_t *st, uint32_t win, int rank)
+{
+    return (dcuda_put_route_t *)&st
+        ->routes[(win * 5u + (uint32_t)rank) & (DCUDA_PUT_ROUTES - 1)];
+}
+
+/* Forgets the routes to or from window slot `slot` of comm (at its free). */
+DCU_HD void dcu_routes_drop(dcuda_state_t *st, int comm, int slot)
+{
+    uint32_t freed = ((uint32_t)comm << 8) | (uint32_t)slot;
+    for (int i = 0; i < DCUDA_PUT_ROUTES; i++) {
+        uint32_t w = st->routes[i].win;
+        if (w != DCUDA_WIN_NONE && ((w & 0xfffu) == freed || st->routes[i].src_slot == freed))
+            st->routes[i].win = DCUDA_WIN_NONE;
+    }
+}
+
+/* Window creation, before its barrier: my part of slot `slot` of comm is
+ * [base, base + size) (an empty part when the arguments were refused). */
+DCU_HD void dcu_win_publish(const dcuda_state_t *st, int comm, int slot, uint64_t base,
+                                       uint64_t size)
+{
+    dcuda_win_entry_t *mine =
+        dcu_win_entry(st, comm, slot, dcu_comm_rank(st, comm));
+    mine->base = base;
+    mine->size = size;
+}
+
+/* Window creation, after its barrier: the slot is live; its handle. */
+DCU_HD uint32_t dcu_win_adopt(dcuda_state_t *st, int comm, int slot)
+{
+    uint8_t gen = ++st->win_gen[comm][slot];
+    st->live_windows[comm] |= (uint64_t)1 << slot;
+    return dcu_win_encode(comm, slot, gen);
+}
+
+/* Window free, after its barrier: my part, the slot and its routes go. */
+DCU_HD void dcu_win_forget(dcuda_state_t *st, int comm, int slot)
+{
+    dcu_win_publish(st, comm, slot, 0, 0);
+    st->live_windows[comm] &= ~((uint64_t)1 << slot);
+    dcu_routes_drop(st, comm, slot);
+}
+
+/* Does [offset, offset + size) lie inside a window part of `win_size` bytes? */
+DCU_HD dcuda_status_t dcu_check_range(uint64_t win_size, uint64_t offset,
+                                                 uint64_t size)
+{
+    if (offset + size < offset)
+        return DCUDA_ERR_OVERFLOW;
+    if (offset > win_size || size > win_size - offset)
+        return DCUDA_ERR_BOUNDS;
+    return DCUDA_OK;
+}
+
+DCU_HD int dcu_contains(const dcuda_win_entry_t *e, uint64_t addr, uint64_t size)
+{
+    return addr >= e->base && addr - e->base <= e->size && size <= e->size - (addr - e->base);
+}
+
+/* Which of the caller's windows holds [addr, addr + size): DCUDA_OK (and its
+ * part in *found, its slot in *slot) if one of comm's, DCUDA_ERR_WIN_COMM if
+ * only one of the other communicator's, DCUDA_ERR_SOURCE if none. */
+DCU_HD_COLD dcuda_status_t dcu_search_source(const dcuda_state_t *st, int comm,
+                                                        uint64_t addr, uint64_t size,
+                                                        dcuda_win_entry_t *found, int *slot)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        int c = pass == 0 ? comm : 1 - comm;
+        int me = dcu_comm_rank(st, c);
+        for (int s = 0; s < DCUDA_MAX_WINDOWS; s++) {
+            const dcuda_win_entry_t *e = dcu_win_entry(st, c, s, me);
+            if (!((st->live_windows[c] >> s) & 1u) || !dcu_contains(e, addr, size))
+                continue;
+            if (pass > 0)
+                return DCUDA_ERR_WIN_COMM;
+            *found = *e;
+            *slot = s;
+            return DCUDA_OK;
+        }
+    }
+    return DCUDA_ERR_SOURCE;
+}
+
+/* Source buffers must lie inside one of the caller's own window parts on the
+ * same communicator as the put. *part and *slot come in as the caller's part
+ * of the put's own window (tried first) and leave as the part (and its slot)
+ * that holds the source. Returns DCUDA_ERR_WIN_COMM if the source lies only
+ * in a window of the other communicator, DCUDA_ERR_SOURCE if in none. */
+DCU_HD dcuda_status_t dcu_check_source(const dcuda_state_t *st, int comm,
+                                                  dcuda_win_entry_t *part, int *slot,
+                                                  const void *src, uint64_t size)
+{
+    uint64_t addr = (uint64_t)(uintptr_t)src;
+    if (size == 0)
+        return DCUDA_OK;
+    if (addr + size < addr)
+        return DCUDA_ERR_OVERFLOW;
+    if (dcu_contains(part, addr, size))
+        return DCUDA_OK;
+    return dcu_search_source(st, comm, addr, size, part, slot);
+}
+
+/* Source and destination either coincide (nothing to copy) or are disjoint. */
+DCU_HD dcuda_status_t dcu_check_overlap(uint64_t dst, uint64_t src, uint64_t size)
+{
+    if (dst == src || size == 0)
+        return DCUDA_OK;
+    return (dst < src + size && src < dst + size) ? DCUDA_ERR_OVERLAP : DCUDA_OK;
+}
+
+/* A put along a route the rank has checked before: its route if the
+ * remembered parts admit it (source inside the part of mine that held the
+ * source last time, target range inside the target's, no partial overlap)
+ * and the target address in *dst; NULL if the full checks must decide. */
+DCU_HD const dcuda_put_route_t *dcu_put_fast(const dcuda_state_t *st, uint32_t win,
+                                                        int rank, uint64_t offset, uint64_t size,
+                                                        const void *src, char **dst)
+{
+    const dcuda_put_route_t *r = dcu_route(st, win, rank);
+    uint64_t a = (uint64_t)(uintptr_t)src, d = r->target_base + offset;
+    dcuda_win_entry_t mine;
+    mine.base = r->mine_base;
+    mine.size = r->mine_size;
+    if (r->win != win || r->rank != rank ||
+        dcu_check_range(r->target_size, offset, size) != DCUDA_OK ||
+        (size && !dcu_contains(&mine, a, size)) ||
+        dcu_check_overlap(d, a, size) != DCUDA_OK)
+        return (const dcuda_put_route_t *)0;
+    *dst = (char *)(uintptr_t)d;
+    return r;
+}
+
+/* Are `count` notifications ready, given arrivals and consumptions counted
+ * modulo 2^32? Safe across wrap-around while fewer than 2^31 are pending. */
+DCU_HD int dcu_notifs_ready(uint32_t arrived, uint32_t consumed, uint32_t count)
+{
+    return (int32_t)(arrived - (consumed + count)) >= 0;
+}
+
+/* Has a growing barrier counter reached its target (modulo 2^32)? */
+DCU_HD int dcu_reached(uint32_t value, uint32_t target)
+{
+    return (int32_t)(value - target) >= 0;
+}
+
+DCU_HD int dcu_tag_valid(int tag)
+{
+    return tag >= 0 && tag < DCUDA_TAG_COUNT;
+}
+
+#endif /* DCUDA_IMPL_COMMON_H */

@@ -1,0 +1,172 @@
+/*
+ * The rank engine's primitives for CPU ranks: a rank is one thread, its
+ * "block" has one thread (syncs are no-ops, it is its own leader and its
+ * only polling lane), memory operations are C11 atomics and copies are
+ * memcpy. The engine (impl/engine.h) is written once over these names and
+ * over the GPU's (impl/cuda/prims.cuh), so CPU ranks run the algorithm GPU
+ * ranks run. Compiled only into the library (src/backend/cpu/cpu_rank.c),
+ * as C11.
+ */
+#ifndef DCUDA_IMPL_CPU_PRIMS_H
+#define DCUDA_IMPL_CPU_PRIMS_H
+
+#if defined(__CUDACC__) || defined(__cplusplus)
+#error "impl/cpu/prims.h is compiled as C11, inside libdcuda only"
+#endif
+
+#include <sched.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+
+#include "../common.h"
+
+/* The calling thread's rank: set by the backend before the kernel runs. */
+extern _Thread_local const dcuda_context_t *dcu_cpu_thread_ctx;
+extern _Thread_local int dcu_cpu_thread_rank;
+
+/* ---- the threads of a rank: one ------------------------------------------ */
+
+DCU_FN int dcu_thread(void) { return 0; }
+DCU_FN int dcu_threads(void) { return 1; }
+DCU_FN int dcu_leader(void) { return 1; }
+DCU_FN void dcu_sync(void) {}
+DCU_FN int dcu_rank_index(void) { return dcu_cpu_thread_rank; }
+/* The context the kernel was started with (NULL off rank threads). */
+DCU_FN const dcuda_context_t *dcu_kernel_ctx(void) { return dcu_cpu_thread_ctx; }
+
+/* Lanes that poll together while the rank waits (a GPU's warp 0). */
+typedef unsigned dcu_lanes_t;
+DCU_FN int dcu_in_poll_lanes(void) { return 1; }
+DCU_FN dcu_lanes_t dcu_poll_lanes(void) { return 1u; }
+DCU_FN dcu_lanes_t dcu_one_lane(void) { return 1u; }
+DCU_FN uint32_t dcu_lanes_bcast(dcu_lanes_t lanes, uint32_t v)
+{
+    (void)lanes;
+    return v;
+}
+DCU_FN void dcu_lanes_sync(dcu_lanes_t lanes) { (void)lanes; }
+
+/* ---- memory ------------------------------------------------------------- */
+/* `sys` (another process may take part) changes nothing on the CPU. */
+
+DCU_FN uint32_t dcu_ld_acquire(const dcu_u32a_t *p, int sys)
+{
+    (void)sys;
+    return atomic_load_explicit(p, memory_order_acquire);
+}
+
+/* Adds v, releasing the rank's earlier reads and writes. */
+DCU_FN void dcu_red_release(dcu_u32a_t *p, uint32_t v, int sys)
+{
+    (void)sys;
+    atomic_fetch_add_explicit(p, v, memory_order_release);
+}
+
+DCU_FN void dcu_st_release(dcu_u32a_t *p, uint32_t v, int sys)
+{
+    (void)sys;
+    atomic_store_explicit(p, v, memory_order_release);
+}
+
+DCU_FN void dcu_st_relaxed(dcu_u32a_t *p, uint32_t v, int sys)
+{
+    (void)sys;
+    atomic_store_explicit(p, v, memory_order_relaxed);
+}
+
+/* A ticket from a ring's head (no ordering: the entry's seq orders). */
+DCU_FN uint32_t dcu_ticket(dcu_u32a_t *head)
+{
+    return atomic_fetch_add_explicit(head, 1u, memory_order_relaxed);
+}
+
+/* Barrier arrival: releases the rank's accesses, acquires the earlier
+ * arrivals; returns the count before. */
+DCU_FN uint32_t dcu_arrive(dcu_u32a_t *p)
+{
+    return atomic_fetch_add_explicit(p, 1u, memory_order_acq_rel);
+}
+
+/* Orders what the rank acquired before what it does next. */
+DCU_FN void dcu_fence(void) { atomic_thread_fence(memory_order_acq_rel); }
+
+DCU_FN void dcu_add_u32(dcu_u32a_t *p, uint32_t v)
+{
+    atomic_fetch_add_explicit(p, v, memory_order_relaxed);
+}
+
+/* 1 if *p was 0 and is now v. */
+DCU_FN int dcu_claim_i32(dcu_i32a_t *p, int32_t v)
+{
+    int32_t none = 0;
+    return atomic_compare_exchange_strong(p, &none, v);
+}
+
+DCU_FN void dcu_set_i32(dcu_i32a_t *p, int32_t v)
+{
+    atomic_store_explicit(p, v, memory_order_relaxed);
+}
+
+DCU_FN void dcu_min_u64(dcu_u64a_t *p, uint64_t v)
+{
+    uint64_t seen = atomic_load_explicit(p, memory_order_relaxed);
+    while (v < seen && !atomic_compare_exchange_weak(p, &seen, v)) {
+    }
+}
+
+DCU_FN void dcu_max_u64(dcu_u64a_t *p, uint64_t v)
+{
+    uint64_t seen = atomic_load_explicit(p, memory_order_relaxed);
+    while (v > seen && !atomic_compare_exchange_weak(p, &seen, v)) {
+    }
+}
+
+DCU_FN uint64_t dcu_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The rank's copy of a put (its one thread copies). */
+DCU_FN void dcu_copy(char *dst, const char *src, size_t n) { memcpy(dst, src, n); }
+
+/* ---- waiting -------------------------------------------------------------- */
+
+/* Steps of waiting: spin briefly, then yield, then sleep 8 us doubling up
+ * to about a millisecond, so hundreds of ranks on two cores do not starve
+ * the rank they wait for. After DCU_WAIT_BLOCKED_POLLS steps a rank shows
+ * itself blocked to the watchdog, and from then on checks every step
+ * whether it was cancelled. */
+#define DCU_WAIT_BLOCKED_POLLS 256u
+#define DCU_WAIT_CANCEL_EVERY 1u
+#define DCU_CPU_PAUSE_STEPS 64u
+#define DCU_CPU_YIELD_STEPS 32u
+#define DCU_CPU_SLEEP_MIN_NS 8000u
+#define DCU_CPU_SLEEP_DOUBLINGS 7u
+#define DCU_WAITER_INIT {0u, 0u}
+
+/* One step; returns 0: every step may look at the watchdog's business. */
+DCU_FN int dcu_pause(dcu_waiter_t *w)
+{
+    uint32_t s = w->polls++;
+    if (s < DCU_CPU_PAUSE_STEPS) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    } else if (s < DCU_CPU_PAUSE_STEPS + DCU_CPU_YIELD_STEPS) {
+        sched_yield();
+    } else {
+        uint32_t k = s - DCU_CPU_PAUSE_STEPS - DCU_CPU_YIELD_STEPS;
+        uint32_t shift = k < DCU_CPU_SLEEP_DOUBLINGS ? k : DCU_CPU_SLEEP_DOUBLINGS;
+        struct timespec ts = {0, (long)(DCU_CPU_SLEEP_MIN_NS << shift)};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
+/* Waiting on memory the host runtime hands back (ring entries). */
+DCU_FN void dcu_pause_host(dcu_waiter_t *w) { (void)dcu_pause(w); }
+
+#endif /* DCUDA_IMPL_CPU_PRIMS_H */

@@ -1,0 +1,215 @@
+/*
+ * The rank engine's primitives for GPU ranks: a rank is a thread block.
+ * Thread 0 leads single-thread sections, warp 0 polls while the rank waits
+ * (lane 0 loads, a shuffle shares the value), memory operations are PTX
+ * acquire loads and release adds at GPU scope (ranks of one GPU) or system
+ * scope (ranks of other processes, mapped host memory), and puts copy with
+ * every thread of the block. The engine (impl/engine.h) is written once
+ * over these names and over the CPU's (impl/cpu/prims.h).
+ */
+#ifndef DCUDA_IMPL_CUDA_PRIMS_CUH
+#define DCUDA_IMPL_CUDA_PRIMS_CUH
+
+#include <stdint.h>
+
+#include "../common.h"
+
+/* ---- the threads of a rank: a block ------------------------------------- */
+
+DCU_FN int dcu_thread(void) { return (int)threadIdx.x; }
+DCU_FN int dcu_threads(void) { return (int)blockDim.x; }
+DCU_FN int dcu_leader(void) { return threadIdx.x == 0; }
+DCU_FN void dcu_sync(void) { __syncthreads(); }
+DCU_FN int dcu_rank_index(void) { return (int)blockIdx.x; }
+
+/* The context of the running kernel, for reporting calls made before
+ * dcuda_rank_init (one copy per translation unit, set by every block as it
+ * enters the kernel: dcu_kernel_enter). */
+static __device__ const dcuda_context_t *dcu_current_ctx;
+DCU_FN const dcuda_context_t *dcu_kernel_ctx(void) { return dcu_current_ctx; }
+
+/* Lanes that poll together while the rank waits: all of warp 0 (so lane
+ * 0's poll loop does not diverge from lanes parked at a barrier, which costs
+ * ~0.1 us a wake-up), or lane 0 alone inside single-thread sections. */
+typedef unsigned dcu_lanes_t;
+DCU_FN int dcu_in_poll_lanes(void) { return threadIdx.x < 32; }
+DCU_FN dcu_lanes_t dcu_poll_lanes(void)
+{
+    return blockDim.x >= 32 ? 0xffffffffu : (1u << blockDim.x) - 1u;
+}
+DCU_FN dcu_lanes_t dcu_one_lane(void) { return 1u; }
+/* Lane 0's v, in every lane of `lanes`. */
+DCU_FN uint32_t dcu_lanes_bcast(dcu_lanes_t lanes, uint32_t v)
+{
+    return __shfl_sync(lanes, v, 0);
+}
+DCU_FN void dcu_lanes_sync(dcu_lanes_t lanes) { __syncwarp(lanes); }
+
+/* ---- memory --------------------------------------------------------------- */
+
+DCU_FN uint32_t dcu_ld_acquire_gpu(const uint32_t *p)
+{
+    uint32_t v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+DCU_FN uint32_t dcu_ld_acquire_sys(const uint32_t *p)
+{
+    uint32_t v;
+    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+/* Acquire load at the scope the memory needs: system scope once agents of
+ * other processes (GPUs) or the host write it. */
+DCU_FN uint32_t dcu_ld_acquire(const uint32_t *p, int sys)
+{
+    return sys ? dcu_ld_acquire_sys(p) : dcu_ld_acquire_gpu(p);
+}
+
+/* Adds v to *p, releasing the calling thread's earlier reads and writes
+ * (and, through a preceding __syncthreads, those of its block). System
+ * scope for a rank of another process, whose data this block may have
+ * written over NVLink. */
+DCU_FN void dcu_red_release(uint32_t *p, uint32_t v, int sys)
+{
+    if (sys)
+        asm volatile("red.release.sys.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+    else
+        asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+DCU_FN void dcu_st_release(uint32_t *p, uint32_t v, int sys)
+{
+    if (sys)
+        asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+    else
+        asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+DCU_FN void dcu_st_relaxed(uint32_t *p, uint32_t v, int sys)
+{
+    if (sys)
+        asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+    else
+        asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+/* A ticket from a ring's head (no ordering: the entry's seq orders). */
+DCU_FN uint32_t dcu_ticket(uint32_t *head) { return atomicAdd(head, 1u); }
+
+/* Barrier arrival: releases the block's accesses (ordered by the caller's
+ * __syncthreads), adds one; returns the count before. */
+DCU_FN uint32_t dcu_arrive(uint32_t *p)
+{
+    __threadfence();
+    return atomicAdd(p, 1u);
+}
+
+/* Orders what the thread acquired (relaxed atomics included) before what
+ * it does next. */
+DCU_FN void dcu_fence(void) { __threadfence(); }
+
+DCU_FN void dcu_add_u32(uint32_t *p, uint32_t v) { atomicAdd(p, v); }
+
+/* 1 if *p was 0 and is now v. */
+DCU_FN int dcu_claim_i32(int32_t *p, int32_t v) { return atomicCAS((int *)p, 0, (int)v) == 0; }
+
+DCU_FN void dcu_set_i32(int32_t *p, int32_t v) { *(volatile int32_t *)p = v; }
+
+DCU_FN void dcu_min_u64(uint64_t *p, uint64_t v)
+{
+    atomicMin((unsigned long long *)p, (unsigned long long)v);
+}
+
+DCU_FN void dcu_max_u64(uint64_t *p, uint64_t v)
+{
+    atomicMax((unsigned long long *)p, (unsigned long long)v);
+}
+
+/* The GPU's global nanosecond timer. */
+DCU_FN uint64_t dcu_now_ns(void)
+{
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+/* ---- the block's copy -------------------------------------------------------- */
+
+/* Loads in flight per thread: one block needs ~16 KB in flight to approach
+ * its share of HBM bandwidth. */
+#define DCU_COPY_UNROLL 8
+
+/* Block-cooperative copy of n bytes, element type T; returns how many bytes
+ * it copied (whole elements only). */
+template <typename T>
+static __device__ __forceinline__ size_t dcu_copy_elems(char *dst, const char *src, size_t n)
+{
+    const T *s = (const T *)src;
+    T *d = (T *)dst;
+    size_t count = n / sizeof(T), i = threadIdx.x, nt = blockDim.x;
+    for (; i + (DCU_COPY_UNROLL - 1) * nt < count; i += DCU_COPY_UNROLL * nt) {
+        T v[DCU_COPY_UNROLL];
+#pragma unroll
+        for (int k = 0; k < DCU_COPY_UNROLL; k++)
+            v[k] = s[i + k * nt];
+#pragma unroll
+        for (int k = 0; k < DCU_COPY_UNROLL; k++)
+            d[i + k * nt] = v[k];
+    }
+    for (; i < count; i += nt)
+        d[i] = s[i];
+    return count * sizeof(T);
+}
+
+/* Copies n bytes with every thread of the block, with the widest accesses
+ * both addresses allow, narrowing for the tail. */
+DCU_FN void dcu_copy(char *dst, const char *src, size_t n)
+{
+    uintptr_t align = (uintptr_t)dst | (uintptr_t)src;
+    size_t done = 0;
+    if ((align & 15u) == 0)
+        done += dcu_copy_elems<int4>(dst, src, n);
+    if ((align & 7u) == 0 && n - done >= 8)
+        done += dcu_copy_elems<uint2>(dst + done, src + done, n - done);
+    if ((align & 3u) == 0 && n - done >= 4)
+        done += dcu_copy_elems<uint32_t>(dst + done, src + done, n - done);
+    for (size_t i = done + threadIdx.x; i < n; i += blockDim.x)
+        dst[i] = src[i];
+}
+
+/* ---- waiting ------------------------------------------------------------------ */
+
+/* Polls before a waiting rank starts to sleep between polls (sleeps grow
+ * from MIN to MAX, so hundreds of idle ranks polling one barrier counter do
+ * not crowd the memory the busy ranks use), before it shows itself blocked
+ * to the watchdog, and between its reads of the cancel flag (host memory:
+ * about a microsecond each). */
+#define DCU_WAIT_SPIN_POLLS 4096u
+#define DCU_WAIT_BLOCKED_POLLS (DCU_WAIT_SPIN_POLLS + 2000u)
+#define DCU_WAIT_CANCEL_EVERY 1024u
+#define DCU_WAIT_SLEEP_MIN_NS 64u
+#define DCU_WAIT_SLEEP_MAX_NS 4096u
+/* Between polls of host memory (a ring entry the host hands back). */
+#define DCU_WAIT_HOST_SLEEP_NS 1000u
+#define DCU_WAITER_INIT {0u, DCU_WAIT_SLEEP_MIN_NS}
+
+/* One step; returns 1 while still spinning (nothing else to look at). */
+DCU_FN int dcu_pause(dcu_waiter_t *w)
+{
+    if (++w->polls < DCU_WAIT_SPIN_POLLS)
+        return 1;
+    __nanosleep(w->sleep_ns);
+    w->sleep_ns = w->sleep_ns < DCU_WAIT_SLEEP_MAX_NS ? 2 * w->sleep_ns : w->sleep_ns;
+    return 0;
+}
+
+DCU_FN void dcu_pause_host(dcu_waiter_t *w)
+{
+    w->polls++;
+    __nanosleep(DCU_WAIT_HOST_SLEEP_NS);
+}
+
+#endif /* DCUDA_IMPL_CUDA_PRIMS_CUH */

@@ -1,0 +1,541 @@
+/*
+ * The rank engine: every rank call's algorithm, written once over the
+ * backend's primitives (impl/cpu/prims.h: a rank is a thread; or
+ * impl/cuda/prims.cuh: a rank is a thread block). CPU ranks run exactly this
+ * code, so what CI proves about ordering and counting on CPU ranks holds
+ * for the GPU's. prims.h and report.h pick the backend's primitives and
+ * report wording by the compiler (nvcc or C11).
+ *
+ * Shape of a collective call: dcu_sync() first (the rank's earlier writes
+ * are done, the last call's broadcast has been read), every thread runs the
+ * checks (same inputs, same answer; the leader reports), single-thread work
+ * runs on the leader, and results reach every thread through st->result.
+ *
+ * A put or notify is routed by one switch on its path id (dcuda_path):
+ * every path built so far reaches the target's memory with stores, and
+ * differs only in the scope of the release that notifies.
+ */
+#ifndef DCUDA_IMPL_ENGINE_H
+#define DCUDA_IMPL_ENGINE_H
+
+#include "prims.h"
+#include "report.h"
+#include "checks.h"
+#include "ring.h"
+
+/* Runs expr on the leader between two syncs; all threads read its status
+ * from st->result afterwards. */
+#define DCU_ON_LEADER(st, expr)                                                                \
+    do {                                                                                       \
+        dcu_sync();                                                                            \
+        if (dcu_leader())                                                                      \
+            (st)->result = (int32_t)(expr);                                                    \
+        dcu_sync();                                                                            \
+    } while (0)
+
+DCU_FN int dcu_state_ok(const dcuda_state_t *st)
+{
+    return st && st->magic == DCUDA_STATE_MAGIC && st->ctx;
+}
+
+/* Is ctx the context this kernel was started with, built for this code? */
+DCU_FN int dcu_context_ok(const dcuda_context_t *ctx)
+{
+    return ctx && ctx == dcu_kernel_ctx() && ctx->magic == DCUDA_CONTEXT_MAGIC &&
+           ctx->version == DCUDA_LAYOUT_VERSION && ctx->log.version == DCUDA_LOG_RING_VERSION &&
+           ctx->log.entry_size == sizeof(dcuda_log_entry_t) &&
+           ctx->cmd.version == DCUDA_CMD_RING_VERSION &&
+           ctx->cmd.entry_size == sizeof(dcuda_cmd_t);
+}
+
+/* A report by a rank whose state cannot be trusted: the kernel's context. */
+#define DCU_REPORT_NOCTX(status, call, ...)                                                    \
+    dcu_report_at(dcu_kernel_ctx(),                                                            \
+                  dcu_kernel_ctx() ? dcu_kernel_ctx()->world_first + dcu_rank_index()          \
+                                   : dcu_rank_index(),                                         \
+                  status, call, __VA_ARGS__)
+
+DCU_FN_COLD dcuda_status_t dcu_report_uninit(const dcuda_state_t *st, const char *call)
+{
+    return DCU_REPORT_NOCTX(DCUDA_ERR_NOT_INITIALIZED, call,
+                            "state %p used before dcuda_rank_init", (const void *)st);
+}
+
+/* ---- the watchdog's view (host-visible memory; only when blocking) ------ */
+
+DCU_FN void dcu_publish_phase(const dcuda_state_t *st, uint32_t phase)
+{
+    dcu_st_release(&st->ctx->rank_status[st->device_rank].phase, phase, 1);
+}
+
+/* What a blocked rank shows the watchdog. */
+typedef struct dcu_block {
+    uint32_t phase; /* DCUDA_PHASE_WAITING or DCUDA_PHASE_BARRIER */
+    uint32_t tag, count; /* WAITING */
+    uint32_t comm;       /* BARRIER */
+    const char *call;    /* named if the wait is cancelled */
+} dcu_block_t;
+
+DCU_FN_COLD void dcu_publish_blocked(const dcuda_state_t *st, const dcu_block_t *d,
+                                     uint32_t target)
+{
+    dcuda_rank_status_t *s = &st->ctx->rank_status[st->device_rank];
+    dcu_st_relaxed(&s->tag, d->tag, 1);
+    dcu_st_relaxed(&s->count, d->count, 1);
+    dcu_st_relaxed(&s->consumed, st->consumed[d->tag & (DCUDA_TAG_COUNT - 1)], 1);
+    dcu_st_relaxed(&s->comm, d->comm, 1);
+    dcu_st_relaxed(&s->target, target, 1);
+    dcu_st_relaxed(&s->phase, d->phase, 1);
+    dcu_st_release(&s->episode, dcu_ld_acquire(&s->episode, 1) + 1u, 1);
+}
+
+/* A blocked wait the host cancelled (watchdog, or a dead peer). */
+DCU_FN_COLD dcuda_status_t dcu_cancelled(const dcuda_state_t *st, const dcu_block_t *d,
+                                         uint32_t reason)
+{
+    dcuda_status_t why = reason == DCUDA_CANCEL_PEER ? DCUDA_ERR_PEER : DCUDA_ERR_TIMEOUT;
+    if (d->phase == DCUDA_PHASE_WAITING)
+        return DCU_REPORT(st, why, d->call, "waiting for %u notification(s) of tag %u", d->count,
+                          d->tag);
+    return DCU_REPORT(st, why, d->call, "in a barrier on %s", dcu_comm_name((int)d->comm));
+}
+
+/* ---- blocking ----------------------------------------------------------- */
+
+/* Waits until *counter reaches target (mod 2^32); called by the lanes of
+ * `lanes`, which see the leader's loads. After a while the rank shows itself
+ * blocked to the watchdog, and from then on checks now and then whether
+ * the host cancelled its waits. */
+DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *counter,
+                                      uint32_t target, int sys, const dcu_block_t *d,
+                                      dcu_lanes_t lanes)
+{
+    const int lead = dcu_leader();
+    dcu_waiter_t w = DCU_WAITER_INIT;
+    int published = 0;
+    for (;;) {
+        uint32_t v = dcu_lanes_bcast(lanes, lead ? dcu_ld_acquire(counter, sys) : 0u);
+        if (dcu_reached(v, target))
+            break;
+        if (dcu_pause(&w)) /* still spinning: nothing else to look at yet */
+            continue;
+        if (!published && w.polls == DCU_WAIT_BLOCKED_POLLS) {
+            if (lead)
+                dcu_publish_blocked(st, d, target);
+            published = 1;
+        }
+        uint32_t cancel = 0;
+        if (published && lead && (w.polls & (DCU_WAIT_CANCEL_EVERY - 1u)) == 0)
+            cancel = dcu_ld_acquire(st->ctx->cancel, 1);
+        cancel = dcu_lanes_bcast(lanes, cancel);
+        if (cancel) {
+            if (lead)
+                dcu_publish_phase(st, DCUDA_PHASE_RUNNING);
+            return dcu_cancelled(st, d, cancel);
+        }
+    }
+    if (published && lead)
+        dcu_publish_phase(st, DCUDA_PHASE_RUNNING);
+    return DCUDA_OK;
+}
+
+/* ---- barriers ----------------------------------------------------------- */
+
+/* The device's last rank to reach WORLD barrier `epoch` when WORLD spans
+ * processes (lanes of `lanes`): tells the node (shared host memory), waits
+ * for every process, releases its device. */
+DCU_FN_COLD dcuda_status_t dcu_node_barrier(dcuda_state_t *st, uint32_t epoch, const char *call,
+                                            dcu_lanes_t lanes)
+{
+    const dcuda_context_t *ctx = st->ctx;
+    uint32_t target = ctx->node_base + epoch;
+    dcu_block_t d = {DCUDA_PHASE_BARRIER, 0, 0, DCU_COMM_WORLD, call};
+    if (dcu_leader()) {
+        dcu_fence(); /* acquire the device's arrivals before releasing them on */
+        dcu_st_release(&ctx->node_slots[st->process_index].arrived, target, 1);
+    }
+    for (int p = 0; p < st->process_count; p++) {
+        dcuda_status_t s =
+            dcu_block_until(st, &ctx->node_slots[p].arrived, target, 1, &d, lanes);
+        if (s != DCUDA_OK)
+            return s;
+    }
+    if (dcu_leader())
+        dcu_st_release(&ctx->barriers[DCU_COMM_WORLD].released, epoch, 1);
+    return DCUDA_OK;
+}
+
+/* A barrier's wait, by the lanes of `lanes` after dcu_sync ordered the
+ * rank's accesses: the leader arrives (releasing them), all wait for
+ * everyone. Barrier n of a communicator of s ranks waits for n * s
+ * arrivals on the device; WORLD over several processes adds a step among
+ * the devices' last arrivals, and the device's ranks wait for its release. */
+DCU_FN dcuda_status_t dcu_barrier_lanes(dcuda_state_t *st, int comm, const char *call,
+                                        dcu_lanes_t lanes)
+{
+    uint32_t epoch = st->barrier_epoch[comm] + 1u;
+    uint32_t target = epoch * (uint32_t)st->device_size;
+    dcu_u32a_t *arrived = &st->ctx->barriers[comm].arrived;
+    const int sys = st->process_count > 1;
+    dcu_block_t d = {DCUDA_PHASE_BARRIER, 0, 0, (uint32_t)comm, call};
+    uint32_t last = 0;
+    dcu_lanes_sync(lanes);
+    if (dcu_leader()) {
+        st->barrier_epoch[comm] = epoch;
+        last = dcu_arrive(arrived) + 1u == target;
+    }
+    dcuda_status_t s;
+    if (comm != DCU_COMM_WORLD || st->process_count == 1) {
+        s = dcu_block_until(st, arrived, target, sys, &d, lanes);
+    } else {
+        s = dcu_lanes_bcast(lanes, last) ? dcu_node_barrier(st, epoch, call, lanes) : DCUDA_OK;
+        if (s == DCUDA_OK)
+            s = dcu_block_until(st, &st->ctx->barriers[comm].released, epoch, sys, &d, lanes);
+    }
+    dcu_fence();
+    return s;
+}
+
+/* The barrier of a whole rank: its polling lanes wait, every thread gets
+ * the status. */
+DCU_FN dcuda_status_t dcu_barrier(dcuda_state_t *st, int comm, const char *call)
+{
+    dcu_sync();
+    if (dcu_in_poll_lanes()) {
+        dcuda_status_t s = dcu_barrier_lanes(st, comm, call, dcu_poll_lanes());
+        if (dcu_leader())
+            st->result = s;
+    }
+    dcu_sync();
+    return (dcuda_status_t)st->result;
+}
+
+/* ---- init ------------------------------------------------------------------ */
+
+DCU_FN_COLD dcuda_status_t dcu_init_leader(const dcuda_context_t *ctx, dcuda_state_t *st)
+{
+    if (!dcu_context_ok(ctx))
+        return DCU_REPORT_NOCTX(DCUDA_ERR_INVALID_ARG, "dcuda_rank_init",
+                                "context %p is not the handle passed to this kernel",
+                                (const void *)ctx);
+    dcu_state_bind(st, ctx, dcu_rank_index());
+    st->magic = DCUDA_STATE_MAGIC;
+    dcu_publish_phase(st, DCUDA_PHASE_RUNNING);
+    return DCUDA_OK;
+}
+
+DCU_FN dcuda_status_t dcu_rank_init(const dcuda_context_t *ctx, dcuda_state_t *st)
+{
+    if (!st)
+        return DCU_REPORT_NOCTX(DCUDA_ERR_INVALID_ARG, "dcuda_rank_init", "state is NULL");
+    /* Counters and generations are per-slot arrays: all threads fill them. */
+    uint32_t start = dcu_context_ok(ctx) ? ctx->notif_start : 0u;
+    for (int i = dcu_thread(); i < DCUDA_TAG_COUNT; i += dcu_threads())
+        st->consumed[i] = start;
+    for (int i = dcu_thread(); i < DCUDA_COMM_COUNT * DCUDA_MAX_WINDOWS; i += dcu_threads())
+        st->win_gen[i / DCUDA_MAX_WINDOWS][i % DCUDA_MAX_WINDOWS] = 0;
+    DCU_ON_LEADER(st, dcu_init_leader(ctx, st));
+    if (st->result != DCUDA_OK)
+        return (dcuda_status_t)st->result;
+    return dcu_barrier(st, DCU_COMM_WORLD, "dcuda_rank_init");
+}
+
+DCU_FN dcuda_status_t dcu_rank_finish(dcuda_state_t *st)
+{
+    dcu_sync();
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, "dcuda_rank_finish");
+    dcuda_status_t s = dcu_barrier(st, DCU_COMM_WORLD, "dcuda_rank_finish");
+    dcu_sync();
+    if (dcu_leader())
+        st->magic = 0;
+    dcu_sync();
+    return s;
+}
+
+/* After the rank's code returned: tell the watchdog. */
+DCU_FN void dcu_kernel_exit(const dcuda_context_t *ctx)
+{
+    dcu_sync();
+    if (dcu_leader() && ctx && ctx->magic == DCUDA_CONTEXT_MAGIC)
+        dcu_st_release(&ctx->rank_status[dcu_rank_index()].phase, DCUDA_PHASE_FINISHED, 1);
+}
+
+/* ---- windows ------------------------------------------------------------------ */
+
+/* Leader: bad arguments still join the collective with an empty part so
+ * the other ranks do not hang; the handle is returned for dcuda_win_free. */
+DCU_FN_COLD dcuda_status_t dcu_win_create_leader(dcuda_state_t *st, int comm, void *base,
+                                                 size_t size)
+{
+    static const char call[] = "dcuda_win_create";
+    st->result_win = DCUDA_WIN_NONE;
+    int slot = dcu_free_slot(st, comm);
+    if (slot < 0)
+        return DCU_REPORT(st, DCUDA_ERR_WIN_LIMIT, call, "%d windows already live on %s",
+                          DCUDA_MAX_WINDOWS, dcu_comm_name(comm));
+    dcuda_status_t arg = dcu_checked_win_args(st, base, size, call);
+    dcu_win_publish(st, comm, slot, arg == DCUDA_OK ? (uint64_t)(uintptr_t)base : 0,
+                    arg == DCUDA_OK ? size : 0);
+    dcuda_status_t s = dcu_barrier_lanes(st, comm, call, dcu_one_lane());
+    if (s != DCUDA_OK)
+        return s;
+    st->result_win = dcu_win_adopt(st, comm, slot);
+    return arg;
+}
+
+DCU_FN dcuda_status_t dcu_win_create(dcuda_state_t *st, int comm, void *base, size_t size,
+                                     uint32_t *win)
+{
+    static const char call[] = "dcuda_win_create";
+    dcu_sync();
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, call);
+    dcuda_status_t s = dcu_checked_comm(st, comm, call);
+    if (s == DCUDA_OK && !win)
+        s = DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call, "win is NULL");
+    if (s != DCUDA_OK)
+        return s;
+    DCU_ON_LEADER(st, dcu_win_create_leader(st, comm, base, size));
+    *win = st->result_win;
+    return (dcuda_status_t)st->result;
+}
+
+DCU_FN_COLD dcuda_status_t dcu_win_free_leader(dcuda_state_t *st, uint32_t win)
+{
+    int comm = dcu_win_comm(win), slot = dcu_win_slot(win);
+    dcuda_status_t s = dcu_barrier_lanes(st, comm, "dcuda_win_free", dcu_one_lane());
+    dcu_win_forget(st, comm, slot);
+    return s;
+}
+
+DCU_FN dcuda_status_t dcu_win_free(dcuda_state_t *st, uint32_t win)
+{
+    dcu_sync();
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, "dcuda_win_free");
+    dcuda_status_t s = dcu_checked_win(st, win, "dcuda_win_free");
+    if (s != DCUDA_OK)
+        return s;
+    DCU_ON_LEADER(st, dcu_win_free_leader(st, win));
+    return (dcuda_status_t)st->result;
+}
+
+/* Every path built so far has finished reading a put's source when the put
+ * returns (its stores are done), so a flush only checks the window. */
+DCU_FN dcuda_status_t dcu_win_flush(dcuda_state_t *st, uint32_t win)
+{
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, "dcuda_win_flush");
+    return dcu_checked_win(st, win, "dcuda_win_flush");
+}
+
+/* ---- notified RMA ---------------------------------------------------------- */
+
+/* Leader, after dcu_sync ordered the rank's accesses: one release add to
+ * the target's counter. The release covers the rank's earlier writes and
+ * reads, so the target may read the data or reuse a buffer it was told is
+ * free (a relaxed add would allow neither). Its scope follows the path:
+ * the device for ranks of my device, the system for ranks of other
+ * processes (their memory was written over NVLink, or is shared memory). */
+DCU_FN void dcu_notify_leader(dcuda_notif_counters_t *to, uint32_t path, int tag)
+{
+    switch (path) {
+    case DCUDA_PATH_DEVICE:
+        dcu_red_release(&to->arrived[tag], 1u, 0);
+        break;
+    case DCUDA_PATH_SHM:
+    case DCUDA_PATH_P2P:
+    default:
+        dcu_red_release(&to->arrived[tag], 1u, 1);
+        break;
+    }
+}
+
+/* The full checks of a put whose route is not remembered (out of line). */
+DCU_FN_COLD dcuda_status_t dcu_put_slow(const dcuda_state_t *st, uint32_t win, int rank,
+                                        size_t offset, size_t size, const void *src,
+                                        dcu_put_t *p, const char *call)
+{
+    return dcu_checked_put(st, win, rank, offset, size, src, p, call);
+}
+
+/* A put, notified with `tag` when `notify`: checks (a remembered route
+ * skips most of them), then the data moves along the target's path. */
+DCU_FN dcuda_status_t dcu_put(dcuda_state_t *st, uint32_t win, int rank, size_t offset,
+                              size_t size, const void *src, int notify, int tag, const char *call)
+{
+    dcu_sync(); /* the rank's writes to src are done */
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, call);
+    dcu_put_t p;
+    dcuda_status_t s = notify ? dcu_checked_tag(st, tag, call) : DCUDA_OK;
+    if (s != DCUDA_OK)
+        return s;
+    const dcuda_put_route_t *r = dcu_put_fast(st, win, rank, offset, size, src, &p.dst);
+    int fresh = r == NULL;
+    if (r) {
+        p.to.notifs = r->notifs;
+        p.to.path = r->path;
+    } else if ((s = dcu_put_slow(st, win, rank, offset, size, src, &p, call)) != DCUDA_OK) {
+        return s;
+    }
+    switch (p.to.path) {
+    case DCUDA_PATH_DEVICE:
+    case DCUDA_PATH_SHM:
+    case DCUDA_PATH_P2P:
+    default:
+        /* Stores straight into the target's memory (over NVLink/PCIe for
+         * a peer GPU); a source that is its own target copies nothing. */
+        if (size && p.dst != (const char *)src)
+            dcu_copy(p.dst, (const char *)src, size);
+        dcu_sync(); /* the copy is done: source reusable, data ready */
+        if (dcu_leader() && notify)
+            dcu_notify_leader(p.to.notifs, p.to.path, tag);
+        break;
+    }
+    if (dcu_leader() && fresh)
+        dcu_route_remember(st, win, rank, &p);
+    return DCUDA_OK;
+}
+
+DCU_FN dcuda_status_t dcu_notify(dcuda_state_t *st, int rank, int comm, int tag)
+{
+    static const char call[] = "dcuda_notify";
+    dcu_sync(); /* the rank's earlier accesses are done */
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, call);
+    dcu_target_t t;
+    dcuda_status_t s = dcu_checked_notify(st, comm, rank, tag, &t, call);
+    if (s == DCUDA_OK && dcu_leader())
+        dcu_notify_leader(t.notifs, t.path, tag);
+    return s;
+}
+
+/* Entry of test and wait: sync, state and argument checks. */
+DCU_FN dcuda_status_t dcu_wait_entry(dcuda_state_t *st, int tag, int count, const char *call)
+{
+    dcu_sync();
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, call);
+    return dcu_checked_wait(st, tag, count, call);
+}
+
+/* My counter of a tag: other processes' ranks write it at system scope. */
+DCU_FN dcu_u32a_t *dcu_my_counter(const dcuda_state_t *st, int tag)
+{
+    return &st->notifs[st->device_rank].arrived[tag];
+}
+
+DCU_FN int dcu_test_notifications(dcuda_state_t *st, int tag, int count)
+{
+    dcuda_status_t s = dcu_wait_entry(st, tag, count, "dcuda_test_notifications");
+    if (s != DCUDA_OK)
+        return s;
+    if (dcu_leader()) {
+        uint32_t arrived = dcu_ld_acquire(dcu_my_counter(st, tag), st->process_count > 1);
+        int ready = dcu_notifs_ready(arrived, st->consumed[tag], (uint32_t)count);
+        if (ready)
+            st->consumed[tag] += (uint32_t)count;
+        st->result = ready;
+    }
+    dcu_sync();
+    return st->result;
+}
+
+DCU_FN dcuda_status_t dcu_wait_notifications(dcuda_state_t *st, int tag, int count)
+{
+    static const char call[] = "dcuda_wait_notifications";
+    dcuda_status_t s = dcu_wait_entry(st, tag, count, call);
+    if (s != DCUDA_OK)
+        return s;
+    if (dcu_in_poll_lanes()) {
+        dcu_lanes_t lanes = dcu_poll_lanes();
+        uint32_t target = st->consumed[tag] + (uint32_t)count;
+        dcu_block_t d = {DCUDA_PHASE_WAITING, (uint32_t)tag, (uint32_t)count, 0, call};
+        s = dcu_block_until(st, dcu_my_counter(st, tag), target, st->process_count > 1, &d,
+                            lanes);
+        dcu_lanes_sync(lanes); /* every lane has read consumed[tag] before the leader updates it */
+        if (dcu_leader()) {
+            if (s == DCUDA_OK)
+                st->consumed[tag] = target;
+            st->result = s;
+        }
+    }
+    dcu_sync();
+    return (dcuda_status_t)st->result;
+}
+
+/* ---- host commands ----------------------------------------------------------- */
+
+/* Leader: post a command and wait for its reply (both in pinned host
+ * memory on a GPU: posted writes out, reads of host memory while waiting).
+ * The entry is known to be free (see shared/ring.h), so nothing is read
+ * before it is written. */
+DCU_FN_COLD dcuda_status_t dcu_command_leader(dcuda_state_t *st, uint32_t op)
+{
+    const dcuda_context_t *ctx = st->ctx;
+    uint32_t tag = ++st->cmd_tag, t;
+    dcuda_cmd_t *c = (dcuda_cmd_t *)dcu_ring_take(&ctx->cmd, sizeof(dcuda_cmd_t), 0, &t);
+    c->rank = st->device_rank;
+    c->op = op;
+    c->tag = tag;
+    dcu_ring_publish(c, t);
+    dcuda_cmd_reply_t *r = &ctx->replies[st->device_rank];
+    dcu_waiter_t w = DCU_WAITER_INIT;
+    while (dcu_ld_acquire(&r->seq, 1) != tag)
+        (void)dcu_pause(&w);
+    return (dcuda_status_t)r->status;
+}
+
+DCU_FN dcuda_status_t dcu_ping_host(dcuda_state_t *st)
+{
+    dcu_sync();
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, "dcuda_rank_ping_host");
+    DCU_ON_LEADER(st, dcu_command_leader(st, DCUDA_CMD_PING));
+    return (dcuda_status_t)st->result;
+}
+
+/* ---- timers ------------------------------------------------------------------- */
+
+DCU_FN_COLD dcuda_status_t dcu_timer_leader(dcuda_state_t *st, int stop, const char *call)
+{
+    dcuda_status_t s = dcu_checked_timer(st, stop, call);
+    if (s != DCUDA_OK)
+        return s;
+    dcuda_timer_slot_t *t = &st->ctx->timers[st->timer_next / 2];
+    uint64_t now = dcu_now_ns();
+    if (!stop) {
+        dcu_min_u64(&t->start_ns, now);
+        dcu_add_u32(&t->starts, 1u);
+    } else {
+        dcu_max_u64(&t->stop_ns, now);
+        dcu_add_u32(&t->stops, 1u);
+    }
+    st->timer_next++;
+    return DCUDA_OK;
+}
+
+DCU_FN dcuda_status_t dcu_timer(dcuda_state_t *st, int stop, const char *call)
+{
+    dcu_sync();
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, call);
+    DCU_ON_LEADER(st, dcu_timer_leader(st, stop, call));
+    return (dcuda_status_t)st->result;
+}
+
+/* ---- log lines ----------------------------------------------------------------- */
+
+/* What dcuda_log checks before the backend words the line. */
+DCU_FN dcuda_status_t dcu_log_check(const dcuda_state_t *st, const char *fmt)
+{
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, "dcuda_log");
+    if (!fmt)
+        return DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, "dcuda_log", "format is NULL");
+    return DCUDA_OK;
+}
+
+#endif /* DCUDA_IMPL_ENGINE_H */

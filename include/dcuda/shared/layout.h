@@ -1,0 +1,271 @@
+/*
+ * Layouts shared by rank code (GPU blocks or CPU threads), the host runtime
+ * and the proxy: notification counters, barrier counters, window tables,
+ * timer slots, the watchdog's view of each rank, the error record, the
+ * tables that reach other processes, the context every rank starts from,
+ * and the per-rank state that lives in GPU shared memory.
+ *
+ * Everything a rank touches on the put/notify/wait path lives here, in plain
+ * fixed-size structs with asserted sizes, so that the CPU backend and the
+ * CUDA backend use the very same memory image. No locks anywhere: producers
+ * and consumers agree through counters that only grow (modulo 2^32) and
+ * per-slot sequence numbers.
+ */
+#ifndef DCUDA_SHARED_LAYOUT_H
+#define DCUDA_SHARED_LAYOUT_H
+
+#include "base.h"
+#include "ring.h"
+
+#define DCUDA_LAYOUT_VERSION 3u
+#define DCUDA_CONTEXT_MAGIC 0x64637564u /* "dcud" */
+#define DCUDA_STATE_MAGIC 0x72616e6bu   /* "rank" */
+
+/* Processes (one device each) of one program on one node. */
+#define DCUDA_MAX_PROCESSES 16
+/* Rank-visible allocations of one process that peers can map. */
+#define DCUDA_MAX_SEGMENTS 256
+
+/* Notification tags are 0..DCUDA_TAG_COUNT-1 (the thesis' 8-bit tags). */
+#define DCUDA_TAG_COUNT 256
+/* Communicators: WORLD and DEVICE. */
+#define DCUDA_COMM_COUNT 2
+/* Live windows per communicator at one time. */
+#define DCUDA_MAX_WINDOWS 64
+/* Start/stop timer pairs per kernel run. */
+#define DCUDA_MAX_TIMERS 64
+
+/*
+ * Window handles are 32-bit values: slot in bits 0..7, communicator in bits
+ * 8..11, generation of the slot in bits 16..23. The generation catches use of
+ * a handle after its window was freed (and its slot reused).
+ */
+#define DCUDA_WIN_NONE 0xffffffffu
+#define DCUDA_WIN_SLOT_BITS 8
+#define DCUDA_WIN_COMM_SHIFT 8
+#define DCUDA_WIN_GEN_SHIFT 16
+
+/* Notification counters of one rank: arrivals per tag since the start,
+ * modulo 2^32. Written by any rank that can reach this memory (a release
+ * add), read only by the owning rank (acquire loads). */
+typedef struct dcuda_notif_counters {
+    DCUDA_ATOMIC(uint32_t) arrived[DCUDA_TAG_COUNT];
+} dcuda_notif_counters_t;
+
+/* Barrier of one communicator: a counter that only grows. A rank in its
+ * n-th barrier on a communicator of size s waits until it reaches n*s. One
+ * cache line of its own so barrier traffic does not disturb neighbours. */
+typedef struct dcuda_barrier {
+    DCUDA_ATOMIC(uint32_t) arrived;
+    /* WORLD over several processes: barriers passed by the whole world, set
+     * by the device's last arriving rank once every process has arrived
+     * (see dcuda_node_slot_t); the device's ranks wait for it instead. */
+    DCUDA_ATOMIC(uint32_t) released;
+    uint32_t reserved[30];
+} dcuda_barrier_t;
+
+/* One process's arrivals at WORLD barriers, in memory every process of the
+ * node reaches (shared host memory): written only by that process's last
+ * arriving rank, it only grows. A cache line of its own. */
+typedef struct dcuda_node_slot {
+    DCUDA_ATOMIC(uint32_t) arrived;
+    uint32_t reserved[15];
+} dcuda_node_slot_t;
+
+/* How a rank reaches another: the path id of its put routes and of each
+ * process in the peer table. The rank engine routes every put and notify by
+ * a switch on it. */
+enum dcuda_path {
+    DCUDA_PATH_DEVICE = 0, /* a rank of my device (my process): device-scope release */
+    DCUDA_PATH_SHM = 1,    /* CPU ranks of another process: shared memory */
+    DCUDA_PATH_P2P = 2     /* GPU ranks of another process: its GPU's memory over NVLink/PCIe */
+};
+
+/* A rank-visible allocation of another process, mapped into this one:
+ * addresses in [owner_base, owner_base + size) of the owner are reached at
+ * local_base + (address - owner_base) here. */
+typedef struct dcuda_segment {
+    uint64_t owner_base;
+    uint64_t size;
+    uint64_t local_base;
+    uint64_t reserved;
+} dcuda_segment_t;
+
+/* A process of the program as the ranks of this one see it. Its tables are
+ * translated to addresses this process reaches. */
+typedef struct dcuda_peer {
+    int32_t world_first;    /* WORLD rank of its first rank */
+    int32_t rank_count;     /* its ranks */
+    uint32_t path;          /* dcuda_path */
+    uint32_t segment_first; /* its allocations: segments[first .. first + count) */
+    uint32_t segment_count;
+    uint32_t reserved;
+    struct dcuda_notif_counters *notifs; /* [rank_count] */
+    struct dcuda_win_entry *win_world;   /* its WORLD window table */
+    uint64_t reserved2;
+} dcuda_peer_t;
+
+/* One rank's part of one window: where it starts and how many bytes. */
+typedef struct dcuda_win_entry {
+    uint64_t base;
+    uint64_t size;
+} dcuda_win_entry_t;
+
+/* Timer pair: earliest start and latest stop over the ranks of a device,
+ * and how many ranks started and stopped it. */
+typedef struct dcuda_timer_slot {
+    DCUDA_ATOMIC(uint64_t) start_ns;
+    DCUDA_ATOMIC(uint64_t) stop_ns;
+    DCUDA_ATOMIC(uint32_t) starts;
+    DCUDA_ATOMIC(uint32_t) stops;
+    uint32_t reserved[2];
+} dcuda_timer_slot_t;
+
+/* Why the host cancelled the blocked waits of a run (the context's cancel
+ * flag): they fail with DCUDA_ERR_TIMEOUT or DCUDA_ERR_PEER. */
+enum dcuda_cancel_reason {
+    DCUDA_CANCEL_NONE = 0,
+    DCUDA_CANCEL_WATCHDOG = 1, /* WATCHDOG_CANCEL after a report, or a failed launch */
+    DCUDA_CANCEL_PEER = 2      /* a peer process died */
+};
+
+/* What a rank is doing, as the watchdog sees it (host-visible memory). */
+enum dcuda_rank_phase {
+    DCUDA_PHASE_IDLE = 0,     /* not started */
+    DCUDA_PHASE_RUNNING = 1,  /* computing or communicating */
+    DCUDA_PHASE_WAITING = 2,  /* blocked in wait_notifications */
+    DCUDA_PHASE_BARRIER = 3,  /* blocked in a barrier (or window create/free) */
+    DCUDA_PHASE_FINISHED = 4  /* returned from the kernel */
+};
+
+/* A rank writes these fields only when it starts to block (after a short
+ * spin), then bumps `episode` with release; the watchdog reads `episode`,
+ * the fields, and `episode` again. */
+typedef struct dcuda_rank_status {
+    DCUDA_ATOMIC(uint32_t) phase;
+    DCUDA_ATOMIC(uint32_t) episode;
+    DCUDA_ATOMIC(uint32_t) tag;      /* WAITING: tag */
+    DCUDA_ATOMIC(uint32_t) count;    /* WAITING: count asked for */
+    DCUDA_ATOMIC(uint32_t) consumed; /* WAITING: consumed counter of the tag */
+    DCUDA_ATOMIC(uint32_t) comm;     /* BARRIER: communicator */
+    DCUDA_ATOMIC(uint32_t) target;   /* BARRIER: arrival count waited for */
+    uint32_t reserved;
+} dcuda_rank_status_t;
+
+/* First error reported by any rank during a run, and how many there were.
+ * The rank that records the status first also leaves its report in `first`,
+ * so the host's message always matches the status it returns. */
+typedef struct dcuda_error_record {
+    DCUDA_ATOMIC(int32_t) status;
+    DCUDA_ATOMIC(int32_t) rank;
+    DCUDA_ATOMIC(uint32_t) count;
+    uint32_t reserved;
+    dcuda_log_entry_t first;
+} dcuda_error_record_t;
+
+/*
+ * Everything the ranks of one device (one GPU, or one group of CPU ranks)
+ * share, reachable from the handle passed to the kernel. The tables are
+ * indexed by device rank (0..device_size-1) or, for window entries, by rank
+ * in the window's communicator.
+ */
+typedef struct dcuda_context {
+    uint32_t magic;
+    uint32_t version;
+    int32_t world_size;   /* ranks in WORLD */
+    int32_t world_first;  /* WORLD rank of this device's rank 0 */
+    int32_t device_size;  /* ranks in DEVICE (ranks of this device) */
+    int32_t device_index; /* which device of the world this is */
+    uint32_t notif_start; /* initial value of every notification counter */
+    int32_t process_count; /* processes (devices) of the program */
+    int32_t process_index; /* this one */
+    uint32_t node_base;    /* node_slots' value for WORLD barrier 0 of this run */
+    dcuda_peer_t *peers;          /* [process_count], mine included (path DEVICE) */
+    dcuda_segment_t *segments;    /* peers' allocations reachable from here */
+    dcuda_node_slot_t *node_slots; /* [process_count], shared host memory */
+    dcuda_notif_counters_t *notifs;                      /* [device_size] */
+    dcuda_barrier_t *barriers;                           /* [DCUDA_COMM_COUNT] */
+    dcuda_win_entry_t *win_entries[DCUDA_COMM_COUNT];    /* [MAX_WINDOWS][comm size] */
+    dcuda_timer_slot_t *timers;                          /* [DCUDA_MAX_TIMERS] */
+    dcuda_rank_status_t *rank_status;                    /* [device_size], host-visible */
+    dcuda_error_record_t *error;                         /* read by the host after a run */
+    DCUDA_ATOMIC(uint32_t) *cancel;                      /* host-visible, set by the watchdog */
+    void *user_data;
+    uint64_t user_size;
+    dcuda_ring_t log;           /* log lines and misuse reports */
+    dcuda_ring_t cmd;           /* commands to the host runtime */
+    dcuda_cmd_reply_t *replies; /* [device_size], mapped host memory */
+} dcuda_context_t;
+
+/* A put route the rank has checked once: the target's part of one window
+ * and the rank's own part (of a window of the same communicator) that held
+ * the source. Parts do not change while their window lives (its
+ * routes are dropped when it is freed), so later puts along the same route
+ * skip the window table in global memory and most of the checks. */
+typedef struct dcuda_put_route {
+    uint32_t win;      /* handle, DCUDA_WIN_NONE when empty */
+    int32_t rank;      /* target rank in the window's communicator */
+    uint32_t src_slot; /* window slot of the source part, comm << 8 | slot */
+    uint32_t path;     /* dcuda_path to the target */
+    uint64_t target_base; /* translated: where this process reaches it */
+    uint64_t target_size;
+    uint64_t mine_base; /* my part that held the source */
+    uint64_t mine_size;
+    dcuda_notif_counters_t *notifs; /* the target's counters, reachable from here */
+} dcuda_put_route_t;
+#define DCUDA_PUT_ROUTES 8
+
+/*
+ * Per-rank state. Lives in GPU shared memory (one per block) or on a CPU
+ * rank's stack; only its own rank touches it. It keeps copies of the context
+ * fields that the put/notify/wait path needs, so that path reads no global
+ * memory but the target's counter. `consumed` counts the notifications
+ * consumed per tag, so arrived - consumed is what is ready.
+ */
+typedef struct dcuda_state {
+    uint32_t magic;
+    int32_t device_rank;
+    int32_t world_rank;
+    uint32_t timer_next;                      /* timer calls made (start, stop, ...) */
+    uint32_t barrier_epoch[DCUDA_COMM_COUNT]; /* barriers passed per communicator */
+    int32_t result;                           /* broadcast of thread 0's result */
+    uint32_t result_win;                      /* broadcast of a created window handle */
+    uint64_t live_windows[DCUDA_COMM_COUNT];  /* bit per live window slot */
+    const dcuda_context_t *ctx;
+    int32_t world_size;  /* copies of the context's fields */
+    int32_t device_size;
+    int32_t world_first;
+    uint32_t cmd_tag; /* tag of the rank's last command to the host */
+    int32_t process_count;
+    int32_t process_index;
+    const dcuda_peer_t *peers;
+    dcuda_notif_counters_t *notifs;
+    /* Copies of the peer table's lookups: the WORLD rank of each process's
+     * first rank, and its counters as this rank reaches them. */
+    int32_t peer_first[DCUDA_MAX_PROCESSES];
+    dcuda_notif_counters_t *peer_notifs[DCUDA_MAX_PROCESSES];
+    uint8_t peer_path[DCUDA_MAX_PROCESSES]; /* dcuda_path to each process */
+    dcuda_win_entry_t *win_entries[DCUDA_COMM_COUNT];
+    dcuda_put_route_t routes[DCUDA_PUT_ROUTES];
+    uint8_t win_gen[DCUDA_COMM_COUNT][DCUDA_MAX_WINDOWS];
+    uint32_t consumed[DCUDA_TAG_COUNT];
+} dcuda_state_t;
+
+DCUDA_STATIC_ASSERT(sizeof(dcuda_notif_counters_t) == 4 * DCUDA_TAG_COUNT, "notif counters");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_barrier_t) == 128, "barrier line");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_win_entry_t) == 16, "window entry");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_timer_slot_t) == 32, "timer slot");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_rank_status_t) == 32, "rank status");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_error_record_t) == 16 + sizeof(dcuda_log_entry_t), "error record");
+DCUDA_STATIC_ASSERT(offsetof(dcuda_context_t, notifs) == 64, "context header");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_node_slot_t) == 64, "node slot");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_segment_t) == 32, "segment");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_peer_t) == 48, "peer");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 200, "context");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_put_route_t) == 56, "put route");
+DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
+DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 320, "state copies of the context");
+DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 896, "state counters");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 1920, "state fits shared memory budget");
+
+#endif /* DCUDA_SHARED_LAYOUT_H */

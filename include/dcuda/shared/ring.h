@@ -1,0 +1,108 @@
+/*
+ * The rings between ranks and their host runtime: the log ring (rank log
+ * lines and misuse reports) and the command ring (rank -> host commands,
+ * answered in per-rank reply slots). Shared by rank code, the host runtime
+ * and the proxy; the producer side lives in impl/engine.h, the consumer in
+ * the host library.
+ *
+ * Every ring is a bounded multi-producer, single-consumer queue with one
+ * protocol: a producer takes a ticket t from `head`, waits until entry
+ * t % capacity has seq == t (free for this lap: back-pressure, nothing is
+ * dropped), fills it and stores seq = t + 1 with release. The consumer
+ * waits for seq == t + 1, handles the entry, and stores seq = t + capacity
+ * to hand it to the next lap. Each entry starts with its seq.
+ *
+ * A ring's descriptor carries the version of its entry layout; rank code
+ * refuses a context whose rings it was not compiled for.
+ */
+#ifndef DCUDA_SHARED_RING_H
+#define DCUDA_SHARED_RING_H
+
+#include "base.h"
+
+#define DCUDA_LOG_RING_VERSION 1u
+#define DCUDA_CMD_RING_VERSION 1u
+
+/* Characters of text in one log entry (longer messages are truncated). */
+#define DCUDA_LOG_TEXT 224
+/* Arguments carried by a device log entry that the host formats. */
+#define DCUDA_LOG_MAX_ARGS 8
+
+/* A ring as producers and the consumer see it. */
+typedef struct dcuda_ring {
+    DCUDA_ATOMIC(uint32_t) *head; /* tickets taken: where producers add cheaply (GPU memory) */
+    void *entries;                /* [capacity], each entry_size bytes, seq first: where the
+                                     consumer reads cheaply (mapped host memory) */
+    uint32_t capacity;            /* a power of two */
+    uint16_t entry_size;
+    uint16_t version; /* DCUDA_LOG_RING_VERSION or DCUDA_CMD_RING_VERSION */
+} dcuda_ring_t;
+
+/* ---- log ring --------------------------------------------------------- */
+
+/* Kinds of log entries: flags. */
+enum dcuda_log_kind {
+    DCUDA_LOG_TEXT_KIND = 0,   /* text[] holds the finished line */
+    DCUDA_LOG_FORMAT_KIND = 1, /* text[] holds a printf format, args[] its values */
+    DCUDA_LOG_ERROR_KIND = 2   /* a misuse report (text or format) */
+};
+
+enum dcuda_log_arg_type {
+    DCUDA_LOG_ARG_INT = 1,    /* int64 */
+    DCUDA_LOG_ARG_UINT = 2,   /* uint64 */
+    DCUDA_LOG_ARG_DOUBLE = 3, /* double bits */
+    DCUDA_LOG_ARG_PTR = 4,    /* address */
+    DCUDA_LOG_ARG_STR = 5     /* string: copied inline after the format text */
+};
+
+/* One log line. */
+typedef struct dcuda_log_entry {
+    DCUDA_ATOMIC(uint32_t) seq;
+    int32_t rank;
+    uint16_t kind;
+    uint16_t nargs;
+    uint32_t arg_types; /* 4 bits per argument, see dcuda_log_arg_type */
+    uint64_t args[DCUDA_LOG_MAX_ARGS];
+    char text[DCUDA_LOG_TEXT];
+} dcuda_log_entry_t;
+
+/* ---- command ring ------------------------------------------------------ */
+
+/*
+ * Commands are synchronous today (a rank waits for its reply) and the ring
+ * has at least as many entries as ranks, so a ticket's entry is always free
+ * when it is taken: at most one command per rank is unanswered, and the
+ * host consumes in ticket order and recycles an entry before it answers.
+ * Producers therefore skip the wait for a free entry (on a GPU, a read of
+ * host memory). Asynchronous commands must bring that wait back.
+ */
+enum dcuda_cmd_op {
+    DCUDA_CMD_PING = 1 /* answer at once: measures the queue round trip */
+};
+
+typedef struct dcuda_cmd {
+    DCUDA_ATOMIC(uint32_t) seq;
+    int32_t rank; /* device rank of the sender */
+    uint32_t op;
+    uint32_t tag; /* echoed in the reply */
+    uint64_t args[6];
+} dcuda_cmd_t;
+
+/* The host -> rank direction: one slot per rank, `seq` (the tag of the
+ * command answered) released last. */
+typedef struct dcuda_cmd_reply {
+    DCUDA_ATOMIC(uint32_t) seq;
+    int32_t status;
+    uint64_t value;
+    uint64_t reserved[6];
+} dcuda_cmd_reply_t;
+
+DCUDA_STATIC_ASSERT(sizeof(dcuda_ring_t) == 24, "ring");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_log_entry_t) == 304, "log entry");
+DCUDA_STATIC_ASSERT(offsetof(dcuda_log_entry_t, seq) == 0, "log entry seq first");
+DCUDA_STATIC_ASSERT(offsetof(dcuda_log_entry_t, args) == 16, "log entry args");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_cmd_t) == 64, "command");
+DCUDA_STATIC_ASSERT(offsetof(dcuda_cmd_t, seq) == 0, "command seq first");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_cmd_reply_t) == 64, "command reply");
+
+#endif /* DCUDA_SHARED_RING_H */

@@ -1,0 +1,105 @@
+/*
+ * The backend contract: what the host runtime asks of a device that runs
+ * ranks (CPU threads, or the blocks of one persistent GPU kernel). A
+ * backend keeps its own state behind dcu_backend_t; it never sees the host
+ * runtime's object.
+ *
+ * Memory words: "rank-visible" memory is what rank code can use (GPU memory
+ * for the CUDA backend); "mapped" memory is host memory that ranks can also
+ * reach (pinned and mapped on a GPU). An allocation made while several
+ * processes run is exported: its record tells a peer how to map it.
+ */
+#ifndef DCU_BACKEND_BACKEND_H
+#define DCU_BACKEND_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dcuda/dcuda_host.h"
+#include "dcuda/shared/layout.h"
+
+typedef enum dcu_backend_kind {
+    DCU_BACKEND_CPU = 0, /* ranks are host threads: the kernel's C form */
+    DCU_BACKEND_CUDA = 1 /* ranks are thread blocks: the kernel's GPU form */
+} dcu_backend_kind_t;
+
+/* How peers map an allocation of its owner. */
+enum dcu_export_kind {
+    DCU_EXPORT_NONE = 0,    /* private memory: peers cannot map it */
+    DCU_EXPORT_MEMFD = 1,   /* shared memory: a memfd of the owner */
+    DCU_EXPORT_CUDA_IPC = 2 /* GPU memory: a CUDA IPC handle */
+};
+
+typedef struct dcu_export {
+    uint64_t serial; /* unique within its process, never reused (set by the host runtime) */
+    uint64_t base;   /* address in the owner */
+    uint64_t size;
+    int32_t kind;              /* dcu_export_kind */
+    int32_t fd;                /* MEMFD: descriptor number in the owner */
+    int32_t pid;               /* MEMFD: the owner */
+    int32_t reserved;
+    unsigned char handle[64];  /* CUDA_IPC: the cudaIpcMemHandle_t bytes */
+} dcu_export_t;
+
+/* What the host runtime asks a backend to run. */
+typedef struct dcu_backend_request {
+    dcuda_kernel_t kernel;
+    int threads_per_rank;
+    long ranks;        /* the RANKS setting: 0 for the backend's default */
+    int process_count; /* processes of the program, one device each */
+    int process_index; /* which one this is (GPU: drives GPU process_index) */
+} dcu_backend_request_t;
+
+/* What the backend will run, filled by open. */
+typedef struct dcu_backend_shape {
+    int ranks;
+    int threads_per_rank;
+    char device_name[128];
+} dcu_backend_shape_t;
+
+typedef struct dcu_backend dcu_backend_t;
+
+typedef struct dcu_backend_ops {
+    dcu_backend_kind_t kind;
+    const char *name;
+    /* How ranks of this backend reach those of other processes of the node. */
+    uint32_t peer_path; /* dcuda_path */
+    /* Devices this backend can run ranks on here; 0 and why when none.
+     * in_child: ask in a short-lived child process, so that this one stays
+     * untouched (a process that will fork must not have initialised CUDA). */
+    int (*devices)(int in_child, char *why, size_t why_size);
+    dcuda_status_t (*open)(const dcu_backend_request_t *req, dcu_backend_t **b,
+                           dcu_backend_shape_t *shape);
+    void (*close)(dcu_backend_t *b);
+    /* Rank-visible memory, zeroed; *ex is filled when peers can map it
+     * (kind DCU_EXPORT_NONE when the program runs as one process). */
+    dcuda_status_t (*alloc)(dcu_backend_t *b, size_t size, void **ptr, dcu_export_t *ex);
+    void (*free)(dcu_backend_t *b, void *ptr, const dcu_export_t *ex);
+    /* Maps a peer's exported allocation (of process `proc`) into this one. */
+    dcuda_status_t (*import)(dcu_backend_t *b, int proc, const dcu_export_t *ex, void **local);
+    void (*unimport)(dcu_backend_t *b, void *local, uint64_t size);
+    /* Makes host memory (the node segment) reachable by ranks. */
+    dcuda_status_t (*map_host)(dcu_backend_t *b, void *host, size_t size, void **rank_ptr);
+    void (*unmap_host)(dcu_backend_t *b, void *host);
+    dcuda_status_t (*alloc_mapped)(dcu_backend_t *b, size_t size, void **host_ptr,
+                                   void **rank_ptr);
+    void (*free_mapped)(dcu_backend_t *b, void *host_ptr);
+    dcuda_status_t (*copy_in)(dcu_backend_t *b, void *dst, const void *src, size_t size);
+    dcuda_status_t (*copy_out)(dcu_backend_t *b, void *dst, const void *src, size_t size);
+    /* copy_out while ranks run (never waits for them). */
+    dcuda_status_t (*peek)(dcu_backend_t *b, void *dst, const void *src, size_t size);
+    /* Starts every rank of the kernel on `ctx` (as ranks reach it; on CPU
+     * ranks also the host's view) and returns at once. */
+    dcuda_status_t (*launch)(dcu_backend_t *b, dcuda_context_t *ctx);
+    /* Have all ranks returned? Never blocks. */
+    int (*finished)(dcu_backend_t *b);
+    /* Waits for the ranks and releases what launch took. */
+    dcuda_status_t (*join)(dcu_backend_t *b);
+} dcu_backend_ops_t;
+
+extern const dcu_backend_ops_t dcu_cpu_backend_ops;
+#if defined(DCUDA_HAVE_CUDA)
+extern const dcu_backend_ops_t dcu_cuda_backend_ops;
+#endif
+
+#endif /* DCU_BACKEND_BACKEND_H */

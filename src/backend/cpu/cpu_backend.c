@@ -1,0 +1,297 @@
+/*
+ * CPU backend, host side: ranks are threads of this process. Memory that
+ * ranks see is ordinary host memory, so "mapped" and "rank-visible" memory
+ * are the same; copies are memcpy. With several processes, rank-visible
+ * memory is shared memory (one memfd per allocation) that the peers map
+ * through /proc/<pid>/fd. Launch starts one thread per rank, each running
+ * the kernel's C form.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend/backend.h"
+#include "cpu_rank.h"
+#include "util/msg.h"
+
+#define CPU_DEFAULT_RANKS_PER_CORE 8
+#define CPU_MAX_DEFAULT_RANKS 256
+#define CPU_RANK_STACK_BYTES (1u << 20)
+#define CPU_ALIGN 64 /* cache-line aligned, like device allocations (which are more) */
+
+typedef struct cpu_rank_arg {
+    dcu_backend_t *b;
+    int rank;
+} cpu_rank_arg_t;
+
+struct dcu_backend {
+    dcu_cpu_kernel_fn kernel;
+    int ranks;
+    int processes;
+    dcuda_context_t *ctx; /* of the running kernel */
+    pthread_t *threads;
+    cpu_rank_arg_t *args;
+    int started;
+    atomic_int finished;
+};
+
+static int cpu_devices(int in_child, char *why, size_t why_size)
+{
+    (void)in_child;
+    (void)why;
+    (void)why_size;
+    return 1;
+}
+
+static dcuda_status_t cpu_open(const dcu_backend_request_t *req, dcu_backend_t **out,
+                               dcu_backend_shape_t *shape)
+{
+    long ranks = req->ranks;
+    if (ranks == 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        ranks = (cores > 0 ? cores : 1) * CPU_DEFAULT_RANKS_PER_CORE;
+        if (ranks > CPU_MAX_DEFAULT_RANKS)
+            ranks = CPU_MAX_DEFAULT_RANKS;
+    }
+    dcu_backend_t *b = calloc(1, sizeof *b);
+    if (!b)
+        return DCUDA_ERR_NO_MEMORY;
+    b->kernel = req->kernel.cpu;
+    b->ranks = (int)ranks;
+    b->processes = req->process_count;
+    shape->ranks = (int)ranks;
+    shape->threads_per_rank = 1; /* a CPU rank is one thread */
+    snprintf(shape->device_name, sizeof shape->device_name, "%ld CPU threads", ranks);
+    *out = b;
+    return DCUDA_OK;
+}
+
+static void cpu_close(dcu_backend_t *b) { free(b); }
+
+static void *zeroed_aligned(size_t size)
+{
+    size_t rounded = (size + CPU_ALIGN - 1) & ~(size_t)(CPU_ALIGN - 1);
+    void *p = aligned_alloc(CPU_ALIGN, rounded ? rounded : CPU_ALIGN);
+    if (p)
+        memset(p, 0, rounded ? rounded : CPU_ALIGN);
+    return p;
+}
+
+static size_t shm_bytes(uint64_t size)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return size ? ((size_t)size + page - 1) / page * page : page;
+}
+
+/* Shared memory peers can map: a memfd, zero-filled. */
+static dcuda_status_t shm_alloc(size_t size, void **ptr, dcu_export_t *ex)
+{
+    int fd = memfd_create("dcuda-mem", 0);
+    void *p = MAP_FAILED;
+    if (fd >= 0 && ftruncate(fd, (off_t)shm_bytes(size)) == 0)
+        p = mmap(NULL, shm_bytes(size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        dcu_msg_error("cannot allocate %zu bytes of shared memory: %s", size, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return errno == ENOMEM || errno == ENOSPC ? DCUDA_ERR_NO_MEMORY : DCUDA_ERR_SYSTEM;
+    }
+    ex->kind = DCU_EXPORT_MEMFD;
+    ex->fd = fd;
+    ex->pid = (int32_t)getpid();
+    *ptr = p;
+    return DCUDA_OK;
+}
+
+static dcuda_status_t cpu_alloc(dcu_backend_t *b, size_t size, void **ptr, dcu_export_t *ex)
+{
+    if (b->processes > 1)
+        return shm_alloc(size, ptr, ex);
+    void *p = zeroed_aligned(size);
+    if (!p)
+        return DCUDA_ERR_NO_MEMORY;
+    ex->kind = DCU_EXPORT_NONE;
+    *ptr = p;
+    return DCUDA_OK;
+}
+
+static void cpu_free(dcu_backend_t *b, void *ptr, const dcu_export_t *ex)
+{
+    (void)b;
+    if (ex->kind == DCU_EXPORT_MEMFD) {
+        munmap(ptr, shm_bytes(ex->size));
+        close(ex->fd);
+    } else {
+        free(ptr);
+    }
+}
+
+static dcuda_status_t cpu_import(dcu_backend_t *b, int proc, const dcu_export_t *ex,
+                                 void **local)
+{
+    (void)b;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)ex->pid, ex->fd);
+    int fd = open(path, O_RDWR);
+    void *p = fd < 0 ? MAP_FAILED
+                     : mmap(NULL, shm_bytes(ex->size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int err = errno;
+    if (fd >= 0)
+        close(fd);
+    if (p == MAP_FAILED) {
+        dcu_msg_error("cannot map %llu bytes of process %d's memory (%s): %s",
+                      (unsigned long long)ex->size, proc, path, strerror(err));
+        return DCUDA_ERR_SYSTEM;
+    }
+    *local = p;
+    return DCUDA_OK;
+}
+
+static void cpu_unimport(dcu_backend_t *b, void *local, uint64_t size)
+{
+    (void)b;
+    munmap(local, shm_bytes(size));
+}
+
+static dcuda_status_t cpu_map_host(dcu_backend_t *b, void *host, size_t size, void **rank_ptr)
+{
+    (void)b;
+    (void)size;
+    *rank_ptr = host;
+    return DCUDA_OK;
+}
+
+static void cpu_unmap_host(dcu_backend_t *b, void *host)
+{
+    (void)b;
+    (void)host;
+}
+
+static dcuda_status_t cpu_alloc_mapped(dcu_backend_t *b, size_t size, void **host_ptr,
+                                       void **rank_ptr)
+{
+    (void)b;
+    void *p = zeroed_aligned(size);
+    if (!p)
+        return DCUDA_ERR_NO_MEMORY;
+    *host_ptr = *rank_ptr = p;
+    return DCUDA_OK;
+}
+
+static void cpu_free_mapped(dcu_backend_t *b, void *host_ptr)
+{
+    (void)b;
+    free(host_ptr);
+}
+
+static dcuda_status_t cpu_copy(dcu_backend_t *b, void *dst, const void *src, size_t size)
+{
+    (void)b;
+    memcpy(dst, src, size);
+    return DCUDA_OK;
+}
+
+/* The ranks may be writing these counters: read them as atomics. */
+static dcuda_status_t cpu_peek(dcu_backend_t *b, void *dst, const void *src, size_t size)
+{
+    (void)b;
+    const _Atomic uint32_t *s = (const _Atomic uint32_t *)src;
+    uint32_t *d = (uint32_t *)dst;
+    for (size_t i = 0; i < size / sizeof *d; i++)
+        d[i] = atomic_load_explicit(&s[i], memory_order_relaxed);
+    return DCUDA_OK;
+}
+
+static void *cpu_rank_main(void *p)
+{
+    cpu_rank_arg_t *a = p;
+    dcu_backend_t *b = a->b;
+    dcu_cpu_rank_run(b->ctx, a->rank, b->kernel);
+    atomic_fetch_add_explicit(&b->finished, 1, memory_order_release);
+    return NULL;
+}
+
+static dcuda_status_t cpu_join(dcu_backend_t *b);
+
+static dcuda_status_t cpu_launch(dcu_backend_t *b, dcuda_context_t *ctx)
+{
+    int n = b->ranks;
+    b->ctx = ctx;
+    b->threads = calloc((size_t)n, sizeof *b->threads);
+    b->args = calloc((size_t)n, sizeof *b->args);
+    b->started = 0;
+    atomic_store(&b->finished, 0);
+    if (!b->threads || !b->args) {
+        cpu_join(b);
+        return DCUDA_ERR_NO_MEMORY;
+    }
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, CPU_RANK_STACK_BYTES);
+    dcuda_status_t st = DCUDA_OK;
+    for (int r = 0; r < n; r++) {
+        b->args[r] = (cpu_rank_arg_t){b, r};
+        int err = pthread_create(&b->threads[r], &attr, cpu_rank_main, &b->args[r]);
+        if (err) {
+            dcu_msg_error("cannot start CPU rank %d of %d: %s", r, n, strerror(err));
+            st = DCUDA_ERR_SYSTEM;
+            break;
+        }
+        b->started++;
+    }
+    pthread_attr_destroy(&attr);
+    /* Ranks that did start wait in rank_init's barrier for the missing
+     * ones: cancel their waits (they fail with DCUDA_ERR_TIMEOUT) and join. */
+    if (st != DCUDA_OK) {
+        atomic_store_explicit(ctx->cancel, DCUDA_CANCEL_WATCHDOG, memory_order_release);
+        cpu_join(b);
+    }
+    return st;
+}
+
+static int cpu_finished(dcu_backend_t *b)
+{
+    return atomic_load_explicit(&b->finished, memory_order_acquire) == b->started;
+}
+
+static dcuda_status_t cpu_join(dcu_backend_t *b)
+{
+    for (int r = 0; r < b->started; r++)
+        pthread_join(b->threads[r], NULL);
+    free(b->threads);
+    free(b->args);
+    b->threads = NULL;
+    b->args = NULL;
+    b->started = 0;
+    return DCUDA_OK;
+}
+
+const dcu_backend_ops_t dcu_cpu_backend_ops = {
+    .kind = DCU_BACKEND_CPU,
+    .name = "cpu",
+    .peer_path = DCUDA_PATH_SHM,
+    .devices = cpu_devices,
+    .open = cpu_open,
+    .close = cpu_close,
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .import = cpu_import,
+    .unimport = cpu_unimport,
+    .map_host = cpu_map_host,
+    .unmap_host = cpu_unmap_host,
+    .alloc_mapped = cpu_alloc_mapped,
+    .free_mapped = cpu_free_mapped,
+    .copy_in = cpu_copy,
+    .copy_out = cpu_copy,
+    .peek = cpu_peek,
+    .launch = cpu_launch,
+    .finished = cpu_finished,
+    .join = cpu_join,
+};

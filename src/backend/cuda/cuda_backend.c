@@ -1,0 +1,375 @@
+/*
+ * CUDA backend, host side: ranks are the blocks of one persistent kernel.
+ *
+ * The grid is sized from the occupancy calculator so that every block is
+ * resident at once, and launched cooperatively, which the driver refuses
+ * (rather than deadlocks) if that ever stops being true. Shared tables live
+ * in device memory; what the host reads while the kernel runs (watchdog
+ * status, log ring, cancel flag) lives in pinned, mapped host memory.
+ *
+ * With several processes each drives the GPU of its index; allocations are
+ * exported with CUDA IPC handles and peers open them once, reaching them
+ * over NVLink or PCIe peer-to-peer; the node segment is registered as
+ * mapped host memory so that ranks reach the WORLD barrier slots.
+ */
+#include <cuda_runtime_api.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backend/backend.h"
+#include "util/msg.h"
+
+struct dcu_backend {
+    int device;
+    int threads;
+    int ranks;
+    int processes;
+    const void *kernel;  /* the __global__ function */
+    cudaStream_t stream; /* the persistent kernel */
+    cudaStream_t peek;   /* reads while it runs */
+    int launched;
+};
+
+static dcuda_status_t cuda_fail(cudaError_t err, const char *what)
+{
+    dcu_msg_error("%s: %s (%s)", what, cudaGetErrorString(err), cudaGetErrorName(err));
+    return DCUDA_ERR_BACKEND;
+}
+
+#define CUDA_TRY(call, what)                                                                   \
+    do {                                                                                       \
+        cudaError_t err_ = (call);                                                             \
+        if (err_ != cudaSuccess)                                                               \
+            return cuda_fail(err_, what);                                                      \
+    } while (0)
+
+/* GPUs visible here, or 0 and the reason. */
+static int count_in_process(char *why, size_t why_size)
+{
+    int n = 0;
+    cudaError_t err = cudaGetDeviceCount(&n);
+    if (err != cudaSuccess)
+        snprintf(why, why_size, "no usable CUDA device (%s)", cudaGetErrorString(err));
+    else if (n == 0)
+        snprintf(why, why_size, "no CUDA device present");
+    return err == cudaSuccess ? n : 0;
+}
+
+/* The same, asked of a short-lived child process: a process that forks its
+ * peers must not have touched CUDA before. */
+static int count_in_child(char *why, size_t why_size)
+{
+    struct {
+        int n;
+        char why[200];
+    } answer = {0, "cannot start a process to look for GPUs"};
+    int fds[2];
+    if (pipe(fds) != 0)
+        goto done;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        answer.n = count_in_process(answer.why, sizeof answer.why);
+        ssize_t w = write(fds[1], &answer, sizeof answer);
+        _exit(w == (ssize_t)sizeof answer ? 0 : 1);
+    }
+    close(fds[1]);
+    if (pid > 0) {
+        if (read(fds[0], &answer, sizeof answer) != (ssize_t)sizeof answer)
+            answer.n = 0;
+        waitpid(pid, NULL, 0);
+    }
+    close(fds[0]);
+done:
+    if (why && why_size)
+        snprintf(why, why_size, "%s", answer.why);
+    return answer.n;
+}
+
+/* Counted once per process: in a child while this process must stay
+ * untouched by CUDA, in this process afterwards. */
+static int cuda_devices(int in_child, char *why, size_t why_size)
+{
+    static int known, count;
+    static char reason[200];
+    if (!known) {
+        count = in_child ? count_in_child(reason, sizeof reason)
+                         : count_in_process(reason, sizeof reason);
+        known = 1;
+    }
+    if (why && why_size)
+        snprintf(why, why_size, "%s", reason);
+    return count;
+}
+
+/* Ranks = blocks that fit on the GPU at once (bounded by the RANKS setting). */
+static dcuda_status_t size_grid(dcu_backend_t *b, const dcu_backend_request_t *req,
+                                const struct cudaDeviceProp *prop)
+{
+    int per_sm = 0;
+    CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, b->kernel, b->threads, 0),
+             "occupancy of the kernel");
+    int fit = per_sm * prop->multiProcessorCount;
+    if (fit <= 0) {
+        dcu_msg_error("kernel %s with %d threads per rank cannot run on %s (too many registers "
+                      "or too much shared memory per block)",
+                      req->kernel.name, b->threads, prop->name);
+        return DCUDA_ERR_BACKEND;
+    }
+    if (req->ranks > fit) {
+        dcu_msg_error("RANKS=%ld but only %d blocks of kernel %s (%d threads) can be resident "
+                      "at once on %s; ranks must all run concurrently",
+                      req->ranks, fit, req->kernel.name, b->threads, prop->name);
+        return DCUDA_ERR_SETTING;
+    }
+    b->ranks = req->ranks > 0 ? (int)req->ranks : fit;
+    return DCUDA_OK;
+}
+
+/* Can this GPU reach every other process's GPU directly? */
+static dcuda_status_t check_peers(int device, int gpus, int procs)
+{
+    for (int p = 0; p < procs; p++) {
+        int other = p % gpus, can = 0;
+        if (other == device)
+            continue;
+        CUDA_TRY(cudaDeviceCanAccessPeer(&can, device, other), "asking for peer access");
+        if (!can) {
+            dcu_msg_error("GPU %d cannot reach GPU %d directly (no NVLink or PCIe peer-to-peer "
+                          "between them); this build of dcuda needs it for ranks on several "
+                          "GPUs",
+                          device, other);
+            return DCUDA_ERR_UNSUPPORTED;
+        }
+    }
+    return DCUDA_OK;
+}
+
+/* Process i drives GPU i. */
+static dcuda_status_t pick_device(dcu_backend_t *b, const dcu_backend_request_t *req)
+{
+    int gpus = 0, procs = req->process_count;
+    CUDA_TRY(cudaGetDeviceCount(&gpus), "counting GPUs");
+    if (procs > gpus) {
+        dcu_msg_error("%d processes but %d GPU(s): each process needs a GPU of its own (the "
+                      "ranks of all processes must be resident at once)",
+                      procs, gpus);
+        return DCUDA_ERR_SETTING;
+    }
+    b->device = req->process_index;
+    CUDA_TRY(cudaSetDevice(b->device), "selecting the GPU");
+    return procs > 1 ? check_peers(b->device, gpus, procs) : DCUDA_OK;
+}
+
+static dcuda_status_t cuda_open(const dcu_backend_request_t *req, dcu_backend_t **out,
+                                dcu_backend_shape_t *shape)
+{
+    dcu_backend_t *b = calloc(1, sizeof *b);
+    if (!b)
+        return DCUDA_ERR_NO_MEMORY;
+    b->kernel = req->kernel.gpu;
+    b->processes = req->process_count;
+    struct cudaDeviceProp prop;
+    cudaError_t err = cudaSuccess;
+    dcuda_status_t st = pick_device(b, req);
+    if (st == DCUDA_OK && (err = cudaGetDeviceProperties(&prop, b->device)) != cudaSuccess)
+        st = cuda_fail(err, "reading the GPU's properties");
+    if (st != DCUDA_OK) {
+        /* reported */
+    } else if (!prop.cooperativeLaunch) {
+        dcu_msg_error("%s cannot launch cooperative kernels", prop.name);
+        st = DCUDA_ERR_BACKEND;
+    } else if (req->threads_per_rank > prop.maxThreadsPerBlock) {
+        dcu_msg_error("threads_per_rank %d exceeds %d on %s", req->threads_per_rank,
+                      prop.maxThreadsPerBlock, prop.name);
+        st = DCUDA_ERR_INVALID_ARG;
+    }
+    b->threads = req->threads_per_rank;
+    if (st == DCUDA_OK)
+        st = size_grid(b, req, &prop);
+    if (st == DCUDA_OK && ((err = cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking)) ||
+                           (err = cudaStreamCreateWithFlags(&b->peek, cudaStreamNonBlocking))))
+        st = cuda_fail(err, "creating streams");
+    if (st != DCUDA_OK) {
+        free(b);
+        return st;
+    }
+    shape->ranks = b->ranks;
+    shape->threads_per_rank = b->threads;
+    snprintf(shape->device_name, sizeof shape->device_name, "GPU %d: %.96s, %d SMs", b->device,
+             prop.name, prop.multiProcessorCount);
+    *out = b;
+    return DCUDA_OK;
+}
+
+static void cuda_close(dcu_backend_t *b)
+{
+    cudaStreamDestroy(b->stream);
+    cudaStreamDestroy(b->peek);
+    free(b);
+}
+
+static dcuda_status_t cuda_alloc(dcu_backend_t *b, size_t size, void **ptr, dcu_export_t *ex)
+{
+    void *p = NULL;
+    cudaError_t err = cudaMalloc(&p, size ? size : 1);
+    if (err != cudaSuccess) {
+        cuda_fail(err, "cudaMalloc");
+        return DCUDA_ERR_NO_MEMORY;
+    }
+    if ((err = cudaMemset(p, 0, size ? size : 1)) == cudaSuccess && b->processes > 1) {
+        cudaIpcMemHandle_t handle;
+        err = cudaIpcGetMemHandle(&handle, p);
+        if (err == cudaSuccess) {
+            memcpy(ex->handle, &handle, sizeof handle);
+            ex->kind = DCU_EXPORT_CUDA_IPC;
+        }
+    }
+    if (err != cudaSuccess) {
+        cudaFree(p);
+        return cuda_fail(err, "preparing device memory");
+    }
+    *ptr = p;
+    return DCUDA_OK;
+}
+
+static void cuda_free(dcu_backend_t *b, void *ptr, const dcu_export_t *ex)
+{
+    (void)b;
+    (void)ex;
+    cudaFree(ptr);
+}
+
+static dcuda_status_t cuda_import(dcu_backend_t *b, int proc, const dcu_export_t *ex,
+                                  void **local)
+{
+    (void)b;
+    cudaIpcMemHandle_t handle;
+    memcpy(&handle, ex->handle, sizeof handle);
+    cudaError_t err = cudaIpcOpenMemHandle(local, handle, cudaIpcMemLazyEnablePeerAccess);
+    if (err != cudaSuccess) {
+        dcu_msg_error("cannot open %llu bytes of process %d's GPU memory: %s",
+                      (unsigned long long)ex->size, proc, cudaGetErrorString(err));
+        return DCUDA_ERR_BACKEND;
+    }
+    return DCUDA_OK;
+}
+
+static void cuda_unimport(dcu_backend_t *b, void *local, uint64_t size)
+{
+    (void)b;
+    (void)size;
+    cudaIpcCloseMemHandle(local);
+}
+
+static dcuda_status_t cuda_map_host(dcu_backend_t *b, void *host, size_t size, void **rank_ptr)
+{
+    (void)b;
+    CUDA_TRY(cudaHostRegister(host, size, cudaHostRegisterMapped | cudaHostRegisterPortable),
+             "registering host memory");
+    CUDA_TRY(cudaHostGetDevicePointer(rank_ptr, host, 0), "mapping host memory");
+    return DCUDA_OK;
+}
+
+static void cuda_unmap_host(dcu_backend_t *b, void *host)
+{
+    (void)b;
+    cudaHostUnregister(host);
+}
+
+static dcuda_status_t cuda_alloc_mapped(dcu_backend_t *b, size_t size, void **host_ptr,
+                                        void **rank_ptr)
+{
+    (void)b;
+    void *p = NULL;
+    CUDA_TRY(cudaHostAlloc(&p, size ? size : 1, cudaHostAllocMapped), "cudaHostAlloc");
+    memset(p, 0, size ? size : 1);
+    cudaError_t err = cudaHostGetDevicePointer(rank_ptr, p, 0);
+    if (err != cudaSuccess) {
+        cudaFreeHost(p);
+        return cuda_fail(err, "mapping pinned host memory");
+    }
+    *host_ptr = p;
+    return DCUDA_OK;
+}
+
+static void cuda_free_mapped(dcu_backend_t *b, void *host_ptr)
+{
+    (void)b;
+    cudaFreeHost(host_ptr);
+}
+
+static dcuda_status_t cuda_copy_in(dcu_backend_t *b, void *dst, const void *src, size_t size)
+{
+    (void)b;
+    CUDA_TRY(cudaMemcpy(dst, src, size, cudaMemcpyDefault), "copy to the GPU");
+    return DCUDA_OK;
+}
+
+static dcuda_status_t cuda_copy_out(dcu_backend_t *b, void *dst, const void *src, size_t size)
+{
+    (void)b;
+    CUDA_TRY(cudaMemcpy(dst, src, size, cudaMemcpyDefault), "copy from the GPU");
+    return DCUDA_OK;
+}
+
+static dcuda_status_t cuda_peek(dcu_backend_t *b, void *dst, const void *src, size_t size)
+{
+    CUDA_TRY(cudaMemcpyAsync(dst, src, size, cudaMemcpyDefault, b->peek), "reading the GPU");
+    CUDA_TRY(cudaStreamSynchronize(b->peek), "reading the GPU");
+    return DCUDA_OK;
+}
+
+static dcuda_status_t cuda_launch(dcu_backend_t *b, dcuda_context_t *ctx)
+{
+    void *args[] = {&ctx};
+    dim3 grid = {(unsigned)b->ranks, 1, 1}, block = {(unsigned)b->threads, 1, 1};
+    CUDA_TRY(cudaLaunchCooperativeKernel(b->kernel, grid, block, args, 0, b->stream),
+             "launching the persistent kernel");
+    b->launched = 1;
+    return DCUDA_OK;
+}
+
+static int cuda_finished(dcu_backend_t *b)
+{
+    return cudaStreamQuery(b->stream) != cudaErrorNotReady;
+}
+
+static dcuda_status_t cuda_join(dcu_backend_t *b)
+{
+    if (!b->launched)
+        return DCUDA_OK;
+    b->launched = 0;
+    cudaError_t err = cudaStreamSynchronize(b->stream);
+    if (err == cudaSuccess)
+        err = cudaGetLastError();
+    if (err != cudaSuccess)
+        return cuda_fail(err, "the persistent kernel failed");
+    return DCUDA_OK;
+}
+
+const dcu_backend_ops_t dcu_cuda_backend_ops = {
+    .kind = DCU_BACKEND_CUDA,
+    .name = "cuda",
+    .peer_path = DCUDA_PATH_P2P,
+    .devices = cuda_devices,
+    .open = cuda_open,
+    .close = cuda_close,
+    .alloc = cuda_alloc,
+    .free = cuda_free,
+    .import = cuda_import,
+    .unimport = cuda_unimport,
+    .map_host = cuda_map_host,
+    .unmap_host = cuda_unmap_host,
+    .alloc_mapped = cuda_alloc_mapped,
+    .free_mapped = cuda_free_mapped,
+    .copy_in = cuda_copy_in,
+    .copy_out = cuda_copy_out,
+    .peek = cuda_peek,
+    .launch = cuda_launch,
+    .finished = cuda_finished,
+    .join = cuda_join,
+};

@@ -1,0 +1,125 @@
+/*
+ * The process group's start and its one policy: how many processes, and
+ * which way they start (see boot.h). Single mode lives here; fork and MPI
+ * modes in their own files.
+ */
+#include "boot.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcuda/shared/layout.h"
+#include "modes.h"
+#include "util/msg.h"
+
+typedef enum boot_mode { BOOT_NONE = 0, BOOT_SINGLE, BOOT_FORK, BOOT_MPI } boot_mode_t;
+
+static struct {
+    boot_mode_t mode;
+    int count;
+    int index;
+} boot;
+
+int dcu_boot_started(void) { return boot.mode != BOOT_NONE; }
+int dcu_boot_size(void) { return boot.count ? boot.count : 1; }
+int dcu_boot_rank(void) { return boot.index; }
+
+const char *dcu_boot_mode_name(void)
+{
+    return boot.mode == BOOT_FORK ? "forked" : boot.mode == BOOT_MPI ? "MPI" : "one process";
+}
+
+/* Was this process started by an MPI launcher? */
+static int launched_by_mpi(void)
+{
+    static const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK",
+                                 "MPI_LOCALNRANKS"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        if (getenv(vars[i]))
+            return 1;
+    return 0;
+}
+
+/* Processes wanted when no launcher decides: the setting, else one per GPU
+ * (at most DCUDA_MAX_PROCESSES), else one. */
+static int wanted_processes(long processes, dcu_boot_count_fn count_gpus)
+{
+    if (processes > 0)
+        return (int)processes;
+    int gpus = count_gpus ? count_gpus() : 0;
+    if (gpus > 1)
+        return gpus < DCUDA_MAX_PROCESSES ? gpus : DCUDA_MAX_PROCESSES;
+    return 1;
+}
+
+static dcuda_status_t start_under_launcher(long processes)
+{
+#if defined(DCUDA_HAVE_MPI)
+    dcuda_status_t st = dcu_boot_mpi_start(processes, &boot.count, &boot.index);
+    if (st == DCUDA_OK)
+        boot.mode = BOOT_MPI;
+    return st;
+#else
+    (void)processes;
+    dcu_msg_error("started by an MPI launcher, but this build of dcuda has no MPI "
+                  "(install an MPI and rebuild)");
+    return DCUDA_ERR_UNSUPPORTED;
+#endif
+}
+
+dcuda_status_t dcu_boot_start(long processes, dcu_boot_count_fn count_gpus)
+{
+    if (boot.mode != BOOT_NONE)
+        return DCUDA_OK;
+    dcuda_status_t st = DCUDA_OK;
+    if (launched_by_mpi()) {
+        st = start_under_launcher(processes);
+    } else {
+        int count = wanted_processes(processes, count_gpus);
+        if (count > 1 && (st = dcu_boot_fork_start(count, &boot.index)) == DCUDA_OK) {
+            boot.mode = BOOT_FORK;
+            boot.count = count;
+        }
+    }
+    if (boot.mode == BOOT_NONE) { /* alone, or going on alone after reporting */
+        boot.mode = BOOT_SINGLE;
+        boot.count = 1;
+        boot.index = 0;
+    }
+    return st;
+}
+
+dcuda_status_t dcu_boot_allgather(const void *mine, void *all, size_t size)
+{
+    if (size > DCU_BOOT_GATHER_MAX)
+        return DCUDA_ERR_INVALID_ARG;
+    switch (boot.mode) {
+    case BOOT_FORK:
+        return dcu_boot_fork_allgather(mine, all, size);
+#if defined(DCUDA_HAVE_MPI)
+    case BOOT_MPI:
+        return dcu_boot_mpi_allgather(mine, all, size);
+#endif
+    default:
+        memcpy(all, mine, size);
+        return DCUDA_OK;
+    }
+}
+
+int dcu_boot_child_status(int p, int patience_ms, int *status)
+{
+    return boot.mode == BOOT_FORK ? dcu_boot_fork_child_status(p, patience_ms, status) : 0;
+}
+
+void dcu_boot_abandon(void)
+{
+#if defined(DCUDA_HAVE_MPI)
+    if (boot.mode == BOOT_MPI)
+        dcu_boot_mpi_abandon();
+#endif
+}
+
+int dcu_boot_exit_status(int status)
+{
+    return boot.mode == BOOT_FORK ? dcu_boot_fork_exit_status(status) : status;
+}

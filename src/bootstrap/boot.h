@@ -1,0 +1,55 @@
+/*
+ * Bootstrap: who am I and how many processes run this program, and a way to
+ * exchange a few bytes among all of them before anything else is shared.
+ *
+ * A program starts its process group once, at its first dcuda_host_init:
+ *   - under an MPI launcher (mpirun), MPI supplies the processes (MPI mode);
+ *   - otherwise this process forks the others when more than one is wanted
+ *     (fork mode), or runs alone (single mode).
+ * How many are wanted is decided here and nowhere else: the PROCESSES
+ * setting, else one per visible GPU when ranks will be GPU ranks, else one.
+ * The library never ends the application's process: at exit, process 0 of
+ * a forked group waits for the others and reports the ones that failed.
+ */
+#ifndef DCU_BOOTSTRAP_BOOT_H
+#define DCU_BOOTSTRAP_BOOT_H
+
+#include <stddef.h>
+
+#include "dcuda/dcuda_status.h"
+
+/* Bytes one process may contribute to an allgather. */
+#define DCU_BOOT_GATHER_MAX 64
+
+/* Counts the GPUs ranks could use, without leaving CUDA initialised in
+ * this process (a process that forks must not have touched CUDA). */
+typedef int (*dcu_boot_count_fn)(void);
+
+/* Starts the group once per program (later calls return DCUDA_OK). A
+ * launcher's size must match `processes` when that is set (> 0);
+ * count_gpus is asked only when no launcher and no setting decide, and may
+ * be NULL (CPU ranks: one process). After a failure the program goes on as
+ * one process. */
+dcuda_status_t dcu_boot_start(long processes, dcu_boot_count_fn count_gpus);
+int dcu_boot_started(void);
+int dcu_boot_size(void);
+int dcu_boot_rank(void);
+/* "one process", "forked" or "MPI". */
+const char *dcu_boot_mode_name(void);
+
+/* Every process contributes `size` (<= DCU_BOOT_GATHER_MAX) bytes; all
+ * receive all, in process order. Collective; fails with DCUDA_ERR_PEER,
+ * naming it, when a process ended instead of taking part. */
+dcuda_status_t dcu_boot_allgather(const void *mine, void *all, size_t size);
+
+/* Forked group, process 0: how process p ended (a wait status), waiting at
+ * most `patience_ms` for it to be reaped; 0 when not known. */
+int dcu_boot_child_status(int p, int patience_ms, int *status);
+
+/* A peer process died: do not end the group collectively at exit. */
+void dcu_boot_abandon(void);
+
+/* The exit status the program should end with (dcuda_host_exit_status). */
+int dcu_boot_exit_status(int status);
+
+#endif /* DCU_BOOTSTRAP_BOOT_H */

@@ -1,0 +1,87 @@
+/*
+ * MPI mode: the processes were started by an MPI launcher. dcuda joins the
+ * job's MPI (initialising it, with MPI_THREAD_FUNNELED, when the program has
+ * not) and uses it only to start: its size and rank, and allgathers. MPI is
+ * finalised at exit when dcuda initialised it, unless a peer died (a
+ * collective finalise would then wait forever).
+ */
+#include <mpi.h>
+#include <stdlib.h>
+
+#include "boot.h"
+#include "dcuda/shared/layout.h"
+#include "modes.h"
+#include "util/msg.h"
+
+static struct {
+    int owned;     /* dcuda initialised MPI */
+    int abandoned; /* a peer died */
+} mp;
+
+static dcuda_status_t mpi_fail(const char *what, int err)
+{
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(err, text, &len);
+    dcu_msg_error("MPI bootstrap: %s: %s", what, text);
+    return DCUDA_ERR_SYSTEM;
+}
+
+static void mpi_at_exit(void)
+{
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (mp.owned && !mp.abandoned && !finalized)
+        MPI_Finalize();
+}
+
+void dcu_boot_mpi_abandon(void) { mp.abandoned = 1; }
+
+/* This build keeps every process on one node (checked). */
+static dcuda_status_t check_one_node(int size)
+{
+    MPI_Comm node_comm;
+    int local = 0;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm);
+    MPI_Comm_size(node_comm, &local);
+    MPI_Comm_free(&node_comm);
+    if (local == size)
+        return DCUDA_OK;
+    dcu_msg_error("MPI bootstrap: the %d processes span several nodes (%d on this one); this "
+                  "build of dcuda runs on one node",
+                  size, local);
+    return DCUDA_ERR_UNSUPPORTED;
+}
+
+dcuda_status_t dcu_boot_mpi_start(long processes, int *count, int *index)
+{
+    int inited = 0, provided = 0, rank = 0, size = 0;
+    MPI_Initialized(&inited);
+    if (!inited) {
+        int err = MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
+        if (err != MPI_SUCCESS)
+            return mpi_fail("MPI_Init_thread", err);
+        mp.owned = 1;
+        atexit(mpi_at_exit);
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    dcuda_status_t st = check_one_node(size);
+    if (st != DCUDA_OK)
+        return st;
+    if (size > DCUDA_MAX_PROCESSES || (processes && processes != size)) {
+        dcu_msg_error("MPI bootstrap: %d processes, but %s", size,
+                      size > DCUDA_MAX_PROCESSES ? "at most 16 are supported"
+                                                 : "DCUDA_PROCESSES asks for another count");
+        return DCUDA_ERR_SETTING;
+    }
+    *count = size;
+    *index = rank;
+    return DCUDA_OK;
+}
+
+dcuda_status_t dcu_boot_mpi_allgather(const void *mine, void *all, size_t size)
+{
+    int err = MPI_Allgather(mine, (int)size, MPI_BYTE, all, (int)size, MPI_BYTE, MPI_COMM_WORLD);
+    return err == MPI_SUCCESS ? DCUDA_OK : mpi_fail("allgather", err);
+}

@@ -1,0 +1,27 @@
+/*
+ * The ways to start a process group, behind bootstrap/boot.c (which alone
+ * includes this header).
+ */
+#ifndef DCU_BOOTSTRAP_MODES_H
+#define DCU_BOOTSTRAP_MODES_H
+
+#include <stddef.h>
+
+#include "dcuda/dcuda_status.h"
+
+/* Fork mode: this process becomes process 0 and forks count - 1 others;
+ * *index is the caller's process index on return. */
+dcuda_status_t dcu_boot_fork_start(int count, int *index);
+dcuda_status_t dcu_boot_fork_allgather(const void *mine, void *all, size_t size);
+int dcu_boot_fork_child_status(int p, int patience_ms, int *status);
+int dcu_boot_fork_exit_status(int status);
+
+#if defined(DCUDA_HAVE_MPI)
+/* MPI mode: joins the job's MPI (initialising it if needed); `processes`
+ * (> 0) must match its size. */
+dcuda_status_t dcu_boot_mpi_start(long processes, int *count, int *index);
+dcuda_status_t dcu_boot_mpi_allgather(const void *mine, void *all, size_t size);
+void dcu_boot_mpi_abandon(void);
+#endif
+
+#endif /* DCU_BOOTSTRAP_MODES_H */

@@ -1,0 +1,105 @@
+/*
+ * The host runtime's private view: the host object and the pieces of the
+ * runtime (context tables, peers' memory, monitor) that host.c strings
+ * together. Core sits on top: it drives a backend (backend/), the process
+ * group (bootstrap/, node/) and the proxy (proxy/), and none of them sees
+ * this header.
+ */
+#ifndef DCU_CORE_CORE_H
+#define DCU_CORE_CORE_H
+
+#include <stdint.h>
+
+#include "backend/backend.h"
+#include "dcuda/dcuda_host.h"
+#include "dcuda/shared/layout.h"
+#include "proxy/proxy.h"
+#include "settings.h"
+#include "util/ring.h"
+
+/* Entries of the rank -> host command ring: at least this many, and at
+ * least as many as ranks (see dcuda/shared/ring.h). */
+#define DCU_CMD_ENTRIES 256
+
+typedef struct dcu_monitor dcu_monitor_t;
+
+/* A rank-visible allocation of this process, as its peers learn of it. */
+typedef struct dcu_mem_rec {
+    void *ptr;
+    dcu_export_t ex;
+} dcu_mem_rec_t;
+
+/* A peer's allocation mapped into this process (opened once, kept while
+ * the peer still exports it). */
+typedef struct dcu_import {
+    int proc;
+    uint64_t serial;
+    uint64_t base; /* in the peer */
+    uint64_t size;
+    void *local;
+} dcu_import_t;
+
+struct dcuda_host {
+    dcuda_settings_t settings;
+    const dcu_backend_ops_t *ops;
+    dcu_backend_t *backend;
+    dcuda_kernel_t kernel;
+    dcuda_rank_info_t info;
+    char device_name[128];
+
+    dcuda_context_t image;    /* the context as ranks see it (their pointers) */
+    dcuda_context_t *dev_ctx; /* where ranks find it */
+    /* Host views of the host-visible parts of the context. */
+    dcuda_rank_status_t *status_h;
+    DCUDA_ATOMIC(uint32_t) *cancel_h;
+    dcuda_log_entry_t *log_h;
+    dcuda_cmd_t *cmd_h;
+    dcuda_cmd_reply_t *replies_h;
+    void *user_dev; /* rank-visible copy of the user struct */
+    size_t user_capacity;
+
+    /* Rank-visible allocations (exported to peers) and peers' ones mapped
+     * here (peers.c). */
+    dcu_mem_rec_t *mems;
+    int mem_count, mem_cap;
+    uint64_t mem_serial;
+    dcu_import_t *imports;
+    int import_count, import_cap;
+    void *node_rank; /* the node segment as ranks reach it */
+    char lost[256];  /* why a peer process was lost during the run */
+
+    dcu_monitor_t *monitor;
+    dcu_proxy_t *proxy;
+    double timings[DCUDA_MAX_TIMERS];
+    int timing_count;
+    char last_error[512];
+};
+
+/* context.c: the shared tables of one device. */
+dcuda_status_t dcu_context_create(dcuda_host_h h);
+dcuda_status_t dcu_context_reset(dcuda_host_h h, const void *user, size_t user_size);
+void dcu_context_destroy(dcuda_host_h h);
+/* Timer spans of the finished run into h->timings. */
+dcuda_status_t dcu_context_collect_timers(dcuda_host_h h);
+
+/* peers.c: rank-visible allocations and the tables of peer processes. */
+dcuda_status_t dcu_mem_alloc(dcuda_host_h h, size_t size, void **ptr);
+void dcu_mem_free(dcuda_host_h h, void *ptr);
+/* Host init: tells the peers this device's rank count and learns theirs
+ * (fills the WORLD fields of h->info). Collective over processes. */
+dcuda_status_t dcu_peers_agree(dcuda_host_h h);
+/* Before a run: publishes this process's allocations, maps the peers' new
+ * ones and fills the peer and segment tables the ranks read. Collective. */
+dcuda_status_t dcu_peers_exchange(dcuda_host_h h);
+void dcu_peers_release(dcuda_host_h h);
+
+/* monitor.c: prints rank log lines, runs the watchdog and watches the peer
+ * processes while ranks run. */
+dcuda_status_t dcu_monitor_create(dcuda_host_h h);
+void dcu_monitor_start(dcuda_host_h h);
+/* One round of work; returns nonzero if it printed anything. */
+int dcu_monitor_poll(dcuda_host_h h);
+void dcu_monitor_drain(dcuda_host_h h);
+void dcu_monitor_destroy(dcuda_host_h h);
+
+#endif /* DCU_CORE_CORE_H */

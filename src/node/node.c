@@ -1,0 +1,239 @@
+/*
+ * The node segment, host-level barriers and liveness (see node.h).
+ *
+ * The segment is a memfd of process 0; the others open it through
+ * /proc/<pid>/fd after the bootstrap's allgather told them the pid and
+ * descriptor, and every process learns every pid the same way. Death: a
+ * peer whose pid is gone, or is a zombie, without having marked itself
+ * departed (at exit()) has died.
+ */
+#include "node.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bootstrap/boot.h"
+#include "util/clock.h"
+#include "util/msg.h"
+#include "util/proc.h"
+
+#define NODE_MAGIC 0x6e6f6465u /* "node" */
+/* Host barrier: yields before each pause, the pause, how often the peers'
+ * liveness is checked, and how often a long wait is reported. */
+#define NODE_YIELDS 100u
+#define NODE_PAUSE_NS (50 * DCU_NS_PER_US)
+#define NODE_CHECK_EVERY 64u
+#define NODE_WARN_NS (10 * DCU_NS_PER_S)
+/* How long a dying child may take to be reaped before it is described. */
+#define NODE_REAP_PATIENCE_MS 1000
+
+static struct {
+    dcu_node_t *seg;
+    int fd; /* process 0: the segment's memfd, kept open for the peers */
+    int count, index;
+    pid_t pids[DCUDA_MAX_PROCESSES];
+    int lost;      /* a peer died */
+    char why[512]; /* why the last barrier failed */
+} node = {NULL, -1, 1, 0, {0}, 0, ""};
+
+dcu_node_t *dcu_node(void) { return node.seg; }
+dcu_node_proc_t *dcu_node_proc(int p) { return &node.seg->procs[p]; }
+const char *dcu_node_why(void) { return node.why; }
+
+/* ---- sharing the segment ------------------------------------------------------ */
+
+static dcu_node_t *map_fd(int fd)
+{
+    void *p = mmap(NULL, sizeof(dcu_node_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    return p == MAP_FAILED ? NULL : (dcu_node_t *)p;
+}
+
+static dcuda_status_t create_segment(void)
+{
+    int fd = memfd_create("dcuda-node", 0);
+    dcu_node_t *seg = NULL;
+    if (fd >= 0 && ftruncate(fd, (off_t)sizeof(dcu_node_t)) == 0)
+        seg = map_fd(fd);
+    if (!seg) {
+        dcu_msg_error("cannot create the node segment: %s", strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return DCUDA_ERR_SYSTEM;
+    }
+    seg->magic = NODE_MAGIC;
+    seg->count = (uint32_t)node.count;
+    node.seg = seg;
+    node.fd = fd;
+    return DCUDA_OK;
+}
+
+static dcuda_status_t open_segment(pid_t owner, int fd_there)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)owner, fd_there);
+    int fd = open(path, O_RDWR);
+    dcu_node_t *seg = fd < 0 ? NULL : map_fd(fd);
+    int err = errno;
+    if (fd >= 0)
+        close(fd);
+    if (!seg || seg->magic != NODE_MAGIC) {
+        dcu_msg_error("cannot map process 0's node segment %s: %s", path,
+                      seg ? "not a node segment" : strerror(err));
+        return DCUDA_ERR_SYSTEM;
+    }
+    node.seg = seg;
+    return DCUDA_OK;
+}
+
+/* At exit: tell the peers this process left on purpose. */
+static void node_at_exit(void)
+{
+    if (node.seg)
+        atomic_store_explicit(&node.seg->procs[node.index].state, DCU_PROC_DEPARTED,
+                              memory_order_release);
+}
+
+dcuda_status_t dcu_node_open(void)
+{
+    if (node.seg || dcu_boot_size() <= 1)
+        return DCUDA_OK;
+    node.count = dcu_boot_size();
+    node.index = dcu_boot_rank();
+    struct {
+        int32_t pid, fd;
+    } mine = {(int32_t)getpid(), -1}, all[DCUDA_MAX_PROCESSES];
+    dcuda_status_t st = node.index == 0 ? create_segment() : DCUDA_OK;
+    mine.fd = node.fd;
+    /* Process 0 takes part even when it failed (fd -1), so nobody waits. */
+    dcuda_status_t gathered = dcu_boot_allgather(&mine, all, sizeof mine);
+    if (st != DCUDA_OK || gathered != DCUDA_OK)
+        return st != DCUDA_OK ? st : gathered;
+    if (all[0].fd < 0)
+        return DCUDA_ERR_SYSTEM; /* process 0 reported why */
+    for (int p = 0; p < node.count; p++)
+        node.pids[p] = (pid_t)all[p].pid;
+    if (node.index != 0 && (st = open_segment(node.pids[0], all[0].fd)) != DCUDA_OK)
+        return st;
+    dcu_node_proc_t *me = &node.seg->procs[node.index];
+    atomic_store(&me->pid, (int32_t)getpid());
+    atomic_store_explicit(&me->state, DCU_PROC_UP, memory_order_release);
+    atexit(node_at_exit);
+    return DCUDA_OK;
+}
+
+/* ---- liveness ------------------------------------------------------------------ */
+
+/* How process p ended, reaping it when it is a forked child. */
+static void describe_end(int p, char *out, size_t size)
+{
+    int status = 0;
+    if (!dcu_boot_child_status(p, NODE_REAP_PATIENCE_MS, &status))
+        snprintf(out, size, "ended");
+    else if (WIFSIGNALED(status))
+        snprintf(out, size, "was killed by signal %d (%s)", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)));
+    else
+        snprintf(out, size, "ended with status %d without exit()", WEXITSTATUS(status));
+}
+
+static int peer_died(int p, char *why, size_t why_size)
+{
+    dcu_node_proc_t *q = &node.seg->procs[p];
+    pid_t pid = node.pids[p];
+    if (pid <= 0 || atomic_load_explicit(&q->state, memory_order_acquire) == DCU_PROC_DEPARTED ||
+        !dcu_proc_ended(pid))
+        return 0;
+    char how[96];
+    describe_end(p, how, sizeof how);
+    snprintf(why, why_size, "process %d (pid %d, %d rank(s) from WORLD rank %d) %s", p, (int)pid,
+             q->rank_count, q->world_first, how);
+    if (!node.lost)
+        dcu_boot_abandon();
+    node.lost = 1;
+    return 1;
+}
+
+int dcu_node_lost(char *why, size_t why_size)
+{
+    for (int p = 0; p < node.count && node.seg; p++)
+        if (p != node.index && peer_died(p, why, why_size))
+            return 1;
+    return 0;
+}
+
+/* ---- host-level barrier ----------------------------------------------------------- */
+
+static void pause_briefly(unsigned *spins)
+{
+    if ((*spins)++ < NODE_YIELDS)
+        sched_yield();
+    else
+        dcu_clock_sleep_ns(NODE_PAUSE_NS);
+}
+
+/* Process p has ended without reaching barrier `target`: why, and the error. */
+static dcuda_status_t peer_gone(int p, const char *where)
+{
+    char why[200];
+    dcu_node_proc_t *q = &node.seg->procs[p];
+    if (atomic_load_explicit(&q->state, memory_order_acquire) == DCU_PROC_DEPARTED)
+        snprintf(node.why, sizeof node.why,
+                 "process %d ended while process %d waits for it in %s: every process must "
+                 "make the same dcuda_host_* calls",
+                 p, node.index, where);
+    else if (peer_died(p, why, sizeof why))
+        snprintf(node.why, sizeof node.why, "%s while process %d waits for it in %s", why,
+                 node.index, where);
+    else
+        return DCUDA_OK;
+    dcu_msg_error("%s", node.why);
+    return DCUDA_ERR_PEER;
+}
+
+/* Waits until process p has reached host barrier `target`. */
+static dcuda_status_t wait_for(int p, uint32_t target, const char *where)
+{
+    dcu_node_proc_t *q = &node.seg->procs[p];
+    unsigned spins = 0;
+    uint64_t start = dcu_clock_ns(), warned = start;
+    while ((int32_t)(atomic_load_explicit(&q->host_arrived, memory_order_acquire) - target) < 0) {
+        pause_briefly(&spins);
+        if ((spins % NODE_CHECK_EVERY) != 0)
+            continue;
+        dcuda_status_t st = peer_gone(p, where);
+        if (st != DCUDA_OK)
+            return st;
+        uint64_t now = dcu_clock_ns();
+        if (now - warned > NODE_WARN_NS) {
+            dcu_msg_warn("process %d has waited %.0f s for process %d in %s", node.index,
+                         (double)(now - start) / DCU_NS_PER_S, p, where);
+            warned = now;
+        }
+    }
+    return DCUDA_OK;
+}
+
+dcuda_status_t dcu_node_barrier(const char *where)
+{
+    if (!node.seg)
+        return DCUDA_OK;
+    dcu_node_proc_t *me = &node.seg->procs[node.index];
+    uint32_t target = atomic_fetch_add_explicit(&me->host_arrived, 1u, memory_order_acq_rel) + 1u;
+    for (int p = 0; p < node.count; p++) {
+        if (p == node.index)
+            continue;
+        dcuda_status_t st = wait_for(p, target, where);
+        if (st != DCUDA_OK)
+            return st;
+    }
+    return DCUDA_OK;
+}

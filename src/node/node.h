@@ -1,0 +1,66 @@
+/*
+ * The processes of one program on one node, as the host runtimes see each
+ * other: the node segment (a block of shared memory holding each process's
+ * pid and state, its host-level barrier counter, what it exports to its
+ * peers, and the WORLD barrier slots its ranks use), host-level barriers,
+ * and the detection of peers that died.
+ *
+ * The segment exists when the program runs as several processes. Process 0
+ * creates it and the others map it, learning where through the bootstrap's
+ * allgather, however the processes were started.
+ */
+#ifndef DCU_NODE_NODE_H
+#define DCU_NODE_NODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend/backend.h"
+#include "dcuda/dcuda_status.h"
+#include "dcuda/shared/layout.h"
+
+enum dcu_proc_state {
+    DCU_PROC_ABSENT = 0,  /* not started yet */
+    DCU_PROC_UP = 1,      /* running */
+    DCU_PROC_DEPARTED = 2 /* ended through exit() */
+};
+
+/* One process's part of the node segment; only that process writes it. */
+typedef struct dcu_node_proc {
+    DCUDA_ATOMIC(int32_t) pid;
+    DCUDA_ATOMIC(uint32_t) state;        /* dcu_proc_state */
+    DCUDA_ATOMIC(uint32_t) host_arrived; /* host-level barriers reached */
+    int32_t rank_count;                  /* ranks of its device (its host runtime) */
+    int32_t reserved;
+    char backend[8];
+    char kernel[64];
+    uint64_t notifs_base;    /* its notification counters (its addresses) */
+    uint64_t win_world_base; /* its WORLD window table */
+    uint32_t export_count;
+    int32_t world_first; /* WORLD rank of its first rank */
+    dcu_export_t exports[DCUDA_MAX_SEGMENTS];
+} dcu_node_proc_t;
+
+typedef struct dcu_node {
+    uint32_t magic;
+    uint32_t count;
+    dcuda_node_slot_t slots[DCUDA_MAX_PROCESSES]; /* WORLD barrier arrivals (rank-visible) */
+    dcu_node_proc_t procs[DCUDA_MAX_PROCESSES];
+} dcu_node_t;
+
+/* Shares the node segment among the bootstrap's processes (collective;
+ * once per program; nothing to do for one process). */
+dcuda_status_t dcu_node_open(void);
+/* The segment, or NULL when the program runs as one process. */
+dcu_node_t *dcu_node(void);
+dcu_node_proc_t *dcu_node_proc(int p);
+/* Every process of the program reaches this call (a host-level barrier),
+ * or DCUDA_ERR_PEER when a peer died or left; `where` names the caller. */
+dcuda_status_t dcu_node_barrier(const char *where);
+/* The message of the last failed barrier. */
+const char *dcu_node_why(void);
+/* Nonzero (and a message) when a peer process died: ended without exit(),
+ * or was killed. Cheap enough to call every few milliseconds. */
+int dcu_node_lost(char *why, size_t why_size);
+
+#endif /* DCU_NODE_NODE_H */

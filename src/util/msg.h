@@ -1,0 +1,21 @@
+/*
+ * The host library's own messages (errors, warnings, verbose notes), all on
+ * stderr with a "dcuda:" prefix, one whole line each. Rank log lines go
+ * through the log ring and the monitor instead (core/monitor.c).
+ */
+#ifndef DCU_UTIL_MSG_H
+#define DCU_UTIL_MSG_H
+
+#if defined(__GNUC__)
+#define DCU_MSG_FMT(f, a) __attribute__((format(printf, f, a)))
+#else
+#define DCU_MSG_FMT(f, a)
+#endif
+
+void dcu_msg_error(const char *fmt, ...) DCU_MSG_FMT(1, 2);
+void dcu_msg_warn(const char *fmt, ...) DCU_MSG_FMT(1, 2);
+/* Printed only when the VERBOSE setting is on. */
+void dcu_msg_info(const char *fmt, ...) DCU_MSG_FMT(1, 2);
+void dcu_msg_set_verbose(int verbose);
+
+#endif /* DCU_UTIL_MSG_H */
