@@ -1,21 +1,21 @@
 /*
  * Host side of the host command test: each rank's pings must all have been
- * answered (the command ring has 256 entries; 16 ranks send 1600 pings).
- * With several processes, each checks its own ranks (each host runtime
- * serves its own ranks' commands).
+ * answered (the command ring has 256 entries; 16 ranks send 1600 pings),
+ * also when one rank pings only after the others wrapped the ring
+ * (laggard). With several processes, each checks its own ranks (each host
+ * runtime serves its own ranks' commands).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "dcuda/dcuda_host.h"
+#include "hostcmd.h"
 #include "test_util.h"
-
-#define HOSTCMD_PINGS 100
 
 DCUDA_KERNEL_DECLARE(hostcmd);
 
-static int run_ping(int argc, char **argv)
+static int run_pings(int argc, char **argv, int laggard)
 {
     dcuda_host_h h;
     dcuda_rank_info_t info;
@@ -29,7 +29,8 @@ static int run_ping(int argc, char **argv)
         ok[r] = -1;
     TEST_STATUS(dcuda_host_alloc(h, bytes, (void **)&dev), DCUDA_OK);
     TEST_STATUS(dcuda_host_copy_in(h, dev, ok, bytes), DCUDA_OK);
-    TEST_STATUS(dcuda_host_run(h, &dev, sizeof dev, NULL), DCUDA_OK);
+    hostcmd_t user = {dev, laggard, 0};
+    TEST_STATUS(dcuda_host_run(h, &user, sizeof user, NULL), DCUDA_OK);
     TEST_STATUS(dcuda_host_copy_out(h, ok, dev, bytes), DCUDA_OK);
     for (int r = test_first_rank(&info); r < test_end_rank(&info); r++)
         TEST_CHECK(ok[r] == HOSTCMD_PINGS, "rank %d: %lld of %d pings answered", r,
@@ -40,8 +41,11 @@ static int run_ping(int argc, char **argv)
     return 0;
 }
 
+static int run_ping(int argc, char **argv) { return run_pings(argc, argv, 0); }
+static int run_laggard(int argc, char **argv) { return run_pings(argc, argv, 1); }
+
 int main(int argc, char **argv)
 {
-    static const test_case_t cases[] = {{"ping", run_ping}};
-    return test_main(argc, argv, cases, 1);
+    static const test_case_t cases[] = {{"ping", run_ping}, {"laggard", run_laggard}};
+    return test_main(argc, argv, cases, 2);
 }

@@ -1,8 +1,9 @@
 /*
  * The proxy (see proxy.h): consumes the command ring in ticket order,
- * recycles each entry before it answers (a rank that sees its reply knows
- * its entry is free again; see dcuda/shared/ring.h), and releases the
- * reply's seq last.
+ * recycles each entry before it answers, and tells the sender how many
+ * commands it has consumed by then (so the sender knows which entries are
+ * free without reading them; see dcuda/shared/ring.h). The reply's seq is
+ * released last.
  */
 #include "proxy.h"
 
@@ -40,10 +41,12 @@ void dcu_proxy_reset(dcu_proxy_t *p)
     memset(p->replies, 0, (size_t)p->ranks * sizeof *p->replies);
 }
 
-/* Answers one command in its sender's reply slot. */
+/* Answers one command in its sender's reply slot, with how many commands
+ * have been consumed (their entries recycled) by now. */
 static void answer(dcu_proxy_t *p, const dcuda_cmd_t *c)
 {
     dcuda_cmd_reply_t *r = &p->replies[c->rank];
+    r->consumed = p->queue.tail;
     switch (c->op) {
     case DCUDA_CMD_PING:
         r->status = DCUDA_OK;

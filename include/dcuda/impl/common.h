@@ -151,6 +151,7 @@ DCU_HD void dcu_state_bind(dcuda_state_t *st, const dcuda_context_t *ctx,
         st->routes[i].win = DCUDA_WIN_NONE;
     st->timer_next = 0;
     st->cmd_tag = 0;
+    st->cmd_consumed = 0; /* the command ring starts empty */
 }
 
 DCU_HD uint32_t dcu_win_encode(int comm, int slot, uint32_t gen)

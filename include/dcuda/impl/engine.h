@@ -470,13 +470,14 @@ DCU_FN dcuda_status_t dcu_wait_notifications(dcuda_state_t *st, int tag, int cou
 
 /* Leader: post a command and wait for its reply (both in pinned host
  * memory on a GPU: posted writes out, reads of host memory while waiting).
- * The entry is known to be free (see shared/ring.h), so nothing is read
- * before it is written. */
+ * The last reply told how far the host had consumed: usually the entry is
+ * known to be free, and nothing is read before it is written. */
 DCU_FN_COLD dcuda_status_t dcu_command_leader(dcuda_state_t *st, uint32_t op)
 {
     const dcuda_context_t *ctx = st->ctx;
     uint32_t tag = ++st->cmd_tag, t;
-    dcuda_cmd_t *c = (dcuda_cmd_t *)dcu_ring_take(&ctx->cmd, sizeof(dcuda_cmd_t), 0, &t);
+    dcuda_cmd_t *c =
+        (dcuda_cmd_t *)dcu_ring_take(&ctx->cmd, sizeof(dcuda_cmd_t), &st->cmd_consumed, &t);
     c->rank = st->device_rank;
     c->op = op;
     c->tag = tag;
@@ -485,6 +486,7 @@ DCU_FN_COLD dcuda_status_t dcu_command_leader(dcuda_state_t *st, uint32_t op)
     dcu_waiter_t w = DCU_WAITER_INIT;
     while (dcu_ld_acquire(&r->seq, 1) != tag)
         (void)dcu_pause(&w);
+    st->cmd_consumed = r->consumed;
     return (dcuda_status_t)r->status;
 }
 

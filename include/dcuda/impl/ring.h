@@ -8,16 +8,19 @@
 
 #include "prims.h"
 
-/* Takes a ticket on `ring` and returns its entry. With `wait_free` it first
- * waits until the consumer has handed the entry to this lap (back-pressure:
- * nothing is overwritten); without, the caller knows it is free. */
-DCU_FN void *dcu_ring_take(const dcuda_ring_t *ring, size_t entry_size, int wait_free,
+/* Takes a ticket on `ring` and returns its entry once it is free for this
+ * lap (back-pressure: nothing is overwritten). The caller may know (an
+ * acquire saw it) that the consumer had consumed *consumed tickets: an
+ * entry whose previous lap lies below is free without a look at it. NULL:
+ * nothing known. Exact while fewer than 2^31 tickets separate the two. */
+DCU_FN void *dcu_ring_take(const dcuda_ring_t *ring, size_t entry_size, const uint32_t *consumed,
                            uint32_t *ticket)
 {
     uint32_t t = dcu_ticket(ring->head);
     char *e = (char *)ring->entries + (size_t)(t & (ring->capacity - 1u)) * entry_size;
+    int known_free = consumed && (int32_t)(t - ring->capacity - *consumed) < 0;
     dcu_waiter_t w = DCU_WAITER_INIT;
-    while (wait_free && dcu_ld_acquire((const dcu_u32a_t *)e, 1) != t)
+    while (!known_free && dcu_ld_acquire((const dcu_u32a_t *)e, 1) != t)
         dcu_pause_host(&w);
     *ticket = t;
     return e;

@@ -248,6 +248,8 @@ typedef struct dcuda_state {
     dcuda_win_entry_t *win_entries[DCUDA_COMM_COUNT];
     dcuda_put_route_t routes[DCUDA_PUT_ROUTES];
     uint8_t win_gen[DCUDA_COMM_COUNT][DCUDA_MAX_WINDOWS];
+    uint32_t cmd_consumed; /* commands the host had consumed at the last reply */
+    uint32_t reserved;
     uint32_t consumed[DCUDA_TAG_COUNT];
 } dcuda_state_t;
 
@@ -265,7 +267,7 @@ DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 200, "context");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_put_route_t) == 56, "put route");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 320, "state copies of the context");
-DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 896, "state counters");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 1920, "state fits shared memory budget");
+DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 904, "state counters");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 1928, "state fits shared memory budget");
 
 #endif /* DCUDA_SHARED_LAYOUT_H */
