@@ -50,15 +50,15 @@ typedef struct dcuda_kernel {
 /* Declares the two forms of a kernel defined with DCUDA_KERNEL(name, ctx).
  * Weak references: a form that was not built is NULL. */
 #if defined(__cplusplus)
-#define DCUDA_KERNEL_DECLARE(name)                                                        \
-    extern "C" void dcuda_cpu_kernel_##name(dcuda_context_h) DCUDA_WEAK;                  \
+#define DCUDA_KERNEL_DECLARE(name)                                                                 \
+    extern "C" void dcuda_cpu_kernel_##name(dcuda_context_h) DCUDA_WEAK;                           \
     extern "C" const void *const dcuda_gpu_kernel_ptr_##name DCUDA_WEAK
 #else
-#define DCUDA_KERNEL_DECLARE(name)                                                        \
-    extern void dcuda_cpu_kernel_##name(dcuda_context_h) DCUDA_WEAK;                      \
+#define DCUDA_KERNEL_DECLARE(name)                                                                 \
+    extern void dcuda_cpu_kernel_##name(dcuda_context_h) DCUDA_WEAK;                               \
     extern const void *const dcuda_gpu_kernel_ptr_##name DCUDA_WEAK
 #endif
-#define DCUDA_KERNEL_REF(name)                                                            \
+#define DCUDA_KERNEL_REF(name)                                                                     \
     dcuda_kernel_ref(#name, dcuda_cpu_kernel_##name, &dcuda_gpu_kernel_ptr_##name)
 
 static inline dcuda_kernel_t dcuda_kernel_ref(const char *name, dcuda_cpu_kernel_fn cpu,
@@ -90,24 +90,27 @@ typedef struct dcuda_rank_info {
 /* Start the runtime for kernel with threads_per_rank threads per rank (GPU;
  * CPU ranks have one). Picks the backend (DCUDA_BACKEND=auto|cpu|cuda). */
 DCUDA_API dcuda_status_t dcuda_host_init(int argc, char **argv, dcuda_kernel_t kernel,
-                               int threads_per_rank, dcuda_host_h *host);
+                                         int threads_per_rank, dcuda_host_h *host);
 DCUDA_API dcuda_status_t dcuda_host_get_rank_info(dcuda_host_h host, dcuda_rank_info_t *info);
 
 /* Run the kernel on all ranks and wait for it. user_data (user_size bytes,
  * may be NULL/0) is copied to rank-visible memory before and back after.
  * Returns DCUDA_OK, or the first error a rank reported (after the run). */
 DCUDA_API dcuda_status_t dcuda_host_run(dcuda_host_h host, void *user_data, size_t user_size,
-                              double *elapsed_ms);
+                                        double *elapsed_ms);
 
 /* Timer spans of the last run, in milliseconds, in start order. */
-DCUDA_API dcuda_status_t dcuda_host_get_timings(dcuda_host_h host, const double **timings_ms, int *count);
+DCUDA_API dcuda_status_t dcuda_host_get_timings(dcuda_host_h host, const double **timings_ms,
+                                                int *count);
 
 /* Memory that rank code of this backend can use (device memory on a GPU),
  * and copies between it and host memory. */
 DCUDA_API dcuda_status_t dcuda_host_alloc(dcuda_host_h host, size_t size, void **ptr);
 DCUDA_API dcuda_status_t dcuda_host_free(dcuda_host_h host, void *ptr);
-DCUDA_API dcuda_status_t dcuda_host_copy_in(dcuda_host_h host, void *dst, const void *src, size_t size);
-DCUDA_API dcuda_status_t dcuda_host_copy_out(dcuda_host_h host, void *dst, const void *src, size_t size);
+DCUDA_API dcuda_status_t dcuda_host_copy_in(dcuda_host_h host, void *dst, const void *src,
+                                            size_t size);
+DCUDA_API dcuda_status_t dcuda_host_copy_out(dcuda_host_h host, void *dst, const void *src,
+                                             size_t size);
 
 /* Message of the first rank error of the last run ("" if none). */
 DCUDA_API const char *dcuda_host_last_error(dcuda_host_h host);

@@ -61,16 +61,16 @@ typedef uint32_t dcuda_win_t;
 #define DCUDA_RANK_API static __device__ __forceinline__
 /* The __global__ function wraps the rank code: it makes the context known
  * before any rank call and tells the watchdog when the rank has returned. */
-#define DCUDA_KERNEL(name, ctx)                                                                \
-    static __device__ void dcuda_gpu_body_##name(dcuda_context_h ctx);                         \
-    extern "C" __global__ void dcuda_gpu_kernel_##name(dcuda_context_h dcuda_ctx_)             \
-    {                                                                                          \
-        dcu_kernel_enter(dcuda_ctx_);                                                          \
-        dcuda_gpu_body_##name(dcuda_ctx_);                                                     \
-        dcu_kernel_exit(dcuda_ctx_);                                                           \
-    }                                                                                          \
-    extern "C" const void *const dcuda_gpu_kernel_ptr_##name;                                  \
-    const void *const dcuda_gpu_kernel_ptr_##name = (const void *)dcuda_gpu_kernel_##name;     \
+#define DCUDA_KERNEL(name, ctx)                                                                    \
+    static __device__ void dcuda_gpu_body_##name(dcuda_context_h ctx);                             \
+    extern "C" __global__ void dcuda_gpu_kernel_##name(dcuda_context_h dcuda_ctx_)                 \
+    {                                                                                              \
+        dcu_kernel_enter(dcuda_ctx_);                                                              \
+        dcuda_gpu_body_##name(dcuda_ctx_);                                                         \
+        dcu_kernel_exit(dcuda_ctx_);                                                               \
+    }                                                                                              \
+    extern "C" const void *const dcuda_gpu_kernel_ptr_##name;                                      \
+    const void *const dcuda_gpu_kernel_ptr_##name = (const void *)dcuda_gpu_kernel_##name;         \
     static __device__ void dcuda_gpu_body_##name(dcuda_context_h ctx)
 #else
 #define DCUDA_SHARED
@@ -142,8 +142,8 @@ DCUDA_RANK_API dcuda_status_t dcuda_win_flush(dcuda_state_t *st, dcuda_win_t win
 /* Copies size bytes from src to offset in rank's part of win. src must lie
  * inside one of my window parts of the same communicator; src equal to the
  * target copies nothing; a partial overlap is an error. No notification. */
-DCUDA_RANK_API dcuda_status_t dcuda_put(dcuda_state_t *st, dcuda_win_t win, int rank,
-                                        size_t offset, size_t size, const void *src);
+DCUDA_RANK_API dcuda_status_t dcuda_put(dcuda_state_t *st, dcuda_win_t win, int rank, size_t offset,
+                                        size_t size, const void *src);
 /* As dcuda_put, then one notification with tag (0..255): when the target sees
  * it, the data of this put and of every earlier put to that target is
  * visible. */
@@ -153,8 +153,7 @@ DCUDA_RANK_API dcuda_status_t dcuda_put_notify(dcuda_state_t *st, dcuda_win_t wi
 /* A notification with tag (0..255) to rank of comm; no window needed. A
  * release: the target may read what this rank stored before, or reuse a
  * buffer it was told is free. */
-DCUDA_RANK_API dcuda_status_t dcuda_notify(dcuda_state_t *st, int rank, dcuda_comm_t comm,
-                                           int tag);
+DCUDA_RANK_API dcuda_status_t dcuda_notify(dcuda_state_t *st, int rank, dcuda_comm_t comm, int tag);
 
 /* ---- notifications ---------------------------------------------------------------- */
 /* Counters are 32 bits and wrap safely while fewer than 2^31 notifications of

@@ -10,6 +10,7 @@
 #define DCUDA_STATUS_H
 
 /* X(name, value, message) */
+/* clang-format off */
 #define DCUDA_STATUS_MAP(X)                                                              \
     X(OK, 0, "success")                                                                  \
     X(ERR_INVALID_ARG, -1, "invalid argument")                                           \
@@ -35,6 +36,7 @@
     X(ERR_UNSUPPORTED, -21, "operation not supported by this build")                    \
     X(ERR_PEER, -22, "a peer process died or left")                                      \
     X(ERR_UNREACHABLE, -23, "target memory cannot be reached from this process")
+/* clang-format on */
 
 typedef enum dcuda_status {
 #define DCUDA_STATUS_ENUM_(name, value, msg) DCUDA_##name = (value),

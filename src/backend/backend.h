@@ -34,11 +34,11 @@ typedef struct dcu_export {
     uint64_t serial; /* unique within its process, never reused (set by the host runtime) */
     uint64_t base;   /* address in the owner */
     uint64_t size;
-    int32_t kind;              /* dcu_export_kind */
-    int32_t fd;                /* MEMFD: descriptor number in the owner */
-    int32_t pid;               /* MEMFD: the owner */
+    int32_t kind; /* dcu_export_kind */
+    int32_t fd;   /* MEMFD: descriptor number in the owner */
+    int32_t pid;  /* MEMFD: the owner */
     int32_t reserved;
-    unsigned char handle[64];  /* CUDA_IPC: the cudaIpcMemHandle_t bytes */
+    unsigned char handle[64]; /* CUDA_IPC: the cudaIpcMemHandle_t bytes */
 } dcu_export_t;
 
 /* What the host runtime asks a backend to run. */
@@ -81,8 +81,7 @@ typedef struct dcu_backend_ops {
     /* Makes host memory (the node segment) reachable by ranks. */
     dcuda_status_t (*map_host)(dcu_backend_t *b, void *host, size_t size, void **rank_ptr);
     void (*unmap_host)(dcu_backend_t *b, void *host);
-    dcuda_status_t (*alloc_mapped)(dcu_backend_t *b, size_t size, void **host_ptr,
-                                   void **rank_ptr);
+    dcuda_status_t (*alloc_mapped)(dcu_backend_t *b, size_t size, void **host_ptr, void **rank_ptr);
     void (*free_mapped)(dcu_backend_t *b, void *host_ptr);
     dcuda_status_t (*copy_in)(dcu_backend_t *b, void *dst, const void *src, size_t size);
     dcuda_status_t (*copy_out)(dcu_backend_t *b, void *dst, const void *src, size_t size);

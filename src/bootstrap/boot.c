@@ -32,8 +32,8 @@ const char *dcu_boot_mode_name(void)
 /* Was this process started by an MPI launcher? */
 static int launched_by_mpi(void)
 {
-    static const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK",
-                                 "MPI_LOCALNRANKS"};
+    static const char *vars[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK",
+                                  "MPI_LOCALNRANKS" };
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
         if (getenv(vars[i]))
             return 1;

@@ -132,8 +132,8 @@ static void fork_at_exit(void)
 
 dcuda_status_t dcu_boot_fork_start(int count, int *index)
 {
-    fork_area_t *a = mmap(NULL, sizeof *a, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                          -1, 0);
+    fork_area_t *a =
+        mmap(NULL, sizeof *a, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (a == MAP_FAILED) {
         dcu_msg_error("cannot map memory to start %d processes: %s", count, strerror(errno));
         return DCUDA_ERR_SYSTEM;
@@ -178,8 +178,8 @@ static dcuda_status_t await_round(int p, uint32_t r)
         }
         pid_t pid = (pid_t)atomic_load(&fk.area->pid[p]);
         if (pid > 0 && dcu_proc_ended(pid)) {
-            dcu_msg_error("process %d (pid %d) ended while process %d starts with it", p,
-                          (int)pid, fk.index);
+            dcu_msg_error("process %d (pid %d) ended while process %d starts with it", p, (int)pid,
+                          fk.index);
             return DCUDA_ERR_PEER;
         }
         dcu_clock_sleep_ns(FORK_PAUSE_NS);

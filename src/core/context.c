@@ -76,8 +76,7 @@ static dcuda_status_t alloc_mapped_tables(dcuda_host_h h)
     dcuda_context_t *c = &h->image;
     void *hp, *dp;
     dcuda_status_t st;
-    if ((st = ops->alloc_mapped(b, (size_t)c->device_size * sizeof(dcuda_rank_status_t), &hp,
-                                &dp)))
+    if ((st = ops->alloc_mapped(b, (size_t)c->device_size * sizeof(dcuda_rank_status_t), &hp, &dp)))
         return st;
     h->status_h = (dcuda_rank_status_t *)hp;
     c->rank_status = (dcuda_rank_status_t *)dp;
@@ -93,8 +92,7 @@ static dcuda_status_t alloc_mapped_tables(dcuda_host_h h)
         return st;
     h->cmd_h = (dcuda_cmd_t *)hp;
     c->cmd.entries = (dcuda_cmd_t *)dp;
-    if ((st = ops->alloc_mapped(b, (size_t)c->device_size * sizeof(dcuda_cmd_reply_t), &hp,
-                                &dp)))
+    if ((st = ops->alloc_mapped(b, (size_t)c->device_size * sizeof(dcuda_cmd_reply_t), &hp, &dp)))
         return st;
     h->replies_h = (dcuda_cmd_reply_t *)hp;
     c->replies = (dcuda_cmd_reply_t *)dp;
@@ -143,13 +141,14 @@ void dcu_context_destroy(dcuda_host_h h)
 {
     const dcu_backend_ops_t *ops = h->ops;
     dcuda_context_t *c = &h->image;
-    void *dev[] = {c->notifs,           c->barriers, c->win_entries[0], c->win_entries[1],
-                   c->timers,           (void *)c->log.head, (void *)c->cmd.head, c->error,
-                   h->dev_ctx,          h->user_dev, c->peers, c->segments};
+    void *dev[] = { c->notifs,           c->barriers, c->win_entries[0],
+                    c->win_entries[1],   c->timers,   (void *)c->log.head,
+                    (void *)c->cmd.head, c->error,    h->dev_ctx,
+                    h->user_dev,         c->peers,    c->segments };
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
         if (dev[i])
             dcu_mem_free(h, dev[i]);
-    void *mapped[] = {h->status_h, (void *)h->cancel_h, h->log_h, h->cmd_h, h->replies_h};
+    void *mapped[] = { h->status_h, (void *)h->cancel_h, h->log_h, h->cmd_h, h->replies_h };
     for (size_t i = 0; i < sizeof mapped / sizeof mapped[0]; i++)
         if (mapped[i])
             ops->free_mapped(h->backend, mapped[i]);

@@ -51,7 +51,7 @@ struct dcuda_host {
     dcuda_context_t *dev_ctx; /* where ranks find it */
     /* Host views of the host-visible parts of the context. */
     dcuda_rank_status_t *status_h;
-    DCUDA_ATOMIC(uint32_t) *cancel_h;
+    DCUDA_ATOMIC(uint32_t) * cancel_h;
     dcuda_log_entry_t *log_h;
     dcuda_cmd_t *cmd_h;
     dcuda_cmd_reply_t *replies_h;

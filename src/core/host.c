@@ -144,8 +144,8 @@ static dcuda_status_t start_group(const dcuda_settings_t *s, const dcuda_kernel_
 /* The backend runs the device: rank info from its shape and the group. */
 static dcuda_status_t open_backend(dcuda_host_h h, int threads_per_rank)
 {
-    dcu_backend_request_t req = {h->kernel, threads_per_rank, h->settings.ranks, dcu_boot_size(),
-                                 dcu_boot_rank()};
+    dcu_backend_request_t req = { h->kernel, threads_per_rank, h->settings.ranks, dcu_boot_size(),
+                                  dcu_boot_rank() };
     dcu_backend_shape_t shape;
     memset(&shape, 0, sizeof shape);
     dcuda_status_t st = h->ops->open(&req, &h->backend, &shape);
@@ -206,8 +206,7 @@ static void host_release(dcuda_host_h h)
     free(h);
 }
 
-static const char *init_arg_problem(dcuda_host_h *host, dcuda_kernel_t kernel,
-                                    int threads_per_rank)
+static const char *init_arg_problem(dcuda_host_h *host, dcuda_kernel_t kernel, int threads_per_rank)
 {
     if (!host)
         return "host is NULL";
@@ -218,8 +217,8 @@ static const char *init_arg_problem(dcuda_host_h *host, dcuda_kernel_t kernel,
     return NULL;
 }
 
-dcuda_status_t dcuda_host_init(int argc, char **argv, dcuda_kernel_t kernel,
-                               int threads_per_rank, dcuda_host_h *host)
+dcuda_status_t dcuda_host_init(int argc, char **argv, dcuda_kernel_t kernel, int threads_per_rank,
+                               dcuda_host_h *host)
 {
     const char *problem = init_arg_problem(host, kernel, threads_per_rank);
     if (problem) {
@@ -308,8 +307,7 @@ static dcuda_status_t run_ranks(dcuda_host_h h)
     return st;
 }
 
-dcuda_status_t dcuda_host_run(dcuda_host_h h, void *user_data, size_t user_size,
-                              double *elapsed_ms)
+dcuda_status_t dcuda_host_run(dcuda_host_h h, void *user_data, size_t user_size, double *elapsed_ms)
 {
     if (!h) {
         dcu_msg_error("dcuda_host_run: called before dcuda_host_init (host is NULL)");
@@ -355,7 +353,7 @@ dcuda_status_t dcuda_host_run(dcuda_host_h h, void *user_data, size_t user_size,
         dcu_log_entry_text(&err.first, text, sizeof text);
         snprintf(h->last_error, sizeof h->last_error, "rank %d: %s", (int)err.rank, text);
         dcu_msg_info("kernel %s: %u rank call(s) failed; first: %s", h->kernel.name,
-                           (unsigned)err.count, h->last_error);
+                     (unsigned)err.count, h->last_error);
         st = (dcuda_status_t)err.status;
     }
     return st;

@@ -24,9 +24,9 @@
 #define MONITOR_CHECK_NS (50 * DCU_NS_PER_MS)
 
 typedef struct rank_watch {
-    uint32_t episode;    /* episode last seen blocked */
-    uint32_t reported;   /* episode last reported + 1 (0: none) */
-    uint64_t since_ns;   /* when that episode was first seen */
+    uint32_t episode;  /* episode last seen blocked */
+    uint32_t reported; /* episode last reported + 1 (0: none) */
+    uint64_t since_ns; /* when that episode was first seen */
 } rank_watch_t;
 
 struct dcu_monitor {
@@ -103,8 +103,8 @@ static int drain_log(dcuda_host_h h)
 }
 
 /* Tags with notifications ready for a rank, as "tag 3 x2, tag 9 x1". */
-static void describe_ready(const dcuda_notif_counters_t *arrived, const dcuda_rank_status_t *s, uint32_t notif_start, char *out,
-                           size_t size)
+static void describe_ready(const dcuda_notif_counters_t *arrived, const dcuda_rank_status_t *s,
+                           uint32_t notif_start, char *out, size_t size)
 {
     size_t len = 0;
     out[0] = '\0';
@@ -112,8 +112,8 @@ static void describe_ready(const dcuda_notif_counters_t *arrived, const dcuda_ra
     for (int tag = 0; tag < DCUDA_TAG_COUNT && len + 32 < size; tag++) {
         /* Only the waited-for tag has a consumed count the rank published;
          * for the others, report what arrived since the start. */
-        uint32_t base = (uint32_t)tag == atomic_load(&s->tag) ? atomic_load(&s->consumed)
-                                                               : notif_start;
+        uint32_t base =
+            (uint32_t)tag == atomic_load(&s->tag) ? atomic_load(&s->consumed) : notif_start;
         uint32_t n = atomic_load(&arrived->arrived[tag]) - base;
         if (n == 0 || (int32_t)n < 0)
             continue;

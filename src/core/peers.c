@@ -93,8 +93,8 @@ static void publish(dcuda_host_h h)
         if (h->mems[i].ex.kind != DCU_EXPORT_NONE)
             mine->exports[n++] = h->mems[i].ex;
     if (n < h->mem_count)
-        dcu_msg_warn("only %d of %d allocations can be reached by other processes (at most %d)",
-                     n, h->mem_count, DCUDA_MAX_SEGMENTS);
+        dcu_msg_warn("only %d of %d allocations can be reached by other processes (at most %d)", n,
+                     h->mem_count, DCUDA_MAX_SEGMENTS);
     mine->export_count = (uint32_t)n;
     mine->notifs_base = (uint64_t)(uintptr_t)h->image.notifs;
     mine->win_world_base = (uint64_t)(uintptr_t)h->image.win_entries[0 /* WORLD */];
@@ -110,8 +110,7 @@ static dcu_import_t *find_import(dcuda_host_h h, int proc, uint64_t serial)
 
 static dcuda_status_t open_import(dcuda_host_h h, int proc, const dcu_export_t *e)
 {
-    if (!dcu_array_room((void **)&h->imports, h->import_count, &h->import_cap,
-                        sizeof *h->imports))
+    if (!dcu_array_room((void **)&h->imports, h->import_count, &h->import_cap, sizeof *h->imports))
         return DCUDA_ERR_NO_MEMORY;
     dcu_import_t *im = &h->imports[h->import_count];
     memset(im, 0, sizeof *im);
@@ -208,7 +207,7 @@ static dcuda_status_t fill_tables(dcuda_host_h h)
             const dcu_import_t *im = &h->imports[i];
             if (im->proc != p)
                 continue;
-            segs[n++] = (dcuda_segment_t){im->base, im->size, (uint64_t)(uintptr_t)im->local, 0};
+            segs[n++] = (dcuda_segment_t){ im->base, im->size, (uint64_t)(uintptr_t)im->local, 0 };
         }
         peer->segment_count = (uint32_t)n - peer->segment_first;
         peer->notifs = (dcuda_notif_counters_t *)(uintptr_t)translate(h, p, q->notifs_base);

@@ -24,20 +24,28 @@ typedef struct setting_desc {
     size_t size;
 } setting_desc_t;
 
-#define SETTING_DESC_(field, NAME, type, def, desc)                                            \
-    {#NAME, SET_##type, def, desc, offsetof(dcuda_settings_t, field),                         \
-     sizeof(((dcuda_settings_t *)0)->field)},
-static const setting_desc_t settings_table[] = {DCUDA_SETTINGS_MAP(SETTING_DESC_)};
+#define SETTING_DESC_(field, NAME, type, def, desc)                                                \
+    { #NAME,                                                                                       \
+      SET_##type,                                                                                  \
+      def,                                                                                         \
+      desc,                                                                                        \
+      offsetof(dcuda_settings_t, field),                                                           \
+      sizeof(((dcuda_settings_t *)0)->field) },
+static const setting_desc_t settings_table[] = { DCUDA_SETTINGS_MAP(SETTING_DESC_) };
 #undef SETTING_DESC_
 #define SETTINGS_COUNT (sizeof(settings_table) / sizeof(settings_table[0]))
 
 static const char *type_name(setting_type_t t)
 {
     switch (t) {
-    case SET_INT: return "int";
-    case SET_UINT: return "uint";
-    case SET_DOUBLE: return "double";
-    default: return "string";
+    case SET_INT:
+        return "int";
+    case SET_UINT:
+        return "uint";
+    case SET_DOUBLE:
+        return "double";
+    default:
+        return "string";
     }
 }
 
@@ -48,13 +56,17 @@ static dcuda_status_t parse_value(const setting_desc_t *d, const char *text, con
     void *field = (char *)s + d->offset;
     errno = 0;
     switch (d->type) {
-    case SET_INT: *(long *)field = strtol(text, &end, 0); break;
+    case SET_INT:
+        *(long *)field = strtol(text, &end, 0);
+        break;
     case SET_UINT:
         if (text[0] == '-')
             goto bad;
         *(unsigned long *)field = strtoul(text, &end, 0);
         break;
-    case SET_DOUBLE: *(double *)field = strtod(text, &end); break;
+    case SET_DOUBLE:
+        *(double *)field = strtod(text, &end);
+        break;
     case SET_STRING:
         if (strlen(text) >= d->size)
             goto bad;
@@ -66,7 +78,7 @@ static dcuda_status_t parse_value(const setting_desc_t *d, const char *text, con
     return DCUDA_OK;
 bad:
     dcu_msg_error("setting %s from %s: cannot read '%s' as %s", d->name, origin, text,
-                        type_name(d->type));
+                  type_name(d->type));
     return DCUDA_ERR_SETTING;
 }
 
@@ -96,8 +108,8 @@ static dcuda_status_t load_environment(dcuda_settings_t *s)
             continue;
         const setting_desc_t *d = find_setting(name, (size_t)(eq - name));
         if (!d) {
-            dcu_msg_warn("unknown setting %.*s ignored (dcuda_info lists them)",
-                               (int)(eq - *e), *e);
+            dcu_msg_warn("unknown setting %.*s ignored (dcuda_info lists them)", (int)(eq - *e),
+                         *e);
             continue;
         }
         dcuda_status_t st = parse_value(d, eq + 1, "the environment", s);
@@ -117,7 +129,7 @@ static dcuda_status_t load_arguments(int argc, char **argv, dcuda_settings_t *s)
         const setting_desc_t *d = find_setting(name, eq ? (size_t)(eq - name) : strlen(name));
         if (!d || !eq) {
             dcu_msg_error("argument %s: %s (expected --dcuda-<setting>=<value>)", a,
-                                d ? "missing value" : "unknown setting");
+                          d ? "missing value" : "unknown setting");
             return DCUDA_ERR_SETTING;
         }
         dcuda_status_t st = parse_value(d, eq + 1, "the command line", s);
@@ -143,8 +155,7 @@ static dcuda_status_t validate(const dcuda_settings_t *s)
         return DCUDA_ERR_SETTING;
     }
     if (s->processes < 0 || s->processes > DCUDA_MAX_PROCESSES) {
-        dcu_msg_error("setting PROCESSES: %ld is not in 0..%d", s->processes,
-                      DCUDA_MAX_PROCESSES);
+        dcu_msg_error("setting PROCESSES: %ld is not in 0..%d", s->processes, DCUDA_MAX_PROCESSES);
         return DCUDA_ERR_SETTING;
     }
     if (!(s->watchdog >= 0)) {
@@ -153,8 +164,8 @@ static dcuda_status_t validate(const dcuda_settings_t *s)
     }
     if (s->log_entries < SETTING_LOG_ENTRIES_MIN || s->log_entries > SETTING_LOG_ENTRIES_MAX ||
         (s->log_entries & (s->log_entries - 1))) {
-        dcu_msg_error("setting LOG_ENTRIES: %ld is not a power of two in %ld..%ld",
-                      s->log_entries, SETTING_LOG_ENTRIES_MIN, SETTING_LOG_ENTRIES_MAX);
+        dcu_msg_error("setting LOG_ENTRIES: %ld is not a power of two in %ld..%ld", s->log_entries,
+                      SETTING_LOG_ENTRIES_MIN, SETTING_LOG_ENTRIES_MAX);
         return DCUDA_ERR_SETTING;
     }
     if (s->notif_start > 0xffffffffUL) {
@@ -183,8 +194,7 @@ dcuda_status_t dcu_settings_load(int argc, char **argv, dcuda_settings_t *out)
 
 void dcuda_settings_print(FILE *out)
 {
-    fprintf(out, "%-24s %-7s %-8s %-10s %s\n", "variable", "type", "default", "value",
-            "meaning");
+    fprintf(out, "%-24s %-7s %-8s %-10s %s\n", "variable", "type", "default", "value", "meaning");
     for (size_t i = 0; i < SETTINGS_COUNT; i++) {
         const setting_desc_t *d = &settings_table[i];
         char var[64];

@@ -13,6 +13,7 @@
 #include "dcuda/dcuda_status.h"
 
 /* X(field, NAME, type, default, description); type is INT, UINT, DOUBLE or STRING. */
+/* clang-format off */
 #define DCUDA_SETTINGS_MAP(X)                                                                  \
     X(backend, BACKEND, STRING, "auto", "auto, cpu or cuda: where ranks run (auto: a GPU if "  \
                                         "the kernel was built for one and one is present)")    \
@@ -29,6 +30,7 @@
     X(notif_start, NOTIF_START, UINT, "0", "initial value of every notification counter "      \
                                            "(testing wrap-around)")                            \
     X(verbose, VERBOSE, INT, "0", "1: the host runtime reports what it chose and did")
+/* clang-format on */
 
 typedef struct dcuda_settings {
     char backend[16];

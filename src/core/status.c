@@ -6,8 +6,9 @@
 const char *dcuda_status_name(dcuda_status_t status)
 {
     switch (status) {
-#define STATUS_NAME_(name, value, msg)                                                          \
-    case DCUDA_##name: return "DCUDA_" #name;
+#define STATUS_NAME_(name, value, msg)                                                             \
+    case DCUDA_##name:                                                                             \
+        return "DCUDA_" #name;
         DCUDA_STATUS_MAP(STATUS_NAME_)
 #undef STATUS_NAME_
     }
@@ -17,8 +18,9 @@ const char *dcuda_status_name(dcuda_status_t status)
 const char *dcuda_status_string(dcuda_status_t status)
 {
     switch (status) {
-#define STATUS_STRING_(name, value, msg)                                                        \
-    case DCUDA_##name: return msg;
+#define STATUS_STRING_(name, value, msg)                                                           \
+    case DCUDA_##name:                                                                             \
+        return msg;
         DCUDA_STATUS_MAP(STATUS_STRING_)
 #undef STATUS_STRING_
     }

@@ -43,7 +43,7 @@ static struct {
     pid_t pids[DCUDA_MAX_PROCESSES];
     int lost;      /* a peer died */
     char why[512]; /* why the last barrier failed */
-} node = {NULL, -1, 1, 0, {0}, 0, ""};
+} node = { NULL, -1, 1, 0, { 0 }, 0, "" };
 
 dcu_node_t *dcu_node(void) { return node.seg; }
 dcu_node_proc_t *dcu_node_proc(int p) { return &node.seg->procs[p]; }
@@ -110,7 +110,7 @@ dcuda_status_t dcu_node_open(void)
     node.index = dcu_boot_rank();
     struct {
         int32_t pid, fd;
-    } mine = {(int32_t)getpid(), -1}, all[DCUDA_MAX_PROCESSES];
+    } mine = { (int32_t)getpid(), -1 }, all[DCUDA_MAX_PROCESSES];
     dcuda_status_t st = node.index == 0 ? create_segment() : DCUDA_OK;
     mine.fd = node.fd;
     /* Process 0 takes part even when it failed (fd -1), so nobody waits. */

@@ -20,8 +20,8 @@ struct dcu_proxy {
     int ranks;
 };
 
-dcuda_status_t dcu_proxy_create(dcuda_cmd_t *entries, uint32_t capacity,
-                                dcuda_cmd_reply_t *replies, int ranks, dcu_proxy_t **out)
+dcuda_status_t dcu_proxy_create(dcuda_cmd_t *entries, uint32_t capacity, dcuda_cmd_reply_t *replies,
+                                int ranks, dcu_proxy_t **out)
 {
     dcu_proxy_t *p = calloc(1, sizeof *p);
     if (!p)

@@ -19,8 +19,8 @@
 typedef struct dcu_proxy dcu_proxy_t;
 
 /* The queue of `ranks` ranks: command entries and reply slots, host views. */
-dcuda_status_t dcu_proxy_create(dcuda_cmd_t *entries, uint32_t capacity,
-                                dcuda_cmd_reply_t *replies, int ranks, dcu_proxy_t **out);
+dcuda_status_t dcu_proxy_create(dcuda_cmd_t *entries, uint32_t capacity, dcuda_cmd_reply_t *replies,
+                                int ranks, dcu_proxy_t **out);
 void dcu_proxy_destroy(dcu_proxy_t *p);
 /* Before a run: every entry free, every reply slot clear. */
 void dcu_proxy_reset(dcu_proxy_t *p);

@@ -14,6 +14,6 @@ uint64_t dcu_clock_ns(void)
 
 void dcu_clock_sleep_ns(uint64_t ns)
 {
-    struct timespec ts = {(time_t)(ns / DCU_NS_PER_S), (long)(ns % DCU_NS_PER_S)};
+    struct timespec ts = { (time_t)(ns / DCU_NS_PER_S), (long)(ns % DCU_NS_PER_S) };
     nanosleep(&ts, NULL);
 }

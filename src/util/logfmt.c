@@ -25,7 +25,10 @@ static int format_arg(const dcuda_log_entry_t *e, int i, const char *spec, size_
     for (size_t k = 0; k < len && n + 4 < sizeof f; k++)
         if (!strchr("hlLqjzt", spec[k]))
             f[n++] = spec[k];
-    union { uint64_t u; double d; } v;
+    union {
+        uint64_t u;
+        double d;
+    } v;
     v.u = e->args[i];
     switch (arg_type(e, i)) {
     case DCUDA_LOG_ARG_INT:
@@ -38,8 +41,9 @@ static int format_arg(const dcuda_log_entry_t *e, int i, const char *spec, size_
         f[n++] = 'l';
         f[n++] = conv;
         f[n] = '\0';
-        return arg_type(e, i) == DCUDA_LOG_ARG_INT ? snprintf(out, size, f, (long long)v.u)
-                                                   : snprintf(out, size, f, (unsigned long long)v.u);
+        return arg_type(e, i) == DCUDA_LOG_ARG_INT
+                   ? snprintf(out, size, f, (long long)v.u)
+                   : snprintf(out, size, f, (unsigned long long)v.u);
     case DCUDA_LOG_ARG_DOUBLE:
         f[n++] = strchr("fFeEgGaA", conv) ? conv : 'g';
         f[n] = '\0';

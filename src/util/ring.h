@@ -11,10 +11,10 @@
 #include <stdint.h>
 
 typedef struct dcu_ring_reader {
-    char *entries;       /* [capacity] entries of entry_size bytes, host view */
-    uint32_t capacity;   /* a power of two */
+    char *entries;     /* [capacity] entries of entry_size bytes, host view */
+    uint32_t capacity; /* a power of two */
     uint32_t entry_size;
-    uint32_t tail;       /* next ticket to consume */
+    uint32_t tail; /* next ticket to consume */
 } dcu_ring_reader_t;
 
 void dcu_ring_reader_init(dcu_ring_reader_t *r, void *entries, uint32_t capacity,

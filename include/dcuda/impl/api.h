@@ -72,21 +72,19 @@ DCUDA_RANK_API dcuda_status_t dcuda_win_flush(dcuda_state_t *st, dcuda_win_t win
     return dcu_win_flush(st, win);
 }
 
-DCUDA_RANK_API dcuda_status_t dcuda_put(dcuda_state_t *st, dcuda_win_t win, int rank,
-                                        size_t offset, size_t size, const void *src)
+DCUDA_RANK_API dcuda_status_t dcuda_put(dcuda_state_t *st, dcuda_win_t win, int rank, size_t offset,
+                                        size_t size, const void *src)
 {
     return dcu_put(st, win, rank, offset, size, src, 0, 0, "dcuda_put");
 }
 
 DCUDA_RANK_API dcuda_status_t dcuda_put_notify(dcuda_state_t *st, dcuda_win_t win, int rank,
-                                               size_t offset, size_t size, const void *src,
-                                               int tag)
+                                               size_t offset, size_t size, const void *src, int tag)
 {
     return dcu_put(st, win, rank, offset, size, src, 1, tag, "dcuda_put_notify");
 }
 
-DCUDA_RANK_API dcuda_status_t dcuda_notify(dcuda_state_t *st, int rank, dcuda_comm_t comm,
-                                           int tag)
+DCUDA_RANK_API dcuda_status_t dcuda_notify(dcuda_state_t *st, int rank, dcuda_comm_t comm, int tag)
 {
     return dcu_notify(st, rank, comm, tag);
 }

@@ -18,32 +18,28 @@
 
 DCU_FN const char *dcu_comm_name(int comm)
 {
-    return comm == DCU_COMM_WORLD ? "WORLD" : comm == DCU_COMM_DEVICE ? "DEVICE"
-                                                                                        : "?";
+    return comm == DCU_COMM_WORLD ? "WORLD" : comm == DCU_COMM_DEVICE ? "DEVICE" : "?";
 }
 
-DCU_FN dcuda_status_t dcu_checked_comm(const dcuda_state_t *st, int comm,
-                                                        const char *call)
+DCU_FN dcuda_status_t dcu_checked_comm(const dcuda_state_t *st, int comm, const char *call)
 {
     if (dcu_comm_valid(comm))
         return DCUDA_OK;
     return DCU_REPORT(st, DCUDA_ERR_COMM, call,
-                               "communicator %d is neither DCUDA_COMM_WORLD (0) nor "
-                               "DCUDA_COMM_DEVICE (1)",
-                               comm);
+                      "communicator %d is neither DCUDA_COMM_WORLD (0) nor "
+                      "DCUDA_COMM_DEVICE (1)",
+                      comm);
 }
 
-DCU_FN dcuda_status_t dcu_checked_tag(const dcuda_state_t *st, int tag,
-                                                       const char *call)
+DCU_FN dcuda_status_t dcu_checked_tag(const dcuda_state_t *st, int tag, const char *call)
 {
     if (dcu_tag_valid(tag))
         return DCUDA_OK;
-    return DCU_REPORT(st, DCUDA_ERR_TAG, call, "tag %d not in 0..%d", tag,
-                               DCUDA_TAG_COUNT - 1);
+    return DCU_REPORT(st, DCUDA_ERR_TAG, call, "tag %d not in 0..%d", tag, DCUDA_TAG_COUNT - 1);
 }
 
-DCU_FN dcuda_status_t dcu_checked_wait(const dcuda_state_t *st, int tag,
-                                                        int count, const char *call)
+DCU_FN dcuda_status_t dcu_checked_wait(const dcuda_state_t *st, int tag, int count,
+                                       const char *call)
 {
     dcuda_status_t s = dcu_checked_tag(st, tag, call);
     if (s == DCUDA_OK && count <= 0)
@@ -51,15 +47,14 @@ DCU_FN dcuda_status_t dcu_checked_wait(const dcuda_state_t *st, int tag,
     return s;
 }
 
-DCU_FN dcuda_status_t dcu_checked_win(const dcuda_state_t *st, uint32_t win,
-                                                       const char *call)
+DCU_FN dcuda_status_t dcu_checked_win(const dcuda_state_t *st, uint32_t win, const char *call)
 {
     if (dcu_check_win(st, win) == DCUDA_OK)
         return DCUDA_OK;
     return DCU_REPORT(st, DCUDA_ERR_WIN, call,
-                               "window 0x%08x is not a live window of this rank (never created, "
-                               "or freed)",
-                               (unsigned)win);
+                      "window 0x%08x is not a live window of this rank (never created, "
+                      "or freed)",
+                      (unsigned)win);
 }
 
 /* A notification target: its counters as this rank reaches them, and the
@@ -70,40 +65,36 @@ typedef struct dcu_target {
 } dcu_target_t;
 
 /* Resolves `rank` given in comm, or reports why it cannot. */
-DCU_FN dcuda_status_t dcu_checked_target(const dcuda_state_t *st, int comm,
-                                                          int rank, dcu_target_t *t,
-                                                          const char *call)
+DCU_FN dcuda_status_t dcu_checked_target(const dcuda_state_t *st, int comm, int rank,
+                                         dcu_target_t *t, const char *call)
 {
     int size = dcu_comm_size(st, comm);
     if (rank < 0 || rank >= size)
-        return DCU_REPORT(st, DCUDA_ERR_RANK, call, "target rank %d not in 0..%d of %s",
-                                   rank, size - 1, dcu_comm_name(comm));
+        return DCU_REPORT(st, DCUDA_ERR_RANK, call, "target rank %d not in 0..%d of %s", rank,
+                          size - 1, dcu_comm_name(comm));
     t->notifs = dcu_target_notifs(st, comm, rank, &t->path);
     if (!t->notifs)
         return DCU_REPORT(st, DCUDA_ERR_UNREACHABLE, call,
-                                   "target rank %d of %s belongs to no process of this program",
-                                   rank, dcu_comm_name(comm));
+                          "target rank %d of %s belongs to no process of this program", rank,
+                          dcu_comm_name(comm));
     return DCUDA_OK;
 }
 
 /* A communicator query: *out gets the size (want_size) or my rank. */
-DCU_FN dcuda_status_t dcu_comm_query(const dcuda_state_t *st, int comm, int *out,
-                                                      int want_size, const char *call)
+DCU_FN dcuda_status_t dcu_comm_query(const dcuda_state_t *st, int comm, int *out, int want_size,
+                                     const char *call)
 {
     dcuda_status_t s = dcu_checked_comm(st, comm, call);
     if (s == DCUDA_OK && !out)
-        s = DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call, "%s is NULL",
-                                want_size ? "size" : "rank");
+        s = DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call, "%s is NULL", want_size ? "size" : "rank");
     if (s == DCUDA_OK)
         *out = want_size ? dcu_comm_size(st, comm) : dcu_comm_rank(st, comm);
     return s;
 }
 
 /* A notification's checks (communicator, tag, target). */
-DCU_FN dcuda_status_t dcu_checked_notify(const dcuda_state_t *st, int comm,
-                                                          int rank, int tag,
-                                                          dcu_target_t *t,
-                                                          const char *call)
+DCU_FN dcuda_status_t dcu_checked_notify(const dcuda_state_t *st, int comm, int rank, int tag,
+                                         dcu_target_t *t, const char *call)
 {
     dcuda_status_t s = dcu_checked_comm(st, comm, call);
     if (s == DCUDA_OK)
@@ -115,17 +106,16 @@ DCU_FN dcuda_status_t dcu_checked_notify(const dcuda_state_t *st, int comm,
 
 /* A put, checked completely before any memory is touched. */
 typedef struct dcu_put {
-    char *dst;                /* target address, as this rank reaches it */
+    char *dst;       /* target address, as this rank reaches it */
     dcu_target_t to; /* where its notification goes */
-    int src_slot;             /* window slot of my part that holds the source */
+    int src_slot;    /* window slot of my part that holds the source */
     dcuda_win_entry_t target, mine;
 } dcu_put_t;
 
 /* The target's part of window slot, translated when it is in another
  * process; reports a part that process does not export. */
-DCU_FN dcuda_status_t dcu_checked_part(const dcuda_state_t *st, int comm,
-                                                        int slot, int rank, uint32_t path,
-                                                        dcuda_win_entry_t *part, const char *call)
+DCU_FN dcuda_status_t dcu_checked_part(const dcuda_state_t *st, int comm, int slot, int rank,
+                                       uint32_t path, dcuda_win_entry_t *part, const char *call)
 {
     if (path == DCUDA_PATH_DEVICE) {
         *part = *dcu_win_entry(st, comm, slot, rank);
@@ -134,52 +124,45 @@ DCU_FN dcuda_status_t dcu_checked_part(const dcuda_state_t *st, int comm,
     if (dcu_remote_part(st, slot, rank, part) == DCUDA_OK)
         return DCUDA_OK;
     return DCU_REPORT(st, DCUDA_ERR_UNREACHABLE, call,
-                               "the part of rank %d in window %d (%p..+%llu in its process) is "
-                               "not in memory from dcuda_host_alloc, so other processes cannot "
-                               "reach it",
-                               rank, slot, (void *)(uintptr_t)part->base,
-                               (unsigned long long)part->size);
+                      "the part of rank %d in window %d (%p..+%llu in its process) is "
+                      "not in memory from dcuda_host_alloc, so other processes cannot "
+                      "reach it",
+                      rank, slot, (void *)(uintptr_t)part->base, (unsigned long long)part->size);
 }
 
-DCU_FN dcuda_status_t dcu_checked_put(const dcuda_state_t *st, uint32_t win,
-                                                       int rank, uint64_t offset, uint64_t size,
-                                                       const void *src, dcu_put_t *p,
-                                                       const char *call)
+DCU_FN dcuda_status_t dcu_checked_put(const dcuda_state_t *st, uint32_t win, int rank,
+                                      uint64_t offset, uint64_t size, const void *src, dcu_put_t *p,
+                                      const char *call)
 {
     dcuda_status_t s = dcu_checked_win(st, win, call);
     if (s != DCUDA_OK)
         return s;
     int comm = dcu_win_comm(win), slot = dcu_win_slot(win);
     if ((s = dcu_checked_target(st, comm, rank, &p->to, call)) != DCUDA_OK ||
-        (s = dcu_checked_part(st, comm, slot, rank, p->to.path, &p->target, call)) !=
-            DCUDA_OK)
+        (s = dcu_checked_part(st, comm, slot, rank, p->to.path, &p->target, call)) != DCUDA_OK)
         return s;
     if ((s = dcu_check_range(p->target.size, offset, size)) != DCUDA_OK)
         return DCU_REPORT(st, s, call,
-                                   "offset %llu + size %llu outside the %llu-byte part of rank "
-                                   "%d in window %d on %s",
-                                   (unsigned long long)offset, (unsigned long long)size,
-                                   (unsigned long long)p->target.size, rank, slot,
-                                   dcu_comm_name(comm));
+                          "offset %llu + size %llu outside the %llu-byte part of rank "
+                          "%d in window %d on %s",
+                          (unsigned long long)offset, (unsigned long long)size,
+                          (unsigned long long)p->target.size, rank, slot, dcu_comm_name(comm));
     p->mine = *dcu_win_entry(st, comm, slot, dcu_comm_rank(st, comm));
     p->src_slot = slot;
     if ((s = dcu_check_source(st, comm, &p->mine, &p->src_slot, src, size)) != DCUDA_OK)
-        return DCU_REPORT(st, s, call, "source %p..+%llu is %s", src,
-                                   (unsigned long long)size,
-                                   s == DCUDA_ERR_WIN_COMM
-                                       ? "only in windows of the other communicator"
-                                       : "not inside any window of this rank");
+        return DCU_REPORT(st, s, call, "source %p..+%llu is %s", src, (unsigned long long)size,
+                          s == DCUDA_ERR_WIN_COMM ? "only in windows of the other communicator"
+                                                  : "not inside any window of this rank");
     uint64_t d = p->target.base + offset;
     if ((s = dcu_check_overlap(d, (uint64_t)(uintptr_t)src, size)) != DCUDA_OK)
-        return DCU_REPORT(st, s, call, "source %p and target %p overlap in %llu bytes",
-                                   src, (void *)(uintptr_t)d, (unsigned long long)size);
+        return DCU_REPORT(st, s, call, "source %p and target %p overlap in %llu bytes", src,
+                          (void *)(uintptr_t)d, (unsigned long long)size);
     p->dst = (char *)(uintptr_t)d;
     return DCUDA_OK;
 }
 
 /* After a fully checked put: remember its route for the next ones. */
-DCU_FN void dcu_route_remember(dcuda_state_t *st, uint32_t win, int rank,
-                                                const dcu_put_t *p)
+DCU_FN void dcu_route_remember(dcuda_state_t *st, uint32_t win, int rank, const dcu_put_t *p)
 {
     dcuda_put_route_t *r = dcu_route(st, win, rank);
     r->win = win;
@@ -194,34 +177,32 @@ DCU_FN void dcu_route_remember(dcuda_state_t *st, uint32_t win, int rank,
 }
 
 /* Checks of window creation's own arguments. */
-DCU_FN dcuda_status_t dcu_checked_win_args(const dcuda_state_t *st, void *base,
-                                                            uint64_t size, const char *call)
+DCU_FN dcuda_status_t dcu_checked_win_args(const dcuda_state_t *st, void *base, uint64_t size,
+                                           const char *call)
 {
     uint64_t b = (uint64_t)(uintptr_t)base;
     if (size && !base)
-        return DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call,
-                                   "base is NULL but size is %llu", (unsigned long long)size);
+        return DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call, "base is NULL but size is %llu",
+                          (unsigned long long)size);
     if (b + size < b)
-        return DCU_REPORT(st, DCUDA_ERR_OVERFLOW, call, "base %p + size %llu wraps around",
-                                   base, (unsigned long long)size);
+        return DCU_REPORT(st, DCUDA_ERR_OVERFLOW, call, "base %p + size %llu wraps around", base,
+                          (unsigned long long)size);
     return DCUDA_OK;
 }
 
 /* Timer call number `step` (start when even): is it in order? */
-DCU_FN dcuda_status_t dcu_checked_timer(const dcuda_state_t *st, int stop,
-                                                         const char *call)
+DCU_FN dcuda_status_t dcu_checked_timer(const dcuda_state_t *st, int stop, const char *call)
 {
     uint32_t step = st->timer_next;
     if ((step & 1u) != (uint32_t)stop) {
         if (stop)
-            return DCU_REPORT(st, DCUDA_ERR_TIMER, call,
-                                       "no timer is running (%u started)", step / 2);
-        return DCU_REPORT(st, DCUDA_ERR_TIMER, call, "timer %u is still running",
-                                   step / 2);
+            return DCU_REPORT(st, DCUDA_ERR_TIMER, call, "no timer is running (%u started)",
+                              step / 2);
+        return DCU_REPORT(st, DCUDA_ERR_TIMER, call, "timer %u is still running", step / 2);
     }
     if (step / 2 >= DCUDA_MAX_TIMERS)
         return DCU_REPORT(st, DCUDA_ERR_TIMER, call, "more than %d timers in one run",
-                                   DCUDA_MAX_TIMERS);
+                          DCUDA_MAX_TIMERS);
     return DCUDA_OK;
 }
 

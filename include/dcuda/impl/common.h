@@ -46,10 +46,7 @@ typedef struct dcu_waiter {
 #define DCU_COMM_WORLD 0
 #define DCU_COMM_DEVICE 1
 
-DCU_HD int dcu_comm_valid(int comm)
-{
-    return comm == DCU_COMM_WORLD || comm == DCU_COMM_DEVICE;
-}
+DCU_HD int dcu_comm_valid(int comm) { return comm == DCU_COMM_WORLD || comm == DCU_COMM_DEVICE; }
 
 DCU_HD int dcu_comm_size(const dcuda_state_t *st, int comm)
 {
@@ -104,7 +101,7 @@ DCU_HD dcuda_notif_counters_t *dcu_target_notifs(const dcuda_state_t *st, int co
  * this process reaches it. DCUDA_ERR_UNREACHABLE (and the part as its owner
  * sees it) if the part lies outside every allocation the owner exports. */
 DCU_HD_COLD dcuda_status_t dcu_remote_part(const dcuda_state_t *st, int slot, int rank,
-                                                      dcuda_win_entry_t *part)
+                                           dcuda_win_entry_t *part)
 {
     int p = dcu_process_of(st, rank);
     const dcuda_peer_t *q = &st->peers[p];
@@ -124,8 +121,7 @@ DCU_HD_COLD dcuda_status_t dcu_remote_part(const dcuda_state_t *st, int slot, in
 }
 
 /* Fills the state's copies of the context (at rank init). */
-DCU_HD void dcu_state_bind(dcuda_state_t *st, const dcuda_context_t *ctx,
-                                      int device_rank)
+DCU_HD void dcu_state_bind(dcuda_state_t *st, const dcuda_context_t *ctx, int device_rank)
 {
     st->ctx = ctx;
     st->device_rank = device_rank;
@@ -160,20 +156,11 @@ DCU_HD uint32_t dcu_win_encode(int comm, int slot, uint32_t gen)
            ((gen & 0xffu) << DCUDA_WIN_GEN_SHIFT);
 }
 
-DCU_HD int dcu_win_slot(uint32_t win)
-{
-    return (int)(win & ((1u << DCUDA_WIN_SLOT_BITS) - 1u));
-}
+DCU_HD int dcu_win_slot(uint32_t win) { return (int)(win & ((1u << DCUDA_WIN_SLOT_BITS) - 1u)); }
 
-DCU_HD int dcu_win_comm(uint32_t win)
-{
-    return (int)((win >> DCUDA_WIN_COMM_SHIFT) & 0xfu);
-}
+DCU_HD int dcu_win_comm(uint32_t win) { return (int)((win >> DCUDA_WIN_COMM_SHIFT) & 0xfu); }
 
-DCU_HD uint32_t dcu_win_gen(uint32_t win)
-{
-    return (win >> DCUDA_WIN_GEN_SHIFT) & 0xffu;
-}
+DCU_HD uint32_t dcu_win_gen(uint32_t win) { return (win >> DCUDA_WIN_GEN_SHIFT) & 0xffu; }
 
 /* Is `win` a live window of this rank? Reserved bits must be zero. */
 DCU_HD dcuda_status_t dcu_check_win(const dcuda_state_t *st, uint32_t win)
@@ -198,8 +185,7 @@ DCU_HD int dcu_free_slot(const dcuda_state_t *st, int comm)
     return -1;
 }
 
-DCU_HD dcuda_win_entry_t *dcu_win_entry(const dcuda_state_t *st, int comm, int slot,
-                                                  int rank)
+DCU_HD dcuda_win_entry_t *dcu_win_entry(const dcuda_state_t *st, int comm, int slot, int rank)
 {
     size_t size = (size_t)dcu_comm_size(st, comm);
     return &st->win_entries[comm][(size_t)slot * size + (size_t)rank];
@@ -207,8 +193,7 @@ DCU_HD dcuda_win_entry_t *dcu_win_entry(const dcuda_state_t *st, int comm, int s
 
 DCU_HD dcuda_put_route_t *dcu_route(const dcuda_state_t *st, uint32_t win, int rank)
 {
-    return (dcuda_put_route_t *)&st
-        ->routes[(win * 5u + (uint32_t)rank) & (DCUDA_PUT_ROUTES - 1)];
+    return (dcuda_put_route_t *)&st->routes[(win * 5u + (uint32_t)rank) & (DCUDA_PUT_ROUTES - 1)];
 }
 
 /* Forgets the routes to or from window slot `slot` of comm (at its free). */
@@ -225,10 +210,9 @@ DCU_HD void dcu_routes_drop(dcuda_state_t *st, int comm, int slot)
 /* Window creation, before its barrier: my part of slot `slot` of comm is
  * [base, base + size) (an empty part when the arguments were refused). */
 DCU_HD void dcu_win_publish(const dcuda_state_t *st, int comm, int slot, uint64_t base,
-                                       uint64_t size)
+                            uint64_t size)
 {
-    dcuda_win_entry_t *mine =
-        dcu_win_entry(st, comm, slot, dcu_comm_rank(st, comm));
+    dcuda_win_entry_t *mine = dcu_win_entry(st, comm, slot, dcu_comm_rank(st, comm));
     mine->base = base;
     mine->size = size;
 }
@@ -250,8 +234,7 @@ DCU_HD void dcu_win_forget(dcuda_state_t *st, int comm, int slot)
 }
 
 /* Does [offset, offset + size) lie inside a window part of `win_size` bytes? */
-DCU_HD dcuda_status_t dcu_check_range(uint64_t win_size, uint64_t offset,
-                                                 uint64_t size)
+DCU_HD dcuda_status_t dcu_check_range(uint64_t win_size, uint64_t offset, uint64_t size)
 {
     if (offset + size < offset)
         return DCUDA_ERR_OVERFLOW;
@@ -268,9 +251,8 @@ DCU_HD int dcu_contains(const dcuda_win_entry_t *e, uint64_t addr, uint64_t size
 /* Which of the caller's windows holds [addr, addr + size): DCUDA_OK (and its
  * part in *found, its slot in *slot) if one of comm's, DCUDA_ERR_WIN_COMM if
  * only one of the other communicator's, DCUDA_ERR_SOURCE if none. */
-DCU_HD_COLD dcuda_status_t dcu_search_source(const dcuda_state_t *st, int comm,
-                                                        uint64_t addr, uint64_t size,
-                                                        dcuda_win_entry_t *found, int *slot)
+DCU_HD_COLD dcuda_status_t dcu_search_source(const dcuda_state_t *st, int comm, uint64_t addr,
+                                             uint64_t size, dcuda_win_entry_t *found, int *slot)
 {
     for (int pass = 0; pass < 2; pass++) {
         int c = pass == 0 ? comm : 1 - comm;
@@ -294,9 +276,8 @@ DCU_HD_COLD dcuda_status_t dcu_search_source(const dcuda_state_t *st, int comm,
  * of the put's own window (tried first) and leave as the part (and its slot)
  * that holds the source. Returns DCUDA_ERR_WIN_COMM if the source lies only
  * in a window of the other communicator, DCUDA_ERR_SOURCE if in none. */
-DCU_HD dcuda_status_t dcu_check_source(const dcuda_state_t *st, int comm,
-                                                  dcuda_win_entry_t *part, int *slot,
-                                                  const void *src, uint64_t size)
+DCU_HD dcuda_status_t dcu_check_source(const dcuda_state_t *st, int comm, dcuda_win_entry_t *part,
+                                       int *slot, const void *src, uint64_t size)
 {
     uint64_t addr = (uint64_t)(uintptr_t)src;
     if (size == 0)
@@ -320,9 +301,9 @@ DCU_HD dcuda_status_t dcu_check_overlap(uint64_t dst, uint64_t src, uint64_t siz
  * remembered parts admit it (source inside the part of mine that held the
  * source last time, target range inside the target's, no partial overlap)
  * and the target address in *dst; NULL if the full checks must decide. */
-DCU_HD const dcuda_put_route_t *dcu_put_fast(const dcuda_state_t *st, uint32_t win,
-                                                        int rank, uint64_t offset, uint64_t size,
-                                                        const void *src, char **dst)
+DCU_HD const dcuda_put_route_t *dcu_put_fast(const dcuda_state_t *st, uint32_t win, int rank,
+                                             uint64_t offset, uint64_t size, const void *src,
+                                             char **dst)
 {
     const dcuda_put_route_t *r = dcu_route(st, win, rank);
     uint64_t a = (uint64_t)(uintptr_t)src, d = r->target_base + offset;
@@ -331,8 +312,7 @@ DCU_HD const dcuda_put_route_t *dcu_put_fast(const dcuda_state_t *st, uint32_t w
     mine.size = r->mine_size;
     if (r->win != win || r->rank != rank ||
         dcu_check_range(r->target_size, offset, size) != DCUDA_OK ||
-        (size && !dcu_contains(&mine, a, size)) ||
-        dcu_check_overlap(d, a, size) != DCUDA_OK)
+        (size && !dcu_contains(&mine, a, size)) || dcu_check_overlap(d, a, size) != DCUDA_OK)
         return (const dcuda_put_route_t *)0;
     *dst = (char *)(uintptr_t)d;
     return r;
@@ -346,14 +326,8 @@ DCU_HD int dcu_notifs_ready(uint32_t arrived, uint32_t consumed, uint32_t count)
 }
 
 /* Has a growing barrier counter reached its target (modulo 2^32)? */
-DCU_HD int dcu_reached(uint32_t value, uint32_t target)
-{
-    return (int32_t)(value - target) >= 0;
-}
+DCU_HD int dcu_reached(uint32_t value, uint32_t target) { return (int32_t)(value - target) >= 0; }
 
-DCU_HD int dcu_tag_valid(int tag)
-{
-    return tag >= 0 && tag < DCUDA_TAG_COUNT;
-}
+DCU_HD int dcu_tag_valid(int tag) { return tag >= 0 && tag < DCUDA_TAG_COUNT; }
 
 #endif /* DCUDA_IMPL_COMMON_H */

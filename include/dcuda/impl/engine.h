@@ -18,19 +18,19 @@
 #ifndef DCUDA_IMPL_ENGINE_H
 #define DCUDA_IMPL_ENGINE_H
 
+#include "checks.h"
 #include "prims.h"
 #include "report.h"
-#include "checks.h"
 #include "ring.h"
 
 /* Runs expr on the leader between two syncs; all threads read its status
  * from st->result afterwards. */
-#define DCU_ON_LEADER(st, expr)                                                                \
-    do {                                                                                       \
-        dcu_sync();                                                                            \
-        if (dcu_leader())                                                                      \
-            (st)->result = (int32_t)(expr);                                                    \
-        dcu_sync();                                                                            \
+#define DCU_ON_LEADER(st, expr)                                                                    \
+    do {                                                                                           \
+        dcu_sync();                                                                                \
+        if (dcu_leader())                                                                          \
+            (st)->result = (int32_t)(expr);                                                        \
+        dcu_sync();                                                                                \
     } while (0)
 
 DCU_FN int dcu_state_ok(const dcuda_state_t *st)
@@ -44,21 +44,20 @@ DCU_FN int dcu_context_ok(const dcuda_context_t *ctx)
     return ctx && ctx == dcu_kernel_ctx() && ctx->magic == DCUDA_CONTEXT_MAGIC &&
            ctx->version == DCUDA_LAYOUT_VERSION && ctx->log.version == DCUDA_LOG_RING_VERSION &&
            ctx->log.entry_size == sizeof(dcuda_log_entry_t) &&
-           ctx->cmd.version == DCUDA_CMD_RING_VERSION &&
-           ctx->cmd.entry_size == sizeof(dcuda_cmd_t);
+           ctx->cmd.version == DCUDA_CMD_RING_VERSION && ctx->cmd.entry_size == sizeof(dcuda_cmd_t);
 }
 
 /* A report by a rank whose state cannot be trusted: the kernel's context. */
-#define DCU_REPORT_NOCTX(status, call, ...)                                                    \
-    dcu_report_at(dcu_kernel_ctx(),                                                            \
-                  dcu_kernel_ctx() ? dcu_kernel_ctx()->world_first + dcu_rank_index()          \
-                                   : dcu_rank_index(),                                         \
+#define DCU_REPORT_NOCTX(status, call, ...)                                                        \
+    dcu_report_at(dcu_kernel_ctx(),                                                                \
+                  dcu_kernel_ctx() ? dcu_kernel_ctx()->world_first + dcu_rank_index()              \
+                                   : dcu_rank_index(),                                             \
                   status, call, __VA_ARGS__)
 
 DCU_FN_COLD dcuda_status_t dcu_report_uninit(const dcuda_state_t *st, const char *call)
 {
-    return DCU_REPORT_NOCTX(DCUDA_ERR_NOT_INITIALIZED, call,
-                            "state %p used before dcuda_rank_init", (const void *)st);
+    return DCU_REPORT_NOCTX(DCUDA_ERR_NOT_INITIALIZED, call, "state %p used before dcuda_rank_init",
+                            (const void *)st);
 }
 
 /* ---- the watchdog's view (host-visible memory; only when blocking) ------ */
@@ -70,14 +69,13 @@ DCU_FN void dcu_publish_phase(const dcuda_state_t *st, uint32_t phase)
 
 /* What a blocked rank shows the watchdog. */
 typedef struct dcu_block {
-    uint32_t phase; /* DCUDA_PHASE_WAITING or DCUDA_PHASE_BARRIER */
+    uint32_t phase;      /* DCUDA_PHASE_WAITING or DCUDA_PHASE_BARRIER */
     uint32_t tag, count; /* WAITING */
     uint32_t comm;       /* BARRIER */
     const char *call;    /* named if the wait is cancelled */
 } dcu_block_t;
 
-DCU_FN_COLD void dcu_publish_blocked(const dcuda_state_t *st, const dcu_block_t *d,
-                                     uint32_t target)
+DCU_FN_COLD void dcu_publish_blocked(const dcuda_state_t *st, const dcu_block_t *d, uint32_t target)
 {
     dcuda_rank_status_t *s = &st->ctx->rank_status[st->device_rank];
     dcu_st_relaxed(&s->tag, d->tag, 1);
@@ -106,9 +104,8 @@ DCU_FN_COLD dcuda_status_t dcu_cancelled(const dcuda_state_t *st, const dcu_bloc
  * `lanes`, which see the leader's loads. After a while the rank shows itself
  * blocked to the watchdog, and from then on checks now and then whether
  * the host cancelled its waits. */
-DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *counter,
-                                      uint32_t target, int sys, const dcu_block_t *d,
-                                      dcu_lanes_t lanes)
+DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *counter, uint32_t target,
+                                      int sys, const dcu_block_t *d, dcu_lanes_t lanes)
 {
     const int lead = dcu_leader();
     dcu_waiter_t w = DCU_WAITER_INIT;
@@ -149,14 +146,13 @@ DCU_FN_COLD dcuda_status_t dcu_node_barrier(dcuda_state_t *st, uint32_t epoch, c
 {
     const dcuda_context_t *ctx = st->ctx;
     uint32_t target = ctx->node_base + epoch;
-    dcu_block_t d = {DCUDA_PHASE_BARRIER, 0, 0, DCU_COMM_WORLD, call};
+    dcu_block_t d = { DCUDA_PHASE_BARRIER, 0, 0, DCU_COMM_WORLD, call };
     if (dcu_leader()) {
         dcu_fence(); /* acquire the device's arrivals before releasing them on */
         dcu_st_release(&ctx->node_slots[st->process_index].arrived, target, 1);
     }
     for (int p = 0; p < st->process_count; p++) {
-        dcuda_status_t s =
-            dcu_block_until(st, &ctx->node_slots[p].arrived, target, 1, &d, lanes);
+        dcuda_status_t s = dcu_block_until(st, &ctx->node_slots[p].arrived, target, 1, &d, lanes);
         if (s != DCUDA_OK)
             return s;
     }
@@ -177,7 +173,7 @@ DCU_FN dcuda_status_t dcu_barrier_lanes(dcuda_state_t *st, int comm, const char 
     uint32_t target = epoch * (uint32_t)st->device_size;
     dcu_u32a_t *arrived = &st->ctx->barriers[comm].arrived;
     const int sys = st->process_count > 1;
-    dcu_block_t d = {DCUDA_PHASE_BARRIER, 0, 0, (uint32_t)comm, call};
+    dcu_block_t d = { DCUDA_PHASE_BARRIER, 0, 0, (uint32_t)comm, call };
     uint32_t last = 0;
     dcu_lanes_sync(lanes);
     if (dcu_leader()) {
@@ -354,16 +350,16 @@ DCU_FN void dcu_notify_leader(dcuda_notif_counters_t *to, uint32_t path, int tag
 
 /* The full checks of a put whose route is not remembered (out of line). */
 DCU_FN_COLD dcuda_status_t dcu_put_slow(const dcuda_state_t *st, uint32_t win, int rank,
-                                        size_t offset, size_t size, const void *src,
-                                        dcu_put_t *p, const char *call)
+                                        size_t offset, size_t size, const void *src, dcu_put_t *p,
+                                        const char *call)
 {
     return dcu_checked_put(st, win, rank, offset, size, src, p, call);
 }
 
 /* A put, notified with `tag` when `notify`: checks (a remembered route
  * skips most of them), then the data moves along the target's path. */
-DCU_FN dcuda_status_t dcu_put(dcuda_state_t *st, uint32_t win, int rank, size_t offset,
-                              size_t size, const void *src, int notify, int tag, const char *call)
+DCU_FN dcuda_status_t dcu_put(dcuda_state_t *st, uint32_t win, int rank, size_t offset, size_t size,
+                              const void *src, int notify, int tag, const char *call)
 {
     dcu_sync(); /* the rank's writes to src are done */
     if (!dcu_state_ok(st))
@@ -452,9 +448,8 @@ DCU_FN dcuda_status_t dcu_wait_notifications(dcuda_state_t *st, int tag, int cou
     if (dcu_in_poll_lanes()) {
         dcu_lanes_t lanes = dcu_poll_lanes();
         uint32_t target = st->consumed[tag] + (uint32_t)count;
-        dcu_block_t d = {DCUDA_PHASE_WAITING, (uint32_t)tag, (uint32_t)count, 0, call};
-        s = dcu_block_until(st, dcu_my_counter(st, tag), target, st->process_count > 1, &d,
-                            lanes);
+        dcu_block_t d = { DCUDA_PHASE_WAITING, (uint32_t)tag, (uint32_t)count, 0, call };
+        s = dcu_block_until(st, dcu_my_counter(st, tag), target, st->process_count > 1, &d, lanes);
         dcu_lanes_sync(lanes); /* every lane has read consumed[tag] before the leader updates it */
         if (dcu_leader()) {
             if (s == DCUDA_OK)

@@ -131,11 +131,11 @@ enum dcuda_cancel_reason {
 
 /* What a rank is doing, as the watchdog sees it (host-visible memory). */
 enum dcuda_rank_phase {
-    DCUDA_PHASE_IDLE = 0,     /* not started */
-    DCUDA_PHASE_RUNNING = 1,  /* computing or communicating */
-    DCUDA_PHASE_WAITING = 2,  /* blocked in wait_notifications */
-    DCUDA_PHASE_BARRIER = 3,  /* blocked in a barrier (or window create/free) */
-    DCUDA_PHASE_FINISHED = 4  /* returned from the kernel */
+    DCUDA_PHASE_IDLE = 0,    /* not started */
+    DCUDA_PHASE_RUNNING = 1, /* computing or communicating */
+    DCUDA_PHASE_WAITING = 2, /* blocked in wait_notifications */
+    DCUDA_PHASE_BARRIER = 3, /* blocked in a barrier (or window create/free) */
+    DCUDA_PHASE_FINISHED = 4 /* returned from the kernel */
 };
 
 /* A rank writes these fields only when it starts to block (after a short
@@ -172,24 +172,24 @@ typedef struct dcuda_error_record {
 typedef struct dcuda_context {
     uint32_t magic;
     uint32_t version;
-    int32_t world_size;   /* ranks in WORLD */
-    int32_t world_first;  /* WORLD rank of this device's rank 0 */
-    int32_t device_size;  /* ranks in DEVICE (ranks of this device) */
-    int32_t device_index; /* which device of the world this is */
-    uint32_t notif_start; /* initial value of every notification counter */
-    int32_t process_count; /* processes (devices) of the program */
-    int32_t process_index; /* this one */
-    uint32_t node_base;    /* node_slots' value for WORLD barrier 0 of this run */
-    dcuda_peer_t *peers;          /* [process_count], mine included (path DEVICE) */
-    dcuda_segment_t *segments;    /* peers' allocations reachable from here */
-    dcuda_node_slot_t *node_slots; /* [process_count], shared host memory */
-    dcuda_notif_counters_t *notifs;                      /* [device_size] */
-    dcuda_barrier_t *barriers;                           /* [DCUDA_COMM_COUNT] */
-    dcuda_win_entry_t *win_entries[DCUDA_COMM_COUNT];    /* [MAX_WINDOWS][comm size] */
-    dcuda_timer_slot_t *timers;                          /* [DCUDA_MAX_TIMERS] */
-    dcuda_rank_status_t *rank_status;                    /* [device_size], host-visible */
-    dcuda_error_record_t *error;                         /* read by the host after a run */
-    DCUDA_ATOMIC(uint32_t) *cancel;                      /* host-visible, set by the watchdog */
+    int32_t world_size;             /* ranks in WORLD */
+    int32_t world_first;            /* WORLD rank of this device's rank 0 */
+    int32_t device_size;            /* ranks in DEVICE (ranks of this device) */
+    int32_t device_index;           /* which device of the world this is */
+    uint32_t notif_start;           /* initial value of every notification counter */
+    int32_t process_count;          /* processes (devices) of the program */
+    int32_t process_index;          /* this one */
+    uint32_t node_base;             /* node_slots' value for WORLD barrier 0 of this run */
+    dcuda_peer_t *peers;            /* [process_count], mine included (path DEVICE) */
+    dcuda_segment_t *segments;      /* peers' allocations reachable from here */
+    dcuda_node_slot_t *node_slots;  /* [process_count], shared host memory */
+    dcuda_notif_counters_t *notifs; /* [device_size] */
+    dcuda_barrier_t *barriers;      /* [DCUDA_COMM_COUNT] */
+    dcuda_win_entry_t *win_entries[DCUDA_COMM_COUNT]; /* [MAX_WINDOWS][comm size] */
+    dcuda_timer_slot_t *timers;                       /* [DCUDA_MAX_TIMERS] */
+    dcuda_rank_status_t *rank_status;                 /* [device_size], host-visible */
+    dcuda_error_record_t *error;                      /* read by the host after a run */
+    DCUDA_ATOMIC(uint32_t) * cancel;                  /* host-visible, set by the watchdog */
     void *user_data;
     uint64_t user_size;
     dcuda_ring_t log;           /* log lines and misuse reports */
@@ -203,10 +203,10 @@ typedef struct dcuda_context {
  * routes are dropped when it is freed), so later puts along the same route
  * skip the window table in global memory and most of the checks. */
 typedef struct dcuda_put_route {
-    uint32_t win;      /* handle, DCUDA_WIN_NONE when empty */
-    int32_t rank;      /* target rank in the window's communicator */
-    uint32_t src_slot; /* window slot of the source part, comm << 8 | slot */
-    uint32_t path;     /* dcuda_path to the target */
+    uint32_t win;         /* handle, DCUDA_WIN_NONE when empty */
+    int32_t rank;         /* target rank in the window's communicator */
+    uint32_t src_slot;    /* window slot of the source part, comm << 8 | slot */
+    uint32_t path;        /* dcuda_path to the target */
     uint64_t target_base; /* translated: where this process reaches it */
     uint64_t target_size;
     uint64_t mine_base; /* my part that held the source */
@@ -232,7 +232,7 @@ typedef struct dcuda_state {
     uint32_t result_win;                      /* broadcast of a created window handle */
     uint64_t live_windows[DCUDA_COMM_COUNT];  /* bit per live window slot */
     const dcuda_context_t *ctx;
-    int32_t world_size;  /* copies of the context's fields */
+    int32_t world_size; /* copies of the context's fields */
     int32_t device_size;
     int32_t world_first;
     uint32_t cmd_tag; /* tag of the rank's last command to the host */

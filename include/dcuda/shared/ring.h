@@ -30,10 +30,10 @@
 
 /* A ring as producers and the consumer see it. */
 typedef struct dcuda_ring {
-    DCUDA_ATOMIC(uint32_t) *head; /* tickets taken: where producers add cheaply (GPU memory) */
-    void *entries;                /* [capacity], each entry_size bytes, seq first: where the
+    DCUDA_ATOMIC(uint32_t) * head; /* tickets taken: where producers add cheaply (GPU memory) */
+    void *entries;                 /* [capacity], each entry_size bytes, seq first: where the
                                      consumer reads cheaply (mapped host memory) */
-    uint32_t capacity;            /* a power of two */
+    uint32_t capacity;             /* a power of two */
     uint16_t entry_size;
     uint16_t version; /* DCUDA_LOG_RING_VERSION or DCUDA_CMD_RING_VERSION */
 } dcuda_ring_t;

@@ -133,8 +133,7 @@ static void cpu_free(dcu_backend_t *b, void *ptr, const dcu_export_t *ex)
     }
 }
 
-static dcuda_status_t cpu_import(dcu_backend_t *b, int proc, const dcu_export_t *ex,
-                                 void **local)
+static dcuda_status_t cpu_import(dcu_backend_t *b, int proc, const dcu_export_t *ex, void **local)
 {
     (void)b;
     char path[64];
@@ -237,7 +236,7 @@ static dcuda_status_t cpu_launch(dcu_backend_t *b, dcuda_context_t *ctx)
     pthread_attr_setstacksize(&attr, CPU_RANK_STACK_BYTES);
     dcuda_status_t st = DCUDA_OK;
     for (int r = 0; r < n; r++) {
-        b->args[r] = (cpu_rank_arg_t){b, r};
+        b->args[r] = (cpu_rank_arg_t){ b, r };
         int err = pthread_create(&b->threads[r], &attr, cpu_rank_main, &b->args[r]);
         if (err) {
             dcu_msg_error("cannot start CPU rank %d of %d: %s", r, n, strerror(err));

@@ -38,11 +38,11 @@ static dcuda_status_t cuda_fail(cudaError_t err, const char *what)
     return DCUDA_ERR_BACKEND;
 }
 
-#define CUDA_TRY(call, what)                                                                   \
-    do {                                                                                       \
-        cudaError_t err_ = (call);                                                             \
-        if (err_ != cudaSuccess)                                                               \
-            return cuda_fail(err_, what);                                                      \
+#define CUDA_TRY(call, what)                                                                       \
+    do {                                                                                           \
+        cudaError_t err_ = (call);                                                                 \
+        if (err_ != cudaSuccess)                                                                   \
+            return cuda_fail(err_, what);                                                          \
     } while (0)
 
 /* GPUs visible here, or 0 and the reason. */
@@ -64,7 +64,7 @@ static int count_in_child(char *why, size_t why_size)
     struct {
         int n;
         char why[200];
-    } answer = {0, "cannot start a process to look for GPUs"};
+    } answer = { 0, "cannot start a process to look for GPUs" };
     int fds[2];
     if (pipe(fds) != 0)
         goto done;
@@ -243,8 +243,7 @@ static void cuda_free(dcu_backend_t *b, void *ptr, const dcu_export_t *ex)
     cudaFree(ptr);
 }
 
-static dcuda_status_t cuda_import(dcu_backend_t *b, int proc, const dcu_export_t *ex,
-                                  void **local)
+static dcuda_status_t cuda_import(dcu_backend_t *b, int proc, const dcu_export_t *ex, void **local)
 {
     (void)b;
     cudaIpcMemHandle_t handle;
@@ -325,8 +324,8 @@ static dcuda_status_t cuda_peek(dcu_backend_t *b, void *dst, const void *src, si
 
 static dcuda_status_t cuda_launch(dcu_backend_t *b, dcuda_context_t *ctx)
 {
-    void *args[] = {&ctx};
-    dim3 grid = {(unsigned)b->ranks, 1, 1}, block = {(unsigned)b->threads, 1, 1};
+    void *args[] = { &ctx };
+    dim3 grid = { (unsigned)b->ranks, 1, 1 }, block = { (unsigned)b->threads, 1, 1 };
     CUDA_TRY(cudaLaunchCooperativeKernel(b->kernel, grid, block, args, 0, b->stream),
              "launching the persistent kernel");
     b->launched = 1;

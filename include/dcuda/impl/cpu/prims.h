@@ -145,7 +145,10 @@ DCU_FN void dcu_copy(char *dst, const char *src, size_t n) { memcpy(dst, src, n)
 #define DCU_CPU_YIELD_STEPS 32u
 #define DCU_CPU_SLEEP_MIN_NS 8000u
 #define DCU_CPU_SLEEP_DOUBLINGS 7u
-#define DCU_WAITER_INIT {0u, 0u}
+#define DCU_WAITER_INIT                                                                            \
+    {                                                                                              \
+        0u, 0u                                                                                     \
+    }
 
 /* One step; returns 0: every step may look at the watchdog's business. */
 DCU_FN int dcu_pause(dcu_waiter_t *w)
@@ -160,7 +163,7 @@ DCU_FN int dcu_pause(dcu_waiter_t *w)
     } else {
         uint32_t k = s - DCU_CPU_PAUSE_STEPS - DCU_CPU_YIELD_STEPS;
         uint32_t shift = k < DCU_CPU_SLEEP_DOUBLINGS ? k : DCU_CPU_SLEEP_DOUBLINGS;
-        struct timespec ts = {0, (long)(DCU_CPU_SLEEP_MIN_NS << shift)};
+        struct timespec ts = { 0, (long)(DCU_CPU_SLEEP_MIN_NS << shift) };
         nanosleep(&ts, NULL);
     }
     return 0;

@@ -21,7 +21,7 @@ dcuda_status_t dcu_report_at(const dcuda_context_t *ctx, int rank, dcuda_status_
 /* A finished line into the log ring, waiting for room. */
 void dcu_cpu_log_text(const dcuda_context_t *ctx, int rank, int kind, const char *text);
 
-#define DCU_REPORT(st, status, call, ...)                                                      \
+#define DCU_REPORT(st, status, call, ...)                                                          \
     dcu_report_at((st)->ctx, (st)->world_rank, status, call, __VA_ARGS__)
 
 #endif /* DCUDA_IMPL_CPU_REPORT_H */

@@ -39,10 +39,7 @@ DCU_FN dcu_lanes_t dcu_poll_lanes(void)
 }
 DCU_FN dcu_lanes_t dcu_one_lane(void) { return 1u; }
 /* Lane 0's v, in every lane of `lanes`. */
-DCU_FN uint32_t dcu_lanes_bcast(dcu_lanes_t lanes, uint32_t v)
-{
-    return __shfl_sync(lanes, v, 0);
-}
+DCU_FN uint32_t dcu_lanes_bcast(dcu_lanes_t lanes, uint32_t v) { return __shfl_sync(lanes, v, 0); }
 DCU_FN void dcu_lanes_sync(dcu_lanes_t lanes) { __syncwarp(lanes); }
 
 /* ---- memory --------------------------------------------------------------- */
@@ -194,7 +191,10 @@ DCU_FN void dcu_copy(char *dst, const char *src, size_t n)
 #define DCU_WAIT_SLEEP_MAX_NS 4096u
 /* Between polls of host memory (a ring entry the host hands back). */
 #define DCU_WAIT_HOST_SLEEP_NS 1000u
-#define DCU_WAITER_INIT {0u, DCU_WAIT_SLEEP_MIN_NS}
+#define DCU_WAITER_INIT                                                                            \
+    {                                                                                              \
+        0u, DCU_WAIT_SLEEP_MIN_NS                                                                  \
+    }
 
 /* One step; returns 1 while still spinning (nothing else to look at). */
 DCU_FN int dcu_pause(dcu_waiter_t *w)

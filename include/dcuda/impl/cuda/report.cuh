@@ -8,14 +8,15 @@
 #ifndef DCUDA_IMPL_CUDA_REPORT_CUH
 #define DCUDA_IMPL_CUDA_REPORT_CUH
 
-#include "prims.cuh"
 #include "../ring.h"
+#include "prims.cuh"
 
 static __device__ __noinline__ const char *dcu_status_string(dcuda_status_t status)
 {
     switch (status) {
-#define DCU_STATUS_CASE_(name, value, msg)                                                     \
-    case DCUDA_##name: return msg;
+#define DCU_STATUS_CASE_(name, value, msg)                                                         \
+    case DCUDA_##name:                                                                             \
+        return msg;
         DCUDA_STATUS_MAP(DCU_STATUS_CASE_)
 #undef DCU_STATUS_CASE_
     }
@@ -50,7 +51,10 @@ DCU_FN void dcu_log_arg(dcu_log_builder_t &b, long long v)
 {
     dcu_log_raw(b, DCUDA_LOG_ARG_INT, (uint64_t)v);
 }
-DCU_FN void dcu_log_arg(dcu_log_builder_t &b, long v) { dcu_log_raw(b, DCUDA_LOG_ARG_INT, (uint64_t)v); }
+DCU_FN void dcu_log_arg(dcu_log_builder_t &b, long v)
+{
+    dcu_log_raw(b, DCUDA_LOG_ARG_INT, (uint64_t)v);
+}
 DCU_FN void dcu_log_arg(dcu_log_builder_t &b, int v)
 {
     dcu_log_raw(b, DCUDA_LOG_ARG_INT, (uint64_t)(long long)v);
@@ -92,12 +96,12 @@ template <typename... A>
 DCU_FN void dcu_log_fill(dcuda_log_entry_t *e, int rank, unsigned kind, const char *pre,
                          const char *fmt, const char *post, A... args)
 {
-    dcu_log_builder_t b = {e, 0, 0, 0};
+    dcu_log_builder_t b = { e, 0, 0, 0 };
     dcu_log_text(b, pre);
     dcu_log_text(b, fmt);
     dcu_log_text(b, post);
     e->text[b.len++] = '\0';
-    int expand[] = {0, (dcu_log_arg(b, args), 0)...};
+    int expand[] = { 0, (dcu_log_arg(b, args), 0)... };
     (void)expand;
     e->rank = rank;
     e->kind = (uint16_t)(kind | DCUDA_LOG_FORMAT_KIND);
@@ -109,8 +113,8 @@ DCU_FN void dcu_log_fill(dcuda_log_entry_t *e, int rank, unsigned kind, const ch
  * dropped). */
 template <typename... A>
 static __device__ __noinline__ void dcu_log_write(const dcuda_context_t *ctx, int rank,
-                                                  unsigned kind, const char *pre,
-                                                  const char *fmt, const char *post, A... args)
+                                                  unsigned kind, const char *pre, const char *fmt,
+                                                  const char *post, A... args)
 {
     uint32_t t;
     dcuda_log_entry_t *e =
@@ -125,21 +129,20 @@ static __device__ __noinline__ void dcu_log_write(const dcuda_context_t *ctx, in
  * and in the log. */
 template <typename... A>
 static __device__ __noinline__ dcuda_status_t dcu_report_at(const dcuda_context_t *ctx, int rank,
-                                                            dcuda_status_t status,
-                                                            const char *call, const char *fmt,
-                                                            A... args)
+                                                            dcuda_status_t status, const char *call,
+                                                            const char *fmt, A... args)
 {
     if (threadIdx.x == 0 && ctx) {
         const char *why = dcu_status_string(status);
         if (dcu_error_claim(ctx, rank, status))
-            dcu_log_fill(&ctx->error->first, rank, DCUDA_LOG_ERROR_KIND, "%s: ", fmt, " (%s)",
-                         call, args..., why);
+            dcu_log_fill(&ctx->error->first, rank, DCUDA_LOG_ERROR_KIND, "%s: ", fmt, " (%s)", call,
+                         args..., why);
         dcu_log_write(ctx, rank, DCUDA_LOG_ERROR_KIND, "%s: ", fmt, " (%s)", call, args..., why);
     }
     return status;
 }
 
-#define DCU_REPORT(st, status, call, ...)                                                      \
+#define DCU_REPORT(st, status, call, ...)                                                          \
     dcu_report_at((st)->ctx, (st)->world_rank, status, call, __VA_ARGS__)
 
 #endif /* DCUDA_IMPL_CUDA_REPORT_CUH */
