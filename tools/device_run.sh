@@ -4,18 +4,22 @@
 # the reference programs are expected in ./anchors (a copy of the shared
 # anchors folder). With 2+ GPUs visible the benchmark runs one process per
 # GPU (its peer_* rows) and the NVSHMEM anchor runs too, for bench_compare.py.
-# Usage: tools/device_run.sh [quick] [sanitize]
+# Usage: tools/device_run.sh [quick] [sanitize] [onegpu] [nobench]
 #   quick     shorter benchmark runs
 #   sanitize  also run GPU test cases under compute-sanitizer (several minutes)
+#   onegpu    with 2+ GPUs, also run the GPU suite on GPU 0 alone
+#   nobench   build, tests and demo only (tools/device_ab.sh compares builds)
 set -uo pipefail
 OUT=${OUT:-/tmp/dcuda-device}
 mkdir -p "$OUT"
 export NVSHMEM_DISABLE_NVLS=1
-quick= sanitize=
+quick= sanitize= onegpu= nobench=
 for arg in "$@"; do
     case $arg in
     quick) quick=1 ;;
     sanitize) sanitize=1 ;;
+    onegpu) onegpu=1 ;;
+    nobench) nobench=1 ;;
     *) echo "unknown argument $arg" >&2; exit 2 ;;
     esac
 done
@@ -31,9 +35,15 @@ if ! { cmake -S . -B build-gpu -DDCUDA_WERROR=ON -DCMAKE_CUDA_ARCHITECTURES=90 &
     exit 1
 fi
 
-echo "== tests (gpu, then cpu)"
+echo "== tests (gpu on $ngpu GPU(s), then cpu)"
 (cd build-gpu && ctest -L gpu --output-on-failure -j 2 --timeout 300) >"$OUT/ctest-gpu.log" 2>&1 || status=1
 tail -4 "$OUT/ctest-gpu.log"
+if [ -n "$onegpu" ] && [ "$ngpu" -ge 2 ]; then
+    echo "== tests (gpu on GPU 0 alone)"
+    (cd build-gpu && CUDA_VISIBLE_DEVICES=0 ctest -L gpu --output-on-failure -j 2 --timeout 300) \
+        >"$OUT/ctest-gpu1.log" 2>&1 || status=1
+    tail -4 "$OUT/ctest-gpu1.log"
+fi
 (cd build-gpu && ctest -L cpu -j "$jobs" --timeout 300) >"$OUT/ctest-cpu.log" 2>&1 || status=1
 tail -3 "$OUT/ctest-cpu.log"
 
@@ -45,6 +55,11 @@ if [ -n "$sanitize" ]; then
     echo "== compute-sanitizer"
     tools/device_sanitize.sh build-gpu >"$OUT/sanitizer.log" 2>&1 || status=1
     tail -6 "$OUT/sanitizer.log"
+fi
+if [ -n "$nobench" ]; then
+    (cd "$OUT" && tar czf /tmp/dcuda-logs.tgz . 2>/dev/null && mv /tmp/dcuda-logs.tgz logs.tgz &&
+         for f in *; do case " logs.tgz ctest-gpu.log ctest-gpu1.log " in *" $f "*) ;; *) rm -f "$f" ;; esac; done)
+    exit $status
 fi
 
 echo "== benchmark and floors ($ngpu GPU(s); with 2+ dcuda_bench runs one process per GPU)"

@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Compares dcuda_bench runs of two builds taken in one call, row by row:
+the median of each build's runs, the ratio new/base, and the spread of each
+build's own runs (max - min over median), so that a difference can be told
+from noise. Latency rows are better lower, bandwidth rows higher.
+
+usage: bench_ab.py --base A1.csv [A2.csv ...] --new B1.csv [B2.csv ...]
+
+A row is flagged "worse" when the new median is worse than the base median
+by more than the larger of the two spreads (and by more than 2%).
+"""
+import csv
+import statistics
+import sys
+
+
+def read(path):
+    rows = {}
+    try:
+        with open(path) as f:
+            for r in csv.DictReader(l for l in f if l.strip() and not l.startswith("#")):
+                key = (r["kind"], r["what"], r["ranks"], r["bytes"], r["unit"])
+                rows[key] = float(r["value"])
+    except (OSError, KeyError, ValueError) as e:
+        print(f"# cannot read {path}: {e}")
+    return rows
+
+
+def gather(paths):
+    seen = {}
+    for p in paths:
+        for k, v in read(p).items():
+            seen.setdefault(k, []).append(v)
+    return seen
+
+
+def spread(vals):
+    m = statistics.median(vals)
+    return (max(vals) - min(vals)) / m if m else 0.0
+
+
+def main(argv):
+    if "--base" not in argv or "--new" not in argv:
+        print(__doc__)
+        return 2
+    i, j = argv.index("--base"), argv.index("--new")
+    base = gather(argv[i + 1:j] if i < j else argv[i + 1:])
+    new = gather(argv[j + 1:] if j > i else argv[j + 1:i])
+    print(f"{'kind':<10} {'what':<28} {'ranks':>5} {'bytes':>9} {'unit':>10} "
+          f"{'base':>10} {'new':>10} {'new/base':>8} {'spread':>7}  verdict")
+    worse = 0
+    for k in sorted(set(base) & set(new), key=lambda k: (k[0], k[1], int(k[2]), int(k[3]))):
+        b, n = statistics.median(base[k]), statistics.median(new[k])
+        if b == 0:
+            continue
+        ratio = n / b
+        lower_better = k[4].endswith("us")
+        change = (ratio - 1) if lower_better else (1 - ratio)  # > 0: new is worse
+        noise = max(spread(base[k]), spread(new[k]), 0.02)
+        verdict = "worse" if change > noise else "better" if -change > noise else "same"
+        worse += verdict == "worse"
+        print(f"{k[0]:<10} {k[1]:<28} {k[2]:>5} {k[3]:>9} {k[4]:>10} {b:>10.3f} {n:>10.3f} "
+              f"{ratio:>8.3f} {noise:>7.3f}  {verdict}")
+    only = set(base) ^ set(new)
+    if only:
+        print(f"# {len(only)} row(s) in only one build")
+    print(f"# rows worse beyond noise: {worse}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
