@@ -3,7 +3,7 @@
 # baseline tree and from this one, runs them alternately ROUNDS times, and
 # prints each row's medians, ratio and spread (tools/bench_ab.py); with
 # anchors/run.sh present, the reference floors (and NVSHMEM with 2+ GPUs)
-# follow in the same call. Logs and CSVs go under $OUT.
+# run first, in the same call. Logs and CSVs go under $OUT.
 # Usage: tools/device_ab.sh BASE_DIR [ROUNDS] [quick]
 set -uo pipefail
 base=${1:?usage: tools/device_ab.sh BASE_DIR [ROUNDS] [quick]}
@@ -21,6 +21,11 @@ build() { # dir
 build "$base" base &
 build . new &
 wait
+if [ -f anchors/run.sh ]; then
+    OUT="$OUT" bash anchors/run.sh floors >"$OUT/floors.log" 2>&1
+    [ "$(nvidia-smi -L | grep -c '^GPU ')" -ge 2 ] &&
+        OUT="$OUT" bash anchors/run.sh nvshmem >"$OUT/nvshmem.log" 2>&1
+fi
 for r in $(seq 1 "$rounds"); do
     for who in base new; do
         dir=$base; [ $who = new ] && dir=.
@@ -28,10 +33,5 @@ for r in $(seq 1 "$rounds"); do
             echo "bench $who round $r failed (see $OUT/$who-$r.txt)"
     done
 done
-if [ -f anchors/run.sh ]; then
-    OUT="$OUT" bash anchors/run.sh floors >"$OUT/floors.log" 2>&1
-    [ "$(nvidia-smi -L | grep -c '^GPU ')" -ge 2 ] &&
-        OUT="$OUT" bash anchors/run.sh nvshmem >"$OUT/nvshmem.log" 2>&1
-fi
 python3 tools/bench_compare.py "$OUT/new-1.csv" "$OUT/floors.txt" $( [ -f "$OUT/nvshmem.txt" ] && echo "$OUT/nvshmem.txt") >"$OUT/compare.txt" 2>&1
 python3 tools/bench_ab.py --base "$OUT"/base-*.csv --new "$OUT"/new-*.csv | tee "$OUT/ab.txt"
