@@ -1,9 +1,8 @@
 /*
- * The proxy (see proxy.h): consumes the command ring in ticket order,
- * recycles each entry before it answers, and tells the sender how many
- * commands it has consumed by then (so the sender knows which entries are
- * free without reading them; see dcuda/shared/ring.h). The reply's seq is
- * released last.
+ * The proxy (see proxy.h): consumes the command ring in ticket order and
+ * recycles each entry before it answers, so a sender that sees its reply
+ * knows every entry up to its own ticket is free (see
+ * dcuda/shared/ring.h). The reply's seq is released last.
  */
 #include "proxy.h"
 
@@ -41,12 +40,10 @@ void dcu_proxy_reset(dcu_proxy_t *p)
     memset(p->replies, 0, (size_t)p->ranks * sizeof *p->replies);
 }
 
-/* Answers one command in its sender's reply slot, with how many commands
- * have been consumed (their entries recycled) by now. */
+/* Answers one command in its sender's reply slot. */
 static void answer(dcu_proxy_t *p, const dcuda_cmd_t *c)
 {
     dcuda_cmd_reply_t *r = &p->replies[c->rank];
-    r->consumed = p->queue.tail;
     switch (c->op) {
     case DCUDA_CMD_PING:
         r->status = DCUDA_OK;

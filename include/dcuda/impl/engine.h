@@ -357,40 +357,48 @@ DCU_FN_COLD dcuda_status_t dcu_put_slow(const dcuda_state_t *st, uint32_t win, i
 }
 
 /* A put, notified with `tag` when `notify`: checks (a remembered route
- * skips most of them), then the data moves along the target's path. */
-DCU_FN dcuda_status_t dcu_put(dcuda_state_t *st, uint32_t win, int rank, size_t offset, size_t size,
-                              const void *src, int notify, int tag, const char *call)
+ * skips most of them), then the data moves along the target's path. The
+ * fast path keeps its target in registers: only a put whose route is new
+ * fills the struct the out-of-line checks write (in local memory on a GPU). */
+DCU_FN dcuda_status_t dcu_put(dcuda_state_t *st, uint32_t win, int rank, size_t offset,
+                              size_t size, const void *src, int notify, int tag, const char *call)
 {
     dcu_sync(); /* the rank's writes to src are done */
     if (!dcu_state_ok(st))
         return dcu_report_uninit(st, call);
-    dcu_put_t p;
     dcuda_status_t s = notify ? dcu_checked_tag(st, tag, call) : DCUDA_OK;
     if (s != DCUDA_OK)
         return s;
-    const dcuda_put_route_t *r = dcu_put_fast(st, win, rank, offset, size, src, &p.dst);
-    int fresh = r == NULL;
+    char *dst;
+    dcuda_notif_counters_t *notifs;
+    uint32_t path;
+    dcu_put_t p;
+    const dcuda_put_route_t *r = dcu_put_fast(st, win, rank, offset, size, src, &dst);
     if (r) {
-        p.to.notifs = r->notifs;
-        p.to.path = r->path;
-    } else if ((s = dcu_put_slow(st, win, rank, offset, size, src, &p, call)) != DCUDA_OK) {
+        notifs = r->notifs;
+        path = r->path;
+    } else if ((s = dcu_put_slow(st, win, rank, offset, size, src, &p, call)) == DCUDA_OK) {
+        dst = p.dst;
+        notifs = p.to.notifs;
+        path = p.to.path;
+    } else {
         return s;
     }
-    switch (p.to.path) {
+    switch (path) {
     case DCUDA_PATH_DEVICE:
     case DCUDA_PATH_SHM:
     case DCUDA_PATH_P2P:
     default:
         /* Stores straight into the target's memory (over NVLink/PCIe for
          * a peer GPU); a source that is its own target copies nothing. */
-        if (size && p.dst != (const char *)src)
-            dcu_copy(p.dst, (const char *)src, size);
+        if (size && dst != (const char *)src)
+            dcu_copy(dst, (const char *)src, size);
         dcu_sync(); /* the copy is done: source reusable, data ready */
         if (dcu_leader() && notify)
-            dcu_notify_leader(p.to.notifs, p.to.path, tag);
+            dcu_notify_leader(notifs, path, tag);
         break;
     }
-    if (dcu_leader() && fresh)
+    if (dcu_leader() && !r)
         dcu_route_remember(st, win, rank, &p);
     return DCUDA_OK;
 }
@@ -465,8 +473,9 @@ DCU_FN dcuda_status_t dcu_wait_notifications(dcuda_state_t *st, int tag, int cou
 
 /* Leader: post a command and wait for its reply (both in pinned host
  * memory on a GPU: posted writes out, reads of host memory while waiting).
- * The last reply told how far the host had consumed: usually the entry is
- * known to be free, and nothing is read before it is written. */
+ * The reply to the rank's last command showed every entry up to its ticket
+ * recycled: usually the new entry is known to be free, and nothing is read
+ * before it is written. */
 DCU_FN_COLD dcuda_status_t dcu_command_leader(dcuda_state_t *st, uint32_t op)
 {
     const dcuda_context_t *ctx = st->ctx;
@@ -481,7 +490,7 @@ DCU_FN_COLD dcuda_status_t dcu_command_leader(dcuda_state_t *st, uint32_t op)
     dcu_waiter_t w = DCU_WAITER_INIT;
     while (dcu_ld_acquire(&r->seq, 1) != tag)
         (void)dcu_pause(&w);
-    st->cmd_consumed = r->consumed;
+    st->cmd_consumed = t + 1u; /* answered in ticket order, recycled before */
     return (dcuda_status_t)r->status;
 }
 

@@ -248,7 +248,7 @@ typedef struct dcuda_state {
     dcuda_win_entry_t *win_entries[DCUDA_COMM_COUNT];
     dcuda_put_route_t routes[DCUDA_PUT_ROUTES];
     uint8_t win_gen[DCUDA_COMM_COUNT][DCUDA_MAX_WINDOWS];
-    uint32_t cmd_consumed; /* commands the host had consumed at the last reply */
+    uint32_t cmd_consumed; /* commands known consumed: up to the last one answered */
     uint32_t reserved;
     uint32_t consumed[DCUDA_TAG_COUNT];
 } dcuda_state_t;

@@ -21,7 +21,7 @@
 #include "base.h"
 
 #define DCUDA_LOG_RING_VERSION 1u
-#define DCUDA_CMD_RING_VERSION 2u
+#define DCUDA_CMD_RING_VERSION 1u
 
 /* Characters of text in one log entry (longer messages are truncated). */
 #define DCUDA_LOG_TEXT 224
@@ -69,12 +69,12 @@ typedef struct dcuda_log_entry {
 /* ---- command ring ------------------------------------------------------ */
 
 /*
- * Commands: the host consumes them in ticket order, recycles each entry
- * before it answers, and tells the sender in its reply how many tickets it
- * has consumed by then. A rank whose new ticket's previous lap lies below
- * that count knows its entry is free without reading it (on a GPU, a read
- * of host memory saved); otherwise it waits for the entry like any
- * producer.
+ * Commands: the host consumes them in ticket order and recycles each entry
+ * before it answers, so a rank that sees the reply to its ticket t knows
+ * that every entry up to ticket t has been handed to its next lap. A new
+ * ticket whose previous lap lies at or below t therefore needs no look at
+ * its entry (on a GPU, a read of host memory saved); otherwise the rank
+ * waits for the entry like any producer.
  */
 enum dcuda_cmd_op {
     DCUDA_CMD_PING = 1 /* answer at once: measures the queue round trip */
@@ -94,9 +94,7 @@ typedef struct dcuda_cmd_reply {
     DCUDA_ATOMIC(uint32_t) seq;
     int32_t status;
     uint64_t value;
-    uint32_t consumed; /* tickets the host had consumed (and recycled) when it answered */
-    uint32_t reserved;
-    uint64_t reserved2[5];
+    uint64_t reserved[6];
 } dcuda_cmd_reply_t;
 
 DCUDA_STATIC_ASSERT(sizeof(dcuda_ring_t) == 24, "ring");
@@ -106,6 +104,5 @@ DCUDA_STATIC_ASSERT(offsetof(dcuda_log_entry_t, args) == 16, "log entry args");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_cmd_t) == 64, "command");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_cmd_t, seq) == 0, "command seq first");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_cmd_reply_t) == 64, "command reply");
-DCUDA_STATIC_ASSERT(offsetof(dcuda_cmd_reply_t, consumed) == 16, "command reply consumed");
 
 #endif /* DCUDA_SHARED_RING_H */
