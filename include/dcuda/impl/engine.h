@@ -67,7 +67,8 @@ DCU_FN void dcu_publish_phase(const dcuda_state_t *st, uint32_t phase)
     dcu_st_release(&st->ctx->rank_status[st->device_rank].phase, phase, 1);
 }
 
-/* What a blocked rank shows the watchdog. */
+/* What a blocked rank shows the watchdog. Passed by value: taken by
+ * address, it would be written to local memory before every wait. */
 typedef struct dcu_block {
     uint32_t phase;      /* DCUDA_PHASE_WAITING or DCUDA_PHASE_BARRIER */
     uint32_t tag, count; /* WAITING */
@@ -75,27 +76,26 @@ typedef struct dcu_block {
     const char *call;    /* named if the wait is cancelled */
 } dcu_block_t;
 
-DCU_FN_COLD void dcu_publish_blocked(const dcuda_state_t *st, const dcu_block_t *d, uint32_t target)
+DCU_FN_COLD void dcu_publish_blocked(const dcuda_state_t *st, dcu_block_t d, uint32_t target)
 {
     dcuda_rank_status_t *s = &st->ctx->rank_status[st->device_rank];
-    dcu_st_relaxed(&s->tag, d->tag, 1);
-    dcu_st_relaxed(&s->count, d->count, 1);
-    dcu_st_relaxed(&s->consumed, st->consumed[d->tag & (DCUDA_TAG_COUNT - 1)], 1);
-    dcu_st_relaxed(&s->comm, d->comm, 1);
+    dcu_st_relaxed(&s->tag, d.tag, 1);
+    dcu_st_relaxed(&s->count, d.count, 1);
+    dcu_st_relaxed(&s->consumed, st->consumed[d.tag & (DCUDA_TAG_COUNT - 1)], 1);
+    dcu_st_relaxed(&s->comm, d.comm, 1);
     dcu_st_relaxed(&s->target, target, 1);
-    dcu_st_relaxed(&s->phase, d->phase, 1);
+    dcu_st_relaxed(&s->phase, d.phase, 1);
     dcu_st_release(&s->episode, dcu_ld_acquire(&s->episode, 1) + 1u, 1);
 }
 
 /* A blocked wait the host cancelled (watchdog, or a dead peer). */
-DCU_FN_COLD dcuda_status_t dcu_cancelled(const dcuda_state_t *st, const dcu_block_t *d,
-                                         uint32_t reason)
+DCU_FN_COLD dcuda_status_t dcu_cancelled(const dcuda_state_t *st, dcu_block_t d, uint32_t reason)
 {
     dcuda_status_t why = reason == DCUDA_CANCEL_PEER ? DCUDA_ERR_PEER : DCUDA_ERR_TIMEOUT;
-    if (d->phase == DCUDA_PHASE_WAITING)
-        return DCU_REPORT(st, why, d->call, "waiting for %u notification(s) of tag %u", d->count,
-                          d->tag);
-    return DCU_REPORT(st, why, d->call, "in a barrier on %s", dcu_comm_name((int)d->comm));
+    if (d.phase == DCUDA_PHASE_WAITING)
+        return DCU_REPORT(st, why, d.call, "waiting for %u notification(s) of tag %u", d.count,
+                          d.tag);
+    return DCU_REPORT(st, why, d.call, "in a barrier on %s", dcu_comm_name((int)d.comm));
 }
 
 /* ---- blocking ----------------------------------------------------------- */
@@ -105,7 +105,7 @@ DCU_FN_COLD dcuda_status_t dcu_cancelled(const dcuda_state_t *st, const dcu_bloc
  * blocked to the watchdog, and from then on checks now and then whether
  * the host cancelled its waits. */
 DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *counter, uint32_t target,
-                                      int sys, const dcu_block_t *d, dcu_lanes_t lanes)
+                                      int sys, dcu_block_t d, dcu_lanes_t lanes)
 {
     const int lead = dcu_leader();
     dcu_waiter_t w = DCU_WAITER_INIT;
@@ -152,7 +152,7 @@ DCU_FN_COLD dcuda_status_t dcu_node_barrier(dcuda_state_t *st, uint32_t epoch, c
         dcu_st_release(&ctx->node_slots[st->process_index].arrived, target, 1);
     }
     for (int p = 0; p < st->process_count; p++) {
-        dcuda_status_t s = dcu_block_until(st, &ctx->node_slots[p].arrived, target, 1, &d, lanes);
+        dcuda_status_t s = dcu_block_until(st, &ctx->node_slots[p].arrived, target, 1, d, lanes);
         if (s != DCUDA_OK)
             return s;
     }
@@ -182,11 +182,11 @@ DCU_FN dcuda_status_t dcu_barrier_lanes(dcuda_state_t *st, int comm, const char 
     }
     dcuda_status_t s;
     if (comm != DCU_COMM_WORLD || st->process_count == 1) {
-        s = dcu_block_until(st, arrived, target, sys, &d, lanes);
+        s = dcu_block_until(st, arrived, target, sys, d, lanes);
     } else {
         s = dcu_lanes_bcast(lanes, last) ? dcu_node_barrier(st, epoch, call, lanes) : DCUDA_OK;
         if (s == DCUDA_OK)
-            s = dcu_block_until(st, &st->ctx->barriers[comm].released, epoch, sys, &d, lanes);
+            s = dcu_block_until(st, &st->ctx->barriers[comm].released, epoch, sys, d, lanes);
     }
     dcu_fence();
     return s;
@@ -360,8 +360,8 @@ DCU_FN_COLD dcuda_status_t dcu_put_slow(const dcuda_state_t *st, uint32_t win, i
  * skips most of them), then the data moves along the target's path. The
  * fast path keeps its target in registers: only a put whose route is new
  * fills the struct the out-of-line checks write (in local memory on a GPU). */
-DCU_FN dcuda_status_t dcu_put(dcuda_state_t *st, uint32_t win, int rank, size_t offset,
-                              size_t size, const void *src, int notify, int tag, const char *call)
+DCU_FN dcuda_status_t dcu_put(dcuda_state_t *st, uint32_t win, int rank, size_t offset, size_t size,
+                              const void *src, int notify, int tag, const char *call)
 {
     dcu_sync(); /* the rank's writes to src are done */
     if (!dcu_state_ok(st))
@@ -457,7 +457,7 @@ DCU_FN dcuda_status_t dcu_wait_notifications(dcuda_state_t *st, int tag, int cou
         dcu_lanes_t lanes = dcu_poll_lanes();
         uint32_t target = st->consumed[tag] + (uint32_t)count;
         dcu_block_t d = { DCUDA_PHASE_WAITING, (uint32_t)tag, (uint32_t)count, 0, call };
-        s = dcu_block_until(st, dcu_my_counter(st, tag), target, st->process_count > 1, &d, lanes);
+        s = dcu_block_until(st, dcu_my_counter(st, tag), target, st->process_count > 1, d, lanes);
         dcu_lanes_sync(lanes); /* every lane has read consumed[tag] before the leader updates it */
         if (dcu_leader()) {
             if (s == DCUDA_OK)
