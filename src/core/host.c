@@ -390,22 +390,26 @@ dcuda_status_t dcuda_host_free(dcuda_host_h h, void *ptr)
     return DCUDA_OK;
 }
 
-dcuda_status_t dcuda_host_copy_in(dcuda_host_h h, void *dst, const void *src, size_t size)
+/* Copies between host memory and memory ranks use, either way. */
+static dcuda_status_t host_copy(dcuda_host_h h, void *dst, const void *src, size_t size, int out)
 {
     if (!h)
         return DCUDA_ERR_NOT_INITIALIZED;
     if (size && (!dst || !src))
         return DCUDA_ERR_INVALID_ARG;
-    return size ? h->ops->copy_in(h->backend, dst, src, size) : DCUDA_OK;
+    if (!size)
+        return DCUDA_OK;
+    return (out ? h->ops->copy_out : h->ops->copy_in)(h->backend, dst, src, size);
+}
+
+dcuda_status_t dcuda_host_copy_in(dcuda_host_h h, void *dst, const void *src, size_t size)
+{
+    return host_copy(h, dst, src, size, 0);
 }
 
 dcuda_status_t dcuda_host_copy_out(dcuda_host_h h, void *dst, const void *src, size_t size)
 {
-    if (!h)
-        return DCUDA_ERR_NOT_INITIALIZED;
-    if (size && (!dst || !src))
-        return DCUDA_ERR_INVALID_ARG;
-    return size ? h->ops->copy_out(h->backend, dst, src, size) : DCUDA_OK;
+    return host_copy(h, dst, src, size, 1);
 }
 
 dcuda_status_t dcuda_host_finish(dcuda_host_h h)

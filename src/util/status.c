@@ -1,7 +1,8 @@
 /*
- * Names and messages of dcuda_status_t, generated from DCUDA_STATUS_MAP.
+ * Names and messages of dcuda_status_t, generated from DCUDA_STATUS_MAP
+ * (public: dcuda_status_name, dcuda_status_string).
  */
-#include "dcuda/dcuda_host.h"
+#include "dcuda/dcuda_status.h"
 
 const char *dcuda_status_name(dcuda_status_t status)
 {
