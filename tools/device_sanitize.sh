@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs GPU test cases under compute-sanitizer memcheck and racecheck (few
-# ranks, so the checkers stay fast). Usage: tools/device_sanitize.sh BUILD_DIR
+# ranks, one process, so the checkers stay fast). Usage: tools/device_sanitize.sh BUILD_DIR
 set -uo pipefail
 build=${1:-build-gpu}
-export DCUDA_BACKEND=cuda DCUDA_RANKS=4 DCUDA_WATCHDOG_CANCEL=1
+export DCUDA_BACKEND=cuda DCUDA_RANKS=4 DCUDA_WATCHDOG_CANCEL=1 DCUDA_PROCESSES=1
 cases_sem="visibility order tags many wrap overlap flush barrier size0 windows user ack notify_release"
 cases_mis="rank tag count bounds overflow source win_comm overlap not_init comm win timer"
 fail=0 runs=0
