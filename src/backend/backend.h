@@ -45,9 +45,12 @@ typedef struct dcu_export {
 typedef struct dcu_backend_request {
     dcuda_kernel_t kernel;
     int threads_per_rank;
-    long ranks;        /* the RANKS setting: 0 for the backend's default */
-    int process_count; /* processes of the program, one device each */
-    int process_index; /* which one this is (GPU: drives GPU process_index) */
+    long ranks;         /* the RANKS setting: 0 for the backend's default */
+    int process_count;  /* processes of the program (> 1: allocations are exported) */
+    int device;         /* the device of this host it drives (GPU: its index) */
+    int host_processes; /* processes on this host, a device each */
+    int peer_count;     /* devices of this host it must reach directly ... */
+    int peers[DCUDA_MAX_PROCESSES]; /* ... (the processes of its node) */
 } dcu_backend_request_t;
 
 /* What the backend will run, filled by open. */
@@ -87,6 +90,10 @@ typedef struct dcu_backend_ops {
     dcuda_status_t (*copy_out)(dcu_backend_t *b, void *dst, const void *src, size_t size);
     /* copy_out while ranks run (never waits for them). */
     dcuda_status_t (*peek)(dcu_backend_t *b, void *dst, const void *src, size_t size);
+    /* Sets a counter in rank memory that only the host writes, with release:
+     * ranks that see the value also see what the host's earlier copy_in
+     * calls wrote. */
+    dcuda_status_t (*signal)(dcu_backend_t *b, uint32_t *counter, uint32_t value);
     /* Starts every rank of the kernel on `ctx` (as ranks reach it; on CPU
      * ranks also the host's view) and returns at once. */
     dcuda_status_t (*launch)(dcu_backend_t *b, dcuda_context_t *ctx);

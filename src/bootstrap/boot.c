@@ -18,6 +18,9 @@ static struct {
     boot_mode_t mode;
     int count;
     int index;
+    int nodes;                     /* node count */
+    int node[DCUDA_MAX_PROCESSES]; /* node of each process */
+    int host[DCUDA_MAX_PROCESSES]; /* host key of each process */
 } boot;
 
 int dcu_boot_started(void) { return boot.mode != BOOT_NONE; }
@@ -67,7 +70,61 @@ static dcuda_status_t start_under_launcher(long processes)
 #endif
 }
 
-dcuda_status_t dcu_boot_start(long processes, dcu_boot_count_fn count_gpus)
+int dcu_boot_node(int p) { return p >= 0 && p < boot.count ? boot.node[p] : 0; }
+int dcu_boot_node_count(void) { return boot.nodes ? boot.nodes : 1; }
+
+int dcu_boot_host_index(int p)
+{
+    int i = 0;
+    for (int q = 0; q < p && q < boot.count; q++)
+        i += boot.host[q] == boot.host[p];
+    return i;
+}
+
+int dcu_boot_host_size(int p)
+{
+    int n = 0;
+    for (int q = 0; q < boot.count; q++)
+        n += boot.host[q] == boot.host[p];
+    return n > 0 ? n : 1;
+}
+
+/* Every process learns every process's host key (the launcher's view of
+ * shared memory; forked processes share one host) and numbers the nodes in
+ * order of their first process: one per host, or one per process with
+ * own_nodes. */
+static dcuda_status_t find_nodes(int own_nodes)
+{
+    int32_t key = 0;
+#if defined(DCUDA_HAVE_MPI)
+    if (boot.mode == BOOT_MPI)
+        key = (int32_t)dcu_boot_mpi_node_key();
+#endif
+    int32_t keys[DCUDA_MAX_PROCESSES];
+    dcuda_status_t st = dcu_boot_allgather(&key, keys, sizeof key);
+    if (st != DCUDA_OK)
+        return st;
+    boot.nodes = 0;
+    for (int p = 0; p < boot.count; p++) {
+        int q = 0;
+        while (q < p && keys[q] != keys[p])
+            q++;
+        boot.host[p] = keys[p];
+        boot.node[p] = own_nodes ? boot.nodes++ : q < p ? boot.node[q] : boot.nodes++;
+    }
+    return DCUDA_OK;
+}
+
+dcuda_status_t dcu_boot_barrier(void)
+{
+#if defined(DCUDA_HAVE_MPI)
+    if (boot.mode == BOOT_MPI && dcu_boot_node_count() > 1)
+        return dcu_boot_mpi_barrier();
+#endif
+    return DCUDA_OK;
+}
+
+dcuda_status_t dcu_boot_start(long processes, dcu_boot_count_fn count_gpus, int own_nodes)
 {
     if (boot.mode != BOOT_NONE)
         return DCUDA_OK;
@@ -86,6 +143,8 @@ dcuda_status_t dcu_boot_start(long processes, dcu_boot_count_fn count_gpus)
         boot.count = 1;
         boot.index = 0;
     }
+    if (st == DCUDA_OK)
+        st = find_nodes(own_nodes);
     return st;
 }
 

@@ -28,14 +28,31 @@ typedef int (*dcu_boot_count_fn)(void);
 /* Starts the group once per program (later calls return DCUDA_OK). A
  * launcher's size must match `processes` when that is set (> 0);
  * count_gpus is asked only when no launcher and no setting decide, and may
- * be NULL (CPU ranks: one process). After a failure the program goes on as
- * one process. */
-dcuda_status_t dcu_boot_start(long processes, dcu_boot_count_fn count_gpus);
+ * be NULL (CPU ranks: one process). own_nodes: every process counts as a
+ * node of its own (the network path forced between processes of one
+ * host). After a failure the program goes on as one process. */
+dcuda_status_t dcu_boot_start(long processes, dcu_boot_count_fn count_gpus, int own_nodes);
 int dcu_boot_started(void);
 int dcu_boot_size(void);
 int dcu_boot_rank(void);
 /* "one process", "forked" or "MPI". */
 const char *dcu_boot_mode_name(void);
+
+/* The node process p runs on (0 .. node count - 1, in the order of the
+ * nodes' first processes): processes of one node reach each other's
+ * memory; the others, the network path. With own_nodes every process is a
+ * node of its own. */
+int dcu_boot_node(int p);
+int dcu_boot_node_count(void);
+/* Where process p runs as the machine sees it, own_nodes or not: its index
+ * among the processes of its host (process i of a host drives its GPU i),
+ * and how many processes that host runs. */
+int dcu_boot_host_index(int p);
+int dcu_boot_host_size(int p);
+
+/* A barrier of every process through the launcher: what host barriers add
+ * when the processes span nodes (a no-op on one node). */
+dcuda_status_t dcu_boot_barrier(void);
 
 /* Every process contributes `size` (<= DCU_BOOT_GATHER_MAX) bytes; all
  * receive all, in process order. Collective; fails with DCUDA_ERR_PEER,

@@ -1,7 +1,8 @@
 /*
  * MPI mode: the processes were started by an MPI launcher. dcuda joins the
  * job's MPI (initialising it, with MPI_THREAD_FUNNELED, when the program has
- * not) and uses it only to start: its size and rank, and allgathers. MPI is
+ * not) and uses it to start: its size and rank, which processes share a
+ * node, allgathers and barriers (the network path has its own manager). MPI is
  * finalised at exit when dcuda initialised it, unless a peer died (a
  * collective finalise would then wait forever).
  */
@@ -37,20 +38,23 @@ static void mpi_at_exit(void)
 
 void dcu_boot_mpi_abandon(void) { mp.abandoned = 1; }
 
-/* This build keeps every process on one node (checked). */
-static dcuda_status_t check_one_node(int size)
+int dcu_boot_mpi_node_key(void)
 {
     MPI_Comm node_comm;
-    int local = 0;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm);
-    MPI_Comm_size(node_comm, &local);
+    int rank = 0, key = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+                            &node_comm) != MPI_SUCCESS)
+        return rank;
+    MPI_Allreduce(&rank, &key, 1, MPI_INT, MPI_MIN, node_comm);
     MPI_Comm_free(&node_comm);
-    if (local == size)
-        return DCUDA_OK;
-    dcu_msg_error("MPI bootstrap: the %d processes span several nodes (%d on this one); this "
-                  "build of dcuda runs on one node",
-                  size, local);
-    return DCUDA_ERR_UNSUPPORTED;
+    return key;
+}
+
+dcuda_status_t dcu_boot_mpi_barrier(void)
+{
+    int err = MPI_Barrier(MPI_COMM_WORLD);
+    return err == MPI_SUCCESS ? DCUDA_OK : mpi_fail("barrier", err);
 }
 
 dcuda_status_t dcu_boot_mpi_start(long processes, int *count, int *index)
@@ -66,13 +70,14 @@ dcuda_status_t dcu_boot_mpi_start(long processes, int *count, int *index)
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    dcuda_status_t st = check_one_node(size);
-    if (st != DCUDA_OK)
-        return st;
-    if (size > DCUDA_MAX_PROCESSES || (processes && processes != size)) {
-        dcu_msg_error("MPI bootstrap: %d processes, but %s", size,
-                      size > DCUDA_MAX_PROCESSES ? "at most 16 are supported"
-                                                 : "DCUDA_PROCESSES asks for another count");
+    if (size > DCUDA_MAX_PROCESSES) {
+        dcu_msg_error("MPI bootstrap: %d processes, but this build supports at most %d", size,
+                      DCUDA_MAX_PROCESSES);
+        return DCUDA_ERR_SETTING;
+    }
+    if (processes && processes != size) {
+        dcu_msg_error("MPI bootstrap: %d processes, but DCUDA_PROCESSES asks for %ld", size,
+                      processes);
         return DCUDA_ERR_SETTING;
     }
     *count = size;

@@ -21,6 +21,9 @@ int dcu_boot_fork_exit_status(int status);
  * (> 0) must match its size. */
 dcuda_status_t dcu_boot_mpi_start(long processes, int *count, int *index);
 dcuda_status_t dcu_boot_mpi_allgather(const void *mine, void *all, size_t size);
+/* The node key of this process: the lowest rank sharing its memory. */
+int dcu_boot_mpi_node_key(void);
+dcuda_status_t dcu_boot_mpi_barrier(void);
 void dcu_boot_mpi_abandon(void);
 #endif
 

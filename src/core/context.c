@@ -35,6 +35,24 @@ static dcuda_status_t alloc_peer_tables(dcuda_host_h h)
     return DCUDA_OK;
 }
 
+/* With a process on the network path: the proxy's half of each rank's
+ * counters, and the mirror of the other processes' WORLD window parts. */
+static dcuda_status_t alloc_net_tables(dcuda_host_h h)
+{
+    dcuda_context_t *c = &h->image;
+    void *p;
+    dcuda_status_t st;
+    if (!c->net)
+        return DCUDA_OK;
+    if ((st = dcu_mem_alloc(h, (size_t)c->device_size * sizeof(dcuda_notif_counters_t), &p)))
+        return st;
+    c->net_notifs = (dcuda_notif_counters_t *)p;
+    if ((st = dcu_mem_alloc(h, win_table_bytes(c->world_size), &p)))
+        return st;
+    h->mirror = (dcuda_win_entry_t *)p;
+    return DCUDA_OK;
+}
+
 static dcuda_status_t alloc_tables(dcuda_host_h h)
 {
     dcuda_context_t *c = &h->image;
@@ -64,7 +82,7 @@ static dcuda_status_t alloc_tables(dcuda_host_h h)
     if ((st = dcu_mem_alloc(h, HEAD_BYTES, &p)))
         return st;
     c->cmd.head = (DCUDA_ATOMIC(uint32_t) *)p;
-    if ((st = alloc_peer_tables(h)))
+    if ((st = alloc_peer_tables(h)) || (st = alloc_net_tables(h)))
         return st;
     return dcu_mem_alloc(h, sizeof(dcuda_context_t), (void **)&h->dev_ctx);
 }
@@ -92,10 +110,19 @@ static dcuda_status_t alloc_mapped_tables(dcuda_host_h h)
         return st;
     h->cmd_h = (dcuda_cmd_t *)hp;
     c->cmd.entries = (dcuda_cmd_t *)dp;
-    if ((st = ops->alloc_mapped(b, (size_t)c->device_size * sizeof(dcuda_cmd_reply_t), &hp, &dp)))
+    if ((st = ops->alloc_mapped(b, (size_t)c->device_size * sizeof(dcuda_cmd_reply_t), &hp,
+                                &dp)))
         return st;
     h->replies_h = (dcuda_cmd_reply_t *)hp;
     c->replies = (dcuda_cmd_reply_t *)dp;
+    if ((st = ops->alloc_mapped(b, HEAD_BYTES, &hp, &dp)))
+        return st;
+    h->cmd_tail_h = (DCUDA_ATOMIC(uint32_t) *)hp;
+    c->cmd_tail = (DCUDA_ATOMIC(uint32_t) *)dp;
+    if ((st = ops->alloc_mapped(b, HEAD_BYTES, &hp, &dp)))
+        return st;
+    h->net_barrier_h = (DCUDA_ATOMIC(uint32_t) *)hp;
+    c->net_barrier = (DCUDA_ATOMIC(uint32_t) *)dp;
     return DCUDA_OK;
 }
 
@@ -120,7 +147,8 @@ dcuda_status_t dcu_context_create(dcuda_host_h h)
     c->process_count = h->info.process_count;
     c->process_index = h->info.process_index;
     c->notif_start = (uint32_t)h->settings.notif_start;
-    uint32_t cmd_entries = DCU_CMD_ENTRIES;
+    c->net = h->net_peers > 0;
+    uint32_t cmd_entries = c->net ? DCU_CMD_NET_ENTRIES : DCU_CMD_ENTRIES;
     while (cmd_entries < (uint32_t)c->device_size)
         cmd_entries *= 2;
     ring_describe(&c->log, (uint32_t)h->settings.log_entries, sizeof(dcuda_log_entry_t),
@@ -141,14 +169,16 @@ void dcu_context_destroy(dcuda_host_h h)
 {
     const dcu_backend_ops_t *ops = h->ops;
     dcuda_context_t *c = &h->image;
-    void *dev[] = { c->notifs,           c->barriers, c->win_entries[0],
+    void *dev[] = { c->net_notifs, h->mirror, c->notifs,           c->barriers, c->win_entries[0],
                     c->win_entries[1],   c->timers,   (void *)c->log.head,
                     (void *)c->cmd.head, c->error,    h->dev_ctx,
                     h->user_dev,         c->peers,    c->segments };
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
         if (dev[i])
             dcu_mem_free(h, dev[i]);
-    void *mapped[] = { h->status_h, (void *)h->cancel_h, h->log_h, h->cmd_h, h->replies_h };
+    void *mapped[] = { h->status_h,  (void *)h->cancel_h,   h->log_h,
+                       h->cmd_h,     h->replies_h,          (void *)h->cmd_tail_h,
+                       (void *)h->net_barrier_h };
     for (size_t i = 0; i < sizeof mapped / sizeof mapped[0]; i++)
         if (mapped[i])
             ops->free_mapped(h->backend, mapped[i]);
@@ -161,6 +191,9 @@ void dcu_context_destroy(dcuda_host_h h)
     h->cmd_h = NULL;
     h->replies_h = NULL;
     h->cancel_h = NULL;
+    h->cmd_tail_h = NULL;
+    h->net_barrier_h = NULL;
+    h->mirror = NULL;
 }
 
 /* Copies `count` copies of the `elem_size` bytes at elem to rank memory. */
@@ -206,12 +239,30 @@ static dcuda_status_t reset_rank_tables(dcuda_host_h h)
     return h->ops->copy_in(b, (void *)c->log.head, zero, sizeof zero);
 }
 
-/* The watchdog's view and the cancel flag; the rings' entries are reset by
- * their consumers (monitor, proxy) when the run starts. */
+/* The watchdog's view and the cancel flag; the rings' entries and the
+ * proxy's counts are reset by their consumers (monitor, proxy) when the run
+ * starts. */
 static void reset_mapped_tables(dcuda_host_h h)
 {
     memset(h->status_h, 0, (size_t)h->image.device_size * sizeof(dcuda_rank_status_t));
     *h->cancel_h = 0;
+}
+
+/* The proxy's counters start at zero (a rank waits for the sum of its two
+ * counters: its own start at NOTIF_START); no window part is mirrored. */
+static dcuda_status_t reset_net_tables(dcuda_host_h h)
+{
+    dcuda_context_t *c = &h->image;
+    static const dcuda_win_entry_t no_window;
+    uint32_t zero = 0;
+    dcuda_status_t st;
+    if (!c->net)
+        return DCUDA_OK;
+    if ((st = fill_rank_memory(h, c->net_notifs, &zero, sizeof zero,
+                               (size_t)c->device_size * DCUDA_TAG_COUNT)))
+        return st;
+    return fill_rank_memory(h, h->mirror, &no_window, sizeof no_window,
+                            (size_t)DCUDA_MAX_WINDOWS * (size_t)c->world_size);
 }
 
 static dcuda_status_t stage_user_data(dcuda_host_h h, const void *user, size_t user_size)
@@ -234,6 +285,8 @@ static dcuda_status_t stage_user_data(dcuda_host_h h, const void *user, size_t u
 dcuda_status_t dcu_context_reset(dcuda_host_h h, const void *user, size_t user_size)
 {
     dcuda_status_t st = reset_rank_tables(h);
+    if (st == DCUDA_OK)
+        st = reset_net_tables(h);
     if (st == DCUDA_OK)
         st = stage_user_data(h, user, user_size);
     if (st != DCUDA_OK)

@@ -13,13 +13,16 @@
 #include "backend/backend.h"
 #include "dcuda/dcuda_host.h"
 #include "dcuda/shared/layout.h"
+#include "net/net.h"
 #include "proxy/proxy.h"
 #include "settings.h"
 #include "util/ring.h"
 
 /* Entries of the rank -> host command ring: at least this many, and at
- * least as many as ranks (see dcuda/shared/ring.h). */
+ * least as many as ranks (see dcuda/shared/ring.h); with a process on the
+ * network path, where puts carry their payload through it, NET_ENTRIES. */
 #define DCU_CMD_ENTRIES 256
+#define DCU_CMD_NET_ENTRIES 4096
 
 typedef struct dcu_monitor dcu_monitor_t;
 
@@ -68,6 +71,17 @@ struct dcuda_host {
     void *node_rank; /* the node segment as ranks reach it */
     char lost[256];  /* why a peer process was lost during the run */
 
+    /* The processes: each one's first WORLD rank ([count]: WORLD size) and
+     * the path to it; the network manager when some path is the network. */
+    int32_t proc_first[DCUDA_MAX_PROCESSES + 1];
+    uint8_t path[DCUDA_MAX_PROCESSES];
+    int net_peers;
+    const dcu_net_ops_t *net_ops;
+    dcu_net_t *net;
+    dcuda_win_entry_t *mirror; /* rank-visible: parts of NET processes' WORLD windows */
+    DCUDA_ATOMIC(uint32_t) * cmd_tail_h;
+    DCUDA_ATOMIC(uint32_t) * net_barrier_h;
+
     dcu_monitor_t *monitor;
     dcu_proxy_t *proxy;
     double timings[DCUDA_MAX_TIMERS];
@@ -86,7 +100,8 @@ dcuda_status_t dcu_context_collect_timers(dcuda_host_h h);
 dcuda_status_t dcu_mem_alloc(dcuda_host_h h, size_t size, void **ptr);
 void dcu_mem_free(dcuda_host_h h, void *ptr);
 /* Host init: tells the peers this device's rank count and learns theirs
- * (fills the WORLD fields of h->info). Collective over processes. */
+ * (fills the WORLD fields of h->info, proc_first and the path to each
+ * process). Collective over processes. */
 dcuda_status_t dcu_peers_agree(dcuda_host_h h);
 /* Before a run: publishes this process's allocations, maps the peers' new
  * ones and fills the peer and segment tables the ranks read. Collective. */

@@ -135,7 +135,7 @@ static dcuda_status_t start_group(const dcuda_settings_t *s, const dcuda_kernel_
 {
     count_settings = s;
     count_kernel = k;
-    dcuda_status_t st = dcu_boot_start(s->processes, count_gpus);
+    dcuda_status_t st = dcu_boot_start(s->processes, count_gpus, (int)s->net_force);
     if (st == DCUDA_OK)
         st = dcu_node_open();
     return st;
@@ -144,8 +144,18 @@ static dcuda_status_t start_group(const dcuda_settings_t *s, const dcuda_kernel_
 /* The backend runs the device: rank info from its shape and the group. */
 static dcuda_status_t open_backend(dcuda_host_h h, int threads_per_rank)
 {
-    dcu_backend_request_t req = { h->kernel, threads_per_rank, h->settings.ranks, dcu_boot_size(),
-                                  dcu_boot_rank() };
+    int me = dcu_boot_rank();
+    dcu_backend_request_t req;
+    memset(&req, 0, sizeof req);
+    req.kernel = h->kernel;
+    req.threads_per_rank = threads_per_rank;
+    req.ranks = h->settings.ranks;
+    req.process_count = dcu_boot_size();
+    req.device = dcu_boot_host_index(me);
+    req.host_processes = dcu_boot_host_size(me);
+    for (int p = 0; p < dcu_boot_size(); p++)
+        if (p != me && dcu_boot_node(p) == dcu_boot_node(me))
+            req.peers[req.peer_count++] = dcu_boot_host_index(p);
     dcu_backend_shape_t shape;
     memset(&shape, 0, sizeof shape);
     dcuda_status_t st = h->ops->open(&req, &h->backend, &shape);
@@ -158,8 +168,8 @@ static dcuda_status_t open_backend(dcuda_host_h h, int threads_per_rank)
         .rank_start = 0,
         .device_count = dcu_boot_size(),
         .device_index = dcu_boot_rank(),
-        .node_count = 1,
-        .node_index = 0,
+        .node_count = dcu_boot_node_count(),
+        .node_index = dcu_boot_node(me),
         .process_count = dcu_boot_size(),
         .process_index = dcu_boot_rank(),
         .threads_per_rank = shape.threads_per_rank,
@@ -173,19 +183,65 @@ static dcuda_status_t open_backend(dcuda_host_h h, int threads_per_rank)
  * segment under the process's name). */
 static int hosts_live;
 
-/* After the backend opened: peers learn this device, ranks the node. */
+/* The network manager, when some process is on another node. */
+static dcuda_status_t pick_net(dcuda_host_h h)
+{
+    char why[160];
+    if (!h->net_peers)
+        return DCUDA_OK;
+    const char *name = h->settings.net;
+    if (strcmp(name, "none") == 0) {
+        dcu_msg_error("%d process(es) are on other nodes%s, but NET=none", h->net_peers,
+                      h->settings.net_force ? " (NET_FORCE=1)" : "");
+        return DCUDA_ERR_UNSUPPORTED;
+    }
+    h->net_ops = dcu_net_find(strcmp(name, "auto") == 0 ? "mpi" : name, why, sizeof why);
+    if (!h->net_ops) {
+        dcu_msg_error("%d process(es) are on other nodes, but %s", h->net_peers, why);
+        return DCUDA_ERR_UNSUPPORTED;
+    }
+    if (strcmp(h->net_ops->name, "mpi") == 0 && strcmp(dcu_boot_mode_name(), "MPI") != 0) {
+        dcu_msg_error("the MPI network manager needs the processes started by mpirun (they "
+                      "were %s)",
+                      dcu_boot_mode_name());
+        return DCUDA_ERR_UNSUPPORTED;
+    }
+    return DCUDA_OK;
+}
+
+/* After the backend opened: peers learn this device, ranks the node, and
+ * the network path gets its manager. */
 static dcuda_status_t join_world(dcuda_host_h h)
 {
     dcuda_status_t st = dcu_peers_agree(h);
     if (st == DCUDA_OK && dcu_node())
         st = h->ops->map_host(h->backend, dcu_node(), sizeof(dcu_node_t), &h->node_rank);
+    if (st == DCUDA_OK)
+        st = pick_net(h);
     return st;
 }
 
 static dcuda_status_t create_proxy(dcuda_host_h h)
 {
-    return dcu_proxy_create(h->cmd_h, h->image.cmd.capacity, h->replies_h, h->image.device_size,
-                            &h->proxy);
+    dcu_proxy_config_t c;
+    memset(&c, 0, sizeof c);
+    c.entries = h->cmd_h;
+    c.capacity = h->image.cmd.capacity;
+    c.replies = h->replies_h;
+    c.cmd_tail = h->cmd_tail_h;
+    c.ranks = h->image.device_size;
+    c.net_ops = h->net_ops;
+    c.ops = h->ops;
+    c.backend = h->backend;
+    c.process_count = dcu_boot_size();
+    c.process_index = dcu_boot_rank();
+    c.proc_first = h->proc_first;
+    c.path = h->path;
+    c.own_table = h->image.win_entries[0 /* WORLD */];
+    c.mirror = h->mirror;
+    c.net_notifs = h->image.net_notifs;
+    c.net_barrier = h->net_barrier_h;
+    return dcu_proxy_create(&c, &h->proxy);
 }
 
 /* Everything init built, in reverse. */
@@ -282,6 +338,16 @@ dcuda_status_t dcuda_host_get_rank_info(dcuda_host_h h, dcuda_rank_info_t *info)
     return DCUDA_OK;
 }
 
+/* A proxy that cannot go on ends the run as a lost peer would. */
+static void check_proxy(dcuda_host_h h)
+{
+    const char *why = dcu_proxy_failure(h->proxy);
+    if (!why || h->lost[0])
+        return;
+    snprintf(h->lost, sizeof h->lost, "%s", why);
+    atomic_store_explicit(h->cancel_h, DCUDA_CANCEL_PEER, memory_order_release);
+}
+
 /* Launches, serves and monitors until every rank returned, joins. */
 static dcuda_status_t run_ranks(dcuda_host_h h)
 {
@@ -297,12 +363,17 @@ static dcuda_status_t run_ranks(dcuda_host_h h)
             break;
         int worked = dcu_proxy_poll(h->proxy);
         worked |= dcu_monitor_poll(h);
+        check_proxy(h);
         if (worked)
             last_work = dcu_clock_ns();
         else if (!busy)
             dcu_clock_sleep_ns(HOST_IDLE_SLEEP_NS);
     }
     st = h->ops->join(h->backend);
+    while (dcu_proxy_poll(h->proxy) > 0) { /* what the ranks queued last */
+    }
+    dcu_proxy_drain(h->proxy);
+    check_proxy(h);
     dcu_monitor_drain(h);
     return st;
 }

@@ -147,12 +147,29 @@ static void report_rank(dcuda_host_h h, int r, const dcuda_rank_status_t *s, uin
     }
 }
 
+/* What has arrived for each rank: its counters, plus the proxy's half of
+ * them when some process is on the network path. 0 if they cannot be read. */
+static int peek_counters(dcuda_host_h h, dcuda_notif_counters_t *out, int n)
+{
+    size_t bytes = (size_t)n * sizeof *out;
+    if (h->ops->peek(h->backend, out, h->image.notifs, bytes) != DCUDA_OK)
+        return 0;
+    if (!h->image.net)
+        return 1;
+    dcuda_notif_counters_t *net = malloc(bytes);
+    int ok = net && h->ops->peek(h->backend, net, h->image.net_notifs, bytes) == DCUDA_OK;
+    for (int r = 0; ok && r < n; r++)
+        for (int t = 0; t < DCUDA_TAG_COUNT; t++)
+            out[r].arrived[t] += net[r].arrived[t];
+    free(net);
+    return ok;
+}
+
 static void watchdog_report(dcuda_host_h h, uint64_t now)
 {
     dcu_monitor_t *m = h->monitor;
     int n = h->image.device_size, blocked = 0, finished = 0;
-    if (h->ops->peek(h->backend, m->notifs, h->image.notifs, (size_t)n * sizeof *m->notifs) !=
-        DCUDA_OK)
+    if (!peek_counters(h, m->notifs, n))
         memset(m->notifs, 0, (size_t)n * sizeof *m->notifs);
     for (int r = 0; r < n; r++) {
         uint32_t phase = atomic_load(&h->status_h[r].phase);

@@ -50,37 +50,73 @@ void dcu_mem_free(dcuda_host_h h, void *ptr)
 
 /* ---- agreeing on the world ------------------------------------------------ */
 
+/* What each process tells the others at init (one allgather). */
+typedef struct agree_entry {
+    int32_t rank_count;
+    char backend[8];
+    char kernel[52]; /* the kernel's name, cut to fit */
+} agree_entry_t;
+
+static int same_run(const agree_entry_t *a, const agree_entry_t *b)
+{
+    return strncmp(a->backend, b->backend, sizeof a->backend) == 0 &&
+           strncmp(a->kernel, b->kernel, sizeof a->kernel) == 0;
+}
+
+/* The path to each process: the same node's processes share memory; the
+ * others are reached through the proxies. */
+static void choose_paths(dcuda_host_h h)
+{
+    int count = dcu_boot_size(), me = dcu_boot_rank();
+    h->net_peers = 0;
+    for (int p = 0; p < count; p++) {
+        if (p == me)
+            h->path[p] = DCUDA_PATH_DEVICE;
+        else if (dcu_boot_node(p) == dcu_boot_node(me))
+            h->path[p] = (uint8_t)h->ops->peer_path;
+        else
+            h->path[p] = DCUDA_PATH_NET;
+        h->net_peers += h->path[p] == DCUDA_PATH_NET;
+    }
+}
+
 dcuda_status_t dcu_peers_agree(dcuda_host_h h)
 {
     int count = dcu_boot_size(), me = dcu_boot_rank();
-    if (count == 1)
-        return DCUDA_OK;
-    dcu_node_proc_t *mine = dcu_node_proc(me);
-    mine->rank_count = h->info.rank_responsible;
-    snprintf(mine->backend, sizeof mine->backend, "%s", h->ops->name);
-    snprintf(mine->kernel, sizeof mine->kernel, "%s", h->kernel.name);
-    dcuda_status_t st = dcu_node_barrier("dcuda_host_init");
+    agree_entry_t mine, all[DCUDA_MAX_PROCESSES];
+    memset(&mine, 0, sizeof mine);
+    mine.rank_count = h->info.rank_responsible;
+    strncpy(mine.backend, h->ops->name, sizeof mine.backend - 1);
+    strncpy(mine.kernel, h->kernel.name, sizeof mine.kernel - 1);
+    dcuda_status_t st = dcu_boot_allgather(&mine, all, sizeof mine);
     if (st != DCUDA_OK)
         return st;
-    int world = 0, first = 0;
+    int world = 0;
     for (int p = 0; p < count; p++) {
-        const dcu_node_proc_t *q = dcu_node_proc(p);
-        if (strcmp(q->backend, mine->backend) != 0 || strcmp(q->kernel, mine->kernel) != 0) {
+        if (!same_run(&all[p], &mine)) {
             dcu_msg_error("process %d runs kernel %s on %s ranks but process %d runs kernel %s "
                           "on %s ranks: every process must start the same kernel on the same "
                           "backend",
-                          me, mine->kernel, mine->backend, p, q->kernel, q->backend);
+                          me, mine.kernel, mine.backend, p, all[p].kernel, all[p].backend);
             return DCUDA_ERR_BACKEND;
         }
-        if (p == me)
-            first = world;
-        world += q->rank_count;
+        h->proc_first[p] = world;
+        world += all[p].rank_count;
     }
-    mine->world_first = first;
+    h->proc_first[count] = world;
+    choose_paths(h);
     h->info.rank_count = world;
-    h->info.rank_start = first;
-    /* Nobody may overwrite its part for the next init before all have read. */
-    return dcu_node_barrier("dcuda_host_init");
+    h->info.rank_start = h->proc_first[me];
+    h->info.node_count = dcu_boot_node_count();
+    h->info.node_index = dcu_boot_node(me);
+    if (dcu_node()) { /* what the node's processes tell of each other */
+        dcu_node_proc_t *entry = dcu_node_proc(me);
+        entry->rank_count = mine.rank_count;
+        entry->world_first = h->proc_first[me];
+        memcpy(entry->backend, mine.backend, sizeof entry->backend);
+        snprintf(entry->kernel, sizeof entry->kernel, "%s", h->kernel.name);
+    }
+    return DCUDA_OK;
 }
 
 /* ---- mapping the peers' allocations --------------------------------------- */
@@ -150,7 +186,9 @@ static dcuda_status_t map_peers(dcuda_host_h h)
     }
     for (int p = 0; p < count; p++) {
         const dcu_node_proc_t *q = dcu_node_proc(p);
-        for (uint32_t k = 0; p != me && k < q->export_count; k++) {
+        if (p == me || h->path[p] == DCUDA_PATH_NET)
+            continue; /* processes of other nodes map nothing of ours, nor we of theirs */
+        for (uint32_t k = 0; k < q->export_count; k++) {
             if (find_import(h, p, q->exports[k].serial))
                 continue;
             dcuda_status_t st = open_import(h, p, &q->exports[k]);
@@ -191,18 +229,19 @@ static dcuda_status_t fill_tables(dcuda_host_h h)
         dcuda_peer_t *peer = &peers[p];
         memset(peer, 0, sizeof *peer);
         peer->segment_first = (uint32_t)n;
+        peer->world_first = h->proc_first[p];
+        peer->rank_count = h->proc_first[p + 1] - h->proc_first[p];
+        peer->path = h->path[p];
         if (p == me) {
-            peer->world_first = h->info.rank_start;
-            peer->rank_count = h->info.rank_responsible;
-            peer->path = DCUDA_PATH_DEVICE;
             peer->notifs = h->image.notifs;
             peer->win_world = h->image.win_entries[0 /* WORLD */];
             continue;
         }
+        if (peer->path == DCUDA_PATH_NET) { /* its counters are the proxies' to reach */
+            peer->win_world = h->mirror;
+            continue;
+        }
         const dcu_node_proc_t *q = dcu_node_proc(p);
-        peer->world_first = q->world_first;
-        peer->rank_count = q->rank_count;
-        peer->path = h->ops->peer_path;
         for (int i = 0; i < h->import_count && n < cap; i++) {
             const dcu_import_t *im = &h->imports[i];
             if (im->proc != p)
@@ -225,8 +264,9 @@ static dcuda_status_t fill_tables(dcuda_host_h h)
     free(segs);
     if (st == DCUDA_OK && count > 1)
         dcu_msg_info("process %d reaches %d peer process(es) through %s (%zu mapped "
-                     "allocations)",
-                     me, count - 1, path_name(h->ops->peer_path), n);
+                     "allocations) and %d through the network",
+                     me, count - 1 - h->net_peers, path_name(h->ops->peer_path), n,
+                     h->net_peers);
     return st;
 }
 
@@ -256,7 +296,7 @@ dcuda_status_t dcu_peers_exchange(dcuda_host_h h)
         st = map_peers(h);
     if (st == DCUDA_OK)
         st = fill_tables(h);
-    if (st == DCUDA_OK)
+    if (st == DCUDA_OK && !h->net_peers) /* with the network path, the proxies run barriers */
         align_node_slots(h);
     return st;
 }

@@ -168,6 +168,14 @@ static dcuda_status_t validate(const dcuda_settings_t *s)
                       SETTING_LOG_ENTRIES_MIN, SETTING_LOG_ENTRIES_MAX);
         return DCUDA_ERR_SETTING;
     }
+    if (strcmp(s->net, "auto") && strcmp(s->net, "mpi") && strcmp(s->net, "none")) {
+        dcu_msg_error("setting NET: '%s' is not auto, mpi or none", s->net);
+        return DCUDA_ERR_SETTING;
+    }
+    if (s->net_force != 0 && s->net_force != 1) {
+        dcu_msg_error("setting NET_FORCE: %ld is not 0 or 1", s->net_force);
+        return DCUDA_ERR_SETTING;
+    }
     if (s->notif_start > 0xffffffffUL) {
         dcu_msg_error("setting NOTIF_START: %lu does not fit 32 bits", s->notif_start);
         return DCUDA_ERR_SETTING;

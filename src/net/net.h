@@ -1,17 +1,13 @@
 /*
- * The network manager contract: how the proxy moves remote puts and
- * notifications between processes of different nodes through an existing
- * engine (MPI, UCX). One small ops table per manager, versioned so that a
- * manager built for another contract is refused.
+ * The network manager contract: how the proxy moves messages between
+ * processes (of other nodes) through an existing engine. One small ops
+ * table per manager, versioned, so that a manager built for another
+ * contract is refused.
  *
- * No manager is built yet: ranks reach only the processes of their own
- * node (bootstrap refuses several nodes). The remote path fills this room;
- * the shape below is what the proxy will drive:
- *   - messages: a byte string to process `peer` (a put's header and its
- *     payload, or a notification), delivered in order per pair of
- *     processes, completed through a callback once the buffer may be
- *     reused;
- *   - progress: polled by the proxy, delivering received messages.
+ * A manager delivers byte strings between processes of the program
+ * (numbered as the bootstrap numbers them), in order for each pair of
+ * processes. It is driven by one thread: the proxy's (the thread that runs
+ * dcuda_host_run), which calls progress often while ranks run.
  */
 #ifndef DCU_NET_NET_H
 #define DCU_NET_NET_H
@@ -22,23 +18,35 @@
 #include "dcuda/dcuda_status.h"
 
 #define DCU_NET_VERSION 1u
+/* Largest message a manager must carry: a put's payload chunk and its
+ * header, or a barrier's window parts for several thousand ranks. */
+#define DCU_NET_MAX_MESSAGE (96u * 1024u)
 
 typedef struct dcu_net dcu_net_t;
 
-/* A send's buffer may be reused (or the send failed: status). */
-typedef void (*dcu_net_sent_fn)(void *arg, dcuda_status_t status);
 /* A message from process `peer` arrived; `data` is valid during the call. */
 typedef void (*dcu_net_recv_fn)(void *arg, int peer, const void *data, size_t size);
 
 typedef struct dcu_net_ops {
     uint32_t version; /* DCU_NET_VERSION */
     const char *name;
+    /* Collective over the program's processes. */
     dcuda_status_t (*open)(dcu_net_recv_fn recv, void *recv_arg, dcu_net_t **out);
     void (*close)(dcu_net_t *n);
-    dcuda_status_t (*send)(dcu_net_t *n, int peer, const void *data, size_t size,
-                           dcu_net_sent_fn sent, void *sent_arg);
-    /* Completes sends and delivers arrivals; nonzero if it did anything. */
+    /* Sends `size` (<= DCU_NET_MAX_MESSAGE) bytes to process `peer`. The
+     * manager owns `data` (from malloc) from now on and frees it once sent. */
+    dcuda_status_t (*send)(dcu_net_t *n, int peer, void *data, size_t size);
+    /* Completes sends and delivers arrivals; > 0 if it did anything, < 0 on
+     * a network error (dcu_net_ops_t.why tells). */
     int (*progress)(dcu_net_t *n);
+    /* Sends not yet completed. */
+    int (*pending)(dcu_net_t *n);
+    /* The last error, as text. */
+    const char *(*why)(dcu_net_t *n);
 } dcu_net_ops_t;
+
+/* The manager called `name` ("mpi"), NULL if this build has none; `why`
+ * says what is missing. */
+const dcu_net_ops_t *dcu_net_find(const char *name, char *why, size_t why_size);
 
 #endif /* DCU_NET_NET_H */

@@ -1,11 +1,12 @@
 /*
  * The node segment, host-level barriers and liveness (see node.h).
  *
- * The segment is a memfd of process 0; the others open it through
- * /proc/<pid>/fd after the bootstrap's allgather told them the pid and
- * descriptor, and every process learns every pid the same way. Death: a
- * peer whose pid is gone, or is a zombie, without having marked itself
- * departed (at exit()) has died.
+ * Each node's segment is a memfd of the node's first process; the node's
+ * other processes open it through /proc/<pid>/fd after the bootstrap's
+ * allgather told them the pid and descriptor. Death, on a node: a peer
+ * whose pid is gone, or is a zombie, without having marked itself departed
+ * (at exit()) has died. Processes of other nodes are the launcher's and
+ * the network's to watch.
  */
 #include "node.h"
 
@@ -38,12 +39,27 @@
 
 static struct {
     dcu_node_t *seg;
-    int fd; /* process 0: the segment's memfd, kept open for the peers */
+    int fd; /* the node's first process: the segment's memfd, kept open for the others */
     int count, index;
     pid_t pids[DCUDA_MAX_PROCESSES];
     int lost;      /* a peer died */
     char why[512]; /* why the last barrier failed */
 } node = { NULL, -1, 1, 0, { 0 }, 0, "" };
+
+/* Does process p run on my node (p itself excepted)? */
+static int node_peer(int p)
+{
+    return p != node.index && dcu_boot_node(p) == dcu_boot_node(node.index);
+}
+
+/* The first process of my node: it owns the segment. */
+static int node_leader(void)
+{
+    int p = 0;
+    while (dcu_boot_node(p) != dcu_boot_node(node.index))
+        p++;
+    return p;
+}
 
 dcu_node_t *dcu_node(void) { return node.seg; }
 dcu_node_proc_t *dcu_node_proc(int p) { return &node.seg->procs[p]; }
@@ -86,7 +102,7 @@ static dcuda_status_t open_segment(pid_t owner, int fd_there)
     if (fd >= 0)
         close(fd);
     if (!seg || seg->magic != NODE_MAGIC) {
-        dcu_msg_error("cannot map process 0's node segment %s: %s", path,
+        dcu_msg_error("cannot map the node segment %s: %s", path,
                       seg ? "not a node segment" : strerror(err));
         return DCUDA_ERR_SYSTEM;
     }
@@ -111,17 +127,18 @@ dcuda_status_t dcu_node_open(void)
     struct {
         int32_t pid, fd;
     } mine = { (int32_t)getpid(), -1 }, all[DCUDA_MAX_PROCESSES];
-    dcuda_status_t st = node.index == 0 ? create_segment() : DCUDA_OK;
+    int leader = node_leader();
+    dcuda_status_t st = node.index == leader ? create_segment() : DCUDA_OK;
     mine.fd = node.fd;
-    /* Process 0 takes part even when it failed (fd -1), so nobody waits. */
+    /* A leader takes part even when it failed (fd -1), so nobody waits. */
     dcuda_status_t gathered = dcu_boot_allgather(&mine, all, sizeof mine);
     if (st != DCUDA_OK || gathered != DCUDA_OK)
         return st != DCUDA_OK ? st : gathered;
-    if (all[0].fd < 0)
-        return DCUDA_ERR_SYSTEM; /* process 0 reported why */
+    if (all[leader].fd < 0)
+        return DCUDA_ERR_SYSTEM; /* the leader reported why */
     for (int p = 0; p < node.count; p++)
         node.pids[p] = (pid_t)all[p].pid;
-    if (node.index != 0 && (st = open_segment(node.pids[0], all[0].fd)) != DCUDA_OK)
+    if (node.index != leader && (st = open_segment(node.pids[leader], all[leader].fd)) != DCUDA_OK)
         return st;
     dcu_node_proc_t *me = &node.seg->procs[node.index];
     atomic_store(&me->pid, (int32_t)getpid());
@@ -165,7 +182,7 @@ static int peer_died(int p, char *why, size_t why_size)
 int dcu_node_lost(char *why, size_t why_size)
 {
     for (int p = 0; p < node.count && node.seg; p++)
-        if (p != node.index && peer_died(p, why, why_size))
+        if (node_peer(p) && peer_died(p, why, why_size))
             return 1;
     return 0;
 }
@@ -229,11 +246,12 @@ dcuda_status_t dcu_node_barrier(const char *where)
     dcu_node_proc_t *me = &node.seg->procs[node.index];
     uint32_t target = atomic_fetch_add_explicit(&me->host_arrived, 1u, memory_order_acq_rel) + 1u;
     for (int p = 0; p < node.count; p++) {
-        if (p == node.index)
+        if (!node_peer(p))
             continue;
         dcuda_status_t st = wait_for(p, target, where);
         if (st != DCUDA_OK)
             return st;
     }
-    return DCUDA_OK;
+    /* The node's processes are here; the launcher joins the nodes. */
+    return dcu_boot_barrier();
 }

@@ -5,9 +5,11 @@
  * peers, and the WORLD barrier slots its ranks use), host-level barriers,
  * and the detection of peers that died.
  *
- * The segment exists when the program runs as several processes. Process 0
- * creates it and the others map it, learning where through the bootstrap's
- * allgather, however the processes were started.
+ * The segment exists when the program runs as several processes, one per
+ * node: the node's first process creates it and the node's others map it,
+ * learning where through the bootstrap's allgather, however the processes
+ * were started. Its procs[] are indexed by process; only the node's own
+ * are filled.
  */
 #ifndef DCU_NODE_NODE_H
 #define DCU_NODE_NODE_H
@@ -54,13 +56,16 @@ dcuda_status_t dcu_node_open(void);
 /* The segment, or NULL when the program runs as one process. */
 dcu_node_t *dcu_node(void);
 dcu_node_proc_t *dcu_node_proc(int p);
-/* Every process of the program reaches this call (a host-level barrier),
- * or DCUDA_ERR_PEER when a peer died or left; `where` names the caller. */
+/* Every process of the program reaches this call (a host-level barrier:
+ * the node's processes through the segment, watching each other's
+ * liveness, then the nodes through the launcher), or DCUDA_ERR_PEER when a
+ * peer of the node died or left; `where` names the caller. */
 dcuda_status_t dcu_node_barrier(const char *where);
 /* The message of the last failed barrier. */
 const char *dcu_node_why(void);
-/* Nonzero (and a message) when a peer process died: ended without exit(),
- * or was killed. Cheap enough to call every few milliseconds. */
+/* Nonzero (and a message) when a peer process of the node died: ended
+ * without exit(), or was killed. Cheap enough to call every few
+ * milliseconds. */
 int dcu_node_lost(char *why, size_t why_size);
 
 #endif /* DCU_NODE_NODE_H */

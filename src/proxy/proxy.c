@@ -1,72 +1,464 @@
 /*
- * The proxy (see proxy.h): consumes the command ring in ticket order and
- * recycles each entry before it answers, so a sender that sees its reply
- * knows every entry up to its own ticket is free (see
- * dcuda/shared/ring.h). The reply's seq is released last.
+ * The proxy (see proxy.h and docs/remote-path.md).
+ *
+ * Commands are consumed in ticket order. Every entry of a command is
+ * recycled (its seq set for the next lap) before the proxy publishes how
+ * many tickets it has consumed (cmd_tail) and, last, answers a command that
+ * wants a reply: a rank that sees either knows those entries are free.
+ *
+ * Messages keep the order of the commands that made them; the manager keeps
+ * the order of each pair of processes; arrivals are applied in order, the
+ * data of a put before the counter that tells of it.
  */
 #include "proxy.h"
 
+#include <stdarg.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/clock.h"
+#include "util/msg.h"
 #include "util/ring.h"
+#include "wire.h"
+
+/* How long the end of a run waits for its messages to leave. */
+#define PROXY_DRAIN_NS (5 * DCU_NS_PER_S)
 
 struct dcu_proxy {
+    dcu_proxy_config_t c;
     dcu_ring_reader_t queue;
-    dcuda_cmd_reply_t *replies;
-    int ranks;
+    int world_size, world_first;
+    /* The network path. */
+    dcu_net_t *net;
+    dcu_wire_limits_t limits;
+    uint32_t *shadow;         /* [ranks][tags]: the proxy's counters as last set */
+    dcuda_win_entry_t *parts; /* [windows][ranks]: my ranks' parts of WORLD windows */
+    uint64_t parts_known;     /* bit per window slot */
+    struct {
+        uint32_t epoch;
+        int arrived;
+    } bar[2];               /* arrivals at the next two WORLD barriers */
+    uint32_t barriers_done; /* WORLD barriers of this run completed */
+    char failure[256];
 };
 
-dcuda_status_t dcu_proxy_create(dcuda_cmd_t *entries, uint32_t capacity, dcuda_cmd_reply_t *replies,
-                                int ranks, dcu_proxy_t **out)
+static void fail(dcu_proxy_t *p, const char *fmt, ...) DCU_MSG_FMT(2, 3);
+static void fail(dcu_proxy_t *p, const char *fmt, ...)
 {
-    dcu_proxy_t *p = calloc(1, sizeof *p);
-    if (!p)
-        return DCUDA_ERR_NO_MEMORY;
-    dcu_ring_reader_init(&p->queue, entries, capacity, sizeof(dcuda_cmd_t));
-    p->replies = replies;
-    p->ranks = ranks;
-    *out = p;
-    return DCUDA_OK;
+    if (p->failure[0])
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->failure, sizeof p->failure, fmt, ap);
+    va_end(ap);
+    dcu_msg_error("process %d: %s", p->c.process_index, p->failure);
 }
 
-void dcu_proxy_destroy(dcu_proxy_t *p) { free(p); }
+const char *dcu_proxy_failure(const dcu_proxy_t *p) { return p->failure[0] ? p->failure : NULL; }
 
-void dcu_proxy_reset(dcu_proxy_t *p)
+/* The process that holds WORLD rank r, or -1. */
+static int process_of(const dcu_proxy_t *p, int64_t r)
 {
-    dcu_ring_reset(&p->queue);
-    memset(p->replies, 0, (size_t)p->ranks * sizeof *p->replies);
+    for (int q = 0; q < p->c.process_count; q++)
+        if (r >= p->c.proc_first[q] && r < p->c.proc_first[q + 1])
+            return q;
+    return -1;
 }
+
+/* ---- applying what arrives ------------------------------------------------------ */
+
+/* Advances the proxy's counter of (my rank r, tag) by one. */
+static void bump(dcu_proxy_t *p, int r, uint32_t tag)
+{
+    uint32_t *v = &p->shadow[(size_t)r * DCUDA_TAG_COUNT + tag];
+    dcuda_status_t st =
+        p->c.ops->signal(p->c.backend, (uint32_t *)&p->c.net_notifs[r].arrived[tag], ++*v);
+    if (st != DCUDA_OK)
+        fail(p, "cannot advance the counter of tag %u of rank %d", tag, p->world_first + r);
+}
+
+static void apply_put(dcu_proxy_t *p, const dcu_wire_header_t *h, const void *body)
+{
+    int r = h->dst_rank - p->world_first;
+    if (r < 0 || r >= p->c.ranks) {
+        fail(p, "a put from rank %d for rank %d, which is not mine", h->src_rank, h->dst_rank);
+        return;
+    }
+    if (!((p->parts_known >> h->slot) & 1u)) {
+        fail(p, "a put from rank %d into window %u, which has no part here", h->src_rank, h->slot);
+        return;
+    }
+    const dcuda_win_entry_t *part = &p->parts[(size_t)h->slot * (size_t)p->c.ranks + (size_t)r];
+    if (h->offset > part->size || h->count > part->size - h->offset) {
+        fail(p,
+             "a put from rank %d of %llu bytes at %llu, outside the %llu-byte part of "
+             "rank %d in window %u",
+             h->src_rank, (unsigned long long)h->count, (unsigned long long)h->offset,
+             (unsigned long long)part->size, h->dst_rank, h->slot);
+        return;
+    }
+    if (h->count && p->c.ops->copy_in(p->c.backend, (void *)(uintptr_t)(part->base + h->offset),
+                                      body, (size_t)h->count) != DCUDA_OK) {
+        fail(p, "cannot write a put from rank %d into rank %d", h->src_rank, h->dst_rank);
+        return;
+    }
+    if (h->tag)
+        bump(p, r, h->tag - 1u);
+}
+
+static void apply_notify(dcu_proxy_t *p, const dcu_wire_header_t *h)
+{
+    int r = h->dst_rank - p->world_first;
+    if (r < 0 || r >= p->c.ranks) {
+        fail(p, "a notification from rank %d for rank %d, which is not mine", h->src_rank,
+             h->dst_rank);
+        return;
+    }
+    bump(p, r, h->tag - 1u);
+}
+
+/* Completes the next barrier once every process arrived at it. */
+static void complete_barriers(dcu_proxy_t *p)
+{
+    for (;;) {
+        uint32_t e = p->barriers_done + 1u;
+        if (p->bar[e & 1u].epoch != e || p->bar[e & 1u].arrived < p->c.process_count)
+            return;
+        p->bar[e & 1u].epoch = 0;
+        p->bar[e & 1u].arrived = 0;
+        p->barriers_done = e;
+        atomic_store_explicit(p->c.net_barrier, e, memory_order_release);
+    }
+}
+
+/* Process `from` reached WORLD barrier `epoch` (of this run): the next one,
+ * or the one after (it may be one ahead, never two). */
+static void arrive(dcu_proxy_t *p, int from, uint32_t epoch)
+{
+    if (epoch != p->barriers_done + 1u && epoch != p->barriers_done + 2u) {
+        fail(p, "process %d reached WORLD barrier %u while this one completed %u", from, epoch,
+             p->barriers_done);
+        return;
+    }
+    if (p->bar[epoch & 1u].epoch != epoch) {
+        p->bar[epoch & 1u].epoch = epoch;
+        p->bar[epoch & 1u].arrived = 0;
+    }
+    p->bar[epoch & 1u].arrived++;
+    complete_barriers(p);
+}
+
+static void apply_barrier(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const void *body)
+{
+    int32_t first = p->c.proc_first[from], ranks = p->c.proc_first[from + 1] - first;
+    if (h->count && (h->src_rank != first || (int64_t)h->count != ranks)) {
+        fail(p, "process %d sent the parts of %llu ranks from rank %d; it has %d from %d", from,
+             (unsigned long long)h->count, h->src_rank, ranks, first);
+        return;
+    }
+    if (h->count && p->c.path[from] == DCUDA_PATH_NET) {
+        void *at = p->c.mirror + (size_t)h->slot * (size_t)p->world_size + (size_t)first;
+        if (p->c.ops->copy_in(p->c.backend, at, body, (size_t)h->length) != DCUDA_OK) {
+            fail(p, "cannot mirror the window parts of process %d", from);
+            return;
+        }
+    }
+    arrive(p, from, h->epoch);
+}
+
+static void receive(void *arg, int from, const void *data, size_t size)
+{
+    dcu_proxy_t *p = arg;
+    dcu_wire_header_t h;
+    char why[128];
+    if (p->failure[0])
+        return;
+    if (dcu_wire_check(data, size, from, &p->limits, &h, why, sizeof why) != DCUDA_OK) {
+        fail(p, "refused a message from process %d: %s", from, why);
+        return;
+    }
+    const char *body = (const char *)data + sizeof h;
+    switch (h.type) {
+    case DCU_WIRE_PUT:
+        apply_put(p, &h, body);
+        break;
+    case DCU_WIRE_NOTIFY:
+        apply_notify(p, &h);
+        break;
+    default:
+        apply_barrier(p, from, &h, body);
+        break;
+    }
+}
+
+/* ---- turning commands into messages ----------------------------------------------- */
+
+/* A message of `type` with a body of `length` bytes, its header filled. */
+static dcu_wire_header_t *message(dcu_proxy_t *p, uint8_t type, size_t length)
+{
+    dcu_wire_header_t *h = malloc(sizeof *h + length);
+    if (!h) {
+        fail(p, "out of memory for a message of %zu bytes", length);
+        return NULL;
+    }
+    dcu_wire_header(h, type, (uint32_t)length, p->c.process_index);
+    return h;
+}
+
+static void send_to(dcu_proxy_t *p, int q, dcu_wire_header_t *h)
+{
+    if (p->c.net_ops->send(p->net, q, h, sizeof *h + h->length) != DCUDA_OK)
+        fail(p, "cannot send to process %d: %s", q, p->c.net_ops->why(p->net));
+}
+
+/* The WORLD target of a command, checked: a rank of a NET process. */
+static int net_target(dcu_proxy_t *p, const dcuda_cmd_t *cmd)
+{
+    int q = process_of(p, (int64_t)cmd->args[0]);
+    if (q < 0 || p->c.path[q] != DCUDA_PATH_NET || cmd->args[5] > DCUDA_TAG_COUNT) {
+        fail(p,
+             "rank %d sent a command for rank %lld (tag %llu) that no process on the "
+             "network path holds",
+             p->world_first + cmd->rank, (long long)cmd->args[0], (unsigned long long)cmd->args[5]);
+        return -1;
+    }
+    return q;
+}
+
+/* Copies n bytes of payload from the entries after header ticket t. */
+static void gather(const dcu_proxy_t *p, uint32_t t, char *out, size_t n)
+{
+    const char *entries = (const char *)p->c.entries;
+    uint32_t first = (t + 1u) & (p->c.capacity - 1u);
+    size_t room = (size_t)(p->c.capacity - first) * sizeof(dcuda_cmd_t);
+    size_t a = n < room ? n : room;
+    memcpy(out, entries + (size_t)first * sizeof(dcuda_cmd_t), a);
+    memcpy(out + a, entries, n - a);
+}
+
+static void send_put(dcu_proxy_t *p, const dcuda_cmd_t *cmd, uint32_t t, uint32_t k)
+{
+    uint64_t size = cmd->args[3];
+    int q = net_target(p, cmd);
+    if (q < 0)
+        return;
+    if (size > (uint64_t)(k - 1u) * sizeof(dcuda_cmd_t) || cmd->args[1] >= DCUDA_MAX_WINDOWS) {
+        fail(p, "rank %d sent a put of %llu bytes in %u entries to window %llu",
+             p->world_first + cmd->rank, (unsigned long long)size, k,
+             (unsigned long long)cmd->args[1]);
+        return;
+    }
+    dcu_wire_header_t *h = message(p, DCU_WIRE_PUT, (size_t)size);
+    if (!h)
+        return;
+    h->src_rank = p->world_first + cmd->rank;
+    h->dst_rank = (int32_t)cmd->args[0];
+    h->tag = (uint32_t)cmd->args[5];
+    h->slot = (uint32_t)cmd->args[1];
+    h->offset = cmd->args[2];
+    h->count = size;
+    gather(p, t, (char *)(h + 1), (size_t)size);
+    send_to(p, q, h);
+}
+
+static void send_notify(dcu_proxy_t *p, const dcuda_cmd_t *cmd)
+{
+    int q = net_target(p, cmd);
+    if (q < 0)
+        return;
+    if (cmd->args[5] == 0) {
+        fail(p, "rank %d sent a notification without a tag", p->world_first + cmd->rank);
+        return;
+    }
+    dcu_wire_header_t *h = message(p, DCU_WIRE_NOTIFY, 0);
+    if (!h)
+        return;
+    h->src_rank = p->world_first + cmd->rank;
+    h->dst_rank = (int32_t)cmd->args[0];
+    h->tag = (uint32_t)cmd->args[5];
+    send_to(p, q, h);
+}
+
+/* My ranks' parts of WORLD window `slot`, as they published them. */
+static int read_parts(dcu_proxy_t *p, uint32_t slot)
+{
+    dcuda_win_entry_t *mine = p->parts + (size_t)slot * (size_t)p->c.ranks;
+    const dcuda_win_entry_t *there =
+        p->c.own_table + (size_t)slot * (size_t)p->world_size + (size_t)p->world_first;
+    if (p->c.ops->copy_out(p->c.backend, mine, there, (size_t)p->c.ranks * sizeof *mine) !=
+        DCUDA_OK) {
+        fail(p, "cannot read the parts of window %u", slot);
+        return 0;
+    }
+    p->parts_known |= (uint64_t)1 << slot;
+    return 1;
+}
+
+/* My device reached WORLD barrier `epoch`: every other process hears of it
+ * (with my ranks' parts of the window it creates, if any). */
+static void send_barrier(dcu_proxy_t *p, const dcuda_cmd_t *cmd)
+{
+    uint32_t epoch = (uint32_t)cmd->args[0], slot = (uint32_t)cmd->args[1];
+    int with_parts = slot != DCUDA_CMD_NO_SLOT;
+    if (epoch == 0 || (with_parts && slot >= DCUDA_MAX_WINDOWS)) {
+        fail(p, "a WORLD barrier command with epoch %u and window %u", epoch, slot);
+        return;
+    }
+    if (with_parts && !read_parts(p, slot))
+        return;
+    size_t length = with_parts ? (size_t)p->c.ranks * sizeof(dcuda_win_entry_t) : 0;
+    for (int q = 0; q < p->c.process_count && !p->failure[0]; q++) {
+        if (q == p->c.process_index)
+            continue;
+        dcu_wire_header_t *h = message(p, DCU_WIRE_BARRIER, length);
+        if (!h)
+            return;
+        h->epoch = epoch;
+        h->slot = slot;
+        h->src_rank = p->world_first;
+        h->count = with_parts ? (uint64_t)p->c.ranks : 0u;
+        if (with_parts)
+            memcpy(h + 1, p->parts + (size_t)slot * (size_t)p->c.ranks, length);
+        send_to(p, q, h);
+    }
+    arrive(p, p->c.process_index, epoch);
+}
+
+/* ---- the command queue ---------------------------------------------------------- */
 
 /* Answers one command in its sender's reply slot. */
 static void answer(dcu_proxy_t *p, const dcuda_cmd_t *c)
 {
-    dcuda_cmd_reply_t *r = &p->replies[c->rank];
-    switch (c->op) {
-    case DCUDA_CMD_PING:
-        r->status = DCUDA_OK;
-        r->value = dcu_clock_ns();
-        break;
-    default:
-        r->status = DCUDA_ERR_INVALID_ARG;
-        r->value = 0;
-        break;
-    }
+    dcuda_cmd_reply_t *r = &p->c.replies[c->rank];
+    r->status = c->op == DCUDA_CMD_PING ? DCUDA_OK : DCUDA_ERR_INVALID_ARG;
+    r->value = dcu_clock_ns();
     atomic_store_explicit(&r->seq, c->tag, memory_order_release);
 }
 
-int dcu_proxy_poll(dcu_proxy_t *p)
+/* What command `cmd` (header ticket t, k entries) asks. */
+static void execute(dcu_proxy_t *p, const dcuda_cmd_t *cmd, uint32_t t, uint32_t k)
+{
+    int on_net = p->net != NULL;
+    switch (cmd->op) {
+    case DCUDA_CMD_PING:
+        break;
+    case DCUDA_CMD_PUT:
+        if (on_net)
+            send_put(p, cmd, t, k);
+        break;
+    case DCUDA_CMD_NOTIFY:
+        if (on_net)
+            send_notify(p, cmd);
+        break;
+    case DCUDA_CMD_BARRIER:
+        if (on_net)
+            send_barrier(p, cmd);
+        break;
+    default:
+        if (!cmd->tag)
+            fail(p, "rank %d sent unknown command %u", p->world_first + cmd->rank, cmd->op);
+        return;
+    }
+    if (!on_net && cmd->op != DCUDA_CMD_PING)
+        fail(p, "rank %d sent command %u, but no process is on the network path",
+             p->world_first + cmd->rank, cmd->op);
+}
+
+/* Serves every command that is ready, in ticket order. */
+static int serve_commands(dcu_proxy_t *p)
 {
     int served = 0;
     dcuda_cmd_t *e;
-    while ((e = dcu_ring_next(&p->queue)) != NULL) {
+    while (!p->failure[0] && (e = dcu_ring_next(&p->queue)) != NULL) {
         dcuda_cmd_t cmd = *e;
-        dcu_ring_done(&p->queue, e);
-        if (cmd.rank >= 0 && cmd.rank < p->ranks)
+        uint32_t t = p->queue.tail;
+        uint32_t k = cmd.op == DCUDA_CMD_PUT ? (uint32_t)cmd.args[4] : 1u;
+        if (cmd.rank < 0 || cmd.rank >= p->c.ranks || k < 1u || k > p->c.capacity / 4u) {
+            fail(p, "a command of %u entries from device rank %d", k, cmd.rank);
+            break;
+        }
+        execute(p, &cmd, t, k);
+        dcu_ring_done_n(&p->queue, k);
+        atomic_store_explicit(p->c.cmd_tail, p->queue.tail, memory_order_release);
+        if (cmd.tag)
             answer(p, &cmd);
         served = 1;
     }
     return served;
+}
+
+int dcu_proxy_poll(dcu_proxy_t *p)
+{
+    int did = serve_commands(p);
+    if (p->net && !p->failure[0]) {
+        int r = p->c.net_ops->progress(p->net);
+        if (r < 0)
+            fail(p, "network: %s", p->c.net_ops->why(p->net));
+        did |= r > 0;
+    }
+    return did;
+}
+
+void dcu_proxy_drain(dcu_proxy_t *p)
+{
+    uint64_t start = dcu_clock_ns();
+    while (p->net && p->c.net_ops->pending(p->net) > 0) {
+        if (p->c.net_ops->progress(p->net) < 0 || dcu_clock_ns() - start > PROXY_DRAIN_NS) {
+            dcu_msg_warn("process %d: %d message(s) did not leave at the end of the run",
+                         p->c.process_index, p->c.net_ops->pending(p->net));
+            return;
+        }
+    }
+}
+
+/* ---- life --------------------------------------------------------------------------- */
+
+void dcu_proxy_reset(dcu_proxy_t *p)
+{
+    dcu_ring_reset(&p->queue);
+    memset(p->c.replies, 0, (size_t)p->c.ranks * sizeof *p->c.replies);
+    atomic_store_explicit(p->c.cmd_tail, 0u, memory_order_relaxed);
+    if (!p->net)
+        return;
+    memset(p->shadow, 0, (size_t)p->c.ranks * DCUDA_TAG_COUNT * sizeof *p->shadow);
+    p->parts_known = 0;
+    memset(p->bar, 0, sizeof p->bar);
+    p->barriers_done = 0;
+    atomic_store_explicit(p->c.net_barrier, 0u, memory_order_relaxed);
+}
+
+dcuda_status_t dcu_proxy_create(const dcu_proxy_config_t *config, dcu_proxy_t **out)
+{
+    dcu_proxy_t *p = calloc(1, sizeof *p);
+    if (!p)
+        return DCUDA_ERR_NO_MEMORY;
+    p->c = *config;
+    dcu_ring_reader_init(&p->queue, config->entries, config->capacity, sizeof(dcuda_cmd_t));
+    p->world_first = config->proc_first[config->process_index];
+    p->world_size = config->proc_first[config->process_count];
+    p->limits = (dcu_wire_limits_t){ config->process_count, p->world_size, DCU_NET_MAX_MESSAGE };
+    dcuda_status_t st = DCUDA_OK;
+    if (config->net_ops) {
+        p->shadow = calloc((size_t)config->ranks * DCUDA_TAG_COUNT, sizeof *p->shadow);
+        p->parts = calloc((size_t)DCUDA_MAX_WINDOWS * (size_t)config->ranks, sizeof *p->parts);
+        st = p->shadow && p->parts ? config->net_ops->open(receive, p, &p->net)
+                                   : DCUDA_ERR_NO_MEMORY;
+    }
+    if (st != DCUDA_OK) {
+        dcu_proxy_destroy(p);
+        return st;
+    }
+    *out = p;
+    return DCUDA_OK;
+}
+
+void dcu_proxy_destroy(dcu_proxy_t *p)
+{
+    if (p->net)
+        p->c.net_ops->close(p->net);
+    free(p->shadow);
+    free(p->parts);
+    free(p);
 }

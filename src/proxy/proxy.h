@@ -1,30 +1,59 @@
 /*
- * The proxy: serves the rank -> host command queue of one process's ranks
- * and answers each command in its sender's reply slot. Today the only
- * command is a ping (the round trip remote operations will take); the
- * remote path's puts and notifications will be served here, driving a
- * network manager (net/net.h).
+ * The proxy: serves the rank -> host command queue of one process's ranks,
+ * and carries the network path (docs/remote-path.md). It answers pings in
+ * the sender's reply slot; turns puts, notifications and WORLD barriers
+ * for processes of other nodes into messages of a network manager; and
+ * applies the messages that arrive: data into its ranks' windows, then the
+ * proxy's half of their notification counters, and barrier arrivals.
  *
- * The proxy reads and writes the queue where the host reaches it (mapped
- * host memory); it is polled by the thread that runs the ranks.
+ * The proxy reads the queue where the host reaches it (mapped host memory)
+ * and writes rank memory through the backend. It is polled by the thread
+ * that runs the ranks.
  */
 #ifndef DCU_PROXY_PROXY_H
 #define DCU_PROXY_PROXY_H
 
 #include <stdint.h>
 
+#include "backend/backend.h"
 #include "dcuda/dcuda_status.h"
-#include "dcuda/shared/ring.h"
+#include "dcuda/shared/layout.h"
+#include "net/net.h"
 
 typedef struct dcu_proxy dcu_proxy_t;
 
-/* The queue of `ranks` ranks: command entries and reply slots, host views. */
-dcuda_status_t dcu_proxy_create(dcuda_cmd_t *entries, uint32_t capacity, dcuda_cmd_reply_t *replies,
-                                int ranks, dcu_proxy_t **out);
+typedef struct dcu_proxy_config {
+    /* The command queue of `ranks` ranks (host views). */
+    dcuda_cmd_t *entries;
+    uint32_t capacity;
+    dcuda_cmd_reply_t *replies;
+    DCUDA_ATOMIC(uint32_t) * cmd_tail;
+    int ranks;
+    /* The network path (net_ops NULL: no process is on it). */
+    const dcu_net_ops_t *net_ops;
+    const dcu_backend_ops_t *ops; /* rank memory */
+    dcu_backend_t *backend;
+    int process_count, process_index;
+    const int32_t *proc_first;           /* [process_count + 1] first WORLD rank of each */
+    const uint8_t *path;                 /* [process_count] dcuda_path to each */
+    dcuda_win_entry_t *own_table;        /* rank memory: my WORLD table [windows][WORLD] */
+    dcuda_win_entry_t *mirror;           /* rank memory: NET processes' parts, same shape */
+    dcuda_notif_counters_t *net_notifs;  /* rank memory: [ranks] the proxy's counters */
+    DCUDA_ATOMIC(uint32_t) * net_barrier; /* host view: WORLD barriers completed */
+} dcu_proxy_config_t;
+
+/* Opens the network manager when there is a network path (collective over
+ * the program's processes). */
+dcuda_status_t dcu_proxy_create(const dcu_proxy_config_t *config, dcu_proxy_t **out);
 void dcu_proxy_destroy(dcu_proxy_t *p);
-/* Before a run: every entry free, every reply slot clear. */
+/* Before a run: every entry free, counts and counters at their start. */
 void dcu_proxy_reset(dcu_proxy_t *p);
-/* Serves every command that is ready, in ticket order; nonzero if any. */
+/* Serves ready commands in ticket order and progresses the network; > 0 if
+ * it did anything. */
 int dcu_proxy_poll(dcu_proxy_t *p);
+/* After a run: until every message this process sent has left. */
+void dcu_proxy_drain(dcu_proxy_t *p);
+/* Why the proxy cannot go on (a bad message, a network error), or NULL. */
+const char *dcu_proxy_failure(const dcu_proxy_t *p);
 
 #endif /* DCU_PROXY_PROXY_H */

@@ -40,3 +40,12 @@ void dcu_ring_done(dcu_ring_reader_t *r, void *entry)
     atomic_store_explicit(seq_of(entry), r->tail + r->capacity, memory_order_release);
     r->tail++;
 }
+
+void dcu_ring_done_n(dcu_ring_reader_t *r, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        char *e = r->entries + (size_t)((r->tail + i) & (r->capacity - 1)) * r->entry_size;
+        atomic_store_explicit(seq_of(e), r->tail + i + r->capacity, memory_order_release);
+    }
+    r->tail += n;
+}

@@ -26,5 +26,8 @@ void dcu_ring_reset(dcu_ring_reader_t *r);
 void *dcu_ring_next(dcu_ring_reader_t *r);
 /* Hands the entry dcu_ring_next returned to its next lap and moves on. */
 void dcu_ring_done(dcu_ring_reader_t *r, void *entry);
+/* The same for the n entries from the one dcu_ring_next returned (a
+ * command and its payload entries): each gets its next lap's seq. */
+void dcu_ring_done_n(dcu_ring_reader_t *r, uint32_t n);
 
 #endif /* DCU_UTIL_RING_H */

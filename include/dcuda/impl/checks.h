@@ -73,7 +73,7 @@ DCU_FN dcuda_status_t dcu_checked_target(const dcuda_state_t *st, int comm, int 
         return DCU_REPORT(st, DCUDA_ERR_RANK, call, "target rank %d not in 0..%d of %s", rank,
                           size - 1, dcu_comm_name(comm));
     t->notifs = dcu_target_notifs(st, comm, rank, &t->path);
-    if (!t->notifs)
+    if (!t->notifs && t->path != DCUDA_PATH_NET)
         return DCU_REPORT(st, DCUDA_ERR_UNREACHABLE, call,
                           "target rank %d of %s belongs to no process of this program", rank,
                           dcu_comm_name(comm));
@@ -121,6 +121,10 @@ DCU_FN dcuda_status_t dcu_checked_part(const dcuda_state_t *st, int comm, int sl
         *part = *dcu_win_entry(st, comm, slot, rank);
         return DCUDA_OK;
     }
+    if (path == DCUDA_PATH_NET) {
+        *part = dcu_net_part(st, slot, rank);
+        return DCUDA_OK;
+    }
     if (dcu_remote_part(st, slot, rank, part) == DCUDA_OK)
         return DCUDA_OK;
     return DCU_REPORT(st, DCUDA_ERR_UNREACHABLE, call,
@@ -154,7 +158,9 @@ DCU_FN dcuda_status_t dcu_checked_put(const dcuda_state_t *st, uint32_t win, int
                           s == DCUDA_ERR_WIN_COMM ? "only in windows of the other communicator"
                                                   : "not inside any window of this rank");
     uint64_t d = p->target.base + offset;
-    if ((s = dcu_check_overlap(d, (uint64_t)(uintptr_t)src, size)) != DCUDA_OK)
+    /* On the network path the target lives in another address space. */
+    if (p->to.path != DCUDA_PATH_NET &&
+        (s = dcu_check_overlap(d, (uint64_t)(uintptr_t)src, size)) != DCUDA_OK)
         return DCU_REPORT(st, s, call, "source %p and target %p overlap in %llu bytes", src,
                           (void *)(uintptr_t)d, (unsigned long long)size);
     p->dst = (char *)(uintptr_t)d;

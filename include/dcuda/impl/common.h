@@ -80,8 +80,9 @@ DCU_HD int dcu_process_of(const dcuda_state_t *st, int rank)
     return p;
 }
 
-/* Where a notification to `rank` of comm goes: its counters as this rank
- * reaches them and the path there (dcuda_path), or NULL if nowhere. */
+/* Where a notification to `rank` of comm goes: the path there (dcuda_path)
+ * and its counters as this rank reaches them, or NULL if no process holds
+ * it or (path DCUDA_PATH_NET) its process is reached through the proxies. */
 DCU_HD dcuda_notif_counters_t *dcu_target_notifs(const dcuda_state_t *st, int comm, int rank,
                                                  uint32_t *path)
 {
@@ -93,12 +94,23 @@ DCU_HD dcuda_notif_counters_t *dcu_target_notifs(const dcuda_state_t *st, int co
     if (p < 0)
         return (dcuda_notif_counters_t *)0;
     *path = st->peer_path[p];
+    if (*path == DCUDA_PATH_NET)
+        return (dcuda_notif_counters_t *)0;
     return &st->peer_notifs[p][rank - st->peer_first[p]];
 }
 
+/* Rank `rank`'s part of WORLD window slot `slot` when that rank lives in a
+ * process on the network path: the proxies' mirror of its table, as its
+ * owner sees it (no address of it is used here). */
+DCU_HD dcuda_win_entry_t dcu_net_part(const dcuda_state_t *st, int slot, int rank)
+{
+    const dcuda_peer_t *q = &st->peers[dcu_process_of(st, rank)];
+    return q->win_world[(size_t)slot * (size_t)st->world_size + (size_t)rank];
+}
+
 /* Rank `rank`'s part of WORLD window slot `slot` when that rank lives in
- * another process: read from that process's table and translated to where
- * this process reaches it. DCUDA_ERR_UNREACHABLE (and the part as its owner
+ * another process of the node: read from that process's table and
+ * translated to where this process reaches it. DCUDA_ERR_UNREACHABLE (and the part as its owner
  * sees it) if the part lies outside every allocation the owner exports. */
 DCU_HD_COLD dcuda_status_t dcu_remote_part(const dcuda_state_t *st, int slot, int rank,
                                            dcuda_win_entry_t *part)
@@ -133,6 +145,7 @@ DCU_HD void dcu_state_bind(dcuda_state_t *st, const dcuda_context_t *ctx, int de
     st->process_index = ctx->process_index;
     st->peers = ctx->peers;
     st->notifs = ctx->notifs;
+    st->net_notifs = ctx->net ? ctx->net_notifs : (dcuda_notif_counters_t *)0;
     for (int p = 0; p < ctx->process_count && p < DCUDA_MAX_PROCESSES; p++) {
         st->peer_first[p] = ctx->peers[p].world_first;
         st->peer_notifs[p] = ctx->peers[p].notifs;
@@ -310,9 +323,12 @@ DCU_HD const dcuda_put_route_t *dcu_put_fast(const dcuda_state_t *st, uint32_t w
     dcuda_win_entry_t mine;
     mine.base = r->mine_base;
     mine.size = r->mine_size;
+    /* A target on the network path lives in another address space: source
+     * and target cannot overlap. */
     if (r->win != win || r->rank != rank ||
         dcu_check_range(r->target_size, offset, size) != DCUDA_OK ||
-        (size && !dcu_contains(&mine, a, size)) || dcu_check_overlap(d, a, size) != DCUDA_OK)
+        (size && !dcu_contains(&mine, a, size)) ||
+        (r->path != DCUDA_PATH_NET && dcu_check_overlap(d, a, size) != DCUDA_OK))
         return (const dcuda_put_route_t *)0;
     *dst = (char *)(uintptr_t)d;
     return r;

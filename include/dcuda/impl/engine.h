@@ -100,18 +100,23 @@ DCU_FN_COLD dcuda_status_t dcu_cancelled(const dcuda_state_t *st, dcu_block_t d,
 
 /* ---- blocking ----------------------------------------------------------- */
 
-/* Waits until *counter reaches target (mod 2^32); called by the lanes of
- * `lanes`, which see the leader's loads. After a while the rank shows itself
- * blocked to the watchdog, and from then on checks now and then whether
- * the host cancelled its waits. */
-DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *counter, uint32_t target,
-                                      int sys, dcu_block_t d, dcu_lanes_t lanes)
+/* Waits until *counter (plus *extra, the proxy's half of a split counter,
+ * when not NULL) reaches target (mod 2^32); called by the lanes of `lanes`,
+ * which see the leader's loads. After a while the rank shows itself blocked
+ * to the watchdog, and from then on checks now and then whether the host
+ * cancelled its waits. */
+DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *counter,
+                                      const dcu_u32a_t *extra, uint32_t target, int sys,
+                                      dcu_block_t d, dcu_lanes_t lanes)
 {
     const int lead = dcu_leader();
     dcu_waiter_t w = DCU_WAITER_INIT;
     int published = 0;
     for (;;) {
-        uint32_t v = dcu_lanes_bcast(lanes, lead ? dcu_ld_acquire(counter, sys) : 0u);
+        uint32_t v = 0u;
+        if (lead)
+            v = dcu_ld_acquire(counter, sys) + (extra ? dcu_ld_acquire(extra, 1) : 0u);
+        v = dcu_lanes_bcast(lanes, v);
         if (dcu_reached(v, target))
             break;
         if (dcu_pause(&w)) /* still spinning: nothing else to look at yet */
@@ -136,6 +141,31 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
     return DCUDA_OK;
 }
 
+/* ---- commands to the proxy ------------------------------------------------- */
+
+/* Leader: fills and publishes the header of command ticket t (its payload
+ * entries, if any, are written). */
+DCU_FN void dcu_cmd_header(const dcuda_state_t *st, uint32_t t, uint32_t op, uint32_t reply_tag,
+                           const uint64_t *args)
+{
+    dcuda_cmd_t *c = (dcuda_cmd_t *)dcu_ring_entry(&st->ctx->cmd, t, sizeof(dcuda_cmd_t));
+    c->rank = st->device_rank;
+    c->op = op;
+    c->tag = reply_tag;
+    for (int i = 0; i < 6; i++)
+        c->args[i] = args[i];
+    dcu_ring_publish(c, t);
+}
+
+/* Leader: a command of one entry, no reply awaited. Its publication is a
+ * release of everything the rank did before. */
+DCU_FN_COLD void dcu_cmd_post(dcuda_state_t *st, uint32_t op, uint64_t a0, uint64_t a1, uint64_t a5)
+{
+    uint32_t t = dcu_cmd_reserve(&st->ctx->cmd, st->ctx->cmd_tail, 1u, &st->cmd_consumed);
+    uint64_t args[6] = { a0, a1, 0u, 0u, 1u, a5 };
+    dcu_cmd_header(st, t, op, 0u, args);
+}
+
 /* ---- barriers ----------------------------------------------------------- */
 
 /* The device's last rank to reach WORLD barrier `epoch` when WORLD spans
@@ -152,7 +182,8 @@ DCU_FN_COLD dcuda_status_t dcu_node_barrier(dcuda_state_t *st, uint32_t epoch, c
         dcu_st_release(&ctx->node_slots[st->process_index].arrived, target, 1);
     }
     for (int p = 0; p < st->process_count; p++) {
-        dcuda_status_t s = dcu_block_until(st, &ctx->node_slots[p].arrived, target, 1, d, lanes);
+        dcuda_status_t s =
+            dcu_block_until(st, &ctx->node_slots[p].arrived, NULL, target, 1, d, lanes);
         if (s != DCUDA_OK)
             return s;
     }
@@ -161,13 +192,35 @@ DCU_FN_COLD dcuda_status_t dcu_node_barrier(dcuda_state_t *st, uint32_t epoch, c
     return DCUDA_OK;
 }
 
+/* The device's last rank to reach WORLD barrier `epoch` when some process
+ * is on the network path (lanes of `lanes`): the proxies run the barrier
+ * (and exchange the parts of the window `slot` it creates); it waits for
+ * them, then releases its device. */
+DCU_FN_COLD dcuda_status_t dcu_net_barrier(dcuda_state_t *st, uint32_t epoch, uint32_t slot,
+                                           const char *call, dcu_lanes_t lanes)
+{
+    const dcuda_context_t *ctx = st->ctx;
+    dcu_block_t d = { DCUDA_PHASE_BARRIER, 0, 0, DCU_COMM_WORLD, call };
+    if (dcu_leader()) {
+        dcu_fence(); /* acquire the device's arrivals (and parts) before releasing them on */
+        dcu_cmd_post(st, DCUDA_CMD_BARRIER, epoch, slot, 0u);
+    }
+    dcuda_status_t s = dcu_block_until(st, ctx->net_barrier, NULL, epoch, 1, d, lanes);
+    if (s == DCUDA_OK && dcu_leader())
+        dcu_st_release(&ctx->barriers[DCU_COMM_WORLD].released, epoch, 1);
+    return s;
+}
+
 /* A barrier's wait, by the lanes of `lanes` after dcu_sync ordered the
  * rank's accesses: the leader arrives (releasing them), all wait for
  * everyone. Barrier n of a communicator of s ranks waits for n * s
  * arrivals on the device; WORLD over several processes adds a step among
- * the devices' last arrivals, and the device's ranks wait for its release. */
-DCU_FN dcuda_status_t dcu_barrier_lanes(dcuda_state_t *st, int comm, const char *call,
-                                        dcu_lanes_t lanes)
+ * the devices' last arrivals (through the node, or the proxies when some
+ * process is on the network path; `slot` names the WORLD window the
+ * barrier creates, whose parts the proxies then exchange), and the
+ * device's ranks wait for its release. */
+DCU_FN dcuda_status_t dcu_barrier_lanes(dcuda_state_t *st, int comm, uint32_t slot,
+                                        const char *call, dcu_lanes_t lanes)
 {
     uint32_t epoch = st->barrier_epoch[comm] + 1u;
     uint32_t target = epoch * (uint32_t)st->device_size;
@@ -182,11 +235,14 @@ DCU_FN dcuda_status_t dcu_barrier_lanes(dcuda_state_t *st, int comm, const char 
     }
     dcuda_status_t s;
     if (comm != DCU_COMM_WORLD || st->process_count == 1) {
-        s = dcu_block_until(st, arrived, target, sys, d, lanes);
+        s = dcu_block_until(st, arrived, NULL, target, sys, d, lanes);
     } else {
-        s = dcu_lanes_bcast(lanes, last) ? dcu_node_barrier(st, epoch, call, lanes) : DCUDA_OK;
+        s = DCUDA_OK;
+        if (dcu_lanes_bcast(lanes, last))
+            s = st->net_notifs ? dcu_net_barrier(st, epoch, slot, call, lanes)
+                               : dcu_node_barrier(st, epoch, call, lanes);
         if (s == DCUDA_OK)
-            s = dcu_block_until(st, &st->ctx->barriers[comm].released, epoch, sys, d, lanes);
+            s = dcu_block_until(st, &st->ctx->barriers[comm].released, NULL, epoch, sys, d, lanes);
     }
     dcu_fence();
     return s;
@@ -198,7 +254,7 @@ DCU_FN dcuda_status_t dcu_barrier(dcuda_state_t *st, int comm, const char *call)
 {
     dcu_sync();
     if (dcu_in_poll_lanes()) {
-        dcuda_status_t s = dcu_barrier_lanes(st, comm, call, dcu_poll_lanes());
+        dcuda_status_t s = dcu_barrier_lanes(st, comm, DCUDA_CMD_NO_SLOT, call, dcu_poll_lanes());
         if (dcu_leader())
             st->result = s;
     }
@@ -273,7 +329,7 @@ DCU_FN_COLD dcuda_status_t dcu_win_create_leader(dcuda_state_t *st, int comm, vo
     dcuda_status_t arg = dcu_checked_win_args(st, base, size, call);
     dcu_win_publish(st, comm, slot, arg == DCUDA_OK ? (uint64_t)(uintptr_t)base : 0,
                     arg == DCUDA_OK ? size : 0);
-    dcuda_status_t s = dcu_barrier_lanes(st, comm, call, dcu_one_lane());
+    dcuda_status_t s = dcu_barrier_lanes(st, comm, (uint32_t)slot, call, dcu_one_lane());
     if (s != DCUDA_OK)
         return s;
     st->result_win = dcu_win_adopt(st, comm, slot);
@@ -300,7 +356,8 @@ DCU_FN dcuda_status_t dcu_win_create(dcuda_state_t *st, int comm, void *base, si
 DCU_FN_COLD dcuda_status_t dcu_win_free_leader(dcuda_state_t *st, uint32_t win)
 {
     int comm = dcu_win_comm(win), slot = dcu_win_slot(win);
-    dcuda_status_t s = dcu_barrier_lanes(st, comm, "dcuda_win_free", dcu_one_lane());
+    dcuda_status_t s =
+        dcu_barrier_lanes(st, comm, DCUDA_CMD_NO_SLOT, "dcuda_win_free", dcu_one_lane());
     dcu_win_forget(st, comm, slot);
     return s;
 }
@@ -333,10 +390,16 @@ DCU_FN dcuda_status_t dcu_win_flush(dcuda_state_t *st, uint32_t win)
  * reads, so the target may read the data or reuse a buffer it was told is
  * free (a relaxed add would allow neither). Its scope follows the path:
  * the device for ranks of my device, the system for ranks of other
- * processes (their memory was written over NVLink, or is shared memory). */
-DCU_FN void dcu_notify_leader(dcuda_notif_counters_t *to, uint32_t path, int tag)
+ * processes of the node (their memory was written over NVLink, or is
+ * shared memory); a rank on the network path gets a command instead.
+ * world_rank: the target's WORLD rank (used on the network path only). */
+DCU_FN void dcu_notify_leader(dcuda_state_t *st, dcuda_notif_counters_t *to, uint32_t path,
+                              int world_rank, int tag)
 {
     switch (path) {
+    case DCUDA_PATH_NET: /* the proxies carry it; posting the command releases */
+        dcu_cmd_post(st, DCUDA_CMD_NOTIFY, (uint64_t)world_rank, 0u, (uint64_t)tag + 1u);
+        break;
     case DCUDA_PATH_DEVICE:
         dcu_red_release(&to->arrived[tag], 1u, 0);
         break;
@@ -346,6 +409,62 @@ DCU_FN void dcu_notify_leader(dcuda_notif_counters_t *to, uint32_t path, int tag
         dcu_red_release(&to->arrived[tag], 1u, 1);
         break;
     }
+}
+
+/* ---- the network path ---------------------------------------------------------- */
+
+/* Bytes of payload one put command carries: a quarter of the queue, so the
+ * commands of several ranks fit at once, and at most DCUDA_NET_CHUNK_MAX. */
+DCU_FN size_t dcu_net_chunk(const dcuda_ring_t *ring)
+{
+    size_t c = (size_t)(ring->capacity / 4u - 1u) * sizeof(dcuda_cmd_t);
+    return c < DCUDA_NET_CHUNK_MAX ? c : DCUDA_NET_CHUNK_MAX;
+}
+
+/* All threads: n bytes of src into the payload entries that follow header
+ * ticket t (wrapping at the end of the ring). */
+DCU_FN void dcu_cmd_payload(const dcuda_ring_t *ring, uint32_t t, const char *src, size_t n)
+{
+    uint32_t first = (t + 1u) & (ring->capacity - 1u);
+    size_t room = (size_t)(ring->capacity - first) * sizeof(dcuda_cmd_t);
+    char *entries = (char *)ring->entries;
+    size_t a = n < room ? n : room;
+    dcu_copy(entries + (size_t)first * sizeof(dcuda_cmd_t), src, a);
+    if (n > a)
+        dcu_copy(entries, src + a, n - a);
+}
+
+/* A put to a rank on the network path (all threads): commands that carry
+ * the payload, chunk by chunk, the notification with the last. The source
+ * has been read when it returns, as on every other path. rank: WORLD. */
+DCU_FN_COLD void dcu_put_net(dcuda_state_t *st, uint32_t win, int rank, size_t offset, size_t size,
+                             const char *src, int notify, int tag)
+{
+    const dcuda_ring_t *ring = &st->ctx->cmd;
+    size_t chunk = dcu_net_chunk(ring), done = 0;
+    if (!size && !notify)
+        return;
+    do {
+        size_t n = size - done < chunk ? size - done : chunk;
+        uint32_t k = 1u + (uint32_t)((n + sizeof(dcuda_cmd_t) - 1u) / sizeof(dcuda_cmd_t));
+        int last = done + n == size;
+        if (dcu_leader())
+            st->result = (int32_t)dcu_cmd_reserve(ring, st->ctx->cmd_tail, k, &st->cmd_consumed);
+        dcu_sync();
+        uint32_t t = (uint32_t)st->result;
+        dcu_cmd_payload(ring, t, src + done, n);
+        dcu_sync(); /* the payload is written, and every thread has read t */
+        if (dcu_leader()) {
+            uint64_t args[6] = { (uint64_t)rank,
+                                 (uint64_t)dcu_win_slot(win),
+                                 offset + done,
+                                 n,
+                                 k,
+                                 last && notify ? (uint64_t)tag + 1u : 0u };
+            dcu_cmd_header(st, t, DCUDA_CMD_PUT, 0u, args);
+        }
+        done += n;
+    } while (done < size);
 }
 
 /* The full checks of a put whose route is not remembered (out of line). */
@@ -385,6 +504,9 @@ DCU_FN dcuda_status_t dcu_put(dcuda_state_t *st, uint32_t win, int rank, size_t 
         return s;
     }
     switch (path) {
+    case DCUDA_PATH_NET: /* commands to the proxies, payload inside */
+        dcu_put_net(st, win, rank, offset, size, (const char *)src, notify, tag);
+        break;
     case DCUDA_PATH_DEVICE:
     case DCUDA_PATH_SHM:
     case DCUDA_PATH_P2P:
@@ -395,7 +517,7 @@ DCU_FN dcuda_status_t dcu_put(dcuda_state_t *st, uint32_t win, int rank, size_t 
             dcu_copy(dst, (const char *)src, size);
         dcu_sync(); /* the copy is done: source reusable, data ready */
         if (dcu_leader() && notify)
-            dcu_notify_leader(notifs, path, tag);
+            dcu_notify_leader(st, notifs, path, rank, tag);
         break;
     }
     if (dcu_leader() && !r)
@@ -412,7 +534,7 @@ DCU_FN dcuda_status_t dcu_notify(dcuda_state_t *st, int rank, int comm, int tag)
     dcu_target_t t;
     dcuda_status_t s = dcu_checked_notify(st, comm, rank, tag, &t, call);
     if (s == DCUDA_OK && dcu_leader())
-        dcu_notify_leader(t.notifs, t.path, tag);
+        dcu_notify_leader(st, t.notifs, t.path, rank, tag);
     return s;
 }
 
@@ -431,13 +553,22 @@ DCU_FN dcu_u32a_t *dcu_my_counter(const dcuda_state_t *st, int tag)
     return &st->notifs[st->device_rank].arrived[tag];
 }
 
+/* The proxy's half of my counter of a tag (NULL: no process on the
+ * network path); a rank waits for the sum of the two. */
+DCU_FN const dcu_u32a_t *dcu_my_net_counter(const dcuda_state_t *st, int tag)
+{
+    return st->net_notifs ? &st->net_notifs[st->device_rank].arrived[tag] : NULL;
+}
+
 DCU_FN int dcu_test_notifications(dcuda_state_t *st, int tag, int count)
 {
     dcuda_status_t s = dcu_wait_entry(st, tag, count, "dcuda_test_notifications");
     if (s != DCUDA_OK)
         return s;
     if (dcu_leader()) {
-        uint32_t arrived = dcu_ld_acquire(dcu_my_counter(st, tag), st->process_count > 1);
+        const dcu_u32a_t *net = dcu_my_net_counter(st, tag);
+        uint32_t arrived = dcu_ld_acquire(dcu_my_counter(st, tag), st->process_count > 1) +
+                           (net ? dcu_ld_acquire(net, 1) : 0u);
         int ready = dcu_notifs_ready(arrived, st->consumed[tag], (uint32_t)count);
         if (ready)
             st->consumed[tag] += (uint32_t)count;
@@ -457,7 +588,8 @@ DCU_FN dcuda_status_t dcu_wait_notifications(dcuda_state_t *st, int tag, int cou
         dcu_lanes_t lanes = dcu_poll_lanes();
         uint32_t target = st->consumed[tag] + (uint32_t)count;
         dcu_block_t d = { DCUDA_PHASE_WAITING, (uint32_t)tag, (uint32_t)count, 0, call };
-        s = dcu_block_until(st, dcu_my_counter(st, tag), target, st->process_count > 1, d, lanes);
+        s = dcu_block_until(st, dcu_my_counter(st, tag), dcu_my_net_counter(st, tag), target,
+                            st->process_count > 1, d, lanes);
         dcu_lanes_sync(lanes); /* every lane has read consumed[tag] before the leader updates it */
         if (dcu_leader()) {
             if (s == DCUDA_OK)
@@ -473,24 +605,21 @@ DCU_FN dcuda_status_t dcu_wait_notifications(dcuda_state_t *st, int tag, int cou
 
 /* Leader: post a command and wait for its reply (both in pinned host
  * memory on a GPU: posted writes out, reads of host memory while waiting).
- * The reply to the rank's last command showed every entry up to its ticket
- * recycled: usually the new entry is known to be free, and nothing is read
- * before it is written. */
+ * The proxy answers in ticket order after recycling, so the reply shows
+ * every ticket up to this one consumed. */
 DCU_FN_COLD dcuda_status_t dcu_command_leader(dcuda_state_t *st, uint32_t op)
 {
     const dcuda_context_t *ctx = st->ctx;
-    uint32_t tag = ++st->cmd_tag, t;
-    dcuda_cmd_t *c =
-        (dcuda_cmd_t *)dcu_ring_take(&ctx->cmd, sizeof(dcuda_cmd_t), &st->cmd_consumed, &t);
-    c->rank = st->device_rank;
-    c->op = op;
-    c->tag = tag;
-    dcu_ring_publish(c, t);
+    uint32_t tag = ++st->cmd_tag;
+    uint32_t t = dcu_cmd_reserve(&ctx->cmd, ctx->cmd_tail, 1u, &st->cmd_consumed);
+    uint64_t args[6] = { 0u, 0u, 0u, 0u, 1u, 0u };
+    dcu_cmd_header(st, t, op, tag, args);
     dcuda_cmd_reply_t *r = &ctx->replies[st->device_rank];
     dcu_waiter_t w = DCU_WAITER_INIT;
     while (dcu_ld_acquire(&r->seq, 1) != tag)
         (void)dcu_pause(&w);
-    st->cmd_consumed = t + 1u; /* answered in ticket order, recycled before */
+    if ((int32_t)(t + 1u - st->cmd_consumed) > 0)
+        st->cmd_consumed = t + 1u;
     return (dcuda_status_t)r->status;
 }
 

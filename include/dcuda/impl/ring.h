@@ -8,22 +8,45 @@
 
 #include "prims.h"
 
-/* Takes a ticket on `ring` and returns its entry once it is free for this
- * lap (back-pressure: nothing is overwritten). The caller may know (an
- * acquire saw it) that the consumer had consumed *consumed tickets: an
- * entry whose previous lap lies below is free without a look at it. NULL:
- * nothing known. Exact while fewer than 2^31 tickets separate the two. */
-DCU_FN void *dcu_ring_take(const dcuda_ring_t *ring, size_t entry_size, const uint32_t *consumed,
-                           uint32_t *ticket)
+/* Takes a ticket on the log ring and returns its entry once the consumer
+ * has handed it to this lap (back-pressure: nothing is overwritten). */
+DCU_FN void *dcu_ring_take(const dcuda_ring_t *ring, size_t entry_size, uint32_t *ticket)
 {
-    uint32_t t = dcu_ticket(ring->head);
+    uint32_t t = dcu_tickets(ring->head, 1u);
     char *e = (char *)ring->entries + (size_t)(t & (ring->capacity - 1u)) * entry_size;
-    int known_free = consumed && (int32_t)(t - ring->capacity - *consumed) < 0;
     dcu_waiter_t w = DCU_WAITER_INIT;
-    while (!known_free && dcu_ld_acquire((const dcu_u32a_t *)e, 1) != t)
+    while (dcu_ld_acquire((const dcu_u32a_t *)e, 1) != t)
         dcu_pause_host(&w);
     *ticket = t;
     return e;
+}
+
+/* Takes n consecutive tickets of the command ring (n <= capacity) and
+ * returns the first once their entries are free: the consumer has consumed
+ * their previous lap. *known is how many tickets the caller knows consumed
+ * (an acquire saw it); the consumer's count `tail` is read (host memory on
+ * a GPU) only when that is not enough. Exact while fewer than 2^31 tickets
+ * separate them. */
+DCU_FN uint32_t dcu_cmd_reserve(const dcuda_ring_t *ring, const dcu_u32a_t *tail, uint32_t n,
+                                uint32_t *known)
+{
+    uint32_t t = dcu_tickets(ring->head, n);
+    uint32_t need = t + n - ring->capacity; /* consumed tickets this needs */
+    dcu_waiter_t w = DCU_WAITER_INIT;
+    while ((int32_t)(need - *known) > 0) {
+        uint32_t seen = dcu_ld_acquire(tail, 1);
+        if ((int32_t)(seen - *known) > 0)
+            *known = seen;
+        else
+            dcu_pause_host(&w);
+    }
+    return t;
+}
+
+/* Entry number `ticket` of a ring of entries of `entry_size` bytes. */
+DCU_FN void *dcu_ring_entry(const dcuda_ring_t *ring, uint32_t ticket, size_t entry_size)
+{
+    return (char *)ring->entries + (size_t)(ticket & (ring->capacity - 1u)) * entry_size;
 }
 
 /* Hands a filled entry to the consumer (seq is the entry's first field). */

@@ -17,7 +17,7 @@
 #include "base.h"
 #include "ring.h"
 
-#define DCUDA_LAYOUT_VERSION 3u
+#define DCUDA_LAYOUT_VERSION 4u
 #define DCUDA_CONTEXT_MAGIC 0x64637564u /* "dcud" */
 #define DCUDA_STATE_MAGIC 0x72616e6bu   /* "rank" */
 
@@ -78,7 +78,8 @@ typedef struct dcuda_node_slot {
 enum dcuda_path {
     DCUDA_PATH_DEVICE = 0, /* a rank of my device (my process): device-scope release */
     DCUDA_PATH_SHM = 1,    /* CPU ranks of another process: shared memory */
-    DCUDA_PATH_P2P = 2     /* GPU ranks of another process: its GPU's memory over NVLink/PCIe */
+    DCUDA_PATH_P2P = 2,    /* GPU ranks of another process: its GPU's memory over NVLink/PCIe */
+    DCUDA_PATH_NET = 3     /* ranks of a process on another node: commands to the proxies */
 };
 
 /* A rank-visible allocation of another process, mapped into this one:
@@ -92,7 +93,9 @@ typedef struct dcuda_segment {
 } dcuda_segment_t;
 
 /* A process of the program as the ranks of this one see it. Its tables are
- * translated to addresses this process reaches. */
+ * translated to addresses this process reaches; a process on the network
+ * path has no counters here (NULL), and its WORLD table is the mirror the
+ * proxies keep (parts as their owners see them). */
 typedef struct dcuda_peer {
     int32_t world_first;    /* WORLD rank of its first rank */
     int32_t rank_count;     /* its ranks */
@@ -195,6 +198,12 @@ typedef struct dcuda_context {
     dcuda_ring_t log;           /* log lines and misuse reports */
     dcuda_ring_t cmd;           /* commands to the host runtime */
     dcuda_cmd_reply_t *replies; /* [device_size], mapped host memory */
+    /* The network path (docs/remote-path.md). */
+    dcuda_notif_counters_t *net_notifs;   /* [device_size], written by the proxy alone */
+    DCUDA_ATOMIC(uint32_t) * cmd_tail;    /* mapped: commands the proxy has consumed */
+    DCUDA_ATOMIC(uint32_t) * net_barrier; /* mapped: WORLD barriers the proxies completed */
+    uint32_t net;                         /* nonzero: some process is on the network path */
+    uint32_t reserved;
 } dcuda_context_t;
 
 /* A put route the rank has checked once: the target's part of one window
@@ -211,7 +220,7 @@ typedef struct dcuda_put_route {
     uint64_t target_size;
     uint64_t mine_base; /* my part that held the source */
     uint64_t mine_size;
-    dcuda_notif_counters_t *notifs; /* the target's counters, reachable from here */
+    dcuda_notif_counters_t *notifs; /* the target's counters, reachable from here (NULL: NET) */
 } dcuda_put_route_t;
 #define DCUDA_PUT_ROUTES 8
 
@@ -240,6 +249,7 @@ typedef struct dcuda_state {
     int32_t process_index;
     const dcuda_peer_t *peers;
     dcuda_notif_counters_t *notifs;
+    dcuda_notif_counters_t *net_notifs; /* the proxy's counters (NULL: no NET process) */
     /* Copies of the peer table's lookups: the WORLD rank of each process's
      * first rank, and its counters as this rank reaches them. */
     int32_t peer_first[DCUDA_MAX_PROCESSES];
@@ -248,7 +258,7 @@ typedef struct dcuda_state {
     dcuda_win_entry_t *win_entries[DCUDA_COMM_COUNT];
     dcuda_put_route_t routes[DCUDA_PUT_ROUTES];
     uint8_t win_gen[DCUDA_COMM_COUNT][DCUDA_MAX_WINDOWS];
-    uint32_t cmd_consumed; /* commands known consumed: up to the last one answered */
+    uint32_t cmd_consumed; /* commands known consumed by the proxy */
     uint32_t reserved;
     uint32_t consumed[DCUDA_TAG_COUNT];
 } dcuda_state_t;
@@ -263,11 +273,11 @@ DCUDA_STATIC_ASSERT(offsetof(dcuda_context_t, notifs) == 64, "context header");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_node_slot_t) == 64, "node slot");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_segment_t) == 32, "segment");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_peer_t) == 48, "peer");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 200, "context");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 232, "context");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_put_route_t) == 56, "put route");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
-DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 320, "state copies of the context");
-DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 904, "state counters");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 1928, "state fits shared memory budget");
+DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 328, "state copies of the context");
+DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 912, "state counters");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 1936, "state fits shared memory budget");
 
 #endif /* DCUDA_SHARED_LAYOUT_H */

@@ -21,7 +21,7 @@
 #include "base.h"
 
 #define DCUDA_LOG_RING_VERSION 1u
-#define DCUDA_CMD_RING_VERSION 1u
+#define DCUDA_CMD_RING_VERSION 2u
 
 /* Characters of text in one log entry (longer messages are truncated). */
 #define DCUDA_LOG_TEXT 224
@@ -69,22 +69,40 @@ typedef struct dcuda_log_entry {
 /* ---- command ring ------------------------------------------------------ */
 
 /*
- * Commands: the host consumes them in ticket order and recycles each entry
- * before it answers, so a rank that sees the reply to its ticket t knows
- * that every entry up to ticket t has been handed to its next lap. A new
- * ticket whose previous lap lies at or below t therefore needs no look at
- * its entry (on a GPU, a read of host memory saved); otherwise the rank
- * waits for the entry like any producer.
+ * Commands. A command is a header entry, possibly followed by payload
+ * entries (raw 64-byte blocks): a rank takes one ticket per entry at once,
+ * writes the payload, then publishes the header's seq. The host consumes in
+ * ticket order, skips a command's payload entries, recycles every entry
+ * (seq = ticket + capacity) and then publishes how many tickets it has
+ * consumed in the context's cmd_tail. It answers a command that wants a
+ * reply only after recycling it.
+ *
+ * A rank writes entries once they are known free: the proxy had consumed
+ * their previous lap. It knows how far from the reply to its own last
+ * command, or reads cmd_tail when that is not enough (on a GPU, a read of
+ * host memory, rarely needed); a command never spans more than the ring.
  */
 enum dcuda_cmd_op {
-    DCUDA_CMD_PING = 1 /* answer at once: measures the queue round trip */
+    DCUDA_CMD_PING = 1,   /* answer at once: measures the queue round trip */
+    DCUDA_CMD_PUT = 2,    /* to a rank on the network path; payload entries follow */
+    DCUDA_CMD_NOTIFY = 3, /* a notification to a rank on the network path */
+    DCUDA_CMD_BARRIER = 4 /* the device's ranks reached a WORLD barrier (network path) */
 };
+
+/* args[] of each op. PUT: [0] target WORLD rank, [1] window slot, [2] offset
+ * in the target's part, [3] size, [4] entries (header included), [5] tag + 1
+ * (0: no notification). NOTIFY: [0] target WORLD rank, [5] tag + 1. BARRIER:
+ * [0] epoch (barriers of this run), [1] window slot created by it, or
+ * DCUDA_CMD_NO_SLOT. */
+#define DCUDA_CMD_NO_SLOT 0xffffffffu
+/* Most payload bytes one PUT command carries. */
+#define DCUDA_NET_CHUNK_MAX 65536u
 
 typedef struct dcuda_cmd {
     DCUDA_ATOMIC(uint32_t) seq;
     int32_t rank; /* device rank of the sender */
     uint32_t op;
-    uint32_t tag; /* echoed in the reply */
+    uint32_t tag; /* echoed in the reply; 0: no reply wanted */
     uint64_t args[6];
 } dcuda_cmd_t;
 

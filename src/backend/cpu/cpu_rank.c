@@ -35,7 +35,7 @@ void dcu_cpu_log_text(const dcuda_context_t *ctx, int rank, int kind, const char
 {
     uint32_t t;
     dcuda_log_entry_t *e =
-        (dcuda_log_entry_t *)dcu_ring_take(&ctx->log, sizeof(dcuda_log_entry_t), NULL, &t);
+        (dcuda_log_entry_t *)dcu_ring_take(&ctx->log, sizeof(dcuda_log_entry_t), &t);
     fill_entry(e, rank, kind, text);
     dcu_ring_publish(e, t);
 }

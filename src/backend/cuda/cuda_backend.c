@@ -129,11 +129,11 @@ static dcuda_status_t size_grid(dcu_backend_t *b, const dcu_backend_request_t *r
     return DCUDA_OK;
 }
 
-/* Can this GPU reach every other process's GPU directly? */
-static dcuda_status_t check_peers(int device, int gpus, int procs)
+/* Can this GPU reach the GPUs of the processes of its node directly? */
+static dcuda_status_t check_peers(int device, const dcu_backend_request_t *req)
 {
-    for (int p = 0; p < procs; p++) {
-        int other = p % gpus, can = 0;
+    for (int i = 0; i < req->peer_count; i++) {
+        int other = req->peers[i], can = 0;
         if (other == device)
             continue;
         CUDA_TRY(cudaDeviceCanAccessPeer(&can, device, other), "asking for peer access");
@@ -148,20 +148,20 @@ static dcuda_status_t check_peers(int device, int gpus, int procs)
     return DCUDA_OK;
 }
 
-/* Process i drives GPU i. */
+/* Process i of a host drives its GPU i. */
 static dcuda_status_t pick_device(dcu_backend_t *b, const dcu_backend_request_t *req)
 {
-    int gpus = 0, procs = req->process_count;
+    int gpus = 0, procs = req->host_processes;
     CUDA_TRY(cudaGetDeviceCount(&gpus), "counting GPUs");
     if (procs > gpus) {
-        dcu_msg_error("%d processes but %d GPU(s): each process needs a GPU of its own (the "
-                      "ranks of all processes must be resident at once)",
+        dcu_msg_error("%d processes on this host but %d GPU(s): each process needs a GPU of "
+                      "its own (the ranks of all processes must be resident at once)",
                       procs, gpus);
         return DCUDA_ERR_SETTING;
     }
-    b->device = req->process_index;
+    b->device = req->device;
     CUDA_TRY(cudaSetDevice(b->device), "selecting the GPU");
-    return procs > 1 ? check_peers(b->device, gpus, procs) : DCUDA_OK;
+    return check_peers(b->device, req);
 }
 
 static dcuda_status_t cuda_open(const dcu_backend_request_t *req, dcu_backend_t **out,
@@ -322,6 +322,16 @@ static dcuda_status_t cuda_peek(dcu_backend_t *b, void *dst, const void *src, si
     return DCUDA_OK;
 }
 
+/* A copy on the peek stream after the synchronous copies before it: ranks
+ * that see the value see what those copies wrote. */
+static dcuda_status_t cuda_signal(dcu_backend_t *b, uint32_t *counter, uint32_t value)
+{
+    CUDA_TRY(cudaMemcpyAsync(counter, &value, sizeof value, cudaMemcpyHostToDevice, b->peek),
+             "setting a counter on the GPU");
+    CUDA_TRY(cudaStreamSynchronize(b->peek), "setting a counter on the GPU");
+    return DCUDA_OK;
+}
+
 static dcuda_status_t cuda_launch(dcu_backend_t *b, dcuda_context_t *ctx)
 {
     void *args[] = { &ctx };
@@ -368,6 +378,7 @@ const dcu_backend_ops_t dcu_cuda_backend_ops = {
     .copy_in = cuda_copy_in,
     .copy_out = cuda_copy_out,
     .peek = cuda_peek,
+    .signal = cuda_signal,
     .launch = cuda_launch,
     .finished = cuda_finished,
     .join = cuda_join,

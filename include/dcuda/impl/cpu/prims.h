@@ -75,10 +75,11 @@ DCU_FN void dcu_st_relaxed(dcu_u32a_t *p, uint32_t v, int sys)
     atomic_store_explicit(p, v, memory_order_relaxed);
 }
 
-/* A ticket from a ring's head (no ordering: the entry's seq orders). */
-DCU_FN uint32_t dcu_ticket(dcu_u32a_t *head)
+/* n consecutive tickets from a ring's head; the first (no ordering: the
+ * entries' seq and the consumer's count order). */
+DCU_FN uint32_t dcu_tickets(dcu_u32a_t *head, uint32_t n)
 {
-    return atomic_fetch_add_explicit(head, 1u, memory_order_relaxed);
+    return atomic_fetch_add_explicit(head, n, memory_order_relaxed);
 }
 
 /* Barrier arrival: releases the rank's accesses, acquires the earlier

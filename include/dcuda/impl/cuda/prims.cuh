@@ -93,8 +93,9 @@ DCU_FN void dcu_st_relaxed(uint32_t *p, uint32_t v, int sys)
         asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
-/* A ticket from a ring's head (no ordering: the entry's seq orders). */
-DCU_FN uint32_t dcu_ticket(uint32_t *head) { return atomicAdd(head, 1u); }
+/* n consecutive tickets from a ring's head; the first (no ordering: the
+ * entries' seq and the consumer's count order). */
+DCU_FN uint32_t dcu_tickets(uint32_t *head, uint32_t n) { return atomicAdd(head, n); }
 
 /* Barrier arrival: releases the block's accesses (ordered by the caller's
  * __syncthreads), adds one; returns the count before. */

@@ -118,7 +118,7 @@ static __device__ __noinline__ void dcu_log_write(const dcuda_context_t *ctx, in
 {
     uint32_t t;
     dcuda_log_entry_t *e =
-        (dcuda_log_entry_t *)dcu_ring_take(&ctx->log, sizeof(dcuda_log_entry_t), NULL, &t);
+        (dcuda_log_entry_t *)dcu_ring_take(&ctx->log, sizeof(dcuda_log_entry_t), &t);
     dcu_log_fill(e, rank, kind, pre, fmt, post, args...);
     dcu_ring_publish(e, t);
 }

@@ -1,0 +1,94 @@
+/*
+ * Building and checking proxy messages (see wire.h).
+ */
+#include "wire.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "dcuda/dcuda_status.h"
+
+void dcu_wire_header(dcu_wire_header_t *h, uint8_t type, uint32_t length, int src_proc)
+{
+    memset(h, 0, sizeof *h);
+    h->magic = DCU_WIRE_MAGIC;
+    h->version = DCU_WIRE_VERSION;
+    h->type = type;
+    h->length = length;
+    h->src_proc = src_proc;
+}
+
+static int rank_ok(int32_t r, const dcu_wire_limits_t *lim)
+{
+    return r >= 0 && r < lim->world_size;
+}
+
+/* The type-specific fields of a message whose framing is valid. */
+static const char *check_body(const dcu_wire_header_t *h, const dcu_wire_limits_t *lim)
+{
+    switch (h->type) {
+    case DCU_WIRE_PUT:
+        if (!rank_ok(h->src_rank, lim) || !rank_ok(h->dst_rank, lim))
+            return "rank out of range";
+        if (h->tag > DCUDA_TAG_COUNT)
+            return "tag out of range";
+        if (h->slot >= DCUDA_MAX_WINDOWS)
+            return "window slot out of range";
+        if (h->count != h->length)
+            return "payload size does not match the length";
+        if (h->offset + h->count < h->offset)
+            return "offset + size overflows";
+        return NULL;
+    case DCU_WIRE_NOTIFY:
+        if (!rank_ok(h->src_rank, lim) || !rank_ok(h->dst_rank, lim))
+            return "rank out of range";
+        if (h->tag == 0 || h->tag > DCUDA_TAG_COUNT)
+            return "tag out of range";
+        return h->length == 0 ? NULL : "a notification carries no body";
+    case DCU_WIRE_BARRIER:
+        if (h->epoch == 0)
+            return "barrier epoch 0";
+        if (h->slot != DCUDA_CMD_NO_SLOT && h->slot >= DCUDA_MAX_WINDOWS)
+            return "window slot out of range";
+        if (h->count > (uint64_t)lim->world_size ||
+            h->count * sizeof(dcuda_win_entry_t) != h->length)
+            return "parts do not match the length";
+        if (h->slot == DCUDA_CMD_NO_SLOT && h->count != 0)
+            return "parts without a window";
+        if (h->count && !rank_ok(h->src_rank, lim))
+            return "first rank out of range";
+        if (h->count && (uint64_t)h->src_rank + h->count > (uint64_t)lim->world_size)
+            return "parts beyond WORLD";
+        return NULL;
+    default:
+        return "unknown message type";
+    }
+}
+
+int dcu_wire_check(const void *msg, size_t size, int from, const dcu_wire_limits_t *lim,
+                   dcu_wire_header_t *out, char *why, size_t why_size)
+{
+    dcu_wire_header_t h;
+    const char *bad = NULL;
+    if (size < sizeof h) {
+        bad = "shorter than a header";
+    } else {
+        memcpy(&h, msg, sizeof h);
+        if (h.magic != DCU_WIRE_MAGIC)
+            bad = "bad magic";
+        else if (h.version != DCU_WIRE_VERSION)
+            bad = "unknown version";
+        else if (size > lim->max_size || h.length != size - sizeof h)
+            bad = "length does not match the message";
+        else if (h.src_proc != from || from < 0 || from >= lim->processes)
+            bad = "sender does not match";
+        else
+            bad = check_body(&h, lim);
+    }
+    if (bad) {
+        snprintf(why, why_size, "%s", bad);
+        return DCUDA_ERR_PEER;
+    }
+    *out = h;
+    return DCUDA_OK;
+}

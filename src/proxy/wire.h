@@ -1,0 +1,59 @@
+/*
+ * The messages proxies send each other through a network manager: a fixed
+ * header (magic, version, type, lengths, ranks) and a body. Nothing in a
+ * message is trusted: dcu_wire_check accepts a message only when every
+ * field is consistent with its length and with the program (process count,
+ * WORLD size, tag range), and says why not otherwise. A put carries a window
+ * slot and an offset, never an address: the receiver finds the memory in
+ * its own tables.
+ */
+#ifndef DCU_PROXY_WIRE_H
+#define DCU_PROXY_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dcuda/shared/layout.h"
+
+#define DCU_WIRE_MAGIC 0xdc0du
+#define DCU_WIRE_VERSION 1u
+
+enum dcu_wire_type {
+    DCU_WIRE_PUT = 1,    /* body: the payload */
+    DCU_WIRE_NOTIFY = 2, /* no body */
+    DCU_WIRE_BARRIER = 3 /* body: the sender's ranks' parts of the window it creates, if any */
+};
+
+typedef struct dcu_wire_header {
+    uint16_t magic;   /* DCU_WIRE_MAGIC */
+    uint8_t version;  /* DCU_WIRE_VERSION */
+    uint8_t type;     /* dcu_wire_type */
+    uint32_t length;  /* bytes of body after the header */
+    int32_t src_proc; /* sending process */
+    int32_t src_rank; /* PUT, NOTIFY: WORLD rank of the sender */
+    int32_t dst_rank; /* PUT, NOTIFY: WORLD rank of the target */
+    uint32_t tag;     /* PUT, NOTIFY: tag + 1 (0: a put that does not notify) */
+    uint32_t slot;    /* PUT: window slot; BARRIER: window slot or DCUDA_CMD_NO_SLOT */
+    uint32_t epoch;   /* BARRIER: WORLD barrier of this run */
+    uint64_t offset;  /* PUT: in the target's part of the window */
+    uint64_t count;   /* PUT: payload bytes; BARRIER: parts in the body */
+} dcu_wire_header_t;
+
+DCUDA_STATIC_ASSERT(sizeof(dcu_wire_header_t) == 48, "wire header");
+
+/* What a message must be consistent with. */
+typedef struct dcu_wire_limits {
+    int processes;   /* processes of the program */
+    int world_size;  /* WORLD ranks */
+    size_t max_size; /* largest message the manager carries */
+} dcu_wire_limits_t;
+
+/* Fills the header of a message. */
+void dcu_wire_header(dcu_wire_header_t *h, uint8_t type, uint32_t length, int src_proc);
+
+/* DCUDA_OK and the header when the `size` bytes at msg form a valid
+ * message from process `from`; otherwise an error and why (not applied). */
+int dcu_wire_check(const void *msg, size_t size, int from, const dcu_wire_limits_t *lim,
+                   dcu_wire_header_t *out, char *why, size_t why_size);
+
+#endif /* DCU_PROXY_WIRE_H */

@@ -1,0 +1,148 @@
+/*
+ * The proxies' wire decoding (src/proxy/wire.h) against hostile input:
+ * valid messages of every type are accepted; every truncation of them, and
+ * random bytes, are refused; and under many random mutations the decoder
+ * accepts a message exactly when this file's own reading of the format
+ * calls it valid. Deterministic (fixed seed), a second or so.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcuda/dcuda_status.h"
+#include "proxy/wire.h"
+#include "test_util.h"
+
+#define FUZZ_ROUNDS 200000
+#define PROCS 4
+#define WORLD 12 /* 3 ranks a process */
+
+static const dcu_wire_limits_t limits = { PROCS, WORLD, 4096 };
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint64_t next(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* This test's own statement of a valid message from process `from`. */
+static int valid(const unsigned char *m, size_t size, int from)
+{
+    dcu_wire_header_t h;
+    if (size < sizeof h)
+        return 0;
+    memcpy(&h, m, sizeof h);
+    int framed = h.magic == DCU_WIRE_MAGIC && h.version == DCU_WIRE_VERSION &&
+                 size <= limits.max_size && h.length == size - sizeof h &&
+                 h.src_proc == from && from >= 0 && from < PROCS;
+    if (!framed)
+        return 0;
+    int ranks = h.src_rank >= 0 && h.src_rank < WORLD && h.dst_rank >= 0 && h.dst_rank < WORLD;
+    switch (h.type) {
+    case DCU_WIRE_PUT:
+        return ranks && h.tag <= 256 && h.slot < 64 && h.count == h.length &&
+               h.offset + h.count >= h.offset;
+    case DCU_WIRE_NOTIFY:
+        return ranks && h.tag >= 1 && h.tag <= 256 && h.length == 0;
+    case DCU_WIRE_BARRIER:
+        if (h.epoch == 0 || (h.slot != 0xffffffffu && h.slot >= 64) || h.count > WORLD ||
+            h.count * 16 != h.length)
+            return 0;
+        if (h.slot == 0xffffffffu)
+            return h.count == 0;
+        return h.count == 0 || (h.src_rank >= 0 && h.src_rank + (int64_t)h.count <= WORLD);
+    default:
+        return 0;
+    }
+}
+
+static size_t make(unsigned char *m, int type, int from)
+{
+    dcu_wire_header_t h;
+    size_t body = type == DCU_WIRE_PUT ? 40 : type == DCU_WIRE_BARRIER ? 3 * 16 : 0;
+    dcu_wire_header(&h, (uint8_t)type, (uint32_t)body, from);
+    h.src_rank = 3 * from;
+    h.dst_rank = (3 * from + 4) % WORLD;
+    h.tag = type == DCU_WIRE_BARRIER ? 0 : 8;
+    h.slot = 5;
+    h.epoch = type == DCU_WIRE_BARRIER ? 2 : 0;
+    h.offset = 64;
+    h.count = type == DCU_WIRE_PUT ? body : type == DCU_WIRE_BARRIER ? 3 : 0;
+    memcpy(m, &h, sizeof h);
+    for (size_t i = 0; i < body; i++)
+        m[sizeof h + i] = (unsigned char)(i * 7);
+    return sizeof h + body;
+}
+
+static int accepts(const unsigned char *m, size_t size, int from)
+{
+    dcu_wire_header_t h;
+    char why[128];
+    return dcu_wire_check(m, size, from, &limits, &h, why, sizeof why) == DCUDA_OK;
+}
+
+static int run_fuzz(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    unsigned char m[4200], base[3][4200];
+    size_t sizes[3];
+    for (int t = 0; t < 3; t++) {
+        sizes[t] = make(base[t], t + 1, 2);
+        TEST_CHECK(accepts(base[t], sizes[t], 2), "valid message of type %d refused", t + 1);
+        TEST_CHECK(!accepts(base[t], sizes[t], 1), "message of type %d taken from another sender",
+                   t + 1);
+        for (size_t n = 0; n < sizes[t]; n++)
+            TEST_CHECK(!accepts(base[t], n, 2), "type %d accepted when cut to %zu bytes", t + 1, n);
+    }
+    int agree = 0, accepted = 0;
+    for (int round = 0; round < FUZZ_ROUNDS; round++) {
+        int t = (int)(next() % 3), from = (int)(next() % PROCS);
+        size_t size = sizes[t];
+        memcpy(m, base[t], size);
+        ((dcu_wire_header_t *)m)->src_proc = from;
+        for (int flips = 1 + (int)(next() % 3); flips > 0; flips--) {
+            switch (next() % 4) {
+            case 0: /* a random byte of the header */
+                m[next() % sizeof(dcu_wire_header_t)] = (unsigned char)next();
+                break;
+            case 1: /* a small number in a random field word */
+                memcpy(m + 4 * (next() % (sizeof(dcu_wire_header_t) / 4)), &(uint32_t){ (uint32_t)(next() % 80) }, 4);
+                break;
+            case 2: /* another size */
+                size = next() % 2 ? sizeof(dcu_wire_header_t) + next() % 200 : next() % 4200;
+                break;
+            default: /* random bytes throughout */
+                for (size_t i = 0; i < size; i++)
+                    m[i] = (unsigned char)next();
+                break;
+            }
+        }
+        int a = accepts(m, size, from), v = valid(m, size, from);
+        accepted += a;
+        if (a == v) {
+            agree++;
+        } else if (test_failures < 5) {
+            TEST_CHECK(a == v, "round %d: decoder %s a message this test calls %s", round,
+                       a ? "accepts" : "refuses", v ? "valid" : "invalid");
+        } else {
+            test_failures++;
+        }
+    }
+    printf("wire fuzz: %d rounds, decoder and reference agree on %d, %d accepted\n", FUZZ_ROUNDS,
+           agree, accepted);
+    TEST_CHECK(accepted > 100, "too few mutations stayed valid (%d): the fuzzing is too coarse",
+               accepted);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const test_case_t cases[] = { { "decode", run_fuzz } };
+    return test_main(argc, argv, cases, 1);
+}
