@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# GPU ranks on the network path, forced between the GPUs of one host, in one
+# call: every GPU suite case under mpirun -np 2 with DCUDA_NET_FORCE=1, the
+# demo, the benchmark's peer rows (then remote: through both proxies and
+# MPI, shared-memory transport) and the staging probe. Logs under $OUT; a
+# short table last. Run from the repository root after a GPU build in
+# build-gpu (tools/device_run.sh makes one). Usage: tools/device_net.sh
+set -uo pipefail
+OUT=${OUT:-/tmp/dcuda-net}
+mkdir -p "$OUT"
+b=build-gpu
+[ -x $b/tests/dcuda_test_semantics ] || {
+    cmake -S . -B $b -DDCUDA_WERROR=ON -DCMAKE_CUDA_ARCHITECTURES=90 >"$OUT/build.log" 2>&1 &&
+        cmake --build $b -j "$(nproc)" >>"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
+}
+export DCUDA_BACKEND=cuda DCUDA_NET_FORCE=1 DCUDA_WATCHDOG_CANCEL=1
+mpi() { mpirun --allow-run-as-root -np 2 -x DCUDA_BACKEND -x DCUDA_NET_FORCE \
+            -x DCUDA_WATCHDOG_CANCEL -x DCUDA_RANKS "$@"; }
+pass=0 fail=0
+run() { # exe case
+    if DCUDA_RANKS=8 timeout 120 mpi "$b/tests/$1" "$2" >"$OUT/t-$1-$2.log" 2>&1 &&
+        [ "$(grep -c '^process [01] of 2: PASSED' "$OUT/t-$1-$2.log")" = 2 ]; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1)); echo "FAIL $1 $2"; tail -5 "$OUT/t-$1-$2.log"
+    fi
+}
+for c in visibility order tags many wrap overlap flush barrier size0 windows user ack \
+         notify_release ranks256; do run dcuda_test_semantics $c; done
+for c in rank tag count bounds overflow source win_comm overlap not_init comm win timer \
+         win_limit; do run dcuda_test_misuse $c; done
+for c in wait log_order barrier; do run dcuda_test_watchdog $c; done
+run dcuda_test_routes invalidation
+for c in ping laggard; do run dcuda_test_hostcmd $c; done
+echo "gpu suites on the network path: $pass passed, $fail failed"
+DCUDA_RANKS=0 timeout 120 mpi $b/apps/demo/dcuda_demo >"$OUT/demo.log" 2>&1
+grep -E "^(reduce|stencil|demo):" "$OUT/demo.log"
+DCUDA_RANKS=0 timeout 300 mpi $b/bench/dcuda_bench --quick --csv="$OUT/bench-net.csv" \
+    >"$OUT/bench-net.txt" 2>&1 || echo "bench failed (see bench-net.txt)"
+$b/bench/dcuda_probe_staging | tee "$OUT/staging.txt"
+grep -E "^(latency|bandwidth) +peer_" "$OUT/bench-net.txt" | awk '$4 == 4 || $4 == 0 || $4 == 67108864 || $4 == 4194304'
+(cd "$OUT" && tar czf /tmp/net-logs.tgz . && mv /tmp/net-logs.tgz logs.tgz &&
+     for f in *; do case " logs.tgz bench-net.txt bench-net.csv staging.txt " in *" $f "*) ;; *) rm -f "$f" ;; esac; done)
+[ $fail -eq 0 ]
