@@ -14,11 +14,11 @@ b=build-gpu
         cmake --build $b -j "$(nproc)" >>"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
 }
 export DCUDA_BACKEND=cuda DCUDA_NET_FORCE=1 DCUDA_WATCHDOG_CANCEL=1
-mpi() { mpirun --allow-run-as-root -np 2 -x DCUDA_BACKEND -x DCUDA_NET_FORCE \
-            -x DCUDA_WATCHDOG_CANCEL -x DCUDA_RANKS "$@"; }
+mpi=(mpirun --allow-run-as-root -np 2 -x DCUDA_BACKEND -x DCUDA_NET_FORCE
+     -x DCUDA_WATCHDOG_CANCEL -x DCUDA_RANKS)
 pass=0 fail=0
 run() { # exe case
-    if DCUDA_RANKS=8 timeout 120 mpi "$b/tests/$1" "$2" >"$OUT/t-$1-$2.log" 2>&1 &&
+    if DCUDA_RANKS=8 timeout 120 "${mpi[@]}" "$b/tests/$1" "$2" >"$OUT/t-$1-$2.log" 2>&1 &&
         [ "$(grep -c '^process [01] of 2: PASSED' "$OUT/t-$1-$2.log")" = 2 ]; then
         pass=$((pass + 1))
     else
@@ -33,9 +33,9 @@ for c in wait log_order barrier; do run dcuda_test_watchdog $c; done
 run dcuda_test_routes invalidation
 for c in ping laggard; do run dcuda_test_hostcmd $c; done
 echo "gpu suites on the network path: $pass passed, $fail failed"
-DCUDA_RANKS=0 timeout 120 mpi $b/apps/demo/dcuda_demo >"$OUT/demo.log" 2>&1
+DCUDA_RANKS=0 timeout 120 "${mpi[@]}" $b/apps/demo/dcuda_demo >"$OUT/demo.log" 2>&1
 grep -E "^(reduce|stencil|demo):" "$OUT/demo.log"
-DCUDA_RANKS=0 timeout 300 mpi $b/bench/dcuda_bench --quick --csv="$OUT/bench-net.csv" \
+DCUDA_RANKS=0 timeout 300 "${mpi[@]}" $b/bench/dcuda_bench --quick --csv="$OUT/bench-net.csv" \
     >"$OUT/bench-net.txt" 2>&1 || echo "bench failed (see bench-net.txt)"
 $b/bench/dcuda_probe_staging | tee "$OUT/staging.txt"
 grep -E "^(latency|bandwidth) +peer_" "$OUT/bench-net.txt" | awk '$4 == 4 || $4 == 0 || $4 == 67108864 || $4 == 4194304'
