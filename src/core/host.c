@@ -241,6 +241,7 @@ static dcuda_status_t create_proxy(dcuda_host_h h)
     c.mirror = h->mirror;
     c.net_notifs = h->image.net_notifs;
     c.net_barrier = h->net_barrier_h;
+    c.cancel = h->cancel_h;
     return dcu_proxy_create(&c, &h->proxy);
 }
 
@@ -338,11 +339,12 @@ dcuda_status_t dcuda_host_get_rank_info(dcuda_host_h h, dcuda_rank_info_t *info)
     return DCUDA_OK;
 }
 
-/* A proxy that cannot go on ends the run as a lost peer would. */
+/* A proxy that cannot go on ends the run as a lost peer would (unless the
+ * run was cancelled already: then its failure is a consequence). */
 static void check_proxy(dcuda_host_h h)
 {
     const char *why = dcu_proxy_failure(h->proxy);
-    if (!why || h->lost[0])
+    if (!why || h->lost[0] || atomic_load_explicit(h->cancel_h, memory_order_acquire))
         return;
     snprintf(h->lost, sizeof h->lost, "%s", why);
     atomic_store_explicit(h->cancel_h, DCUDA_CANCEL_PEER, memory_order_release);

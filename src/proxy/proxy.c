@@ -45,6 +45,9 @@ struct dcu_proxy {
 };
 
 static void fail(dcu_proxy_t *p, const char *fmt, ...) DCU_MSG_FMT(2, 3);
+/* The proxy cannot go on. Once the run was cancelled (the watchdog, a dead
+ * peer), its ranks left their waits early and what arrives may no longer
+ * fit: that is kept, not reported, since the cancel's cause was. */
 static void fail(dcu_proxy_t *p, const char *fmt, ...)
 {
     if (p->failure[0])
@@ -53,7 +56,8 @@ static void fail(dcu_proxy_t *p, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(p->failure, sizeof p->failure, fmt, ap);
     va_end(ap);
-    dcu_msg_error("process %d: %s", p->c.process_index, p->failure);
+    if (!atomic_load_explicit(p->c.cancel, memory_order_acquire))
+        dcu_msg_error("process %d: %s", p->c.process_index, p->failure);
 }
 
 const char *dcu_proxy_failure(const dcu_proxy_t *p) { return p->failure[0] ? p->failure : NULL; }

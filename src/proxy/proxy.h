@@ -40,6 +40,7 @@ typedef struct dcu_proxy_config {
     dcuda_win_entry_t *mirror;           /* rank memory: NET processes' parts, same shape */
     dcuda_notif_counters_t *net_notifs;  /* rank memory: [ranks] the proxy's counters */
     DCUDA_ATOMIC(uint32_t) * net_barrier; /* host view: WORLD barriers completed */
+    DCUDA_ATOMIC(uint32_t) * cancel;      /* host view: the run's cancel flag */
 } dcu_proxy_config_t;
 
 /* Opens the network manager when there is a network path (collective over
