@@ -21,8 +21,9 @@ enum sem_case {
     SEM_RING,
     SEM_WINDOWS,
     SEM_USER,
-    SEM_ACK,           /* visibility with dcuda_notify as the buffer-free signal */
-    SEM_NOTIFY_RELEASE /* a put, a notification elsewhere, then one to its target */
+    SEM_ACK,            /* visibility with dcuda_notify as the buffer-free signal */
+    SEM_NOTIFY_RELEASE, /* a put, a notification elsewhere, then one to its target */
+    SEM_MIX             /* sizes across every threshold, overlapping small and large puts */
 };
 
 /* Result slots of each rank: res[rank * SEM_SLOTS + slot]. */
@@ -78,6 +79,7 @@ typedef struct sem_data {
 #define SEM_TAG_SELF 20
 #define SEM_TAG_NR 21
 #define SEM_TAG_BAR 22
+#define SEM_TAG_MIX 23
 
 /* Sizes. */
 #define SEM_VIS_BYTES 65536u   /* visibility: bytes per put */
@@ -92,6 +94,42 @@ typedef struct sem_data {
 #define SEM_WIN_SUB 32u        /* windows: bytes per window part */
 #define SEM_WIN_MAXLIVE 5      /* windows: most windows live at once */
 
+/* mix: the sizes of one round's puts, in order: inline in one inbox entry,
+ * at and past its end, at and past the inbox's eager limit (4096), and
+ * past one network chunk. Odd sizes leave later destinations unaligned. */
+#define SEM_MIX_SIZES 10
+TEST_FN uint64_t sem_mix_size(int i)
+{
+    switch (i) {
+    case 0:
+        return 4;
+    case 1:
+        return 31;
+    case 2:
+        return 32;
+    case 3:
+        return 33;
+    case 4:
+        return 1000;
+    case 5:
+        return 4064;
+    case 6:
+        return 4096;
+    case 7:
+        return 4097;
+    case 8:
+        return 9000;
+    default:
+        return 70000;
+    }
+}
+#define SEM_MIX_ZONE 8192u    /* mix: the overlap zone at the start of a round */
+#define SEM_MIX_DATA 92357u   /* mix: the sum of the sizes */
+#define SEM_MIX_ROUND 100552u /* mix: zone + sizes, rounded up to 8 */
+#define SEM_MIX_SEND 70144u   /* mix: the send buffer: the largest size + source offsets */
+/* mix: where put i of round r reads in the send buffer (varied alignment). */
+TEST_FN uint64_t sem_mix_src(int r, int i) { return (uint64_t)((r * 13 + i * 7) % 61); }
+
 TEST_FN int sem_wrap_tag(int k) { return k == 0 ? 1 : k == 1 ? 2 : 254; }
 
 /* Bytes of buf per rank for a case with `ranks` ranks and `iters`. */
@@ -99,20 +137,36 @@ TEST_FN uint64_t sem_region_bytes(int c, int ranks, int iters)
 {
     uint64_t n = (uint64_t)ranks, k = (uint64_t)iters;
     switch (c) {
-    case SEM_VISIBILITY: return 2u * SEM_VIS_BYTES;
-    case SEM_ACK: return 2u * SEM_ACK_BYTES;
-    case SEM_NOTIFY_RELEASE: return 16u * k;
-    case SEM_ORDER: return 8u * (2u * k + 2u * SEM_ORDER_ROUNDS * SEM_ORDER_MSGS);
-    case SEM_TAGS: return 8u;
-    case SEM_MANY: return 8u * (n * k + k);
-    case SEM_WRAP: return 8u * (2u * SEM_WRAP_TAGS * k);
-    case SEM_OVERLAP: return SEM_OV_BYTES;
-    case SEM_FLUSH: return 3u * SEM_FLUSH_BYTES;
-    case SEM_BARRIER: return 16u; /* the buffer is [2][WORLD ranks] words */
-    case SEM_SIZE0: return 2u * SEM_ZERO_BYTES;
-    case SEM_RING: return 8u * (2u * k + 1u + n);
-    case SEM_WINDOWS: return SEM_WIN_SUB * SEM_WIN_MAXLIVE;
-    default: return 8u;
+    case SEM_VISIBILITY:
+        return 2u * SEM_VIS_BYTES;
+    case SEM_ACK:
+        return 2u * SEM_ACK_BYTES;
+    case SEM_NOTIFY_RELEASE:
+        return 16u * k;
+    case SEM_ORDER:
+        return 8u * (2u * k + 2u * SEM_ORDER_ROUNDS * SEM_ORDER_MSGS);
+    case SEM_TAGS:
+        return 8u;
+    case SEM_MANY:
+        return 8u * (n * k + k);
+    case SEM_WRAP:
+        return 8u * (2u * SEM_WRAP_TAGS * k);
+    case SEM_OVERLAP:
+        return SEM_OV_BYTES;
+    case SEM_FLUSH:
+        return 3u * SEM_FLUSH_BYTES;
+    case SEM_BARRIER:
+        return 16u; /* the buffer is [2][WORLD ranks] words */
+    case SEM_SIZE0:
+        return 2u * SEM_ZERO_BYTES;
+    case SEM_RING:
+        return 8u * (2u * k + 1u + n);
+    case SEM_WINDOWS:
+        return SEM_WIN_SUB * SEM_WIN_MAXLIVE;
+    case SEM_MIX:
+        return k * SEM_MIX_ROUND + SEM_MIX_SEND;
+    default:
+        return 8u;
     }
 }
 

@@ -219,6 +219,29 @@ static int run_notify_release(int argc, char **argv)
     return 0;
 }
 
+#define MIX_ROUNDS 3
+static int64_t mix_checked(const sem_run_t *r, int k)
+{
+    (void)k;
+    return (int64_t)r->d.iters * (SEM_MIX_ZONE + SEM_MIX_DATA) + 1;
+}
+static int run_mix(int argc, char **argv)
+{
+    sem_run_t r;
+    int rc = sem_open(&r, argc, argv, SEM_MIX, MIX_ROUNDS);
+    if (rc)
+        return rc;
+    sem_exec(&r, DCUDA_OK);
+    sem_check_ranks(&r, mix_checked);
+    /* The last round's largest put, seen from the host too. */
+    uint64_t last = SEM_MIX_ROUND * (MIX_ROUNDS - 1) + SEM_MIX_ZONE + SEM_MIX_DATA - 70000u;
+    for (int k = r.first; k < r.end; k++)
+        expect_bytes(part(&r, k) + last, sem_mix_src(MIX_ROUNDS - 1, SEM_MIX_SIZES - 1), 70000u,
+                     (uint32_t)prev(&r, k), 7, "the last round's largest put", k);
+    sem_close(&r);
+    return 0;
+}
+
 #define ORDER_ITERS 48
 static int64_t order_checked(const sem_run_t *r, int k)
 {
@@ -516,7 +539,7 @@ static int run_user(int argc, char **argv)
     int rc = sem_open(&r, argc, argv, SEM_USER, 1);
     if (rc)
         return rc;
-    const int pairs[] = {3, DCUDA_MAX_TIMERS, 0};
+    const int pairs[] = { 3, DCUDA_MAX_TIMERS, 0 };
     uint64_t in = (uint64_t)getpid() * UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)time(NULL);
     for (int run = 0; run < 3; run++) {
         sem_data_t before;
@@ -532,8 +555,8 @@ static int run_user(int argc, char **argv)
                    run);
         TEST_CHECK(r.d.ranks_seen == r.n, "run %d: ranks_seen %d", run, r.d.ranks_seen);
         TEST_CHECK(r.d.first_seen == r.first && r.d.device_seen == r.info.rank_responsible,
-                   "run %d: DEVICE rank 0 is WORLD rank %d of %d on DEVICE, expected %d of %d",
-                   run, r.d.first_seen, r.d.device_seen, r.first, r.info.rank_responsible);
+                   "run %d: DEVICE rank 0 is WORLD rank %d of %d on DEVICE, expected %d of %d", run,
+                   r.d.first_seen, r.d.device_seen, r.first, r.info.rank_responsible);
         TEST_CHECK(r.d.user_in == before.user_in && r.d.buf == before.buf &&
                        r.d.res == before.res && r.d.timer_pairs == before.timer_pairs &&
                        r.d.test_case == before.test_case,
@@ -608,21 +631,22 @@ static int run_peer_exit(int argc, char **argv)
 int main(int argc, char **argv)
 {
     static const test_case_t cases[] = {
-        {"visibility", run_visibility},
-        {"order", run_order},
-        {"tags", run_tags},
-        {"many", run_many},
-        {"wrap", run_wrap},
-        {"overlap", run_overlap},
-        {"flush", run_flush},
-        {"barrier", run_barrier},
-        {"size0", run_size0},
-        {"ranks256", run_ring},
-        {"windows", run_windows},
-        {"user", run_user},
-        {"ack", run_ack},
-        {"notify_release", run_notify_release},
-        {"peer_exit", run_peer_exit},
+        { "visibility", run_visibility },
+        { "order", run_order },
+        { "tags", run_tags },
+        { "many", run_many },
+        { "wrap", run_wrap },
+        { "overlap", run_overlap },
+        { "flush", run_flush },
+        { "barrier", run_barrier },
+        { "size0", run_size0 },
+        { "ranks256", run_ring },
+        { "windows", run_windows },
+        { "user", run_user },
+        { "ack", run_ack },
+        { "notify_release", run_notify_release },
+        { "mix", run_mix },
+        { "peer_exit", run_peer_exit },
     };
     return test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
 }

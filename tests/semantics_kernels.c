@@ -533,6 +533,61 @@ TEST_RANK_FN void case_user(sem_rank_t *c)
     dcuda_rank_sync();
 }
 
+/* One round of mix into `to`'s region at `at`: in the zone, a small put, a
+ * large one over it, a small one into it (later puts win); then every size
+ * of sem_mix_size, the last notified. */
+TEST_RANK_FN void mix_send(sem_rank_t *c, dcuda_win_t win, int r, uint64_t at,
+                           const unsigned char *send)
+{
+    ok(c, dcuda_put(c->st, win, c->to, at, 16, send + 5));
+    ok(c, dcuda_put(c->st, win, c->to, at, SEM_MIX_ZONE, send + 11));
+    ok(c, dcuda_put(c->st, win, c->to, at + 64, 16, send + 17));
+    uint64_t dst = at + SEM_MIX_ZONE;
+    for (int i = 0; i < SEM_MIX_SIZES; i++) {
+        uint64_t n = sem_mix_size(i);
+        const unsigned char *src = send + sem_mix_src(r, i);
+        if (i == SEM_MIX_SIZES - 1)
+            ok(c, dcuda_put_notify(c->st, win, c->to, dst, n, src, SEM_TAG_MIX));
+        else
+            ok(c, dcuda_put(c->st, win, c->to, dst, n, src));
+        dst += n;
+    }
+}
+
+/* What mix_send wrote, as the target checks it. */
+TEST_RANK_FN void mix_check(sem_rank_t *c, int r, const unsigned char *got)
+{
+    const uint32_t from = (uint32_t)c->from;
+    check_bytes(c, got, 11, 64, from, 7, (int64_t)r * SEM_MIX_ROUND);
+    check_bytes(c, got + 64, 17, 16, from, 7, (int64_t)r * SEM_MIX_ROUND + 64);
+    check_bytes(c, got + 80, 11 + 80, SEM_MIX_ZONE - 80, from, 7, (int64_t)r * SEM_MIX_ROUND + 80);
+    uint64_t dst = SEM_MIX_ZONE;
+    for (int i = 0; i < SEM_MIX_SIZES; i++) {
+        check_bytes(c, got + dst, sem_mix_src(r, i), sem_mix_size(i), from, 7,
+                    (int64_t)(r * SEM_MIX_ROUND + dst));
+        dst += sem_mix_size(i);
+    }
+}
+
+/* Every rank sends all rounds to its ring neighbour before it waits for
+ * any (so a target's inbox fills, wraps, and holds large puts back), then
+ * checks every byte it received. */
+TEST_RANK_FN void case_mix(sem_rank_t *c)
+{
+    const int rounds = c->d->iters;
+    unsigned char *send = c->mine + (uint64_t)rounds * SEM_MIX_ROUND;
+    dcuda_win_t win;
+    fill_bytes(send, SEM_MIX_SEND, (uint32_t)c->rank, 7);
+    ok(c, dcuda_win_create(c->st, DCUDA_COMM_WORLD, c->mine, c->d->region, &win));
+    for (int r = 0; r < rounds; r++)
+        mix_send(c, win, r, (uint64_t)r * SEM_MIX_ROUND, send);
+    ok(c, dcuda_wait_notifications(c->st, SEM_TAG_MIX, rounds));
+    for (int r = 0; r < rounds; r++)
+        mix_check(c, r, c->mine + (uint64_t)r * SEM_MIX_ROUND);
+    expect(c, dcuda_test_notifications(c->st, SEM_TAG_MIX, 1) == 0, -1);
+    ok(c, dcuda_win_free(c->st, win));
+}
+
 DCUDA_KERNEL(semantics, ctx)
 {
     DCUDA_SHARED dcuda_state_t st;
@@ -554,21 +609,54 @@ DCUDA_KERNEL(semantics, ctx)
     c.from = (c.rank + c.size - 1) % c.size;
     c.mine = c.d->buf + (uint64_t)c.rank * c.d->region;
     switch (c.d->test_case) {
-    case SEM_VISIBILITY: case_visibility(&c, SEM_VIS_BYTES, 0); break;
-    case SEM_ACK: case_visibility(&c, SEM_ACK_BYTES, 1); break;
-    case SEM_NOTIFY_RELEASE: case_notify_release(&c); break;
-    case SEM_ORDER: case_order(&c); break;
-    case SEM_TAGS: case_tags(&c); break;
-    case SEM_MANY: case_many(&c); break;
-    case SEM_WRAP: case_wrap(&c); break;
-    case SEM_OVERLAP: case_overlap(&c); break;
-    case SEM_FLUSH: case_flush(&c); break;
-    case SEM_BARRIER: case_barrier(&c); break;
-    case SEM_SIZE0: case_size0(&c); break;
-    case SEM_RING: case_ring(&c); break;
-    case SEM_WINDOWS: case_windows(&c); break;
-    case SEM_USER: case_user(&c); break;
-    default: ok(&c, DCUDA_ERR_INVALID_ARG); break;
+    case SEM_VISIBILITY:
+        case_visibility(&c, SEM_VIS_BYTES, 0);
+        break;
+    case SEM_ACK:
+        case_visibility(&c, SEM_ACK_BYTES, 1);
+        break;
+    case SEM_NOTIFY_RELEASE:
+        case_notify_release(&c);
+        break;
+    case SEM_ORDER:
+        case_order(&c);
+        break;
+    case SEM_TAGS:
+        case_tags(&c);
+        break;
+    case SEM_MANY:
+        case_many(&c);
+        break;
+    case SEM_WRAP:
+        case_wrap(&c);
+        break;
+    case SEM_OVERLAP:
+        case_overlap(&c);
+        break;
+    case SEM_FLUSH:
+        case_flush(&c);
+        break;
+    case SEM_BARRIER:
+        case_barrier(&c);
+        break;
+    case SEM_SIZE0:
+        case_size0(&c);
+        break;
+    case SEM_RING:
+        case_ring(&c);
+        break;
+    case SEM_WINDOWS:
+        case_windows(&c);
+        break;
+    case SEM_USER:
+        case_user(&c);
+        break;
+    case SEM_MIX:
+        case_mix(&c);
+        break;
+    default:
+        ok(&c, DCUDA_ERR_INVALID_ARG);
+        break;
     }
     ok(&c, dcuda_rank_finish(&st));
     if (dcuda_thread_index() == 0) {

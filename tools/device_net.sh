@@ -26,7 +26,7 @@ run() { # exe case
     fi
 }
 for c in visibility order tags many wrap overlap flush barrier size0 windows user ack \
-         notify_release ranks256; do run dcuda_test_semantics $c; done
+         notify_release mix ranks256; do run dcuda_test_semantics $c; done
 for c in rank tag count bounds overflow source win_comm overlap not_init comm win timer \
          win_limit; do run dcuda_test_misuse $c; done
 for c in wait log_order barrier; do run dcuda_test_watchdog $c; done

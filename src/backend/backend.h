@@ -90,10 +90,6 @@ typedef struct dcu_backend_ops {
     dcuda_status_t (*copy_out)(dcu_backend_t *b, void *dst, const void *src, size_t size);
     /* copy_out while ranks run (never waits for them). */
     dcuda_status_t (*peek)(dcu_backend_t *b, void *dst, const void *src, size_t size);
-    /* Sets a counter in rank memory that only the host writes, with release:
-     * ranks that see the value also see what the host's earlier copy_in
-     * calls wrote. */
-    dcuda_status_t (*signal)(dcu_backend_t *b, uint32_t *counter, uint32_t value);
     /* Starts every rank of the kernel on `ctx` (as ranks reach it; on CPU
      * ranks also the host's view) and returns at once. */
     dcuda_status_t (*launch)(dcu_backend_t *b, dcuda_context_t *ctx);

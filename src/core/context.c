@@ -35,21 +35,41 @@ static dcuda_status_t alloc_peer_tables(dcuda_host_h h)
     return DCUDA_OK;
 }
 
-/* With a process on the network path: the proxy's half of each rank's
- * counters, and the mirror of the other processes' WORLD window parts. */
+/* With a process on the network path: the mirror of the other processes'
+ * WORLD window parts. */
 static dcuda_status_t alloc_net_tables(dcuda_host_h h)
 {
-    dcuda_context_t *c = &h->image;
     void *p;
+    dcuda_status_t st;
+    if (!h->image.net)
+        return DCUDA_OK;
+    if ((st = dcu_mem_alloc(h, win_table_bytes(h->image.world_size), &p)))
+        return st;
+    h->mirror = (dcuda_win_entry_t *)p;
+    return DCUDA_OK;
+}
+
+/* With a process on the network path: each rank's inbox and how far it
+ * consumed it (mapped: the proxy writes one, the rank the other). */
+static dcuda_status_t alloc_mapped_inboxes(dcuda_host_h h)
+{
+    dcuda_context_t *c = &h->image;
+    size_t ranks = (size_t)c->device_size;
+    void *hp, *dp;
     dcuda_status_t st;
     if (!c->net)
         return DCUDA_OK;
-    if ((st = dcu_mem_alloc(h, (size_t)c->device_size * sizeof(dcuda_notif_counters_t), &p)))
+    st = h->ops->alloc_mapped(h->backend, ranks * DCUDA_INBOX_ENTRIES * sizeof(dcuda_inbox_entry_t),
+                              &hp, &dp);
+    if (st != DCUDA_OK)
         return st;
-    c->net_notifs = (dcuda_notif_counters_t *)p;
-    if ((st = dcu_mem_alloc(h, win_table_bytes(c->world_size), &p)))
+    h->inbox_h = (dcuda_inbox_entry_t *)hp;
+    c->inbox = (dcuda_inbox_entry_t *)dp;
+    size_t tail_bytes = (ranks * sizeof(uint32_t) + HEAD_BYTES - 1u) / HEAD_BYTES * HEAD_BYTES;
+    if ((st = h->ops->alloc_mapped(h->backend, tail_bytes, &hp, &dp)))
         return st;
-    h->mirror = (dcuda_win_entry_t *)p;
+    h->inbox_tail_h = (DCUDA_ATOMIC(uint32_t) *)hp;
+    c->inbox_tail = (DCUDA_ATOMIC(uint32_t) *)dp;
     return DCUDA_OK;
 }
 
@@ -110,8 +130,7 @@ static dcuda_status_t alloc_mapped_tables(dcuda_host_h h)
         return st;
     h->cmd_h = (dcuda_cmd_t *)hp;
     c->cmd.entries = (dcuda_cmd_t *)dp;
-    if ((st = ops->alloc_mapped(b, (size_t)c->device_size * sizeof(dcuda_cmd_reply_t), &hp,
-                                &dp)))
+    if ((st = ops->alloc_mapped(b, (size_t)c->device_size * sizeof(dcuda_cmd_reply_t), &hp, &dp)))
         return st;
     h->replies_h = (dcuda_cmd_reply_t *)hp;
     c->replies = (dcuda_cmd_reply_t *)dp;
@@ -123,7 +142,7 @@ static dcuda_status_t alloc_mapped_tables(dcuda_host_h h)
         return st;
     h->net_barrier_h = (DCUDA_ATOMIC(uint32_t) *)hp;
     c->net_barrier = (DCUDA_ATOMIC(uint32_t) *)dp;
-    return DCUDA_OK;
+    return alloc_mapped_inboxes(h);
 }
 
 /* A ring's descriptor before its memory is allocated. */
@@ -169,16 +188,22 @@ void dcu_context_destroy(dcuda_host_h h)
 {
     const dcu_backend_ops_t *ops = h->ops;
     dcuda_context_t *c = &h->image;
-    void *dev[] = { c->net_notifs, h->mirror, c->notifs,           c->barriers, c->win_entries[0],
-                    c->win_entries[1],   c->timers,   (void *)c->log.head,
-                    (void *)c->cmd.head, c->error,    h->dev_ctx,
-                    h->user_dev,         c->peers,    c->segments };
+    void *dev[] = { h->mirror,         c->notifs,  c->barriers,         c->win_entries[0],
+                    c->win_entries[1], c->timers,  (void *)c->log.head, (void *)c->cmd.head,
+                    c->error,          h->dev_ctx, h->user_dev,         c->peers,
+                    c->segments };
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
         if (dev[i])
             dcu_mem_free(h, dev[i]);
-    void *mapped[] = { h->status_h,  (void *)h->cancel_h,   h->log_h,
-                       h->cmd_h,     h->replies_h,          (void *)h->cmd_tail_h,
-                       (void *)h->net_barrier_h };
+    void *mapped[] = { h->status_h,
+                       (void *)h->cancel_h,
+                       h->log_h,
+                       h->cmd_h,
+                       h->replies_h,
+                       (void *)h->cmd_tail_h,
+                       (void *)h->net_barrier_h,
+                       h->inbox_h,
+                       (void *)h->inbox_tail_h };
     for (size_t i = 0; i < sizeof mapped / sizeof mapped[0]; i++)
         if (mapped[i])
             ops->free_mapped(h->backend, mapped[i]);
@@ -193,6 +218,8 @@ void dcu_context_destroy(dcuda_host_h h)
     h->cancel_h = NULL;
     h->cmd_tail_h = NULL;
     h->net_barrier_h = NULL;
+    h->inbox_h = NULL;
+    h->inbox_tail_h = NULL;
     h->mirror = NULL;
 }
 
@@ -248,19 +275,14 @@ static void reset_mapped_tables(dcuda_host_h h)
     *h->cancel_h = 0;
 }
 
-/* The proxy's counters start at zero (a rank waits for the sum of its two
- * counters: its own start at NOTIF_START); no window part is mirrored. */
+/* No window part is mirrored (the inboxes go on from run to run: the
+ * proxy settled them after the last). */
 static dcuda_status_t reset_net_tables(dcuda_host_h h)
 {
     dcuda_context_t *c = &h->image;
     static const dcuda_win_entry_t no_window;
-    uint32_t zero = 0;
-    dcuda_status_t st;
     if (!c->net)
         return DCUDA_OK;
-    if ((st = fill_rank_memory(h, c->net_notifs, &zero, sizeof zero,
-                               (size_t)c->device_size * DCUDA_TAG_COUNT)))
-        return st;
     return fill_rank_memory(h, h->mirror, &no_window, sizeof no_window,
                             (size_t)DCUDA_MAX_WINDOWS * (size_t)c->world_size);
 }

@@ -81,6 +81,8 @@ struct dcuda_host {
     dcuda_win_entry_t *mirror; /* rank-visible: parts of NET processes' WORLD windows */
     DCUDA_ATOMIC(uint32_t) * cmd_tail_h;
     DCUDA_ATOMIC(uint32_t) * net_barrier_h;
+    dcuda_inbox_entry_t *inbox_h; /* the ranks' inboxes (NET only) */
+    DCUDA_ATOMIC(uint32_t) * inbox_tail_h;
 
     dcu_monitor_t *monitor;
     dcu_proxy_t *proxy;

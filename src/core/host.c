@@ -239,7 +239,8 @@ static dcuda_status_t create_proxy(dcuda_host_h h)
     c.path = h->path;
     c.own_table = h->image.win_entries[0 /* WORLD */];
     c.mirror = h->mirror;
-    c.net_notifs = h->image.net_notifs;
+    c.inbox = h->inbox_h;
+    c.inbox_tail = h->inbox_tail_h;
     c.net_barrier = h->net_barrier_h;
     c.cancel = h->cancel_h;
     return dcu_proxy_create(&c, &h->proxy);

@@ -147,22 +147,11 @@ static void report_rank(dcuda_host_h h, int r, const dcuda_rank_status_t *s, uin
     }
 }
 
-/* What has arrived for each rank: its counters, plus the proxy's half of
- * them when some process is on the network path. 0 if they cannot be read. */
+/* What has arrived for each rank (what waits in an inbox is not counted
+ * yet). 0 if they cannot be read. */
 static int peek_counters(dcuda_host_h h, dcuda_notif_counters_t *out, int n)
 {
-    size_t bytes = (size_t)n * sizeof *out;
-    if (h->ops->peek(h->backend, out, h->image.notifs, bytes) != DCUDA_OK)
-        return 0;
-    if (!h->image.net)
-        return 1;
-    dcuda_notif_counters_t *net = malloc(bytes);
-    int ok = net && h->ops->peek(h->backend, net, h->image.net_notifs, bytes) == DCUDA_OK;
-    for (int r = 0; ok && r < n; r++)
-        for (int t = 0; t < DCUDA_TAG_COUNT; t++)
-            out[r].arrived[t] += net[r].arrived[t];
-    free(net);
-    return ok;
+    return h->ops->peek(h->backend, out, h->image.notifs, (size_t)n * sizeof *out) == DCUDA_OK;
 }
 
 static void watchdog_report(dcuda_host_h h, uint64_t now)

@@ -7,8 +7,11 @@
  * wants a reply: a rank that sees either knows those entries are free.
  *
  * Messages keep the order of the commands that made them; the manager keeps
- * the order of each pair of processes; arrivals are applied in order, the
- * data of a put before the counter that tells of it.
+ * the order of each pair of processes; arrivals go to their rank's inbox in
+ * order, and the rank applies them in order, the data of a put before the
+ * notification that tells of it. A WORLD barrier completes only once
+ * nothing that arrived is held for lack of inbox room, so a rank that sees
+ * it finds everything sent before it in its inbox.
  */
 #include "proxy.h"
 
@@ -18,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inbox.h"
 #include "util/clock.h"
 #include "util/msg.h"
 #include "util/ring.h"
@@ -33,7 +37,7 @@ struct dcu_proxy {
     /* The network path. */
     dcu_net_t *net;
     dcu_wire_limits_t limits;
-    uint32_t *shadow;         /* [ranks][tags]: the proxy's counters as last set */
+    dcu_inboxes_t *inboxes;   /* what arrives for my ranks */
     dcuda_win_entry_t *parts; /* [windows][ranks]: my ranks' parts of WORLD windows */
     uint64_t parts_known;     /* bit per window slot */
     struct {
@@ -73,14 +77,12 @@ static int process_of(const dcu_proxy_t *p, int64_t r)
 
 /* ---- applying what arrives ------------------------------------------------------ */
 
-/* Advances the proxy's counter of (my rank r, tag) by one. */
-static void bump(dcu_proxy_t *p, int r, uint32_t tag)
+static void deliver(dcu_proxy_t *p, const dcu_wire_header_t *h, int r, uint64_t dst,
+                    const void *data)
 {
-    uint32_t *v = &p->shadow[(size_t)r * DCUDA_TAG_COUNT + tag];
-    dcuda_status_t st =
-        p->c.ops->signal(p->c.backend, (uint32_t *)&p->c.net_notifs[r].arrived[tag], ++*v);
-    if (st != DCUDA_OK)
-        fail(p, "cannot advance the counter of tag %u of rank %d", tag, p->world_first + r);
+    if (dcu_inbox_deliver(p->inboxes, r, dst, data, (uint32_t)h->count, h->tag) != DCUDA_OK)
+        fail(p, "cannot hand a %s from rank %d to rank %d", data ? "put" : "notification",
+             h->src_rank, h->dst_rank);
 }
 
 static void apply_put(dcu_proxy_t *p, const dcu_wire_header_t *h, const void *body)
@@ -103,24 +105,18 @@ static void apply_put(dcu_proxy_t *p, const dcu_wire_header_t *h, const void *bo
              (unsigned long long)part->size, h->dst_rank, h->slot);
         return;
     }
-    if (h->count && p->c.ops->copy_in(p->c.backend, (void *)(uintptr_t)(part->base + h->offset),
-                                      body, (size_t)h->count) != DCUDA_OK) {
-        fail(p, "cannot write a put from rank %d into rank %d", h->src_rank, h->dst_rank);
-        return;
-    }
-    if (h->tag)
-        bump(p, r, h->tag - 1u);
+    deliver(p, h, r, part->base + h->offset, body);
 }
 
 static void apply_notify(dcu_proxy_t *p, const dcu_wire_header_t *h)
 {
     int r = h->dst_rank - p->world_first;
-    if (r < 0 || r >= p->c.ranks) {
+    if (r < 0 || r >= p->c.ranks || h->tag == 0) {
         fail(p, "a notification from rank %d for rank %d, which is not mine", h->src_rank,
              h->dst_rank);
         return;
     }
-    bump(p, r, h->tag - 1u);
+    deliver(p, h, r, 0u, NULL);
 }
 
 /* Completes the next barrier once every process arrived at it. */
@@ -128,7 +124,8 @@ static void complete_barriers(dcu_proxy_t *p)
 {
     for (;;) {
         uint32_t e = p->barriers_done + 1u;
-        if (p->bar[e & 1u].epoch != e || p->bar[e & 1u].arrived < p->c.process_count)
+        if (p->bar[e & 1u].epoch != e || p->bar[e & 1u].arrived < p->c.process_count ||
+            dcu_inbox_held(p->inboxes) > 0)
             return;
         p->bar[e & 1u].epoch = 0;
         p->bar[e & 1u].arrived = 0;
@@ -402,19 +399,31 @@ int dcu_proxy_poll(dcu_proxy_t *p)
             fail(p, "network: %s", p->c.net_ops->why(p->net));
         did |= r > 0;
     }
+    if (p->net && !p->failure[0] && dcu_inbox_held(p->inboxes) > 0) {
+        int r = dcu_inbox_retry(p->inboxes);
+        if (r < 0)
+            fail(p, "cannot write a put that waited for inbox room");
+        if (r > 0)
+            complete_barriers(p);
+        did |= r > 0;
+    }
     return did;
 }
 
 void dcu_proxy_drain(dcu_proxy_t *p)
 {
     uint64_t start = dcu_clock_ns();
-    while (p->net && p->c.net_ops->pending(p->net) > 0) {
+    if (!p->net)
+        return;
+    while (p->c.net_ops->pending(p->net) > 0) {
         if (p->c.net_ops->progress(p->net) < 0 || dcu_clock_ns() - start > PROXY_DRAIN_NS) {
             dcu_msg_warn("process %d: %d message(s) did not leave at the end of the run",
                          p->c.process_index, p->c.net_ops->pending(p->net));
-            return;
+            break;
         }
     }
+    if (dcu_inbox_settle(p->inboxes) != DCUDA_OK)
+        fail(p, "cannot apply the puts the ranks left in their inboxes");
 }
 
 /* ---- life --------------------------------------------------------------------------- */
@@ -426,7 +435,6 @@ void dcu_proxy_reset(dcu_proxy_t *p)
     atomic_store_explicit(p->c.cmd_tail, 0u, memory_order_relaxed);
     if (!p->net)
         return;
-    memset(p->shadow, 0, (size_t)p->c.ranks * DCUDA_TAG_COUNT * sizeof *p->shadow);
     p->parts_known = 0;
     memset(p->bar, 0, sizeof p->bar);
     p->barriers_done = 0;
@@ -445,10 +453,11 @@ dcuda_status_t dcu_proxy_create(const dcu_proxy_config_t *config, dcu_proxy_t **
     p->limits = (dcu_wire_limits_t){ config->process_count, p->world_size, DCU_NET_MAX_MESSAGE };
     dcuda_status_t st = DCUDA_OK;
     if (config->net_ops) {
-        p->shadow = calloc((size_t)config->ranks * DCUDA_TAG_COUNT, sizeof *p->shadow);
+        p->inboxes = dcu_inboxes_create(config->inbox, config->inbox_tail, config->ranks,
+                                        config->ops, config->backend);
         p->parts = calloc((size_t)DCUDA_MAX_WINDOWS * (size_t)config->ranks, sizeof *p->parts);
-        st = p->shadow && p->parts ? config->net_ops->open(receive, p, &p->net)
-                                   : DCUDA_ERR_NO_MEMORY;
+        st = p->inboxes && p->parts ? config->net_ops->open(receive, p, &p->net)
+                                    : DCUDA_ERR_NO_MEMORY;
     }
     if (st != DCUDA_OK) {
         dcu_proxy_destroy(p);
@@ -462,7 +471,7 @@ void dcu_proxy_destroy(dcu_proxy_t *p)
 {
     if (p->net)
         p->c.net_ops->close(p->net);
-    free(p->shadow);
+    dcu_inboxes_destroy(p->inboxes);
     free(p->parts);
     free(p);
 }

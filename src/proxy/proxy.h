@@ -3,8 +3,8 @@
  * and carries the network path (docs/remote-path.md). It answers pings in
  * the sender's reply slot; turns puts, notifications and WORLD barriers
  * for processes of other nodes into messages of a network manager; and
- * applies the messages that arrive: data into its ranks' windows, then the
- * proxy's half of their notification counters, and barrier arrivals.
+ * hands the puts and notifications that arrive to its ranks' inboxes
+ * (inbox.h), and counts barrier arrivals.
  *
  * The proxy reads the queue where the host reaches it (mapped host memory)
  * and writes rank memory through the backend. It is polled by the thread
@@ -38,7 +38,8 @@ typedef struct dcu_proxy_config {
     const uint8_t *path;                 /* [process_count] dcuda_path to each */
     dcuda_win_entry_t *own_table;        /* rank memory: my WORLD table [windows][WORLD] */
     dcuda_win_entry_t *mirror;           /* rank memory: NET processes' parts, same shape */
-    dcuda_notif_counters_t *net_notifs;  /* rank memory: [ranks] the proxy's counters */
+    dcuda_inbox_entry_t *inbox;           /* host view: [ranks][DCUDA_INBOX_ENTRIES] */
+    DCUDA_ATOMIC(uint32_t) * inbox_tail;  /* host view: [ranks] entries each consumed */
     DCUDA_ATOMIC(uint32_t) * net_barrier; /* host view: WORLD barriers completed */
     DCUDA_ATOMIC(uint32_t) * cancel;      /* host view: the run's cancel flag */
 } dcu_proxy_config_t;
@@ -52,7 +53,8 @@ void dcu_proxy_reset(dcu_proxy_t *p);
 /* Serves ready commands in ticket order and progresses the network; > 0 if
  * it did anything. */
 int dcu_proxy_poll(dcu_proxy_t *p);
-/* After a run: until every message this process sent has left. */
+/* After a run: until every message this process sent has left; then what
+ * the ranks left in their inboxes is applied. */
 void dcu_proxy_drain(dcu_proxy_t *p);
 /* Why the proxy cannot go on (a bad message, a network error), or NULL. */
 const char *dcu_proxy_failure(const dcu_proxy_t *p);

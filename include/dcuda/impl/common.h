@@ -145,7 +145,8 @@ DCU_HD void dcu_state_bind(dcuda_state_t *st, const dcuda_context_t *ctx, int de
     st->process_index = ctx->process_index;
     st->peers = ctx->peers;
     st->notifs = ctx->notifs;
-    st->net_notifs = ctx->net ? ctx->net_notifs : (dcuda_notif_counters_t *)0;
+    st->inbox = ctx->net ? ctx->inbox + (size_t)device_rank * DCUDA_INBOX_ENTRIES
+                         : (const dcuda_inbox_entry_t *)0;
     for (int p = 0; p < ctx->process_count && p < DCUDA_MAX_PROCESSES; p++) {
         st->peer_first[p] = ctx->peers[p].world_first;
         st->peer_notifs[p] = ctx->peers[p].notifs;

@@ -98,16 +98,49 @@ DCU_FN_COLD dcuda_status_t dcu_cancelled(const dcuda_state_t *st, dcu_block_t d,
     return DCU_REPORT(st, why, d.call, "in a barrier on %s", dcu_comm_name((int)d.comm));
 }
 
+/* ---- the inbox (network path, target side) --------------------------------- */
+
+/* The lanes of `lanes`: applies, in order, every message the proxy has left
+ * in the rank's inbox (shared/ring.h): a put's data into the rank's memory,
+ * then its notification, counted on the rank's own counter by an atomic add
+ * of its GPU (so it never races the adds of other ranks). Publishes how far
+ * it consumed; returns how many messages it applied. */
+DCU_FN_COLD uint32_t dcu_inbox_drain(dcuda_state_t *st, dcu_lanes_t lanes)
+{
+    uint32_t pos = st->inbox_pos, done = 0;
+    for (;;) {
+        const dcuda_inbox_entry_t *e = &st->inbox[pos & (DCUDA_INBOX_ENTRIES - 1u)];
+        uint32_t seq = dcu_leader() ? dcu_ld_acquire(&e->seq, 1) : 0u;
+        if (dcu_lanes_bcast(lanes, seq) != pos + 1u)
+            break;
+        dcu_lanes_sync(lanes); /* the lanes read the message after the leader's acquire */
+        uint32_t kind = e->kind, tag = e->tag;
+        if (kind == DCUDA_INBOX_PUT && e->count)
+            dcu_lanes_copy(lanes, (char *)(uintptr_t)e->dst, e->data, e->count);
+        dcu_lanes_sync(lanes); /* the data is written before it is counted */
+        if (dcu_leader() && kind != DCUDA_INBOX_PAD && tag)
+            dcu_red_release(&st->notifs[st->device_rank].arrived[tag - 1u], 1u, 0);
+        pos += e->entries;
+        done++;
+    }
+    if (done && dcu_leader()) {
+        st->inbox_pos = pos;
+        dcu_st_release(&st->ctx->inbox_tail[st->device_rank], pos, 1);
+    }
+    dcu_lanes_sync(lanes); /* every lane read inbox_pos before the leader moved it */
+    return done;
+}
+
 /* ---- blocking ----------------------------------------------------------- */
 
-/* Waits until *counter (plus *extra, the proxy's half of a split counter,
- * when not NULL) reaches target (mod 2^32); called by the lanes of `lanes`,
- * which see the leader's loads. After a while the rank shows itself blocked
- * to the watchdog, and from then on checks now and then whether the host
- * cancelled its waits. */
-DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *counter,
-                                      const dcu_u32a_t *extra, uint32_t target, int sys,
-                                      dcu_block_t d, dcu_lanes_t lanes)
+/* Waits until *counter reaches target (mod 2^32); called by the lanes of
+ * `lanes`, which see the leader's loads. A rank with an inbox applies what
+ * arrives in it meanwhile, and once more after a barrier (what the proxy
+ * left before the barrier's release). After a while the rank shows itself
+ * blocked to the watchdog, and from then on checks now and then whether
+ * the host cancelled its waits. */
+DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *counter, uint32_t target,
+                                      int sys, dcu_block_t d, dcu_lanes_t lanes)
 {
     const int lead = dcu_leader();
     dcu_waiter_t w = DCU_WAITER_INIT;
@@ -115,10 +148,12 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
     for (;;) {
         uint32_t v = 0u;
         if (lead)
-            v = dcu_ld_acquire(counter, sys) + (extra ? dcu_ld_acquire(extra, 1) : 0u);
+            v = dcu_ld_acquire(counter, sys);
         v = dcu_lanes_bcast(lanes, v);
         if (dcu_reached(v, target))
             break;
+        if (st->inbox && dcu_inbox_drain(st, lanes))
+            continue;      /* something arrived: look again at once */
         if (dcu_pause(&w)) /* still spinning: nothing else to look at yet */
             continue;
         if (!published && w.polls == DCU_WAIT_BLOCKED_POLLS) {
@@ -136,6 +171,8 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
             return dcu_cancelled(st, d, cancel);
         }
     }
+    if (st->inbox && d.phase == DCUDA_PHASE_BARRIER)
+        (void)dcu_inbox_drain(st, lanes);
     if (published && lead)
         dcu_publish_phase(st, DCUDA_PHASE_RUNNING);
     return DCUDA_OK;
@@ -182,8 +219,7 @@ DCU_FN_COLD dcuda_status_t dcu_node_barrier(dcuda_state_t *st, uint32_t epoch, c
         dcu_st_release(&ctx->node_slots[st->process_index].arrived, target, 1);
     }
     for (int p = 0; p < st->process_count; p++) {
-        dcuda_status_t s =
-            dcu_block_until(st, &ctx->node_slots[p].arrived, NULL, target, 1, d, lanes);
+        dcuda_status_t s = dcu_block_until(st, &ctx->node_slots[p].arrived, target, 1, d, lanes);
         if (s != DCUDA_OK)
             return s;
     }
@@ -205,7 +241,7 @@ DCU_FN_COLD dcuda_status_t dcu_net_barrier(dcuda_state_t *st, uint32_t epoch, ui
         dcu_fence(); /* acquire the device's arrivals (and parts) before releasing them on */
         dcu_cmd_post(st, DCUDA_CMD_BARRIER, epoch, slot, 0u);
     }
-    dcuda_status_t s = dcu_block_until(st, ctx->net_barrier, NULL, epoch, 1, d, lanes);
+    dcuda_status_t s = dcu_block_until(st, ctx->net_barrier, epoch, 1, d, lanes);
     if (s == DCUDA_OK && dcu_leader())
         dcu_st_release(&ctx->barriers[DCU_COMM_WORLD].released, epoch, 1);
     return s;
@@ -235,14 +271,14 @@ DCU_FN dcuda_status_t dcu_barrier_lanes(dcuda_state_t *st, int comm, uint32_t sl
     }
     dcuda_status_t s;
     if (comm != DCU_COMM_WORLD || st->process_count == 1) {
-        s = dcu_block_until(st, arrived, NULL, target, sys, d, lanes);
+        s = dcu_block_until(st, arrived, target, sys, d, lanes);
     } else {
         s = DCUDA_OK;
         if (dcu_lanes_bcast(lanes, last))
-            s = st->net_notifs ? dcu_net_barrier(st, epoch, slot, call, lanes)
-                               : dcu_node_barrier(st, epoch, call, lanes);
+            s = st->inbox ? dcu_net_barrier(st, epoch, slot, call, lanes)
+                          : dcu_node_barrier(st, epoch, call, lanes);
         if (s == DCUDA_OK)
-            s = dcu_block_until(st, &st->ctx->barriers[comm].released, NULL, epoch, sys, d, lanes);
+            s = dcu_block_until(st, &st->ctx->barriers[comm].released, epoch, sys, d, lanes);
     }
     dcu_fence();
     return s;
@@ -271,6 +307,9 @@ DCU_FN_COLD dcuda_status_t dcu_init_leader(const dcuda_context_t *ctx, dcuda_sta
                                 "context %p is not the handle passed to this kernel",
                                 (const void *)ctx);
     dcu_state_bind(st, ctx, dcu_rank_index());
+    /* Inbox positions go on from run to run: the proxy consumed what the
+     * last run left. */
+    st->inbox_pos = st->inbox ? dcu_ld_acquire(&ctx->inbox_tail[st->device_rank], 1) : 0u;
     st->magic = DCUDA_STATE_MAGIC;
     dcu_publish_phase(st, DCUDA_PHASE_RUNNING);
     return DCUDA_OK;
@@ -553,22 +592,18 @@ DCU_FN dcu_u32a_t *dcu_my_counter(const dcuda_state_t *st, int tag)
     return &st->notifs[st->device_rank].arrived[tag];
 }
 
-/* The proxy's half of my counter of a tag (NULL: no process on the
- * network path); a rank waits for the sum of the two. */
-DCU_FN const dcu_u32a_t *dcu_my_net_counter(const dcuda_state_t *st, int tag)
-{
-    return st->net_notifs ? &st->net_notifs[st->device_rank].arrived[tag] : NULL;
-}
-
 DCU_FN int dcu_test_notifications(dcuda_state_t *st, int tag, int count)
 {
     dcuda_status_t s = dcu_wait_entry(st, tag, count, "dcuda_test_notifications");
     if (s != DCUDA_OK)
         return s;
+    if (st->inbox) {
+        if (dcu_in_poll_lanes())
+            (void)dcu_inbox_drain(st, dcu_poll_lanes());
+        dcu_sync(); /* what it wrote is the block's */
+    }
     if (dcu_leader()) {
-        const dcu_u32a_t *net = dcu_my_net_counter(st, tag);
-        uint32_t arrived = dcu_ld_acquire(dcu_my_counter(st, tag), st->process_count > 1) +
-                           (net ? dcu_ld_acquire(net, 1) : 0u);
+        uint32_t arrived = dcu_ld_acquire(dcu_my_counter(st, tag), st->process_count > 1);
         int ready = dcu_notifs_ready(arrived, st->consumed[tag], (uint32_t)count);
         if (ready)
             st->consumed[tag] += (uint32_t)count;
@@ -588,8 +623,7 @@ DCU_FN dcuda_status_t dcu_wait_notifications(dcuda_state_t *st, int tag, int cou
         dcu_lanes_t lanes = dcu_poll_lanes();
         uint32_t target = st->consumed[tag] + (uint32_t)count;
         dcu_block_t d = { DCUDA_PHASE_WAITING, (uint32_t)tag, (uint32_t)count, 0, call };
-        s = dcu_block_until(st, dcu_my_counter(st, tag), dcu_my_net_counter(st, tag), target,
-                            st->process_count > 1, d, lanes);
+        s = dcu_block_until(st, dcu_my_counter(st, tag), target, st->process_count > 1, d, lanes);
         dcu_lanes_sync(lanes); /* every lane has read consumed[tag] before the leader updates it */
         if (dcu_leader()) {
             if (s == DCUDA_OK)

@@ -17,7 +17,7 @@
 #include "base.h"
 #include "ring.h"
 
-#define DCUDA_LAYOUT_VERSION 4u
+#define DCUDA_LAYOUT_VERSION 5u
 #define DCUDA_CONTEXT_MAGIC 0x64637564u /* "dcud" */
 #define DCUDA_STATE_MAGIC 0x72616e6bu   /* "rank" */
 
@@ -199,7 +199,8 @@ typedef struct dcuda_context {
     dcuda_ring_t cmd;           /* commands to the host runtime */
     dcuda_cmd_reply_t *replies; /* [device_size], mapped host memory */
     /* The network path (docs/remote-path.md). */
-    dcuda_notif_counters_t *net_notifs;   /* [device_size], written by the proxy alone */
+    dcuda_inbox_entry_t *inbox;           /* mapped: [device_size][DCUDA_INBOX_ENTRIES] */
+    DCUDA_ATOMIC(uint32_t) * inbox_tail;  /* mapped: [device_size] inbox entries consumed */
     DCUDA_ATOMIC(uint32_t) * cmd_tail;    /* mapped: commands the proxy has consumed */
     DCUDA_ATOMIC(uint32_t) * net_barrier; /* mapped: WORLD barriers the proxies completed */
     uint32_t net;                         /* nonzero: some process is on the network path */
@@ -249,7 +250,7 @@ typedef struct dcuda_state {
     int32_t process_index;
     const dcuda_peer_t *peers;
     dcuda_notif_counters_t *notifs;
-    dcuda_notif_counters_t *net_notifs; /* the proxy's counters (NULL: no NET process) */
+    const dcuda_inbox_entry_t *inbox; /* mine (NULL: no process on the network path) */
     /* Copies of the peer table's lookups: the WORLD rank of each process's
      * first rank, and its counters as this rank reaches them. */
     int32_t peer_first[DCUDA_MAX_PROCESSES];
@@ -259,7 +260,7 @@ typedef struct dcuda_state {
     dcuda_put_route_t routes[DCUDA_PUT_ROUTES];
     uint8_t win_gen[DCUDA_COMM_COUNT][DCUDA_MAX_WINDOWS];
     uint32_t cmd_consumed; /* commands known consumed by the proxy */
-    uint32_t reserved;
+    uint32_t inbox_pos;    /* inbox entries consumed */
     uint32_t consumed[DCUDA_TAG_COUNT];
 } dcuda_state_t;
 
@@ -273,7 +274,7 @@ DCUDA_STATIC_ASSERT(offsetof(dcuda_context_t, notifs) == 64, "context header");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_node_slot_t) == 64, "node slot");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_segment_t) == 32, "segment");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_peer_t) == 48, "peer");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 232, "context");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 240, "context");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_put_route_t) == 56, "put route");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 328, "state copies of the context");

@@ -14,6 +14,9 @@
  *
  * A ring's descriptor carries the version of its entry layout; rank code
  * refuses a context whose rings it was not compiled for.
+ *
+ * The inbox (network path, host -> rank) is the one ring the other way
+ * round; it is described at its entry below.
  */
 #ifndef DCUDA_SHARED_RING_H
 #define DCUDA_SHARED_RING_H
@@ -115,6 +118,44 @@ typedef struct dcuda_cmd_reply {
     uint64_t reserved[6];
 } dcuda_cmd_reply_t;
 
+/* ---- inbox ------------------------------------------------------------ */
+
+/*
+ * One rank's inbox: what the proxy received for it from processes on the
+ * network path, in arrival order, in mapped host memory that the rank
+ * polls while it waits. One producer (the proxy), one consumer (the rank):
+ * the message at position p (counted in entries since the inbox was made)
+ * starts at entry p % DCUDA_INBOX_ENTRIES, and its header's seq is p + 1,
+ * released after the rest of the message is written. A message never wraps
+ * (a PAD message fills the ring's end instead). The rank applies messages
+ * in order, then publishes how many entries it consumed in the context's
+ * inbox_tail[rank]; the proxy writes only entries consumed already.
+ *
+ * A PUT carries its payload: data[] and then the entries that follow. The
+ * rank copies it to dst and then, when tag is set, counts the notification
+ * on its own counter (an atomic add on the GPU that holds it: the host never
+ * writes a counter). A put too large for the inbox is written by the proxy
+ * while the inbox is empty, and only its notification comes as a NOTIFY.
+ */
+#define DCUDA_INBOX_ENTRIES 256u /* a power of two: 16 KiB per rank */
+
+enum dcuda_inbox_kind {
+    DCUDA_INBOX_PUT = 1,    /* data at dst, then the notification if tag */
+    DCUDA_INBOX_NOTIFY = 2, /* the notification alone */
+    DCUDA_INBOX_PAD = 3     /* nothing: skip to the ring's start */
+};
+
+typedef struct dcuda_inbox_entry {
+    DCUDA_ATOMIC(uint32_t) seq; /* position + 1, released last */
+    uint16_t kind;              /* dcuda_inbox_kind */
+    uint16_t entries;           /* entries of the message, this one included */
+    uint32_t tag;               /* tag + 1; 0: nothing to count */
+    uint32_t count;             /* PUT: payload bytes */
+    uint64_t dst;               /* PUT: where they go, as the rank reaches it */
+    uint64_t reserved;
+    char data[32]; /* PUT: the payload's first bytes; the rest follows */
+} dcuda_inbox_entry_t;
+
 DCUDA_STATIC_ASSERT(sizeof(dcuda_ring_t) == 24, "ring");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_log_entry_t) == 304, "log entry");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_log_entry_t, seq) == 0, "log entry seq first");
@@ -122,5 +163,7 @@ DCUDA_STATIC_ASSERT(offsetof(dcuda_log_entry_t, args) == 16, "log entry args");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_cmd_t) == 64, "command");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_cmd_t, seq) == 0, "command seq first");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_cmd_reply_t) == 64, "command reply");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_inbox_entry_t) == 64, "inbox entry");
+DCUDA_STATIC_ASSERT(offsetof(dcuda_inbox_entry_t, data) == 32, "inbox payload aligned");
 
 #endif /* DCUDA_SHARED_RING_H */

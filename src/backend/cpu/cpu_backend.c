@@ -208,13 +208,6 @@ static dcuda_status_t cpu_peek(dcu_backend_t *b, void *dst, const void *src, siz
     return DCUDA_OK;
 }
 
-static dcuda_status_t cpu_signal(dcu_backend_t *b, uint32_t *counter, uint32_t value)
-{
-    (void)b;
-    atomic_store_explicit((_Atomic uint32_t *)counter, value, memory_order_release);
-    return DCUDA_OK;
-}
-
 static void *cpu_rank_main(void *p)
 {
     cpu_rank_arg_t *a = p;
@@ -297,7 +290,6 @@ const dcu_backend_ops_t dcu_cpu_backend_ops = {
     .copy_in = cpu_copy,
     .copy_out = cpu_copy,
     .peek = cpu_peek,
-    .signal = cpu_signal,
     .launch = cpu_launch,
     .finished = cpu_finished,
     .join = cpu_join,

@@ -322,16 +322,6 @@ static dcuda_status_t cuda_peek(dcu_backend_t *b, void *dst, const void *src, si
     return DCUDA_OK;
 }
 
-/* A copy on the peek stream after the synchronous copies before it: ranks
- * that see the value see what those copies wrote. */
-static dcuda_status_t cuda_signal(dcu_backend_t *b, uint32_t *counter, uint32_t value)
-{
-    CUDA_TRY(cudaMemcpyAsync(counter, &value, sizeof value, cudaMemcpyHostToDevice, b->peek),
-             "setting a counter on the GPU");
-    CUDA_TRY(cudaStreamSynchronize(b->peek), "setting a counter on the GPU");
-    return DCUDA_OK;
-}
-
 static dcuda_status_t cuda_launch(dcu_backend_t *b, dcuda_context_t *ctx)
 {
     void *args[] = { &ctx };
@@ -378,7 +368,6 @@ const dcu_backend_ops_t dcu_cuda_backend_ops = {
     .copy_in = cuda_copy_in,
     .copy_out = cuda_copy_out,
     .peek = cuda_peek,
-    .signal = cuda_signal,
     .launch = cuda_launch,
     .finished = cuda_finished,
     .join = cuda_join,

@@ -140,14 +140,15 @@ DCU_FN uint64_t dcu_now_ns(void)
  * its share of HBM bandwidth. */
 #define DCU_COPY_UNROLL 8
 
-/* Block-cooperative copy of n bytes, element type T; returns how many bytes
- * it copied (whole elements only). */
+/* Copy of n bytes by `nt` threads, this one being thread i of them,
+ * element type T; returns how many bytes it copied (whole elements only). */
 template <typename T>
-static __device__ __forceinline__ size_t dcu_copy_elems(char *dst, const char *src, size_t n)
+static __device__ __forceinline__ size_t dcu_copy_elems(char *dst, const char *src, size_t n,
+                                                        size_t i, size_t nt)
 {
     const T *s = (const T *)src;
     T *d = (T *)dst;
-    size_t count = n / sizeof(T), i = threadIdx.x, nt = blockDim.x;
+    size_t count = n / sizeof(T);
     for (; i + (DCU_COPY_UNROLL - 1) * nt < count; i += DCU_COPY_UNROLL * nt) {
         T v[DCU_COPY_UNROLL];
 #pragma unroll
@@ -162,20 +163,32 @@ static __device__ __forceinline__ size_t dcu_copy_elems(char *dst, const char *s
     return count * sizeof(T);
 }
 
-/* Copies n bytes with every thread of the block, with the widest accesses
- * both addresses allow, narrowing for the tail. */
-DCU_FN void dcu_copy(char *dst, const char *src, size_t n)
+/* Copies n bytes with threads 0..nt-1 (this one is thread i), with the
+ * widest accesses both addresses allow, narrowing for the tail. */
+DCU_FN void dcu_copy_by(char *dst, const char *src, size_t n, size_t i, size_t nt)
 {
     uintptr_t align = (uintptr_t)dst | (uintptr_t)src;
     size_t done = 0;
     if ((align & 15u) == 0)
-        done += dcu_copy_elems<int4>(dst, src, n);
+        done += dcu_copy_elems<int4>(dst, src, n, i, nt);
     if ((align & 7u) == 0 && n - done >= 8)
-        done += dcu_copy_elems<uint2>(dst + done, src + done, n - done);
+        done += dcu_copy_elems<uint2>(dst + done, src + done, n - done, i, nt);
     if ((align & 3u) == 0 && n - done >= 4)
-        done += dcu_copy_elems<uint32_t>(dst + done, src + done, n - done);
-    for (size_t i = done + threadIdx.x; i < n; i += blockDim.x)
-        dst[i] = src[i];
+        done += dcu_copy_elems<uint32_t>(dst + done, src + done, n - done, i, nt);
+    for (size_t k = done + i; k < n; k += nt)
+        dst[k] = src[k];
+}
+
+/* Copies n bytes with every thread of the block. */
+DCU_FN void dcu_copy(char *dst, const char *src, size_t n)
+{
+    dcu_copy_by(dst, src, n, threadIdx.x, blockDim.x);
+}
+
+/* Copies n bytes with the lanes of `lanes` (lanes 0 .. k-1 of warp 0). */
+DCU_FN void dcu_lanes_copy(dcu_lanes_t lanes, char *dst, const char *src, size_t n)
+{
+    dcu_copy_by(dst, src, n, threadIdx.x, (size_t)__popc(lanes));
 }
 
 /* ---- waiting ------------------------------------------------------------------ */

@@ -1,0 +1,225 @@
+/*
+ * The proxy's side of its ranks' inboxes (see inbox.h and shared/ring.h).
+ *
+ * A message's payload fills whole entries, seq words included, so an
+ * entry that held payload could look like a header to a rank polling it
+ * later. The proxy therefore clears the seq of the entry after every
+ * message it writes before releasing the message, and keeps one entry of
+ * each ring free for that: the entry a rank polls next is either the next
+ * message's header or cleared.
+ */
+#include "inbox.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define INBOX_MASK (DCUDA_INBOX_ENTRIES - 1u)
+#define INBOX_HEADER_BYTES offsetof(dcuda_inbox_entry_t, data)
+
+DCUDA_STATIC_ASSERT(2u * ((INBOX_HEADER_BYTES + DCU_INBOX_EAGER_MAX + 63u) / 64u) + 1u <=
+                        DCUDA_INBOX_ENTRIES,
+                    "an eager put fits an inbox with its padding");
+
+/* A message that waits for room. */
+typedef struct held {
+    struct held *next;
+    uint64_t dst;
+    uint32_t count, tag;
+    int has_data;
+    char data[];
+} held_t;
+
+typedef struct writer {
+    uint32_t head; /* entries written */
+    held_t *first, *last;
+} writer_t;
+
+struct dcu_inboxes {
+    dcuda_inbox_entry_t *entries;
+    DCUDA_ATOMIC(uint32_t) * tails;
+    int ranks;
+    const dcu_backend_ops_t *ops;
+    dcu_backend_t *backend;
+    size_t held;
+    writer_t w[];
+};
+
+static uint32_t entries_for(uint32_t count)
+{
+    return (uint32_t)((INBOX_HEADER_BYTES + count + sizeof(dcuda_inbox_entry_t) - 1u) /
+                      sizeof(dcuda_inbox_entry_t));
+}
+
+static dcuda_inbox_entry_t *entry_at(const dcu_inboxes_t *in, int r, uint32_t pos)
+{
+    return &in->entries[(size_t)r * DCUDA_INBOX_ENTRIES + (pos & INBOX_MASK)];
+}
+
+static uint32_t consumed(const dcu_inboxes_t *in, int r)
+{
+    return atomic_load_explicit(&in->tails[r], memory_order_acquire);
+}
+
+/* Writes a message of k entries at the head (room checked), clearing the
+ * entry after it, and releases it. */
+static void write_message(dcu_inboxes_t *in, int r, uint16_t kind, uint32_t k, uint32_t tag,
+                          uint64_t dst, const void *data, uint32_t count)
+{
+    writer_t *w = &in->w[r];
+    dcuda_inbox_entry_t *e = entry_at(in, r, w->head);
+    if (count)
+        memcpy(e->data, data, count); /* contiguous: a message never wraps */
+    e->kind = kind;
+    e->entries = (uint16_t)k;
+    e->tag = tag;
+    e->count = count;
+    e->dst = dst;
+    atomic_store_explicit(&entry_at(in, r, w->head + k)->seq, 0u, memory_order_relaxed);
+    atomic_store_explicit(&e->seq, w->head + 1u, memory_order_release);
+    w->head += k;
+}
+
+/* Writes one message if there is room: 1 written, 0 no room yet, -1 the
+ * copy of a large put failed. */
+static int try_write(dcu_inboxes_t *in, int r, uint64_t dst, const void *data, uint32_t count,
+                     uint32_t tag)
+{
+    writer_t *w = &in->w[r];
+    uint32_t used = w->head - consumed(in, r);
+    if (data && count > DCU_INBOX_EAGER_MAX) {
+        if (used != 0) /* what came before it must be applied first */
+            return 0;
+        if (in->ops->copy_in(in->backend, (void *)(uintptr_t)dst, data, count) != DCUDA_OK)
+            return -1;
+        if (!tag)
+            return 1;
+        data = NULL; /* only its notification goes through the inbox */
+        count = 0;
+    }
+    uint32_t k = data ? entries_for(count) : 1u;
+    uint32_t to_end = DCUDA_INBOX_ENTRIES - (w->head & INBOX_MASK);
+    uint32_t pad = k > to_end ? to_end : 0u;
+    if (used + pad + k + 1u > DCUDA_INBOX_ENTRIES) /* one entry stays free (see above) */
+        return 0;
+    if (pad)
+        write_message(in, r, DCUDA_INBOX_PAD, pad, 0u, 0u, NULL, 0u);
+    write_message(in, r, data ? DCUDA_INBOX_PUT : DCUDA_INBOX_NOTIFY, k, tag, dst, data, count);
+    return 1;
+}
+
+static dcuda_status_t hold(dcu_inboxes_t *in, int r, uint64_t dst, const void *data, uint32_t count,
+                           uint32_t tag)
+{
+    held_t *m = malloc(sizeof *m + (data ? count : 0u));
+    if (!m)
+        return DCUDA_ERR_NO_MEMORY;
+    m->next = NULL;
+    m->dst = dst;
+    m->count = data ? count : 0u;
+    m->tag = tag;
+    m->has_data = data != NULL;
+    if (data && count)
+        memcpy(m->data, data, count);
+    writer_t *w = &in->w[r];
+    if (w->last)
+        w->last->next = m;
+    else
+        w->first = m;
+    w->last = m;
+    in->held++;
+    return DCUDA_OK;
+}
+
+dcuda_status_t dcu_inbox_deliver(dcu_inboxes_t *in, int r, uint64_t dst, const void *data,
+                                 uint32_t count, uint32_t tag)
+{
+    if (!in->w[r].first) {
+        int done = try_write(in, r, dst, data, count, tag);
+        if (done != 0)
+            return done > 0 ? DCUDA_OK : DCUDA_ERR_SYSTEM;
+    }
+    return hold(in, r, dst, data, count, tag);
+}
+
+static void pop(dcu_inboxes_t *in, writer_t *w)
+{
+    held_t *m = w->first;
+    w->first = m->next;
+    if (!w->first)
+        w->last = NULL;
+    free(m);
+    in->held--;
+}
+
+int dcu_inbox_retry(dcu_inboxes_t *in)
+{
+    int did = 0;
+    for (int r = 0; r < in->ranks && in->held; r++) {
+        writer_t *w = &in->w[r];
+        while (w->first) {
+            held_t *m = w->first;
+            int done = try_write(in, r, m->dst, m->has_data ? m->data : NULL, m->count, m->tag);
+            if (done < 0)
+                return -1;
+            if (done == 0)
+                break;
+            pop(in, w);
+            did = 1;
+        }
+    }
+    return did;
+}
+
+size_t dcu_inbox_held(const dcu_inboxes_t *in) { return in->held; }
+
+static dcuda_status_t copy_in(dcu_inboxes_t *in, uint64_t dst, const void *data, uint32_t count)
+{
+    return count ? in->ops->copy_in(in->backend, (void *)(uintptr_t)dst, data, count) : DCUDA_OK;
+}
+
+dcuda_status_t dcu_inbox_settle(dcu_inboxes_t *in)
+{
+    dcuda_status_t st = DCUDA_OK;
+    for (int r = 0; r < in->ranks; r++) {
+        writer_t *w = &in->w[r];
+        for (uint32_t pos = consumed(in, r); pos != w->head;) {
+            const dcuda_inbox_entry_t *e = entry_at(in, r, pos);
+            if (e->kind == DCUDA_INBOX_PUT && st == DCUDA_OK)
+                st = copy_in(in, e->dst, e->data, e->count);
+            pos += e->entries;
+        }
+        for (; w->first; pop(in, w))
+            if (w->first->has_data && st == DCUDA_OK)
+                st = copy_in(in, w->first->dst, w->first->data, w->first->count);
+        atomic_store_explicit(&in->tails[r], w->head, memory_order_release);
+    }
+    return st;
+}
+
+dcu_inboxes_t *dcu_inboxes_create(dcuda_inbox_entry_t *entries, DCUDA_ATOMIC(uint32_t) * tails,
+                                  int ranks, const dcu_backend_ops_t *ops, dcu_backend_t *backend)
+{
+    dcu_inboxes_t *in = calloc(1, sizeof *in + (size_t)ranks * sizeof(writer_t));
+    if (!in)
+        return NULL;
+    in->entries = entries;
+    in->tails = tails;
+    in->ranks = ranks;
+    in->ops = ops;
+    in->backend = backend;
+    memset(entries, 0, (size_t)ranks * DCUDA_INBOX_ENTRIES * sizeof *entries);
+    for (int r = 0; r < ranks; r++)
+        atomic_store_explicit(&tails[r], 0u, memory_order_relaxed);
+    return in;
+}
+
+void dcu_inboxes_destroy(dcu_inboxes_t *in)
+{
+    if (!in)
+        return;
+    for (int r = 0; r < in->ranks; r++)
+        while (in->w[r].first)
+            pop(in, &in->w[r]);
+    free(in);
+}

@@ -1,0 +1,150 @@
+/*
+ * The proxy's inbox writer (src/proxy/inbox.h) against this file's own
+ * consumer, written from the protocol in dcuda/shared/ring.h: a random
+ * stream of puts (inline, spanning entries, past the eager limit) and
+ * notifications for one rank, consumed at random moments. Every payload
+ * is hostile: each word that overlays a later entry's seq holds the value
+ * that entry's seq would have if it were a header one lap later, so an
+ * inbox that ever lets a rank poll stale payload is caught. Checks: the
+ * consumer's memory and counts equal a reference applied in arrival order,
+ * at every step; nothing is held once the consumer has drained; settle
+ * applies what is left. Deterministic, well under a second.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proxy/inbox.h"
+#include "test_util.h"
+
+#define MEMORY 65536u /* the rank's memory the puts land in */
+#define TAGS 4
+#define STEPS 20000
+
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+static uint32_t next(uint32_t bound)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng % bound);
+}
+
+static dcuda_status_t copy_in(dcu_backend_t *b, void *dst, const void *src, size_t size)
+{
+    (void)b;
+    memcpy(dst, src, size);
+    return DCUDA_OK;
+}
+
+static dcuda_inbox_entry_t ring[DCUDA_INBOX_ENTRIES];
+static DCUDA_ATOMIC(uint32_t) tail;
+static unsigned char memory[MEMORY], reference[MEMORY];
+static uint32_t counted[TAGS], expected[TAGS];
+static uint32_t pos; /* the consumer's position */
+
+/* The consumer (a rank): applies messages in order, at most `budget`. */
+static int consume(int budget)
+{
+    int done = 0;
+    while (done < budget) {
+        const dcuda_inbox_entry_t *e = &ring[pos % DCUDA_INBOX_ENTRIES];
+        if (atomic_load_explicit(&e->seq, memory_order_acquire) != pos + 1u)
+            break;
+        TEST_CHECK(e->entries >= 1 && e->entries <= DCUDA_INBOX_ENTRIES / 2,
+                   "message at %u claims %u entries", pos, e->entries);
+        if (e->kind == DCUDA_INBOX_PUT) {
+            uintptr_t at = (uintptr_t)e->dst - (uintptr_t)memory;
+            TEST_CHECK(at <= MEMORY && e->count <= MEMORY - at, "put outside the memory");
+            memcpy(memory + at, e->data, e->count);
+        } else {
+            TEST_CHECK(e->kind == DCUDA_INBOX_NOTIFY || e->kind == DCUDA_INBOX_PAD, "kind %u at %u",
+                       e->kind, pos);
+        }
+        if (e->kind != DCUDA_INBOX_PAD && e->tag)
+            counted[e->tag - 1u]++;
+        pos += e->entries;
+        done++;
+    }
+    atomic_store_explicit(&tail, pos, memory_order_release);
+    return done;
+}
+
+/* A payload whose words at later entries' seq offsets look like headers a
+ * lap from now, given the writer's head when it is written (`head`). */
+static void hostile(unsigned char *p, uint32_t n, uint32_t head)
+{
+    for (uint32_t i = 0; i < n; i++)
+        p[i] = (unsigned char)next(256);
+    const uint32_t first = 64u - (uint32_t)offsetof(dcuda_inbox_entry_t, data);
+    for (uint32_t off = first, j = 1; off + 4u <= n; off += 64u, j++) {
+        uint32_t v = head + j + DCUDA_INBOX_ENTRIES + 1u;
+        memcpy(p + off, &v, 4);
+    }
+}
+
+int main(void)
+{
+    static const dcu_backend_ops_t ops = { .copy_in = copy_in };
+    dcu_inboxes_t *in = dcu_inboxes_create(ring, &tail, 1, &ops, NULL);
+    TEST_CHECK(in != NULL, "cannot create the inbox");
+    static unsigned char payload[3 * DCU_INBOX_EAGER_MAX];
+    uint32_t head = 0; /* what this test knows the writer wrote, roughly (for hostility) */
+    int puts = 0, large = 0, held_seen = 0;
+    for (int step = 0; step < STEPS; step++) {
+        uint32_t what = next(10);
+        if (what < 7) {
+            uint32_t n = what < 4   ? next(64)
+                         : what < 6 ? next(DCU_INBOX_EAGER_MAX + 1u)
+                                    : next(2u * DCU_INBOX_EAGER_MAX);
+            uint32_t at = next(MEMORY - n + 1u), tag = next(TAGS + 1u);
+            hostile(payload, n, head);
+            TEST_STATUS(
+                dcu_inbox_deliver(in, 0, (uint64_t)(uintptr_t)(memory + at), payload, n, tag),
+                DCUDA_OK);
+            memcpy(reference + at, payload, n);
+            head += 1u + n / 64u;
+            large += n > DCU_INBOX_EAGER_MAX;
+            puts++;
+            if (tag)
+                expected[tag - 1u]++;
+        } else if (what < 8) {
+            uint32_t tag = 1u + next(TAGS);
+            TEST_STATUS(dcu_inbox_deliver(in, 0, 0u, NULL, 0u, tag), DCUDA_OK);
+            expected[tag - 1u]++;
+        } else {
+            consume((int)next(8));
+        }
+        held_seen |= dcu_inbox_held(in) > 0;
+        TEST_CHECK(dcu_inbox_retry(in) >= 0, "retry failed");
+    }
+    /* Drain: the consumer applies everything, the writer writes what it held. */
+    for (int rounds = 0; rounds < 100000; rounds++) {
+        int applied = consume(1 << 30);
+        TEST_CHECK(dcu_inbox_retry(in) >= 0, "retry failed");
+        if (!applied && !dcu_inbox_held(in))
+            break;
+    }
+    TEST_CHECK(dcu_inbox_held(in) == 0, "%zu messages still held", dcu_inbox_held(in));
+    TEST_CHECK(memcmp(memory, reference, MEMORY) == 0, "the memory differs from the reference");
+    for (int t = 0; t < TAGS; t++)
+        TEST_CHECK(counted[t] == expected[t], "tag %d: counted %u, expected %u", t, counted[t],
+                   expected[t]);
+    TEST_CHECK(held_seen && large > 100, "the stream never filled the inbox (%d large)", large);
+
+    /* Settle: what a rank left unread is applied by the proxy. */
+    hostile(payload, 100, head);
+    TEST_STATUS(dcu_inbox_deliver(in, 0, (uint64_t)(uintptr_t)memory, payload, 100, 0), DCUDA_OK);
+    memcpy(reference, payload, 100);
+    TEST_STATUS(dcu_inbox_settle(in), DCUDA_OK);
+    TEST_CHECK(memcmp(memory, reference, MEMORY) == 0, "settle did not apply the last put");
+    uint32_t t = atomic_load(&tail);
+    TEST_CHECK((int32_t)(t - pos) >= 3 && atomic_load(&ring[t % DCUDA_INBOX_ENTRIES].seq) != t + 1u,
+               "settle did not mark the inbox consumed (tail %u, consumer at %u)", t, pos);
+    dcu_inboxes_destroy(in);
+    printf("inbox: %d puts (%d past the eager limit), all applied in order\n", puts, large);
+    return test_failures ? 1 : 0;
+}
