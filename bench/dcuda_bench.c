@@ -2,7 +2,7 @@
  * dcuda_bench: latency and bandwidth of notified RMA between ranks of one
  * device (GPU blocks, or CPU threads without a GPU) and between processes
  * (one device each). Prints one table; --csv=FILE also writes the rows as
- * CSV; --quick makes every case shorter.
+ * CSV; --quick makes every case shorter; --peer runs the peer rows alone.
  *
  *   latency    ping-pong between device ranks 0 and 1 (one-way = round trip / 2),
  *              with 2 ranks and with every rank the device holds (the idle
@@ -300,11 +300,13 @@ static void peer_section(dcuda_host_h h, const dcuda_rank_info_t *info, int quic
 
 int main(int argc, char **argv)
 {
-    int quick = 0;
+    int quick = 0, peer_only = 0;
     const char *csv_path = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0)
             quick = 1;
+        else if (strcmp(argv[i], "--peer") == 0)
+            peer_only = 1;
         else if (strncmp(argv[i], "--csv=", 6) == 0)
             csv_path = argv[i] + 6;
     }
@@ -328,15 +330,19 @@ int main(int argc, char **argv)
     }
     if (csv)
         fprintf(csv, "kind,what,ranks,bytes,unit,value\n");
-    latency(h, 2, iters, "");
-    host_round_trip(h, iters / 10);
-    bandwidth(h, 2, 0, quick ? 64e6 : 1e9);
+    if (!peer_only) {
+        latency(h, 2, iters, "");
+        host_round_trip(h, iters / 10);
+        bandwidth(h, 2, 0, quick ? 64e6 : 1e9);
+    }
     dcuda_host_finish(h);
 
     if (open_host(argc, argv, "0", &h, &info) != DCUDA_OK)
         return 1;
-    latency(h, info.rank_responsible, iters, "_busy_device");
-    bandwidth(h, info.rank_responsible, 1, quick ? 256e6 : 8e9);
+    if (!peer_only) {
+        latency(h, info.rank_responsible, iters, "_busy_device");
+        bandwidth(h, info.rank_responsible, 1, quick ? 256e6 : 8e9);
+    }
     peer_section(h, &info, quick, iters);
     dcuda_host_finish(h);
     if (csv)

@@ -35,7 +35,7 @@ for c in ping laggard; do run dcuda_test_hostcmd $c; done
 echo "gpu suites on the network path: $pass passed, $fail failed"
 DCUDA_RANKS=0 timeout 120 "${mpi[@]}" $b/apps/demo/dcuda_demo >"$OUT/demo.log" 2>&1
 grep -E "^(reduce|stencil|demo):" "$OUT/demo.log"
-DCUDA_RANKS=0 timeout 300 "${mpi[@]}" $b/bench/dcuda_bench --quick --csv="$OUT/bench-net.csv" \
+DCUDA_RANKS=0 timeout "${NET_BENCH_S:-300}" "${mpi[@]}" $b/bench/dcuda_bench --quick --csv="$OUT/bench-net.csv" \
     >"$OUT/bench-net.txt" 2>&1 || echo "bench failed (see bench-net.txt)"
 $b/bench/dcuda_probe_staging | tee "$OUT/staging.txt"
 grep -E "^(latency|bandwidth) +peer_" "$OUT/bench-net.txt" | awk '$4 == 4 || $4 == 0 || $4 == 67108864 || $4 == 4194304'

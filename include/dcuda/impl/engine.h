@@ -118,14 +118,15 @@ DCU_FN_COLD uint32_t dcu_inbox_drain(dcuda_state_t *st, dcu_lanes_t lanes)
         if (kind == DCUDA_INBOX_PUT && e->count)
             dcu_lanes_copy(lanes, (char *)(uintptr_t)e->dst, e->data, e->count);
         dcu_lanes_sync(lanes); /* the data is written before it is counted */
-        if (dcu_leader() && kind != DCUDA_INBOX_PAD && tag)
-            dcu_red_release(&st->notifs[st->device_rank].arrived[tag - 1u], 1u, 0);
+        if (dcu_leader() && kind != DCUDA_INBOX_PAD && tag) /* only this rank reads it */
+            dcu_add_u32(&st->notifs[st->device_rank].arrived[tag - 1u], 1u);
         pos += e->entries;
         done++;
     }
     if (done && dcu_leader()) {
         st->inbox_pos = pos;
-        dcu_st_release(&st->ctx->inbox_tail[st->device_rank], pos, 1);
+        /* Relaxed: the entries' loads are done (the copy's stores used them). */
+        dcu_st_relaxed(&st->ctx->inbox_tail[st->device_rank], pos, 1);
     }
     dcu_lanes_sync(lanes); /* every lane read inbox_pos before the leader moved it */
     return done;
@@ -135,8 +136,10 @@ DCU_FN_COLD uint32_t dcu_inbox_drain(dcuda_state_t *st, dcu_lanes_t lanes)
 
 /* Waits until *counter reaches target (mod 2^32); called by the lanes of
  * `lanes`, which see the leader's loads. A rank with an inbox applies what
- * arrives in it meanwhile, and once more after a barrier (what the proxy
- * left before the barrier's release). After a while the rank shows itself
+ * arrives in it meanwhile (in a barrier only now and then: it only makes
+ * room there, and hundreds of ranks polling host memory would slow every
+ * rank's access to it), and once more after a barrier (what the proxy left
+ * before the barrier's release). After a while the rank shows itself
  * blocked to the watchdog, and from then on checks now and then whether
  * the host cancelled its waits. */
 DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *counter, uint32_t target,
@@ -152,8 +155,10 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
         v = dcu_lanes_bcast(lanes, v);
         if (dcu_reached(v, target))
             break;
-        if (st->inbox && dcu_inbox_drain(st, lanes))
-            continue;      /* something arrived: look again at once */
+        if (st->inbox && (d.phase == DCUDA_PHASE_WAITING ||
+                          (w.polls & (DCU_WAIT_INBOX_EVERY - 1u)) == 0) &&
+            dcu_inbox_drain(st, lanes))
+            continue; /* something arrived: look again at once */
         if (dcu_pause(&w)) /* still spinning: nothing else to look at yet */
             continue;
         if (!published && w.polls == DCU_WAIT_BLOCKED_POLLS) {

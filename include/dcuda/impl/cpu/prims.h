@@ -149,6 +149,8 @@ DCU_FN void dcu_lanes_copy(dcu_lanes_t lanes, char *dst, const char *src, size_t
  * whether it was cancelled. */
 #define DCU_WAIT_BLOCKED_POLLS 256u
 #define DCU_WAIT_CANCEL_EVERY 1u
+/* A rank in a barrier looks into its inbox every this many steps. */
+#define DCU_WAIT_INBOX_EVERY 1u
 #define DCU_CPU_PAUSE_STEPS 64u
 #define DCU_CPU_YIELD_STEPS 32u
 #define DCU_CPU_SLEEP_MIN_NS 8000u

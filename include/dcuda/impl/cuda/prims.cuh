@@ -201,6 +201,8 @@ DCU_FN void dcu_lanes_copy(dcu_lanes_t lanes, char *dst, const char *src, size_t
 #define DCU_WAIT_SPIN_POLLS 4096u
 #define DCU_WAIT_BLOCKED_POLLS (DCU_WAIT_SPIN_POLLS + 2000u)
 #define DCU_WAIT_CANCEL_EVERY 1024u
+/* A rank in a barrier looks into its inbox (host memory) every this many polls. */
+#define DCU_WAIT_INBOX_EVERY 64u
 #define DCU_WAIT_SLEEP_MIN_NS 64u
 #define DCU_WAIT_SLEEP_MAX_NS 4096u
 /* Between polls of host memory (a ring entry the host hands back). */
