@@ -97,7 +97,7 @@ static int alloc_buffers(dcuda_host_h h, bench_args_t *a, int ranks, size_t stri
 
 static void latency(dcuda_host_h h, int ranks, int iters, const char *label)
 {
-    bench_args_t a = {0};
+    bench_args_t a = { 0 };
     if (alloc_buffers(h, &a, ranks, 256))
         return;
     a.iters = iters;
@@ -106,8 +106,8 @@ static void latency(dcuda_host_h h, int ranks, int iters, const char *label)
         a.mode = mode;
         double ms = run_case(h, &a);
         char what[64];
-        snprintf(what, sizeof what, "%s%s", mode == BENCH_PINGPONG_PUT ? "notified_put_4B" : "notify",
-                 label);
+        snprintf(what, sizeof what, "%s%s",
+                 mode == BENCH_PINGPONG_PUT ? "notified_put_4B" : "notify", label);
         if (ms > 0)
             row("latency", what, ranks, mode == BENCH_PINGPONG_PUT ? 4 : 0, "one_way_us",
                 ms * 1e3 / iters / 2);
@@ -118,7 +118,7 @@ static void latency(dcuda_host_h h, int ranks, int iters, const char *label)
 
 static void host_round_trip(dcuda_host_h h, int iters)
 {
-    bench_args_t a = {0};
+    bench_args_t a = { 0 };
     if (alloc_buffers(h, &a, 2, 256))
         return;
     a.mode = BENCH_HOST_PING;
@@ -132,7 +132,7 @@ static void host_round_trip(dcuda_host_h h, int iters)
 
 static void bandwidth(dcuda_host_h h, int ranks, int all, double total_bytes)
 {
-    bench_args_t a = {0};
+    bench_args_t a = { 0 };
     size_t max = BENCH_MAX_SIZE;
     if (all && (double)ranks * (double)max > 8e9)
         max = (size_t)(8e9 / ranks) & ~(size_t)4095;
@@ -147,8 +147,8 @@ static void bandwidth(dcuda_host_h h, int ranks, int all, double total_bytes)
         a.size = size;
         double ms = run_case(h, &a);
         if (ms > 0)
-            row("bandwidth", all ? "put_all_ranks" : "put_one_rank", all ? ranks : 1, size,
-                "GBps", senders * (double)size * a.iters / (ms * 1e6));
+            row("bandwidth", all ? "put_all_ranks" : "put_one_rank", all ? ranks : 1, size, "GBps",
+                senders * (double)size * a.iters / (ms * 1e6));
     }
     dcuda_host_free(h, a.src);
     dcuda_host_free(h, a.dst);
@@ -181,13 +181,13 @@ typedef struct peer_setup {
     int max_iters, max_msgs;
 } peer_setup_t;
 
-static const size_t peer_latency_sizes[] = {4, 64, 1024, 8192, 65536};
+static const size_t peer_latency_sizes[] = { 4, 64, 1024, 8192, 65536 };
 #define PEER_LATENCY_STRIDE ((size_t)65536)
 #define PEER_MAX_SIZE ((size_t)64 << 20)
 
 static peer_setup_t peer_setup(const dcuda_rank_info_t *info, int quick)
 {
-    peer_setup_t p = {0};
+    peer_setup_t p = { 0 };
     int world = info->rank_count, procs = info->process_count;
     int r0, r1;
     if (info->process_index == 0) {
@@ -217,7 +217,7 @@ static peer_setup_t peer_setup(const dcuda_rank_info_t *info, int quick)
 
 static void peer_latency(dcuda_host_h h, const peer_setup_t *p, int ranks, int base_iters)
 {
-    bench_args_t a = {0};
+    bench_args_t a = { 0 };
     a.peer = p->first1;
     a.side = p->side;
     a.senders = 1;
@@ -254,18 +254,20 @@ static int peer_iters(const peer_setup_t *p, int k, size_t size)
 
 static void peer_bandwidth(dcuda_host_h h, const peer_setup_t *p)
 {
-    bench_args_t a = {0};
+    bench_args_t a = { 0 };
     a.mode = BENCH_PEER_BW;
     a.peer = p->first1;
     a.side = p->side;
     if (alloc_buffers(h, &a, 1, p->budget))
         return;
-    int ks[3] = {1, 32, p->pairs};
+    int ks[3] = { 1, 32, p->pairs };
     for (int j = 0; j < 3; j++) {
         int k = ks[j], fits = k >= 1 && k <= p->pairs;
         char what[64];
-        snprintf(what, sizeof what, j == 0 ? "peer_put_1_rank" : j == 1 ? "peer_put_32_ranks"
-                                                               : "peer_put_all_ranks");
+        snprintf(what, sizeof what,
+                 j == 0   ? "peer_put_1_rank"
+                 : j == 1 ? "peer_put_32_ranks"
+                          : "peer_put_all_ranks");
         /* Each sender has its own share of both buffers, a whole number of 4 KiB. */
         a.stride = fits ? p->budget / (size_t)k & ~(size_t)4095 : 0;
         /* 8 B, then powers of 4 from 64 B to 64 MiB. */
@@ -276,7 +278,8 @@ static void peer_bandwidth(dcuda_host_h h, const peer_setup_t *p)
             a.iters = run ? peer_iters(p, k, size) : 0;
             double ms = run_case(h, &a);
             if (run && ms > 0)
-                row("bandwidth", what, k, size, "GBps", (double)k * (double)size * a.iters / (ms * 1e6));
+                row("bandwidth", what, k, size, "GBps",
+                    (double)k * (double)size * a.iters / (ms * 1e6));
         }
     }
     dcuda_host_free(h, a.src);
@@ -326,7 +329,8 @@ int main(int argc, char **argv)
                info.device_name, info.threads_per_rank);
         if (info.process_count > 1)
             printf(", %d processes (same-device rows: process 0's device)", info.process_count);
-        printf("\n%-10s %-28s %6s %9s %10s %10s\n", "kind", "what", "ranks", "bytes", "unit", "value");
+        printf("\n%-10s %-28s %6s %9s %10s %10s\n", "kind", "what", "ranks", "bytes", "unit",
+               "value");
     }
     if (csv)
         fprintf(csv, "kind,what,ranks,bytes,unit,value\n");

@@ -3,9 +3,9 @@
  * consumer, written from the protocol in dcuda/shared/ring.h: a random
  * stream of puts (inline, spanning entries, past the eager limit) and
  * notifications for one rank, consumed at random moments. Every payload
- * is hostile: each word that overlays a later entry's seq holds the value
- * that entry's seq would have if it were a header one lap later, so an
- * inbox that ever lets a rank poll stale payload is caught. Checks: the
+ * is hostile: where it overlays a later entry, it forms a valid-looking
+ * header (every flag right) for the position that entry has one lap later,
+ * so an inbox that ever lets a rank poll stale payload is caught. Checks: the
  * consumer's memory and counts equal a reference applied in arrival order,
  * at every step; nothing is held once the consumer has drained; settle
  * applies what is left. Deterministic, well under a second.
@@ -52,37 +52,52 @@ static int consume(int budget)
     int done = 0;
     while (done < budget) {
         const dcuda_inbox_entry_t *e = &ring[pos % DCUDA_INBOX_ENTRIES];
-        if (atomic_load_explicit(&e->seq, memory_order_acquire) != pos + 1u)
-            break;
-        TEST_CHECK(e->entries >= 1 && e->entries <= DCUDA_INBOX_ENTRIES / 2,
-                   "message at %u claims %u entries", pos, e->entries);
-        if (e->kind == DCUDA_INBOX_PUT) {
-            uintptr_t at = (uintptr_t)e->dst - (uintptr_t)memory;
-            TEST_CHECK(at <= MEMORY && e->count <= MEMORY - at, "put outside the memory");
-            memcpy(memory + at, e->data, e->count);
-        } else {
-            TEST_CHECK(e->kind == DCUDA_INBOX_NOTIFY || e->kind == DCUDA_INBOX_PAD, "kind %u at %u",
-                       e->kind, pos);
+        uint32_t v[DCUDA_INBOX_WORDS];
+        int valid = 1;
+        for (int i = 0; i < DCUDA_INBOX_WORDS; i++) {
+            uint64_t x = atomic_load_explicit(&e->word[i], memory_order_acquire);
+            valid &= (uint32_t)(x >> 32) == pos + 1u;
+            v[i] = (uint32_t)x;
         }
-        if (e->kind != DCUDA_INBOX_PAD && e->tag)
-            counted[e->tag - 1u]++;
-        pos += e->entries;
+        if (!valid)
+            break;
+        uint32_t kind = v[0] & 0xffu, entries = (v[0] >> 8) & 0xffu;
+        TEST_CHECK(entries >= 1 && entries <= DCUDA_INBOX_ENTRIES / 2,
+                   "message at %u claims %u entries", pos, entries);
+        if (kind == DCUDA_INBOX_PUT) {
+            uintptr_t at = (uintptr_t)((uint64_t)v[3] | (uint64_t)v[4] << 32) - (uintptr_t)memory;
+            TEST_CHECK(at <= MEMORY && v[2] <= MEMORY - at, "put outside the memory");
+            for (uint32_t j = 0; j < v[2] && j < DCUDA_INBOX_INLINE; j++)
+                memory[at + j] = (unsigned char)(v[5u + j / 4u] >> (8u * (j % 4u)));
+            if (v[2] > DCUDA_INBOX_INLINE)
+                memcpy(memory + at + DCUDA_INBOX_INLINE, e + 1, v[2] - DCUDA_INBOX_INLINE);
+        } else {
+            TEST_CHECK(kind == DCUDA_INBOX_NOTIFY || kind == DCUDA_INBOX_PAD, "kind %u at %u", kind,
+                       pos);
+        }
+        if (kind != DCUDA_INBOX_PAD && v[1])
+            counted[v[1] - 1u]++;
+        pos += entries ? entries : 1u;
         done++;
     }
     atomic_store_explicit(&tail, pos, memory_order_release);
     return done;
 }
 
-/* A payload whose words at later entries' seq offsets look like headers a
- * lap from now, given the writer's head when it is written (`head`). */
+/* A payload whose bytes at later entries' first words look like headers a
+ * lap from now (every flag right), given the writer's head when it is
+ * written (`head`). */
 static void hostile(unsigned char *p, uint32_t n, uint32_t head)
 {
     for (uint32_t i = 0; i < n; i++)
         p[i] = (unsigned char)next(256);
-    const uint32_t first = 64u - (uint32_t)offsetof(dcuda_inbox_entry_t, data);
-    for (uint32_t off = first, j = 1; off + 4u <= n; off += 64u, j++) {
-        uint32_t v = head + j + DCUDA_INBOX_ENTRIES + 1u;
-        memcpy(p + off, &v, 4);
+    /* Payload byte DCUDA_INBOX_INLINE + 64 (j - 1) starts the entry j after the header. */
+    for (uint32_t off = DCUDA_INBOX_INLINE, j = 1; off + 64u <= n; off += 64u, j++) {
+        uint32_t flag = head + j + DCUDA_INBOX_ENTRIES + 1u;
+        for (uint32_t k = 0; k < DCUDA_INBOX_WORDS; k++)
+            memcpy(p + off + 8u * k + 4u, &flag, 4);
+        uint32_t w0 = DCUDA_INBOX_PUT | 1u << 8;
+        memcpy(p + off, &w0, 4);
     }
 }
 
@@ -92,7 +107,6 @@ int main(void)
     dcu_inboxes_t *in = dcu_inboxes_create(ring, &tail, 1, &ops, NULL);
     TEST_CHECK(in != NULL, "cannot create the inbox");
     static unsigned char payload[3 * DCU_INBOX_EAGER_MAX];
-    uint32_t head = 0; /* what this test knows the writer wrote, roughly (for hostility) */
     int puts = 0, large = 0, held_seen = 0;
     for (int step = 0; step < STEPS; step++) {
         uint32_t what = next(10);
@@ -101,12 +115,11 @@ int main(void)
                          : what < 6 ? next(DCU_INBOX_EAGER_MAX + 1u)
                                     : next(2u * DCU_INBOX_EAGER_MAX);
             uint32_t at = next(MEMORY - n + 1u), tag = next(TAGS + 1u);
-            hostile(payload, n, head);
+            hostile(payload, n, dcu_inbox_head(in, 0));
             TEST_STATUS(
                 dcu_inbox_deliver(in, 0, (uint64_t)(uintptr_t)(memory + at), payload, n, tag),
                 DCUDA_OK);
             memcpy(reference + at, payload, n);
-            head += 1u + n / 64u;
             large += n > DCU_INBOX_EAGER_MAX;
             puts++;
             if (tag)
@@ -136,13 +149,14 @@ int main(void)
     TEST_CHECK(held_seen && large > 100, "the stream never filled the inbox (%d large)", large);
 
     /* Settle: what a rank left unread is applied by the proxy. */
-    hostile(payload, 100, head);
+    hostile(payload, 100, dcu_inbox_head(in, 0));
     TEST_STATUS(dcu_inbox_deliver(in, 0, (uint64_t)(uintptr_t)memory, payload, 100, 0), DCUDA_OK);
     memcpy(reference, payload, 100);
     TEST_STATUS(dcu_inbox_settle(in), DCUDA_OK);
     TEST_CHECK(memcmp(memory, reference, MEMORY) == 0, "settle did not apply the last put");
     uint32_t t = atomic_load(&tail);
-    TEST_CHECK((int32_t)(t - pos) >= 3 && atomic_load(&ring[t % DCUDA_INBOX_ENTRIES].seq) != t + 1u,
+    uint64_t next_word = atomic_load(&ring[t % DCUDA_INBOX_ENTRIES].word[0]);
+    TEST_CHECK((int32_t)(t - pos) >= 3 && (uint32_t)(next_word >> 32) != t + 1u,
                "settle did not mark the inbox consumed (tail %u, consumer at %u)", t, pos);
     dcu_inboxes_destroy(in);
     printf("inbox: %d puts (%d past the eager limit), all applied in order\n", puts, large);

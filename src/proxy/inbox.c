@@ -1,12 +1,12 @@
 /*
  * The proxy's side of its ranks' inboxes (see inbox.h and shared/ring.h).
  *
- * A message's payload fills whole entries, seq words included, so an
- * entry that held payload could look like a header to a rank polling it
- * later. The proxy therefore clears the seq of the entry after every
- * message it writes before releasing the message, and keeps one entry of
- * each ring free for that: the entry a rank polls next is either the next
- * message's header or cleared.
+ * A message's payload past its first entry fills whole entries as plain
+ * bytes, so an entry that held payload could look like a header to a rank
+ * polling it later. The proxy therefore clears the first word of the entry
+ * after every message it writes before releasing the message, and keeps
+ * one entry of each ring free for that: the entry a rank polls next is
+ * either the next message's header or cleared.
  */
 #include "inbox.h"
 
@@ -15,10 +15,9 @@
 #include <string.h>
 
 #define INBOX_MASK (DCUDA_INBOX_ENTRIES - 1u)
-#define INBOX_HEADER_BYTES offsetof(dcuda_inbox_entry_t, data)
+#define ENTRY_BYTES sizeof(dcuda_inbox_entry_t)
 
-DCUDA_STATIC_ASSERT(2u * ((INBOX_HEADER_BYTES + DCU_INBOX_EAGER_MAX + 63u) / 64u) + 1u <=
-                        DCUDA_INBOX_ENTRIES,
+DCUDA_STATIC_ASSERT(2u * (2u + DCU_INBOX_EAGER_MAX / ENTRY_BYTES) + 1u <= DCUDA_INBOX_ENTRIES,
                     "an eager put fits an inbox with its padding");
 
 /* A message that waits for room. */
@@ -45,10 +44,23 @@ struct dcu_inboxes {
     writer_t w[];
 };
 
+/* Entries of a put of `count` bytes: the first holds 12 of them. */
 static uint32_t entries_for(uint32_t count)
 {
-    return (uint32_t)((INBOX_HEADER_BYTES + count + sizeof(dcuda_inbox_entry_t) - 1u) /
-                      sizeof(dcuda_inbox_entry_t));
+    if (count <= DCUDA_INBOX_INLINE)
+        return 1u;
+    return 1u + (uint32_t)((count - DCUDA_INBOX_INLINE + ENTRY_BYTES - 1u) / ENTRY_BYTES);
+}
+
+static uint64_t word(uint32_t data, uint32_t flag) { return (uint64_t)flag << 32 | data; }
+
+/* 4 bytes of p (n of them: the rest zero), little-endian as the rank reads them. */
+static uint32_t bytes4(const unsigned char *p, uint32_t n)
+{
+    uint32_t v = 0;
+    for (uint32_t i = 0; i < n && i < 4u; i++)
+        v |= (uint32_t)p[i] << (8u * i);
+    return v;
 }
 
 static dcuda_inbox_entry_t *entry_at(const dcu_inboxes_t *in, int r, uint32_t pos)
@@ -62,21 +74,25 @@ static uint32_t consumed(const dcu_inboxes_t *in, int r)
 }
 
 /* Writes a message of k entries at the head (room checked), clearing the
- * entry after it, and releases it. */
-static void write_message(dcu_inboxes_t *in, int r, uint16_t kind, uint32_t k, uint32_t tag,
-                          uint64_t dst, const void *data, uint32_t count)
+ * entry after it, and releases it: its plain bytes, then every word of
+ * its first entry with its flag. */
+static void write_message(dcu_inboxes_t *in, int r, uint32_t kind, uint32_t flags, uint32_t k,
+                          uint32_t tag, uint64_t dst, const void *data, uint32_t count)
 {
     writer_t *w = &in->w[r];
     dcuda_inbox_entry_t *e = entry_at(in, r, w->head);
-    if (count)
-        memcpy(e->data, data, count); /* contiguous: a message never wraps */
-    e->kind = kind;
-    e->entries = (uint16_t)k;
-    e->tag = tag;
-    e->count = count;
-    e->dst = dst;
-    atomic_store_explicit(&entry_at(in, r, w->head + k)->seq, 0u, memory_order_relaxed);
-    atomic_store_explicit(&e->seq, w->head + 1u, memory_order_release);
+    const unsigned char *p = data;
+    uint32_t n = count < DCUDA_INBOX_INLINE ? count : DCUDA_INBOX_INLINE;
+    if (count > n)
+        memcpy(e + 1, p + n, count - n); /* contiguous: a message never wraps */
+    atomic_store_explicit(&entry_at(in, r, w->head + k)->word[0], 0u, memory_order_relaxed);
+    uint32_t flag = w->head + 1u;
+    uint32_t v[DCUDA_INBOX_WORDS] = { kind | k << 8 | flags << 16, tag, count, (uint32_t)dst,
+                                      (uint32_t)(dst >> 32) };
+    for (uint32_t i = 0; i < 3u; i++)
+        v[5u + i] = 4u * i < n ? bytes4(p + 4u * i, n - 4u * i) : 0u;
+    for (int i = DCUDA_INBOX_WORDS - 1; i >= 0; i--)
+        atomic_store_explicit(&e->word[i], word(v[i], flag), memory_order_release);
     w->head += k;
 }
 
@@ -87,6 +103,7 @@ static int try_write(dcu_inboxes_t *in, int r, uint64_t dst, const void *data, u
 {
     writer_t *w = &in->w[r];
     uint32_t used = w->head - consumed(in, r);
+    uint32_t flags = 0;
     if (data && count > DCU_INBOX_EAGER_MAX) {
         if (used != 0) /* what came before it must be applied first */
             return 0;
@@ -96,15 +113,19 @@ static int try_write(dcu_inboxes_t *in, int r, uint64_t dst, const void *data, u
             return 1;
         data = NULL; /* only its notification goes through the inbox */
         count = 0;
+        flags = DCUDA_INBOX_ACQUIRE; /* the rank acquires what the copy wrote */
     }
+    if (count > DCUDA_INBOX_INLINE)
+        flags = DCUDA_INBOX_ACQUIRE; /* the rank acquires the entries after the first */
     uint32_t k = data ? entries_for(count) : 1u;
     uint32_t to_end = DCUDA_INBOX_ENTRIES - (w->head & INBOX_MASK);
     uint32_t pad = k > to_end ? to_end : 0u;
     if (used + pad + k + 1u > DCUDA_INBOX_ENTRIES) /* one entry stays free (see above) */
         return 0;
     if (pad)
-        write_message(in, r, DCUDA_INBOX_PAD, pad, 0u, 0u, NULL, 0u);
-    write_message(in, r, data ? DCUDA_INBOX_PUT : DCUDA_INBOX_NOTIFY, k, tag, dst, data, count);
+        write_message(in, r, DCUDA_INBOX_PAD, 0u, pad, 0u, 0u, NULL, 0u);
+    write_message(in, r, data ? DCUDA_INBOX_PUT : DCUDA_INBOX_NOTIFY, flags, k, tag, dst, data,
+                  count);
     return 1;
 }
 
@@ -173,9 +194,33 @@ int dcu_inbox_retry(dcu_inboxes_t *in)
 
 size_t dcu_inbox_held(const dcu_inboxes_t *in) { return in->held; }
 
+uint32_t dcu_inbox_head(const dcu_inboxes_t *in, int r) { return in->w[r].head; }
+
 static dcuda_status_t copy_in(dcu_inboxes_t *in, uint64_t dst, const void *data, uint32_t count)
 {
     return count ? in->ops->copy_in(in->backend, (void *)(uintptr_t)dst, data, count) : DCUDA_OK;
+}
+
+/* A message the proxy wrote at `pos` of rank r, applied by the proxy: its
+ * data only (the rank is gone). Returns its entries. */
+static uint32_t settle_one(dcu_inboxes_t *in, int r, uint32_t pos, dcuda_status_t *st)
+{
+    const dcuda_inbox_entry_t *e = entry_at(in, r, pos);
+    uint32_t v[DCUDA_INBOX_WORDS];
+    for (int i = 0; i < DCUDA_INBOX_WORDS; i++)
+        v[i] = (uint32_t)atomic_load_explicit(&e->word[i], memory_order_relaxed);
+    uint32_t k = (v[0] >> 8) & 0xffu;
+    if ((v[0] & 0xffu) == DCUDA_INBOX_PUT && *st == DCUDA_OK) {
+        uint64_t dst = (uint64_t)v[3] | (uint64_t)v[4] << 32;
+        unsigned char first[DCUDA_INBOX_INLINE];
+        uint32_t n = v[2] < DCUDA_INBOX_INLINE ? v[2] : DCUDA_INBOX_INLINE;
+        for (uint32_t j = 0; j < n; j++)
+            first[j] = (unsigned char)(v[5u + j / 4u] >> (8u * (j % 4u)));
+        *st = copy_in(in, dst, first, n);
+        if (*st == DCUDA_OK && v[2] > n)
+            *st = copy_in(in, dst + n, e + 1, v[2] - n);
+    }
+    return k ? k : 1u;
 }
 
 dcuda_status_t dcu_inbox_settle(dcu_inboxes_t *in)
@@ -183,12 +228,8 @@ dcuda_status_t dcu_inbox_settle(dcu_inboxes_t *in)
     dcuda_status_t st = DCUDA_OK;
     for (int r = 0; r < in->ranks; r++) {
         writer_t *w = &in->w[r];
-        for (uint32_t pos = consumed(in, r); pos != w->head;) {
-            const dcuda_inbox_entry_t *e = entry_at(in, r, pos);
-            if (e->kind == DCUDA_INBOX_PUT && st == DCUDA_OK)
-                st = copy_in(in, e->dst, e->data, e->count);
-            pos += e->entries;
-        }
+        for (uint32_t pos = consumed(in, r); pos != w->head;)
+            pos += settle_one(in, r, pos, &st);
         for (; w->first; pop(in, w))
             if (w->first->has_data && st == DCUDA_OK)
                 st = copy_in(in, w->first->dst, w->first->data, w->first->count);

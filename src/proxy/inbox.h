@@ -38,6 +38,8 @@ dcuda_status_t dcu_inbox_deliver(dcu_inboxes_t *in, int r, uint64_t dst, const v
 /* Writes what was held where room was made; > 0 if it wrote anything,
  * < 0 if a copy failed. */
 int dcu_inbox_retry(dcu_inboxes_t *in);
+/* Where rank r's next message will start (entries written so far). */
+uint32_t dcu_inbox_head(const dcu_inboxes_t *in, int r);
 /* Messages held for lack of room. */
 size_t dcu_inbox_held(const dcu_inboxes_t *in);
 /* After a run (the ranks returned): applies what they left unread and what

@@ -100,27 +100,41 @@ DCU_FN_COLD dcuda_status_t dcu_cancelled(const dcuda_state_t *st, dcu_block_t d,
 
 /* ---- the inbox (network path, target side) --------------------------------- */
 
-/* The lanes of `lanes`: applies, in order, every message the proxy has left
- * in the rank's inbox (shared/ring.h): a put's data into the rank's memory,
- * then its notification, counted on the rank's own counter by an atomic add
- * of its GPU (so it never races the adds of other ranks). Publishes how far
- * it consumed; returns how many messages it applied. */
-DCU_FN_COLD uint32_t dcu_inbox_drain(dcuda_state_t *st, dcu_lanes_t lanes)
+/* The lanes of `lanes`: a put's first bytes, from the data halves of an
+ * inbox header's words 5..7, to dst. */
+DCU_FN void dcu_inbox_inline(dcu_lanes_t lanes, char *dst, const uint32_t *w, uint32_t n)
+{
+    for (uint32_t j = (uint32_t)dcu_thread(); j < n; j += (uint32_t)dcu_lanes_count(lanes))
+        dst[j] = (char)(w[5u + j / 4u] >> (8u * (j % 4u)));
+}
+
+/* The lanes of `lanes`: applies, in order, up to `most` messages the proxy
+ * has left in the rank's inbox (shared/ring.h): a put's data into the
+ * rank's memory, then its notification, counted on the rank's own counter
+ * by an atomic add of its GPU (so it never races the adds of other ranks).
+ * Publishes how far it consumed; returns how many messages it applied. */
+DCU_FN_COLD uint32_t dcu_inbox_drain(dcuda_state_t *st, dcu_lanes_t lanes, uint32_t most)
 {
     uint32_t pos = st->inbox_pos, done = 0;
-    for (;;) {
+    while (done < most) {
         const dcuda_inbox_entry_t *e = &st->inbox[pos & (DCUDA_INBOX_ENTRIES - 1u)];
-        uint32_t seq = dcu_leader() ? dcu_ld_acquire(&e->seq, 1) : 0u;
-        if (dcu_lanes_bcast(lanes, seq) != pos + 1u)
+        uint32_t w[DCUDA_INBOX_WORDS];
+        if (!dcu_lanes_all(lanes, dcu_inbox_read(e, pos + 1u, w)))
             break;
-        dcu_lanes_sync(lanes); /* the lanes read the message after the leader's acquire */
-        uint32_t kind = e->kind, tag = e->tag;
-        if (kind == DCUDA_INBOX_PUT && e->count)
-            dcu_lanes_copy(lanes, (char *)(uintptr_t)e->dst, e->data, e->count);
+        uint32_t kind = w[0] & 0xffu, entries = (w[0] >> 8) & 0xffu, flags = w[0] >> 16;
+        if (flags & DCUDA_INBOX_ACQUIRE)
+            dcu_fence_acquire_sys();
+        if (kind == DCUDA_INBOX_PUT) {
+            char *dst = (char *)(uintptr_t)((uint64_t)w[3] | (uint64_t)w[4] << 32);
+            uint32_t n = w[2] < DCUDA_INBOX_INLINE ? w[2] : DCUDA_INBOX_INLINE;
+            dcu_inbox_inline(lanes, dst, w, n);
+            if (w[2] > n)
+                dcu_lanes_copy(lanes, dst + n, (const char *)(e + 1), w[2] - n);
+        }
         dcu_lanes_sync(lanes); /* the data is written before it is counted */
-        if (dcu_leader() && kind != DCUDA_INBOX_PAD && tag) /* only this rank reads it */
-            dcu_add_u32(&st->notifs[st->device_rank].arrived[tag - 1u], 1u);
-        pos += e->entries;
+        if (dcu_leader() && kind != DCUDA_INBOX_PAD && w[1]) /* only this rank reads it */
+            dcu_add_u32(&st->notifs[st->device_rank].arrived[w[1] - 1u], 1u);
+        pos += entries ? entries : 1u;
         done++;
     }
     if (done && dcu_leader()) {
@@ -155,10 +169,10 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
         v = dcu_lanes_bcast(lanes, v);
         if (dcu_reached(v, target))
             break;
-        if (st->inbox && (d.phase == DCUDA_PHASE_WAITING ||
-                          (w.polls & (DCU_WAIT_INBOX_EVERY - 1u)) == 0) &&
-            dcu_inbox_drain(st, lanes))
-            continue; /* something arrived: look again at once */
+        if (st->inbox &&
+            (d.phase == DCUDA_PHASE_WAITING || (w.polls & (DCU_WAIT_INBOX_EVERY - 1u)) == 0) &&
+            dcu_inbox_drain(st, lanes, 1u))
+            continue;      /* something arrived: look again at once */
         if (dcu_pause(&w)) /* still spinning: nothing else to look at yet */
             continue;
         if (!published && w.polls == DCU_WAIT_BLOCKED_POLLS) {
@@ -177,7 +191,7 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
         }
     }
     if (st->inbox && d.phase == DCUDA_PHASE_BARRIER)
-        (void)dcu_inbox_drain(st, lanes);
+        (void)dcu_inbox_drain(st, lanes, DCUDA_INBOX_ENTRIES);
     if (published && lead)
         dcu_publish_phase(st, DCUDA_PHASE_RUNNING);
     return DCUDA_OK;
@@ -604,7 +618,7 @@ DCU_FN int dcu_test_notifications(dcuda_state_t *st, int tag, int count)
         return s;
     if (st->inbox) {
         if (dcu_in_poll_lanes())
-            (void)dcu_inbox_drain(st, dcu_poll_lanes());
+            (void)dcu_inbox_drain(st, dcu_poll_lanes(), DCUDA_INBOX_ENTRIES);
         dcu_sync(); /* what it wrote is the block's */
     }
     if (dcu_leader()) {

@@ -125,35 +125,44 @@ typedef struct dcuda_cmd_reply {
  * network path, in arrival order, in mapped host memory that the rank
  * polls while it waits. One producer (the proxy), one consumer (the rank):
  * the message at position p (counted in entries since the inbox was made)
- * starts at entry p % DCUDA_INBOX_ENTRIES, and its header's seq is p + 1,
- * released after the rest of the message is written. A message never wraps
- * (a PAD message fills the ring's end instead). The rank applies messages
- * in order, then publishes how many entries it consumed in the context's
+ * starts at entry p % DCUDA_INBOX_ENTRIES. A message never wraps (a PAD
+ * message fills the ring's end instead). The rank applies messages in
+ * order, then publishes how many entries it consumed in the context's
  * inbox_tail[rank]; the proxy writes only entries consumed already.
  *
- * A PUT carries its payload: data[] and then the entries that follow. The
- * rank copies it to dst and then, when tag is set, counts the notification
- * on its own counter (an atomic add on the GPU that holds it: the host never
- * writes a counter). A put too large for the inbox is written by the proxy
- * while the inbox is empty, and only its notification comes as a NOTIFY.
+ * A message's first entry is eight words of 8 bytes, each 4 bytes of the
+ * message and a flag, p + 1, stored together (an aligned 8-byte access is
+ * single-copy atomic on both sides): a rank that reads the entry once and
+ * finds every flag right holds the whole header and up to 12 bytes of
+ * payload, with no second read (as NCCL's LL protocol does). Words: [0]
+ * kind | entries << 8 | flags << 16, [1] tag + 1 (0: nothing to count),
+ * [2] payload bytes, [3..4] where they go (the rank's address, low half
+ * first), [5..7] the payload's first 12 bytes. The rest of a payload
+ * follows in the next entries as plain bytes, written before the flags
+ * with release; DCUDA_INBOX_ACQUIRE then tells the rank to acquire before
+ * reading them (or, on a NOTIFY, the data the proxy wrote itself).
+ *
+ * A PUT's payload goes to its address and then, when tagged, the rank
+ * counts the notification on its own counter (an atomic add on the GPU that
+ * holds it: the host never writes a counter). A put too large for the inbox
+ * is written by the proxy while the inbox is empty, and only its
+ * notification comes, as a NOTIFY.
  */
 #define DCUDA_INBOX_ENTRIES 256u /* a power of two: 16 KiB per rank */
+#define DCUDA_INBOX_WORDS 8
+#define DCUDA_INBOX_INLINE 12u /* payload bytes in the first entry */
 
 enum dcuda_inbox_kind {
-    DCUDA_INBOX_PUT = 1,    /* data at dst, then the notification if tag */
+    DCUDA_INBOX_PUT = 1,    /* data at its address, then the notification if tagged */
     DCUDA_INBOX_NOTIFY = 2, /* the notification alone */
     DCUDA_INBOX_PAD = 3     /* nothing: skip to the ring's start */
 };
 
+/* Flags of a message. */
+#define DCUDA_INBOX_ACQUIRE 1u /* acquire before reading past the first entry or the data */
+
 typedef struct dcuda_inbox_entry {
-    DCUDA_ATOMIC(uint32_t) seq; /* position + 1, released last */
-    uint16_t kind;              /* dcuda_inbox_kind */
-    uint16_t entries;           /* entries of the message, this one included */
-    uint32_t tag;               /* tag + 1; 0: nothing to count */
-    uint32_t count;             /* PUT: payload bytes */
-    uint64_t dst;               /* PUT: where they go, as the rank reaches it */
-    uint64_t reserved;
-    char data[32]; /* PUT: the payload's first bytes; the rest follows */
+    DCUDA_ATOMIC(uint64_t) word[DCUDA_INBOX_WORDS]; /* data in the low half, flag in the high */
 } dcuda_inbox_entry_t;
 
 DCUDA_STATIC_ASSERT(sizeof(dcuda_ring_t) == 24, "ring");
@@ -164,6 +173,5 @@ DCUDA_STATIC_ASSERT(sizeof(dcuda_cmd_t) == 64, "command");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_cmd_t, seq) == 0, "command seq first");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_cmd_reply_t) == 64, "command reply");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_inbox_entry_t) == 64, "inbox entry");
-DCUDA_STATIC_ASSERT(offsetof(dcuda_inbox_entry_t, data) == 32, "inbox payload aligned");
 
 #endif /* DCUDA_SHARED_RING_H */

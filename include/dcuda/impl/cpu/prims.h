@@ -46,6 +46,16 @@ DCU_FN uint32_t dcu_lanes_bcast(dcu_lanes_t lanes, uint32_t v)
     return v;
 }
 DCU_FN void dcu_lanes_sync(dcu_lanes_t lanes) { (void)lanes; }
+DCU_FN int dcu_lanes_all(dcu_lanes_t lanes, int pred)
+{
+    (void)lanes;
+    return pred;
+}
+DCU_FN int dcu_lanes_count(dcu_lanes_t lanes)
+{
+    (void)lanes;
+    return 1;
+}
 
 /* ---- memory ------------------------------------------------------------- */
 /* `sys` (another process may take part) changes nothing on the CPU. */
@@ -74,6 +84,22 @@ DCU_FN void dcu_st_relaxed(dcu_u32a_t *p, uint32_t v, int sys)
     (void)sys;
     atomic_store_explicit(p, v, memory_order_relaxed);
 }
+
+/* Reads an inbox entry's eight words; 1 if every word carries `flag`,
+ * with their data halves in w. */
+DCU_FN int dcu_inbox_read(const dcuda_inbox_entry_t *e, uint32_t flag, uint32_t w[8])
+{
+    int ok = 1;
+    for (int i = 0; i < DCUDA_INBOX_WORDS; i++) {
+        uint64_t x = atomic_load_explicit(&e->word[i], memory_order_acquire);
+        ok &= (uint32_t)(x >> 32) == flag;
+        w[i] = (uint32_t)x;
+    }
+    return ok;
+}
+
+/* After a relaxed read saw a release (the CPU's reads acquire already). */
+DCU_FN void dcu_fence_acquire_sys(void) { atomic_thread_fence(memory_order_acquire); }
 
 /* n consecutive tickets from a ring's head; the first (no ordering: the
  * entries' seq and the consumer's count order). */

@@ -41,6 +41,9 @@ DCU_FN dcu_lanes_t dcu_one_lane(void) { return 1u; }
 /* Lane 0's v, in every lane of `lanes`. */
 DCU_FN uint32_t dcu_lanes_bcast(dcu_lanes_t lanes, uint32_t v) { return __shfl_sync(lanes, v, 0); }
 DCU_FN void dcu_lanes_sync(dcu_lanes_t lanes) { __syncwarp(lanes); }
+/* 1 if pred holds in every lane of `lanes`; how many lanes there are. */
+DCU_FN int dcu_lanes_all(dcu_lanes_t lanes, int pred) { return __all_sync(lanes, pred); }
+DCU_FN int dcu_lanes_count(dcu_lanes_t lanes) { return __popc(lanes); }
 
 /* ---- memory --------------------------------------------------------------- */
 
@@ -92,6 +95,30 @@ DCU_FN void dcu_st_relaxed(uint32_t *p, uint32_t v, int sys)
     else
         asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
+
+/* Reads an inbox entry's eight words at once (four 16-byte loads in
+ * flight, each 8-byte word single-copy atomic); 1 if every word carries
+ * `flag`, with their data halves in w. Relaxed: the flags validate the
+ * data they travel with. */
+DCU_FN int dcu_inbox_read(const dcuda_inbox_entry_t *e, uint32_t flag, uint32_t w[8])
+{
+    unsigned long long x[8];
+    for (int i = 0; i < 8; i += 2)
+        asm volatile("ld.relaxed.sys.global.v2.u64 {%0, %1}, [%2];"
+                     : "=l"(x[i]), "=l"(x[i + 1])
+                     : "l"(&e->word[i])
+                     : "memory");
+    int ok = 1;
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        ok &= (uint32_t)(x[i] >> 32) == flag;
+        w[i] = (uint32_t)x[i];
+    }
+    return ok;
+}
+
+/* After a relaxed read saw a release (an inbox flag): acquire. */
+DCU_FN void dcu_fence_acquire_sys(void) { asm volatile("fence.acq_rel.sys;" ::: "memory"); }
 
 /* n consecutive tickets from a ring's head; the first (no ordering: the
  * entries' seq and the consumer's count order). */
@@ -188,7 +215,7 @@ DCU_FN void dcu_copy(char *dst, const char *src, size_t n)
 /* Copies n bytes with the lanes of `lanes` (lanes 0 .. k-1 of warp 0). */
 DCU_FN void dcu_lanes_copy(dcu_lanes_t lanes, char *dst, const char *src, size_t n)
 {
-    dcu_copy_by(dst, src, n, threadIdx.x, (size_t)__popc(lanes));
+    dcu_copy_by(dst, src, n, threadIdx.x, (size_t)dcu_lanes_count(lanes));
 }
 
 /* ---- waiting ------------------------------------------------------------------ */
