@@ -8,6 +8,8 @@
  * that translate a peer's addresses into this process's.
  */
 #include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,8 +21,18 @@
 
 /* ---- this process's allocations ----------------------------------------- */
 
+/* The largest allocation: no object is larger, and backends round sizes up
+ * (to cache lines, pages) without wrapping below SIZE_MAX. */
+#define DCU_MEM_MAX ((size_t)PTRDIFF_MAX)
+
 dcuda_status_t dcu_mem_alloc(dcuda_host_h h, size_t size, void **ptr)
 {
+    if (size > DCU_MEM_MAX) {
+        dcu_msg_error("dcuda_host_alloc: %zu bytes is more than an allocation can hold (at most "
+                      "%zu)",
+                      size, DCU_MEM_MAX);
+        return DCUDA_ERR_INVALID_ARG;
+    }
     if (!dcu_array_room((void **)&h->mems, h->mem_count, &h->mem_cap, sizeof *h->mems))
         return DCUDA_ERR_NO_MEMORY;
     dcu_mem_rec_t *rec = &h->mems[h->mem_count];

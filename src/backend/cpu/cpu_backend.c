@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -77,6 +78,8 @@ static void cpu_close(dcu_backend_t *b) { free(b); }
 
 static void *zeroed_aligned(size_t size)
 {
+    if (size > SIZE_MAX - CPU_ALIGN)
+        return NULL;
     size_t rounded = (size + CPU_ALIGN - 1) & ~(size_t)(CPU_ALIGN - 1);
     void *p = aligned_alloc(CPU_ALIGN, rounded ? rounded : CPU_ALIGN);
     if (p)
@@ -84,15 +87,22 @@ static void *zeroed_aligned(size_t size)
     return p;
 }
 
+/* Whole pages for `size` bytes; 0 when that does not fit a size_t. */
 static size_t shm_bytes(uint64_t size)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (size > SIZE_MAX - page)
+        return 0;
     return size ? ((size_t)size + page - 1) / page * page : page;
 }
 
 /* Shared memory peers can map: a memfd, zero-filled. */
 static dcuda_status_t shm_alloc(size_t size, void **ptr, dcu_export_t *ex)
 {
+    if (shm_bytes(size) == 0) {
+        dcu_msg_error("cannot allocate %zu bytes of shared memory: more than can be mapped", size);
+        return DCUDA_ERR_NO_MEMORY;
+    }
     int fd = memfd_create("dcuda-mem", 0);
     void *p = MAP_FAILED;
     if (fd >= 0 && ftruncate(fd, (off_t)shm_bytes(size)) == 0)
@@ -101,7 +111,8 @@ static dcuda_status_t shm_alloc(size_t size, void **ptr, dcu_export_t *ex)
         dcu_msg_error("cannot allocate %zu bytes of shared memory: %s", size, strerror(errno));
         if (fd >= 0)
             close(fd);
-        return errno == ENOMEM || errno == ENOSPC ? DCUDA_ERR_NO_MEMORY : DCUDA_ERR_SYSTEM;
+        return errno == ENOMEM || errno == ENOSPC || errno == EFBIG ? DCUDA_ERR_NO_MEMORY
+                                                                    : DCUDA_ERR_SYSTEM;
     }
     ex->kind = DCU_EXPORT_MEMFD;
     ex->fd = fd;
@@ -115,8 +126,10 @@ static dcuda_status_t cpu_alloc(dcu_backend_t *b, size_t size, void **ptr, dcu_e
     if (b->processes > 1)
         return shm_alloc(size, ptr, ex);
     void *p = zeroed_aligned(size);
-    if (!p)
+    if (!p) {
+        dcu_msg_error("cannot allocate %zu bytes: out of memory", size);
         return DCUDA_ERR_NO_MEMORY;
+    }
     ex->kind = DCU_EXPORT_NONE;
     *ptr = p;
     return DCUDA_OK;

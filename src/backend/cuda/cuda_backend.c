@@ -217,7 +217,8 @@ static dcuda_status_t cuda_alloc(dcu_backend_t *b, size_t size, void **ptr, dcu_
     void *p = NULL;
     cudaError_t err = cudaMalloc(&p, size ? size : 1);
     if (err != cudaSuccess) {
-        cuda_fail(err, "cudaMalloc");
+        dcu_msg_error("cannot allocate %zu bytes of device memory: %s (%s)", size,
+                      cudaGetErrorString(err), cudaGetErrorName(err));
         return DCUDA_ERR_NO_MEMORY;
     }
     if ((err = cudaMemset(p, 0, size ? size : 1)) == cudaSuccess && b->processes > 1) {
