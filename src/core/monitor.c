@@ -204,7 +204,10 @@ static void watchdog_report(dcuda_host_h h, uint64_t now)
 static void watchdog_check(dcuda_host_h h, uint64_t now)
 {
     dcu_monitor_t *m = h->monitor;
-    uint64_t limit = (uint64_t)(h->settings.watchdog * DCU_NS_PER_S);
+    double seconds = h->settings.watchdog;
+    if (!(seconds > 0 && seconds <= DCU_WATCHDOG_MAX_S))
+        return; /* never (settings.c folds larger values into 0) */
+    uint64_t limit = (uint64_t)(seconds * DCU_NS_PER_S);
     int due = 0;
     for (int r = 0; r < h->image.device_size; r++) {
         const dcuda_rank_status_t *s = &h->status_h[r];

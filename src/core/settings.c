@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "dcuda/dcuda_host.h"
 #include "dcuda/shared/layout.h"
@@ -65,6 +66,10 @@ static dcuda_status_t parse_value(const setting_desc_t *d, const char *text, con
         *(unsigned long *)field = strtoul(text, &end, 0);
         break;
     case SET_DOUBLE:
+        if (strcasecmp(text, "off") == 0) { /* 0: "never" for the settings of this type */
+            *(double *)field = 0.0;
+            return DCUDA_OK;
+        }
         *(double *)field = strtod(text, &end);
         break;
     case SET_STRING:
@@ -144,7 +149,7 @@ static dcuda_status_t load_arguments(int argc, char **argv, dcuda_settings_t *s)
 #define SETTING_LOG_ENTRIES_MIN 16L
 #define SETTING_LOG_ENTRIES_MAX (1L << 20)
 
-static dcuda_status_t validate(const dcuda_settings_t *s)
+static dcuda_status_t validate(dcuda_settings_t *s)
 {
     if (strcmp(s->backend, "auto") && strcmp(s->backend, "cpu") && strcmp(s->backend, "cuda")) {
         dcu_msg_error("setting BACKEND: '%s' is not auto, cpu or cuda", s->backend);
@@ -162,6 +167,8 @@ static dcuda_status_t validate(const dcuda_settings_t *s)
         dcu_msg_error("setting WATCHDOG: %g is not a number of seconds >= 0", s->watchdog);
         return DCUDA_ERR_SETTING;
     }
+    if (s->watchdog > DCU_WATCHDOG_MAX_S)
+        s->watchdog = 0; /* inf, or longer than any run: never */
     if (s->log_entries < SETTING_LOG_ENTRIES_MIN || s->log_entries > SETTING_LOG_ENTRIES_MAX ||
         (s->log_entries & (s->log_entries - 1))) {
         dcu_msg_error("setting LOG_ENTRIES: %ld is not a power of two in %ld..%ld", s->log_entries,

@@ -23,7 +23,7 @@
                                       "mpirun: the first dcuda_host_init forks the others "    \
                                       "(0: one per visible GPU, or 1 for CPU ranks)")          \
     X(watchdog, WATCHDOG, DOUBLE, "10", "seconds a rank may stay blocked before the watchdog " \
-                                        "reports all blocked ranks (0: off)")                  \
+                                        "reports all blocked ranks (0, off, inf: never)")      \
     X(watchdog_cancel, WATCHDOG_CANCEL, INT, "0", "1: after a watchdog report, blocked waits " \
                                                   "and barriers fail with DCUDA_ERR_TIMEOUT")  \
     X(log_entries, LOG_ENTRIES, INT, "1024", "entries in each log ring (a power of two)")      \
@@ -35,6 +35,10 @@
                                       "the network path runs between processes of one host") \
     X(verbose, VERBOSE, INT, "0", "1: the host runtime reports what it chose and did")
 /* clang-format on */
+
+/* A WATCHDOG above this many seconds (about 31 years; inf included) means
+ * never, as 0 does. */
+#define DCU_WATCHDOG_MAX_S 1e9
 
 typedef struct dcuda_settings {
     char backend[16];
