@@ -451,7 +451,7 @@ dcuda_status_t dcuda_host_alloc(dcuda_host_h h, size_t size, void **ptr)
         return DCUDA_ERR_NOT_INITIALIZED;
     if (!ptr)
         return DCUDA_ERR_INVALID_ARG;
-    return dcu_mem_alloc(h, size, ptr);
+    return dcu_mem_alloc_user(h, size, ptr);
 }
 
 dcuda_status_t dcuda_host_free(dcuda_host_h h, void *ptr)

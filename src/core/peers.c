@@ -48,6 +48,42 @@ dcuda_status_t dcu_mem_alloc(dcuda_host_h h, size_t size, void **ptr)
     return DCUDA_OK;
 }
 
+/* Does another process of this node map this one's allocations? */
+static int node_has_peers(void)
+{
+    int me = dcu_boot_rank();
+    for (int p = 0; p < dcu_boot_size(); p++)
+        if (p != me && dcu_boot_node(p) == dcu_boot_node(me))
+            return 1;
+    return 0;
+}
+
+/* The export tables hold DCUDA_MAX_SEGMENTS allocations a process: a user
+ * allocation past that is refused here, with the reason, rather than
+ * failing a put later. One entry stays free for the runtime's copy of the
+ * user struct until a run has made it. */
+dcuda_status_t dcu_mem_alloc_user(dcuda_host_h h, size_t size, void **ptr)
+{
+    int exported = 0, own = 0;
+    for (int i = 0; i < h->mem_count; i++) {
+        exported += h->mems[i].ex.kind != DCU_EXPORT_NONE;
+        own += h->mems[i].ex.kind != DCU_EXPORT_NONE && !h->mems[i].user;
+    }
+    int reserved = h->user_dev ? 0 : 1;
+    if (exported + reserved >= DCUDA_MAX_SEGMENTS && node_has_peers()) {
+        dcu_msg_error("dcuda_host_alloc: process %d has %d allocations that the other processes "
+                      "of its node map, and can have at most %d (%d are the runtime's tables%s): "
+                      "free one, or make fewer, larger allocations",
+                      dcu_boot_rank(), exported, DCUDA_MAX_SEGMENTS, own,
+                      reserved ? ", one is kept for the user data of dcuda_host_run" : "");
+        return DCUDA_ERR_NO_MEMORY;
+    }
+    dcuda_status_t st = dcu_mem_alloc(h, size, ptr);
+    if (st == DCUDA_OK)
+        h->mems[h->mem_count - 1].user = 1;
+    return st;
+}
+
 void dcu_mem_free(dcuda_host_h h, void *ptr)
 {
     for (int i = 0; i < h->mem_count; i++) {
