@@ -7,7 +7,6 @@
  * the kernel's C form.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -20,6 +19,7 @@
 
 #include "backend/backend.h"
 #include "cpu_rank.h"
+#include "util/memfd.h"
 #include "util/msg.h"
 
 #define CPU_DEFAULT_RANKS_PER_CORE 8
@@ -103,9 +103,9 @@ static dcuda_status_t shm_alloc(size_t size, void **ptr, dcu_export_t *ex)
         dcu_msg_error("cannot allocate %zu bytes of shared memory: more than can be mapped", size);
         return DCUDA_ERR_NO_MEMORY;
     }
-    int fd = memfd_create("dcuda-mem", 0);
+    int fd = dcu_memfd_create("dcuda-mem", shm_bytes(size));
     void *p = MAP_FAILED;
-    if (fd >= 0 && ftruncate(fd, (off_t)shm_bytes(size)) == 0)
+    if (fd >= 0)
         p = mmap(NULL, shm_bytes(size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {
         dcu_msg_error("cannot allocate %zu bytes of shared memory: %s", size, strerror(errno));
@@ -150,8 +150,7 @@ static dcuda_status_t cpu_import(dcu_backend_t *b, int proc, const dcu_export_t 
 {
     (void)b;
     char path[64];
-    snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)ex->pid, ex->fd);
-    int fd = open(path, O_RDWR);
+    int fd = dcu_memfd_open_peer((pid_t)ex->pid, ex->fd, path, sizeof path);
     void *p = fd < 0 ? MAP_FAILED
                      : mmap(NULL, shm_bytes(ex->size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     int err = errno;

@@ -13,6 +13,7 @@
  * mapped host memory so that ranks reach the WORLD barrier slots.
  */
 #include <cuda_runtime_api.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -66,7 +67,7 @@ static int count_in_child(char *why, size_t why_size)
         char why[200];
     } answer = { 0, "cannot start a process to look for GPUs" };
     int fds[2];
-    if (pipe(fds) != 0)
+    if (pipe2(fds, O_CLOEXEC) != 0)
         goto done;
     fflush(NULL);
     pid_t pid = fork();
