@@ -103,6 +103,9 @@ dcuda_status_t dcu_mem_alloc(dcuda_host_h h, size_t size, void **ptr);
  * many allocations as its peers can map. */
 dcuda_status_t dcu_mem_alloc_user(dcuda_host_h h, size_t size, void **ptr);
 void dcu_mem_free(dcuda_host_h h, void *ptr);
+/* dcuda_host_free: DCUDA_ERR_INVALID_ARG, and a message, for a pointer that
+ * is not a live allocation of dcuda_host_alloc. */
+dcuda_status_t dcu_mem_free_user(dcuda_host_h h, void *ptr);
 /* Host init: tells the peers this device's rank count and learns theirs
  * (fills the WORLD fields of h->info, proc_first and the path to each
  * process). Collective over processes. */

@@ -84,16 +84,34 @@ dcuda_status_t dcu_mem_alloc_user(dcuda_host_h h, size_t size, void **ptr)
     return st;
 }
 
+static int find_mem(dcuda_host_h h, const void *ptr)
+{
+    for (int i = 0; i < h->mem_count; i++)
+        if (h->mems[i].ptr == ptr)
+            return i;
+    return -1;
+}
+
 void dcu_mem_free(dcuda_host_h h, void *ptr)
 {
-    for (int i = 0; i < h->mem_count; i++) {
-        if (h->mems[i].ptr != ptr)
-            continue;
-        h->ops->free(h->backend, ptr, &h->mems[i].ex);
-        h->mems[i] = h->mems[--h->mem_count];
+    int i = find_mem(h, ptr);
+    if (i < 0)
         return;
+    h->ops->free(h->backend, ptr, &h->mems[i].ex);
+    h->mems[i] = h->mems[--h->mem_count];
+}
+
+dcuda_status_t dcu_mem_free_user(dcuda_host_h h, void *ptr)
+{
+    int i = find_mem(h, ptr);
+    if (i < 0 || !h->mems[i].user) {
+        dcu_msg_error("dcuda_host_free: %p is not a live allocation of dcuda_host_alloc (freed "
+                      "already, or never returned by it)",
+                      ptr);
+        return DCUDA_ERR_INVALID_ARG;
     }
-    dcu_msg_warn("dcuda_host_free: %p was not allocated by dcuda_host_alloc; ignored", ptr);
+    dcu_mem_free(h, ptr);
+    return DCUDA_OK;
 }
 
 /* ---- agreeing on the world ------------------------------------------------ */
