@@ -177,9 +177,9 @@ static void watchdog_report(dcuda_host_h h, uint64_t now)
         finished += phase == DCUDA_PHASE_FINISHED;
     }
     fprintf(stderr,
-            "dcuda: watchdog: no progress for %.1f s: %d of %d ranks blocked, %d finished, "
+            "dcuda: watchdog: %sno progress for %.1f s: %d of %d ranks blocked, %d finished, "
             "%d running\n",
-            h->settings.watchdog, blocked, n, finished, n - blocked - finished);
+            dcu_msg_who(), h->settings.watchdog, blocked, n, finished, n - blocked - finished);
     int lines = 0;
     for (int r = 0; r < n; r++) {
         const dcuda_rank_status_t *s = &h->status_h[r];
