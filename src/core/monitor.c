@@ -79,8 +79,9 @@ static void print_entry(const dcuda_log_entry_t *e)
 {
     char text[1024];
     dcu_log_entry_text(e, text, sizeof text);
-    if (e->kind & DCUDA_LOG_ERROR_KIND) {
-        fprintf(stderr, "dcuda: error: rank %d: %s\n", (int)e->rank, text);
+    if (e->kind & (DCUDA_LOG_ERROR_KIND | DCUDA_LOG_WARN_KIND)) {
+        fprintf(stderr, "dcuda: %s: rank %d: %s\n",
+                e->kind & DCUDA_LOG_ERROR_KIND ? "error" : "warning", (int)e->rank, text);
         fflush(stderr);
     } else {
         fprintf(stdout, "[rank %d] %s\n", (int)e->rank, text);
