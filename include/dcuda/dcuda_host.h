@@ -104,7 +104,12 @@ DCUDA_API dcuda_status_t dcuda_host_get_timings(dcuda_host_h host, const double 
                                                 int *count);
 
 /* Memory that rank code of this backend can use (device memory on a GPU),
- * and copies between it and host memory. */
+ * and copies between it and host memory. dcuda_host_alloc refuses sizes
+ * above PTRDIFF_MAX (DCUDA_ERR_INVALID_ARG) and, while other processes of
+ * the node map this one's memory, more than DCUDA_MAX_SEGMENTS allocations
+ * (DCUDA_ERR_NO_MEMORY); dcuda_host_free of NULL does nothing, of anything
+ * else that is not a live allocation of dcuda_host_alloc is
+ * DCUDA_ERR_INVALID_ARG. Every refusal prints the reason. */
 DCUDA_API dcuda_status_t dcuda_host_alloc(dcuda_host_h host, size_t size, void **ptr);
 DCUDA_API dcuda_status_t dcuda_host_free(dcuda_host_h host, void *ptr);
 DCUDA_API dcuda_status_t dcuda_host_copy_in(dcuda_host_h host, void *dst, const void *src,
@@ -115,6 +120,9 @@ DCUDA_API dcuda_status_t dcuda_host_copy_out(dcuda_host_h host, void *dst, const
 /* Message of the first rank error of the last run ("" if none). */
 DCUDA_API const char *dcuda_host_last_error(dcuda_host_h host);
 
+/* Releases everything of the runtime. The handle is dead afterwards: every
+ * call with it (a second dcuda_host_finish included) returns
+ * DCUDA_ERR_NOT_INITIALIZED, and dcuda_host_last_error "". */
 DCUDA_API dcuda_status_t dcuda_host_finish(dcuda_host_h host);
 
 /* 1 if backend ("cpu" or "cuda") is built and has a device here; else 0 and

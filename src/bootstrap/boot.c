@@ -143,6 +143,7 @@ dcuda_status_t dcu_boot_start(long processes, dcu_boot_count_fn count_gpus, int 
         boot.count = 1;
         boot.index = 0;
     }
+    dcu_msg_set_process(boot.index, boot.count);
     if (st == DCUDA_OK)
         st = find_nodes(own_nodes);
     return st;

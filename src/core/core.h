@@ -30,6 +30,7 @@ typedef struct dcu_monitor dcu_monitor_t;
 typedef struct dcu_mem_rec {
     void *ptr;
     dcu_export_t ex;
+    int user; /* made by dcuda_host_alloc (else one of the runtime's tables) */
 } dcu_mem_rec_t;
 
 /* A peer's allocation mapped into this process (opened once, kept while
@@ -100,7 +101,13 @@ dcuda_status_t dcu_context_collect_timers(dcuda_host_h h);
 
 /* peers.c: rank-visible allocations and the tables of peer processes. */
 dcuda_status_t dcu_mem_alloc(dcuda_host_h h, size_t size, void **ptr);
+/* dcuda_host_alloc: refused, with the reason, once the process exports as
+ * many allocations as its peers can map. */
+dcuda_status_t dcu_mem_alloc_user(dcuda_host_h h, size_t size, void **ptr);
 void dcu_mem_free(dcuda_host_h h, void *ptr);
+/* dcuda_host_free: DCUDA_ERR_INVALID_ARG, and a message, for a pointer that
+ * is not a live allocation of dcuda_host_alloc. */
+dcuda_status_t dcu_mem_free_user(dcuda_host_h h, void *ptr);
 /* Host init: tells the peers this device's rank count and learns theirs
  * (fills the WORLD fields of h->info, proc_first and the path to each
  * process). Collective over processes. */

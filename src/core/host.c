@@ -180,8 +180,27 @@ static dcuda_status_t open_backend(dcuda_host_h h, int threads_per_rank)
 }
 
 /* One host runtime per process at a time (its exports live in the node
- * segment under the process's name). */
-static int hosts_live;
+ * segment under the process's name): the live one. A handle is valid when
+ * it equals live_host, and is never dereferenced otherwise, so a call with
+ * a finished handle is an error rather than a use after free. The struct of
+ * the runtime finished last is kept (its contents released) until the next
+ * dcuda_host_init has allocated its own, so a new handle never equals the
+ * one just finished. */
+static dcuda_host_h live_host, retired_host;
+
+/* DCUDA_OK for the live runtime; otherwise a message and NOT_INITIALIZED. */
+static dcuda_status_t check_host(dcuda_host_h h, const char *call)
+{
+    if (h && h == live_host)
+        return DCUDA_OK;
+    if (!h)
+        dcu_msg_error("%s: called before dcuda_host_init (host is NULL)", call);
+    else
+        dcu_msg_error("%s: %p is not a live host runtime (dcuda_host_finish ended it, or "
+                      "dcuda_host_init never returned it)",
+                      call, (void *)h);
+    return DCUDA_ERR_NOT_INITIALIZED;
+}
 
 /* The network manager, when some process is on another node. */
 static dcuda_status_t pick_net(dcuda_host_h h)
@@ -246,7 +265,7 @@ static dcuda_status_t create_proxy(dcuda_host_h h)
     return dcu_proxy_create(&c, &h->proxy);
 }
 
-/* Everything init built, in reverse. */
+/* Everything init built, in reverse (the struct itself stays). */
 static void host_release(dcuda_host_h h)
 {
     if (h->proxy)
@@ -261,7 +280,6 @@ static void host_release(dcuda_host_h h)
     if (h->node_rank)
         h->ops->unmap_host(h->backend, dcu_node());
     h->ops->close(h->backend);
-    free(h);
 }
 
 static const char *init_arg_problem(dcuda_host_h *host, dcuda_kernel_t kernel, int threads_per_rank)
@@ -287,11 +305,13 @@ dcuda_status_t dcuda_host_init(int argc, char **argv, dcuda_kernel_t kernel, int
     dcuda_host_h h = calloc(1, sizeof *h);
     if (!h)
         return DCUDA_ERR_NO_MEMORY;
+    free(retired_host); /* h has another address now */
+    retired_host = NULL;
     h->kernel = kernel;
     if (!h->kernel.name)
         h->kernel.name = "(unnamed)";
     dcuda_status_t st = dcu_settings_load(argc, argv, &h->settings);
-    if (st == DCUDA_OK && hosts_live) {
+    if (st == DCUDA_OK && live_host) {
         dcu_msg_error("dcuda_host_init: a host runtime is already live in this process "
                       "(call dcuda_host_finish first)");
         st = DCUDA_ERR_INVALID_ARG;
@@ -317,9 +337,10 @@ dcuda_status_t dcuda_host_init(int argc, char **argv, dcuda_kernel_t kernel, int
         st = create_proxy(h);
     if (st != DCUDA_OK) {
         host_release(h);
+        free(h);
         return st;
     }
-    hosts_live = 1;
+    live_host = h;
     dcu_msg_info("kernel %s: %d ranks on %s backend (%s), %d thread(s) per rank; process %d of "
                  "%d (%s), WORLD ranks %d..%d",
                  h->kernel.name, h->info.rank_responsible, h->info.backend, h->info.device_name,
@@ -332,7 +353,7 @@ dcuda_status_t dcuda_host_init(int argc, char **argv, dcuda_kernel_t kernel, int
 
 dcuda_status_t dcuda_host_get_rank_info(dcuda_host_h h, dcuda_rank_info_t *info)
 {
-    if (!h)
+    if (check_host(h, "dcuda_host_get_rank_info") != DCUDA_OK)
         return DCUDA_ERR_NOT_INITIALIZED;
     if (!info)
         return DCUDA_ERR_INVALID_ARG;
@@ -383,10 +404,8 @@ static dcuda_status_t run_ranks(dcuda_host_h h)
 
 dcuda_status_t dcuda_host_run(dcuda_host_h h, void *user_data, size_t user_size, double *elapsed_ms)
 {
-    if (!h) {
-        dcu_msg_error("dcuda_host_run: called before dcuda_host_init (host is NULL)");
+    if (check_host(h, "dcuda_host_run") != DCUDA_OK)
         return DCUDA_ERR_NOT_INITIALIZED;
-    }
     if (user_size && !user_data) {
         dcu_msg_error("dcuda_host_run: user_data is NULL but user_size is %zu", user_size);
         return DCUDA_ERR_INVALID_ARG;
@@ -435,7 +454,7 @@ dcuda_status_t dcuda_host_run(dcuda_host_h h, void *user_data, size_t user_size,
 
 dcuda_status_t dcuda_host_get_timings(dcuda_host_h h, const double **timings_ms, int *count)
 {
-    if (!h)
+    if (check_host(h, "dcuda_host_get_timings") != DCUDA_OK)
         return DCUDA_ERR_NOT_INITIALIZED;
     if (!timings_ms || !count)
         return DCUDA_ERR_INVALID_ARG;
@@ -444,30 +463,31 @@ dcuda_status_t dcuda_host_get_timings(dcuda_host_h h, const double **timings_ms,
     return DCUDA_OK;
 }
 
-const char *dcuda_host_last_error(dcuda_host_h h) { return h ? h->last_error : ""; }
+const char *dcuda_host_last_error(dcuda_host_h h)
+{
+    return h && h == live_host ? h->last_error : "";
+}
 
 dcuda_status_t dcuda_host_alloc(dcuda_host_h h, size_t size, void **ptr)
 {
-    if (!h)
+    if (check_host(h, "dcuda_host_alloc") != DCUDA_OK)
         return DCUDA_ERR_NOT_INITIALIZED;
     if (!ptr)
         return DCUDA_ERR_INVALID_ARG;
-    return dcu_mem_alloc(h, size, ptr);
+    return dcu_mem_alloc_user(h, size, ptr);
 }
 
 dcuda_status_t dcuda_host_free(dcuda_host_h h, void *ptr)
 {
-    if (!h)
+    if (check_host(h, "dcuda_host_free") != DCUDA_OK)
         return DCUDA_ERR_NOT_INITIALIZED;
-    if (ptr)
-        dcu_mem_free(h, ptr);
-    return DCUDA_OK;
+    return ptr ? dcu_mem_free_user(h, ptr) : DCUDA_OK;
 }
 
 /* Copies between host memory and memory ranks use, either way. */
 static dcuda_status_t host_copy(dcuda_host_h h, void *dst, const void *src, size_t size, int out)
 {
-    if (!h)
+    if (check_host(h, out ? "dcuda_host_copy_out" : "dcuda_host_copy_in") != DCUDA_OK)
         return DCUDA_ERR_NOT_INITIALIZED;
     if (size && (!dst || !src))
         return DCUDA_ERR_INVALID_ARG;
@@ -488,10 +508,11 @@ dcuda_status_t dcuda_host_copy_out(dcuda_host_h h, void *dst, const void *src, s
 
 dcuda_status_t dcuda_host_finish(dcuda_host_h h)
 {
-    if (!h)
+    if (check_host(h, "dcuda_host_finish") != DCUDA_OK)
         return DCUDA_ERR_NOT_INITIALIZED;
     host_release(h);
-    hosts_live = 0;
+    live_host = NULL;
+    retired_host = h;
     return DCUDA_OK;
 }
 

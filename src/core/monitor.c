@@ -79,8 +79,9 @@ static void print_entry(const dcuda_log_entry_t *e)
 {
     char text[1024];
     dcu_log_entry_text(e, text, sizeof text);
-    if (e->kind & DCUDA_LOG_ERROR_KIND) {
-        fprintf(stderr, "dcuda: error: rank %d: %s\n", (int)e->rank, text);
+    if (e->kind & (DCUDA_LOG_ERROR_KIND | DCUDA_LOG_WARN_KIND)) {
+        fprintf(stderr, "dcuda: %s: rank %d: %s\n",
+                e->kind & DCUDA_LOG_ERROR_KIND ? "error" : "warning", (int)e->rank, text);
         fflush(stderr);
     } else {
         fprintf(stdout, "[rank %d] %s\n", (int)e->rank, text);
@@ -166,9 +167,9 @@ static void watchdog_report(dcuda_host_h h, uint64_t now)
         finished += phase == DCUDA_PHASE_FINISHED;
     }
     fprintf(stderr,
-            "dcuda: watchdog: no progress for %.1f s: %d of %d ranks blocked, %d finished, "
+            "dcuda: watchdog: %sno progress for %.1f s: %d of %d ranks blocked, %d finished, "
             "%d running\n",
-            h->settings.watchdog, blocked, n, finished, n - blocked - finished);
+            dcu_msg_who(), h->settings.watchdog, blocked, n, finished, n - blocked - finished);
     int lines = 0;
     for (int r = 0; r < n; r++) {
         const dcuda_rank_status_t *s = &h->status_h[r];
@@ -193,7 +194,10 @@ static void watchdog_report(dcuda_host_h h, uint64_t now)
 static void watchdog_check(dcuda_host_h h, uint64_t now)
 {
     dcu_monitor_t *m = h->monitor;
-    uint64_t limit = (uint64_t)(h->settings.watchdog * DCU_NS_PER_S);
+    double seconds = h->settings.watchdog;
+    if (!(seconds > 0 && seconds <= DCU_WATCHDOG_MAX_S))
+        return; /* never (settings.c folds larger values into 0) */
+    uint64_t limit = (uint64_t)(seconds * DCU_NS_PER_S);
     int due = 0;
     for (int r = 0; r < h->image.device_size; r++) {
         const dcuda_rank_status_t *s = &h->status_h[r];

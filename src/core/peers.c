@@ -8,6 +8,8 @@
  * that translate a peer's addresses into this process's.
  */
 #include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,8 +21,18 @@
 
 /* ---- this process's allocations ----------------------------------------- */
 
+/* The largest allocation: no object is larger, and backends round sizes up
+ * (to cache lines, pages) without wrapping below SIZE_MAX. */
+#define DCU_MEM_MAX ((size_t)PTRDIFF_MAX)
+
 dcuda_status_t dcu_mem_alloc(dcuda_host_h h, size_t size, void **ptr)
 {
+    if (size > DCU_MEM_MAX) {
+        dcu_msg_error("dcuda_host_alloc: %zu bytes is more than an allocation can hold (at most "
+                      "%zu)",
+                      size, DCU_MEM_MAX);
+        return DCUDA_ERR_INVALID_ARG;
+    }
     if (!dcu_array_room((void **)&h->mems, h->mem_count, &h->mem_cap, sizeof *h->mems))
         return DCUDA_ERR_NO_MEMORY;
     dcu_mem_rec_t *rec = &h->mems[h->mem_count];
@@ -36,16 +48,70 @@ dcuda_status_t dcu_mem_alloc(dcuda_host_h h, size_t size, void **ptr)
     return DCUDA_OK;
 }
 
+/* Does another process of this node map this one's allocations? */
+static int node_has_peers(void)
+{
+    int me = dcu_boot_rank();
+    for (int p = 0; p < dcu_boot_size(); p++)
+        if (p != me && dcu_boot_node(p) == dcu_boot_node(me))
+            return 1;
+    return 0;
+}
+
+/* The export tables hold DCUDA_MAX_SEGMENTS allocations a process: a user
+ * allocation past that is refused here, with the reason, rather than
+ * failing a put later. One entry stays free for the runtime's copy of the
+ * user struct until a run has made it. */
+dcuda_status_t dcu_mem_alloc_user(dcuda_host_h h, size_t size, void **ptr)
+{
+    int exported = 0, own = 0;
+    for (int i = 0; i < h->mem_count; i++) {
+        exported += h->mems[i].ex.kind != DCU_EXPORT_NONE;
+        own += h->mems[i].ex.kind != DCU_EXPORT_NONE && !h->mems[i].user;
+    }
+    int reserved = h->user_dev ? 0 : 1;
+    if (exported + reserved >= DCUDA_MAX_SEGMENTS && node_has_peers()) {
+        dcu_msg_error("dcuda_host_alloc: process %d has %d allocations that the other processes "
+                      "of its node map, and can have at most %d (%d are the runtime's tables%s): "
+                      "free one, or make fewer, larger allocations",
+                      dcu_boot_rank(), exported, DCUDA_MAX_SEGMENTS, own,
+                      reserved ? ", one is kept for the user data of dcuda_host_run" : "");
+        return DCUDA_ERR_NO_MEMORY;
+    }
+    dcuda_status_t st = dcu_mem_alloc(h, size, ptr);
+    if (st == DCUDA_OK)
+        h->mems[h->mem_count - 1].user = 1;
+    return st;
+}
+
+static int find_mem(dcuda_host_h h, const void *ptr)
+{
+    for (int i = 0; i < h->mem_count; i++)
+        if (h->mems[i].ptr == ptr)
+            return i;
+    return -1;
+}
+
 void dcu_mem_free(dcuda_host_h h, void *ptr)
 {
-    for (int i = 0; i < h->mem_count; i++) {
-        if (h->mems[i].ptr != ptr)
-            continue;
-        h->ops->free(h->backend, ptr, &h->mems[i].ex);
-        h->mems[i] = h->mems[--h->mem_count];
+    int i = find_mem(h, ptr);
+    if (i < 0)
         return;
+    h->ops->free(h->backend, ptr, &h->mems[i].ex);
+    h->mems[i] = h->mems[--h->mem_count];
+}
+
+dcuda_status_t dcu_mem_free_user(dcuda_host_h h, void *ptr)
+{
+    int i = find_mem(h, ptr);
+    if (i < 0 || !h->mems[i].user) {
+        dcu_msg_error("dcuda_host_free: %p is not a live allocation of dcuda_host_alloc (freed "
+                      "already, or never returned by it)",
+                      ptr);
+        return DCUDA_ERR_INVALID_ARG;
     }
-    dcu_msg_warn("dcuda_host_free: %p was not allocated by dcuda_host_alloc; ignored", ptr);
+    dcu_mem_free(h, ptr);
+    return DCUDA_OK;
 }
 
 /* ---- agreeing on the world ------------------------------------------------ */

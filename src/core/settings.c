@@ -8,12 +8,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "dcuda/dcuda_host.h"
 #include "dcuda/shared/layout.h"
 #include "util/msg.h"
 
-typedef enum { SET_INT, SET_UINT, SET_DOUBLE, SET_STRING } setting_type_t;
+typedef enum { SET_INT, SET_UINT, SET_BOOL, SET_DOUBLE, SET_STRING } setting_type_t;
 
 typedef struct setting_desc {
     const char *name; /* upper case, without the DCUDA_ prefix */
@@ -42,11 +43,21 @@ static const char *type_name(setting_type_t t)
         return "int";
     case SET_UINT:
         return "uint";
+    case SET_BOOL:
+        return "0 or 1";
     case SET_DOUBLE:
         return "double";
     default:
         return "string";
     }
+}
+
+/* Integers are decimal (a leading 0 is no octal prefix); 0x starts a
+ * hexadecimal one. */
+static int int_base(const char *text)
+{
+    const char *t = text + (text[0] == '-' || text[0] == '+');
+    return t[0] == '0' && (t[1] == 'x' || t[1] == 'X') ? 16 : 10;
 }
 
 static dcuda_status_t parse_value(const setting_desc_t *d, const char *text, const char *origin,
@@ -57,14 +68,23 @@ static dcuda_status_t parse_value(const setting_desc_t *d, const char *text, con
     errno = 0;
     switch (d->type) {
     case SET_INT:
-        *(long *)field = strtol(text, &end, 0);
+        *(long *)field = strtol(text, &end, int_base(text));
+        break;
+    case SET_BOOL:
+        *(long *)field = strtol(text, &end, 10);
+        if (*(long *)field != 0 && *(long *)field != 1)
+            goto bad;
         break;
     case SET_UINT:
         if (text[0] == '-')
             goto bad;
-        *(unsigned long *)field = strtoul(text, &end, 0);
+        *(unsigned long *)field = strtoul(text, &end, int_base(text));
         break;
     case SET_DOUBLE:
+        if (strcasecmp(text, "off") == 0) { /* 0: "never" for the settings of this type */
+            *(double *)field = 0.0;
+            return DCUDA_OK;
+        }
         *(double *)field = strtod(text, &end);
         break;
     case SET_STRING:
@@ -82,19 +102,77 @@ bad:
     return DCUDA_ERR_SETTING;
 }
 
-/* Looks a name up case-blind, with '-' standing for '_'. */
-static const setting_desc_t *find_setting(const char *name, size_t len)
+#define SETTING_NAME_MAX 64
+
+/* A name as the table spells it: upper case, '_' for '-'; 0 if too long. */
+static int normalise(const char *name, size_t len, char norm[SETTING_NAME_MAX])
 {
-    char norm[64];
-    if (len == 0 || len >= sizeof norm)
-        return NULL;
+    if (len == 0 || len >= SETTING_NAME_MAX)
+        return 0;
     for (size_t k = 0; k < len; k++)
         norm[k] = name[k] == '-' ? '_' : (char)toupper((unsigned char)name[k]);
     norm[len] = '\0';
+    return 1;
+}
+
+/* Looks a name up case-blind, with '-' standing for '_'. */
+static const setting_desc_t *find_setting(const char *name, size_t len)
+{
+    char norm[SETTING_NAME_MAX];
+    if (!normalise(name, len, norm))
+        return NULL;
     for (size_t i = 0; i < SETTINGS_COUNT; i++)
         if (strcmp(norm, settings_table[i].name) == 0)
             return &settings_table[i];
     return NULL;
+}
+
+/* Edits (insert, delete, replace a character) that turn a into b. */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), row[SETTING_NAME_MAX + 1];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+            best = up + 1 < best ? up + 1 : best;
+            best = row[j - 1] + 1 < best ? row[j - 1] + 1 : best;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[lb];
+}
+
+/* The setting an unknown name was probably meant to be (at most two edits
+ * away, and fewer than half its length), or NULL. */
+static const setting_desc_t *closest_setting(const char *name, size_t len)
+{
+    char norm[SETTING_NAME_MAX];
+    const setting_desc_t *best = NULL;
+    size_t best_d = 3;
+    if (!normalise(name, len, norm))
+        return NULL;
+    for (size_t i = 0; i < SETTINGS_COUNT; i++) {
+        size_t d = edit_distance(norm, settings_table[i].name);
+        if (d < best_d && 2 * d < strlen(settings_table[i].name)) {
+            best = &settings_table[i];
+            best_d = d;
+        }
+    }
+    return best;
+}
+
+/* "--dcuda-<name>" in lower case with '-' for '_'. */
+static void argument_name(const setting_desc_t *d, char *out, size_t size)
+{
+    size_t n = (size_t)snprintf(out, size, "--dcuda-");
+    for (const char *c = d->name; *c && n + 1 < size; c++)
+        out[n++] = *c == '_' ? '-' : (char)tolower((unsigned char)*c);
+    out[n < size ? n : size - 1] = '\0';
 }
 
 static dcuda_status_t load_environment(dcuda_settings_t *s)
@@ -108,8 +186,10 @@ static dcuda_status_t load_environment(dcuda_settings_t *s)
             continue;
         const setting_desc_t *d = find_setting(name, (size_t)(eq - name));
         if (!d) {
-            dcu_msg_warn("unknown setting %.*s ignored (dcuda_info lists them)", (int)(eq - *e),
-                         *e);
+            const setting_desc_t *near = closest_setting(name, (size_t)(eq - name));
+            dcu_msg_warn("unknown setting %.*s ignored%s%s%s (dcuda_info lists them)",
+                         (int)(eq - *e), *e, near ? "; did you mean DCUDA_" : "",
+                         near ? near->name : "", near ? "?" : "");
             continue;
         }
         dcuda_status_t st = parse_value(d, eq + 1, "the environment", s);
@@ -119,19 +199,43 @@ static dcuda_status_t load_environment(dcuda_settings_t *s)
     return DCUDA_OK;
 }
 
+/* An argument meant for dcuda but misspelt: --dcuda_<name>, --DCUDA-... */
+static int near_miss_prefix(const char *a)
+{
+    return strncasecmp(a, "--dcuda", 7) == 0 && (a[7] == '-' || a[7] == '_') &&
+           strncmp(a, "--dcuda-", 8) != 0;
+}
+
+/* The error for a --dcuda-* argument that names no setting, has no value,
+ * or (prefix_wrong) is spelt --dcuda_<name> or the like. */
+static dcuda_status_t bad_argument(const char *a, const setting_desc_t *d, int prefix_wrong)
+{
+    const char *name = a + 8, *eq = strchr(name, '=');
+    size_t len = eq ? (size_t)(eq - name) : strlen(name);
+    const setting_desc_t *near = d ? d : closest_setting(name, len);
+    char hint[SETTING_NAME_MAX + 16] = "";
+    if (near)
+        argument_name(near, hint, sizeof hint);
+    if (prefix_wrong && d && eq)
+        dcu_msg_error("argument %s: did you mean %s%s?", a, hint, eq);
+    else
+        dcu_msg_error("argument %s: %s (expected --dcuda-<setting>=<value>)%s%s%s", a,
+                      d ? "missing value" : "unknown setting", near ? "; did you mean " : "", hint,
+                      near ? "?" : "");
+    return DCUDA_ERR_SETTING;
+}
+
 static dcuda_status_t load_arguments(int argc, char **argv, dcuda_settings_t *s)
 {
     for (int i = 1; i < argc && argv; i++) {
         const char *a = argv[i];
-        if (!a || strncmp(a, "--dcuda-", 8) != 0)
+        int near = a && near_miss_prefix(a);
+        if (!a || (strncmp(a, "--dcuda-", 8) != 0 && !near))
             continue;
         const char *name = a + 8, *eq = strchr(name, '=');
         const setting_desc_t *d = find_setting(name, eq ? (size_t)(eq - name) : strlen(name));
-        if (!d || !eq) {
-            dcu_msg_error("argument %s: %s (expected --dcuda-<setting>=<value>)", a,
-                          d ? "missing value" : "unknown setting");
-            return DCUDA_ERR_SETTING;
-        }
+        if (!d || !eq || near)
+            return bad_argument(a, d, near);
         dcuda_status_t st = parse_value(d, eq + 1, "the command line", s);
         if (st != DCUDA_OK)
             return st;
@@ -144,7 +248,7 @@ static dcuda_status_t load_arguments(int argc, char **argv, dcuda_settings_t *s)
 #define SETTING_LOG_ENTRIES_MIN 16L
 #define SETTING_LOG_ENTRIES_MAX (1L << 20)
 
-static dcuda_status_t validate(const dcuda_settings_t *s)
+static dcuda_status_t validate(dcuda_settings_t *s)
 {
     if (strcmp(s->backend, "auto") && strcmp(s->backend, "cpu") && strcmp(s->backend, "cuda")) {
         dcu_msg_error("setting BACKEND: '%s' is not auto, cpu or cuda", s->backend);
@@ -162,6 +266,8 @@ static dcuda_status_t validate(const dcuda_settings_t *s)
         dcu_msg_error("setting WATCHDOG: %g is not a number of seconds >= 0", s->watchdog);
         return DCUDA_ERR_SETTING;
     }
+    if (s->watchdog > DCU_WATCHDOG_MAX_S)
+        s->watchdog = 0; /* inf, or longer than any run: never */
     if (s->log_entries < SETTING_LOG_ENTRIES_MIN || s->log_entries > SETTING_LOG_ENTRIES_MAX ||
         (s->log_entries & (s->log_entries - 1))) {
         dcu_msg_error("setting LOG_ENTRIES: %ld is not a power of two in %ld..%ld", s->log_entries,
@@ -170,10 +276,6 @@ static dcuda_status_t validate(const dcuda_settings_t *s)
     }
     if (strcmp(s->net, "auto") && strcmp(s->net, "mpi") && strcmp(s->net, "none")) {
         dcu_msg_error("setting NET: '%s' is not auto, mpi or none", s->net);
-        return DCUDA_ERR_SETTING;
-    }
-    if (s->net_force != 0 && s->net_force != 1) {
-        dcu_msg_error("setting NET_FORCE: %ld is not 0 or 1", s->net_force);
         return DCUDA_ERR_SETTING;
     }
     if (s->notif_start > 0xffffffffUL) {

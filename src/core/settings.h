@@ -3,7 +3,9 @@
  *
  * Each setting NAME is read from the environment variable DCUDA_NAME and
  * from the argument --dcuda-name=value (arguments win). Unknown DCUDA_*
- * variables draw a warning, unknown --dcuda-* arguments an error.
+ * variables draw a warning, unknown --dcuda-* arguments (and misspelt
+ * prefixes such as --dcuda_name) an error; both name the setting meant when
+ * the name is a near miss.
  */
 #ifndef DCUDA_CORE_SETTINGS_H
 #define DCUDA_CORE_SETTINGS_H
@@ -12,7 +14,8 @@
 
 #include "dcuda/dcuda_status.h"
 
-/* X(field, NAME, type, default, description); type is INT, UINT, DOUBLE or STRING. */
+/* X(field, NAME, type, default, description); type is INT, UINT, BOOL (0 or 1),
+ * DOUBLE or STRING. Integers are decimal; 0x starts a hexadecimal one. */
 /* clang-format off */
 #define DCUDA_SETTINGS_MAP(X)                                                                  \
     X(backend, BACKEND, STRING, "auto", "auto, cpu or cuda: where ranks run (auto: a GPU if "  \
@@ -23,18 +26,22 @@
                                       "mpirun: the first dcuda_host_init forks the others "    \
                                       "(0: one per visible GPU, or 1 for CPU ranks)")          \
     X(watchdog, WATCHDOG, DOUBLE, "10", "seconds a rank may stay blocked before the watchdog " \
-                                        "reports all blocked ranks (0: off)")                  \
-    X(watchdog_cancel, WATCHDOG_CANCEL, INT, "0", "1: after a watchdog report, blocked waits " \
+                                        "reports all blocked ranks (0, off, inf: never)")      \
+    X(watchdog_cancel, WATCHDOG_CANCEL, BOOL, "0", "1: after a watchdog report, blocked waits " \
                                                   "and barriers fail with DCUDA_ERR_TIMEOUT")  \
     X(log_entries, LOG_ENTRIES, INT, "1024", "entries in each log ring (a power of two)")      \
     X(notif_start, NOTIF_START, UINT, "0", "initial value of every notification counter "      \
                                            "(testing wrap-around)")                            \
     X(net, NET, STRING, "auto", "network manager for processes on other nodes: auto (MPI "  \
                                 "when some process is on another node), mpi or none")      \
-    X(net_force, NET_FORCE, INT, "0", "1: every other process counts as on another node, so " \
+    X(net_force, NET_FORCE, BOOL, "0", "1: every other process counts as on another node, so " \
                                       "the network path runs between processes of one host") \
-    X(verbose, VERBOSE, INT, "0", "1: the host runtime reports what it chose and did")
+    X(verbose, VERBOSE, BOOL, "0", "1: the host runtime reports what it chose and did")
 /* clang-format on */
+
+/* A WATCHDOG above this many seconds (about 31 years; inf included) means
+ * never, as 0 does. */
+#define DCU_WATCHDOG_MAX_S 1e9
 
 typedef struct dcuda_settings {
     char backend[16];

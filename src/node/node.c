@@ -11,7 +11,6 @@
 #include "node.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -24,6 +23,7 @@
 
 #include "bootstrap/boot.h"
 #include "util/clock.h"
+#include "util/memfd.h"
 #include "util/msg.h"
 #include "util/proc.h"
 
@@ -75,10 +75,8 @@ static dcu_node_t *map_fd(int fd)
 
 static dcuda_status_t create_segment(void)
 {
-    int fd = memfd_create("dcuda-node", 0);
-    dcu_node_t *seg = NULL;
-    if (fd >= 0 && ftruncate(fd, (off_t)sizeof(dcu_node_t)) == 0)
-        seg = map_fd(fd);
+    int fd = dcu_memfd_create("dcuda-node", sizeof(dcu_node_t));
+    dcu_node_t *seg = fd >= 0 ? map_fd(fd) : NULL;
     if (!seg) {
         dcu_msg_error("cannot create the node segment: %s", strerror(errno));
         if (fd >= 0)
@@ -95,8 +93,7 @@ static dcuda_status_t create_segment(void)
 static dcuda_status_t open_segment(pid_t owner, int fd_there)
 {
     char path[64];
-    snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)owner, fd_there);
-    int fd = open(path, O_RDWR);
+    int fd = dcu_memfd_open_peer(owner, fd_there, path, sizeof path);
     dcu_node_t *seg = fd < 0 ? NULL : map_fd(fd);
     int err = errno;
     if (fd >= 0)

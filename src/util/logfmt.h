@@ -1,6 +1,8 @@
 /*
  * The text of a log entry: as written (CPU ranks) or formatted on the host
- * from the format and typed arguments a GPU rank shipped.
+ * from the format and typed arguments a GPU rank shipped, refusing
+ * conversions that are not plain printable ones of the recorded types.
+ * Always terminated inside `size` bytes.
  */
 #ifndef DCU_UTIL_LOGFMT_H
 #define DCU_UTIL_LOGFMT_H

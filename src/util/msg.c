@@ -1,6 +1,7 @@
 /*
  * Host-side messages of the library: one line each, written whole so lines
- * from several threads never interleave.
+ * from several threads never interleave, and naming the process that wrote
+ * it once the program runs as several.
  */
 #include "msg.h"
 
@@ -8,11 +9,12 @@
 #include <stdio.h>
 
 static int msg_verbose;
+static char msg_who[32]; /* "process 3: ", or "" while there is one process */
 
 static void msg_line(const char *level, const char *fmt, va_list ap)
 {
     char line[1024];
-    int n = snprintf(line, sizeof line, "dcuda: %s", level);
+    int n = snprintf(line, sizeof line, "dcuda: %s%s", level, msg_who);
     if (n < 0 || (size_t)n >= sizeof line)
         return;
     vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
@@ -47,3 +49,13 @@ void dcu_msg_info(const char *fmt, ...)
 }
 
 void dcu_msg_set_verbose(int verbose) { msg_verbose = verbose; }
+
+void dcu_msg_set_process(int index, int count)
+{
+    if (count > 1)
+        snprintf(msg_who, sizeof msg_who, "process %d: ", index);
+    else
+        msg_who[0] = '\0';
+}
+
+const char *dcu_msg_who(void) { return msg_who; }

@@ -17,5 +17,11 @@ void dcu_msg_warn(const char *fmt, ...) DCU_MSG_FMT(1, 2);
 /* Printed only when the VERBOSE setting is on. */
 void dcu_msg_info(const char *fmt, ...) DCU_MSG_FMT(1, 2);
 void dcu_msg_set_verbose(int verbose);
+/* Once the program runs as several processes, every line says which one
+ * wrote it: "dcuda: error: process 1: ...". */
+void dcu_msg_set_process(int index, int count);
+/* "process <index>: " (or "" for a process alone), for lines written
+ * elsewhere (the watchdog's). */
+const char *dcu_msg_who(void);
 
 #endif /* DCU_UTIL_MSG_H */

@@ -11,7 +11,7 @@ int dcu_proc_ended(pid_t pid)
 {
     char path[64], text[512];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
+    FILE *f = fopen(path, "re"); /* close-on-exec */
     if (!f)
         return errno == ENOENT || errno == ESRCH;
     size_t n = fread(text, 1, sizeof text - 1, f);

@@ -350,6 +350,41 @@ DCU_FN dcuda_status_t dcu_rank_init(const dcuda_context_t *ctx, dcuda_state_t *s
     return dcu_barrier(st, DCU_COMM_WORLD, "dcuda_rank_init");
 }
 
+/* My counter of a tag: other processes' ranks write it at system scope. */
+DCU_FN dcu_u32a_t *dcu_my_counter(const dcuda_state_t *st, int tag)
+{
+    return &st->notifs[st->device_rank].arrived[tag];
+}
+
+/* Leader, after the finish barrier (every notification sent to this rank
+ * has arrived, and what came through its inbox is applied): notifications it never consumed are a warning naming the
+ * first such tag and its count, and how many there are of other tags. */
+DCU_FN_COLD void dcu_warn_unconsumed(const dcuda_state_t *st)
+{
+    uint32_t tags = 0, others = 0, first_tag = 0, first_count = 0;
+    for (int tag = 0; tag < DCUDA_TAG_COUNT; tag++) {
+        uint32_t arrived = dcu_ld_acquire(dcu_my_counter(st, tag), st->process_count > 1);
+        uint32_t left = arrived - st->consumed[tag];
+        if ((int32_t)left <= 0)
+            continue;
+        if (tags++ == 0) {
+            first_tag = (uint32_t)tag;
+            first_count = left;
+        } else {
+            others += left;
+        }
+    }
+    if (tags == 1)
+        DCU_WARN(st, "dcuda_rank_finish",
+                 "%u notification(s) of tag %u arrived but were never consumed", first_count,
+                 first_tag);
+    else if (tags > 1)
+        DCU_WARN(st, "dcuda_rank_finish",
+                 "%u notification(s) of tag %u arrived but were never consumed, and %u of %u "
+                 "other tag(s)",
+                 first_count, first_tag, others, tags - 1);
+}
+
 DCU_FN dcuda_status_t dcu_rank_finish(dcuda_state_t *st)
 {
     dcu_sync();
@@ -357,8 +392,11 @@ DCU_FN dcuda_status_t dcu_rank_finish(dcuda_state_t *st)
         return dcu_report_uninit(st, "dcuda_rank_finish");
     dcuda_status_t s = dcu_barrier(st, DCU_COMM_WORLD, "dcuda_rank_finish");
     dcu_sync();
-    if (dcu_leader())
+    if (dcu_leader()) {
+        if (s == DCUDA_OK)
+            dcu_warn_unconsumed(st);
         st->magic = 0;
+    }
     dcu_sync();
     return s;
 }
@@ -603,12 +641,6 @@ DCU_FN dcuda_status_t dcu_wait_entry(dcuda_state_t *st, int tag, int count, cons
     if (!dcu_state_ok(st))
         return dcu_report_uninit(st, call);
     return dcu_checked_wait(st, tag, count, call);
-}
-
-/* My counter of a tag: other processes' ranks write it at system scope. */
-DCU_FN dcu_u32a_t *dcu_my_counter(const dcuda_state_t *st, int tag)
-{
-    return &st->notifs[st->device_rank].arrived[tag];
 }
 
 DCU_FN int dcu_test_notifications(dcuda_state_t *st, int tag, int count)

@@ -47,7 +47,8 @@ typedef struct dcuda_ring {
 enum dcuda_log_kind {
     DCUDA_LOG_TEXT_KIND = 0,   /* text[] holds the finished line */
     DCUDA_LOG_FORMAT_KIND = 1, /* text[] holds a printf format, args[] its values */
-    DCUDA_LOG_ERROR_KIND = 2   /* a misuse report (text or format) */
+    DCUDA_LOG_ERROR_KIND = 2,  /* a misuse report (text or format) */
+    DCUDA_LOG_WARN_KIND = 4    /* a warning (text or format): not an error of the run */
 };
 
 enum dcuda_log_arg_type {

@@ -7,10 +7,10 @@
  * the kernel's C form.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -19,6 +19,7 @@
 
 #include "backend/backend.h"
 #include "cpu_rank.h"
+#include "util/memfd.h"
 #include "util/msg.h"
 
 #define CPU_DEFAULT_RANKS_PER_CORE 8
@@ -77,6 +78,8 @@ static void cpu_close(dcu_backend_t *b) { free(b); }
 
 static void *zeroed_aligned(size_t size)
 {
+    if (size > SIZE_MAX - CPU_ALIGN)
+        return NULL;
     size_t rounded = (size + CPU_ALIGN - 1) & ~(size_t)(CPU_ALIGN - 1);
     void *p = aligned_alloc(CPU_ALIGN, rounded ? rounded : CPU_ALIGN);
     if (p)
@@ -84,24 +87,32 @@ static void *zeroed_aligned(size_t size)
     return p;
 }
 
+/* Whole pages for `size` bytes; 0 when that does not fit a size_t. */
 static size_t shm_bytes(uint64_t size)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (size > SIZE_MAX - page)
+        return 0;
     return size ? ((size_t)size + page - 1) / page * page : page;
 }
 
 /* Shared memory peers can map: a memfd, zero-filled. */
 static dcuda_status_t shm_alloc(size_t size, void **ptr, dcu_export_t *ex)
 {
-    int fd = memfd_create("dcuda-mem", 0);
+    if (shm_bytes(size) == 0) {
+        dcu_msg_error("cannot allocate %zu bytes of shared memory: more than can be mapped", size);
+        return DCUDA_ERR_NO_MEMORY;
+    }
+    int fd = dcu_memfd_create("dcuda-mem", shm_bytes(size));
     void *p = MAP_FAILED;
-    if (fd >= 0 && ftruncate(fd, (off_t)shm_bytes(size)) == 0)
+    if (fd >= 0)
         p = mmap(NULL, shm_bytes(size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {
         dcu_msg_error("cannot allocate %zu bytes of shared memory: %s", size, strerror(errno));
         if (fd >= 0)
             close(fd);
-        return errno == ENOMEM || errno == ENOSPC ? DCUDA_ERR_NO_MEMORY : DCUDA_ERR_SYSTEM;
+        return errno == ENOMEM || errno == ENOSPC || errno == EFBIG ? DCUDA_ERR_NO_MEMORY
+                                                                    : DCUDA_ERR_SYSTEM;
     }
     ex->kind = DCU_EXPORT_MEMFD;
     ex->fd = fd;
@@ -115,8 +126,10 @@ static dcuda_status_t cpu_alloc(dcu_backend_t *b, size_t size, void **ptr, dcu_e
     if (b->processes > 1)
         return shm_alloc(size, ptr, ex);
     void *p = zeroed_aligned(size);
-    if (!p)
+    if (!p) {
+        dcu_msg_error("cannot allocate %zu bytes: out of memory", size);
         return DCUDA_ERR_NO_MEMORY;
+    }
     ex->kind = DCU_EXPORT_NONE;
     *ptr = p;
     return DCUDA_OK;
@@ -137,8 +150,7 @@ static dcuda_status_t cpu_import(dcu_backend_t *b, int proc, const dcu_export_t 
 {
     (void)b;
     char path[64];
-    snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)ex->pid, ex->fd);
-    int fd = open(path, O_RDWR);
+    int fd = dcu_memfd_open_peer((pid_t)ex->pid, ex->fd, path, sizeof path);
     void *p = fd < 0 ? MAP_FAILED
                      : mmap(NULL, shm_bytes(ex->size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     int err = errno;

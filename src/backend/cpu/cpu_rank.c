@@ -61,6 +61,20 @@ dcuda_status_t dcu_report_at(const dcuda_context_t *ctx, int rank, dcuda_status_
     return status;
 }
 
+void dcu_warn_at(const dcuda_context_t *ctx, int rank, const char *call, const char *fmt, ...)
+{
+    char text[DCUDA_LOG_TEXT];
+    int n = snprintf(text, sizeof text, "%s: ", call);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text + n, sizeof text - (size_t)n, fmt, ap);
+    va_end(ap);
+    if (ctx)
+        dcu_cpu_log_text(ctx, rank, DCUDA_LOG_WARN_KIND, text);
+    else
+        dcu_msg_warn("%s [not on a rank thread]", text);
+}
+
 /* ---- what only CPU ranks have ------------------------------------------------------ */
 
 dcuda_status_t dcuda_log(dcuda_state_t *st, const char *fmt, ...)

@@ -13,6 +13,7 @@
  * mapped host memory so that ranks reach the WORLD barrier slots.
  */
 #include <cuda_runtime_api.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -66,7 +67,7 @@ static int count_in_child(char *why, size_t why_size)
         char why[200];
     } answer = { 0, "cannot start a process to look for GPUs" };
     int fds[2];
-    if (pipe(fds) != 0)
+    if (pipe2(fds, O_CLOEXEC) != 0)
         goto done;
     fflush(NULL);
     pid_t pid = fork();
@@ -217,7 +218,8 @@ static dcuda_status_t cuda_alloc(dcu_backend_t *b, size_t size, void **ptr, dcu_
     void *p = NULL;
     cudaError_t err = cudaMalloc(&p, size ? size : 1);
     if (err != cudaSuccess) {
-        cuda_fail(err, "cudaMalloc");
+        dcu_msg_error("cannot allocate %zu bytes of device memory: %s (%s)", size,
+                      cudaGetErrorString(err), cudaGetErrorName(err));
         return DCUDA_ERR_NO_MEMORY;
     }
     if ((err = cudaMemset(p, 0, size ? size : 1)) == cudaSuccess && b->processes > 1) {

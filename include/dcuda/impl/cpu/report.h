@@ -18,10 +18,18 @@ dcuda_status_t dcu_report_at(const dcuda_context_t *ctx, int rank, dcuda_status_
 #endif
     ;
 
+/* "call: <fmt>" as a warning line in the log (not an error of the run). */
+void dcu_warn_at(const dcuda_context_t *ctx, int rank, const char *call, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
 /* A finished line into the log ring, waiting for room. */
 void dcu_cpu_log_text(const dcuda_context_t *ctx, int rank, int kind, const char *text);
 
 #define DCU_REPORT(st, status, call, ...)                                                          \
     dcu_report_at((st)->ctx, (st)->world_rank, status, call, __VA_ARGS__)
+#define DCU_WARN(st, call, ...) dcu_warn_at((st)->ctx, (st)->world_rank, call, __VA_ARGS__)
 
 #endif /* DCUDA_IMPL_CPU_REPORT_H */

@@ -142,7 +142,18 @@ static __device__ __noinline__ dcuda_status_t dcu_report_at(const dcuda_context_
     return status;
 }
 
+/* "call: <fmt>" as a warning line in the log (not an error of the run);
+ * thread 0 writes it. */
+template <typename... A>
+static __device__ __noinline__ void dcu_warn_at(const dcuda_context_t *ctx, int rank,
+                                                const char *call, const char *fmt, A... args)
+{
+    if (threadIdx.x == 0 && ctx)
+        dcu_log_write(ctx, rank, DCUDA_LOG_WARN_KIND, "%s: ", fmt, "", call, args...);
+}
+
 #define DCU_REPORT(st, status, call, ...)                                                          \
     dcu_report_at((st)->ctx, (st)->world_rank, status, call, __VA_ARGS__)
+#define DCU_WARN(st, call, ...) dcu_warn_at((st)->ctx, (st)->world_rank, call, __VA_ARGS__)
 
 #endif /* DCUDA_IMPL_CUDA_REPORT_CUH */

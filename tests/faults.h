@@ -1,0 +1,41 @@
+/*
+ * Shared between the rank code (faults_kernels.c) and the host driver
+ * (faults_host.c) of the faults suite: case ids, the user struct and the
+ * per-rank result slots.
+ */
+#ifndef DCUDA_TESTS_FAULTS_H
+#define DCUDA_TESTS_FAULTS_H
+
+#include "test_common.h"
+
+enum fault_case {
+    FAULT_NONE = 0, /* rank_init and rank_finish only */
+    FAULT_LATE,     /* the last WORLD rank joins a WORLD barrier delay_ms late */
+    FAULT_LEFTOVER, /* rank 0 notifies the last rank `count` times; it consumes one */
+    FAULT_RING_PUT  /* each rank puts into its right neighbour's part of `parts` */
+};
+
+/* Result slots of each rank: res[rank * FAULT_SLOTS + slot]. */
+enum fault_slot {
+    FAULT_RES_CALL = 0, /* status of the call the case is about */
+    FAULT_RES_VALUE,    /* FAULT_RING_PUT: what arrived from the left neighbour */
+    FAULT_RES_SETUP,    /* first failing other call (0: none) */
+    FAULT_SLOTS
+};
+
+/* Words of each rank's part in FAULT_RING_PUT: [0] what it sends, [1] what
+ * it receives. */
+#define FAULT_PART_WORDS 2
+#define FAULT_RING_TAG 3
+#define FAULT_RING_VALUE(rank) (1000 + (int64_t)(rank))
+
+typedef struct fault_data {
+    int32_t test_case;
+    int32_t tag;      /* FAULT_LEFTOVER */
+    int32_t count;    /* FAULT_LEFTOVER */
+    int32_t delay_ms; /* FAULT_LATE */
+    int64_t *res;     /* [WORLD ranks * FAULT_SLOTS], rank-visible */
+    int64_t *parts;   /* FAULT_RING_PUT: [device ranks * FAULT_PART_WORDS] of this process */
+} fault_data_t;
+
+#endif /* DCUDA_TESTS_FAULTS_H */

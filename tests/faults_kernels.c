@@ -1,0 +1,97 @@
+/*
+ * Rank code of the faults suite (dcuda_test_faults): a rank that joins a
+ * barrier late (the others stay blocked for a while), notifications left
+ * unconsumed at dcuda_rank_finish, and a ring of puts into memory from the
+ * last of many allocations. Written once for CPU and GPU ranks; only the
+ * delay reads a clock of its own compiler.
+ */
+#if !defined(__CUDACC__)
+#define _POSIX_C_SOURCE 200809L
+#include <time.h>
+#endif
+
+#include "dcuda/dcuda_rank.h"
+#include "faults.h"
+
+/* Blocks the calling rank for about `ms` milliseconds. */
+TEST_RANK_FN void fault_delay_ms(int ms)
+{
+#if defined(__CUDACC__)
+    uint64_t start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do {
+        __nanosleep(100000);
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    } while (now - start < (uint64_t)ms * 1000000u);
+    dcuda_rank_sync();
+#else
+    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+    nanosleep(&ts, NULL);
+#endif
+}
+
+/* Rank 0 notifies the last rank `count` times; the last rank consumes one. */
+TEST_RANK_FN int64_t fault_leftover(dcuda_state_t *st, const fault_data_t *d, int rank, int size)
+{
+    int64_t first = 0;
+    if (rank == 0)
+        for (int i = 0; i < d->count; i++)
+            test_note(&first, dcuda_notify(st, size - 1, DCUDA_COMM_WORLD, d->tag));
+    if (rank == size - 1)
+        test_note(&first, dcuda_wait_notifications(st, d->tag, 1));
+    return first;
+}
+
+/* Each rank sends FAULT_RING_VALUE(rank) into word 1 of its right
+ * neighbour's part; *value gets what arrived from the left. */
+TEST_RANK_FN int64_t fault_ring_put(dcuda_state_t *st, const fault_data_t *d, int rank, int size,
+                                    int drank, int64_t *value)
+{
+    int64_t first = 0;
+    int64_t *mine = d->parts + (size_t)drank * FAULT_PART_WORDS;
+    dcuda_win_t win;
+    if (dcuda_thread_index() == 0) {
+        mine[0] = FAULT_RING_VALUE(rank);
+        mine[1] = 0;
+    }
+    test_note(&first, dcuda_win_create(st, DCUDA_COMM_WORLD, mine,
+                                       FAULT_PART_WORDS * sizeof(int64_t), &win));
+    test_note(&first, dcuda_put_notify(st, win, (rank + 1) % size, sizeof(int64_t), sizeof(int64_t),
+                                       &mine[0], FAULT_RING_TAG));
+    test_note(&first, dcuda_wait_notifications(st, FAULT_RING_TAG, 1));
+    *value = mine[1];
+    test_note(&first, dcuda_win_free(st, win));
+    return first;
+}
+
+DCUDA_KERNEL(faults, ctx)
+{
+    DCUDA_SHARED dcuda_state_t st;
+    fault_data_t *d = 0;
+    int rank = -1, size = 0, drank = -1;
+    int64_t setup = 0, call = 0, value = 0;
+    test_note(&setup, dcuda_rank_init(ctx, &st));
+    if (dcuda_get_data(&st, (void **)&d) != DCUDA_OK) {
+        dcuda_rank_finish(&st);
+        return;
+    }
+    test_note(&setup, dcuda_comm_rank(&st, DCUDA_COMM_WORLD, &rank));
+    test_note(&setup, dcuda_comm_size(&st, DCUDA_COMM_WORLD, &size));
+    test_note(&setup, dcuda_comm_rank(&st, DCUDA_COMM_DEVICE, &drank));
+    if (d->test_case == FAULT_LATE) {
+        if (rank == size - 1)
+            fault_delay_ms(d->delay_ms);
+        call = dcuda_comm_barrier(&st, DCUDA_COMM_WORLD);
+    } else if (d->test_case == FAULT_LEFTOVER) {
+        call = fault_leftover(&st, d, rank, size);
+    } else if (d->test_case == FAULT_RING_PUT) {
+        call = fault_ring_put(&st, d, rank, size, drank, &value);
+    }
+    test_note(&setup, dcuda_rank_finish(&st));
+    if (dcuda_thread_index() == 0 && d->res) {
+        int64_t *res = d->res + (size_t)rank * FAULT_SLOTS;
+        res[FAULT_RES_CALL] = call;
+        res[FAULT_RES_VALUE] = value;
+        res[FAULT_RES_SETUP] = setup;
+    }
+}
