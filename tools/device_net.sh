@@ -2,7 +2,8 @@
 # GPU ranks on the network path, forced between the GPUs of one host, in one
 # call: every GPU suite case under mpirun -np 2 with DCUDA_NET_FORCE=1, the
 # demo, the benchmark's peer rows (then remote: through both proxies and
-# MPI, shared-memory transport) and the staging probe. Logs under $OUT; a
+# MPI, shared-memory transport), the staging probe and the proxies' MPI hop
+# alone. Logs under $OUT; a
 # short table last. Run from the repository root after a GPU build in
 # build-gpu (tools/device_run.sh makes one). Usage: tools/device_net.sh
 set -uo pipefail
@@ -35,9 +36,10 @@ for c in ping laggard; do run dcuda_test_hostcmd $c; done
 echo "gpu suites on the network path: $pass passed, $fail failed"
 DCUDA_RANKS=0 timeout 120 "${mpi[@]}" $b/apps/demo/dcuda_demo >"$OUT/demo.log" 2>&1
 grep -E "^(reduce|stencil|demo):" "$OUT/demo.log"
-DCUDA_RANKS=0 timeout "${NET_BENCH_S:-300}" "${mpi[@]}" $b/bench/dcuda_bench --quick --csv="$OUT/bench-net.csv" \
+DCUDA_RANKS=0 timeout "${NET_BENCH_S:-300}" "${mpi[@]}" $b/bench/dcuda_bench --quick --peer --csv="$OUT/bench-net.csv" \
     >"$OUT/bench-net.txt" 2>&1 || echo "bench failed (see bench-net.txt)"
 $b/bench/dcuda_probe_staging | tee "$OUT/staging.txt"
+mpirun --allow-run-as-root -np 2 $b/bench/dcuda_probe_mpi | tee -a "$OUT/staging.txt"
 grep -E "^(latency|bandwidth) +peer_" "$OUT/bench-net.txt" | awk '$4 == 4 || $4 == 0 || $4 == 67108864 || $4 == 4194304'
 (cd "$OUT" && tar czf /tmp/net-logs.tgz . && mv /tmp/net-logs.tgz logs.tgz &&
      for f in *; do case " logs.tgz bench-net.txt bench-net.csv staging.txt " in *" $f "*) ;; *) rm -f "$f" ;; esac; done)

@@ -123,7 +123,7 @@ DCU_FN_COLD uint32_t dcu_inbox_drain(dcuda_state_t *st, dcu_lanes_t lanes, uint3
             break;
         uint32_t kind = w[0] & 0xffu, entries = (w[0] >> 8) & 0xffu, flags = w[0] >> 16;
         if (flags & DCUDA_INBOX_ACQUIRE)
-            dcu_fence_acquire_sys();
+            dcu_inbox_acquire(e);
         if (kind == DCUDA_INBOX_PUT) {
             char *dst = (char *)(uintptr_t)((uint64_t)w[3] | (uint64_t)w[4] << 32);
             uint32_t n = w[2] < DCUDA_INBOX_INLINE ? w[2] : DCUDA_INBOX_INLINE;

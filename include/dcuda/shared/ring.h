@@ -140,8 +140,9 @@ typedef struct dcuda_cmd_reply {
  * [2] payload bytes, [3..4] where they go (the rank's address, low half
  * first), [5..7] the payload's first 12 bytes. The rest of a payload
  * follows in the next entries as plain bytes, written before the flags
- * with release; DCUDA_INBOX_ACQUIRE then tells the rank to acquire before
- * reading them (or, on a NOTIFY, the data the proxy wrote itself).
+ * with release; DCUDA_INBOX_ACQUIRE then tells the rank to acquire (the
+ * first word) before reading them (or, on a NOTIFY, the data the proxy
+ * wrote itself).
  *
  * A PUT's payload goes to its address and then, when tagged, the rank
  * counts the notification on its own counter (an atomic add on the GPU that

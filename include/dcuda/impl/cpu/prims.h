@@ -98,8 +98,12 @@ DCU_FN int dcu_inbox_read(const dcuda_inbox_entry_t *e, uint32_t flag, uint32_t 
     return ok;
 }
 
-/* After a relaxed read saw a release (the CPU's reads acquire already). */
-DCU_FN void dcu_fence_acquire_sys(void) { atomic_thread_fence(memory_order_acquire); }
+/* After dcu_inbox_read found a message whose flags ask for it: acquire
+ * (dcu_inbox_read's loads acquired already). */
+DCU_FN void dcu_inbox_acquire(const dcuda_inbox_entry_t *e)
+{
+    (void)atomic_load_explicit(&e->word[0], memory_order_acquire);
+}
 
 /* n consecutive tickets from a ring's head; the first (no ordering: the
  * entries' seq and the consumer's count order). */
