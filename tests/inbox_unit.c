@@ -45,6 +45,7 @@ static DCUDA_ATOMIC(uint32_t) tail;
 static unsigned char memory[MEMORY], reference[MEMORY];
 static uint32_t counted[TAGS], expected[TAGS];
 static uint32_t pos; /* the consumer's position */
+static int syncs;    /* SYNC messages seen (a large put after inbox data) */
 
 /* The consumer (a rank): applies messages in order, at most `budget`. */
 static int consume(int budget)
@@ -72,8 +73,10 @@ static int consume(int budget)
             if (v[2] > DCUDA_INBOX_INLINE)
                 memcpy(memory + at + DCUDA_INBOX_INLINE, e + 1, v[2] - DCUDA_INBOX_INLINE);
         } else {
-            TEST_CHECK(kind == DCUDA_INBOX_NOTIFY || kind == DCUDA_INBOX_PAD, "kind %u at %u", kind,
-                       pos);
+            TEST_CHECK(kind == DCUDA_INBOX_NOTIFY || kind == DCUDA_INBOX_PAD ||
+                           kind == DCUDA_INBOX_SYNC,
+                       "kind %u at %u", kind, pos);
+            syncs += kind == DCUDA_INBOX_SYNC;
         }
         if (kind != DCUDA_INBOX_PAD && v[1])
             counted[v[1] - 1u]++;
@@ -146,7 +149,8 @@ int main(void)
     for (int t = 0; t < TAGS; t++)
         TEST_CHECK(counted[t] == expected[t], "tag %d: counted %u, expected %u", t, counted[t],
                    expected[t]);
-    TEST_CHECK(held_seen && large > 100, "the stream never filled the inbox (%d large)", large);
+    TEST_CHECK(held_seen && large > 100 && syncs > 0,
+               "the stream never filled the inbox (%d large, %d syncs)", large, syncs);
 
     /* Settle: what a rank left unread is applied by the proxy. */
     hostile(payload, 100, dcu_inbox_head(in, 0));

@@ -30,7 +30,9 @@ typedef struct held {
 } held_t;
 
 typedef struct writer {
-    uint32_t head; /* entries written */
+    uint32_t head;    /* entries written */
+    int dirty;        /* the rank may have written data from its inbox since it released */
+    int sync_pending; /* a SYNC is written and not yet known consumed */
     held_t *first, *last;
 } writer_t;
 
@@ -94,6 +96,26 @@ static void write_message(dcu_inboxes_t *in, int r, uint32_t kind, uint32_t flag
     for (int i = DCUDA_INBOX_WORDS - 1; i >= 0; i--)
         atomic_store_explicit(&e->word[i], word(v[i], flag), memory_order_release);
     w->head += k;
+    w->dirty |= kind == DCUDA_INBOX_PUT && count > 0;
+}
+
+/* A put too large for the inbox may be copied into rank r's memory once
+ * the rank applied everything before it, and released what it wrote
+ * doing so: 1 when it may, 0 not yet (a SYNC asks for the release). */
+static int ready_for_copy(dcu_inboxes_t *in, int r, uint32_t used)
+{
+    writer_t *w = &in->w[r];
+    if (used != 0) /* what came before it must be applied first */
+        return 0;
+    if (w->sync_pending) { /* consumed: its count was published with release */
+        w->sync_pending = 0;
+        w->dirty = 0;
+    }
+    if (!w->dirty)
+        return 1;
+    write_message(in, r, DCUDA_INBOX_SYNC, 0u, 1u, 0u, 0u, NULL, 0u);
+    w->sync_pending = 1;
+    return 0;
 }
 
 /* Writes one message if there is room: 1 written, 0 no room yet, -1 the
@@ -105,7 +127,7 @@ static int try_write(dcu_inboxes_t *in, int r, uint64_t dst, const void *data, u
     uint32_t used = w->head - consumed(in, r);
     uint32_t flags = 0;
     if (data && count > DCU_INBOX_EAGER_MAX) {
-        if (used != 0) /* what came before it must be applied first */
+        if (!ready_for_copy(in, r, used))
             return 0;
         if (in->ops->copy_in(in->backend, (void *)(uintptr_t)dst, data, count) != DCUDA_OK)
             return -1;

@@ -112,10 +112,11 @@ DCU_FN void dcu_inbox_inline(dcu_lanes_t lanes, char *dst, const uint32_t *w, ui
  * has left in the rank's inbox (shared/ring.h): a put's data into the
  * rank's memory, then its notification, counted on the rank's own counter
  * by an atomic add of its GPU (so it never races the adds of other ranks).
- * Publishes how far it consumed; returns how many messages it applied. */
+ * Publishes how far it consumed (with release after a SYNC); returns how
+ * many messages it applied. */
 DCU_FN_COLD uint32_t dcu_inbox_drain(dcuda_state_t *st, dcu_lanes_t lanes, uint32_t most)
 {
-    uint32_t pos = st->inbox_pos, done = 0;
+    uint32_t pos = st->inbox_pos, done = 0, release = 0;
     while (done < most) {
         const dcuda_inbox_entry_t *e = &st->inbox[pos & (DCUDA_INBOX_ENTRIES - 1u)];
         uint32_t w[DCUDA_INBOX_WORDS];
@@ -123,7 +124,7 @@ DCU_FN_COLD uint32_t dcu_inbox_drain(dcuda_state_t *st, dcu_lanes_t lanes, uint3
             break;
         uint32_t kind = w[0] & 0xffu, entries = (w[0] >> 8) & 0xffu, flags = w[0] >> 16;
         if (flags & DCUDA_INBOX_ACQUIRE)
-            dcu_inbox_acquire(e);
+            (void)dcu_inbox_acquire(e);
         if (kind == DCUDA_INBOX_PUT) {
             char *dst = (char *)(uintptr_t)((uint64_t)w[3] | (uint64_t)w[4] << 32);
             uint32_t n = w[2] < DCUDA_INBOX_INLINE ? w[2] : DCUDA_INBOX_INLINE;
@@ -134,13 +135,16 @@ DCU_FN_COLD uint32_t dcu_inbox_drain(dcuda_state_t *st, dcu_lanes_t lanes, uint3
         dcu_lanes_sync(lanes); /* the data is written before it is counted */
         if (dcu_leader() && kind != DCUDA_INBOX_PAD && w[1]) /* only this rank reads it */
             dcu_add_u32(&st->notifs[st->device_rank].arrived[w[1] - 1u], 1u);
+        release |= kind == DCUDA_INBOX_SYNC;
         pos += entries ? entries : 1u;
         done++;
     }
     if (done && dcu_leader()) {
         st->inbox_pos = pos;
-        /* Relaxed: the entries' loads are done (the copy's stores used them). */
-        dcu_st_relaxed(&st->ctx->inbox_tail[st->device_rank], pos, 1);
+        if (release) /* the proxy writes my memory next */
+            dcu_st_release(&st->ctx->inbox_tail[st->device_rank], pos, 1);
+        else /* it reuses the entries next */
+            dcu_st_after_loads(&st->ctx->inbox_tail[st->device_rank], pos);
     }
     dcu_lanes_sync(lanes); /* every lane read inbox_pos before the leader moved it */
     return done;

@@ -148,7 +148,10 @@ typedef struct dcuda_cmd_reply {
  * counts the notification on its own counter (an atomic add on the GPU that
  * holds it: the host never writes a counter). A put too large for the inbox
  * is written by the proxy while the inbox is empty, and only its
- * notification comes, as a NOTIFY.
+ * notification comes, as a NOTIFY; when the rank wrote data from its inbox
+ * since it last released, the proxy first sends a SYNC and waits for it to
+ * be consumed: the count published after a SYNC is a release, so the
+ * rank's writes come before the proxy's.
  */
 #define DCUDA_INBOX_ENTRIES 256u /* a power of two: 16 KiB per rank */
 #define DCUDA_INBOX_WORDS 8
@@ -157,7 +160,9 @@ typedef struct dcuda_cmd_reply {
 enum dcuda_inbox_kind {
     DCUDA_INBOX_PUT = 1,    /* data at its address, then the notification if tagged */
     DCUDA_INBOX_NOTIFY = 2, /* the notification alone */
-    DCUDA_INBOX_PAD = 3     /* nothing: skip to the ring's start */
+    DCUDA_INBOX_PAD = 3,    /* nothing: skip to the ring's start */
+    DCUDA_INBOX_SYNC = 4    /* publish the consumed count with release (before the
+                               proxy writes the rank's memory itself) */
 };
 
 /* Flags of a message. */

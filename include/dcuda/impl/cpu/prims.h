@@ -100,9 +100,17 @@ DCU_FN int dcu_inbox_read(const dcuda_inbox_entry_t *e, uint32_t flag, uint32_t 
 
 /* After dcu_inbox_read found a message whose flags ask for it: acquire
  * (dcu_inbox_read's loads acquired already). */
-DCU_FN void dcu_inbox_acquire(const dcuda_inbox_entry_t *e)
+DCU_FN uint64_t dcu_inbox_acquire(const dcuda_inbox_entry_t *e)
 {
-    (void)atomic_load_explicit(&e->word[0], memory_order_acquire);
+    return atomic_load_explicit(&e->word[0], memory_order_acquire);
+}
+
+/* Publishes v once every load this thread made before has completed (a
+ * consumer's count handing entries back): a release (a plain store on
+ * x86), so that ThreadSanitizer checks the hand-back. */
+DCU_FN void dcu_st_after_loads(dcu_u32a_t *p, uint32_t v)
+{
+    atomic_store_explicit(p, v, memory_order_release);
 }
 
 /* n consecutive tickets from a ring's head; the first (no ordering: the

@@ -120,12 +120,18 @@ DCU_FN int dcu_inbox_read(const dcuda_inbox_entry_t *e, uint32_t flag, uint32_t 
 /* After dcu_inbox_read found a message whose flags ask for it: acquire
  * the proxy's release of the entry's first word (a load that synchronises
  * with it: one more read of host memory, cheaper than a system fence). */
-DCU_FN void dcu_inbox_acquire(const dcuda_inbox_entry_t *e)
+DCU_FN uint64_t dcu_inbox_acquire(const dcuda_inbox_entry_t *e)
 {
     unsigned long long v;
     asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(&e->word[0]) : "memory");
-    (void)v;
+    return v;
 }
+
+/* Publishes v once every load this thread made before has completed (a
+ * consumer's count handing entries back): a relaxed store, since a load
+ * has completed once its value is used, and every value read from the
+ * entries went into a store before this one. */
+DCU_FN void dcu_st_after_loads(uint32_t *p, uint32_t v) { dcu_st_relaxed(p, v, 1); }
 
 /* n consecutive tickets from a ring's head; the first (no ordering: the
  * entries' seq and the consumer's count order). */
