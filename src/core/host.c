@@ -231,6 +231,8 @@ static dcuda_status_t create_proxy(dcuda_host_h h)
     c.cmd_tail = h->cmd_tail_h;
     c.ranks = h->image.device_size;
     c.net_ops = h->net_ops;
+    c.net_env = (dcu_net_env_t){ dcu_boot_rank(), dcu_boot_size(), dcu_boot_allgather,
+                                 DCU_BOOT_GATHER_MAX };
     c.ops = h->ops;
     c.backend = h->backend;
     c.process_count = dcu_boot_size();

@@ -447,7 +447,7 @@ dcuda_status_t dcu_proxy_create(const dcu_proxy_config_t *config, dcu_proxy_t **
     if (config->net_ops) {
         p->shadow = calloc((size_t)config->ranks * DCUDA_TAG_COUNT, sizeof *p->shadow);
         p->parts = calloc((size_t)DCUDA_MAX_WINDOWS * (size_t)config->ranks, sizeof *p->parts);
-        st = p->shadow && p->parts ? config->net_ops->open(receive, p, &p->net)
+        st = p->shadow && p->parts ? config->net_ops->open(&config->net_env, receive, p, &p->net)
                                    : DCUDA_ERR_NO_MEMORY;
     }
     if (st != DCUDA_OK) {
