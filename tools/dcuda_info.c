@@ -1,6 +1,7 @@
 /*
  * dcuda_info: prints every setting (environment variable) with its default,
- * current value and meaning, and which backends this build contains.
+ * current value and meaning, and which backends and network managers this
+ * build contains.
  */
 #include <stdio.h>
 
@@ -16,6 +17,16 @@ int main(void)
            ""
 #endif
     );
+    /* DCUDA_NET=auto takes mpi under mpirun, else ucx. */
+    const char *nets = ""
+#if defined(DCUDA_HAVE_MPI)
+                       " mpi"
+#endif
+#if defined(DCUDA_HAVE_UCX)
+                       " ucx"
+#endif
+        ;
+    printf("network managers (DCUDA_NET):%s\n", nets[0] ? nets : " none built");
     printf("limits: %d tags, %d live windows per communicator, %d timers per run, "
            "rank state %zu bytes\n\n",
            DCUDA_TAG_COUNT, DCUDA_MAX_WINDOWS, DCUDA_MAX_TIMERS, sizeof(dcuda_state_t));

@@ -121,6 +121,12 @@ dcuda_status_t dcu_boot_barrier(void)
     if (boot.mode == BOOT_MPI && dcu_boot_node_count() > 1)
         return dcu_boot_mpi_barrier();
 #endif
+    /* Forked processes that count as nodes of their own (NET_FORCE): an
+     * allgather of one byte joins them. */
+    if (boot.mode == BOOT_FORK && dcu_boot_node_count() > 1) {
+        char none = 0, all[DCUDA_MAX_PROCESSES];
+        return dcu_boot_fork_allgather(&none, all, 1);
+    }
     return DCUDA_OK;
 }
 

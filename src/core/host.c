@@ -214,17 +214,26 @@ static dcuda_status_t pick_net(dcuda_host_h h)
                       h->settings.net_force ? " (NET_FORCE=1)" : "");
         return DCUDA_ERR_UNSUPPORTED;
     }
-    h->net_ops = dcu_net_find(strcmp(name, "auto") == 0 ? "mpi" : name, why, sizeof why);
+    /* auto: MPI where it can run (processes started by mpirun), else UCX. */
+    int mpirun = strcmp(dcu_boot_mode_name(), "MPI") == 0, automatic = !strcmp(name, "auto");
+    if (automatic)
+        name = mpirun ? "mpi" : "ucx";
+    h->net_ops = dcu_net_find(name, why, sizeof why);
     if (!h->net_ops) {
-        dcu_msg_error("%d process(es) are on other nodes, but %s", h->net_peers, why);
+        dcu_msg_error("%d process(es) are on other nodes, but %s%s", h->net_peers, why,
+                      automatic && !mpirun ? ", and the MPI one needs mpirun" : "");
         return DCUDA_ERR_UNSUPPORTED;
     }
-    if (strcmp(h->net_ops->name, "mpi") == 0 && strcmp(dcu_boot_mode_name(), "MPI") != 0) {
+    if (strcmp(h->net_ops->name, "mpi") == 0 && !mpirun) {
         dcu_msg_error("the MPI network manager needs the processes started by mpirun (they "
                       "were %s)",
                       dcu_boot_mode_name());
         return DCUDA_ERR_UNSUPPORTED;
     }
+    dcu_msg_info("process %d reaches %d process(es) of other nodes through the %s network "
+                 "manager%s",
+                 dcu_boot_rank(), h->net_peers, h->net_ops->name,
+                 h->settings.net_force ? " (NET_FORCE=1)" : "");
     return DCUDA_OK;
 }
 
@@ -250,6 +259,8 @@ static dcuda_status_t create_proxy(dcuda_host_h h)
     c.cmd_tail = h->cmd_tail_h;
     c.ranks = h->image.device_size;
     c.net_ops = h->net_ops;
+    c.net_env = (dcu_net_env_t){ dcu_boot_rank(), dcu_boot_size(), dcu_boot_allgather,
+                                 DCU_BOOT_GATHER_MAX };
     c.ops = h->ops;
     c.backend = h->backend;
     c.process_count = dcu_boot_size();

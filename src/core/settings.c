@@ -274,8 +274,9 @@ static dcuda_status_t validate(dcuda_settings_t *s)
                       SETTING_LOG_ENTRIES_MIN, SETTING_LOG_ENTRIES_MAX);
         return DCUDA_ERR_SETTING;
     }
-    if (strcmp(s->net, "auto") && strcmp(s->net, "mpi") && strcmp(s->net, "none")) {
-        dcu_msg_error("setting NET: '%s' is not auto, mpi or none", s->net);
+    if (strcmp(s->net, "auto") && strcmp(s->net, "mpi") && strcmp(s->net, "ucx") &&
+        strcmp(s->net, "none")) {
+        dcu_msg_error("setting NET: '%s' is not auto, mpi, ucx or none", s->net);
         return DCUDA_ERR_SETTING;
     }
     if (s->notif_start > 0xffffffffUL) {

@@ -32,8 +32,8 @@
     X(log_entries, LOG_ENTRIES, INT, "1024", "entries in each log ring (a power of two)")      \
     X(notif_start, NOTIF_START, UINT, "0", "initial value of every notification counter "      \
                                            "(testing wrap-around)")                            \
-    X(net, NET, STRING, "auto", "network manager for processes on other nodes: auto (MPI "  \
-                                "when some process is on another node), mpi or none")      \
+    X(net, NET, STRING, "auto", "network manager for processes on other nodes: auto (mpi "  \
+                                "under mpirun, else ucx), mpi, ucx or none")               \
     X(net_force, NET_FORCE, BOOL, "0", "1: every other process counts as on another node, so " \
                                       "the network path runs between processes of one host") \
     X(verbose, VERBOSE, BOOL, "0", "1: the host runtime reports what it chose and did")

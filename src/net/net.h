@@ -17,7 +17,7 @@
 
 #include "dcuda/dcuda_status.h"
 
-#define DCU_NET_VERSION 1u
+#define DCU_NET_VERSION 2u
 /* Largest message a manager must carry: a put's payload chunk and its
  * header, or a barrier's window parts for several thousand ranks. */
 #define DCU_NET_MAX_MESSAGE (96u * 1024u)
@@ -27,11 +27,25 @@ typedef struct dcu_net dcu_net_t;
 /* A message from process `peer` arrived; `data` is valid during the call. */
 typedef void (*dcu_net_recv_fn)(void *arg, int peer, const void *data, size_t size);
 
+/* Every process contributes `size` (<= gather_max) bytes; all receive all,
+ * in process order. Collective (the bootstrap's allgather). */
+typedef dcuda_status_t (*dcu_net_gather_fn)(const void *mine, void *all, size_t size);
+
+/* What a manager learns of the program at open: who this process is, how
+ * many there are, and a way to exchange a few bytes with all of them before
+ * the network is up (a manager that is not MPI needs it to find its peers). */
+typedef struct dcu_net_env {
+    int process_index, process_count;
+    dcu_net_gather_fn allgather;
+    size_t gather_max;
+} dcu_net_env_t;
+
 typedef struct dcu_net_ops {
     uint32_t version; /* DCU_NET_VERSION */
     const char *name;
     /* Collective over the program's processes. */
-    dcuda_status_t (*open)(dcu_net_recv_fn recv, void *recv_arg, dcu_net_t **out);
+    dcuda_status_t (*open)(const dcu_net_env_t *env, dcu_net_recv_fn recv, void *recv_arg,
+                           dcu_net_t **out);
     void (*close)(dcu_net_t *n);
     /* Sends `size` (<= DCU_NET_MAX_MESSAGE) bytes to process `peer`. The
      * manager owns `data` (from malloc) from now on and frees it once sent. */
@@ -45,8 +59,8 @@ typedef struct dcu_net_ops {
     const char *(*why)(dcu_net_t *n);
 } dcu_net_ops_t;
 
-/* The manager called `name` ("mpi"), NULL if this build has none; `why`
- * says what is missing. */
+/* The manager called `name` ("mpi", "ucx"), NULL if this build has none;
+ * `why` says what is missing. */
 const dcu_net_ops_t *dcu_net_find(const char *name, char *why, size_t why_size);
 
 #endif /* DCU_NET_NET_H */

@@ -456,8 +456,9 @@ dcuda_status_t dcu_proxy_create(const dcu_proxy_config_t *config, dcu_proxy_t **
         p->inboxes = dcu_inboxes_create(config->inbox, config->inbox_tail, config->ranks,
                                         config->ops, config->backend);
         p->parts = calloc((size_t)DCUDA_MAX_WINDOWS * (size_t)config->ranks, sizeof *p->parts);
-        st = p->inboxes && p->parts ? config->net_ops->open(receive, p, &p->net)
-                                    : DCUDA_ERR_NO_MEMORY;
+        st = p->inboxes && p->parts
+                 ? config->net_ops->open(&config->net_env, receive, p, &p->net)
+                 : DCUDA_ERR_NO_MEMORY;
     }
     if (st != DCUDA_OK) {
         dcu_proxy_destroy(p);

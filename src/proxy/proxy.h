@@ -31,6 +31,7 @@ typedef struct dcu_proxy_config {
     int ranks;
     /* The network path (net_ops NULL: no process is on it). */
     const dcu_net_ops_t *net_ops;
+    dcu_net_env_t net_env;
     const dcu_backend_ops_t *ops; /* rank memory */
     dcu_backend_t *backend;
     int process_count, process_index;

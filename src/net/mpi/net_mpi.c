@@ -73,7 +73,10 @@ static void mpi_close(dcu_net_t *n)
     free(n);
 }
 
-static dcuda_status_t mpi_open(dcu_net_recv_fn recv, void *recv_arg, dcu_net_t **out)
+/* MPI numbers the processes as the bootstrap does (MPI_COMM_WORLD): the
+ * environment is not needed. */
+static dcuda_status_t mpi_open(const dcu_net_env_t *env, dcu_net_recv_fn recv, void *recv_arg,
+                               dcu_net_t **out)
 {
     dcu_net_t *n = calloc(1, sizeof *n);
     if (!n)

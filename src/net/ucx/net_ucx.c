@@ -1,0 +1,615 @@
+/*
+ * The UCX network manager: messages as tagged sends of UCX's public UCP
+ * API, between one context and one worker per process.
+ *
+ * Start: every process creates its worker and exchanges the worker's
+ * address through the bootstrap's allgather. An address is larger than one
+ * allgather carries, so a first round carries each address's length (0:
+ * this process could not start UCX, and every process fails naming it),
+ * and the rounds after it the addresses in pieces of the bootstrap's size.
+ * Then an endpoint to every other process.
+ *
+ * Order: a message is sent with its sender's process index as tag, and
+ * received by a ring of receives posted for any sender, delivered in the
+ * order they were posted. UCP matches the messages of one endpoint in the
+ * order they were sent (MPI's non-overtaking rule, on which Open MPI's UCX
+ * layer relies: eager or rendezvous, one fragment or many), and receives in
+ * the order they were posted; so the messages of one pair of processes are
+ * delivered in the order sent, even when a later small message completes
+ * before an earlier large one. Tagged receives give that with UCP's own
+ * matching rule and no callback; active messages would be handed over
+ * inside UCP's callbacks (to be copied and queued here) and, above the
+ * rendezvous threshold, fetched later by receives of their own.
+ *
+ * Threads: the worker is UCS_THREAD_MODE_SINGLE; everything (open, sends,
+ * progress, close) runs on the proxy's thread. No UCP callback reaches the
+ * proxy: requests are polled (ucp_request_check_status,
+ * ucp_tag_recv_request_test) and arrivals are delivered by progress, after
+ * ucp_worker_progress returned. The one callback, an endpoint's error
+ * handler, only records the failure.
+ *
+ * Faults: endpoints use UCP_ERR_HANDLING_MODE_PEER, so a peer process that
+ * ends makes its endpoint fail instead of the program. Closing an endpoint
+ * also fails the peer's endpoint, so a closing manager first sends every
+ * peer a goodbye (a tag of its own, received by a receive of its own): an
+ * endpoint that fails after its peer's goodbye is a peer that finished. One
+ * that fails without is reported by progress, naming the process, after a
+ * short grace in which a goodbye still on its way may arrive.
+ */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucp/api/ucp.h>
+
+#include "net/net.h"
+#include "util/array.h"
+#include "util/clock.h"
+#include "util/msg.h"
+
+/* Receives posted at once. */
+#define UCX_NET_RECVS 16
+/* Tags: the sender's process index; this bit marks a goodbye. */
+#define UCX_BYE_BIT ((ucp_tag_t)1 << 63)
+/* ucp_worker_progress calls in one progress at most. */
+#define UCX_PROGRESS_ROUNDS 64
+/* How long close waits for its goodbyes and endpoint flushes. */
+#define UCX_CLOSE_NS (2 * DCU_NS_PER_S)
+/* How long a failed endpoint may wait for its peer's goodbye. */
+#define UCX_GRACE_NS (1 * DCU_NS_PER_S)
+
+typedef struct peer {
+    ucp_ep_h ep;
+    void *bye_req;   /* the receive of its goodbye (NULL once it ended) */
+    void *close_req; /* closing its endpoint */
+    char bye_buf[1];
+    int said_bye;
+    ucs_status_t failed; /* UCS_OK until its endpoint fails */
+    uint64_t failed_ns;
+} peer_t;
+
+typedef struct sent {
+    void *req; /* NULL: done */
+    void *data;
+    int peer;
+} sent_t;
+
+typedef struct slot {
+    void *req; /* NULL: done (info holds the message) */
+    ucp_tag_recv_info_t info;
+    char *buf;
+} slot_t;
+
+struct dcu_net {
+    ucp_context_h ctx;
+    ucp_worker_h worker;
+    int me, count;
+    peer_t *peers;
+    dcu_net_recv_fn recv;
+    void *recv_arg;
+    slot_t slots[UCX_NET_RECVS];
+    int recv_head; /* the receive posted first */
+    int recvs_posted;
+    sent_t *sends;
+    int send_count, send_cap;
+    int closing;
+    char why[256];
+};
+
+static int ucx_failed(dcu_net_t *n, const char *what, ucs_status_t st)
+{
+    snprintf(n->why, sizeof n->why, "UCX network manager: %s: %s", what, ucs_status_string(st));
+    return -1;
+}
+
+/* ---- start -------------------------------------------------------------------------- */
+
+static void ep_failed(void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+    peer_t *p = arg;
+    if (p->failed == UCS_OK) {
+        p->failed = status;
+        p->failed_ns = dcu_clock_ns();
+    }
+}
+
+/* Context, worker and its address. */
+static int start_worker(dcu_net_t *n, ucp_address_t **addr, size_t *len)
+{
+    ucp_config_t *config;
+    ucs_status_t st = ucp_config_read(NULL, NULL, &config);
+    if (st != UCS_OK)
+        return ucx_failed(n, "ucp_config_read", st);
+    ucp_params_t params = {
+        .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS |
+                      UCP_PARAM_FIELD_MT_WORKERS_SHARED | UCP_PARAM_FIELD_NAME,
+        .features = UCP_FEATURE_TAG,
+        .estimated_num_eps = (size_t)n->count,
+        .mt_workers_shared = 0,
+        .name = "dcuda",
+    };
+    st = ucp_init(&params, config, &n->ctx);
+    ucp_config_release(config);
+    if (st != UCS_OK)
+        return ucx_failed(n, "ucp_init", st);
+    ucp_worker_params_t wp = {
+        .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+        .thread_mode = UCS_THREAD_MODE_SINGLE,
+    };
+    st = ucp_worker_create(n->ctx, &wp, &n->worker);
+    if (st != UCS_OK)
+        return ucx_failed(n, "ucp_worker_create", st);
+    st = ucp_worker_get_address(n->worker, addr, len);
+    return st == UCS_OK ? 0 : ucx_failed(n, "ucp_worker_get_address", st);
+}
+
+/* Round 0: every address's length (0: that process failed). */
+static dcuda_status_t gather_lengths(dcu_net_t *n, const dcu_net_env_t *env, size_t len,
+                                     size_t *longest)
+{
+    uint64_t mine = len, *all = calloc((size_t)n->count, sizeof *all);
+    if (!all)
+        return DCUDA_ERR_NO_MEMORY;
+    dcuda_status_t st = env->allgather(&mine, all, sizeof mine);
+    *longest = 0;
+    for (int p = 0; st == DCUDA_OK && p < n->count; p++) {
+        if (all[p] == 0) {
+            if (p != n->me)
+                snprintf(n->why, sizeof n->why,
+                         "UCX network manager: process %d could not start UCX", p);
+            st = DCUDA_ERR_PEER;
+        } else if (all[p] > *longest) {
+            *longest = all[p];
+        }
+    }
+    free(all);
+    return st;
+}
+
+/* The addresses, `stride` bytes apart, in pieces of gather_max bytes. */
+static dcuda_status_t gather_addresses(dcu_net_t *n, const dcu_net_env_t *env,
+                                       const ucp_address_t *addr, size_t len, size_t stride,
+                                       char *addrs)
+{
+    size_t piece = env->gather_max;
+    char *mine = calloc(1, piece), *all = malloc((size_t)n->count * piece);
+    dcuda_status_t st = mine && all ? DCUDA_OK : DCUDA_ERR_NO_MEMORY;
+    for (size_t at = 0; st == DCUDA_OK && at < stride; at += piece) {
+        size_t size = stride - at < piece ? stride - at : piece;
+        memset(mine, 0, piece);
+        if (at < len)
+            memcpy(mine, (const char *)addr + at, len - at < size ? len - at : size);
+        st = env->allgather(mine, all, size);
+        for (int p = 0; st == DCUDA_OK && p < n->count; p++)
+            memcpy(addrs + (size_t)p * stride + at, all + (size_t)p * size, size);
+    }
+    free(mine);
+    free(all);
+    return st;
+}
+
+static int connect_peers(dcu_net_t *n, const char *addrs, size_t stride)
+{
+    for (int p = 0; p < n->count; p++) {
+        if (p == n->me)
+            continue;
+        ucp_ep_params_t ep = {
+            .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                          UCP_EP_PARAM_FIELD_ERR_HANDLER,
+            .address = (const ucp_address_t *)(addrs + (size_t)p * stride),
+            .err_mode = UCP_ERR_HANDLING_MODE_PEER,
+            .err_handler = { .cb = ep_failed, .arg = &n->peers[p] },
+        };
+        ucs_status_t st = ucp_ep_create(n->worker, &ep, &n->peers[p].ep);
+        if (st != UCS_OK) {
+            char what[64];
+            snprintf(what, sizeof what, "ucp_ep_create (process %d)", p);
+            return ucx_failed(n, what, st);
+        }
+    }
+    return 0;
+}
+
+/* Exchanges the addresses and connects; a process that failed to start
+ * (addr NULL) still takes part in the first round, so that all fail. */
+static dcuda_status_t join(dcu_net_t *n, const dcu_net_env_t *env, const ucp_address_t *addr,
+                           size_t len)
+{
+    size_t stride = 0;
+    dcuda_status_t st = gather_lengths(n, env, addr ? len : 0, &stride);
+    if (st != DCUDA_OK)
+        return st;
+    char *addrs = malloc((size_t)n->count * stride);
+    if (!addrs)
+        return DCUDA_ERR_NO_MEMORY; /* the others wait in the next round: as for MPI */
+    st = gather_addresses(n, env, addr, len, stride, addrs);
+    if (st == DCUDA_OK && connect_peers(n, addrs, stride) != 0)
+        st = DCUDA_ERR_SYSTEM;
+    free(addrs);
+    return st;
+}
+
+/* ---- receives ----------------------------------------------------------------------- */
+
+/* Always a request (NO_IMM_CMPL): UCX 1.13 leaves param->recv_info unset
+ * when a receive without callback completes at once, so the message's
+ * length and sender are read from the request (ucp_tag_recv_request_test). */
+static int post_recv(dcu_net_t *n, int i)
+{
+    slot_t *s = &n->slots[i];
+    ucp_request_param_t param = { .op_attr_mask = UCP_OP_ATTR_FLAG_NO_IMM_CMPL };
+    void *r = ucp_tag_recv_nbx(n->worker, s->buf, DCU_NET_MAX_MESSAGE, 0, UCX_BYE_BIT, &param);
+    if (UCS_PTR_IS_ERR(r) || !r)
+        return ucx_failed(n, "ucp_tag_recv_nbx", r ? UCS_PTR_STATUS(r) : UCS_ERR_NO_PROGRESS);
+    s->req = r;
+    s->info = (ucp_tag_recv_info_t){ 0 };
+    return 0;
+}
+
+static int post_bye(dcu_net_t *n, int p)
+{
+    peer_t *q = &n->peers[p];
+    ucp_request_param_t param = { .op_attr_mask = UCP_OP_ATTR_FLAG_NO_IMM_CMPL };
+    void *r = ucp_tag_recv_nbx(n->worker, q->bye_buf, 0, UCX_BYE_BIT | (ucp_tag_t)p, ~(ucp_tag_t)0,
+                               &param);
+    if (UCS_PTR_IS_ERR(r) || !r)
+        return ucx_failed(n, "ucp_tag_recv_nbx (goodbye)",
+                          r ? UCS_PTR_STATUS(r) : UCS_ERR_NO_PROGRESS);
+    q->bye_req = r;
+    return 0;
+}
+
+static int post_all(dcu_net_t *n)
+{
+    for (int p = 0; p < n->count; p++)
+        if (p != n->me && post_bye(n, p) != 0)
+            return -1;
+    for (int i = 0; i < UCX_NET_RECVS; i++) {
+        n->slots[i].buf = malloc(DCU_NET_MAX_MESSAGE);
+        if (!n->slots[i].buf) {
+            snprintf(n->why, sizeof n->why, "UCX network manager: out of memory");
+            return -1;
+        }
+        if (post_recv(n, i) != 0)
+            return -1;
+        n->recvs_posted = i + 1;
+    }
+    return 0;
+}
+
+/* ---- close -------------------------------------------------------------------------- */
+
+/* Progresses until `done` holds or the deadline passed. */
+static void progress_until(dcu_net_t *n, int (*done)(dcu_net_t *), uint64_t deadline)
+{
+    while (!done(n) && dcu_clock_ns() < deadline)
+        if (!ucp_worker_progress(n->worker))
+            sched_yield();
+}
+
+static int complete_sends(dcu_net_t *n);
+
+static int sends_done(dcu_net_t *n)
+{
+    complete_sends(n);
+    return n->send_count == 0;
+}
+
+static void say_bye(dcu_net_t *n, uint64_t deadline)
+{
+    static char none[1];
+    ucp_request_param_t param = { .op_attr_mask = 0 };
+    for (int p = 0; p < n->count; p++) {
+        peer_t *q = &n->peers[p];
+        if (p == n->me || !q->ep || q->failed != UCS_OK)
+            continue;
+        void *r = ucp_tag_send_nbx(q->ep, none, 0, UCX_BYE_BIT | (ucp_tag_t)n->me, &param);
+        if (UCS_PTR_IS_PTR(r) && r &&
+            dcu_array_room((void **)&n->sends, n->send_count, &n->send_cap, sizeof *n->sends))
+            n->sends[n->send_count++] = (sent_t){ r, NULL, p };
+        else if (UCS_PTR_IS_PTR(r) && r)
+            ucp_request_free(r);
+    }
+    progress_until(n, sends_done, deadline);
+}
+
+static int closes_done(dcu_net_t *n)
+{
+    for (int p = 0; p < n->count; p++)
+        if (n->peers[p].close_req &&
+            ucp_request_check_status(n->peers[p].close_req) == UCS_INPROGRESS)
+            return 0;
+    return 1;
+}
+
+/* Flushes the endpoints of live peers (force-closes failed ones). */
+static void close_eps(dcu_net_t *n, uint64_t deadline)
+{
+    for (int p = 0; p < n->count; p++) {
+        peer_t *q = &n->peers[p];
+        if (!q->ep)
+            continue;
+        ucp_request_param_t param = {
+            .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+            .flags = q->failed != UCS_OK ? UCP_EP_CLOSE_FLAG_FORCE : 0,
+        };
+        void *r = ucp_ep_close_nbx(q->ep, &param);
+        q->ep = NULL;
+        q->close_req = UCS_PTR_IS_PTR(r) ? r : NULL;
+    }
+    progress_until(n, closes_done, deadline);
+    for (int p = 0; p < n->count; p++)
+        if (n->peers[p].close_req)
+            ucp_request_free(n->peers[p].close_req); /* one still flushing: released when done */
+}
+
+/* Receives and sends still posted: cancelled and released (UCP releases a
+ * request still in flight once it ends). */
+static void release_requests(dcu_net_t *n)
+{
+    for (int i = 0; i < n->recvs_posted; i++) {
+        if (n->slots[i].req) {
+            ucp_request_cancel(n->worker, n->slots[i].req);
+            ucp_request_free(n->slots[i].req);
+        }
+    }
+    for (int p = 0; n->peers && p < n->count; p++) {
+        if (n->peers[p].bye_req) {
+            ucp_request_cancel(n->worker, n->peers[p].bye_req);
+            ucp_request_free(n->peers[p].bye_req);
+        }
+    }
+    for (int i = 0; i < n->send_count; i++)
+        if (n->sends[i].req)
+            ucp_request_free(n->sends[i].req);
+}
+
+/* bye: the manager opened, so the peers wait for its goodbye. */
+static void shut(dcu_net_t *n, int bye)
+{
+    n->closing = 1;
+    if (n->worker) {
+        uint64_t deadline = dcu_clock_ns() + UCX_CLOSE_NS;
+        if (bye)
+            say_bye(n, deadline);
+        close_eps(n, deadline);
+        release_requests(n);
+        ucp_worker_destroy(n->worker);
+    }
+    if (n->ctx)
+        ucp_cleanup(n->ctx);
+    for (int i = 0; i < UCX_NET_RECVS; i++)
+        free(n->slots[i].buf);
+    for (int i = 0; i < n->send_count; i++)
+        free(n->sends[i].data);
+    free(n->sends);
+    free(n->peers);
+    free(n);
+}
+
+static void ucx_close(dcu_net_t *n) { shut(n, 1); }
+
+/* The last round of the start: every process made its endpoints and
+ * posted its receives, or every one fails alike; and no process leaves
+ * (or dies) before the others have connected to it. */
+static dcuda_status_t agree(dcu_net_t *n, const dcu_net_env_t *env, dcuda_status_t mine)
+{
+    int32_t ok = mine == DCUDA_OK;
+    int32_t *all = calloc((size_t)n->count, sizeof *all);
+    if (!all)
+        return DCUDA_ERR_NO_MEMORY;
+    dcuda_status_t st = env->allgather(&ok, all, sizeof ok);
+    for (int p = 0; st == DCUDA_OK && p < n->count; p++) {
+        if (!all[p]) {
+            if (p != n->me)
+                snprintf(n->why, sizeof n->why,
+                         "UCX network manager: process %d could not start its network path", p);
+            st = p == n->me ? mine : DCUDA_ERR_PEER;
+        }
+    }
+    free(all);
+    return st;
+}
+
+static dcuda_status_t ucx_open(const dcu_net_env_t *env, dcu_net_recv_fn recv, void *recv_arg,
+                               dcu_net_t **out)
+{
+    dcu_net_t *n = calloc(1, sizeof *n);
+    if (n)
+        n->peers = calloc((size_t)env->process_count, sizeof *n->peers);
+    if (!n || !n->peers) {
+        free(n);
+        return DCUDA_ERR_NO_MEMORY;
+    }
+    if (env->gather_max < sizeof(uint64_t)) { /* the first round carries a length */
+        free(n->peers);
+        free(n);
+        return DCUDA_ERR_INVALID_ARG;
+    }
+    n->recv = recv;
+    n->recv_arg = recv_arg;
+    n->me = env->process_index;
+    n->count = env->process_count;
+    ucp_address_t *addr = NULL;
+    size_t len = 0;
+    int started = start_worker(n, &addr, &len) == 0;
+    dcuda_status_t st = join(n, env, started ? addr : NULL, len);
+    if (addr)
+        ucp_worker_release_address(n->worker, addr);
+    if (st == DCUDA_OK && post_all(n) != 0)
+        st = DCUDA_ERR_SYSTEM;
+    if (st != DCUDA_ERR_PEER) /* a process that ended takes part in no round */
+        st = agree(n, env, st);
+    if (st != DCUDA_OK) {
+        if (n->why[0])
+            dcu_msg_error("%s", n->why);
+        shut(n, 0);
+        return st;
+    }
+    *out = n;
+    return DCUDA_OK;
+}
+
+/* ---- send and progress -------------------------------------------------------------- */
+
+/* Why process p cannot be reached, into n->why; -1. */
+static int peer_lost(dcu_net_t *n, int p)
+{
+    peer_t *q = &n->peers[p];
+    if (q->said_bye)
+        snprintf(n->why, sizeof n->why,
+                 "UCX network manager: process %d has closed its network path", p);
+    else
+        snprintf(n->why, sizeof n->why,
+                 "UCX network manager: lost the connection to process %d (%s)", p,
+                 ucs_status_string(q->failed));
+    return -1;
+}
+
+static dcuda_status_t ucx_send(dcu_net_t *n, int peer, void *data, size_t size)
+{
+    if (peer < 0 || peer >= n->count || peer == n->me || n->peers[peer].failed != UCS_OK) {
+        free(data);
+        if (peer >= 0 && peer < n->count && peer != n->me)
+            peer_lost(n, peer);
+        else
+            snprintf(n->why, sizeof n->why, "UCX network manager: no process %d", peer);
+        return DCUDA_ERR_SYSTEM;
+    }
+    if (!dcu_array_room((void **)&n->sends, n->send_count, &n->send_cap, sizeof *n->sends)) {
+        free(data);
+        return DCUDA_ERR_NO_MEMORY;
+    }
+    ucp_request_param_t param = { .op_attr_mask = 0 };
+    void *r = ucp_tag_send_nbx(n->peers[peer].ep, data, size, (ucp_tag_t)n->me, &param);
+    if (UCS_PTR_IS_ERR(r)) {
+        free(data);
+        char what[64];
+        snprintf(what, sizeof what, "send to process %d", peer);
+        ucx_failed(n, what, UCS_PTR_STATUS(r));
+        return DCUDA_ERR_SYSTEM;
+    }
+    if (!r) {
+        free(data); /* sent at once */
+        return DCUDA_OK;
+    }
+    n->sends[n->send_count++] = (sent_t){ r, data, peer };
+    return DCUDA_OK;
+}
+
+/* Has the receive of slot i completed? -1 on an error. */
+static int slot_done(dcu_net_t *n, int i)
+{
+    slot_t *s = &n->slots[i];
+    if (!s->req)
+        return 1;
+    ucs_status_t st = ucp_tag_recv_request_test(s->req, &s->info);
+    if (st == UCS_INPROGRESS)
+        return 0;
+    ucp_request_free(s->req);
+    s->req = NULL;
+    if (st == UCS_OK)
+        return 1;
+    ucp_tag_t from = s->info.sender_tag;
+    if (from < (ucp_tag_t)n->count && n->peers[from].failed != UCS_OK)
+        return peer_lost(n, (int)from);
+    return ucx_failed(n, "receive", st);
+}
+
+/* Delivers completed receives in posting order, reposting each. */
+static int deliver(dcu_net_t *n)
+{
+    int done = 0;
+    for (;;) {
+        int i = n->recv_head, r = slot_done(n, i);
+        if (r <= 0)
+            return r < 0 ? r : done;
+        ucp_tag_t from = n->slots[i].info.sender_tag;
+        if (from >= (ucp_tag_t)n->count || (int)from == n->me) {
+            snprintf(n->why, sizeof n->why,
+                     "UCX network manager: a message with tag %#llx, from no other process",
+                     (unsigned long long)from);
+            return -1;
+        }
+        n->recv(n->recv_arg, (int)from, n->slots[i].buf, n->slots[i].info.length);
+        if (post_recv(n, i) != 0)
+            return -1;
+        n->recv_head = (i + 1) % UCX_NET_RECVS;
+        done = 1;
+    }
+}
+
+/* Releases the buffers of completed sends. */
+static int complete_sends(dcu_net_t *n)
+{
+    int done = 0;
+    for (int i = 0; i < n->send_count;) {
+        sent_t *s = &n->sends[i];
+        ucs_status_t st = ucp_request_check_status(s->req);
+        if (st == UCS_INPROGRESS) {
+            i++;
+            continue;
+        }
+        int peer = s->peer;
+        ucp_request_free(s->req);
+        free(s->data);
+        *s = n->sends[--n->send_count];
+        if (st != UCS_OK && !n->closing)
+            return n->peers[peer].failed != UCS_OK ? peer_lost(n, peer) : ucx_failed(n, "send", st);
+        done = 1;
+    }
+    return done;
+}
+
+/* A peer whose endpoint failed without its goodbye, once the grace passed. */
+static int check_peers(dcu_net_t *n)
+{
+    uint64_t now = 0;
+    for (int p = 0; p < n->count; p++) {
+        peer_t *q = &n->peers[p];
+        ucs_status_t st = q->bye_req ? ucp_request_check_status(q->bye_req) : UCS_INPROGRESS;
+        if (st != UCS_INPROGRESS) {
+            q->said_bye = st == UCS_OK;
+            ucp_request_free(q->bye_req);
+            q->bye_req = NULL;
+        }
+        if (q->failed == UCS_OK || q->said_bye)
+            continue;
+        if (!now)
+            now = dcu_clock_ns();
+        if (now - q->failed_ns > UCX_GRACE_NS)
+            return peer_lost(n, p);
+    }
+    return 0;
+}
+
+/* > 0 only when a message was delivered or a send completed: UCX's own
+ * internal events do not keep the proxy's thread from resting. */
+static int ucx_progress(dcu_net_t *n)
+{
+    for (int i = 0; i < UCX_PROGRESS_ROUNDS && ucp_worker_progress(n->worker); i++) {
+    }
+    int a = deliver(n);
+    if (a < 0)
+        return a;
+    int b = complete_sends(n);
+    if (b < 0)
+        return b;
+    if (check_peers(n) < 0)
+        return -1;
+    return a | b;
+}
+
+static int ucx_pending(dcu_net_t *n) { return n->send_count; }
+static const char *ucx_why(dcu_net_t *n) { return n->why; }
+
+const dcu_net_ops_t dcu_net_ucx_ops = {
+    .version = DCU_NET_VERSION,
+    .name = "ucx",
+    .open = ucx_open,
+    .close = ucx_close,
+    .send = ucx_send,
+    .progress = ucx_progress,
+    .pending = ucx_pending,
+    .why = ucx_why,
+};

@@ -1,0 +1,70 @@
+/*
+ * Host driver of the network-path fault test: dcuda_test_net lost_peer.
+ *
+ * Run with two processes and the network path forced between them
+ * (DCUDA_NET_FORCE=1), forked: process 1 dies (SIGKILL) 0.3 s into a run in
+ * which every rank waits forever, with the watchdog off. Process 0 must
+ * learn it from its network manager (the peer's connection is lost): the
+ * run fails with DCUDA_ERR_PEER and a message that names process 1.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dcuda/dcuda_host.h"
+#include "test_util.h"
+
+DCUDA_KERNEL_DECLARE(net_wait);
+
+static void *kill_self_later(void *arg)
+{
+    (void)arg;
+    struct timespec ts = { 0, 300 * 1000 * 1000 };
+    nanosleep(&ts, NULL);
+    kill(getpid(), SIGKILL);
+    return NULL;
+}
+
+static int case_lost_peer(int argc, char **argv)
+{
+    dcuda_host_h h;
+    dcuda_rank_info_t info;
+    setenv("DCUDA_WATCHDOG", "0", 1);
+    if (!TEST_STATUS(dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(net_wait), 32, &h), DCUDA_OK))
+        return 1;
+    dcuda_host_get_rank_info(h, &info);
+    if (info.process_count != 2 || info.node_count != 2) {
+        printf("SKIP lost_peer: needs 2 processes on 2 nodes (DCUDA_NET_FORCE=1), have %d on "
+               "%d\n",
+               info.process_count, info.node_count);
+        dcuda_host_finish(h);
+        return TEST_SKIP;
+    }
+    pthread_t killer;
+    if (info.process_index == 1)
+        pthread_create(&killer, NULL, kill_self_later, NULL);
+    dcuda_status_t st = dcuda_host_run(h, NULL, 0, NULL);
+    const char *why = dcuda_host_last_error(h);
+    printf("process 0: run returned %s: %s\n", dcuda_status_name(st), why);
+    TEST_STATUS(st, DCUDA_ERR_PEER);
+    TEST_CONTAINS(why, "network");
+    TEST_CONTAINS(why, "process 1");
+    printf("%s lost_peer (%d failed checks)\n", test_failures ? "FAILED" : "PASSED", test_failures);
+    /* Process 1's death was the point: leave without the exit-time check
+     * that fails a program whose processes died. */
+    fflush(NULL);
+    _exit(test_failures ? 1 : 0);
+}
+
+int main(int argc, char **argv)
+{
+    static const test_case_t cases[] = {
+        { "lost_peer", case_lost_peer },
+    };
+    return test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
+}
