@@ -7,7 +7,10 @@
  * allgather carries, so a first round carries each address's length (0:
  * this process could not start UCX, and every process fails naming it),
  * and the rounds after it the addresses in pieces of the bootstrap's size.
- * Then an endpoint to every other process.
+ * Then an endpoint to every other process, and a last round in which all
+ * agree that every process connected (over TCP, creating an endpoint
+ * connects at once: a process must not leave open, and maybe end, while a
+ * peer still connects to it).
  *
  * Order: a message is sent with its sender's process index as tag, and
  * received by a ring of receives posted for any sender, delivered in the
