@@ -46,7 +46,10 @@ typedef struct dcu_net_ops {
     /* Collective over the program's processes. */
     dcuda_status_t (*open)(const dcu_net_env_t *env, dcu_net_recv_fn recv, void *recv_arg,
                            dcu_net_t **out);
-    void (*close)(dcu_net_t *n);
+    /* abandon: a peer process was lost; release what is local, wait for
+     * nothing (sends to it may never complete, and an engine may trip on
+     * its half-closed connections). */
+    void (*close)(dcu_net_t *n, int abandon);
     /* Sends `size` (<= DCU_NET_MAX_MESSAGE) bytes to process `peer`. The
      * manager owns `data` (from malloc) from now on and frees it once sent. */
     dcuda_status_t (*send)(dcu_net_t *n, int peer, void *data, size_t size);

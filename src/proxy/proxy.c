@@ -456,9 +456,8 @@ dcuda_status_t dcu_proxy_create(const dcu_proxy_config_t *config, dcu_proxy_t **
         p->inboxes = dcu_inboxes_create(config->inbox, config->inbox_tail, config->ranks,
                                         config->ops, config->backend);
         p->parts = calloc((size_t)DCUDA_MAX_WINDOWS * (size_t)config->ranks, sizeof *p->parts);
-        st = p->inboxes && p->parts
-                 ? config->net_ops->open(&config->net_env, receive, p, &p->net)
-                 : DCUDA_ERR_NO_MEMORY;
+        st = p->inboxes && p->parts ? config->net_ops->open(&config->net_env, receive, p, &p->net)
+                                    : DCUDA_ERR_NO_MEMORY;
     }
     if (st != DCUDA_OK) {
         dcu_proxy_destroy(p);
@@ -470,8 +469,10 @@ dcuda_status_t dcu_proxy_create(const dcu_proxy_config_t *config, dcu_proxy_t **
 
 void dcu_proxy_destroy(dcu_proxy_t *p)
 {
-    if (p->net)
-        p->c.net_ops->close(p->net);
+    if (p->net) /* after a lost peer, the manager waits for nothing */
+        p->c.net_ops->close(p->net, p->failure[0] ||
+                                        atomic_load_explicit(p->c.cancel, memory_order_acquire) ==
+                                            DCUDA_CANCEL_PEER);
     dcu_inboxes_destroy(p->inboxes);
     free(p->parts);
     free(p);

@@ -54,7 +54,7 @@ static int post_recv(dcu_net_t *n, int i)
     return err == MPI_SUCCESS ? 0 : mpi_failed(n, "MPI_Irecv", err);
 }
 
-static void mpi_close(dcu_net_t *n)
+static void mpi_close(dcu_net_t *n, int abandon)
 {
     for (int i = 0; i < MPI_NET_RECVS; i++) {
         if (n->recv_req[i] != MPI_REQUEST_NULL) {
@@ -64,6 +64,10 @@ static void mpi_close(dcu_net_t *n)
         free(n->recv_buf[i]);
     }
     for (int i = 0; i < n->send_count; i++) {
+        if (abandon) { /* MPI may still read the buffer: it is left to the process's end */
+            MPI_Request_free(&n->sends[i].req);
+            continue;
+        }
         MPI_Wait(&n->sends[i].req, MPI_STATUS_IGNORE);
         free(n->sends[i].data);
     }
@@ -90,13 +94,13 @@ static dcuda_status_t mpi_open(const dcu_net_env_t *env, dcu_net_recv_fn recv, v
     if (err != MPI_SUCCESS) {
         mpi_failed(n, "MPI_Comm_dup", err);
         dcu_msg_error("%s", n->why);
-        mpi_close(n);
+        mpi_close(n, 0);
         return DCUDA_ERR_SYSTEM;
     }
     for (int i = 0; i < MPI_NET_RECVS; i++) {
         n->recv_buf[i] = malloc(DCU_NET_MAX_MESSAGE);
         if (!n->recv_buf[i] || post_recv(n, i) != 0) {
-            mpi_close(n);
+            mpi_close(n, 0);
             return DCUDA_ERR_NO_MEMORY;
         }
     }

@@ -326,7 +326,7 @@ static int closes_done(dcu_net_t *n)
 }
 
 /* Flushes the endpoints of live peers (force-closes failed ones). */
-static void close_eps(dcu_net_t *n, uint64_t deadline)
+static void close_eps(dcu_net_t *n, uint64_t deadline, int force)
 {
     for (int p = 0; p < n->count; p++) {
         peer_t *q = &n->peers[p];
@@ -334,13 +334,14 @@ static void close_eps(dcu_net_t *n, uint64_t deadline)
             continue;
         ucp_request_param_t param = {
             .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
-            .flags = q->failed != UCS_OK ? UCP_EP_CLOSE_FLAG_FORCE : 0,
+            .flags = force || q->failed != UCS_OK ? UCP_EP_CLOSE_FLAG_FORCE : 0,
         };
         void *r = ucp_ep_close_nbx(q->ep, &param);
         q->ep = NULL;
         q->close_req = UCS_PTR_IS_PTR(r) ? r : NULL;
     }
-    progress_until(n, closes_done, deadline);
+    if (!force)
+        progress_until(n, closes_done, deadline);
     for (int p = 0; p < n->count; p++)
         if (n->peers[p].close_req)
             ucp_request_free(n->peers[p].close_req); /* one still flushing: released when done */
@@ -368,14 +369,14 @@ static void release_requests(dcu_net_t *n)
 }
 
 /* bye: the manager opened, so the peers wait for its goodbye. */
-static void shut(dcu_net_t *n, int bye)
+static void shut(dcu_net_t *n, int bye, int abandon)
 {
     n->closing = 1;
     if (n->worker) {
         uint64_t deadline = dcu_clock_ns() + UCX_CLOSE_NS;
-        if (bye)
+        if (bye && !abandon)
             say_bye(n, deadline);
-        close_eps(n, deadline);
+        close_eps(n, abandon ? dcu_clock_ns() : deadline, abandon);
         release_requests(n);
         ucp_worker_destroy(n->worker);
     }
@@ -390,7 +391,10 @@ static void shut(dcu_net_t *n, int bye)
     free(n);
 }
 
-static void ucx_close(dcu_net_t *n) { shut(n, 1); }
+/* Abandoned (a peer process was lost): endpoints closed by force and the
+ * worker not progressed (UCX 1.13's TCP transport can trip an assertion
+ * on a connection its peer's death half-closed). */
+static void ucx_close(dcu_net_t *n, int abandon) { shut(n, 1, abandon); }
 
 /* The last round of the start: every process made its endpoints and
  * posted its receives, or every one fails alike; and no process leaves
@@ -446,7 +450,7 @@ static dcuda_status_t ucx_open(const dcu_net_env_t *env, dcu_net_recv_fn recv, v
     if (st != DCUDA_OK) {
         if (n->why[0])
             dcu_msg_error("%s", n->why);
-        shut(n, 0);
+        shut(n, 0, 0);
         return st;
     }
     *out = n;
