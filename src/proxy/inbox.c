@@ -6,7 +6,11 @@
  * polling it later. The proxy therefore clears the first word of the entry
  * after every message it writes before releasing the message, and keeps
  * one entry of each ring free for that: the entry a rank polls next is
- * either the next message's header or cleared.
+ * either the next message's header or cleared. (A GPU rank reads headers
+ * with relaxed loads; it sees the clear in practice, since it polls the
+ * next entry only after using the message before it, but no acquire orders
+ * the two. Payload forging all eight flags of a header is what that would
+ * take.)
  */
 #include "inbox.h"
 
