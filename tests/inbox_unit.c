@@ -25,13 +25,7 @@
 #define STEPS 20000
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
-static uint32_t next(uint32_t bound)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)(rng % bound);
-}
+static uint32_t next(uint32_t bound) { return (uint32_t)(test_rng(&rng) % bound); }
 
 static dcuda_status_t copy_in(dcu_backend_t *b, void *dst, const void *src, size_t size)
 {

@@ -219,13 +219,7 @@ static int case_refused(int argc, char **argv)
 /* ---- fuzz ------------------------------------------------------------------------ */
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
-static uint32_t next(uint32_t n)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)(rng % n);
-}
+static uint32_t next(uint32_t n) { return (uint32_t)(test_rng(&rng) % n); }
 
 /* The arguments of a format being built. */
 typedef struct fuzz_args {

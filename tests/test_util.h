@@ -10,6 +10,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,16 @@ static inline int test_status_at(const char *file, int line, const char *expr, i
 #define TEST_CONTAINS(text, needle)                                                                \
     TEST_CHECK(strstr((text), (needle)) != NULL, "'%s' not found in: %s", (needle), (text))
 
+/* A deterministic xorshift generator (seeded by the caller) for the tests
+ * that draw random inputs; the next value of *state. */
+static inline uint64_t test_rng(uint64_t *state)
+{
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    return *state;
+}
+
 /* Start of the first line of text that contains both a and b (b may be
  * NULL), or NULL. */
 static inline const char *test_find_line(const char *text, const char *a, const char *b)
@@ -101,7 +112,7 @@ static inline int test_owns(const dcuda_rank_info_t *info, int rank)
  * DCUDA_PROCESSES=0 means one per GPU). */
 static inline long test_processes_asked(void)
 {
-    static const char *vars[] = {"DCUDA_PROCESSES", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"};
+    static const char *vars[] = { "DCUDA_PROCESSES", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE" };
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
         const char *env = getenv(vars[i]);
         long n = env ? strtol(env, NULL, 10) : 0;
@@ -264,8 +275,8 @@ static inline int test_run_case(int argc, char **argv, const test_case_t *cases,
             return TEST_SKIP;
         if (rc != 0 && test_failures == 0)
             test_fail_at(__FILE__, __LINE__, "case could not run");
-        printf("%s%s %s (%d failed checks)\n", test_who, test_failures ? "FAILED" : "PASSED",
-               name, test_failures);
+        printf("%s%s %s (%d failed checks)\n", test_who, test_failures ? "FAILED" : "PASSED", name,
+               test_failures);
         fflush(stdout);
         return test_failures ? 1 : 0;
     }

@@ -22,13 +22,7 @@
 static const dcu_wire_limits_t limits = { PROCS, WORLD, 4096 };
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static uint64_t next(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+static uint64_t next(void) { return test_rng(&rng); }
 
 /* This test's own statement of a valid message from process `from`. */
 static int valid(const unsigned char *m, size_t size, int from)
@@ -38,8 +32,8 @@ static int valid(const unsigned char *m, size_t size, int from)
         return 0;
     memcpy(&h, m, sizeof h);
     int framed = h.magic == DCU_WIRE_MAGIC && h.version == DCU_WIRE_VERSION &&
-                 size <= limits.max_size && h.length == size - sizeof h &&
-                 h.src_proc == from && from >= 0 && from < PROCS;
+                 size <= limits.max_size && h.length == size - sizeof h && h.src_proc == from &&
+                 from >= 0 && from < PROCS;
     if (!framed)
         return 0;
     int ranks = h.src_rank >= 0 && h.src_rank < WORLD && h.dst_rank >= 0 && h.dst_rank < WORLD;
@@ -112,7 +106,8 @@ static int run_fuzz(int argc, char **argv)
                 m[next() % sizeof(dcu_wire_header_t)] = (unsigned char)next();
                 break;
             case 1: /* a small number in a random field word */
-                memcpy(m + 4 * (next() % (sizeof(dcu_wire_header_t) / 4)), &(uint32_t){ (uint32_t)(next() % 80) }, 4);
+                memcpy(m + 4 * (next() % (sizeof(dcu_wire_header_t) / 4)),
+                       &(uint32_t){ (uint32_t)(next() % 80) }, 4);
                 break;
             case 2: /* another size */
                 size = next() % 2 ? sizeof(dcu_wire_header_t) + next() % 200 : next() % 4200;
