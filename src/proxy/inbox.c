@@ -79,6 +79,12 @@ static uint32_t consumed(const dcu_inboxes_t *in, int r)
     return atomic_load_explicit(&in->tails[r], memory_order_acquire);
 }
 
+/* count bytes into rank memory at dst (a backend copy). */
+static dcuda_status_t copy_in(dcu_inboxes_t *in, uint64_t dst, const void *data, uint32_t count)
+{
+    return count ? in->ops->copy_in(in->backend, (void *)(uintptr_t)dst, data, count) : DCUDA_OK;
+}
+
 /* Writes a message of k entries at the head (room checked), clearing the
  * entry after it, and releases it: its plain bytes, then every word of
  * its first entry with its flag. */
@@ -93,7 +99,7 @@ static void write_message(dcu_inboxes_t *in, int r, uint32_t kind, uint32_t flag
         memcpy(e + 1, p + n, count - n); /* contiguous: a message never wraps */
     atomic_store_explicit(&entry_at(in, r, w->head + k)->word[0], 0u, memory_order_relaxed);
     uint32_t flag = w->head + 1u;
-    uint32_t v[DCUDA_INBOX_WORDS] = { kind | k << 8 | flags << 16, tag, count, (uint32_t)dst,
+    uint32_t v[DCUDA_INBOX_WORDS] = { DCUDA_INBOX_HEAD(kind, k, flags), tag, count, (uint32_t)dst,
                                       (uint32_t)(dst >> 32) };
     for (uint32_t i = 0; i < 3u; i++)
         v[5u + i] = 4u * i < n ? bytes4(p + 4u * i, n - 4u * i) : 0u;
@@ -133,7 +139,7 @@ static int try_write(dcu_inboxes_t *in, int r, uint64_t dst, const void *data, u
     if (data && count > DCU_INBOX_EAGER_MAX) {
         if (!ready_for_copy(in, r, used))
             return 0;
-        if (in->ops->copy_in(in->backend, (void *)(uintptr_t)dst, data, count) != DCUDA_OK)
+        if (copy_in(in, dst, data, count) != DCUDA_OK)
             return -1;
         if (!tag)
             return 1;
@@ -222,11 +228,6 @@ size_t dcu_inbox_held(const dcu_inboxes_t *in) { return in->held; }
 
 uint32_t dcu_inbox_head(const dcu_inboxes_t *in, int r) { return in->w[r].head; }
 
-static dcuda_status_t copy_in(dcu_inboxes_t *in, uint64_t dst, const void *data, uint32_t count)
-{
-    return count ? in->ops->copy_in(in->backend, (void *)(uintptr_t)dst, data, count) : DCUDA_OK;
-}
-
 /* A message the proxy wrote at `pos` of rank r, applied by the proxy: its
  * data only (the rank is gone). Returns its entries. */
 static uint32_t settle_one(dcu_inboxes_t *in, int r, uint32_t pos, dcuda_status_t *st)
@@ -235,13 +236,13 @@ static uint32_t settle_one(dcu_inboxes_t *in, int r, uint32_t pos, dcuda_status_
     uint32_t v[DCUDA_INBOX_WORDS];
     for (int i = 0; i < DCUDA_INBOX_WORDS; i++)
         v[i] = (uint32_t)atomic_load_explicit(&e->word[i], memory_order_relaxed);
-    uint32_t k = (v[0] >> 8) & 0xffu;
-    if ((v[0] & 0xffu) == DCUDA_INBOX_PUT && *st == DCUDA_OK) {
+    uint32_t k = DCUDA_INBOX_ENTRIES_OF(v[0]);
+    if (DCUDA_INBOX_KIND_OF(v[0]) == DCUDA_INBOX_PUT && *st == DCUDA_OK) {
         uint64_t dst = (uint64_t)v[3] | (uint64_t)v[4] << 32;
         unsigned char first[DCUDA_INBOX_INLINE];
         uint32_t n = v[2] < DCUDA_INBOX_INLINE ? v[2] : DCUDA_INBOX_INLINE;
         for (uint32_t j = 0; j < n; j++)
-            first[j] = (unsigned char)(v[5u + j / 4u] >> (8u * (j % 4u)));
+            first[j] = (unsigned char)DCUDA_INBOX_INLINE_BYTE(v, j);
         *st = copy_in(in, dst, first, n);
         if (*st == DCUDA_OK && v[2] > n)
             *st = copy_in(in, dst + n, e + 1, v[2] - n);

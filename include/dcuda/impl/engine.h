@@ -105,7 +105,7 @@ DCU_FN_COLD dcuda_status_t dcu_cancelled(const dcuda_state_t *st, dcu_block_t d,
 DCU_FN void dcu_inbox_inline(dcu_lanes_t lanes, char *dst, const uint32_t *w, uint32_t n)
 {
     for (uint32_t j = (uint32_t)dcu_thread(); j < n; j += (uint32_t)dcu_lanes_count(lanes))
-        dst[j] = (char)(w[5u + j / 4u] >> (8u * (j % 4u)));
+        dst[j] = (char)DCUDA_INBOX_INLINE_BYTE(w, j);
 }
 
 /* The lanes of `lanes`: applies, in order, up to `most` messages the proxy
@@ -122,8 +122,8 @@ DCU_FN_COLD uint32_t dcu_inbox_drain(dcuda_state_t *st, dcu_lanes_t lanes, uint3
         uint32_t w[DCUDA_INBOX_WORDS];
         if (!dcu_lanes_all(lanes, dcu_inbox_read(e, pos + 1u, w)))
             break;
-        uint32_t kind = w[0] & 0xffu, entries = (w[0] >> 8) & 0xffu, flags = w[0] >> 16;
-        if (flags & DCUDA_INBOX_ACQUIRE)
+        uint32_t kind = DCUDA_INBOX_KIND_OF(w[0]), entries = DCUDA_INBOX_ENTRIES_OF(w[0]);
+        if (DCUDA_INBOX_FLAGS_OF(w[0]) & DCUDA_INBOX_ACQUIRE)
             (void)dcu_inbox_acquire(e);
         if (kind == DCUDA_INBOX_PUT) {
             char *dst = (char *)(uintptr_t)((uint64_t)w[3] | (uint64_t)w[4] << 32);

@@ -168,6 +168,15 @@ enum dcuda_inbox_kind {
 /* Flags of a message. */
 #define DCUDA_INBOX_ACQUIRE 1u /* acquire before reading past the first entry or the data */
 
+/* The data halves of a first entry's words, read (w[]) and written: word 0
+ * packs kind, entries and flags; bytes 0..11 of the payload sit in words
+ * 5..7, little-endian. */
+#define DCUDA_INBOX_HEAD(kind, entries, flags) ((kind) | (entries) << 8 | (flags) << 16)
+#define DCUDA_INBOX_KIND_OF(w0) ((w0)&0xffu)
+#define DCUDA_INBOX_ENTRIES_OF(w0) (((w0) >> 8) & 0xffu)
+#define DCUDA_INBOX_FLAGS_OF(w0) ((w0) >> 16)
+#define DCUDA_INBOX_INLINE_BYTE(w, j) ((w)[5u + (j) / 4u] >> (8u * ((j) % 4u)))
+
 typedef struct dcuda_inbox_entry {
     DCUDA_ATOMIC(uint64_t) word[DCUDA_INBOX_WORDS]; /* data in the low half, flag in the high */
 } dcuda_inbox_entry_t;
