@@ -2,7 +2,8 @@
  * dcuda_bench: latency and bandwidth of notified RMA between ranks of one
  * device (GPU blocks, or CPU threads without a GPU) and between processes
  * (one device each). Prints one table; --csv=FILE also writes the rows as
- * CSV; --quick makes every case shorter; --peer runs the peer rows alone.
+ * CSV; --quick makes every case shorter; --peer runs the peer rows alone;
+ * --latency leaves out the bandwidth rows.
  *
  *   latency    ping-pong between device ranks 0 and 1 (one-way = round trip / 2),
  *              with 2 ranks and with every rank the device holds (the idle
@@ -286,7 +287,8 @@ static void peer_bandwidth(dcuda_host_h h, const peer_setup_t *p)
     dcuda_host_free(h, a.dst);
 }
 
-static void peer_section(dcuda_host_h h, const dcuda_rank_info_t *info, int quick, int iters)
+static void peer_section(dcuda_host_h h, const dcuda_rank_info_t *info, int quick, int iters,
+                         int with_bandwidth)
 {
     if (info->process_count < 2) {
         if (!quiet)
@@ -298,18 +300,21 @@ static void peer_section(dcuda_host_h h, const dcuda_rank_info_t *info, int quic
     if (!quiet && p.pairs < 32)
         printf("# peer_put_32_ranks skipped: only %d rank(s) per side\n", p.pairs);
     peer_latency(h, &p, info->rank_count, iters);
-    peer_bandwidth(h, &p);
+    if (with_bandwidth)
+        peer_bandwidth(h, &p);
 }
 
 int main(int argc, char **argv)
 {
-    int quick = 0, peer_only = 0;
+    int quick = 0, peer_only = 0, with_bandwidth = 1;
     const char *csv_path = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0)
             quick = 1;
         else if (strcmp(argv[i], "--peer") == 0)
             peer_only = 1;
+        else if (strcmp(argv[i], "--latency") == 0)
+            with_bandwidth = 0;
         else if (strncmp(argv[i], "--csv=", 6) == 0)
             csv_path = argv[i] + 6;
     }
@@ -337,7 +342,8 @@ int main(int argc, char **argv)
     if (!peer_only) {
         latency(h, 2, iters, "");
         host_round_trip(h, iters / 10);
-        bandwidth(h, 2, 0, quick ? 64e6 : 1e9);
+        if (with_bandwidth)
+            bandwidth(h, 2, 0, quick ? 64e6 : 1e9);
     }
     dcuda_host_finish(h);
 
@@ -345,9 +351,10 @@ int main(int argc, char **argv)
         return 1;
     if (!peer_only) {
         latency(h, info.rank_responsible, iters, "_busy_device");
-        bandwidth(h, info.rank_responsible, 1, quick ? 256e6 : 8e9);
+        if (with_bandwidth)
+            bandwidth(h, info.rank_responsible, 1, quick ? 256e6 : 8e9);
     }
-    peer_section(h, &info, quick, iters);
+    peer_section(h, &info, quick, iters, with_bandwidth);
     dcuda_host_finish(h);
     if (csv)
         fclose(csv);

@@ -4,6 +4,9 @@
  * the MPI network manager makes (MPI_Isend, a posted MPI_Irecv completed by
  * polling MPI_Test), one-way = round trip / 2. Run under mpirun -np 2; the
  * transport is whatever the launch picks (set OMPI_MCA_btl to compare).
+ * Then the stream a large put makes: messages of a network chunk (1 MiB)
+ * from 0 to 1, 16 in flight as the manager keeps receives posted, in GB/s:
+ * the most the manager can carry, the wire stage of a large put.
  * Prints one line per size.
  */
 #include <mpi.h>
@@ -43,6 +46,32 @@ static double pingpong(int me, char *buf, int size)
     return (MPI_Wtime() - t0) / ROUNDS / 2 * 1e6;
 }
 
+#define STREAM_CHUNK (1 << 20)
+#define STREAM_DEPTH 16
+#define STREAM_BATCHES 32
+
+/* GB/s of STREAM_BATCHES batches of STREAM_DEPTH chunks from 0 to 1. */
+static double stream(int me, char *bufs)
+{
+    MPI_Request r[STREAM_DEPTH];
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    for (int b = 0; b < STREAM_BATCHES; b++) {
+        for (int i = 0; i < STREAM_DEPTH; i++) {
+            char *buf = bufs + (size_t)i * STREAM_CHUNK;
+            if (me == 0)
+                MPI_Isend(buf, STREAM_CHUNK, MPI_BYTE, 1, 8, MPI_COMM_WORLD, &r[i]);
+            else
+                MPI_Irecv(buf, STREAM_CHUNK, MPI_BYTE, 0, 8, MPI_COMM_WORLD, &r[i]);
+        }
+        for (int i = 0; i < STREAM_DEPTH; i++)
+            wait_test(&r[i]);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    double s = MPI_Wtime() - t0;
+    return (double)STREAM_BATCHES * STREAM_DEPTH * STREAM_CHUNK / s / 1e9;
+}
+
 int main(int argc, char **argv)
 {
     int provided, me, n;
@@ -63,6 +92,14 @@ int main(int argc, char **argv)
             printf("mpi_hop bytes=%d one_way_us=%.3f\n", sizes[i], us);
     }
     free(buf);
+    char *bufs = calloc(STREAM_DEPTH, STREAM_CHUNK);
+    if (bufs) {
+        stream(me, bufs); /* warm-up */
+        double gbps = stream(me, bufs);
+        if (me == 0)
+            printf("mpi_stream bytes=%d in_flight=%d GBps=%.2f\n", STREAM_CHUNK, STREAM_DEPTH, gbps);
+    }
+    free(bufs);
     MPI_Finalize();
     return 0;
 }

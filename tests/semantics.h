@@ -23,7 +23,8 @@ enum sem_case {
     SEM_USER,
     SEM_ACK,            /* visibility with dcuda_notify as the buffer-free signal */
     SEM_NOTIFY_RELEASE, /* a put, a notification elsewhere, then one to its target */
-    SEM_MIX             /* sizes across every threshold, overlapping small and large puts */
+    SEM_MIX,            /* sizes across every threshold, overlapping small and large puts */
+    SEM_LARGE           /* puts of megabytes, between small ones that overlap them */
 };
 
 /* Result slots of each rank: res[rank * SEM_SLOTS + slot]. */
@@ -123,12 +124,20 @@ TEST_FN uint64_t sem_mix_size(int i)
         return 70000;
     }
 }
-#define SEM_MIX_ZONE 8192u    /* mix: the overlap zone at the start of a round */
+/* mix: the overlap zone at the start of a round, large enough that a put
+ * to a process on the network path is read by its proxy (32 KiB and up). */
+#define SEM_MIX_ZONE 40960u
 #define SEM_MIX_DATA 92357u   /* mix: the sum of the sizes */
-#define SEM_MIX_ROUND 100552u /* mix: zone + sizes, rounded up to 8 */
+#define SEM_MIX_ROUND 133320u /* mix: zone + sizes, rounded up to 8 */
 #define SEM_MIX_SEND 70144u   /* mix: the send buffer: the largest size + source offsets */
 /* mix: where put i of round r reads in the send buffer (varied alignment). */
 TEST_FN uint64_t sem_mix_src(int r, int i) { return (uint64_t)((r * 13 + i * 7) % 61); }
+
+/* large: bytes of each of the two large puts (several network chunks of a
+ * megabyte, odd so that the second lands unaligned), and the region:
+ * both targets, then the send buffer. */
+#define SEM_LARGE_BYTES 2500007u
+#define SEM_LARGE_REGION (3u * SEM_LARGE_BYTES + 65u)
 
 TEST_FN int sem_wrap_tag(int k) { return k == 0 ? 1 : k == 1 ? 2 : 254; }
 
@@ -165,6 +174,8 @@ TEST_FN uint64_t sem_region_bytes(int c, int ranks, int iters)
         return SEM_WIN_SUB * SEM_WIN_MAXLIVE;
     case SEM_MIX:
         return k * SEM_MIX_ROUND + SEM_MIX_SEND;
+    case SEM_LARGE:
+        return (SEM_LARGE_REGION + 7u) & ~(uint64_t)7u;
     default:
         return 8u;
     }

@@ -242,6 +242,28 @@ static int run_mix(int argc, char **argv)
     return 0;
 }
 
+static int64_t large_checked(const sem_run_t *r, int k)
+{
+    (void)r;
+    (void)k;
+    return 2 * (int64_t)SEM_LARGE_BYTES;
+}
+static int run_large(int argc, char **argv)
+{
+    sem_run_t r;
+    int rc = sem_open(&r, argc, argv, SEM_LARGE, 1);
+    if (rc)
+        return rc;
+    sem_exec(&r, DCUDA_OK);
+    sem_check_ranks(&r, large_checked);
+    /* The second put's last bytes, seen from the host too. */
+    for (int k = r.first; k < r.end; k++)
+        expect_bytes(part(&r, k) + 2u * SEM_LARGE_BYTES - 4096u, 1u + SEM_LARGE_BYTES - 4096u,
+                     4096u, (uint32_t)prev(&r, k), 9, "the end of the second large put", k);
+    sem_close(&r);
+    return 0;
+}
+
 #define ORDER_ITERS 48
 static int64_t order_checked(const sem_run_t *r, int k)
 {
@@ -646,6 +668,7 @@ int main(int argc, char **argv)
         { "ack", run_ack },
         { "notify_release", run_notify_release },
         { "mix", run_mix },
+        { "large", run_large },
         { "peer_exit", run_peer_exit },
     };
     return test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));

@@ -588,6 +588,28 @@ TEST_RANK_FN void case_mix(sem_rank_t *c)
     ok(c, dcuda_win_free(c->st, win));
 }
 
+/* Two large puts to the ring neighbour, the first between small puts that
+ * overlap it (later puts win), the second notified; the target checks all. */
+TEST_RANK_FN void case_large(sem_rank_t *c)
+{
+    const uint64_t n = SEM_LARGE_BYTES;
+    const uint32_t from = (uint32_t)c->from;
+    unsigned char *send = c->mine + 2u * n;
+    dcuda_win_t win;
+    fill_bytes(send, n + 64u, (uint32_t)c->rank, 9);
+    ok(c, dcuda_win_create(c->st, DCUDA_COMM_WORLD, c->mine, c->d->region, &win));
+    ok(c, dcuda_put(c->st, win, c->to, 0, 16, send + 3));
+    ok(c, dcuda_put(c->st, win, c->to, 0, n, send + 5));
+    ok(c, dcuda_put(c->st, win, c->to, 100, 16, send + 9));
+    ok(c, dcuda_put_notify(c->st, win, c->to, n, n, send + 1, SEM_TAG_MIX));
+    ok(c, dcuda_wait_notifications(c->st, SEM_TAG_MIX, 1));
+    check_bytes(c, c->mine, 5, 100, from, 9, 0);
+    check_bytes(c, c->mine + 100, 9, 16, from, 9, 100);
+    check_bytes(c, c->mine + 116, 5 + 116, n - 116, from, 9, 116);
+    check_bytes(c, c->mine + n, 1, n, from, 9, (int64_t)n);
+    ok(c, dcuda_win_free(c->st, win));
+}
+
 DCUDA_KERNEL(semantics, ctx)
 {
     DCUDA_SHARED dcuda_state_t st;
@@ -653,6 +675,9 @@ DCUDA_KERNEL(semantics, ctx)
         break;
     case SEM_MIX:
         case_mix(&c);
+        break;
+    case SEM_LARGE:
+        case_large(&c);
         break;
     default:
         ok(&c, DCUDA_ERR_INVALID_ARG);

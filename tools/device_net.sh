@@ -5,7 +5,12 @@
 # MPI, shared-memory transport), the staging probe and the proxies' MPI hop
 # alone. Logs under $OUT; a
 # short table last. Run from the repository root after a GPU build in
-# build-gpu (tools/device_run.sh makes one). Usage: tools/device_net.sh
+# build-gpu (tools/device_run.sh makes one).
+# Usage: tools/device_net.sh [suites] [bench] [trace] (default: suites bench)
+#   suites  the GPU suites and the demo on the network path
+#   bench   the peer rows of the benchmark, the staging and MPI probes
+#   trace   the latency rows again from a build that timestamps the proxies'
+#           hops (DCUDA_PROXY_TRACE), and the hops (tools/trace_hops.py)
 set -uo pipefail
 OUT=${OUT:-/tmp/dcuda-net}
 mkdir -p "$OUT"
@@ -14,6 +19,7 @@ b=build-gpu
     cmake -S . -B $b -DDCUDA_WERROR=ON -DCMAKE_CUDA_ARCHITECTURES=90 >"$OUT/build.log" 2>&1 &&
         cmake --build $b -j "$(nproc)" >>"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
 }
+parts=" ${*:-suites bench} "
 export DCUDA_BACKEND=cuda DCUDA_NET_FORCE=1 DCUDA_WATCHDOG_CANCEL=1
 mpi=(mpirun --allow-run-as-root -np 2 -x DCUDA_BACKEND -x DCUDA_NET_FORCE
      -x DCUDA_WATCHDOG_CANCEL -x DCUDA_RANKS)
@@ -26,21 +32,38 @@ run() { # exe case
         fail=$((fail + 1)); echo "FAIL $1 $2"; tail -5 "$OUT/t-$1-$2.log"
     fi
 }
-for c in visibility order tags many wrap overlap flush barrier size0 windows user ack \
-         notify_release mix ranks256; do run dcuda_test_semantics $c; done
-for c in rank tag count bounds overflow source win_comm overlap not_init comm win timer \
-         win_limit; do run dcuda_test_misuse $c; done
-for c in wait log_order barrier; do run dcuda_test_watchdog $c; done
-run dcuda_test_routes invalidation
-for c in ping laggard; do run dcuda_test_hostcmd $c; done
-echo "gpu suites on the network path: $pass passed, $fail failed"
-DCUDA_RANKS=0 timeout 120 "${mpi[@]}" $b/apps/demo/dcuda_demo >"$OUT/demo.log" 2>&1
-grep -E "^(reduce|stencil|demo):" "$OUT/demo.log"
-DCUDA_RANKS=0 timeout "${NET_BENCH_S:-300}" "${mpi[@]}" $b/bench/dcuda_bench --quick --peer --csv="$OUT/bench-net.csv" \
-    >"$OUT/bench-net.txt" 2>&1 || echo "bench failed (see bench-net.txt)"
-$b/bench/dcuda_probe_staging | tee "$OUT/staging.txt"
-mpirun --allow-run-as-root -np 2 $b/bench/dcuda_probe_mpi | tee -a "$OUT/staging.txt"
-grep -E "^(latency|bandwidth) +peer_" "$OUT/bench-net.txt" | awk '$4 == 4 || $4 == 0 || $4 == 67108864 || $4 == 4194304'
+if [[ $parts == *" suites "* ]]; then
+    for c in visibility order tags many wrap overlap flush barrier size0 windows user ack \
+             notify_release mix large ranks256; do run dcuda_test_semantics $c; done
+    for c in rank tag count bounds overflow source win_comm overlap not_init comm win timer \
+             win_limit; do run dcuda_test_misuse $c; done
+    for c in wait log_order barrier; do run dcuda_test_watchdog $c; done
+    run dcuda_test_routes invalidation
+    for c in ping laggard; do run dcuda_test_hostcmd $c; done
+    echo "gpu suites on the network path: $pass passed, $fail failed"
+    DCUDA_RANKS=0 timeout 120 "${mpi[@]}" $b/apps/demo/dcuda_demo >"$OUT/demo.log" 2>&1
+    grep -E "^(reduce|stencil|demo):" "$OUT/demo.log"
+fi
+if [[ $parts == *" bench "* ]]; then
+    DCUDA_RANKS=0 timeout "${NET_BENCH_S:-300}" "${mpi[@]}" $b/bench/dcuda_bench --quick --peer \
+        --csv="$OUT/bench-net.csv" >"$OUT/bench-net.txt" 2>&1 || echo "bench failed (see bench-net.txt)"
+    $b/bench/dcuda_probe_staging | tee "$OUT/staging.txt"
+    mpirun --allow-run-as-root -np 2 $b/bench/dcuda_probe_mpi | tee -a "$OUT/staging.txt"
+    grep -E "^(latency|bandwidth) +peer_" "$OUT/bench-net.txt" |
+        awk '$4 == 4 || $4 == 0 || $4 >= 1048576'
+fi
+if [[ $parts == *" trace "* ]]; then
+    t=build-gpu-trace
+    { cmake -S . -B $t -DDCUDA_WERROR=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DDCUDA_PROXY_TRACE=ON &&
+        cmake --build $t -j "$(nproc)" --target dcuda_bench; } >"$OUT/trace-build.log" 2>&1 ||
+        tail -20 "$OUT/trace-build.log"
+    mkdir -p /tmp/dcuda-trace && rm -f /tmp/dcuda-trace/*
+    (cd /tmp/dcuda-trace && DCUDA_RANKS=0 timeout 240 "${mpi[@]}" "$OLDPWD/$t/bench/dcuda_bench" \
+        --quick --peer --latency >"$OUT/trace-bench.txt" 2>&1)
+    grep -E "^latency +peer_" "$OUT/trace-bench.txt"
+    python3 tools/trace_hops.py /tmp/dcuda-trace | tee "$OUT/trace-hops.txt"
+fi
 (cd "$OUT" && tar czf /tmp/net-logs.tgz . && mv /tmp/net-logs.tgz logs.tgz &&
-     for f in *; do case " logs.tgz bench-net.txt bench-net.csv staging.txt " in *" $f "*) ;; *) rm -f "$f" ;; esac; done)
+     for f in *; do case " logs.tgz bench-net.txt bench-net.csv staging.txt trace-hops.txt " in
+         *" $f "*) ;; *) rm -f "$f" ;; esac; done)
 [ $fail -eq 0 ]

@@ -62,6 +62,9 @@ typedef struct dcu_backend_shape {
 
 typedef struct dcu_backend dcu_backend_t;
 
+/* Reads of rank memory (read_start) a backend keeps in flight at most. */
+#define DCU_BACKEND_READS 8
+
 typedef struct dcu_backend_ops {
     dcu_backend_kind_t kind;
     const char *name;
@@ -90,6 +93,14 @@ typedef struct dcu_backend_ops {
     dcuda_status_t (*copy_out)(dcu_backend_t *b, void *dst, const void *src, size_t size);
     /* copy_out while ranks run (never waits for them). */
     dcuda_status_t (*peek)(dcu_backend_t *b, void *dst, const void *src, size_t size);
+    /* Starts copying `size` bytes of rank memory at src to dst (memory from
+     * alloc_mapped) while ranks run; *ticket names it. Reads finish in the
+     * order started; at most DCU_BACKEND_READS are in flight. */
+    dcuda_status_t (*read_start)(dcu_backend_t *b, void *dst, const void *src, size_t size,
+                                 uint64_t *ticket);
+    /* 1 once read `ticket` (and every earlier one) finished, 0 while it runs,
+     * < 0 when it failed (reported). Never blocks. */
+    int (*read_done)(dcu_backend_t *b, uint64_t ticket);
     /* Starts every rank of the kernel on `ctx` (as ranks reach it; on CPU
      * ranks also the host's view) and returns at once. */
     dcuda_status_t (*launch)(dcu_backend_t *b, dcuda_context_t *ctx);

@@ -249,6 +249,20 @@ static dcuda_status_t join_world(dcuda_host_h h)
     return st;
 }
 
+/* The proxy may read a large put's source when it lies in one allocation
+ * of this process (GPU memory a copy engine reaches; not a rank's stack,
+ * shared memory or device heap). */
+static int proxy_may_read(void *arg, uint64_t addr, uint64_t size)
+{
+    dcuda_host_h h = arg;
+    for (int i = 0; i < h->mem_count; i++) {
+        uint64_t base = (uint64_t)(uintptr_t)h->mems[i].ptr, end = base + h->mems[i].ex.size;
+        if (addr >= base && addr < end && size <= end - addr)
+            return 1;
+    }
+    return 0;
+}
+
 static dcuda_status_t create_proxy(dcuda_host_h h)
 {
     dcu_proxy_config_t c;
@@ -259,8 +273,10 @@ static dcuda_status_t create_proxy(dcuda_host_h h)
     c.cmd_tail = h->cmd_tail_h;
     c.ranks = h->image.device_size;
     c.net_ops = h->net_ops;
-    c.net_env = (dcu_net_env_t){ dcu_boot_rank(), dcu_boot_size(), dcu_boot_allgather,
-                                 DCU_BOOT_GATHER_MAX };
+    c.net_env = (dcu_net_env_t){ .process_index = dcu_boot_rank(),
+                                 .process_count = dcu_boot_size(),
+                                 .allgather = dcu_boot_allgather,
+                                 .gather_max = DCU_BOOT_GATHER_MAX }; /* the proxy adds mem */
     c.ops = h->ops;
     c.backend = h->backend;
     c.process_count = dcu_boot_size();
@@ -273,6 +289,8 @@ static dcuda_status_t create_proxy(dcuda_host_h h)
     c.inbox_tail = h->inbox_tail_h;
     c.net_barrier = h->net_barrier_h;
     c.cancel = h->cancel_h;
+    c.readable = proxy_may_read;
+    c.readable_arg = h;
     return dcu_proxy_create(&c, &h->proxy);
 }
 

@@ -1,10 +1,34 @@
 /*
- * The network managers this build has.
+ * The network managers this build has, and the message memory they share.
  */
 #include "net.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+void *dcu_net_buffer(const dcu_net_mem_t *m, size_t size)
+{
+    return m->buffer_alloc ? m->buffer_alloc(m->arg, size) : malloc(size);
+}
+
+void dcu_net_buffer_free(const dcu_net_mem_t *m, void *buf)
+{
+    if (!buf)
+        return;
+    if (m->buffer_free)
+        m->buffer_free(m->arg, buf);
+    else
+        free(buf);
+}
+
+void dcu_net_release(const dcu_net_mem_t *m, void *msg)
+{
+    if (m->release)
+        m->release(m->arg, msg);
+    else
+        free(msg);
+}
 
 #if defined(DCUDA_HAVE_MPI)
 extern const dcu_net_ops_t dcu_net_mpi_ops;

@@ -17,10 +17,12 @@
 
 #include "dcuda/dcuda_status.h"
 
-#define DCU_NET_VERSION 2u
-/* Largest message a manager must carry: a put's payload chunk and its
- * header, or a barrier's window parts for several thousand ranks. */
-#define DCU_NET_MAX_MESSAGE (96u * 1024u)
+#define DCU_NET_VERSION 3u
+/* Largest message a manager must carry: a put's payload chunk (at most
+ * DCU_NET_PUT_CHUNK) and its header, or a barrier's window parts for tens
+ * of thousands of ranks. */
+#define DCU_NET_PUT_CHUNK (1024u * 1024u)
+#define DCU_NET_MAX_MESSAGE (DCU_NET_PUT_CHUNK + 4096u)
 
 typedef struct dcu_net dcu_net_t;
 
@@ -31,13 +33,27 @@ typedef void (*dcu_net_recv_fn)(void *arg, int peer, const void *data, size_t si
  * in process order. Collective (the bootstrap's allgather). */
 typedef dcuda_status_t (*dcu_net_gather_fn)(const void *mine, void *all, size_t size);
 
+/* Memory for messages (a NULL function: malloc or free). A manager takes
+ * its receive buffers from buffer_alloc and gives them back to buffer_free;
+ * a message handed to send goes back to release once the manager no longer
+ * reads it (sent, refused or failed). The proxy receives into pinned memory
+ * and sends from its pinned staging buffers this way. */
+typedef struct dcu_net_mem {
+    void *(*buffer_alloc)(void *arg, size_t size);
+    void (*buffer_free)(void *arg, void *buf);
+    void (*release)(void *arg, void *msg);
+    void *arg;
+} dcu_net_mem_t;
+
 /* What a manager learns of the program at open: who this process is, how
- * many there are, and a way to exchange a few bytes with all of them before
- * the network is up (a manager that is not MPI needs it to find its peers). */
+ * many there are, a way to exchange a few bytes with all of them before
+ * the network is up (a manager that is not MPI needs it to find its
+ * peers), and where its message memory comes from. */
 typedef struct dcu_net_env {
     int process_index, process_count;
     dcu_net_gather_fn allgather;
     size_t gather_max;
+    dcu_net_mem_t mem;
 } dcu_net_env_t;
 
 typedef struct dcu_net_ops {
@@ -51,7 +67,8 @@ typedef struct dcu_net_ops {
      * its half-closed connections). */
     void (*close)(dcu_net_t *n, int abandon);
     /* Sends `size` (<= DCU_NET_MAX_MESSAGE) bytes to process `peer`. The
-     * manager owns `data` (from malloc) from now on and frees it once sent. */
+     * manager owns `data` from now on and hands it to env.mem.release once
+     * sent (also when it fails). */
     dcuda_status_t (*send)(dcu_net_t *n, int peer, void *data, size_t size);
     /* Completes sends and delivers arrivals; > 0 if it did anything, < 0 on
      * a network error (dcu_net_ops_t.why tells). */
@@ -61,6 +78,11 @@ typedef struct dcu_net_ops {
     /* The last error, as text. */
     const char *(*why)(dcu_net_t *n);
 } dcu_net_ops_t;
+
+/* Message memory through env.mem (see dcu_net_mem_t). */
+void *dcu_net_buffer(const dcu_net_mem_t *m, size_t size);
+void dcu_net_buffer_free(const dcu_net_mem_t *m, void *buf);
+void dcu_net_release(const dcu_net_mem_t *m, void *msg);
 
 /* The manager called `name` ("mpi", "ucx"), NULL if this build has none;
  * `why` says what is missing. */

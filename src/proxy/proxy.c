@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "inbox.h"
+#include "trace.h"
 #include "util/clock.h"
 #include "util/msg.h"
 #include "util/ring.h"
@@ -29,6 +30,27 @@
 
 /* How long the end of a run waits for its messages to leave. */
 #define PROXY_DRAIN_NS (5 * DCU_NS_PER_S)
+/* Pinned buffers a large put streams through (DCU_NET_PUT_CHUNK each):
+ * reads of rank memory fill them while the manager sends the ones before. */
+#define PROXY_STAGING 4
+
+/* A PUT_READ its rank waits on: its source is read chunk by chunk into the
+ * staging buffers, each sent as a PUT message once read. */
+typedef struct read_job {
+    dcuda_cmd_t cmd;
+    int q;           /* the target's process */
+    uint64_t issued; /* bytes whose read started */
+    uint64_t sent;   /* bytes handed to the manager */
+} read_job_t;
+
+enum { STAGING_FREE = 0, STAGING_READING, STAGING_SENDING };
+
+typedef struct staging {
+    dcu_wire_header_t *msg; /* header and DCU_NET_PUT_CHUNK bytes of body */
+    uint64_t ticket;        /* of its read */
+    int state;
+    int job; /* index into jobs of the put it carries */
+} staging_t;
 
 struct dcu_proxy {
     dcu_proxy_config_t c;
@@ -45,6 +67,13 @@ struct dcu_proxy {
         int arrived;
     } bar[2];               /* arrivals at the next two WORLD barriers */
     uint32_t barriers_done; /* WORLD barriers of this run completed */
+    /* Large puts read from rank memory: a ring of jobs (one per rank at
+     * most, since each waits for its answer), the one being read, and the
+     * staging ring, filled at `fill` and sent from `drain` in order. */
+    read_job_t *jobs;
+    int job_head, job_count, job_reading; /* reading: counted from job_head */
+    staging_t staging[PROXY_STAGING];
+    int fill, drain;
     char failure[256];
 };
 
@@ -183,10 +212,14 @@ static void receive(void *arg, int from, const void *data, size_t size)
     const char *body = (const char *)data + sizeof h;
     switch (h.type) {
     case DCU_WIRE_PUT:
+        dcu_trace_mark(DCU_TRACE_RECEIVED, h.count);
         apply_put(p, &h, body);
+        dcu_trace_mark(DCU_TRACE_WRITTEN, h.count);
         break;
     case DCU_WIRE_NOTIFY:
+        dcu_trace_mark(DCU_TRACE_RECEIVED, 0);
         apply_notify(p, &h);
+        dcu_trace_mark(DCU_TRACE_WRITTEN, 0);
         break;
     default:
         apply_barrier(p, from, &h, body);
@@ -262,6 +295,7 @@ static void send_put(dcu_proxy_t *p, const dcuda_cmd_t *cmd, uint32_t t, uint32_
     h->count = size;
     gather(p, t, (char *)(h + 1), (size_t)size);
     send_to(p, q, h);
+    dcu_trace_mark(DCU_TRACE_SENT, size);
 }
 
 static void send_notify(dcu_proxy_t *p, const dcuda_cmd_t *cmd)
@@ -280,6 +314,7 @@ static void send_notify(dcu_proxy_t *p, const dcuda_cmd_t *cmd)
     h->dst_rank = (int32_t)cmd->args[0];
     h->tag = (uint32_t)cmd->args[5];
     send_to(p, q, h);
+    dcu_trace_mark(DCU_TRACE_SENT, 0);
 }
 
 /* My ranks' parts of WORLD window `slot`, as they published them. */
@@ -327,29 +362,173 @@ static void send_barrier(dcu_proxy_t *p, const dcuda_cmd_t *cmd)
     arrive(p, p->c.process_index, epoch);
 }
 
-/* ---- the command queue ---------------------------------------------------------- */
-
 /* Answers one command in its sender's reply slot. */
-static void answer(dcu_proxy_t *p, const dcuda_cmd_t *c)
+static void answer(dcu_proxy_t *p, const dcuda_cmd_t *c, dcuda_status_t status)
 {
     dcuda_cmd_reply_t *r = &p->c.replies[c->rank];
-    r->status = c->op == DCUDA_CMD_PING ? DCUDA_OK : DCUDA_ERR_INVALID_ARG;
+    r->status = status;
     r->value = dcu_clock_ns();
     atomic_store_explicit(&r->seq, c->tag, memory_order_release);
 }
 
-/* What command `cmd` (header ticket t, k entries) asks. */
-static void execute(dcu_proxy_t *p, const dcuda_cmd_t *cmd, uint32_t t, uint32_t k)
+/* ---- large puts, read from rank memory -------------------------------------------- */
+
+/* execute's answer for a PUT_READ it queued: answered once read. */
+#define PROXY_LATER 1
+
+static read_job_t *job_at(dcu_proxy_t *p, int i)
+{
+    return &p->jobs[(p->job_head + i) % p->c.ranks];
+}
+
+/* Queues a PUT_READ, or says why not: DCUDA_ERR_UNSUPPORTED when the
+ * source is not memory this proxy can read (the rank then sends it in
+ * PUT commands). */
+static int accept_read(dcu_proxy_t *p, const dcuda_cmd_t *cmd)
+{
+    uint64_t size = cmd->args[3], src = cmd->args[4];
+    int q = net_target(p, cmd);
+    if (q < 0)
+        return DCUDA_ERR_PEER;
+    if (!cmd->tag || size == 0 || cmd->args[1] >= DCUDA_MAX_WINDOWS ||
+        p->job_count >= p->c.ranks) {
+        fail(p, "rank %d sent a put to read of %llu bytes to window %llu%s",
+             p->world_first + cmd->rank, (unsigned long long)size,
+             (unsigned long long)cmd->args[1], cmd->tag ? "" : " that waits for no answer");
+        return DCUDA_ERR_PEER;
+    }
+    if (!p->c.readable || !p->c.readable(p->c.readable_arg, src, size))
+        return DCUDA_ERR_UNSUPPORTED;
+    *job_at(p, p->job_count++) = (read_job_t){ *cmd, q, 0u, 0u };
+    return PROXY_LATER;
+}
+
+/* Starts reads of the queued puts' next chunks into free staging buffers. */
+static void start_reads(dcu_proxy_t *p)
+{
+    while (p->job_reading < p->job_count && !p->failure[0]) {
+        read_job_t *j = job_at(p, p->job_reading);
+        uint64_t size = j->cmd.args[3];
+        staging_t *b = &p->staging[p->fill];
+        if (b->state != STAGING_FREE)
+            return;
+        uint64_t n = size - j->issued < DCU_NET_PUT_CHUNK ? size - j->issued : DCU_NET_PUT_CHUNK;
+        dcu_wire_header_t *h = b->msg;
+        dcu_wire_header(h, DCU_WIRE_PUT, (uint32_t)n, p->c.process_index);
+        h->src_rank = p->world_first + j->cmd.rank;
+        h->dst_rank = (int32_t)j->cmd.args[0];
+        h->tag = j->issued + n == size ? (uint32_t)j->cmd.args[5] : 0u;
+        h->slot = (uint32_t)j->cmd.args[1];
+        h->offset = j->cmd.args[2] + j->issued;
+        h->count = n;
+        const void *src = (const void *)(uintptr_t)(j->cmd.args[4] + j->issued);
+        if (p->c.ops->read_start(p->c.backend, h + 1, src, (size_t)n, &b->ticket) != DCUDA_OK) {
+            fail(p, "cannot read the source of a put of rank %d", h->src_rank);
+            return;
+        }
+        b->state = STAGING_READING;
+        b->job = (p->job_head + p->job_reading) % p->c.ranks;
+        j->issued += n;
+        p->job_reading += j->issued == size; /* the next put's reads may start */
+        p->fill = (p->fill + 1) % PROXY_STAGING;
+    }
+}
+
+/* Sends the chunks whose reads finished, in order; answers a put once all
+ * of it was handed to the manager. > 0 if it did anything. */
+static int send_reads(dcu_proxy_t *p)
+{
+    int did = 0;
+    for (staging_t *b; (b = &p->staging[p->drain])->state == STAGING_READING && !p->failure[0];) {
+        int r = p->c.ops->read_done(p->c.backend, b->ticket);
+        if (r < 0)
+            fail(p, "cannot read the source of a put of rank %d", b->msg->src_rank);
+        if (r <= 0)
+            break;
+        read_job_t *j = &p->jobs[b->job];
+        b->state = STAGING_SENDING; /* until the manager releases it */
+        j->sent += b->msg->count;
+        send_to(p, j->q, b->msg);
+        dcu_trace_mark(DCU_TRACE_SENT, b->msg->count);
+        p->drain = (p->drain + 1) % PROXY_STAGING;
+        if (j->sent == j->cmd.args[3]) { /* jobs end in order */
+            answer(p, &j->cmd, p->failure[0] ? DCUDA_ERR_PEER : DCUDA_OK);
+            p->job_head = (p->job_head + 1) % p->c.ranks;
+            p->job_count--;
+            p->job_reading--;
+        }
+        did = 1;
+    }
+    return did;
+}
+
+/* Moves the large puts on; once the proxy failed or a peer was lost, their
+ * ranks are answered DCUDA_ERR_PEER instead (a send may never complete). */
+static int advance_reads(dcu_proxy_t *p)
+{
+    if (!p->job_count)
+        return 0;
+    if (p->failure[0] ||
+        atomic_load_explicit(p->c.cancel, memory_order_acquire) == DCUDA_CANCEL_PEER) {
+        for (; p->job_count > 0; p->job_count--) {
+            answer(p, &job_at(p, 0)->cmd, DCUDA_ERR_PEER);
+            p->job_head = (p->job_head + 1) % p->c.ranks;
+        }
+        p->job_reading = 0;
+        return 1;
+    }
+    int did = send_reads(p);
+    start_reads(p);
+    return did;
+}
+
+/* The manager is done with a message: a staging buffer is free again. */
+static void release_message(void *arg, void *msg)
+{
+    dcu_proxy_t *p = arg;
+    for (int i = 0; i < PROXY_STAGING; i++)
+        if (p->staging[i].msg == msg) {
+            p->staging[i].state = STAGING_FREE;
+            return;
+        }
+    free(msg);
+}
+
+/* Message buffers in pinned memory: copies to and from GPUs run at full speed. */
+static void *pinned_alloc(void *arg, size_t size)
+{
+    dcu_proxy_t *p = arg;
+    void *host = NULL, *rank = NULL;
+    return p->c.ops->alloc_mapped(p->c.backend, size, &host, &rank) == DCUDA_OK ? host : NULL;
+}
+
+static void pinned_free(void *arg, void *buf)
+{
+    dcu_proxy_t *p = arg;
+    p->c.ops->free_mapped(p->c.backend, buf);
+}
+
+/* ---- the command queue ---------------------------------------------------------- */
+
+/* What command `cmd` (header ticket t, k entries) asks; the answer, if it
+ * wants one now (a PUT_READ it accepted is answered once read). */
+static int execute(dcu_proxy_t *p, const dcuda_cmd_t *cmd, uint32_t t, uint32_t k)
 {
     int on_net = p->net != NULL;
     switch (cmd->op) {
     case DCUDA_CMD_PING:
+        return DCUDA_OK;
+    case DCUDA_CMD_PUT_READ:
+        if (on_net)
+            return accept_read(p, cmd);
         break;
     case DCUDA_CMD_PUT:
+        dcu_trace_mark(DCU_TRACE_SEEN, cmd->args[3]);
         if (on_net)
             send_put(p, cmd, t, k);
         break;
     case DCUDA_CMD_NOTIFY:
+        dcu_trace_mark(DCU_TRACE_SEEN, 0);
         if (on_net)
             send_notify(p, cmd);
         break;
@@ -360,31 +539,34 @@ static void execute(dcu_proxy_t *p, const dcuda_cmd_t *cmd, uint32_t t, uint32_t
     default:
         if (!cmd->tag)
             fail(p, "rank %d sent unknown command %u", p->world_first + cmd->rank, cmd->op);
-        return;
+        return DCUDA_ERR_INVALID_ARG;
     }
-    if (!on_net && cmd->op != DCUDA_CMD_PING)
+    if (!on_net)
         fail(p, "rank %d sent command %u, but no process is on the network path",
              p->world_first + cmd->rank, cmd->op);
+    return p->failure[0] ? DCUDA_ERR_PEER : DCUDA_OK;
 }
 
-/* Serves every command that is ready, in ticket order. */
+/* Serves every command that is ready, in ticket order. Once the proxy
+ * failed it still consumes them, executing none and answering each that
+ * waits with DCUDA_ERR_PEER, so that no rank waits for it forever. */
 static int serve_commands(dcu_proxy_t *p)
 {
     int served = 0;
     dcuda_cmd_t *e;
-    while (!p->failure[0] && (e = dcu_ring_next(&p->queue)) != NULL) {
+    while ((e = dcu_ring_next(&p->queue)) != NULL) {
         dcuda_cmd_t cmd = *e;
         uint32_t t = p->queue.tail;
         uint32_t k = cmd.op == DCUDA_CMD_PUT ? (uint32_t)cmd.args[4] : 1u;
         if (cmd.rank < 0 || cmd.rank >= p->c.ranks || k < 1u || k > p->c.capacity / 4u) {
             fail(p, "a command of %u entries from device rank %d", k, cmd.rank);
-            break;
+            break; /* a queue that lies about its entries cannot be read on */
         }
-        execute(p, &cmd, t, k);
+        int reply = p->failure[0] ? DCUDA_ERR_PEER : execute(p, &cmd, t, k);
         dcu_ring_done_n(&p->queue, k);
         atomic_store_explicit(p->c.cmd_tail, p->queue.tail, memory_order_release);
-        if (cmd.tag)
-            answer(p, &cmd);
+        if (cmd.tag && reply != PROXY_LATER)
+            answer(p, &cmd, cmd.op == DCUDA_CMD_PING ? DCUDA_OK : (dcuda_status_t)reply);
         served = 1;
     }
     return served;
@@ -393,6 +575,7 @@ static int serve_commands(dcu_proxy_t *p)
 int dcu_proxy_poll(dcu_proxy_t *p)
 {
     int did = serve_commands(p);
+    did |= advance_reads(p);
     if (p->net && !p->failure[0]) {
         int r = p->c.net_ops->progress(p->net);
         if (r < 0)
@@ -441,6 +624,23 @@ void dcu_proxy_reset(dcu_proxy_t *p)
     atomic_store_explicit(p->c.net_barrier, 0u, memory_order_relaxed);
 }
 
+/* The inboxes, tables and staging of the network path, and its manager. */
+static dcuda_status_t open_net(dcu_proxy_t *p)
+{
+    const dcu_proxy_config_t *c = &p->c;
+    p->inboxes = dcu_inboxes_create(c->inbox, c->inbox_tail, c->ranks, c->ops, c->backend);
+    p->parts = calloc((size_t)DCUDA_MAX_WINDOWS * (size_t)c->ranks, sizeof *p->parts);
+    p->jobs = calloc((size_t)c->ranks, sizeof *p->jobs);
+    if (!p->inboxes || !p->parts || !p->jobs)
+        return DCUDA_ERR_NO_MEMORY;
+    for (int i = 0; i < PROXY_STAGING; i++)
+        if (!(p->staging[i].msg = pinned_alloc(p, sizeof(dcu_wire_header_t) + DCU_NET_PUT_CHUNK)))
+            return DCUDA_ERR_NO_MEMORY;
+    dcu_net_env_t env = c->net_env;
+    env.mem = (dcu_net_mem_t){ pinned_alloc, pinned_free, release_message, p };
+    return c->net_ops->open(&env, receive, p, &p->net);
+}
+
 dcuda_status_t dcu_proxy_create(const dcu_proxy_config_t *config, dcu_proxy_t **out)
 {
     dcu_proxy_t *p = calloc(1, sizeof *p);
@@ -452,13 +652,8 @@ dcuda_status_t dcu_proxy_create(const dcu_proxy_config_t *config, dcu_proxy_t **
     p->world_size = config->proc_first[config->process_count];
     p->limits = (dcu_wire_limits_t){ config->process_count, p->world_size, DCU_NET_MAX_MESSAGE };
     dcuda_status_t st = DCUDA_OK;
-    if (config->net_ops) {
-        p->inboxes = dcu_inboxes_create(config->inbox, config->inbox_tail, config->ranks,
-                                        config->ops, config->backend);
-        p->parts = calloc((size_t)DCUDA_MAX_WINDOWS * (size_t)config->ranks, sizeof *p->parts);
-        st = p->inboxes && p->parts ? config->net_ops->open(&config->net_env, receive, p, &p->net)
-                                    : DCUDA_ERR_NO_MEMORY;
-    }
+    if (config->net_ops)
+        st = open_net(p);
     if (st != DCUDA_OK) {
         dcu_proxy_destroy(p);
         return st;
@@ -469,11 +664,16 @@ dcuda_status_t dcu_proxy_create(const dcu_proxy_config_t *config, dcu_proxy_t **
 
 void dcu_proxy_destroy(dcu_proxy_t *p)
 {
+    dcu_trace_write(p->c.process_index);
     if (p->net) /* after a lost peer, the manager waits for nothing */
         p->c.net_ops->close(p->net, p->failure[0] ||
                                         atomic_load_explicit(p->c.cancel, memory_order_acquire) ==
                                             DCUDA_CANCEL_PEER);
     dcu_inboxes_destroy(p->inboxes);
+    for (int i = 0; i < PROXY_STAGING; i++) /* one an abandoned manager may still read is left */
+        if (p->staging[i].msg && p->staging[i].state != STAGING_SENDING)
+            pinned_free(p, p->staging[i].msg);
+    free(p->jobs);
     free(p->parts);
     free(p);
 }

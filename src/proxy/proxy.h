@@ -43,6 +43,10 @@ typedef struct dcu_proxy_config {
     DCUDA_ATOMIC(uint32_t) * inbox_tail;  /* host view: [ranks] entries each consumed */
     DCUDA_ATOMIC(uint32_t) * net_barrier; /* host view: WORLD barriers completed */
     DCUDA_ATOMIC(uint32_t) * cancel;      /* host view: the run's cancel flag */
+    /* Is [addr, addr + size) rank memory the proxy may read (the source of
+     * a large put)? NULL: none is. */
+    int (*readable)(void *arg, uint64_t addr, uint64_t size);
+    void *readable_arg;
 } dcu_proxy_config_t;
 
 /* Opens the network manager when there is a network path (collective over

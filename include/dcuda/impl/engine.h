@@ -226,6 +226,31 @@ DCU_FN_COLD void dcu_cmd_post(dcuda_state_t *st, uint32_t op, uint64_t a0, uint6
     dcu_cmd_header(st, t, op, 0u, args);
 }
 
+/* Leader: post a command (args as its op says) and wait for its reply
+ * (both in pinned host memory on a GPU: posted writes out, reads of host
+ * memory while waiting). The proxy answers in ticket order after
+ * recycling, so the reply shows every ticket up to this one consumed. */
+DCU_FN_COLD dcuda_status_t dcu_command_call(dcuda_state_t *st, uint32_t op, const uint64_t *args)
+{
+    const dcuda_context_t *ctx = st->ctx;
+    uint32_t tag = ++st->cmd_tag;
+    uint32_t t = dcu_cmd_reserve(&ctx->cmd, ctx->cmd_tail, 1u, &st->cmd_consumed);
+    dcu_cmd_header(st, t, op, tag, args);
+    dcuda_cmd_reply_t *r = &ctx->replies[st->device_rank];
+    dcu_waiter_t w = DCU_WAITER_INIT;
+    while (dcu_ld_acquire(&r->seq, 1) != tag)
+        (void)dcu_pause(&w);
+    if ((int32_t)(t + 1u - st->cmd_consumed) > 0)
+        st->cmd_consumed = t + 1u;
+    return (dcuda_status_t)r->status;
+}
+
+DCU_FN_COLD dcuda_status_t dcu_command_leader(dcuda_state_t *st, uint32_t op)
+{
+    const uint64_t args[6] = { 0u, 0u, 0u, 0u, 1u, 0u };
+    return dcu_command_call(st, op, args);
+}
+
 /* ---- barriers ----------------------------------------------------------- */
 
 /* The device's last rank to reach WORLD barrier `epoch` when WORLD spans
@@ -534,16 +559,39 @@ DCU_FN void dcu_cmd_payload(const dcuda_ring_t *ring, uint32_t t, const char *sr
         dcu_copy(entries, src + a, n - a);
 }
 
-/* A put to a rank on the network path (all threads): commands that carry
- * the payload, chunk by chunk, the notification with the last. The source
- * has been read when it returns, as on every other path. rank: WORLD. */
-DCU_FN_COLD void dcu_put_net(dcuda_state_t *st, uint32_t win, int rank, size_t offset, size_t size,
-                             const char *src, int notify, int tag)
+/* Leader: a put of at least DCUDA_NET_READ_MIN bytes that the proxy reads
+ * from the source itself (copy engine, chunks through pinned buffers, sent
+ * as they are read); returns once all of it is read. DCUDA_ERR_UNSUPPORTED
+ * when the proxy cannot read the source (not from dcuda_host_alloc). */
+DCU_FN_COLD dcuda_status_t dcu_put_read(dcuda_state_t *st, uint32_t win, int rank, size_t offset,
+                                        size_t size, const char *src, int notify, int tag)
+{
+    const uint64_t args[6] = { (uint64_t)rank,         (uint64_t)dcu_win_slot(win),
+                               offset,                 size,
+                               (uint64_t)(uintptr_t)src, notify ? (uint64_t)tag + 1u : 0u };
+    return dcu_command_call(st, DCUDA_CMD_PUT_READ, args);
+}
+
+/* A put to a rank on the network path (all threads): a large one the
+ * proxy reads, else (or when it cannot) commands that carry the payload,
+ * chunk by chunk, the notification with the last. The source has been
+ * read when it returns, as on every other path. rank: WORLD. */
+DCU_FN_COLD dcuda_status_t dcu_put_net(dcuda_state_t *st, uint32_t win, int rank, size_t offset,
+                                       size_t size, const char *src, int notify, int tag)
 {
     const dcuda_ring_t *ring = &st->ctx->cmd;
     size_t chunk = dcu_net_chunk(ring), done = 0;
     if (!size && !notify)
-        return;
+        return DCUDA_OK;
+    if (size >= DCUDA_NET_READ_MIN) {
+        if (dcu_leader())
+            st->result = dcu_put_read(st, win, rank, offset, size, src, notify, tag);
+        dcu_sync();
+        dcuda_status_t s = (dcuda_status_t)st->result;
+        dcu_sync(); /* every thread has read it before the leader writes result again */
+        if (s != DCUDA_ERR_UNSUPPORTED)
+            return s;
+    }
     do {
         size_t n = size - done < chunk ? size - done : chunk;
         uint32_t k = 1u + (uint32_t)((n + sizeof(dcuda_cmd_t) - 1u) / sizeof(dcuda_cmd_t));
@@ -565,6 +613,7 @@ DCU_FN_COLD void dcu_put_net(dcuda_state_t *st, uint32_t win, int rank, size_t o
         }
         done += n;
     } while (done < size);
+    return DCUDA_OK;
 }
 
 /* The full checks of a put whose route is not remembered (out of line). */
@@ -604,8 +653,8 @@ DCU_FN dcuda_status_t dcu_put(dcuda_state_t *st, uint32_t win, int rank, size_t 
         return s;
     }
     switch (path) {
-    case DCUDA_PATH_NET: /* commands to the proxies, payload inside */
-        dcu_put_net(st, win, rank, offset, size, (const char *)src, notify, tag);
+    case DCUDA_PATH_NET: /* commands to the proxies */
+        s = dcu_put_net(st, win, rank, offset, size, (const char *)src, notify, tag);
         break;
     case DCUDA_PATH_DEVICE:
     case DCUDA_PATH_SHM:
@@ -622,7 +671,7 @@ DCU_FN dcuda_status_t dcu_put(dcuda_state_t *st, uint32_t win, int rank, size_t 
     }
     if (dcu_leader() && !r)
         dcu_route_remember(st, win, rank, &p);
-    return DCUDA_OK;
+    return s;
 }
 
 DCU_FN dcuda_status_t dcu_notify(dcuda_state_t *st, int rank, int comm, int tag)
@@ -691,26 +740,6 @@ DCU_FN dcuda_status_t dcu_wait_notifications(dcuda_state_t *st, int tag, int cou
 }
 
 /* ---- host commands ----------------------------------------------------------- */
-
-/* Leader: post a command and wait for its reply (both in pinned host
- * memory on a GPU: posted writes out, reads of host memory while waiting).
- * The proxy answers in ticket order after recycling, so the reply shows
- * every ticket up to this one consumed. */
-DCU_FN_COLD dcuda_status_t dcu_command_leader(dcuda_state_t *st, uint32_t op)
-{
-    const dcuda_context_t *ctx = st->ctx;
-    uint32_t tag = ++st->cmd_tag;
-    uint32_t t = dcu_cmd_reserve(&ctx->cmd, ctx->cmd_tail, 1u, &st->cmd_consumed);
-    uint64_t args[6] = { 0u, 0u, 0u, 0u, 1u, 0u };
-    dcu_cmd_header(st, t, op, tag, args);
-    dcuda_cmd_reply_t *r = &ctx->replies[st->device_rank];
-    dcu_waiter_t w = DCU_WAITER_INIT;
-    while (dcu_ld_acquire(&r->seq, 1) != tag)
-        (void)dcu_pause(&w);
-    if ((int32_t)(t + 1u - st->cmd_consumed) > 0)
-        st->cmd_consumed = t + 1u;
-    return (dcuda_status_t)r->status;
-}
 
 DCU_FN dcuda_status_t dcu_ping_host(dcuda_state_t *st)
 {

@@ -90,17 +90,25 @@ enum dcuda_cmd_op {
     DCUDA_CMD_PING = 1,   /* answer at once: measures the queue round trip */
     DCUDA_CMD_PUT = 2,    /* to a rank on the network path; payload entries follow */
     DCUDA_CMD_NOTIFY = 3, /* a notification to a rank on the network path */
-    DCUDA_CMD_BARRIER = 4 /* the device's ranks reached a WORLD barrier (network path) */
+    DCUDA_CMD_BARRIER = 4, /* the device's ranks reached a WORLD barrier (network path) */
+    DCUDA_CMD_PUT_READ = 5 /* a large put the proxy reads from rank memory (network path) */
 };
 
 /* args[] of each op. PUT: [0] target WORLD rank, [1] window slot, [2] offset
  * in the target's part, [3] size, [4] entries (header included), [5] tag + 1
  * (0: no notification). NOTIFY: [0] target WORLD rank, [5] tag + 1. BARRIER:
  * [0] epoch (barriers of this run), [1] window slot created by it, or
- * DCUDA_CMD_NO_SLOT. */
+ * DCUDA_CMD_NO_SLOT. PUT_READ: as PUT, but [4] is the source's address in
+ * rank memory; it wants a reply: DCUDA_OK once the proxy has read the whole
+ * source and handed it to the network, DCUDA_ERR_NOT_SUPPORTED (nothing
+ * read) when the source is not memory the proxy can read, which the rank
+ * then sends in PUT commands. */
 #define DCUDA_CMD_NO_SLOT 0xffffffffu
 /* Most payload bytes one PUT command carries. */
 #define DCUDA_NET_CHUNK_MAX 65536u
+/* Puts of at least this many bytes to a rank on the network path are read
+ * by the proxy (PUT_READ) rather than written into the queue by the rank. */
+#define DCUDA_NET_READ_MIN 32768u
 
 typedef struct dcuda_cmd {
     DCUDA_ATOMIC(uint32_t) seq;

@@ -30,6 +30,9 @@ struct dcu_backend {
     const void *kernel;  /* the __global__ function */
     cudaStream_t stream; /* the persistent kernel */
     cudaStream_t peek;   /* reads while it runs */
+    cudaStream_t reads;  /* the proxy's reads of rank memory (read_start) */
+    cudaEvent_t read_ends[DCU_BACKEND_READS]; /* read t ends at read_ends[t % READS] */
+    uint64_t reads_started;
     int launched;
 };
 
@@ -165,6 +168,21 @@ static dcuda_status_t pick_device(dcu_backend_t *b, const dcu_backend_request_t 
     return check_peers(b->device, req);
 }
 
+/* Whatever open made (a NULL stream or event is skipped). */
+static void cuda_close(dcu_backend_t *b)
+{
+    for (int i = 0; i < DCU_BACKEND_READS; i++)
+        if (b->read_ends[i])
+            cudaEventDestroy(b->read_ends[i]);
+    if (b->stream)
+        cudaStreamDestroy(b->stream);
+    if (b->peek)
+        cudaStreamDestroy(b->peek);
+    if (b->reads)
+        cudaStreamDestroy(b->reads);
+    free(b);
+}
+
 static dcuda_status_t cuda_open(const dcu_backend_request_t *req, dcu_backend_t **out,
                                 dcu_backend_shape_t *shape)
 {
@@ -192,10 +210,14 @@ static dcuda_status_t cuda_open(const dcu_backend_request_t *req, dcu_backend_t 
     if (st == DCUDA_OK)
         st = size_grid(b, req, &prop);
     if (st == DCUDA_OK && ((err = cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking)) ||
-                           (err = cudaStreamCreateWithFlags(&b->peek, cudaStreamNonBlocking))))
+                           (err = cudaStreamCreateWithFlags(&b->peek, cudaStreamNonBlocking)) ||
+                           (err = cudaStreamCreateWithFlags(&b->reads, cudaStreamNonBlocking))))
         st = cuda_fail(err, "creating streams");
+    for (int i = 0; st == DCUDA_OK && i < DCU_BACKEND_READS; i++)
+        if ((err = cudaEventCreateWithFlags(&b->read_ends[i], cudaEventDisableTiming)))
+            st = cuda_fail(err, "creating events");
     if (st != DCUDA_OK) {
-        free(b);
+        cuda_close(b);
         return st;
     }
     shape->ranks = b->ranks;
@@ -206,12 +228,6 @@ static dcuda_status_t cuda_open(const dcu_backend_request_t *req, dcu_backend_t 
     return DCUDA_OK;
 }
 
-static void cuda_close(dcu_backend_t *b)
-{
-    cudaStreamDestroy(b->stream);
-    cudaStreamDestroy(b->peek);
-    free(b);
-}
 
 static dcuda_status_t cuda_alloc(dcu_backend_t *b, size_t size, void **ptr, dcu_export_t *ex)
 {
@@ -324,6 +340,31 @@ static dcuda_status_t cuda_peek(dcu_backend_t *b, void *dst, const void *src, si
     return DCUDA_OK;
 }
 
+static dcuda_status_t cuda_read_start(dcu_backend_t *b, void *dst, const void *src, size_t size,
+                                      uint64_t *ticket)
+{
+    uint64_t t = b->reads_started + 1u;
+    cudaEvent_t end = b->read_ends[t % DCU_BACKEND_READS];
+    CUDA_TRY(cudaMemcpyAsync(dst, src, size, cudaMemcpyDefault, b->reads),
+             "reading a rank's source");
+    CUDA_TRY(cudaEventRecord(end, b->reads), "reading a rank's source");
+    b->reads_started = t;
+    *ticket = t;
+    return DCUDA_OK;
+}
+
+static int cuda_read_done(dcu_backend_t *b, uint64_t ticket)
+{
+    cudaError_t err = cudaEventQuery(b->read_ends[ticket % DCU_BACKEND_READS]);
+    if (err == cudaErrorNotReady)
+        return 0;
+    if (err != cudaSuccess) {
+        cuda_fail(err, "reading a rank's source");
+        return -1;
+    }
+    return 1;
+}
+
 static dcuda_status_t cuda_launch(dcu_backend_t *b, dcuda_context_t *ctx)
 {
     void *args[] = { &ctx };
@@ -370,6 +411,8 @@ const dcu_backend_ops_t dcu_cuda_backend_ops = {
     .copy_in = cuda_copy_in,
     .copy_out = cuda_copy_out,
     .peek = cuda_peek,
+    .read_start = cuda_read_start,
+    .read_done = cuda_read_done,
     .launch = cuda_launch,
     .finished = cuda_finished,
     .join = cuda_join,

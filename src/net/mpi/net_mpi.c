@@ -28,6 +28,7 @@ typedef struct sent {
 
 struct dcu_net {
     MPI_Comm comm;
+    dcu_net_mem_t mem;
     dcu_net_recv_fn recv;
     void *recv_arg;
     MPI_Request recv_req[MPI_NET_RECVS];
@@ -61,7 +62,7 @@ static void mpi_close(dcu_net_t *n, int abandon)
             MPI_Cancel(&n->recv_req[i]);
             MPI_Request_free(&n->recv_req[i]);
         }
-        free(n->recv_buf[i]);
+        dcu_net_buffer_free(&n->mem, n->recv_buf[i]);
     }
     for (int i = 0; i < n->send_count; i++) {
         if (abandon) { /* MPI may still read the buffer: it is left to the process's end */
@@ -69,7 +70,7 @@ static void mpi_close(dcu_net_t *n, int abandon)
             continue;
         }
         MPI_Wait(&n->sends[i].req, MPI_STATUS_IGNORE);
-        free(n->sends[i].data);
+        dcu_net_release(&n->mem, n->sends[i].data);
     }
     free(n->sends);
     if (n->comm != MPI_COMM_NULL)
@@ -77,8 +78,8 @@ static void mpi_close(dcu_net_t *n, int abandon)
     free(n);
 }
 
-/* MPI numbers the processes as the bootstrap does (MPI_COMM_WORLD): the
- * environment is not needed. */
+/* MPI numbers the processes as the bootstrap does (MPI_COMM_WORLD): of
+ * the environment only the message memory is needed. */
 static dcuda_status_t mpi_open(const dcu_net_env_t *env, dcu_net_recv_fn recv, void *recv_arg,
                                dcu_net_t **out)
 {
@@ -87,6 +88,7 @@ static dcuda_status_t mpi_open(const dcu_net_env_t *env, dcu_net_recv_fn recv, v
         return DCUDA_ERR_NO_MEMORY;
     n->recv = recv;
     n->recv_arg = recv_arg;
+    n->mem = env->mem;
     n->comm = MPI_COMM_NULL;
     for (int i = 0; i < MPI_NET_RECVS; i++)
         n->recv_req[i] = MPI_REQUEST_NULL;
@@ -98,7 +100,7 @@ static dcuda_status_t mpi_open(const dcu_net_env_t *env, dcu_net_recv_fn recv, v
         return DCUDA_ERR_SYSTEM;
     }
     for (int i = 0; i < MPI_NET_RECVS; i++) {
-        n->recv_buf[i] = malloc(DCU_NET_MAX_MESSAGE);
+        n->recv_buf[i] = dcu_net_buffer(&n->mem, DCU_NET_MAX_MESSAGE);
         if (!n->recv_buf[i] || post_recv(n, i) != 0) {
             mpi_close(n, 0);
             return DCUDA_ERR_NO_MEMORY;
@@ -111,13 +113,13 @@ static dcuda_status_t mpi_open(const dcu_net_env_t *env, dcu_net_recv_fn recv, v
 static dcuda_status_t mpi_send(dcu_net_t *n, int peer, void *data, size_t size)
 {
     if (!dcu_array_room((void **)&n->sends, n->send_count, &n->send_cap, sizeof *n->sends)) {
-        free(data);
+        dcu_net_release(&n->mem, data);
         return DCUDA_ERR_NO_MEMORY;
     }
     sent_t *s = &n->sends[n->send_count];
     int err = MPI_Isend(data, (int)size, MPI_BYTE, peer, MPI_NET_TAG, n->comm, &s->req);
     if (err != MPI_SUCCESS) {
-        free(data);
+        dcu_net_release(&n->mem, data);
         mpi_failed(n, "MPI_Isend", err);
         return DCUDA_ERR_SYSTEM;
     }
@@ -160,7 +162,7 @@ static int complete_sends(dcu_net_t *n)
             i++;
             continue;
         }
-        free(n->sends[i].data);
+        dcu_net_release(&n->mem, n->sends[i].data);
         n->sends[i] = n->sends[--n->send_count];
         done = 1;
     }

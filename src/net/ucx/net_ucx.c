@@ -90,6 +90,7 @@ struct dcu_net {
     peer_t *peers;
     dcu_net_recv_fn recv;
     void *recv_arg;
+    dcu_net_mem_t mem;
     slot_t slots[UCX_NET_RECVS];
     int recv_head; /* the receive posted first */
     int recvs_posted;
@@ -268,7 +269,7 @@ static int post_all(dcu_net_t *n)
         if (p != n->me && post_bye(n, p) != 0)
             return -1;
     for (int i = 0; i < UCX_NET_RECVS; i++) {
-        n->slots[i].buf = malloc(DCU_NET_MAX_MESSAGE);
+        n->slots[i].buf = dcu_net_buffer(&n->mem, DCU_NET_MAX_MESSAGE);
         if (!n->slots[i].buf) {
             snprintf(n->why, sizeof n->why, "UCX network manager: out of memory");
             return -1;
@@ -383,9 +384,9 @@ static void shut(dcu_net_t *n, int bye, int abandon)
     if (n->ctx)
         ucp_cleanup(n->ctx);
     for (int i = 0; i < UCX_NET_RECVS; i++)
-        free(n->slots[i].buf);
+        dcu_net_buffer_free(&n->mem, n->slots[i].buf);
     for (int i = 0; i < n->send_count; i++)
-        free(n->sends[i].data);
+        dcu_net_release(&n->mem, n->sends[i].data);
     free(n->sends);
     free(n->peers);
     free(n);
@@ -435,6 +436,7 @@ static dcuda_status_t ucx_open(const dcu_net_env_t *env, dcu_net_recv_fn recv, v
     }
     n->recv = recv;
     n->recv_arg = recv_arg;
+    n->mem = env->mem;
     n->me = env->process_index;
     n->count = env->process_count;
     ucp_address_t *addr = NULL;
@@ -476,7 +478,7 @@ static int peer_lost(dcu_net_t *n, int p)
 static dcuda_status_t ucx_send(dcu_net_t *n, int peer, void *data, size_t size)
 {
     if (peer < 0 || peer >= n->count || peer == n->me || n->peers[peer].failed != UCS_OK) {
-        free(data);
+        dcu_net_release(&n->mem, data);
         if (peer >= 0 && peer < n->count && peer != n->me)
             peer_lost(n, peer);
         else
@@ -484,20 +486,20 @@ static dcuda_status_t ucx_send(dcu_net_t *n, int peer, void *data, size_t size)
         return DCUDA_ERR_SYSTEM;
     }
     if (!dcu_array_room((void **)&n->sends, n->send_count, &n->send_cap, sizeof *n->sends)) {
-        free(data);
+        dcu_net_release(&n->mem, data);
         return DCUDA_ERR_NO_MEMORY;
     }
     ucp_request_param_t param = { .op_attr_mask = 0 };
     void *r = ucp_tag_send_nbx(n->peers[peer].ep, data, size, (ucp_tag_t)n->me, &param);
     if (UCS_PTR_IS_ERR(r)) {
-        free(data);
+        dcu_net_release(&n->mem, data);
         char what[64];
         snprintf(what, sizeof what, "send to process %d", peer);
         ucx_failed(n, what, UCS_PTR_STATUS(r));
         return DCUDA_ERR_SYSTEM;
     }
     if (!r) {
-        free(data); /* sent at once */
+        dcu_net_release(&n->mem, data); /* sent at once */
         return DCUDA_OK;
     }
     n->sends[n->send_count++] = (sent_t){ r, data, peer };
@@ -559,7 +561,7 @@ static int complete_sends(dcu_net_t *n)
         }
         int peer = s->peer;
         ucp_request_free(s->req);
-        free(s->data);
+        dcu_net_release(&n->mem, s->data);
         *s = n->sends[--n->send_count];
         if (st != UCS_OK && !n->closing)
             return n->peers[peer].failed != UCS_OK ? peer_lost(n, peer) : ucx_failed(n, "send", st);

@@ -1,0 +1,47 @@
+/*
+ * The hop timestamps of trace.h: a fixed array of marks, filled by the
+ * proxy's thread only, the first DCU_TRACE_MARKS of a process kept.
+ */
+#include "trace.h"
+
+#if defined(DCUDA_PROXY_TRACE)
+#include <stdio.h>
+
+#include "util/clock.h"
+#include "util/msg.h"
+
+#define DCU_TRACE_MARKS (1u << 20)
+
+typedef struct mark {
+    uint8_t event;
+    uint32_t bytes;
+    uint64_t ns;
+} mark_t;
+
+static mark_t marks[DCU_TRACE_MARKS];
+static uint32_t mark_count;
+
+void dcu_trace_mark(int event, uint64_t bytes)
+{
+    if (mark_count < DCU_TRACE_MARKS)
+        marks[mark_count++] = (mark_t){ (uint8_t)event, (uint32_t)bytes, dcu_clock_ns() };
+}
+
+void dcu_trace_write(int process_index)
+{
+    char name[64];
+    if (!mark_count)
+        return;
+    snprintf(name, sizeof name, "dcuda-trace.%d.txt", process_index);
+    FILE *f = fopen(name, "w");
+    if (!f) {
+        dcu_msg_warn("cannot write %s", name);
+        return;
+    }
+    for (uint32_t i = 0; i < mark_count; i++)
+        fprintf(f, "%u %llu %u\n", marks[i].event, (unsigned long long)marks[i].ns,
+                marks[i].bytes);
+    fclose(f);
+    mark_count = 0;
+}
+#endif

@@ -1,0 +1,35 @@
+/*
+ * Timestamps of the network path's hops, for placing its latency: built
+ * only with -DDCUDA_PROXY_TRACE=ON (otherwise every call is empty). The
+ * proxy marks when it finds a command, hands its message to the manager,
+ * receives a message and has written it to an inbox; at the end of the
+ * process each proxy writes its marks to dcuda-trace.<process>.txt (one
+ * "event ns bytes" line each, the host's monotonic clock, which processes
+ * of one host share). tools/trace_hops.py turns two such files into the
+ * time of each hop.
+ */
+#ifndef DCU_PROXY_TRACE_H
+#define DCU_PROXY_TRACE_H
+
+#include <stdint.h>
+
+enum dcu_trace_event {
+    DCU_TRACE_SEEN = 1,     /* a put or notify command found in the queue */
+    DCU_TRACE_SENT = 2,     /* its message handed to the manager */
+    DCU_TRACE_RECEIVED = 3, /* a put or notify message arrived */
+    DCU_TRACE_WRITTEN = 4   /* ... and is in its rank's inbox */
+};
+
+#if defined(DCUDA_PROXY_TRACE)
+void dcu_trace_mark(int event, uint64_t bytes);
+void dcu_trace_write(int process_index);
+#else
+static inline void dcu_trace_mark(int event, uint64_t bytes)
+{
+    (void)event;
+    (void)bytes;
+}
+static inline void dcu_trace_write(int process_index) { (void)process_index; }
+#endif
+
+#endif /* DCU_PROXY_TRACE_H */
