@@ -175,7 +175,7 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
             break;
         if (st->inbox &&
             (d.phase == DCUDA_PHASE_WAITING || (w.polls & (DCU_WAIT_INBOX_EVERY - 1u)) == 0) &&
-            dcu_inbox_drain(st, lanes, 1u))
+            dcu_inbox_drain(st, lanes, d.phase == DCUDA_PHASE_WAITING ? 1u : DCUDA_INBOX_ENTRIES))
             continue;      /* something arrived: look again at once */
         if (dcu_pause(&w)) /* still spinning: nothing else to look at yet */
             continue;
