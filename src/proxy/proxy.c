@@ -12,6 +12,11 @@
  * notification that tells of it. A WORLD barrier completes only once
  * nothing that arrived is held for lack of inbox room, so a rank that sees
  * it finds everything sent before it in its inbox.
+ *
+ * A large put (PUT_READ) is read from rank memory by the backend's copy
+ * engine into a ring of pinned staging buffers and sent chunk by chunk as
+ * the reads finish; its rank waits for the answer, so no later command of
+ * that rank can overtake its chunks.
  */
 #include "proxy.h"
 
@@ -619,6 +624,14 @@ void dcu_proxy_reset(dcu_proxy_t *p)
     if (!p->net)
         return;
     p->parts_known = 0;
+    /* A run that ended on a lost peer may leave reads behind (its ranks were
+     * answered): their buffers are free again; those the manager still
+     * sends come back through release_message. */
+    for (int i = 0; i < PROXY_STAGING; i++)
+        if (p->staging[i].state == STAGING_READING)
+            p->staging[i].state = STAGING_FREE;
+    p->job_head = p->job_count = p->job_reading = 0;
+    p->drain = p->fill;
     memset(p->bar, 0, sizeof p->bar);
     p->barriers_done = 0;
     atomic_store_explicit(p->c.net_barrier, 0u, memory_order_relaxed);

@@ -2,7 +2,8 @@
  * The proxy: serves the rank -> host command queue of one process's ranks,
  * and carries the network path (docs/remote-path.md). It answers pings in
  * the sender's reply slot; turns puts, notifications and WORLD barriers
- * for processes of other nodes into messages of a network manager; and
+ * for processes of other nodes into messages of a network manager (reading
+ * the source of a large put from rank memory itself); and
  * hands the puts and notifications that arrive to its ranks' inboxes
  * (inbox.h), and counts barrier arrivals.
  *
