@@ -100,7 +100,7 @@ enum dcuda_cmd_op {
  * [0] epoch (barriers of this run), [1] window slot created by it, or
  * DCUDA_CMD_NO_SLOT. PUT_READ: as PUT, but [4] is the source's address in
  * rank memory; it wants a reply: DCUDA_OK once the proxy has read the whole
- * source and handed it to the network, DCUDA_ERR_NOT_SUPPORTED (nothing
+ * source and handed it to the network, DCUDA_ERR_UNSUPPORTED (nothing
  * read) when the source is not memory the proxy can read, which the rank
  * then sends in PUT commands. */
 #define DCUDA_CMD_NO_SLOT 0xffffffffu

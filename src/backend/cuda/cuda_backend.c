@@ -228,7 +228,6 @@ static dcuda_status_t cuda_open(const dcu_backend_request_t *req, dcu_backend_t 
     return DCUDA_OK;
 }
 
-
 static dcuda_status_t cuda_alloc(dcu_backend_t *b, size_t size, void **ptr, dcu_export_t *ex)
 {
     void *p = NULL;
