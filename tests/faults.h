@@ -9,16 +9,29 @@
 #include "test_common.h"
 
 enum fault_case {
-    FAULT_NONE = 0, /* rank_init and rank_finish only */
-    FAULT_LATE,     /* the last WORLD rank joins a WORLD barrier delay_ms late */
-    FAULT_LEFTOVER, /* rank 0 notifies the last rank `count` times; it consumes one */
-    FAULT_RING_PUT  /* each rank puts into its right neighbour's part of `parts` */
+    FAULT_NONE = 0,     /* rank_init and rank_finish only */
+    FAULT_LATE,         /* the last WORLD rank joins a WORLD barrier delay_ms late */
+    FAULT_LEFTOVER,     /* rank 0 notifies the last rank `count` times; it consumes one */
+    FAULT_RING_PUT,     /* each rank puts into its right neighbour's part of `parts` */
+    FAULT_FIRST_ERROR,  /* rank `culprit` notifies with a bad tag; then every rank waits for
+                         * a notification nobody sends */
+    FAULT_EVERY_ERROR,  /* every rank notifies with a bad tag, then all meet in a barrier */
+    FAULT_WATCH_COUNTS, /* rank 0 sends the last rank `count` notifications of tag 0 and one
+                         * of tag 2; it consumes those of tag 0, then waits for tag 1 */
+    FAULT_EARLY_RETURN, /* rank `culprit` returns from the kernel without rank_finish */
+    FAULT_THREAD_EXIT   /* CPU ranks: the thread of rank `culprit` calls pthread_exit */
 };
+
+/* The tag FAULT_FIRST_ERROR and FAULT_EVERY_ERROR notify with (out of range). */
+#define FAULT_BAD_TAG 300
+/* The tag FAULT_FIRST_ERROR waits for (nobody sends it). */
+#define FAULT_NEVER_TAG 9
 
 /* Result slots of each rank: res[rank * FAULT_SLOTS + slot]. */
 enum fault_slot {
     FAULT_RES_CALL = 0, /* status of the call the case is about */
-    FAULT_RES_VALUE,    /* FAULT_RING_PUT: what arrived from the left neighbour */
+    FAULT_RES_VALUE,    /* FAULT_RING_PUT: what arrived from the left neighbour; the
+                         * error cases: status of the faulty call */
     FAULT_RES_SETUP,    /* first failing other call (0: none) */
     FAULT_SLOTS
 };
@@ -34,6 +47,8 @@ typedef struct fault_data {
     int32_t tag;      /* FAULT_LEFTOVER */
     int32_t count;    /* FAULT_LEFTOVER */
     int32_t delay_ms; /* FAULT_LATE */
+    int32_t culprit;  /* FAULT_FIRST_ERROR, FAULT_EARLY_RETURN, FAULT_THREAD_EXIT: WORLD rank */
+    int32_t reserved;
     int64_t *res;     /* [WORLD ranks * FAULT_SLOTS], rank-visible */
     int64_t *parts;   /* FAULT_RING_PUT: [device ranks * FAULT_PART_WORDS] of this process */
 } fault_data_t;

@@ -1,12 +1,16 @@
 /*
  * Rank code of the faults suite (dcuda_test_faults): a rank that joins a
  * barrier late (the others stay blocked for a while), notifications left
- * unconsumed at dcuda_rank_finish, and a ring of puts into memory from the
- * last of many allocations. Written once for CPU and GPU ranks; only the
- * delay reads a clock of its own compiler.
+ * unconsumed at dcuda_rank_finish, a ring of puts into memory from the
+ * last of many allocations, errors that end the run (or repeat on every
+ * rank), notifications the watchdog must count exactly, and ranks that
+ * leave the kernel early. Written once for CPU and GPU ranks; only the
+ * delay reads a clock of its own compiler, and only CPU ranks have a
+ * thread to end.
  */
 #if !defined(__CUDACC__)
 #define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
 #include <time.h>
 #endif
 
@@ -64,6 +68,66 @@ TEST_RANK_FN int64_t fault_ring_put(dcuda_state_t *st, const fault_data_t *d, in
     return first;
 }
 
+/* The culprit notifies with a bad tag (its status in *faulty); then every
+ * rank waits for a notification nobody sends: only the end of the run
+ * (ON_ERROR=abort) releases it. */
+TEST_RANK_FN int64_t fault_first_error(dcuda_state_t *st, const fault_data_t *d, int rank,
+                                       int64_t *faulty)
+{
+    if (rank == d->culprit)
+        *faulty = dcuda_notify(st, 0, DCUDA_COMM_WORLD, FAULT_BAD_TAG);
+    return dcuda_wait_notifications(st, FAULT_NEVER_TAG, 1);
+}
+
+/* The last rank consumes `count` notifications of tag 0, leaves one of tag
+ * 2 pending, and waits for tag 1, which never comes. The barrier lets every
+ * notification arrive first, so that the rank blocks only on tag 1. */
+TEST_RANK_FN int64_t fault_watch_counts(dcuda_state_t *st, const fault_data_t *d, int rank,
+                                        int size)
+{
+    int64_t first = 0;
+    if (rank == 0) {
+        for (int i = 0; i < d->count; i++)
+            test_note(&first, dcuda_notify(st, size - 1, DCUDA_COMM_WORLD, 0));
+        test_note(&first, dcuda_notify(st, size - 1, DCUDA_COMM_WORLD, 2));
+    }
+    test_note(&first, dcuda_comm_barrier(st, DCUDA_COMM_WORLD));
+    if (rank == size - 1) {
+        test_note(&first, dcuda_wait_notifications(st, 0, d->count));
+        return dcuda_wait_notifications(st, 1, 1);
+    }
+    return first;
+}
+
+/* Result slots of rank `rank`, written by thread 0. */
+TEST_RANK_FN void fault_result(const fault_data_t *d, int rank, int64_t call, int64_t value,
+                               int64_t setup)
+{
+    if (dcuda_thread_index() == 0 && d->res && rank >= 0) {
+        int64_t *res = d->res + (size_t)rank * FAULT_SLOTS;
+        res[FAULT_RES_CALL] = call;
+        res[FAULT_RES_VALUE] = value;
+        res[FAULT_RES_SETUP] = setup;
+    }
+}
+
+/* The culprit of FAULT_EARLY_RETURN and FAULT_THREAD_EXIT leaves here:
+ * 1 if the kernel must return now. */
+TEST_RANK_FN int fault_leave_early(const fault_data_t *d, int rank, int64_t setup)
+{
+    if (rank != d->culprit ||
+        (d->test_case != FAULT_EARLY_RETURN && d->test_case != FAULT_THREAD_EXIT))
+        return 0;
+    fault_result(d, rank, 0, 0, setup);
+    if (d->test_case == FAULT_EARLY_RETURN)
+        return 1;
+#if !defined(__CUDACC__)
+    if (d->test_case == FAULT_THREAD_EXIT)
+        pthread_exit(NULL);
+#endif
+    return 0;
+}
+
 DCUDA_KERNEL(faults, ctx)
 {
     DCUDA_SHARED dcuda_state_t st;
@@ -86,12 +150,21 @@ DCUDA_KERNEL(faults, ctx)
         call = fault_leftover(&st, d, rank, size);
     } else if (d->test_case == FAULT_RING_PUT) {
         call = fault_ring_put(&st, d, rank, size, drank, &value);
+    } else if (d->test_case == FAULT_FIRST_ERROR) {
+        call = fault_first_error(&st, d, rank, &value);
+    } else if (d->test_case == FAULT_EVERY_ERROR) {
+        value = dcuda_notify(&st, (rank + 1) % size, DCUDA_COMM_WORLD, FAULT_BAD_TAG);
+        call = dcuda_comm_barrier(&st, DCUDA_COMM_WORLD);
+    } else if (d->test_case == FAULT_WATCH_COUNTS) {
+        call = fault_watch_counts(&st, d, rank, size);
+    } else if (fault_leave_early(d, rank, setup)) {
+        return;
     }
-    test_note(&setup, dcuda_rank_finish(&st));
-    if (dcuda_thread_index() == 0 && d->res) {
-        int64_t *res = d->res + (size_t)rank * FAULT_SLOTS;
-        res[FAULT_RES_CALL] = call;
-        res[FAULT_RES_VALUE] = value;
-        res[FAULT_RES_SETUP] = setup;
-    }
+    /* The end of an aborted run is the case's result, not a setup failure. */
+    int64_t finish = dcuda_rank_finish(&st);
+    if (finish != DCUDA_ERR_ABORTED && finish != DCUDA_ERR_TIMEOUT)
+        test_note(&setup, finish);
+    else if (call == 0)
+        call = finish;
+    fault_result(d, rank, call, value, setup);
 }

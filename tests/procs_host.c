@@ -7,6 +7,13 @@
  * message naming process 1 instead of hanging (the watchdog is off, so
  * nothing else can end the wait).
  *
+ * exit_during_run: the same, but process 1 leaves with exit() 0.3 s into
+ * the run (as a program that returns from main would): process 0 must
+ * learn it as it learns of a death, not wait forever.
+ *
+ * init_fails: under mpirun, one process's dcuda_host_init fails; every
+ * process's must then fail, and every process end normally.
+ *
  * exit_status, exit_report: a forked group whose process 1 exits with
  * status 3. The first process learns it from dcuda_host_exit_status; a
  * program that does not ask still ends with its own status (the library
@@ -37,8 +44,22 @@ static void *kill_self_later(void *arg)
     return NULL;
 }
 
-/* Process 1 dies before its run (during_run = 0) or 0.3 s into it. */
-static int run_death(int argc, char **argv, int during_run)
+/* As a program does that returns from main (or calls exit) while its
+ * ranks still run: exit() runs the atexit handlers, the library's too. */
+static void *exit_later(void *arg)
+{
+    (void)arg;
+    struct timespec ts = {0, 300 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    fflush(NULL);
+    exit(0);
+}
+
+enum { DIE_BEFORE_RUN, DIE_DURING_RUN, EXIT_DURING_RUN };
+
+/* Process 1 dies before its run, or 0.3 s into it, or leaves with exit()
+ * 0.3 s into it. */
+static int run_death(int argc, char **argv, int how)
 {
     dcuda_host_h h;
     dcuda_rank_info_t info;
@@ -54,9 +75,9 @@ static int run_death(int argc, char **argv, int during_run)
     }
     pthread_t killer;
     if (info.process_index == 1) {
-        if (!during_run)
+        if (how == DIE_BEFORE_RUN)
             kill(getpid(), SIGKILL);
-        pthread_create(&killer, NULL, kill_self_later, NULL);
+        pthread_create(&killer, NULL, how == EXIT_DURING_RUN ? exit_later : kill_self_later, NULL);
     }
     dcuda_status_t st = dcuda_host_run(h, NULL, 0, NULL);
     if (info.process_index != 0) {
@@ -68,7 +89,9 @@ static int run_death(int argc, char **argv, int during_run)
     TEST_STATUS(st, DCUDA_ERR_PEER);
     const char *why = dcuda_host_last_error(h);
     TEST_CONTAINS(why, "process 1");
-    if (!getenv("OMPI_COMM_WORLD_SIZE")) /* forked: process 0 saw its child end */
+    if (how == EXIT_DURING_RUN)
+        TEST_CONTAINS(why, "exit()");
+    else if (!getenv("OMPI_COMM_WORLD_SIZE")) /* forked: process 0 saw its child end */
         TEST_CONTAINS(why, "killed by signal 9");
     printf("%s %s (%d failed checks)\n", test_failures ? "FAILED" : "PASSED", argv[1],
            test_failures);
@@ -78,8 +101,39 @@ static int run_death(int argc, char **argv, int during_run)
     _exit(test_failures ? 1 : 0);
 }
 
-static int case_before_run(int argc, char **argv) { return run_death(argc, argv, 0); }
-static int case_during_run(int argc, char **argv) { return run_death(argc, argv, 1); }
+static int case_before_run(int argc, char **argv) { return run_death(argc, argv, DIE_BEFORE_RUN); }
+static int case_during_run(int argc, char **argv) { return run_death(argc, argv, DIE_DURING_RUN); }
+static int case_exit_during_run(int argc, char **argv)
+{
+    return run_death(argc, argv, EXIT_DURING_RUN);
+}
+
+/* Under mpirun, process 1 is given an argument its dcuda_host_init refuses
+ * while opening its backend (more CPU ranks than a process can run): every
+ * process's dcuda_host_init fails, none waits for the others, and every
+ * process ends normally (mpirun's exit status is 0). */
+static int case_init_fails(int argc, char **argv)
+{
+    dcuda_host_h h;
+    int refused_here = argc > 2; /* the launch gave this process the bad argument */
+    test_capture_t cap;
+    if (!test_capture_begin(&cap))
+        return 1;
+    dcuda_status_t st = dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(procs_wait), 32, &h);
+    char *out = test_capture_end(&cap);
+    printf("%s", out ? out : "");
+    if (refused_here) {
+        TEST_STATUS(st, DCUDA_ERR_SETTING);
+    } else {
+        TEST_STATUS(st, DCUDA_ERR_PEER);
+        TEST_CHECK(out && test_find_line(out, "dcuda: error:", "failed opening its backend"),
+                   "no line names the process whose dcuda_host_init failed");
+    }
+    free(out);
+    if (st == DCUDA_OK)
+        dcuda_host_finish(h);
+    return 0;
+}
 
 /* Inside the group (TEST_PROCS_GROUP set): two forked processes run the
  * kernel's empty cousin; process 1 then exits with status 3, process 0
@@ -166,6 +220,8 @@ int main(int argc, char **argv)
     static const test_case_t cases[] = {
         {"before_run", case_before_run},
         {"during_run", case_during_run},
+        {"exit_during_run", case_exit_during_run},
+        {"init_fails", case_init_fails},
         {"exit_status", case_exit_status},
         {"exit_report", case_exit_report},
     };

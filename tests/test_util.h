@@ -161,13 +161,14 @@ static inline void test_check_rank_setting(const dcuda_rank_info_t *info)
 
 /* The status of a run in which only WORLD rank `culprit` makes an offending
  * call (-1: ranks of every process do). The process owning the culprit must
- * return `want`; another process may return DCUDA_OK (its ranks did nothing
- * wrong) or `want` (the error was passed on). 1 if the run returned `want`. */
+ * return `want`; a run fails in every process or in none, so another
+ * process returns DCUDA_ERR_ABORTED (its ranks did nothing wrong) or `want`
+ * (the error reached them too). 1 if the run returned `want`. */
 static inline int test_run_status_at(const char *file, int line, const char *expr,
                                      const dcuda_rank_info_t *info, dcuda_status_t got,
                                      dcuda_status_t want, int culprit)
 {
-    if (culprit >= 0 && !test_owns(info, culprit) && got == DCUDA_OK)
+    if (want != DCUDA_OK && culprit >= 0 && !test_owns(info, culprit) && got == DCUDA_ERR_ABORTED)
         return 0;
     return test_status_at(file, line, expr, (int)got, (int)want);
 }

@@ -18,6 +18,7 @@
 #define FUZZ_ROUNDS 200000
 #define PROCS 4
 #define WORLD 12 /* 3 ranks a process */
+#define TYPES 4  /* message types 1 .. TYPES */
 
 static const dcu_wire_limits_t limits = { PROCS, WORLD, 4096 };
 
@@ -33,7 +34,7 @@ static int valid(const unsigned char *m, size_t size, int from)
     memcpy(&h, m, sizeof h);
     int framed = h.magic == DCU_WIRE_MAGIC && h.version == DCU_WIRE_VERSION &&
                  size <= limits.max_size && h.length == size - sizeof h && h.src_proc == from &&
-                 from >= 0 && from < PROCS;
+                 from >= 0 && from < PROCS && h.run != 0;
     if (!framed)
         return 0;
     int ranks = h.src_rank >= 0 && h.src_rank < WORLD && h.dst_rank >= 0 && h.dst_rank < WORLD;
@@ -50,6 +51,8 @@ static int valid(const unsigned char *m, size_t size, int from)
         if (h.slot == 0xffffffffu)
             return h.count == 0;
         return h.count == 0 || (h.src_rank >= 0 && h.src_rank + (int64_t)h.count <= WORLD);
+    case DCU_WIRE_ABORT: /* a run number and up to 256 bytes of text */
+        return h.length <= 256;
     default:
         return 0;
     }
@@ -58,8 +61,11 @@ static int valid(const unsigned char *m, size_t size, int from)
 static size_t make(unsigned char *m, int type, int from)
 {
     dcu_wire_header_t h;
-    size_t body = type == DCU_WIRE_PUT ? 40 : type == DCU_WIRE_BARRIER ? 3 * 16 : 0;
-    dcu_wire_header(&h, (uint8_t)type, (uint32_t)body, from);
+    size_t body = type == DCU_WIRE_PUT       ? 40
+                  : type == DCU_WIRE_BARRIER ? 3 * 16
+                  : type == DCU_WIRE_ABORT   ? 30
+                                             : 0;
+    dcu_wire_header(&h, (uint8_t)type, (uint32_t)body, from, 3);
     h.src_rank = 3 * from;
     h.dst_rank = (3 * from + 4) % WORLD;
     h.tag = type == DCU_WIRE_BARRIER ? 0 : 8;
@@ -84,9 +90,9 @@ static int run_fuzz(int argc, char **argv)
 {
     (void)argc;
     (void)argv;
-    unsigned char m[4200], base[3][4200];
-    size_t sizes[3];
-    for (int t = 0; t < 3; t++) {
+    unsigned char m[4200], base[TYPES][4200];
+    size_t sizes[TYPES];
+    for (int t = 0; t < TYPES; t++) {
         sizes[t] = make(base[t], t + 1, 2);
         TEST_CHECK(accepts(base[t], sizes[t], 2), "valid message of type %d refused", t + 1);
         TEST_CHECK(!accepts(base[t], sizes[t], 1), "message of type %d taken from another sender",
@@ -96,7 +102,7 @@ static int run_fuzz(int argc, char **argv)
     }
     int agree = 0, accepted = 0;
     for (int round = 0; round < FUZZ_ROUNDS; round++) {
-        int t = (int)(next() % 3), from = (int)(next() % PROCS);
+        int t = (int)(next() % TYPES), from = (int)(next() % PROCS);
         size_t size = sizes[t];
         memcpy(m, base[t], size);
         ((dcu_wire_header_t *)m)->src_proc = from;

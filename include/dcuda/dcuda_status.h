@@ -35,7 +35,9 @@
     X(ERR_SYSTEM, -20, "operating system call failed")                                   \
     X(ERR_UNSUPPORTED, -21, "operation not supported by this build")                    \
     X(ERR_PEER, -22, "a peer process died or left")                                      \
-    X(ERR_UNREACHABLE, -23, "target memory cannot be reached from this process")
+    X(ERR_UNREACHABLE, -23, "target memory cannot be reached from this process")        \
+    X(ERR_ABORTED, -24, "the run was ended by an earlier error")                         \
+    X(ERR_RANK_LEFT, -25, "a rank left the kernel without dcuda_rank_finish")
 /* clang-format on */
 
 typedef enum dcuda_status {

@@ -155,6 +155,25 @@ dcuda_status_t dcu_boot_start(long processes, dcu_boot_count_fn count_gpus, int 
     return st;
 }
 
+dcuda_status_t dcu_boot_agree(dcuda_status_t mine, int *who)
+{
+    int32_t status = (int32_t)mine, all[DCUDA_MAX_PROCESSES];
+    *who = mine != DCUDA_OK ? boot.index : -1;
+    if (dcu_boot_size() <= 1)
+        return mine;
+    dcuda_status_t st = dcu_boot_allgather(&status, all, sizeof status);
+    if (st != DCUDA_OK) {
+        *who = -1;
+        return st;
+    }
+    for (int p = 0; p < boot.count; p++)
+        if (all[p] != DCUDA_OK) {
+            *who = p;
+            return (dcuda_status_t)all[p];
+        }
+    return DCUDA_OK;
+}
+
 dcuda_status_t dcu_boot_allgather(const void *mine, void *all, size_t size)
 {
     if (size > DCU_BOOT_GATHER_MAX)

@@ -59,6 +59,12 @@ dcuda_status_t dcu_boot_barrier(void);
  * naming it, when a process ended instead of taking part. */
 dcuda_status_t dcu_boot_allgather(const void *mine, void *all, size_t size);
 
+/* Every process says how a step of its start went: the first failure of
+ * any process (and *who, the failed process), or DCUDA_OK (*who -1).
+ * Collective: a process whose step failed takes part before it returns,
+ * so that no process waits in the next collective step for one that left. */
+dcuda_status_t dcu_boot_agree(dcuda_status_t mine, int *who);
+
 /* Forked group, process 0: how process p ended (a wait status), waiting at
  * most `patience_ms` for it to be reaped; 0 when not known. */
 int dcu_boot_child_status(int p, int patience_ms, int *status);

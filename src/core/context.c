@@ -118,6 +118,11 @@ static dcuda_status_t alloc_mapped_tables(dcuda_host_h h)
         return st;
     h->status_h = (dcuda_rank_status_t *)hp;
     c->rank_status = (dcuda_rank_status_t *)dp;
+    if ((st = ops->alloc_mapped(b, (size_t)c->device_size * sizeof(dcuda_notif_counters_t), &hp,
+                                &dp)))
+        return st;
+    h->consumed_seen_h = (dcuda_notif_counters_t *)hp;
+    c->consumed_seen = (dcuda_notif_counters_t *)dp;
     if ((st = ops->alloc_mapped(b, HEAD_BYTES, &hp, &dp)))
         return st;
     h->cancel_h = (DCUDA_ATOMIC(uint32_t) *)hp;
@@ -167,6 +172,8 @@ dcuda_status_t dcu_context_create(dcuda_host_h h)
     c->process_index = h->info.process_index;
     c->notif_start = (uint32_t)h->settings.notif_start;
     c->net = h->net_peers > 0;
+    c->on_error = strcmp(h->settings.on_error, "abort") == 0 ? DCUDA_ON_ERROR_ABORT
+                                                              : DCUDA_ON_ERROR_CONTINUE;
     uint32_t cmd_entries = c->net ? DCU_CMD_NET_ENTRIES : DCU_CMD_ENTRIES;
     while (cmd_entries < (uint32_t)c->device_size)
         cmd_entries *= 2;
@@ -196,6 +203,7 @@ void dcu_context_destroy(dcuda_host_h h)
         if (dev[i])
             dcu_mem_free(h, dev[i]);
     void *mapped[] = { h->status_h,
+                       h->consumed_seen_h,
                        (void *)h->cancel_h,
                        h->log_h,
                        h->cmd_h,
@@ -212,6 +220,7 @@ void dcu_context_destroy(dcuda_host_h h)
     h->user_dev = NULL;
     h->user_capacity = 0;
     h->status_h = NULL;
+    h->consumed_seen_h = NULL;
     h->log_h = NULL;
     h->cmd_h = NULL;
     h->replies_h = NULL;

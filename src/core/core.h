@@ -55,6 +55,7 @@ struct dcuda_host {
     dcuda_context_t *dev_ctx; /* where ranks find it */
     /* Host views of the host-visible parts of the context. */
     dcuda_rank_status_t *status_h;
+    dcuda_notif_counters_t *consumed_seen_h; /* what blocked ranks had consumed */
     DCUDA_ATOMIC(uint32_t) * cancel_h;
     dcuda_log_entry_t *log_h;
     dcuda_cmd_t *cmd_h;
@@ -71,6 +72,7 @@ struct dcuda_host {
     int import_count, import_cap;
     void *node_rank; /* the node segment as ranks reach it */
     char lost[256];  /* why a peer process was lost during the run */
+    char abort_why[256]; /* what ended the run early (ON_ERROR=abort etc.), and by whom */
 
     /* The processes: each one's first WORLD rank ([count]: WORLD size) and
      * the path to it; the network manager when some path is the network. */
@@ -124,6 +126,10 @@ void dcu_monitor_start(dcuda_host_h h);
 /* One round of work; returns nonzero if it printed anything. */
 int dcu_monitor_poll(dcuda_host_h h);
 void dcu_monitor_drain(dcuda_host_h h);
+/* Ends the run early for every process, once: blocked waits end with
+ * DCUDA_ERR_ABORTED; the peers learn `why` (naming the culprit: "process 1,
+ * whose ranks could not start"); `note` is this process's line. */
+void dcu_monitor_end_run(dcuda_host_h h, const char *why, const char *note);
 void dcu_monitor_destroy(dcuda_host_h h);
 
 #endif /* DCU_CORE_CORE_H */

@@ -311,6 +311,22 @@ static void host_release(dcuda_host_h h)
     h->ops->close(h->backend);
 }
 
+/* A step of dcuda_host_init, agreed by every process: a process whose step
+ * failed still takes part, so none waits in the next collective step for
+ * it; every process then fails, the others naming the one that failed. */
+static dcuda_status_t agree(dcuda_status_t mine, const char *step)
+{
+    int who = -1;
+    dcuda_status_t all = dcu_boot_agree(mine, &who);
+    if (mine == DCUDA_OK && all != DCUDA_OK && who >= 0) {
+        dcu_msg_error("dcuda_host_init: process %d failed %s (%s), so dcuda_host_init fails in "
+                      "every process",
+                      who, step, dcuda_status_name(all));
+        return DCUDA_ERR_PEER;
+    }
+    return mine != DCUDA_OK ? mine : all;
+}
+
 static const char *init_arg_problem(dcuda_host_h *host, dcuda_kernel_t kernel, int threads_per_rank)
 {
     if (!host)
@@ -349,11 +365,16 @@ dcuda_status_t dcuda_host_init(int argc, char **argv, dcuda_kernel_t kernel, int
         dcu_msg_set_verbose((int)h->settings.verbose);
         st = start_group(&h->settings, &h->kernel);
     }
+    int started = st == DCUDA_OK;
     if (st == DCUDA_OK)
         st = pick_backend(&h->settings, &h->kernel, &h->ops);
     if (st == DCUDA_OK)
         st = open_backend(h, threads_per_rank);
+    if (started)
+        st = agree(st, "opening its backend");
     if (st != DCUDA_OK) {
+        if (h->backend)
+            h->ops->close(h->backend);
         free(h);
         return st;
     }
@@ -362,6 +383,7 @@ dcuda_status_t dcuda_host_init(int argc, char **argv, dcuda_kernel_t kernel, int
         st = dcu_context_create(h);
     if (st == DCUDA_OK)
         st = dcu_monitor_create(h);
+    st = agree(st, "building its tables");
     if (st == DCUDA_OK)
         st = create_proxy(h);
     if (st != DCUDA_OK) {
@@ -407,8 +429,15 @@ static dcuda_status_t run_ranks(dcuda_host_h h)
     dcu_monitor_start(h);
     dcu_proxy_reset(h->proxy);
     dcuda_status_t st = h->ops->launch(h->backend, h->dev_ctx);
-    if (st != DCUDA_OK)
+    if (st != DCUDA_OK) {
+        /* The peers' ranks would wait for these forever. */
+        char why[128];
+        snprintf(why, sizeof why, "process %d, whose ranks could not start (%s)",
+                 h->info.process_index, dcuda_status_name(st));
+        dcu_monitor_end_run(h, why, "the ranks could not start");
+        dcu_proxy_drain(h->proxy); /* the news leaves before the error returns */
         return st;
+    }
     uint64_t last_work = 0;
     for (unsigned round = 0;; round++) {
         int busy = dcu_clock_ns() - last_work <= HOST_BUSY_NS;
@@ -431,6 +460,29 @@ static dcuda_status_t run_ranks(dcuda_host_h h)
     return st;
 }
 
+/* After a run, every process learns whether any failed: a run fails in
+ * every process or in none (a process whose ranks did nothing wrong
+ * returns DCUDA_ERR_ABORTED, naming the one that failed), so that an SPMD
+ * program takes the same branch everywhere. Not after a peer was lost: it
+ * cannot take part. */
+static dcuda_status_t agree_on_run(dcuda_host_h h, dcuda_status_t mine)
+{
+    if (h->info.process_count <= 1 || h->lost[0])
+        return mine;
+    int who = -1;
+    dcuda_status_t all = dcu_boot_agree(mine, &who);
+    if (mine != DCUDA_OK || all == DCUDA_OK)
+        return mine;
+    if (who < 0) { /* the agreement itself failed (reported): a peer is gone */
+        snprintf(h->last_error, sizeof h->last_error,
+                 "a peer process ended before the processes agreed on the run's outcome");
+        return all;
+    }
+    snprintf(h->last_error, sizeof h->last_error, "the run failed in process %d (%s)", who,
+             dcuda_status_name(all));
+    return DCUDA_ERR_ABORTED;
+}
+
 dcuda_status_t dcuda_host_run(dcuda_host_h h, void *user_data, size_t user_size, double *elapsed_ms)
 {
     if (check_host(h, "dcuda_host_run") != DCUDA_OK)
@@ -442,6 +494,10 @@ dcuda_status_t dcuda_host_run(dcuda_host_h h, void *user_data, size_t user_size,
     h->last_error[0] = '\0';
     h->timing_count = 0;
     h->lost[0] = '\0';
+    h->abort_why[0] = '\0';
+    /* From here until the ranks are done, leaving the process loses it to
+     * the peers' run. */
+    dcu_node_run_begin();
     dcuda_status_t st = dcu_context_reset(h, user_data, user_size);
     if (st == DCUDA_OK)
         st = dcu_peers_exchange(h);
@@ -452,11 +508,14 @@ dcuda_status_t dcuda_host_run(dcuda_host_h h, void *user_data, size_t user_size,
         st = dcu_node_barrier("dcuda_host_run");
     if (st == DCUDA_ERR_PEER)
         snprintf(h->last_error, sizeof h->last_error, "%s", dcu_node_why());
-    if (st != DCUDA_OK)
+    if (st != DCUDA_OK) {
+        dcu_node_run_end();
         return st;
+    }
     uint64_t t0 = dcu_clock_ns();
     st = run_ranks(h);
     uint64_t t1 = dcu_clock_ns();
+    dcu_node_run_end();
     if (st == DCUDA_OK && user_size)
         st = h->ops->copy_out(h->backend, user_data, h->user_dev, user_size);
     if (st == DCUDA_OK)
@@ -477,8 +536,12 @@ dcuda_status_t dcuda_host_run(dcuda_host_h h, void *user_data, size_t user_size,
         dcu_msg_info("kernel %s: %u rank call(s) failed; first: %s", h->kernel.name,
                      (unsigned)err.count, h->last_error);
         st = (dcuda_status_t)err.status;
+    } else if (st == DCUDA_OK && h->abort_why[0]) {
+        /* Ended by another process; no rank of this one failed. */
+        snprintf(h->last_error, sizeof h->last_error, "the run was ended by %s", h->abort_why);
+        st = DCUDA_ERR_ABORTED;
     }
-    return st;
+    return agree_on_run(h, st);
 }
 
 dcuda_status_t dcuda_host_get_timings(dcuda_host_h h, const double **timings_ms, int *count)

@@ -5,7 +5,14 @@
  * blocked in one wait or barrier for longer than the WATCHDOG setting, it
  * reports every blocked rank, what it waits for and what has arrived, and
  * with WATCHDOG_CANCEL set it cancels the blocked waits. It also watches
- * the peer processes and ends the run when one of them dies.
+ * the peer processes and ends the run when one of them dies, and ends the
+ * run early for every process when it should (ON_ERROR=abort: a rank's
+ * first error; ranks that could not start or left): one line says why in
+ * each process, and blocked waits end quietly with DCUDA_ERR_ABORTED.
+ *
+ * Error and warning lines that repeat (the same call failing on many
+ * ranks) are shown a few times per run and then only counted; the count is
+ * printed when the run ends (DCUDA_VERBOSE=1 shows every line).
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -20,6 +27,10 @@
 
 /* Blocked ranks listed in one watchdog report. */
 #define WATCHDOG_REPORT_LINES 32
+/* Error (or warning) lines of one call shown per run, and how many calls
+ * are told apart. */
+#define MONITOR_REPEATS_SHOWN 3
+#define MONITOR_REPEAT_KEYS 32
 /* How often the watchdog and the peer watch look. */
 #define MONITOR_CHECK_NS (50 * DCU_NS_PER_MS)
 
@@ -29,11 +40,20 @@ typedef struct rank_watch {
     uint64_t since_ns; /* when that episode was first seen */
 } rank_watch_t;
 
+/* Lines of one kind (error or warning) about one call in this run. */
+typedef struct repeat_count {
+    char call[48];
+    uint16_t kind;
+    uint32_t seen;
+} repeat_count_t;
+
 struct dcu_monitor {
     dcu_ring_reader_t log;
     uint64_t next_check_ns;
     rank_watch_t *watch;
     dcuda_notif_counters_t *notifs; /* host copy, for reports */
+    repeat_count_t repeats[MONITOR_REPEAT_KEYS];
+    int repeat_keys;
 };
 
 dcuda_status_t dcu_monitor_create(dcuda_host_h h)
@@ -73,13 +93,59 @@ void dcu_monitor_start(dcuda_host_h h)
     dcu_ring_reset(&m->log);
     m->next_check_ns = 0;
     memset(m->watch, 0, (size_t)h->image.device_size * sizeof *m->watch);
+    m->repeat_keys = 0;
+    h->abort_why[0] = '\0';
 }
 
-static void print_entry(const dcuda_log_entry_t *e)
+/* Counts an error or warning line under its call (the text before the
+ * first colon); 1 while the call has not had MONITOR_REPEATS_SHOWN lines
+ * of this kind yet, or when it cannot be told apart from others. */
+static int worth_showing(dcu_monitor_t *m, uint16_t kind, const char *text)
+{
+    size_t n = strcspn(text, ":");
+    repeat_count_t *r = NULL;
+    for (int i = 0; i < m->repeat_keys && !r; i++)
+        if (m->repeats[i].kind == kind && strlen(m->repeats[i].call) == n &&
+            strncmp(m->repeats[i].call, text, n) == 0)
+            r = &m->repeats[i];
+    if (!r) {
+        if (m->repeat_keys == MONITOR_REPEAT_KEYS || n >= sizeof r->call)
+            return 1;
+        r = &m->repeats[m->repeat_keys++];
+        memcpy(r->call, text, n);
+        r->call[n] = '\0';
+        r->kind = kind;
+        r->seen = 0;
+    }
+    return ++r->seen <= MONITOR_REPEATS_SHOWN;
+}
+
+/* After a run: how many lines of each call were not shown. */
+static void report_repeats(dcuda_host_h h)
+{
+    dcu_monitor_t *m = h->monitor;
+    for (int i = 0; i < m->repeat_keys; i++) {
+        repeat_count_t *r = &m->repeats[i];
+        if (r->seen <= MONITOR_REPEATS_SHOWN)
+            continue;
+        fprintf(stderr, "dcuda: %s: %s%u more %s line(s) of %s from ranks not shown "
+                        "(DCUDA_VERBOSE=1 shows every line)\n",
+                r->kind & DCUDA_LOG_ERROR_KIND ? "error" : "warning", dcu_msg_who(),
+                (unsigned)(r->seen - MONITOR_REPEATS_SHOWN),
+                r->kind & DCUDA_LOG_ERROR_KIND ? "error" : "warning", r->call);
+        r->seen = 0;
+    }
+    fflush(stderr);
+}
+
+static void print_entry(dcuda_host_h h, const dcuda_log_entry_t *e)
 {
     char text[1024];
     dcu_log_entry_text(e, text, sizeof text);
     if (e->kind & (DCUDA_LOG_ERROR_KIND | DCUDA_LOG_WARN_KIND)) {
+        uint16_t kind = e->kind & (DCUDA_LOG_ERROR_KIND | DCUDA_LOG_WARN_KIND);
+        if (!worth_showing(h->monitor, kind, text) && !h->settings.verbose)
+            return;
         fprintf(stderr, "dcuda: %s: rank %d: %s\n",
                 e->kind & DCUDA_LOG_ERROR_KIND ? "error" : "warning", (int)e->rank, text);
         fflush(stderr);
@@ -96,26 +162,24 @@ static int drain_log(dcuda_host_h h)
     int printed = 0;
     dcuda_log_entry_t *e;
     while ((e = dcu_ring_next(&m->log)) != NULL) {
-        print_entry(e);
+        print_entry(h, e);
         dcu_ring_done(&m->log, e);
         printed = 1;
     }
     return printed;
 }
 
-/* Tags with notifications ready for a rank, as "tag 3 x2, tag 9 x1". */
-static void describe_ready(const dcuda_notif_counters_t *arrived, const dcuda_rank_status_t *s,
-                           uint32_t notif_start, char *out, size_t size)
+/* Tags with notifications ready for a rank, as "tag 3 x2, tag 9 x1":
+ * arrived minus what the rank had consumed when it began to block (it
+ * published that for every tag). */
+static void describe_ready(const dcuda_notif_counters_t *arrived,
+                           const dcuda_notif_counters_t *consumed, char *out, size_t size)
 {
     size_t len = 0;
     out[0] = '\0';
     int listed = 0;
     for (int tag = 0; tag < DCUDA_TAG_COUNT && len + 32 < size; tag++) {
-        /* Only the waited-for tag has a consumed count the rank published;
-         * for the others, report what arrived since the start. */
-        uint32_t base =
-            (uint32_t)tag == atomic_load(&s->tag) ? atomic_load(&s->consumed) : notif_start;
-        uint32_t n = atomic_load(&arrived->arrived[tag]) - base;
+        uint32_t n = atomic_load(&arrived->arrived[tag]) - atomic_load(&consumed->arrived[tag]);
         if (n == 0 || (int32_t)n < 0)
             continue;
         len += (size_t)snprintf(out + len, size - len, "%stag %d x%u", listed ? ", " : "", tag,
@@ -133,7 +197,7 @@ static void report_rank(dcuda_host_h h, int r, const dcuda_rank_status_t *s, uin
     int world = h->image.world_first + r;
     if (atomic_load(&s->phase) == DCUDA_PHASE_WAITING) {
         char ready[256];
-        describe_ready(&m->notifs[r], s, h->image.notif_start, ready, sizeof ready);
+        describe_ready(&m->notifs[r], &h->consumed_seen_h[r], ready, sizeof ready);
         fprintf(stderr,
                 "dcuda: watchdog:   rank %d waits %.1f s for %u notification(s) of tag %u; "
                 "ready since its last consume: %s\n",
@@ -217,10 +281,66 @@ static void watchdog_check(dcuda_host_h h, uint64_t now)
         watchdog_report(h, now);
 }
 
+/* ---- ending the run early ----------------------------------------------------- */
+
+/* Sets the cancel flag to `reason` unless it was set already; 1 if set. */
+static int cancel_run(dcuda_host_h h, uint32_t reason)
+{
+    uint32_t none = DCUDA_CANCEL_NONE;
+    return atomic_compare_exchange_strong_explicit(h->cancel_h, &none, reason,
+                                                   memory_order_acq_rel, memory_order_acquire);
+}
+
+void dcu_monitor_end_run(dcuda_host_h h, const char *why, const char *note)
+{
+    if (h->abort_why[0])
+        return;
+    cancel_run(h, DCUDA_CANCEL_ERROR);
+    snprintf(h->abort_why, sizeof h->abort_why, "%s", why);
+    dcu_node_abort_run(why);
+    dcu_proxy_abort(h->proxy, why);
+    dcu_msg_error("%s; the run ends%s (blocked waits end with DCUDA_ERR_ABORTED)", note,
+                  h->info.process_count > 1 ? " in every process" : "");
+}
+
+/* A rank of this process ended the run (ON_ERROR=abort, or a rank that
+ * left): the first error, as its record holds it, goes to the others. */
+static void rank_ended_run(dcuda_host_h h)
+{
+    dcuda_error_record_t err;
+    char text[sizeof h->abort_why - 64], why[sizeof h->abort_why];
+    int known = h->ops->peek(h->backend, &err, h->image.error, sizeof err) == DCUDA_OK &&
+                err.status != 0;
+    if (known) {
+        dcu_log_entry_text(&err.first, text, sizeof text);
+        snprintf(why, sizeof why, "rank %d (process %d), which failed: %s", (int)err.rank,
+                 h->info.process_index, text);
+    } else {
+        snprintf(why, sizeof why, "a rank of process %d, which failed", h->info.process_index);
+    }
+    int left = known && err.status == DCUDA_ERR_RANK_LEFT;
+    dcu_monitor_end_run(h, why, left ? "a rank left the kernel early" : "a rank failed (ON_ERROR=abort)");
+}
+
+/* Another process ended the run: this one's blocked waits end quietly. */
+static void peer_ended_run(dcuda_host_h h, const char *why)
+{
+    if (h->abort_why[0])
+        return;
+    snprintf(h->abort_why, sizeof h->abort_why, "%s", why);
+    cancel_run(h, DCUDA_CANCEL_ERROR); /* unless the proxy did, or another cause came first */
+    if (atomic_load_explicit(h->cancel_h, memory_order_acquire) == DCUDA_CANCEL_ERROR)
+        dcu_msg_error("the run was ended by %s", why);
+}
+
 /* A peer process that died ends this run: its blocked waits fail with
- * DCUDA_ERR_PEER and the run returns that error. */
+ * DCUDA_ERR_PEER and the run returns that error. One that ended the run
+ * (ON_ERROR=abort) ends it here too. */
 static void peers_check(dcuda_host_h h)
 {
+    char why[sizeof h->abort_why];
+    if (!h->abort_why[0] && dcu_node_peer_aborted(why, sizeof why))
+        peer_ended_run(h, why);
     if (h->lost[0] || !dcu_node_lost(h->lost, sizeof h->lost))
         return;
     dcu_msg_error("%s while the ranks of process %d run kernel %s; ending the run", h->lost,
@@ -228,9 +348,22 @@ static void peers_check(dcuda_host_h h)
     atomic_store_explicit(h->cancel_h, DCUDA_CANCEL_PEER, memory_order_release);
 }
 
+/* Every poll: has a rank, or a process of another node, ended the run? */
+static void abort_check(dcuda_host_h h)
+{
+    if (h->abort_why[0])
+        return;
+    const char *remote = dcu_proxy_aborted(h->proxy);
+    if (remote)
+        peer_ended_run(h, remote);
+    else if (atomic_load_explicit(h->cancel_h, memory_order_acquire) == DCUDA_CANCEL_ERROR)
+        rank_ended_run(h);
+}
+
 int dcu_monitor_poll(dcuda_host_h h)
 {
     int printed = drain_log(h);
+    abort_check(h);
     uint64_t now = dcu_clock_ns();
     if (now >= h->monitor->next_check_ns) {
         h->monitor->next_check_ns = now + MONITOR_CHECK_NS;
@@ -241,4 +374,9 @@ int dcu_monitor_poll(dcuda_host_h h)
     return printed;
 }
 
-void dcu_monitor_drain(dcuda_host_h h) { drain_log(h); }
+void dcu_monitor_drain(dcuda_host_h h)
+{
+    drain_log(h);
+    abort_check(h);
+    report_repeats(h);
+}

@@ -274,6 +274,10 @@ static dcuda_status_t validate(dcuda_settings_t *s)
                       SETTING_LOG_ENTRIES_MIN, SETTING_LOG_ENTRIES_MAX);
         return DCUDA_ERR_SETTING;
     }
+    if (strcmp(s->on_error, "abort") && strcmp(s->on_error, "continue")) {
+        dcu_msg_error("setting ON_ERROR: '%s' is not abort or continue", s->on_error);
+        return DCUDA_ERR_SETTING;
+    }
     if (strcmp(s->net, "auto") && strcmp(s->net, "mpi") && strcmp(s->net, "ucx") &&
         strcmp(s->net, "none")) {
         dcu_msg_error("setting NET: '%s' is not auto, mpi, ucx or none", s->net);

@@ -29,6 +29,9 @@
                                         "reports all blocked ranks (0, off, inf: never)")      \
     X(watchdog_cancel, WATCHDOG_CANCEL, BOOL, "0", "1: after a watchdog report, blocked waits " \
                                                   "and barriers fail with DCUDA_ERR_TIMEOUT")  \
+    X(on_error, ON_ERROR, STRING, "abort", "abort: a rank's first error ends the run (blocked " \
+                                          "waits, here and in every process, end with "          \
+                                          "DCUDA_ERR_ABORTED); continue: the run goes on")       \
     X(log_entries, LOG_ENTRIES, INT, "1024", "entries in each log ring (a power of two)")      \
     X(notif_start, NOTIF_START, UINT, "0", "initial value of every notification counter "      \
                                            "(testing wrap-around)")                            \
@@ -49,6 +52,7 @@ typedef struct dcuda_settings {
     long processes;
     double watchdog;
     long watchdog_cancel;
+    char on_error[16];
     long log_entries;
     unsigned long notif_start;
     char net[16];

@@ -107,12 +107,60 @@ static dcuda_status_t open_segment(pid_t owner, int fd_there)
     return DCUDA_OK;
 }
 
-/* At exit: tell the peers this process left on purpose. */
+/* At exit: tell the peers this process left on purpose, and whether its
+ * ranks were still running (then it is lost to their run). */
 static void node_at_exit(void)
 {
+    if (!node.seg)
+        return;
+    dcu_node_proc_t *me = &node.seg->procs[node.index];
+    int in_run = atomic_load_explicit(&me->in_run, memory_order_relaxed) != 0;
+    atomic_store_explicit(&me->state, in_run ? DCU_PROC_LEFT_RUN : DCU_PROC_DEPARTED,
+                          memory_order_release);
+    if (in_run) /* the peers will not end the launcher's job with this one */
+        dcu_boot_abandon();
+}
+
+void dcu_node_run_begin(void)
+{
+    if (!node.seg)
+        return;
+    dcu_node_proc_t *me = &node.seg->procs[node.index];
+    atomic_store_explicit(&me->in_run, 1u, memory_order_relaxed);
+    atomic_fetch_add_explicit(&me->runs, 1u, memory_order_release);
+}
+
+void dcu_node_run_end(void)
+{
     if (node.seg)
-        atomic_store_explicit(&node.seg->procs[node.index].state, DCU_PROC_DEPARTED,
-                              memory_order_release);
+        atomic_store_explicit(&node.seg->procs[node.index].in_run, 0u, memory_order_release);
+}
+
+void dcu_node_abort_run(const char *why)
+{
+    if (!node.seg)
+        return;
+    dcu_node_proc_t *me = &node.seg->procs[node.index];
+    uint32_t run = atomic_load_explicit(&me->runs, memory_order_relaxed);
+    if (atomic_load_explicit(&me->aborted_run, memory_order_relaxed) == run)
+        return;
+    snprintf(me->abort_why, sizeof me->abort_why, "%s", why);
+    atomic_store_explicit(&me->aborted_run, run, memory_order_release);
+}
+
+int dcu_node_peer_aborted(char *why, size_t why_size)
+{
+    if (!node.seg)
+        return 0;
+    uint32_t run = atomic_load_explicit(&node.seg->procs[node.index].runs, memory_order_relaxed);
+    for (int p = 0; p < node.count; p++) {
+        dcu_node_proc_t *q = &node.seg->procs[p];
+        if (!node_peer(p) || atomic_load_explicit(&q->aborted_run, memory_order_acquire) != run)
+            continue;
+        snprintf(why, why_size, "%s", q->abort_why);
+        return 1;
+    }
+    return 0;
 }
 
 dcuda_status_t dcu_node_open(void)
@@ -163,11 +211,14 @@ static int peer_died(int p, char *why, size_t why_size)
 {
     dcu_node_proc_t *q = &node.seg->procs[p];
     pid_t pid = node.pids[p];
-    if (pid <= 0 || atomic_load_explicit(&q->state, memory_order_acquire) == DCU_PROC_DEPARTED ||
-        !dcu_proc_ended(pid))
-        return 0;
+    uint32_t state = atomic_load_explicit(&q->state, memory_order_acquire);
     char how[96];
-    describe_end(p, how, sizeof how);
+    if (state == DCU_PROC_LEFT_RUN)
+        snprintf(how, sizeof how, "left (exit() or a return from main) while its ranks ran");
+    else if (pid <= 0 || state == DCU_PROC_DEPARTED || !dcu_proc_ended(pid))
+        return 0;
+    else
+        describe_end(p, how, sizeof how);
     snprintf(why, why_size, "process %d (pid %d, %d rank(s) from WORLD rank %d) %s", p, (int)pid,
              q->rank_count, q->world_first, how);
     if (!node.lost)

@@ -22,10 +22,14 @@
 #include "dcuda/shared/layout.h"
 
 enum dcu_proc_state {
-    DCU_PROC_ABSENT = 0,  /* not started yet */
-    DCU_PROC_UP = 1,      /* running */
-    DCU_PROC_DEPARTED = 2 /* ended through exit() */
+    DCU_PROC_ABSENT = 0,   /* not started yet */
+    DCU_PROC_UP = 1,       /* running */
+    DCU_PROC_DEPARTED = 2, /* ended through exit() between runs */
+    DCU_PROC_LEFT_RUN = 3  /* ended through exit() while its ranks ran: lost to the run */
 };
+
+/* Bytes of the reason a process gives when it ends a run early. */
+#define DCU_NODE_WHY_BYTES 256
 
 /* One process's part of the node segment; only that process writes it. */
 typedef struct dcu_node_proc {
@@ -33,7 +37,10 @@ typedef struct dcu_node_proc {
     DCUDA_ATOMIC(uint32_t) state;        /* dcu_proc_state */
     DCUDA_ATOMIC(uint32_t) host_arrived; /* host-level barriers reached */
     int32_t rank_count;                  /* ranks of its device (its host runtime) */
-    int32_t reserved;
+    DCUDA_ATOMIC(uint32_t) runs;         /* runs begun (dcu_node_run_begin) */
+    DCUDA_ATOMIC(uint32_t) in_run;       /* 1 while its ranks run */
+    DCUDA_ATOMIC(uint32_t) aborted_run;  /* the run (its `runs`) it ended early; 0: none */
+    char abort_why[DCU_NODE_WHY_BYTES];  /* why, written before aborted_run */
     char backend[8];
     char kernel[64];
     uint64_t notifs_base;    /* its notification counters (its addresses) */
@@ -64,8 +71,21 @@ dcuda_status_t dcu_node_barrier(const char *where);
 /* The message of the last failed barrier. */
 const char *dcu_node_why(void);
 /* Nonzero (and a message) when a peer process of the node died: ended
- * without exit(), or was killed. Cheap enough to call every few
- * milliseconds. */
+ * without exit(), was killed, or left with exit() while its ranks ran.
+ * Cheap enough to call every few milliseconds. */
 int dcu_node_lost(char *why, size_t why_size);
+
+/* This process's ranks start a run (before the run's host barrier), and
+ * are done with it. A process that exits between the two is lost to its
+ * peers' run, however it exits. */
+void dcu_node_run_begin(void);
+void dcu_node_run_end(void);
+/* This process ends the current run early (a rank's error with
+ * ON_ERROR=abort, ranks that could not start): its node peers' monitors
+ * learn it through dcu_node_peer_aborted. Once per run. */
+void dcu_node_abort_run(const char *why);
+/* Nonzero, and the reason (naming the process), when a peer of the node
+ * ended the run this process is in. */
+int dcu_node_peer_aborted(char *why, size_t why_size);
 
 #endif /* DCU_NODE_NODE_H */

@@ -79,6 +79,8 @@ struct dcu_proxy {
     int job_head, job_count, job_reading; /* reading: counted from job_head */
     staging_t staging[PROXY_STAGING];
     int fill, drain;
+    uint32_t run;      /* runs begun (dcu_proxy_reset) */
+    char aborted[256]; /* why a process of another node ended this run */
     char failure[256];
 };
 
@@ -95,7 +97,7 @@ static void fail(dcu_proxy_t *p, const char *fmt, ...)
     vsnprintf(p->failure, sizeof p->failure, fmt, ap);
     va_end(ap);
     if (!atomic_load_explicit(p->c.cancel, memory_order_acquire))
-        dcu_msg_error("process %d: %s", p->c.process_index, p->failure);
+        dcu_msg_error("%s", p->failure); /* the line names the process */
 }
 
 const char *dcu_proxy_failure(const dcu_proxy_t *p) { return p->failure[0] ? p->failure : NULL; }
@@ -203,6 +205,24 @@ static void apply_barrier(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, 
     arrive(p, from, h->epoch);
 }
 
+/* A process ended this run early: its waits end here too. */
+static void apply_abort(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body)
+{
+    if (p->aborted[0])
+        return;
+    size_t n = h->length < sizeof p->aborted - 1 ? h->length : sizeof p->aborted - 1;
+    for (size_t i = 0; i < n; i++) /* outside text: printable only */
+        p->aborted[i] = body[i] >= 0x20 && body[i] < 0x7f ? body[i] : '?';
+    p->aborted[n] = '\0';
+    if (n == 0)
+        snprintf(p->aborted, sizeof p->aborted, "process %d", from);
+    uint32_t none = DCUDA_CANCEL_NONE;
+    atomic_compare_exchange_strong_explicit(p->c.cancel, &none, DCUDA_CANCEL_ERROR,
+                                            memory_order_acq_rel, memory_order_acquire);
+}
+
+const char *dcu_proxy_aborted(const dcu_proxy_t *p) { return p->aborted[0] ? p->aborted : NULL; }
+
 static void receive(void *arg, int from, const void *data, size_t size)
 {
     dcu_proxy_t *p = arg;
@@ -214,6 +234,9 @@ static void receive(void *arg, int from, const void *data, size_t size)
         fail(p, "refused a message from process %d: %s", from, why);
         return;
     }
+    /* What a run that ended early left on the way is not this run's. */
+    if (h.run != p->run)
+        return;
     const char *body = (const char *)data + sizeof h;
     switch (h.type) {
     case DCU_WIRE_PUT:
@@ -225,6 +248,9 @@ static void receive(void *arg, int from, const void *data, size_t size)
         dcu_trace_mark(DCU_TRACE_RECEIVED, 0);
         apply_notify(p, &h);
         dcu_trace_mark(DCU_TRACE_WRITTEN, 0);
+        break;
+    case DCU_WIRE_ABORT:
+        apply_abort(p, from, &h, body);
         break;
     default:
         apply_barrier(p, from, &h, body);
@@ -242,7 +268,7 @@ static dcu_wire_header_t *message(dcu_proxy_t *p, uint8_t type, size_t length)
         fail(p, "out of memory for a message of %zu bytes", length);
         return NULL;
     }
-    dcu_wire_header(h, type, (uint32_t)length, p->c.process_index);
+    dcu_wire_header(h, type, (uint32_t)length, p->c.process_index, p->run);
     return h;
 }
 
@@ -320,6 +346,22 @@ static void send_notify(dcu_proxy_t *p, const dcuda_cmd_t *cmd)
     h->tag = (uint32_t)cmd->args[5];
     send_to(p, q, h);
     dcu_trace_mark(DCU_TRACE_SENT, 0);
+}
+
+void dcu_proxy_abort(dcu_proxy_t *p, const char *why)
+{
+    if (!p->net || p->failure[0])
+        return;
+    size_t n = strnlen(why, DCU_WIRE_ABORT_MAX);
+    for (int q = 0; q < p->c.process_count; q++) {
+        if (p->c.path[q] != DCUDA_PATH_NET)
+            continue;
+        dcu_wire_header_t *h = message(p, DCU_WIRE_ABORT, n);
+        if (!h)
+            return;
+        memcpy(h + 1, why, n);
+        send_to(p, q, h);
+    }
 }
 
 /* My ranks' parts of WORLD window `slot`, as they published them. */
@@ -419,7 +461,7 @@ static void start_reads(dcu_proxy_t *p)
             return;
         uint64_t n = size - j->issued < DCU_NET_PUT_CHUNK ? size - j->issued : DCU_NET_PUT_CHUNK;
         dcu_wire_header_t *h = b->msg;
-        dcu_wire_header(h, DCU_WIRE_PUT, (uint32_t)n, p->c.process_index);
+        dcu_wire_header(h, DCU_WIRE_PUT, (uint32_t)n, p->c.process_index, p->run);
         h->src_rank = p->world_first + j->cmd.rank;
         h->dst_rank = (int32_t)j->cmd.args[0];
         h->tag = j->issued + n == size ? (uint32_t)j->cmd.args[5] : 0u;
@@ -605,8 +647,8 @@ void dcu_proxy_drain(dcu_proxy_t *p)
         return;
     while (p->c.net_ops->pending(p->net) > 0) {
         if (p->c.net_ops->progress(p->net) < 0 || dcu_clock_ns() - start > PROXY_DRAIN_NS) {
-            dcu_msg_warn("process %d: %d message(s) did not leave at the end of the run",
-                         p->c.process_index, p->c.net_ops->pending(p->net));
+            dcu_msg_warn("%d message(s) did not leave at the end of the run",
+                         p->c.net_ops->pending(p->net));
             break;
         }
     }
@@ -621,6 +663,8 @@ void dcu_proxy_reset(dcu_proxy_t *p)
     dcu_ring_reset(&p->queue);
     memset(p->c.replies, 0, (size_t)p->c.ranks * sizeof *p->c.replies);
     atomic_store_explicit(p->c.cmd_tail, 0u, memory_order_relaxed);
+    p->run++;
+    p->aborted[0] = '\0';
     if (!p->net)
         return;
     p->parts_known = 0;

@@ -64,5 +64,11 @@ int dcu_proxy_poll(dcu_proxy_t *p);
 void dcu_proxy_drain(dcu_proxy_t *p);
 /* Why the proxy cannot go on (a bad message, a network error), or NULL. */
 const char *dcu_proxy_failure(const dcu_proxy_t *p);
+/* This process ends the run early: tells every process on the network
+ * path why (they cancel their run's waits). */
+void dcu_proxy_abort(dcu_proxy_t *p, const char *why);
+/* Why a process on the network path ended this run (the proxy has then
+ * cancelled its waits), or NULL. */
+const char *dcu_proxy_aborted(const dcu_proxy_t *p);
 
 #endif /* DCU_PROXY_PROXY_H */

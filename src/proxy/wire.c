@@ -8,7 +8,8 @@
 
 #include "dcuda/dcuda_status.h"
 
-void dcu_wire_header(dcu_wire_header_t *h, uint8_t type, uint32_t length, int src_proc)
+void dcu_wire_header(dcu_wire_header_t *h, uint8_t type, uint32_t length, int src_proc,
+                     uint32_t run)
 {
     memset(h, 0, sizeof *h);
     h->magic = DCU_WIRE_MAGIC;
@@ -16,6 +17,7 @@ void dcu_wire_header(dcu_wire_header_t *h, uint8_t type, uint32_t length, int sr
     h->type = type;
     h->length = length;
     h->src_proc = src_proc;
+    h->run = run;
 }
 
 static int rank_ok(int32_t r, const dcu_wire_limits_t *lim)
@@ -60,6 +62,8 @@ static const char *check_body(const dcu_wire_header_t *h, const dcu_wire_limits_
         if (h->count && (uint64_t)h->src_rank + h->count > (uint64_t)lim->world_size)
             return "parts beyond WORLD";
         return NULL;
+    case DCU_WIRE_ABORT:
+        return h->length <= DCU_WIRE_ABORT_MAX ? NULL : "reason too long";
     default:
         return "unknown message type";
     }
@@ -82,6 +86,8 @@ int dcu_wire_check(const void *msg, size_t size, int from, const dcu_wire_limits
             bad = "length does not match the message";
         else if (h.src_proc != from || from < 0 || from >= lim->processes)
             bad = "sender does not match";
+        else if (h.run == 0)
+            bad = "run 0";
         else
             bad = check_body(&h, lim);
     }

@@ -16,12 +16,15 @@
 #include "dcuda/shared/layout.h"
 
 #define DCU_WIRE_MAGIC 0xdc0du
-#define DCU_WIRE_VERSION 1u
+#define DCU_WIRE_VERSION 2u
+/* Bytes of an ABORT message's text at most. */
+#define DCU_WIRE_ABORT_MAX 256u
 
 enum dcu_wire_type {
-    DCU_WIRE_PUT = 1,    /* body: the payload */
-    DCU_WIRE_NOTIFY = 2, /* no body */
-    DCU_WIRE_BARRIER = 3 /* body: the sender's ranks' parts of the window it creates, if any */
+    DCU_WIRE_PUT = 1,     /* body: the payload */
+    DCU_WIRE_NOTIFY = 2,  /* no body */
+    DCU_WIRE_BARRIER = 3, /* body: the sender's ranks' parts of the window it creates, if any */
+    DCU_WIRE_ABORT = 4    /* body: why the sender ended its run (text, no NUL) */
 };
 
 typedef struct dcu_wire_header {
@@ -37,9 +40,12 @@ typedef struct dcu_wire_header {
     uint32_t epoch;   /* BARRIER: WORLD barrier of this run */
     uint64_t offset;  /* PUT: in the target's part of the window */
     uint64_t count;   /* PUT: payload bytes; BARRIER: parts in the body */
+    uint32_t run;     /* the sender's run (1, 2, ...): a message of an earlier run, one that
+                       * ended early, is dropped */
+    uint32_t reserved;
 } dcu_wire_header_t;
 
-DCUDA_STATIC_ASSERT(sizeof(dcu_wire_header_t) == 48, "wire header");
+DCUDA_STATIC_ASSERT(sizeof(dcu_wire_header_t) == 56, "wire header");
 
 /* What a message must be consistent with. */
 typedef struct dcu_wire_limits {
@@ -48,8 +54,9 @@ typedef struct dcu_wire_limits {
     size_t max_size; /* largest message the manager carries */
 } dcu_wire_limits_t;
 
-/* Fills the header of a message. */
-void dcu_wire_header(dcu_wire_header_t *h, uint8_t type, uint32_t length, int src_proc);
+/* Fills the header of a message of run `run`. */
+void dcu_wire_header(dcu_wire_header_t *h, uint8_t type, uint32_t length, int src_proc,
+                     uint32_t run);
 
 /* DCUDA_OK and the header when the `size` bytes at msg form a valid
  * message from process `from`; otherwise an error and why (not applied). */

@@ -79,6 +79,11 @@ typedef struct dcu_block {
 DCU_FN_COLD void dcu_publish_blocked(const dcuda_state_t *st, dcu_block_t d, uint32_t target)
 {
     dcuda_rank_status_t *s = &st->ctx->rank_status[st->device_rank];
+    /* What it consumed of every tag, so that the watchdog's "ready" counts
+     * are exact (they do not change while the rank stays blocked). */
+    dcuda_notif_counters_t *seen = &st->ctx->consumed_seen[st->device_rank];
+    for (int tag = 0; tag < DCUDA_TAG_COUNT; tag++)
+        dcu_st_relaxed(&seen->arrived[tag], st->consumed[tag], 1);
     dcu_st_relaxed(&s->tag, d.tag, 1);
     dcu_st_relaxed(&s->count, d.count, 1);
     dcu_st_relaxed(&s->consumed, st->consumed[d.tag & (DCUDA_TAG_COUNT - 1)], 1);
@@ -88,9 +93,13 @@ DCU_FN_COLD void dcu_publish_blocked(const dcuda_state_t *st, dcu_block_t d, uin
     dcu_st_release(&s->episode, dcu_ld_acquire(&s->episode, 1) + 1u, 1);
 }
 
-/* A blocked wait the host cancelled (watchdog, or a dead peer). */
+/* A blocked wait that was cancelled: by the watchdog or a dead peer (a
+ * report of its own), or by an error that ended the run (reported where
+ * it happened: this wait only says DCUDA_ERR_ABORTED). */
 DCU_FN_COLD dcuda_status_t dcu_cancelled(const dcuda_state_t *st, dcu_block_t d, uint32_t reason)
 {
+    if (reason == DCUDA_CANCEL_ERROR)
+        return DCUDA_ERR_ABORTED;
     dcuda_status_t why = reason == DCUDA_CANCEL_PEER ? DCUDA_ERR_PEER : DCUDA_ERR_TIMEOUT;
     if (d.phase == DCUDA_PHASE_WAITING)
         return DCU_REPORT(st, why, d.call, "waiting for %u notification(s) of tag %u", d.count,
@@ -425,17 +434,41 @@ DCU_FN dcuda_status_t dcu_rank_finish(dcuda_state_t *st)
         if (s == DCUDA_OK)
             dcu_warn_unconsumed(st);
         st->magic = 0;
+        dcu_publish_phase(st, DCUDA_PHASE_DONE);
     }
     dcu_sync();
     return s;
 }
 
-/* After the rank's code returned: tell the watchdog. */
+/* Leader: the rank's code returned without dcuda_rank_finish (phase
+ * RUNNING), or without dcuda_rank_init when nothing failed before (IDLE):
+ * the other ranks would wait for it forever, so the run ends. */
+DCU_FN_COLD void dcu_rank_left(const dcuda_context_t *ctx, uint32_t phase)
+{
+    int rank = ctx->world_first + dcu_rank_index();
+    if (phase != DCUDA_PHASE_IDLE)
+        (void)dcu_report_at(ctx, rank, DCUDA_ERR_RANK_LEFT, "kernel",
+                            "rank %d returned from the kernel without calling dcuda_rank_finish",
+                            rank);
+    else if (dcu_ld_acquire(&ctx->error->count, 0) == 0u)
+        (void)dcu_report_at(ctx, rank, DCUDA_ERR_RANK_LEFT, "kernel",
+                            "rank %d returned from the kernel without calling dcuda_rank_init",
+                            rank);
+    dcu_error_end_run(ctx, 1);
+}
+
+/* After the rank's code returned: tell the watchdog; a rank that did not
+ * finish ends the run. */
 DCU_FN void dcu_kernel_exit(const dcuda_context_t *ctx)
 {
     dcu_sync();
-    if (dcu_leader() && ctx && ctx->magic == DCUDA_CONTEXT_MAGIC)
-        dcu_st_release(&ctx->rank_status[dcu_rank_index()].phase, DCUDA_PHASE_FINISHED, 1);
+    if (!dcu_leader() || !ctx || ctx->magic != DCUDA_CONTEXT_MAGIC)
+        return;
+    dcu_u32a_t *phase = &ctx->rank_status[dcu_rank_index()].phase;
+    uint32_t was = dcu_ld_acquire(phase, 1);
+    if (was != DCUDA_PHASE_DONE)
+        dcu_rank_left(ctx, was);
+    dcu_st_release(phase, DCUDA_PHASE_FINISHED, 1);
 }
 
 /* ---- windows ------------------------------------------------------------------ */

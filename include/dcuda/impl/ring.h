@@ -56,7 +56,7 @@ DCU_FN void dcu_ring_publish(void *entry, uint32_t ticket)
 }
 
 /* Counts an error of the run; 1 if it is the first, which the caller then
- * describes in the record's `first` entry. */
+ * describes in the record's `first` entry and hands to dcu_error_end_run. */
 DCU_FN int dcu_error_claim(const dcuda_context_t *ctx, int rank, dcuda_status_t status)
 {
     dcuda_error_record_t *rec = ctx->error;
@@ -65,6 +65,17 @@ DCU_FN int dcu_error_claim(const dcuda_context_t *ctx, int rank, dcuda_status_t 
         dcu_set_i32(&rec->rank, rank);
     dcu_add_u32(&rec->count, 1u);
     return first;
+}
+
+/* After the first error's record is filled: with ON_ERROR=abort (or
+ * `always`, for a rank that can no longer take part) the error ends the
+ * run. Unless something cancelled it already, blocked waits end quietly
+ * with DCUDA_ERR_ABORTED, and the host, which finds the record filled,
+ * tells the other processes. */
+DCU_FN void dcu_error_end_run(const dcuda_context_t *ctx, int always)
+{
+    if ((always || ctx->on_error == DCUDA_ON_ERROR_ABORT) && dcu_ld_acquire(ctx->cancel, 1) == 0u)
+        dcu_st_release(ctx->cancel, DCUDA_CANCEL_ERROR, 1);
 }
 
 #endif /* DCUDA_IMPL_RING_H */

@@ -17,7 +17,7 @@
 #include "base.h"
 #include "ring.h"
 
-#define DCUDA_LAYOUT_VERSION 5u
+#define DCUDA_LAYOUT_VERSION 6u
 #define DCUDA_CONTEXT_MAGIC 0x64637564u /* "dcud" */
 #define DCUDA_STATE_MAGIC 0x72616e6bu   /* "rank" */
 
@@ -124,12 +124,21 @@ typedef struct dcuda_timer_slot {
     uint32_t reserved[2];
 } dcuda_timer_slot_t;
 
-/* Why the host cancelled the blocked waits of a run (the context's cancel
- * flag): they fail with DCUDA_ERR_TIMEOUT or DCUDA_ERR_PEER. */
+/* Why the blocked waits of a run were cancelled (the context's cancel
+ * flag): they fail with DCUDA_ERR_TIMEOUT, DCUDA_ERR_PEER or, quietly (the
+ * cause was reported already), DCUDA_ERR_ABORTED. */
 enum dcuda_cancel_reason {
     DCUDA_CANCEL_NONE = 0,
-    DCUDA_CANCEL_WATCHDOG = 1, /* WATCHDOG_CANCEL after a report, or a failed launch */
-    DCUDA_CANCEL_PEER = 2      /* a peer process died */
+    DCUDA_CANCEL_WATCHDOG = 1, /* WATCHDOG_CANCEL after a report */
+    DCUDA_CANCEL_PEER = 2,     /* a peer process died */
+    DCUDA_CANCEL_ERROR = 3     /* a rank's error ended the run (ON_ERROR=abort), here or in
+                                * another process, or ranks could not start or ended early */
+};
+
+/* The context's on_error: what the first rank error of a run does. */
+enum dcuda_on_error {
+    DCUDA_ON_ERROR_CONTINUE = 0, /* the call returns its error; the run goes on */
+    DCUDA_ON_ERROR_ABORT = 1     /* ... and the run ends: blocked waits end with ABORTED */
 };
 
 /* What a rank is doing, as the watchdog sees it (host-visible memory). */
@@ -138,7 +147,8 @@ enum dcuda_rank_phase {
     DCUDA_PHASE_RUNNING = 1, /* computing or communicating */
     DCUDA_PHASE_WAITING = 2, /* blocked in wait_notifications */
     DCUDA_PHASE_BARRIER = 3, /* blocked in a barrier (or window create/free) */
-    DCUDA_PHASE_FINISHED = 4 /* returned from the kernel */
+    DCUDA_PHASE_FINISHED = 4, /* returned from the kernel */
+    DCUDA_PHASE_DONE = 5      /* returned from dcuda_rank_finish (not from the kernel yet) */
 };
 
 /* A rank writes these fields only when it starts to block (after a short
@@ -204,7 +214,10 @@ typedef struct dcuda_context {
     DCUDA_ATOMIC(uint32_t) * cmd_tail;    /* mapped: commands the proxy has consumed */
     DCUDA_ATOMIC(uint32_t) * net_barrier; /* mapped: WORLD barriers the proxies completed */
     uint32_t net;                         /* nonzero: some process is on the network path */
-    uint32_t reserved;
+    uint32_t on_error;                    /* dcuda_on_error */
+    /* Host-visible: what a rank had consumed of each tag when it last began
+     * to block ([device_size]; the watchdog's "ready" counts). */
+    dcuda_notif_counters_t *consumed_seen;
 } dcuda_context_t;
 
 /* A put route the rank has checked once: the target's part of one window
@@ -274,7 +287,7 @@ DCUDA_STATIC_ASSERT(offsetof(dcuda_context_t, notifs) == 64, "context header");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_node_slot_t) == 64, "node slot");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_segment_t) == 32, "segment");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_peer_t) == 48, "peer");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 240, "context");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 248, "context");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_put_route_t) == 56, "put route");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 328, "state copies of the context");

@@ -19,11 +19,18 @@
 
 #include "backend/backend.h"
 #include "cpu_rank.h"
+#include "dcuda/impl/cpu/prims.h" /* DCU_CPU_SLEEP_MAX_NS */
 #include "util/memfd.h"
 #include "util/msg.h"
 
 #define CPU_DEFAULT_RANKS_PER_CORE 8
 #define CPU_MAX_DEFAULT_RANKS 256
+/* CPU ranks are threads: at most this many per process. */
+#define CPU_MAX_RANKS 8192
+/* A waiting rank sleeps at most this long per rank on each core (see
+ * cpu_sleep_cap): the wakeups of all waiting ranks then take a bounded
+ * share of the cores, however many ranks there are. */
+#define CPU_SLEEP_NS_PER_RANK_PER_CORE 16000u
 #define CPU_RANK_STACK_BYTES (1u << 20)
 #define CPU_ALIGN 64 /* cache-line aligned, like device allocations (which are more) */
 
@@ -43,6 +50,23 @@ struct dcu_backend {
     atomic_int finished;
 };
 
+static long online_cores(void)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return cores > 0 ? cores : 1;
+}
+
+/* The longest sleep of a waiting rank: the default, or longer when there
+ * are many ranks per core, so that the wakeups of thousands of waiting
+ * ranks do not starve the ranks that work (ranks/core * 4 us: at most about
+ * 250,000 wakeups a second per core). */
+static uint32_t cpu_sleep_cap(int ranks)
+{
+    uint64_t per_core = ((uint64_t)ranks + (uint64_t)online_cores() - 1u) / (uint64_t)online_cores();
+    uint64_t cap = per_core * CPU_SLEEP_NS_PER_RANK_PER_CORE;
+    return cap > DCU_CPU_SLEEP_MAX_NS ? (uint32_t)cap : DCU_CPU_SLEEP_MAX_NS;
+}
+
 static int cpu_devices(int in_child, char *why, size_t why_size)
 {
     (void)in_child;
@@ -56,10 +80,15 @@ static dcuda_status_t cpu_open(const dcu_backend_request_t *req, dcu_backend_t *
 {
     long ranks = req->ranks;
     if (ranks == 0) {
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        ranks = (cores > 0 ? cores : 1) * CPU_DEFAULT_RANKS_PER_CORE;
+        ranks = online_cores() * CPU_DEFAULT_RANKS_PER_CORE;
         if (ranks > CPU_MAX_DEFAULT_RANKS)
             ranks = CPU_MAX_DEFAULT_RANKS;
+    }
+    if (ranks > CPU_MAX_RANKS) {
+        dcu_msg_error("RANKS=%ld: CPU ranks are threads, and a process runs at most %d of them "
+                      "(spread more over processes: DCUDA_PROCESSES=N, or mpirun -np N)",
+                      ranks, CPU_MAX_RANKS);
+        return DCUDA_ERR_SETTING;
     }
     dcu_backend_t *b = calloc(1, sizeof *b);
     if (!b)
@@ -237,11 +266,23 @@ static dcuda_status_t cpu_peek(dcu_backend_t *b, void *dst, const void *src, siz
     return DCUDA_OK;
 }
 
+/* A rank thread that ended inside the kernel (pthread_exit, cancellation):
+ * the run ends with an error naming it, and the host still sees the rank
+ * finished. */
+static void cpu_rank_vanished(void *p)
+{
+    cpu_rank_arg_t *a = p;
+    dcu_cpu_rank_vanished(a->b->ctx, a->rank);
+    atomic_fetch_add_explicit(&a->b->finished, 1, memory_order_release);
+}
+
 static void *cpu_rank_main(void *p)
 {
     cpu_rank_arg_t *a = p;
     dcu_backend_t *b = a->b;
+    pthread_cleanup_push(cpu_rank_vanished, a);
     dcu_cpu_rank_run(b->ctx, a->rank, b->kernel);
+    pthread_cleanup_pop(0);
     atomic_fetch_add_explicit(&b->finished, 1, memory_order_release);
     return NULL;
 }
@@ -252,6 +293,7 @@ static dcuda_status_t cpu_launch(dcu_backend_t *b, dcuda_context_t *ctx)
 {
     int n = b->ranks;
     b->ctx = ctx;
+    dcu_cpu_sleep_max_ns = cpu_sleep_cap(n);
     b->threads = calloc((size_t)n, sizeof *b->threads);
     b->args = calloc((size_t)n, sizeof *b->args);
     b->started = 0;
@@ -276,9 +318,10 @@ static dcuda_status_t cpu_launch(dcu_backend_t *b, dcuda_context_t *ctx)
     }
     pthread_attr_destroy(&attr);
     /* Ranks that did start wait in rank_init's barrier for the missing
-     * ones: cancel their waits (they fail with DCUDA_ERR_TIMEOUT) and join. */
+     * ones: end the run (their waits end with DCUDA_ERR_ABORTED) and join.
+     * The host tells the other processes. */
     if (st != DCUDA_OK) {
-        atomic_store_explicit(ctx->cancel, DCUDA_CANCEL_WATCHDOG, memory_order_release);
+        atomic_store_explicit(ctx->cancel, DCUDA_CANCEL_ERROR, memory_order_release);
         cpu_join(b);
     }
     return st;

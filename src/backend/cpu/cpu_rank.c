@@ -15,6 +15,7 @@
 #include "dcuda/impl/api.h"
 #include "util/msg.h"
 
+uint32_t dcu_cpu_sleep_max_ns = DCU_CPU_SLEEP_MAX_NS;
 _Thread_local const dcuda_context_t *dcu_cpu_thread_ctx;
 _Thread_local int dcu_cpu_thread_rank = -1;
 
@@ -55,8 +56,10 @@ dcuda_status_t dcu_report_at(const dcuda_context_t *ctx, int rank, dcuda_status_
         dcu_msg_error("%s [not on a rank thread]", text);
         return status;
     }
-    if (dcu_error_claim(ctx, rank, status))
+    if (dcu_error_claim(ctx, rank, status)) {
         fill_entry(&ctx->error->first, rank, DCUDA_LOG_ERROR_KIND, text);
+        dcu_error_end_run(ctx, 0);
+    }
     dcu_cpu_log_text(ctx, rank, DCUDA_LOG_ERROR_KIND, text);
     return status;
 }
@@ -97,4 +100,15 @@ void dcu_cpu_rank_run(dcuda_context_t *ctx, int rank, dcu_cpu_kernel_fn kernel)
     dcu_cpu_thread_rank = rank;
     kernel((dcuda_context_h)ctx);
     dcu_kernel_exit(ctx);
+}
+
+void dcu_cpu_rank_vanished(dcuda_context_t *ctx, int rank)
+{
+    int world = ctx->world_first + rank;
+    (void)dcu_report_at(ctx, world, DCUDA_ERR_RANK_LEFT, "kernel",
+                        "the thread of rank %d ended inside the kernel (pthread_exit or "
+                        "cancellation) instead of returning",
+                        world);
+    dcu_error_end_run(ctx, 1);
+    dcu_st_release(&ctx->rank_status[rank].phase, DCUDA_PHASE_FINISHED, 1);
 }

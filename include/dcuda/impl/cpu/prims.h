@@ -181,8 +181,9 @@ DCU_FN void dcu_lanes_copy(dcu_lanes_t lanes, char *dst, const char *src, size_t
 /* ---- waiting -------------------------------------------------------------- */
 
 /* Steps of waiting: spin briefly, then yield, then sleep 8 us doubling up
- * to about a millisecond, so hundreds of ranks on two cores do not starve
- * the rank they wait for. After DCU_WAIT_BLOCKED_POLLS steps a rank shows
+ * to dcu_cpu_sleep_max_ns (a millisecond, or more when there are thousands
+ * of ranks per core), so that many ranks on few cores do not starve the
+ * rank they wait for. After DCU_WAIT_BLOCKED_POLLS steps a rank shows
  * itself blocked to the watchdog, and from then on checks every step
  * whether it was cancelled. */
 #define DCU_WAIT_BLOCKED_POLLS 256u
@@ -192,11 +193,14 @@ DCU_FN void dcu_lanes_copy(dcu_lanes_t lanes, char *dst, const char *src, size_t
 #define DCU_CPU_PAUSE_STEPS 64u
 #define DCU_CPU_YIELD_STEPS 32u
 #define DCU_CPU_SLEEP_MIN_NS 8000u
-#define DCU_CPU_SLEEP_DOUBLINGS 7u
+#define DCU_CPU_SLEEP_MAX_NS 1024000u
 #define DCU_WAITER_INIT                                                                            \
     {                                                                                              \
         0u, 0u                                                                                     \
     }
+
+/* The longest sleep, set by the CPU backend from the ranks per core. */
+extern uint32_t dcu_cpu_sleep_max_ns;
 
 /* One step; returns 0: every step may look at the watchdog's business. */
 DCU_FN int dcu_pause(dcu_waiter_t *w)
@@ -209,10 +213,12 @@ DCU_FN int dcu_pause(dcu_waiter_t *w)
     } else if (s < DCU_CPU_PAUSE_STEPS + DCU_CPU_YIELD_STEPS) {
         sched_yield();
     } else {
-        uint32_t k = s - DCU_CPU_PAUSE_STEPS - DCU_CPU_YIELD_STEPS;
-        uint32_t shift = k < DCU_CPU_SLEEP_DOUBLINGS ? k : DCU_CPU_SLEEP_DOUBLINGS;
-        struct timespec ts = { 0, (long)(DCU_CPU_SLEEP_MIN_NS << shift) };
+        uint32_t max = dcu_cpu_sleep_max_ns;
+        w->sleep_ns = w->sleep_ns == 0u ? DCU_CPU_SLEEP_MIN_NS : w->sleep_ns;
+        struct timespec ts = { (time_t)(w->sleep_ns / 1000000000u),
+                               (long)(w->sleep_ns % 1000000000u) };
         nanosleep(&ts, NULL);
+        w->sleep_ns = w->sleep_ns < max / 2u ? 2u * w->sleep_ns : max;
     }
     return 0;
 }

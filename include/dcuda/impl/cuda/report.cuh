@@ -134,9 +134,11 @@ static __device__ __noinline__ dcuda_status_t dcu_report_at(const dcuda_context_
 {
     if (threadIdx.x == 0 && ctx) {
         const char *why = dcu_status_string(status);
-        if (dcu_error_claim(ctx, rank, status))
+        if (dcu_error_claim(ctx, rank, status)) {
             dcu_log_fill(&ctx->error->first, rank, DCUDA_LOG_ERROR_KIND, "%s: ", fmt, " (%s)", call,
                          args..., why);
+            dcu_error_end_run(ctx, 0);
+        }
         dcu_log_write(ctx, rank, DCUDA_LOG_ERROR_KIND, "%s: ", fmt, " (%s)", call, args..., why);
     }
     return status;
