@@ -4,12 +4,13 @@
  * watchdog limits too large to convert, the limit on allocations other
  * processes reach, descriptors without close-on-exec, a handle used after
  * dcuda_host_finish, frees of unknown pointers, settings read wrongly,
- * notifications nobody consumed, and host messages that do not say which
- * process wrote them. Each case checks results and the library's words.
+ * notifications nobody consumed, host messages that do not say which
+ * process wrote them, and a forked start after the program used CUDA. Each case checks results and the library's words.
  */
 #define _GNU_SOURCE
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -485,6 +486,49 @@ static int case_msg_process(int argc, char **argv)
     return 0;
 }
 
+/* ---- item: a CUDA call before dcuda_host_init, then a forked start ---------------- */
+
+/* Initialises the CUDA driver as any CUDA call of a program would; 0 if
+ * there is no driver here. */
+static int touch_cuda(void)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW);
+    int (*init)(unsigned) = NULL;
+    if (lib)
+        *(void **)&init = dlsym(lib, "cuInit");
+    return init && init(0) == 0;
+}
+
+static int case_cuda_first(int argc, char **argv)
+{
+    const char *backend = getenv("DCUDA_BACKEND");
+    if (!backend || strcmp(backend, "cuda") != 0) {
+        printf("SKIP %s: forking for CPU ranks after a CUDA call is fine\n", argv[1]);
+        return TEST_SKIP;
+    }
+    if (!touch_cuda()) {
+        printf("SKIP %s: no CUDA driver that initialises here\n", argv[1]);
+        return TEST_SKIP;
+    }
+    /* Two processes for the GPUs: they cannot be forked now; init says why. */
+    setenv("DCUDA_PROCESSES", "2", 1);
+    char *out = NULL;
+    TEST_STATUS(init_with("", NULL, &out), DCUDA_ERR_UNSUPPORTED);
+    printf("%s", out ? out : "");
+    TEST_CHECK(out && test_find_line(out, "dcuda: error:", "before any CUDA call"),
+               "the refusal does not say to call dcuda_host_init first");
+    free(out);
+    /* One process still works. */
+    setenv("DCUDA_PROCESSES", "1", 1);
+    fault_run_t r;
+    if (fault_open(&r, argc, argv))
+        return 1;
+    r.d.test_case = FAULT_NONE;
+    TEST_STATUS(fault_exec(&r), DCUDA_OK);
+    fault_close(&r);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const test_case_t cases[] = {
@@ -498,6 +542,7 @@ int main(int argc, char **argv)
         { "settings_near_miss", case_settings_near_miss },
         { "leftover", case_leftover },
         { "msg_process", case_msg_process },
+        { "cuda_first", case_cuda_first },
     };
     return test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
 }

@@ -130,7 +130,18 @@ dcuda_status_t dcu_boot_barrier(void)
     return DCUDA_OK;
 }
 
-dcuda_status_t dcu_boot_start(long processes, dcu_boot_count_fn count_gpus, int own_nodes)
+/* More than one process is wanted but this one must not fork them. */
+static dcuda_status_t refuse_fork(int count, const char *why)
+{
+    dcu_msg_error("%d processes are wanted (one per GPU, or the PROCESSES setting), but %s, so "
+                  "they cannot be forked from it: call dcuda_host_init before any CUDA call, "
+                  "start the processes with mpirun -np %d, or set DCUDA_PROCESSES=1",
+                  count, why, count);
+    return DCUDA_ERR_UNSUPPORTED;
+}
+
+dcuda_status_t dcu_boot_start(long processes, dcu_boot_count_fn count_gpus,
+                              dcu_boot_hazard_fn fork_hazard, int own_nodes)
 {
     if (boot.mode != BOOT_NONE)
         return DCUDA_OK;
@@ -139,7 +150,10 @@ dcuda_status_t dcu_boot_start(long processes, dcu_boot_count_fn count_gpus, int 
         st = start_under_launcher(processes);
     } else {
         int count = wanted_processes(processes, count_gpus);
-        if (count > 1 && (st = dcu_boot_fork_start(count, &boot.index)) == DCUDA_OK) {
+        const char *hazard = count > 1 && fork_hazard ? fork_hazard() : NULL;
+        if (hazard)
+            st = refuse_fork(count, hazard);
+        else if (count > 1 && (st = dcu_boot_fork_start(count, &boot.index)) == DCUDA_OK) {
             boot.mode = BOOT_FORK;
             boot.count = count;
         }

@@ -24,14 +24,21 @@
 /* Counts the GPUs ranks could use, without leaving CUDA initialised in
  * this process (a process that forks must not have touched CUDA). */
 typedef int (*dcu_boot_count_fn)(void);
+/* Why this process must not fork the others (it initialised CUDA, and
+ * their ranks would be GPU ranks), or NULL. */
+typedef const char *(*dcu_boot_hazard_fn)(void);
 
 /* Starts the group once per program (later calls return DCUDA_OK). A
  * launcher's size must match `processes` when that is set (> 0);
  * count_gpus is asked only when no launcher and no setting decide, and may
- * be NULL (CPU ranks: one process). own_nodes: every process counts as a
- * node of its own (the network path forced between processes of one
- * host). After a failure the program goes on as one process. */
-dcuda_status_t dcu_boot_start(long processes, dcu_boot_count_fn count_gpus, int own_nodes);
+ * be NULL (CPU ranks: one process). When more than one process is wanted
+ * and fork_hazard (may be NULL) names a reason, the start fails with
+ * DCUDA_ERR_UNSUPPORTED and says what to do instead. own_nodes: every
+ * process counts as a node of its own (the network path forced between
+ * processes of one host). After a failure the program goes on as one
+ * process. */
+dcuda_status_t dcu_boot_start(long processes, dcu_boot_count_fn count_gpus,
+                              dcu_boot_hazard_fn fork_hazard, int own_nodes);
 int dcu_boot_started(void);
 int dcu_boot_size(void);
 int dcu_boot_rank(void);

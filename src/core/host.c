@@ -14,6 +14,7 @@
 #include "util/clock.h"
 #include "util/logfmt.h"
 #include "util/msg.h"
+#include "util/proc.h"
 
 /* After work (a command or a log line) the host keeps polling without sleep
  * for a while, since more usually follows; then it sleeps between polls. */
@@ -123,19 +124,35 @@ static dcuda_status_t pick_backend(const dcuda_settings_t *s, const dcuda_kernel
 static const dcuda_settings_t *count_settings;
 static const dcuda_kernel_t *count_kernel;
 
+/* Could the ranks be GPU ranks? */
+static int gpu_ranks_possible(void)
+{
+    return backend_of_kind(DCU_BACKEND_CUDA) && strcmp(count_settings->backend, "cpu") != 0 &&
+           count_kernel->gpu;
+}
+
 static int count_gpus(void)
 {
-    const dcu_backend_ops_t *cuda = backend_of_kind(DCU_BACKEND_CUDA);
-    if (!cuda || strcmp(count_settings->backend, "cpu") == 0 || !count_kernel->gpu)
+    if (!gpu_ranks_possible())
         return 0;
-    return cuda->devices(1, NULL, 0);
+    /* Counted in a child, unless CUDA is initialised here already (a child
+     * could not count then; this process can). */
+    return backend_of_kind(DCU_BACKEND_CUDA)->devices(!dcu_proc_cuda_initialised(), NULL, 0);
+}
+
+static const char *fork_hazard(void)
+{
+    if (!gpu_ranks_possible() || !dcu_proc_cuda_initialised())
+        return NULL;
+    return "this process has used CUDA already (a CUDA call before dcuda_host_init), and a "
+           "forked child cannot use CUDA then";
 }
 
 static dcuda_status_t start_group(const dcuda_settings_t *s, const dcuda_kernel_t *k)
 {
     count_settings = s;
     count_kernel = k;
-    dcuda_status_t st = dcu_boot_start(s->processes, count_gpus, (int)s->net_force);
+    dcuda_status_t st = dcu_boot_start(s->processes, count_gpus, fork_hazard, (int)s->net_force);
     if (st == DCUDA_OK)
         st = dcu_node_open();
     return st;

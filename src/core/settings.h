@@ -20,8 +20,9 @@
 #define DCUDA_SETTINGS_MAP(X)                                                                  \
     X(backend, BACKEND, STRING, "auto", "auto, cpu or cuda: where ranks run (auto: a GPU if "  \
                                         "the kernel was built for one and one is present)")    \
-    X(ranks, RANKS, INT, "0", "CPU ranks per process (0: 8 per online core, at most 256); "    \
-                              "on a GPU, an upper bound on ranks (0: as many as fit)")         \
+    X(ranks, RANKS, INT, "0", "CPU ranks per process (0: 8 per online core, at most 256; "     \
+                              "never more than 8192); on a GPU, an upper bound on ranks (0: " \
+                              "as many as fit)")                                              \
     X(processes, PROCESSES, INT, "0", "processes (one device each) when not started by "      \
                                       "mpirun: the first dcuda_host_init forks the others "    \
                                       "(0: one per visible GPU, or 1 for CPU ranks)")          \

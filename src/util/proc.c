@@ -1,8 +1,11 @@
 /*
- * Other processes: whether one has ended, read from /proc/<pid>/stat.
+ * Processes: whether another one has ended, read from /proc/<pid>/stat;
+ * whether this one has initialised CUDA, asked of the driver library when
+ * it is loaded (never loading it).
  */
 #include "proc.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,4 +23,20 @@ int dcu_proc_ended(pid_t pid)
     /* "pid (name) S ...": the state follows the last parenthesis. */
     const char *close_paren = strrchr(text, ')');
     return close_paren && (close_paren[2] == 'Z' || close_paren[2] == 'X');
+}
+
+/* The driver's answer to cuCtxGetCurrent before cuInit. */
+#define CUDA_ERROR_NOT_INITIALIZED 3
+
+int dcu_proc_cuda_initialised(void)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (!lib)
+        return 0; /* never loaded: no CUDA call was made */
+    int (*current)(void **) = NULL;
+    *(void **)&current = dlsym(lib, "cuCtxGetCurrent");
+    void *ctx = NULL;
+    int initialised = current && current(&ctx) != CUDA_ERROR_NOT_INITIALIZED;
+    dlclose(lib);
+    return initialised;
 }
