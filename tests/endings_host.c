@@ -285,6 +285,12 @@ static int case_threads_fail(int argc, char **argv)
 static int case_many_ranks(int argc, char **argv)
 {
     dcuda_host_h h;
+    const char *backend = getenv("DCUDA_BACKEND");
+    if (backend && strcmp(backend, "cuda") == 0) {
+        printf("SKIP %s: GPU ranks take RANKS as an upper bound (refused when more than fit)\n",
+               argv[1]);
+        return TEST_SKIP;
+    }
     setenv("DCUDA_RANKS", "100000", 1);
     test_capture_t cap;
     if (!test_capture_begin(&cap))
@@ -292,16 +298,8 @@ static int case_many_ranks(int argc, char **argv)
     dcuda_status_t st = dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(faults), 64, &h);
     char *out = test_capture_end(&cap);
     printf("%s", out ? out : "");
-    if (st == DCUDA_OK) {
-        dcuda_rank_info_t info;
-        dcuda_host_get_rank_info(h, &info);
+    if (st == DCUDA_OK)
         dcuda_host_finish(h);
-        if (strcmp(info.backend, "cpu") != 0) {
-            free(out);
-            printf("SKIP %s: GPU ranks take RANKS as an upper bound\n", argv[1]);
-            return TEST_SKIP;
-        }
-    }
     TEST_STATUS(st, DCUDA_ERR_SETTING);
     TEST_CHECK(out && test_find_line(out, "dcuda: error:", "at most 8192"),
                "the refusal does not say how many ranks a process can run");
