@@ -34,7 +34,9 @@
  * host code that includes this header for its constants) defines
  * DCUDA_CPU_RANK_CODE first. */
 #if defined(__NVCC__) && !defined(__CUDACC__) && !defined(DCUDA_CPU_RANK_CODE)
-#error "dcuda: nvcc is compiling this file as host code (a .c file without -x cu), so its rank code would get only its CPU form: compile rank code for GPU ranks with nvcc -x cu, or define DCUDA_CPU_RANK_CODE to build the CPU form with nvcc on purpose"
+#error "dcuda: nvcc is compiling this file as host code (a .c file without -x cu), so its \
+rank code would get only its CPU form: compile rank code for GPU ranks with nvcc -x cu, or \
+define DCUDA_CPU_RANK_CODE to build the CPU form with nvcc on purpose"
 #endif
 
 #include <stddef.h>

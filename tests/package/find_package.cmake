@@ -60,8 +60,9 @@ file(WRITE ${WORK}/no_cuda/CMakeLists.txt
   "add_executable(ring ${example}/main.c)\n"
   "dcuda_add_rank_code(ring ${example}/ring_kernel.c)\n"
   "target_link_libraries(ring PRIVATE dcuda::dcuda)\n")
-execute_process(COMMAND ${CMAKE_COMMAND} -G ${GENERATOR} -S ${WORK}/no_cuda -B ${WORK}/no_cuda/build
-                        -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_C_COMPILER=${C_COMPILER}
+execute_process(COMMAND ${CMAKE_COMMAND} -G ${GENERATOR} -S ${WORK}/no_cuda
+                        -B ${WORK}/no_cuda/build -DCMAKE_PREFIX_PATH=${prefix}
+                        -DCMAKE_C_COMPILER=${C_COMPILER}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE text ERROR_VARIABLE text)
 message("---- configure without the CUDA language (must fail)\n${text}")
 string(REGEX REPLACE "[ \n]+" " " flat "${text}")
