@@ -25,8 +25,11 @@ function(pkg_parent dir languages)
     "dcuda_add_rank_code(ring ${example}/ring_kernel.c)\n"
     "target_link_libraries(ring PRIVATE dcuda::dcuda)\n")
 endfunction()
+# dcuda inside the parent has the CUDA backend exactly when the build under
+# test has it.
 set(configure ${CMAKE_COMMAND} -G ${GENERATOR} -DCMAKE_C_COMPILER=${C_COMPILER}
-              -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_BUILD_TYPE=Release)
+              -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_BUILD_TYPE=Release
+              -DDCUDA_WITH_CUDA=${HAVE_CUDA})
 
 pkg_parent(${WORK}/c "C")
 if(HAVE_CUDA)
@@ -49,7 +52,8 @@ pkg_run("build, CPU ranks only" text
 pkg_run_ring("run, CPU ranks only" ${WORK}/c/cpu/ring)
 
 if(NOT HAVE_CUDA OR NOT NVCC)
-  message("SKIP: the GPU form: no nvcc or no CUDA backend (the CPU form passed)")
+  message("PASSED package.add_subdirectory, CPU form only: "
+          "the GPU form is not tested here (no nvcc or no CUDA backend)")
   return()
 endif()
 # 3. The GPU form.

@@ -48,7 +48,8 @@ pkg_run("build, CPU ranks only" text COMMAND ${CMAKE_COMMAND} --build ${WORK}/cp
 pkg_run_ring("run, CPU ranks only" ${WORK}/cpu/ring)
 
 if(NOT HAVE_CUDA)
-  message("SKIP: the GPU form: this build of dcuda has no CUDA backend (the CPU form passed)")
+  message("PASSED package.find_package, CPU form only: "
+          "the GPU form is not tested here (no CUDA backend)")
   return()
 endif()
 
@@ -68,12 +69,14 @@ message("---- configure without the CUDA language (must fail)\n${text}")
 string(REGEX REPLACE "[ \n]+" " " flat "${text}")
 if(rc EQUAL 0 OR NOT flat MATCHES "the CUDA language is not enabled here"
    OR NOT flat MATCHES "enable_language\\(CUDA\\)" OR NOT flat MATCHES "CPU_ONLY")
-  message(FATAL_ERROR "FAILED: rank code without the CUDA language was not refused with the fix named")
+  message(FATAL_ERROR
+          "FAILED: rank code without the CUDA language was not refused with the fix named")
 endif()
 
 # 4. The GPU form.
 if(NOT NVCC)
-  message("SKIP: the GPU form: no nvcc (the CPU form passed)")
+  message("PASSED package.find_package, CPU form only: "
+          "the GPU form is not tested here (no nvcc)")
   return()
 endif()
 pkg_run("configure, GPU form" text

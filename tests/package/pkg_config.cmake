@@ -44,7 +44,8 @@ pkg_run("gcc, CPU ranks only" text
 pkg_run_ring("run, CPU ranks only" ${WORK}/ring_cpu)
 
 if(NOT HAVE_CUDA OR NOT NVCC)
-  message("SKIP: the GPU form: no nvcc or no CUDA backend (the CPU form passed)")
+  message("PASSED package.pkg_config, CPU form only: "
+          "the GPU form is not tested here (no nvcc or no CUDA backend)")
   return()
 endif()
 # Both forms: the CPU form by the C compiler, the GPU form by nvcc -x cu;
