@@ -1,18 +1,63 @@
-# dcuda_add_rank_code(<target> <file.c>...)
+# dcuda_add_rank_code(<target> [CPU_ONLY] <file.c>...)
 #
-# Rank code is written once and compiled twice: as C11 for CPU ranks, and,
-# when the CUDA backend is built, as CUDA for GPU ranks (through a generated
-# .cu file that includes the C source). DCUDA_KERNEL gives the two forms
-# different symbols; DCUDA_KERNEL_REF on the host finds whichever exist.
+# Rank code is written once and compiled twice: as C11 for CPU ranks, and as
+# CUDA for GPU ranks (through a generated .cu file that includes the C
+# source). DCUDA_KERNEL gives the two forms different symbols;
+# DCUDA_KERNEL_REF on the host finds whichever exist.
+#
+# The GPU form is built when dcuda has the CUDA backend and the calling
+# directory has the CUDA language (project(... LANGUAGES C CUDA) or
+# enable_language(CUDA) there or in a directory above it). When dcuda has
+# the CUDA backend and the caller has no CUDA language, this stops with an
+# error: the program would run on CPU ranks alone, even on a GPU. CPU_ONLY,
+# or DCUDA_RANK_CODE_CPU_ONLY=ON for every call of a project, asks for the
+# CPU form alone on purpose.
+#
+# Whether dcuda has the CUDA backend comes from the global property
+# DCUDA_HAVE_CUDA, which dcuda's own build and its installed package set.
+# Programs with the GPU form use the shared CUDA runtime, the one libdcuda
+# links: its kernels must be registered with the runtime that launches them.
 function(dcuda_add_rank_code target)
-  foreach(src IN LISTS ARGN)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "CPU_ONLY" "" "")
+  if(NOT arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "dcuda_add_rank_code(${target}): no rank code files given")
+  endif()
+  get_property(dcuda_cuda GLOBAL PROPERTY DCUDA_HAVE_CUDA)
+  set(gpu OFF)
+  if(dcuda_cuda AND NOT arg_CPU_ONLY AND NOT DCUDA_RANK_CODE_CPU_ONLY)
+    if(NOT CMAKE_CUDA_COMPILER_LOADED)
+      dcuda_rank_code_no_cuda_(${target})
+    endif()
+    set(gpu ON)
+  endif()
+  foreach(src IN LISTS arg_UNPARSED_ARGUMENTS)
     get_filename_component(abs ${src} ABSOLUTE)
     target_sources(${target} PRIVATE ${abs})
-    if(DCUDA_HAVE_CUDA AND DCUDA_GPU_RANK_CODE)
+    if(gpu)
       get_filename_component(name ${src} NAME)
       set(gen ${CMAKE_CURRENT_BINARY_DIR}/gpu/${target}/${name}.cu)
       file(GENERATE OUTPUT ${gen} CONTENT "/* GPU form of ${name} (generated). */\n#include \"${abs}\"\n")
       target_sources(${target} PRIVATE ${gen})
     endif()
   endforeach()
+  if(gpu)
+    set_target_properties(${target} PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
+  endif()
+endfunction()
+
+# The error for a caller without the CUDA language, naming the fix.
+function(dcuda_rank_code_no_cuda_ target)
+  get_property(langs GLOBAL PROPERTY ENABLED_LANGUAGES)
+  set(where "")
+  if(CUDA IN_LIST langs)
+    set(where " CUDA is enabled elsewhere in the build, but not in this directory or one above it.")
+  endif()
+  message(FATAL_ERROR
+    "dcuda_add_rank_code(${target}): dcuda was built with the CUDA backend, but the CUDA "
+    "language is not enabled here, so the rank code would get only its CPU form and run on "
+    "CPU ranks even on a GPU.${where} Enable CUDA in this project: "
+    "project(<name> LANGUAGES C CUDA), or enable_language(CUDA) in its top directory "
+    "(and set CMAKE_CUDA_ARCHITECTURES, e.g. 90 for Hopper). To build CPU ranks only, "
+    "call dcuda_add_rank_code(${target} CPU_ONLY <files>) or configure with "
+    "-DDCUDA_RANK_CODE_CPU_ONLY=ON.")
 endfunction()

@@ -1,7 +1,7 @@
 /*
- * dcuda_info: prints every setting (environment variable) with its default,
- * current value and meaning, and which backends and network managers this
- * build contains.
+ * dcuda_info: prints the library's version, every setting (environment
+ * variable) with its default, current value and meaning, and which backends
+ * and network managers this build contains.
  */
 #include <stdio.h>
 
@@ -10,7 +10,10 @@
 
 int main(void)
 {
-    printf("dcuda layout version %u; backends: cpu%s\n", DCUDA_LAYOUT_VERSION,
+    int major, minor, patch;
+    dcuda_version(&major, &minor, &patch);
+    printf("dcuda %d.%d.%d, layout version %u; backends: cpu%s\n", major, minor, patch,
+           DCUDA_LAYOUT_VERSION,
 #if defined(DCUDA_HAVE_CUDA)
            ", cuda"
 #else

@@ -22,6 +22,7 @@
 #include <stdio.h>
 
 #include "dcuda_status.h"
+#include "dcuda_version.h"
 
 #if defined(__cplusplus)
 extern "C" {

@@ -22,10 +22,22 @@
  * visible. Every notification is a release of what the rank wrote and read
  * before it.
  *
- * Self-contained: compiles as C11, as C++ and with nvcc.
+ * Self-contained: compiles as C11, as C++ and with nvcc (as CUDA: -x cu).
  */
 #ifndef DCUDA_RANK_H
 #define DCUDA_RANK_H
+
+/* nvcc hands a .c file to the host compiler (with __NVCC__ but without
+ * __CUDACC__): rank code compiled that way would silently get its CPU form
+ * alone. GPU rank code is compiled with `nvcc -x cu` (dcuda_add_rank_code
+ * does so). A file nvcc compiles as host code on purpose (a CPU form, or
+ * host code that includes this header for its constants) defines
+ * DCUDA_CPU_RANK_CODE first. */
+#if defined(__NVCC__) && !defined(__CUDACC__) && !defined(DCUDA_CPU_RANK_CODE)
+#error "dcuda: nvcc is compiling this file as host code (a .c file without -x cu), so its \
+rank code would get only its CPU form: compile rank code for GPU ranks with nvcc -x cu, or \
+define DCUDA_CPU_RANK_CODE to build the CPU form with nvcc on purpose"
+#endif
 
 #include <stddef.h>
 
