@@ -19,8 +19,13 @@ enum fault_case {
     FAULT_WATCH_COUNTS, /* rank 0 sends the last rank `count` notifications of tag 0 and one
                          * of tag 2; it consumes those of tag 0, then waits for tag 1 */
     FAULT_EARLY_RETURN, /* rank `culprit` returns from the kernel without rank_finish */
-    FAULT_THREAD_EXIT   /* CPU ranks: the thread of rank `culprit` calls pthread_exit */
+    FAULT_THREAD_EXIT,  /* CPU ranks: the thread of rank `culprit` calls pthread_exit */
+    FAULT_LONG_RING     /* `count` rounds of a ring of puts with acks, delay_ms each */
 };
+
+/* What rank `rank` sends in round `round` of FAULT_LONG_RING. */
+#define FAULT_ROUND_VALUE(rank, round) (1000000 * ((int64_t)(rank) + 1) + (int64_t)(round))
+#define FAULT_ACK_TAG 4
 
 /* The tag FAULT_FIRST_ERROR and FAULT_EVERY_ERROR notify with (out of range). */
 #define FAULT_BAD_TAG 300
@@ -31,7 +36,8 @@ enum fault_case {
 enum fault_slot {
     FAULT_RES_CALL = 0, /* status of the call the case is about */
     FAULT_RES_VALUE,    /* FAULT_RING_PUT: what arrived from the left neighbour; the
-                         * error cases: status of the faulty call */
+                         * error cases: status of the faulty call; FAULT_LONG_RING:
+                         * rounds in which the right value arrived */
     FAULT_RES_SETUP,    /* first failing other call (0: none) */
     FAULT_SLOTS
 };
@@ -45,12 +51,13 @@ enum fault_slot {
 typedef struct fault_data {
     int32_t test_case;
     int32_t tag;      /* FAULT_LEFTOVER */
-    int32_t count;    /* FAULT_LEFTOVER */
-    int32_t delay_ms; /* FAULT_LATE */
+    int32_t count;    /* FAULT_LEFTOVER, FAULT_WATCH_COUNTS, FAULT_LONG_RING */
+    int32_t delay_ms; /* FAULT_LATE, FAULT_LONG_RING */
     int32_t culprit;  /* FAULT_FIRST_ERROR, FAULT_EARLY_RETURN, FAULT_THREAD_EXIT: WORLD rank */
     int32_t reserved;
     int64_t *res;     /* [WORLD ranks * FAULT_SLOTS], rank-visible */
-    int64_t *parts;   /* FAULT_RING_PUT: [device ranks * FAULT_PART_WORDS] of this process */
+    int64_t *parts;   /* FAULT_RING_PUT, FAULT_LONG_RING: [device ranks * FAULT_PART_WORDS] of
+                       * this process */
 } fault_data_t;
 
 #endif /* DCUDA_TESTS_FAULTS_H */

@@ -99,6 +99,36 @@ TEST_RANK_FN int64_t fault_watch_counts(dcuda_state_t *st, const fault_data_t *d
     return first;
 }
 
+/* `count` rounds: each rank puts its round's value into word 1 of its
+ * right neighbour's part, waits for its left neighbour's, checks it, tells
+ * the left one its word is free again, and waits for the same from the
+ * right before the next round; every round sleeps delay_ms. Returns the
+ * first failing status; *good counts the rounds that arrived right. */
+TEST_RANK_FN int64_t fault_long_ring(dcuda_state_t *st, const fault_data_t *d, int rank, int size,
+                                     int drank, int64_t *good)
+{
+    int64_t first = 0;
+    int64_t *mine = d->parts + (size_t)drank * FAULT_PART_WORDS;
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    dcuda_win_t win;
+    test_note(&first, dcuda_win_create(st, DCUDA_COMM_WORLD, mine,
+                                       FAULT_PART_WORDS * sizeof(int64_t), &win));
+    for (int i = 1; i <= d->count && first == 0; i++) {
+        if (dcuda_thread_index() == 0)
+            mine[0] = FAULT_ROUND_VALUE(rank, i);
+        test_note(&first, dcuda_put_notify(st, win, right, sizeof(int64_t), sizeof(int64_t),
+                                           &mine[0], FAULT_RING_TAG));
+        test_note(&first, dcuda_wait_notifications(st, FAULT_RING_TAG, 1));
+        *good += mine[1] == FAULT_ROUND_VALUE(left, i);
+        dcuda_rank_sync(); /* every thread read mine[1] before it is handed back */
+        test_note(&first, dcuda_notify(st, left, DCUDA_COMM_WORLD, FAULT_ACK_TAG));
+        test_note(&first, dcuda_wait_notifications(st, FAULT_ACK_TAG, 1));
+        fault_delay_ms(d->delay_ms);
+    }
+    test_note(&first, dcuda_win_free(st, win));
+    return first;
+}
+
 /* Result slots of rank `rank`, written by thread 0. */
 TEST_RANK_FN void fault_result(const fault_data_t *d, int rank, int64_t call, int64_t value,
                                int64_t setup)
@@ -157,6 +187,8 @@ DCUDA_KERNEL(faults, ctx)
         call = dcuda_comm_barrier(&st, DCUDA_COMM_WORLD);
     } else if (d->test_case == FAULT_WATCH_COUNTS) {
         call = fault_watch_counts(&st, d, rank, size);
+    } else if (d->test_case == FAULT_LONG_RING) {
+        call = fault_long_ring(&st, d, rank, size, drank, &value);
     } else if (fault_leave_early(d, rank, setup)) {
         return;
     }

@@ -167,17 +167,24 @@ dcuda_status_t dcu_boot_fork_start(int count, int *index)
     return DCUDA_OK;
 }
 
-/* Has process p contributed round r, or ended without? */
+static int contributed(int p, uint32_t r)
+{
+    return (int32_t)(atomic_load_explicit(&fk.area->round[p], memory_order_acquire) - r) >= 0;
+}
+
+/* Has process p contributed round r, or ended without? (A process may
+ * contribute and end between two looks: its round is read again once it
+ * is seen ended.) */
 static dcuda_status_t await_round(int p, uint32_t r)
 {
     unsigned spins = 0;
-    while ((int32_t)(atomic_load_explicit(&fk.area->round[p], memory_order_acquire) - r) < 0) {
+    while (!contributed(p, r)) {
         if (spins++ < FORK_SPINS_BEFORE_SLEEP) {
             sched_yield();
             continue;
         }
         pid_t pid = (pid_t)atomic_load(&fk.area->pid[p]);
-        if (pid > 0 && dcu_proc_ended(pid)) {
+        if (pid > 0 && dcu_proc_ended(pid) && !contributed(p, r)) {
             dcu_msg_error("process %d (pid %d) ended while process %d starts with it", p, (int)pid,
                           fk.index);
             return DCUDA_ERR_PEER;

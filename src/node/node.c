@@ -264,19 +264,36 @@ static dcuda_status_t peer_gone(int p, const char *where)
     return DCUDA_ERR_PEER;
 }
 
-/* Waits until process p has reached host barrier `target`. */
+/* Has process p left or ended (nothing reported, nothing changed)? */
+static int peer_seems_gone(int p)
+{
+    uint32_t state = atomic_load_explicit(&node.seg->procs[p].state, memory_order_acquire);
+    return state == DCU_PROC_DEPARTED || state == DCU_PROC_LEFT_RUN ||
+           (node.pids[p] > 0 && dcu_proc_ended(node.pids[p]));
+}
+
+static int arrived(const dcu_node_proc_t *q, uint32_t target)
+{
+    return (int32_t)(atomic_load_explicit(&q->host_arrived, memory_order_acquire) - target) >= 0;
+}
+
+/* Waits until process p has reached host barrier `target`. (A process may
+ * arrive and end between two looks: its arrival is read again before it is
+ * declared gone.) */
 static dcuda_status_t wait_for(int p, uint32_t target, const char *where)
 {
     dcu_node_proc_t *q = &node.seg->procs[p];
     unsigned spins = 0;
     uint64_t start = dcu_clock_ns(), warned = start;
-    while ((int32_t)(atomic_load_explicit(&q->host_arrived, memory_order_acquire) - target) < 0) {
+    while (!arrived(q, target)) {
         pause_briefly(&spins);
         if ((spins % NODE_CHECK_EVERY) != 0)
             continue;
-        dcuda_status_t st = peer_gone(p, where);
-        if (st != DCUDA_OK)
-            return st;
+        if (peer_seems_gone(p) && !arrived(q, target)) {
+            dcuda_status_t st = peer_gone(p, where);
+            if (st != DCUDA_OK)
+                return st;
+        }
         uint64_t now = dcu_clock_ns();
         if (now - warned > NODE_WARN_NS) {
             dcu_msg_warn("process %d has waited %.0f s for process %d in %s", node.index,
