@@ -570,13 +570,39 @@ static int run_backend(int argc, char **argv)
     setenv("DCUDA_BACKEND", "cpu", 1);
     TEST_STATUS(init_with("", gpu_only, &h), DCUDA_ERR_BACKEND);
     TEST_STATUS(init_with("", neither, &h), DCUDA_ERR_INVALID_ARG);
-    /* auto falls back to CPU ranks for a kernel with only a CPU form. */
+    /* auto falls back to CPU ranks for a kernel with only a CPU form; with
+     * GPUs here it warns and names the fix. */
     setenv("DCUDA_BACKEND", "auto", 1);
-    if (TEST_STATUS(init_with("", cpu_only, &h), DCUDA_OK)) {
+    int gpus_here = dcuda_host_backend_available("cuda", NULL, 0);
+    test_capture_t cap;
+    if (!test_capture_begin(&cap))
+        return 1;
+    dcuda_status_t st = init_with("", cpu_only, &h);
+    char *out = test_capture_end(&cap);
+    printf("%s", out ? out : "");
+    if (TEST_STATUS(st, DCUDA_OK)) {
         dcuda_rank_info_t info;
         dcuda_host_get_rank_info(h, &info);
         TEST_CHECK(strcmp(info.backend, "cpu") == 0, "auto chose %s", info.backend);
         TEST_STATUS(dcuda_host_finish(h), DCUDA_OK);
+    }
+    int warned = out && test_find_line(out, "dcuda: warning:", "has no GPU form") &&
+                 test_find_line(out, "dcuda: warning:", "dcuda_add_rank_code");
+    TEST_CHECK(warned == gpus_here, "with%s GPUs here, auto %s about CPU ranks",
+               gpus_here ? "" : "out", warned ? "warned" : "said nothing");
+    free(out);
+    /* Where no backend can run a kernel, the error gives every backend's reason. */
+    if (!gpus_here) {
+        if (!test_capture_begin(&cap))
+            return 1;
+        st = init_with("", gpu_only, &h);
+        out = test_capture_end(&cap);
+        printf("%s", out ? out : "");
+        TEST_STATUS(st, DCUDA_ERR_BACKEND);
+        TEST_CHECK(out && test_find_line(out, "no backend can run", "cuda: ") &&
+                       test_find_line(out, "no backend can run", "cpu: "),
+                   "the error does not give each backend's reason");
+        free(out);
     }
     return 0;
 }

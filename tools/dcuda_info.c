@@ -1,7 +1,8 @@
 /*
  * dcuda_info: prints the library's version, every setting (environment
- * variable) with its default, current value and meaning, and which backends
- * and network managers this build contains.
+ * variable) with its default, current value and meaning, which backends
+ * and network managers this build contains, and which backends can run
+ * ranks on this machine (and why the others cannot).
  */
 #include <stdio.h>
 
@@ -30,6 +31,14 @@ int main(void)
 #endif
         ;
     printf("network managers (DCUDA_NET):%s\n", nets[0] ? nets : " none built");
+    /* Which backends can run ranks on this machine, and why not. */
+    static const char *backends[] = { "cuda", "cpu" };
+    for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++) {
+        char why[256] = "";
+        int can = dcuda_host_backend_available(backends[i], why, sizeof why);
+        printf("backend %-4s here: %s%s%s\n", backends[i], can ? "can run" : "cannot run",
+               can ? "" : ": ", can ? "" : why);
+    }
     printf("limits: %d tags, %d live windows per communicator, %d timers per run, "
            "rank state %zu bytes\n\n",
            DCUDA_TAG_COUNT, DCUDA_MAX_WINDOWS, DCUDA_MAX_TIMERS, sizeof(dcuda_state_t));

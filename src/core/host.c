@@ -84,6 +84,24 @@ int dcuda_host_backend_available(const char *backend, char *why, size_t why_size
     return backend_devices(ops, why, why_size) > 0;
 }
 
+/* auto does not take the GPUs: say why. With GPUs here and a kernel that
+ * has no GPU form that is a mistake of the build, so it is a warning that
+ * names the fix; otherwise a verbose note. */
+static void warn_cpu_instead(const dcu_backend_ops_t *gpu, const dcuda_kernel_t *k,
+                             const char *why)
+{
+    char none[256];
+    int gpus = k->gpu ? 0 : backend_devices(gpu, none, sizeof none);
+    if (gpus > 0)
+        dcu_msg_warn("kernel %s has no GPU form, so its ranks run as CPU threads although %d "
+                     "GPU(s) are here: build its rank code with dcuda_add_rank_code() in a "
+                     "project with CUDA enabled (or with nvcc -x cu); DCUDA_BACKEND=cpu says "
+                     "CPU ranks are meant",
+                     k->name, gpus);
+    else
+        dcu_msg_info("not using the cuda backend: %s", why);
+}
+
 static dcuda_status_t pick_backend(const dcuda_settings_t *s, const dcuda_kernel_t *k,
                                    const dcu_backend_ops_t **out)
 {
@@ -103,16 +121,17 @@ static dcuda_status_t pick_backend(const dcuda_settings_t *s, const dcuda_kernel
         *out = ops;
         return DCUDA_OK;
     }
-    ops = backend_of_kind(DCU_BACKEND_CUDA);
-    if (ops && backend_can_run(ops, k, why, sizeof why)) {
-        *out = ops;
+    const dcu_backend_ops_t *gpu = backend_of_kind(DCU_BACKEND_CUDA);
+    char gpu_why[256] = "this build of dcuda has no cuda backend";
+    if (gpu && backend_can_run(gpu, k, gpu_why, sizeof gpu_why)) {
+        *out = gpu;
         return DCUDA_OK;
     }
-    if (ops)
-        dcu_msg_info("not using the cuda backend: %s", why);
+    if (gpu)
+        warn_cpu_instead(gpu, k, gpu_why);
     ops = backend_of_kind(DCU_BACKEND_CPU);
     if (!backend_can_run(ops, k, why, sizeof why)) {
-        dcu_msg_error("no backend can run kernel %s: %s", k->name, why);
+        dcu_msg_error("no backend can run kernel %s: cuda: %s; cpu: %s", k->name, gpu_why, why);
         return DCUDA_ERR_BACKEND;
     }
     *out = ops;
