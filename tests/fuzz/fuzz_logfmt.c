@@ -30,14 +30,14 @@
 
 const char fuzz_name[] = "logfmt";
 const unsigned fuzz_replay_rounds = 150000;
-const char *const fuzz_tokens[] = { "%d",  "%s",  "%n",   "%p",   "%f",  "%c",  "%x",  "%%",
-                                    "%ll", "%hh", "%L",   "%z",   "%j",  "%t",  "%q",  "%*",
-                                    "%1$", "%.*", "%-+ #0", "%999", "%.999", "%1000", "%5.2",
-                                    "%#o", "%a",  "%G",   "%lc",  "%ls", NULL };
+const char *const fuzz_tokens[] = { "%d",  "%s",  "%n",     "%p",   "%f",    "%c",    "%x",   "%%",
+                                    "%ll", "%hh", "%L",     "%z",   "%j",    "%t",    "%q",   "%*",
+                                    "%1$", "%.*", "%-+ #0", "%999", "%.999", "%1000", "%5.2", "%#o",
+                                    "%a",  "%G",  "%lc",    "%ls",  NULL };
 
-#define HEAD 32          /* bytes of the input before the arguments */
-#define FULL 16384       /* an output buffer no entry fills */
-#define GUARD 64         /* bytes after a buffer that must stay untouched */
+#define HEAD 32    /* bytes of the input before the arguments */
+#define FULL 16384 /* an output buffer no entry fills */
+#define GUARD 64   /* bytes after a buffer that must stay untouched */
 #define MARKER " [dcuda: log format refused at \""
 
 static void read_entry(const uint8_t *data, size_t size, dcuda_log_entry_t *e, size_t *out_size)
@@ -73,7 +73,7 @@ static void add(text_t *t, const char *s, size_t n)
 
 /* One conversion as read: "%" flags width .precision length conv. */
 typedef struct spec {
-    char flags[8]; /* each at most once */
+    char flags[8];         /* each at most once */
     long width, precision; /* -1: none */
     char length[3];
     char conv;
@@ -220,8 +220,7 @@ static void format_into(const dcuda_log_entry_t *e, char *buf, size_t size)
     memset(buf, 0x55, size + GUARD);
     dcu_log_entry_text(e, buf, size);
     if (size > 0)
-        FUZZ_CHECK(memchr(buf, '\0', size) != NULL, "output not terminated inside %zu bytes",
-                   size);
+        FUZZ_CHECK(memchr(buf, '\0', size) != NULL, "output not terminated inside %zu bytes", size);
     for (size_t i = size; i < size + GUARD; i++)
         FUZZ_CHECK((unsigned char)buf[i] == 0x55, "byte %zu written, beyond a buffer of %zu", i,
                    size);
@@ -241,8 +240,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                    DCUDA_LOG_TEXT, e.text, full, want.s);
     } else {
         size_t n = strnlen(e.text, DCUDA_LOG_TEXT), len = strlen(full);
-        FUZZ_CHECK(strncmp(full, e.text, n) == 0 && strncmp(full + n, MARKER, strlen(MARKER)) == 0 &&
-                       full[len - 1] == ']',
+        FUZZ_CHECK(strncmp(full, e.text, n) == 0 &&
+                       strncmp(full + n, MARKER, strlen(MARKER)) == 0 && full[len - 1] == ']',
                    "format '%.*s' should be refused: got '%s'", DCUDA_LOG_TEXT, e.text, full);
     }
     format_into(&e, cut, cut_size);

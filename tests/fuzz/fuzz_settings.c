@@ -35,6 +35,7 @@ extern char **environ;
 
 const char fuzz_name[] = "settings";
 const unsigned fuzz_replay_rounds = 80000;
+/* clang-format off */
 const char *const fuzz_tokens[] = {
     "\002RANKS=", "\003ranks=", "\006PROCESSES=", "\006WATCHDOG=", "\002watchdog-cancel=",
     "\006LOG_ENTRIES=", "\002log-entries=", "\006NOTIF_START=", "\002notif-start=", "\006NET=",
@@ -44,6 +45,7 @@ const char *const fuzz_tokens[] = {
     "cuda", "auto", "mpi", "ucx", "none", "-", "+", " ", "\t", "16", "1024", "1048576", "4294967295",
     "4294967296", "18446744073709551615", "9223372036854775807", "9223372036854775808", NULL
 };
+/* clang-format on */
 
 #define MAX_PIECES 32
 
@@ -69,7 +71,9 @@ enum {
     S_ON_ERROR
 };
 
+/* clang-format off */
 #define REF_(field, NAME, type, def) { #NAME, REF_##type, def, offsetof(dcuda_settings_t, field) }
+/* clang-format on */
 static const ref_setting_t table[] = {
     [S_BACKEND] = REF_(backend, BACKEND, STRING, "auto"),
     [S_RANKS] = REF_(ranks, RANKS, INT, "0"),
@@ -117,7 +121,7 @@ static int ref_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
 static int ref_digit(char c, int base)
 {
-    int d = c >= '0' && c <= '9' ? c - '0'
+    int d = c >= '0' && c <= '9'   ? c - '0'
             : c >= 'a' && c <= 'f' ? c - 'a' + 10
             : c >= 'A' && c <= 'F' ? c - 'A' + 10
                                    : 99;
@@ -265,10 +269,10 @@ static void ref_load(char **env, int argc, char **argv, ref_result_t *r)
 /* ---- the input ------------------------------------------------------------------- */
 
 typedef struct built {
-    char *text;                   /* every string, NUL-terminated */
-    size_t used;                  /* bytes of text */
-    char *env[MAX_PIECES + 1];    /* NULL-terminated */
-    char *argv[MAX_PIECES + 2];   /* argv[0] is the program */
+    char *text;                 /* every string, NUL-terminated */
+    size_t used;                /* bytes of text */
+    char *env[MAX_PIECES + 1];  /* NULL-terminated */
+    char *argv[MAX_PIECES + 2]; /* argv[0] is the program */
     int argc;
 } built_t;
 
@@ -440,8 +444,13 @@ void fuzz_seeds(fuzz_emit_fn emit, void *arg)
                                       NULL };
     static const char *const s1[] = { "\002backend=cpu", "\002log-entries=0x100",
                                       "\002notif-start=4294967295", "\010plain", NULL };
-    static const char *const s2[] = { "\004" "DCUDA_NET=ucx", "\006NET_FORCE=1", "\006verbose=0",
-                                      "\001-x", "\007", NULL };
+    static const char *const s2[] = { "\004"
+                                      "DCUDA_NET=ucx",
+                                      "\006NET_FORCE=1",
+                                      "\006verbose=0",
+                                      "\001-x",
+                                      "\007",
+                                      NULL };
     static const char *const s3[] = { "\006WATCHDOG=2.5", "\006RANK=3", "\006PROCESSES=16",
                                       "\006WATCHDOG_CANCEL=+1", NULL };
     static const char *const s4[] = { "\010--dcuda_ranks=3", "\006LOG_ENTRIES=1000", NULL };

@@ -98,13 +98,36 @@ static void pool_add(void *arg, const void *data, size_t size)
 /* Values that sit at the edges of the fields decoders check. */
 static uint64_t interesting(void)
 {
-    static const uint64_t v[] = { 0,          1,          2,          3,          4,
-                                  7,          8,          15,         16,         63,
-                                  64,         127,        128,        224,        255,
-                                  256,        257,        1023,       1024,       4096,
-                                  32768,      65535,      65536,      0x7fffffff, 0x80000000,
-                                  0xffffffff, 0x100000000ull, 0x7fffffffffffffffull,
-                                  0x8000000000000000ull,  0xffffffffffffffffull };
+    static const uint64_t v[] = { 0,
+                                  1,
+                                  2,
+                                  3,
+                                  4,
+                                  7,
+                                  8,
+                                  15,
+                                  16,
+                                  63,
+                                  64,
+                                  127,
+                                  128,
+                                  224,
+                                  255,
+                                  256,
+                                  257,
+                                  1023,
+                                  1024,
+                                  4096,
+                                  32768,
+                                  65535,
+                                  65536,
+                                  0x7fffffff,
+                                  0x80000000,
+                                  0xffffffff,
+                                  0x100000000ull,
+                                  0x7fffffffffffffffull,
+                                  0x8000000000000000ull,
+                                  0xffffffffffffffffull };
     uint64_t x = v[below(sizeof v / sizeof v[0])];
     return rng() % 4 == 0 ? x - 1 : x;
 }
@@ -300,8 +323,9 @@ static void write_dict(const char *path)
 
 static int usage(const char *prog)
 {
-    fprintf(stderr, "usage: %s [--rounds N] [FILE|DIR ...]\n"
-                    "       %s [--write-seeds DIR] [--write-dict FILE]\n",
+    fprintf(stderr,
+            "usage: %s [--rounds N] [FILE|DIR ...]\n"
+            "       %s [--write-seeds DIR] [--write-dict FILE]\n",
             prog, prog);
     return 2;
 }
@@ -357,7 +381,7 @@ int main(int argc, char **argv)
     for (; a < argc; a++)
         files += run_path(argv[a]);
     run_mutations(rounds, &pool);
-    printf("fuzz %s: %d given inputs, %d seeds and %u mutations ran, every check held\n",
-           fuzz_name, files, pool.seeds, rounds);
+    printf("fuzz %s: %d given inputs, %d seeds and %u mutations ran, every check held\n", fuzz_name,
+           files, pool.seeds, rounds);
     return 0;
 }
