@@ -33,6 +33,21 @@ static int net_target(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *lim, char 
     return q;
 }
 
+/* A PUT or PUT_READ: its bytes lie at offsets a window part could have
+ * (offset + size does not wrap, which the receiving proxy would refuse,
+ * failing the wrong process). */
+static int put_span_ok(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *lim, char *why,
+                       size_t why_size)
+{
+    if (cmd->args[2] > UINT64_MAX - cmd->args[3]) {
+        snprintf(why, why_size, "rank %d sent a put of %llu bytes at offset %llu, past any window",
+                 lim->world_first + cmd->rank, (unsigned long long)cmd->args[3],
+                 (unsigned long long)cmd->args[2]);
+        return 0;
+    }
+    return 1;
+}
+
 /* A PUT: its payload fits the entries it spans, into a window slot. */
 static int put_ok(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *lim, uint32_t k, char *why,
                   size_t why_size)
@@ -65,8 +80,7 @@ static int barrier_ok(const dcuda_cmd_t *cmd, char *why, size_t why_size)
 {
     uint32_t epoch = (uint32_t)cmd->args[0], slot = (uint32_t)cmd->args[1];
     if (epoch == 0 || (slot != DCUDA_CMD_NO_SLOT && slot >= DCUDA_MAX_WINDOWS)) {
-        snprintf(why, why_size, "a WORLD barrier command with epoch %u and window %u", epoch,
-                 slot);
+        snprintf(why, why_size, "a WORLD barrier command with epoch %u and window %u", epoch, slot);
         return 0;
     }
     return 1;
@@ -88,9 +102,9 @@ static dcu_cmd_verdict_t check_net_op(const dcuda_cmd_t *cmd, const dcu_cmd_limi
     if (info->target < 0)
         return DCU_CMD_REFUSED;
     if (cmd->op == DCUDA_CMD_PUT)
-        ok = put_ok(cmd, lim, info->entries, why, why_size);
+        ok = put_ok(cmd, lim, info->entries, why, why_size) && put_span_ok(cmd, lim, why, why_size);
     else if (cmd->op == DCUDA_CMD_PUT_READ)
-        ok = put_read_ok(cmd, lim, why, why_size);
+        ok = put_read_ok(cmd, lim, why, why_size) && put_span_ok(cmd, lim, why, why_size);
     else if (cmd->args[5] == 0) { /* NOTIFY */
         snprintf(why, why_size, "rank %d sent a notification without a tag",
                  lim->world_first + cmd->rank);

@@ -42,10 +42,10 @@ const char fuzz_name[] = "cmd";
 const unsigned fuzz_replay_rounds = 30000;
 const char *const fuzz_tokens[] = { NULL };
 
-#define MAX_ENTRIES 96   /* entries of one input, payload padding included */
+#define MAX_ENTRIES 96 /* entries of one input, payload padding included */
 #define MAX_PROCS 4
 #define READABLE (1536u * 1024u) /* rank memory a large put may be read from */
-#define MAX_SENT 1024    /* messages one input may make */
+#define MAX_SENT 1024            /* messages one input may make */
 
 /* ---- the setting -------------------------------------------------------------------- */
 
@@ -72,9 +72,9 @@ static void read_setting(fuzz_reader_t *r, setting_t *s)
     for (int q = 0; q < s->procs; q++) {
         int ranks = q == s->me ? s->ranks : 1 + (int)((b1 >> 4) & 3u);
         s->proc_first[q + 1] = s->proc_first[q] + ranks;
-        s->path[q] = q == s->me              ? DCUDA_PATH_DEVICE
-                     : (b2 >> q) & 1u        ? DCUDA_PATH_NET
-                                             : DCUDA_PATH_SHM;
+        s->path[q] = q == s->me       ? DCUDA_PATH_DEVICE
+                     : (b2 >> q) & 1u ? DCUDA_PATH_NET
+                                      : DCUDA_PATH_SHM;
         s->net |= s->path[q] == DCUDA_PATH_NET;
     }
     s->lim = (dcu_cmd_limits_t){ .ranks = s->ranks,
@@ -99,7 +99,7 @@ static dcu_cmd_verdict_t ref_net_op(const dcuda_cmd_t *c, const setting_t *s, re
 {
     uint64_t tag = c->args[5], slot = c->args[1], size = c->args[3];
     if (!s->net)
-        return DCU_CMD_REFUSED; /* nothing is on the network path */
+        return DCU_CMD_REFUSED;       /* nothing is on the network path */
     if (c->op == DCUDA_CMD_BARRIER) { /* [0] epoch > 0, [1] a slot or none (32 bits) */
         uint32_t epoch = (uint32_t)c->args[0], s32 = (uint32_t)slot;
         return epoch != 0 && (s32 == DCUDA_CMD_NO_SLOT || s32 < DCUDA_MAX_WINDOWS)
@@ -115,7 +115,7 @@ static dcu_cmd_verdict_t ref_net_op(const dcuda_cmd_t *c, const setting_t *s, re
         return DCU_CMD_REFUSED;
     if (c->op == DCUDA_CMD_NOTIFY)
         return tag ? DCU_CMD_EXECUTE : DCU_CMD_REFUSED;
-    if (slot >= DCUDA_MAX_WINDOWS)
+    if (slot >= DCUDA_MAX_WINDOWS || c->args[2] + size < c->args[2]) /* [2] + [3] may not wrap */
         return DCU_CMD_REFUSED;
     if (c->op == DCUDA_CMD_PUT) /* the payload fits the entries after the header */
         return size <= (uint64_t)(r->entries - 1u) * 64u ? DCU_CMD_EXECUTE : DCU_CMD_REFUSED;
@@ -176,8 +176,8 @@ typedef struct command {
  * puts it reads. */
 typedef struct expected {
     uint32_t ticket;
-    int peer;          /* PUT, NOTIFY, BARRIER */
-    uint64_t done;     /* PUT_READ: bytes sent so far */
+    int peer;      /* PUT, NOTIFY, BARRIER */
+    uint64_t done; /* PUT_READ: bytes sent so far */
 } expected_t;
 
 static struct world {
@@ -257,8 +257,8 @@ static void check_chunk(const dcu_wire_header_t *h, const uint8_t *body)
     FUZZ_CHECK(w.reads_at < w.nreads, "a chunk of a large put nobody asked for");
     expected_t *x = &w.reads[w.reads_at];
     const dcuda_cmd_t *c = &w.shadow[x->ticket];
-    uint64_t size = c->args[3], n = size - x->done < DCU_NET_PUT_CHUNK ? size - x->done
-                                                                      : DCU_NET_PUT_CHUNK;
+    uint64_t size = c->args[3],
+             n = size - x->done < DCU_NET_PUT_CHUNK ? size - x->done : DCU_NET_PUT_CHUNK;
     int last = x->done + n == size;
     const uint8_t *src = (const uint8_t *)(uintptr_t)(c->args[4] + x->done);
     FUZZ_CHECK(h->count == n && h->offset == c->args[2] + x->done &&
@@ -279,7 +279,7 @@ static void check_sync(int peer, const dcu_wire_header_t *h, const uint8_t *body
     FUZZ_CHECK(w.sync_at < w.nsync, "a message (type %u) no command asked for", h->type);
     expected_t *x = &w.sync[w.sync_at++];
     const dcuda_cmd_t *c = &w.shadow[x->ticket];
-    uint8_t want = c->op == DCUDA_CMD_PUT ? DCU_WIRE_PUT
+    uint8_t want = c->op == DCUDA_CMD_PUT      ? DCU_WIRE_PUT
                    : c->op == DCUDA_CMD_NOTIFY ? DCU_WIRE_NOTIFY
                                                : DCU_WIRE_BARRIER;
     FUZZ_CHECK(h->type == want && peer == x->peer, "a message of type %u to %d, expected %u to %d",
@@ -301,7 +301,8 @@ static void check_sync(int peer, const dcu_wire_header_t *h, const uint8_t *body
         return;
     }
     FUZZ_CHECK(h->src_rank == w.s.proc_first[w.s.me] + c->rank &&
-                   h->dst_rank == (int32_t)c->args[0] && (want != DCU_WIRE_PUT || h->slot == c->args[1]),
+                   h->dst_rank == (int32_t)c->args[0] &&
+                   (want != DCU_WIRE_PUT || h->slot == c->args[1]),
                "a message from rank %d to %d, slot %u", h->src_rank, h->dst_rank, h->slot);
     if (want == DCU_WIRE_PUT)
         check_put(h, body, c, x->ticket);
@@ -620,7 +621,8 @@ static void run_proxy(void)
     if (w.fails)
         FUZZ_CHECK(failure != NULL, "a refused command did not fail the proxy");
     if (failure && !w.fails)
-        FUZZ_CHECK(strstr(failure, "reached WORLD barrier") || strstr(failure, "sent a put to read"),
+        FUZZ_CHECK(strstr(failure, "reached WORLD barrier") ||
+                       strstr(failure, "sent a put to read"),
                    "the proxy failed on commands the rules allow: %s", failure);
     if (!failure)
         FUZZ_CHECK(tail == tickets && w.sync_at == w.nsync && w.reads_at == w.nreads,
@@ -723,6 +725,11 @@ void fuzz_seeds(fuzz_emit_fn emit, void *arg)
      * network path. */
     seed_start(&s, 0x09, 0x15, 0x04);
     seed_cmd(&s, 1, DCUDA_CMD_PUT_READ, 7, 4, 0, 4096, DCU_NET_PUT_CHUNK + 1000, 0, 1);
+    emit(arg, s.b, s.n);
+    /* A put whose offset and size wrap around 2^64: refused here (not by
+     * the receiver). */
+    seed_start(&s, 0x04, 0x01, 0x02);
+    seed_put(&s, 0, 1, 2, UINT64_MAX - 10u, 100, 0);
     emit(arg, s.b, s.n);
     /* A queue of 4: notifications and empty puts, many laps. */
     seed_start(&s, 0x00, 0x01, 0x02);
