@@ -454,7 +454,11 @@ void fuzz_seeds(fuzz_emit_fn emit, void *arg)
     static const char *const s3[] = { "\006WATCHDOG=2.5", "\006RANK=3", "\006PROCESSES=16",
                                       "\006WATCHDOG_CANCEL=+1", NULL };
     static const char *const s4[] = { "\010--dcuda_ranks=3", "\006LOG_ENTRIES=1000", NULL };
-    static const char *const *const all[] = { s0, s1, s2, s3, s4 };
+    /* Blanks before a number's 0x, and before a minus that an unsigned
+     * setting refuses (both once read wrongly). */
+    static const char *const s5[] = { "\002ranks= 0x10", "\006NOTIF_START=\t7", NULL };
+    static const char *const s6[] = { "\002notif-start= -18446744073709551615", NULL };
+    static const char *const *const all[] = { s0, s1, s2, s3, s4, s5, s6 };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         emit_pieces(emit, arg, all[i]);
 }
