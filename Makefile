@@ -1,12 +1,13 @@
 # Thin front for CMake. The two commands of the README:
 #   make demo   build and run the demo (GPU if present, CPU ranks otherwise)
-#   make test   build and run the tests: plain, ASan+UBSan and TSan builds
-# Other targets: build, bench, check (plain build's tests only), clean.
+#   make test   build and run the tests: plain, ASan+UBSan and TSan builds,
+#               then the libFuzzer harnesses briefly
+# Other targets: build, bench, check (plain build's tests only), fuzz, clean.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 CTEST_FLAGS ?= --output-on-failure
 
-.PHONY: all build demo test check test-asan test-tsan bench clean
+.PHONY: all build demo test check test-asan test-tsan fuzz test-fuzz bench clean
 
 all: build
 
@@ -38,10 +39,55 @@ test-tsan:
 	cd build-tsan && $(TSAN_ENV) ctest $(CTEST_FLAGS) -L cpu -j $(JOBS)
 	cd build-tsan && $(TSAN_ENV) TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan-mpi.supp" ctest $(CTEST_FLAGS) -L net -LE cpu -j $(JOBS)
 
-test: check test-asan test-tsan
+# libFuzzer runs of the fuzz harnesses (tests/fuzz, docs/fuzzing.md): a
+# clang build of their own (build-fuzz: ASan+UBSan, no CUDA, MPI or UCX),
+# each harness FUZZ_SECONDS from its seeds; what it learns stays in
+# build-fuzz/corpus for the next run, what crashes in build-fuzz/crashes.
+FUZZ_SECONDS ?= 20
+FUZZ_CC ?= clang
+FUZZ_CXX ?= clang++
+FUZZ_HARNESSES = settings logfmt cmd wire
+FUZZ_FLAGS = -timeout=30 -print_final_stats=1
+fuzz:
+	cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=$(FUZZ_CC) -DCMAKE_CXX_COMPILER=$(FUZZ_CXX) \
+	  -DDCUDA_FUZZ=ON -DDCUDA_WITH_CUDA=OFF -DDCUDA_WITH_MPI=OFF -DDCUDA_WITH_UCX=OFF \
+	  -DDCUDA_WERROR=ON $(CMAKE_FLAGS)
+	cmake --build build-fuzz -j $(JOBS) --target \
+	  $(foreach h,$(FUZZ_HARNESSES),dcuda_fuzz_$(h) dcuda_fuzz_$(h)_replay)
+	@set -e; cd build-fuzz; for h in $(FUZZ_HARNESSES); do \
+	  mkdir -p corpus/$$h seeds/$$h crashes; \
+	  tests/fuzz/dcuda_fuzz_$${h}_replay --write-seeds seeds/$$h --write-dict $$h.dict; \
+	  dict=; [ -s $$h.dict ] && dict=-dict=$$h.dict; \
+	  echo "fuzz: $$h, $(FUZZ_SECONDS) s"; \
+	  if ! tests/fuzz/dcuda_fuzz_$$h -max_total_time=$(FUZZ_SECONDS) $(FUZZ_FLAGS) $$dict \
+	      -artifact_prefix=crashes/$$h- corpus/$$h seeds/$$h > $$h.log 2>&1; then \
+	    tail -n 80 $$h.log; echo "fuzz: $$h FAILED (build-fuzz/$$h.log, build-fuzz/crashes)"; \
+	    exit 1; \
+	  fi; \
+	  grep -E "^#[0-9]+[[:space:]]+DONE|^stat::(number_of_executed_units|average_exec_per_sec)" $$h.log; \
+	done
+
+# make test's fuzz step: every harness briefly. Where clang cannot build
+# libFuzzer binaries it says so and skips, unless FUZZ_REQUIRED=1 (CI).
+FUZZ_TEST_SECONDS ?= 15
+FUZZ_REQUIRED ?= 0
+test-fuzz:
+	@probe=$$(mktemp -d); \
+	echo 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { return 0; }' \
+	  > $$probe/probe.c; \
+	if $(FUZZ_CC) -fsanitize=fuzzer $$probe/probe.c -o $$probe/probe > /dev/null 2>&1; then \
+	  rm -rf $$probe; $(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_TEST_SECONDS); \
+	elif [ "$(FUZZ_REQUIRED)" = 1 ]; then \
+	  rm -rf $$probe; echo "fuzz: $(FUZZ_CC) cannot build libFuzzer binaries"; exit 1; \
+	else \
+	  rm -rf $$probe; echo "fuzz: SKIPPED: $(FUZZ_CC) cannot build libFuzzer binaries" \
+	    "(Debian: apt-get install clang libclang-rt-dev)"; \
+	fi
+
+test: check test-asan test-tsan test-fuzz
 
 bench: build
 	./build/bench/dcuda_bench
 
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf build build-asan build-tsan build-fuzz

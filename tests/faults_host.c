@@ -357,8 +357,15 @@ static int case_settings_values(int argc, char **argv)
         TEST_CHECK(ranks == 12, "--dcuda-ranks=012 gave %d ranks", ranks);
     if (TEST_STATUS(init_with("--dcuda-ranks=0x6", &ranks, NULL), DCUDA_OK))
         TEST_CHECK(ranks == 6, "--dcuda-ranks=0x6 gave %d ranks", ranks);
+    /* Blanks before a number are skipped, before its 0x too; an unsigned
+     * setting refuses a minus after them as before them. */
+    if (TEST_STATUS(init_with("--dcuda-ranks= 0x6", &ranks, NULL), DCUDA_OK))
+        TEST_CHECK(ranks == 6, "--dcuda-ranks=' 0x6' gave %d ranks", ranks);
     setenv("DCUDA_RANKS", "3", 1);
     env_setting("DCUDA_RANKS", "08", DCUDA_OK); /* an invalid octal number */
+    env_setting("DCUDA_NOTIF_START", "\t7", DCUDA_OK);
+    env_setting("DCUDA_NOTIF_START", " -18446744073709551615", DCUDA_ERR_SETTING);
+    env_setting("DCUDA_NOTIF_START", " -0", DCUDA_ERR_SETTING);
     /* 0/1 settings refuse other numbers. */
     static const char *flags[] = { "DCUDA_WATCHDOG_CANCEL", "DCUDA_VERBOSE", "DCUDA_NET_FORCE" };
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {

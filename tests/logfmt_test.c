@@ -90,6 +90,33 @@ static void expect_refused(const entry_builder_t *b, const char *spec, const cha
 
 /* ---- valid ---------------------------------------------------------------------- */
 
+/* A string argument that runs to the end of the entry without a terminator,
+ * printed with precisions 0 and 3 and none: the text stops at the entry's
+ * end, and nothing past the entry is read (it is allocated alone, so a
+ * sanitizer build sees such a read, as a C library that looks for the
+ * terminator past the precision would make). */
+static int unterminated_string(void)
+{
+    dcuda_log_entry_t *e = malloc(sizeof *e);
+    const char *fmt = "%.0s|%.3s|%s";
+    size_t at = 32, tail = DCUDA_LOG_TEXT - at;
+    char want[DCUDA_LOG_TEXT + 8], got[512];
+    if (!e)
+        return 1;
+    memset(e, 0, sizeof *e);
+    e->kind = DCUDA_LOG_FORMAT_KIND;
+    memcpy(e->text, fmt, strlen(fmt) + 1);
+    memset(e->text + at, 'q', tail);
+    for (int i = 0; i < 3; i++)
+        e->args[e->nargs++] = at;
+    e->arg_types = DCUDA_LOG_ARG_STR | DCUDA_LOG_ARG_STR << 4 | DCUDA_LOG_ARG_STR << 8;
+    snprintf(want, sizeof want, "|qqq|%.*s", (int)tail, e->text + at);
+    dcu_log_entry_text(e, got, sizeof got);
+    TEST_CHECK(strcmp(got, want) == 0, "unterminated string: got '%s', expected '%s'", got, want);
+    free(e);
+    return 0;
+}
+
 static int case_valid(int argc, char **argv)
 {
     entry_builder_t b;
@@ -145,7 +172,7 @@ static int case_valid(int argc, char **argv)
                        (unsigned char)buf[size] == 0x55,
                    "size %zu: got '%s'", size, buf);
     }
-    return 0;
+    return unterminated_string();
 }
 
 /* ---- refused -------------------------------------------------------------------- */

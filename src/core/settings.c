@@ -52,11 +52,21 @@ static const char *type_name(setting_type_t t)
     }
 }
 
+/* Blanks before a number are skipped (as strtol and strtod do), before
+ * its sign and its 0x too. */
+static const char *skip_blanks(const char *text)
+{
+    while (isspace((unsigned char)*text))
+        text++;
+    return text;
+}
+
 /* Integers are decimal (a leading 0 is no octal prefix); 0x starts a
  * hexadecimal one. */
 static int int_base(const char *text)
 {
-    const char *t = text + (text[0] == '-' || text[0] == '+');
+    const char *t = skip_blanks(text);
+    t += t[0] == '-' || t[0] == '+';
     return t[0] == '0' && (t[1] == 'x' || t[1] == 'X') ? 16 : 10;
 }
 
@@ -76,7 +86,7 @@ static dcuda_status_t parse_value(const setting_desc_t *d, const char *text, con
             goto bad;
         break;
     case SET_UINT:
-        if (text[0] == '-')
+        if (*skip_blanks(text) == '-') /* strtoul would negate it */
             goto bad;
         *(unsigned long *)field = strtoul(text, &end, int_base(text));
         break;

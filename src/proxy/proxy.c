@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "command.h"
 #include "inbox.h"
 #include "trace.h"
 #include "util/clock.h"
@@ -60,6 +61,7 @@ typedef struct staging {
 struct dcu_proxy {
     dcu_proxy_config_t c;
     dcu_ring_reader_t queue;
+    dcu_cmd_limits_t cmd_limits; /* what its commands are checked against */
     int world_size, world_first;
     /* The network path. */
     dcu_net_t *net;
@@ -101,15 +103,6 @@ static void fail(dcu_proxy_t *p, const char *fmt, ...)
 }
 
 const char *dcu_proxy_failure(const dcu_proxy_t *p) { return p->failure[0] ? p->failure : NULL; }
-
-/* The process that holds WORLD rank r, or -1. */
-static int process_of(const dcu_proxy_t *p, int64_t r)
-{
-    for (int q = 0; q < p->c.process_count; q++)
-        if (r >= p->c.proc_first[q] && r < p->c.proc_first[q + 1])
-            return q;
-    return -1;
-}
 
 /* ---- applying what arrives ------------------------------------------------------ */
 
@@ -278,20 +271,6 @@ static void send_to(dcu_proxy_t *p, int q, dcu_wire_header_t *h)
         fail(p, "cannot send to process %d: %s", q, p->c.net_ops->why(p->net));
 }
 
-/* The WORLD target of a command, checked: a rank of a NET process. */
-static int net_target(dcu_proxy_t *p, const dcuda_cmd_t *cmd)
-{
-    int q = process_of(p, (int64_t)cmd->args[0]);
-    if (q < 0 || p->c.path[q] != DCUDA_PATH_NET || cmd->args[5] > DCUDA_TAG_COUNT) {
-        fail(p,
-             "rank %d sent a command for rank %lld (tag %llu) that no process on the "
-             "network path holds",
-             p->world_first + cmd->rank, (long long)cmd->args[0], (unsigned long long)cmd->args[5]);
-        return -1;
-    }
-    return q;
-}
-
 /* Copies n bytes of payload from the entries after header ticket t. */
 static void gather(const dcu_proxy_t *p, uint32_t t, char *out, size_t n)
 {
@@ -303,18 +282,10 @@ static void gather(const dcu_proxy_t *p, uint32_t t, char *out, size_t n)
     memcpy(out + a, entries, n - a);
 }
 
-static void send_put(dcu_proxy_t *p, const dcuda_cmd_t *cmd, uint32_t t, uint32_t k)
+/* A checked PUT (header ticket t) to process q. */
+static void send_put(dcu_proxy_t *p, const dcuda_cmd_t *cmd, uint32_t t, int q)
 {
     uint64_t size = cmd->args[3];
-    int q = net_target(p, cmd);
-    if (q < 0)
-        return;
-    if (size > (uint64_t)(k - 1u) * sizeof(dcuda_cmd_t) || cmd->args[1] >= DCUDA_MAX_WINDOWS) {
-        fail(p, "rank %d sent a put of %llu bytes in %u entries to window %llu",
-             p->world_first + cmd->rank, (unsigned long long)size, k,
-             (unsigned long long)cmd->args[1]);
-        return;
-    }
     dcu_wire_header_t *h = message(p, DCU_WIRE_PUT, (size_t)size);
     if (!h)
         return;
@@ -329,15 +300,9 @@ static void send_put(dcu_proxy_t *p, const dcuda_cmd_t *cmd, uint32_t t, uint32_
     dcu_trace_mark(DCU_TRACE_SENT, size);
 }
 
-static void send_notify(dcu_proxy_t *p, const dcuda_cmd_t *cmd)
+/* A checked NOTIFY to process q. */
+static void send_notify(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q)
 {
-    int q = net_target(p, cmd);
-    if (q < 0)
-        return;
-    if (cmd->args[5] == 0) {
-        fail(p, "rank %d sent a notification without a tag", p->world_first + cmd->rank);
-        return;
-    }
     dcu_wire_header_t *h = message(p, DCU_WIRE_NOTIFY, 0);
     if (!h)
         return;
@@ -379,16 +344,13 @@ static int read_parts(dcu_proxy_t *p, uint32_t slot)
     return 1;
 }
 
-/* My device reached WORLD barrier `epoch`: every other process hears of it
- * (with my ranks' parts of the window it creates, if any). */
+/* My device reached WORLD barrier `epoch` (a checked command): every other
+ * process hears of it (with my ranks' parts of the window it creates, if
+ * any). */
 static void send_barrier(dcu_proxy_t *p, const dcuda_cmd_t *cmd)
 {
     uint32_t epoch = (uint32_t)cmd->args[0], slot = (uint32_t)cmd->args[1];
     int with_parts = slot != DCUDA_CMD_NO_SLOT;
-    if (epoch == 0 || (with_parts && slot >= DCUDA_MAX_WINDOWS)) {
-        fail(p, "a WORLD barrier command with epoch %u and window %u", epoch, slot);
-        return;
-    }
     if (with_parts && !read_parts(p, slot))
         return;
     size_t length = with_parts ? (size_t)p->c.ranks * sizeof(dcuda_win_entry_t) : 0;
@@ -428,20 +390,16 @@ static read_job_t *job_at(dcu_proxy_t *p, int i)
     return &p->jobs[(p->job_head + i) % p->c.ranks];
 }
 
-/* Queues a PUT_READ, or says why not: DCUDA_ERR_UNSUPPORTED when the
- * source is not memory this proxy can read (the rank then sends it in
- * PUT commands). */
-static int accept_read(dcu_proxy_t *p, const dcuda_cmd_t *cmd)
+/* Queues a checked PUT_READ to process q, or says why not:
+ * DCUDA_ERR_UNSUPPORTED when the source is not memory this proxy can read
+ * (the rank then sends it in PUT commands). */
+static int accept_read(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q)
 {
     uint64_t size = cmd->args[3], src = cmd->args[4];
-    int q = net_target(p, cmd);
-    if (q < 0)
-        return DCUDA_ERR_PEER;
-    if (!cmd->tag || size == 0 || cmd->args[1] >= DCUDA_MAX_WINDOWS ||
-        p->job_count >= p->c.ranks) {
-        fail(p, "rank %d sent a put to read of %llu bytes to window %llu%s",
+    if (p->job_count >= p->c.ranks) { /* each rank waits for its answer */
+        fail(p, "rank %d sent a put to read of %llu bytes to window %llu",
              p->world_first + cmd->rank, (unsigned long long)size,
-             (unsigned long long)cmd->args[1], cmd->tag ? "" : " that waits for no answer");
+             (unsigned long long)cmd->args[1]);
         return DCUDA_ERR_PEER;
     }
     if (!p->c.readable || !p->c.readable(p->c.readable_arg, src, size))
@@ -557,40 +515,40 @@ static void pinned_free(void *arg, void *buf)
 
 /* ---- the command queue ---------------------------------------------------------- */
 
-/* What command `cmd` (header ticket t, k entries) asks; the answer, if it
- * wants one now (a PUT_READ it accepted is answered once read). */
-static int execute(dcu_proxy_t *p, const dcuda_cmd_t *cmd, uint32_t t, uint32_t k)
+/* What command `cmd` (header ticket t, checked: verdict v, info) asks; the
+ * answer, if it wants one now (a PUT_READ it accepted is answered once
+ * read). */
+static int execute(dcu_proxy_t *p, const dcuda_cmd_t *cmd, uint32_t t, dcu_cmd_verdict_t v,
+                   const dcu_cmd_info_t *info, const char *why)
 {
-    int on_net = p->net != NULL;
+    if (v == DCU_CMD_UNKNOWN) {
+        if (!cmd->tag)
+            fail(p, "%s", why);
+        return DCUDA_ERR_INVALID_ARG;
+    }
+    if (cmd->op == DCUDA_CMD_PUT)
+        dcu_trace_mark(DCU_TRACE_SEEN, cmd->args[3]);
+    else if (cmd->op == DCUDA_CMD_NOTIFY)
+        dcu_trace_mark(DCU_TRACE_SEEN, 0);
+    if (v == DCU_CMD_REFUSED) {
+        fail(p, "%s", why);
+        return DCUDA_ERR_PEER;
+    }
     switch (cmd->op) {
     case DCUDA_CMD_PING:
         return DCUDA_OK;
     case DCUDA_CMD_PUT_READ:
-        if (on_net)
-            return accept_read(p, cmd);
-        break;
+        return accept_read(p, cmd, info->target);
     case DCUDA_CMD_PUT:
-        dcu_trace_mark(DCU_TRACE_SEEN, cmd->args[3]);
-        if (on_net)
-            send_put(p, cmd, t, k);
+        send_put(p, cmd, t, info->target);
         break;
     case DCUDA_CMD_NOTIFY:
-        dcu_trace_mark(DCU_TRACE_SEEN, 0);
-        if (on_net)
-            send_notify(p, cmd);
+        send_notify(p, cmd, info->target);
         break;
-    case DCUDA_CMD_BARRIER:
-        if (on_net)
-            send_barrier(p, cmd);
+    default: /* DCUDA_CMD_BARRIER */
+        send_barrier(p, cmd);
         break;
-    default:
-        if (!cmd->tag)
-            fail(p, "rank %d sent unknown command %u", p->world_first + cmd->rank, cmd->op);
-        return DCUDA_ERR_INVALID_ARG;
     }
-    if (!on_net)
-        fail(p, "rank %d sent command %u, but no process is on the network path",
-             p->world_first + cmd->rank, cmd->op);
     return p->failure[0] ? DCUDA_ERR_PEER : DCUDA_OK;
 }
 
@@ -604,13 +562,15 @@ static int serve_commands(dcu_proxy_t *p)
     while ((e = dcu_ring_next(&p->queue)) != NULL) {
         dcuda_cmd_t cmd = *e;
         uint32_t t = p->queue.tail;
-        uint32_t k = cmd.op == DCUDA_CMD_PUT ? (uint32_t)cmd.args[4] : 1u;
-        if (cmd.rank < 0 || cmd.rank >= p->c.ranks || k < 1u || k > p->c.capacity / 4u) {
-            fail(p, "a command of %u entries from device rank %d", k, cmd.rank);
+        dcu_cmd_info_t info;
+        char why[256];
+        dcu_cmd_verdict_t v = dcu_cmd_check(&cmd, &p->cmd_limits, &info, why, sizeof why);
+        if (v == DCU_CMD_UNREADABLE) {
+            fail(p, "%s", why);
             break; /* a queue that lies about its entries cannot be read on */
         }
-        int reply = p->failure[0] ? DCUDA_ERR_PEER : execute(p, &cmd, t, k);
-        dcu_ring_done_n(&p->queue, k);
+        int reply = p->failure[0] ? DCUDA_ERR_PEER : execute(p, &cmd, t, v, &info, why);
+        dcu_ring_done_n(&p->queue, info.entries);
         atomic_store_explicit(p->c.cmd_tail, p->queue.tail, memory_order_release);
         if (cmd.tag && reply != PROXY_LATER)
             answer(p, &cmd, cmd.op == DCUDA_CMD_PING ? DCUDA_OK : (dcuda_status_t)reply);
@@ -711,6 +671,13 @@ dcuda_status_t dcu_proxy_create(const dcu_proxy_config_t *config, dcu_proxy_t **
     dcuda_status_t st = DCUDA_OK;
     if (config->net_ops)
         st = open_net(p);
+    p->cmd_limits = (dcu_cmd_limits_t){ .ranks = config->ranks,
+                                        .capacity = config->capacity,
+                                        .world_first = p->world_first,
+                                        .process_count = config->process_count,
+                                        .proc_first = config->proc_first,
+                                        .path = config->path,
+                                        .net = p->net != NULL };
     if (st != DCUDA_OK) {
         dcu_proxy_destroy(p);
         return st;

@@ -263,12 +263,14 @@ static int format_arg(const dcuda_log_entry_t *e, int i, const conv_spec_t *c, c
         c_format(c, 0, "", f, sizeof f);
         return snprintf(out, size, f, v >= 0x20 && v < 0x7f ? (int)v : '?');
     case CONV_STR: {
-        const char *s = e->text + v;
-        size_t len = strnlen(s, DCUDA_LOG_TEXT - (size_t)v);
-        conv_spec_t bounded = *c;
-        if (bounded.precision < 0 || (size_t)bounded.precision > len)
-            bounded.precision = (int)len;
-        c_format(&bounded, 1, "", f, sizeof f);
+        /* A terminated copy: the string may run to the entry's end, and a
+         * C library (or a sanitizer's check of its arguments) may look for
+         * the terminator past the precision. */
+        char s[DCUDA_LOG_TEXT + 1];
+        size_t len = strnlen(e->text + v, DCUDA_LOG_TEXT - (size_t)v);
+        memcpy(s, e->text + v, len);
+        s[len] = '\0';
+        c_format(c, 1, "", f, sizeof f);
         return snprintf(out, size, f, s);
     }
     default:

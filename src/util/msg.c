@@ -10,6 +10,8 @@
 
 static int msg_verbose;
 static char msg_who[32]; /* "process 3: ", or "" while there is one process */
+static dcu_msg_sink_fn msg_sink;
+static void *msg_sink_arg;
 
 static void msg_line(const char *level, const char *fmt, va_list ap)
 {
@@ -18,6 +20,10 @@ static void msg_line(const char *level, const char *fmt, va_list ap)
     if (n < 0 || (size_t)n >= sizeof line)
         return;
     vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    if (msg_sink) {
+        msg_sink(msg_sink_arg, line);
+        return;
+    }
     fprintf(stderr, "%s\n", line);
     fflush(stderr);
 }
@@ -59,3 +65,9 @@ void dcu_msg_set_process(int index, int count)
 }
 
 const char *dcu_msg_who(void) { return msg_who; }
+
+void dcu_msg_set_sink(dcu_msg_sink_fn sink, void *arg)
+{
+    msg_sink = sink;
+    msg_sink_arg = arg;
+}

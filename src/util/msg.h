@@ -23,5 +23,10 @@ void dcu_msg_set_process(int index, int count);
 /* "process <index>: " (or "" for a process alone), for lines written
  * elsewhere (the watchdog's). */
 const char *dcu_msg_who(void);
+/* Where the lines go instead of stderr (NULL: stderr again), each whole
+ * and without its newline: for tests that feed the library bad input on
+ * purpose and read what it says. Set while one thread uses the library. */
+typedef void (*dcu_msg_sink_fn)(void *arg, const char *line);
+void dcu_msg_set_sink(dcu_msg_sink_fn sink, void *arg);
 
 #endif /* DCU_UTIL_MSG_H */

@@ -1,0 +1,152 @@
+/*
+ * Fuzz harness of the proxies' wire decoder (src/proxy/wire.h), which reads
+ * what arrives from other processes over the network.
+ *
+ * Input: eight bytes of setting (the sender, the program's processes and
+ * WORLD size, the largest message, the size of the buffer for the reason;
+ * five spare, so that the message's fields are aligned in the input), then
+ * the message. dcu_wire_check must accept it exactly when this file's
+ * own reading of the format (from wire.h) calls it valid; an accepted
+ * header is the message's first bytes; a refusal's reason is terminated
+ * inside its buffer and never written beyond.
+ */
+#include <string.h>
+
+#include "dcuda/dcuda_status.h"
+#include "fuzz.h"
+#include "proxy/wire.h"
+
+const char fuzz_name[] = "wire";
+const unsigned fuzz_replay_rounds = 400000;
+const char *const fuzz_tokens[] = { "\x0d\xdc\x02\x01",
+                                    "\x0d\xdc\x02\x02",
+                                    "\x0d\xdc\x02\x03",
+                                    "\x0d\xdc\x02\x04",
+                                    "\xff\xff\xff\xff",
+                                    "\x38",
+                                    NULL };
+
+#define WHY_GUARD 16
+
+/* The sender and the program a message is read against. */
+typedef struct setting {
+    int from;
+    dcu_wire_limits_t lim;
+    size_t why_size;
+} setting_t;
+
+static setting_t read_setting(fuzz_reader_t *r)
+{
+    setting_t s;
+    unsigned b0 = (unsigned)fuzz_read(r, 1), b1 = (unsigned)fuzz_read(r, 1);
+    unsigned b2 = (unsigned)fuzz_read(r, 1);
+    fuzz_read(r, 5);
+    s.lim.processes = 1 + (int)(b1 & 7u);
+    s.lim.world_size = s.lim.processes * (1 + (int)(b1 >> 3 & 3u)) + (int)(b1 >> 5);
+    s.lim.max_size = b2 & 1u ? 1000u : 4096u;
+    s.from = (int)(b0 % 10u) - 1; /* -1 .. 8: some not a process */
+    s.why_size = 1 + (b2 >> 1);   /* 1 .. 128 */
+    return s;
+}
+
+/* wire.h's format, as this file reads it: a header of 56 bytes (magic
+ * 0xdc0d, version 2, type, body length, sender, ranks, tag, slot, epoch,
+ * offset, count, the sender's run, a spare word), the body after it. */
+static int rank_in(int32_t r, const setting_t *s) { return r >= 0 && r < s->lim.world_size; }
+
+static int valid_body(const dcu_wire_header_t *h, const setting_t *s)
+{
+    int ranks = rank_in(h->src_rank, s) && rank_in(h->dst_rank, s);
+    switch (h->type) {
+    case 1: /* PUT: the payload is the body; a tag 0..256 (0: no notification) */
+        return ranks && h->tag <= 256 && h->slot < 64 && h->count == h->length &&
+               h->offset <= UINT64_MAX - h->count;
+    case 2: /* NOTIFY: no body, a tag 1..256 */
+        return ranks && h->tag >= 1 && h->tag <= 256 && h->length == 0;
+    case 3: /* BARRIER: an epoch; parts of the sender's ranks of a window, if any */
+        if (h->epoch == 0 || h->count > (uint64_t)s->lim.world_size || h->length != h->count * 16)
+            return 0;
+        if (h->slot == 0xffffffffu)
+            return h->count == 0;
+        if (h->slot >= 64)
+            return 0;
+        return h->count == 0 || (h->src_rank >= 0 &&
+                                 (uint64_t)h->src_rank + h->count <= (uint64_t)s->lim.world_size);
+    case 4: /* ABORT: why, as text of at most 256 bytes */
+        return h->length <= 256;
+    default:
+        return 0;
+    }
+}
+
+static int valid(const uint8_t *m, size_t size, const setting_t *s)
+{
+    dcu_wire_header_t h;
+    if (size < 56)
+        return 0;
+    memcpy(&h, m, sizeof h);
+    if (h.magic != 0xdc0d || h.version != 2 || size > s->lim.max_size || h.length != size - 56)
+        return 0;
+    if (s->from < 0 || s->from >= s->lim.processes || h.src_proc != s->from || h.run == 0)
+        return 0;
+    return valid_body(&h, s);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fuzz_reader_t r = { data, size, 0 };
+    setting_t s = read_setting(&r);
+    const uint8_t *m = data + (r.at < size ? r.at : size);
+    size_t n = size - (size_t)(m - data);
+    char why[128 + WHY_GUARD];
+    dcu_wire_header_t out;
+    memset(why, 0x5a, sizeof why);
+    memset(&out, 0xa5, sizeof out);
+    int st = dcu_wire_check(m, n, s.from, &s.lim, &out, why, s.why_size);
+    int want = valid(m, n, &s);
+    FUZZ_CHECK((st == DCUDA_OK) == want, "decoder %s a message of %zu bytes this harness calls %s",
+               st == DCUDA_OK ? "accepts" : "refuses", n, want ? "valid" : "invalid");
+    if (st == DCUDA_OK) {
+        FUZZ_CHECK(memcmp(&out, m, sizeof out) == 0, "the header given back is not the message's");
+    } else {
+        FUZZ_CHECK(st == DCUDA_ERR_PEER, "a refusal returns %d", st);
+        FUZZ_CHECK(memchr(why, '\0', s.why_size) != NULL, "reason not terminated in %zu bytes",
+                   s.why_size);
+        for (size_t i = s.why_size; i < sizeof why; i++)
+            FUZZ_CHECK((unsigned char)why[i] == 0x5a, "reason written at byte %zu of %zu", i,
+                       s.why_size);
+    }
+    return 0;
+}
+
+/* A valid message of `type` from process 1 of 3 (WORLD 6), setting first. */
+static size_t make_seed(uint8_t buf[8 + 56 + 64], uint8_t type, uint32_t body)
+{
+    dcu_wire_header_t h;
+    dcu_wire_header(&h, type, body, 1, 3); /* of the third run */
+    h.src_rank = 2;
+    h.dst_rank = 5;
+    h.tag = type == 2 ? 4 : 0;
+    h.slot = type == 3 && body == 0 ? 0xffffffffu : 3;
+    h.epoch = type == 3 ? 1 : 0;
+    h.offset = 16;
+    h.count = type == 1 ? body : body / 16;
+    memset(buf, 0, 8);
+    buf[0] = 2;          /* from 1 */
+    buf[1] = 2 | 1 << 3; /* 3 processes of 2 ranks */
+    buf[2] = 40 << 1;    /* at most 4096 bytes, a reason of 81 */
+    memcpy(buf + 8, &h, sizeof h);
+    for (uint32_t i = 0; i < body; i++)
+        buf[8 + sizeof h + i] = (uint8_t)(i * 13);
+    return 8 + sizeof h + body;
+}
+
+void fuzz_seeds(fuzz_emit_fn emit, void *arg)
+{
+    uint8_t buf[8 + 56 + 64];
+    emit(arg, buf, make_seed(buf, 1, 24));
+    emit(arg, buf, make_seed(buf, 2, 0));
+    emit(arg, buf, make_seed(buf, 3, 0));
+    emit(arg, buf, make_seed(buf, 3, 32));
+    emit(arg, buf, make_seed(buf, 4, 20));
+}
