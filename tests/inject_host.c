@@ -168,10 +168,13 @@ static int read_until(trial_t *t, uint64_t deadline, int until_ready)
         struct pollfd p = { t->fd, POLLIN, 0 };
         if (poll(&p, 1, 50) <= 0)
             continue;
-        ssize_t n = read(t->fd, t->out + t->len, sizeof t->out - 1 - t->len);
+        char chunk[4096];
+        ssize_t n = read(t->fd, chunk, sizeof chunk);
         if (n <= 0)
             return 1;
-        t->len += (size_t)n;
+        size_t keep = (size_t)n < sizeof t->out - 1 - t->len ? (size_t)n : sizeof t->out - 1 - t->len;
+        memcpy(t->out + t->len, chunk, keep); /* beyond the buffer, output is dropped */
+        t->len += keep;
         t->out[t->len] = '\0';
         note_ready(t);
     }
