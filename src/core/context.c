@@ -172,8 +172,8 @@ dcuda_status_t dcu_context_create(dcuda_host_h h)
     c->process_index = h->info.process_index;
     c->notif_start = (uint32_t)h->settings.notif_start;
     c->net = h->net_peers > 0;
-    c->on_error = strcmp(h->settings.on_error, "abort") == 0 ? DCUDA_ON_ERROR_ABORT
-                                                              : DCUDA_ON_ERROR_CONTINUE;
+    c->on_error =
+        strcmp(h->settings.on_error, "abort") == 0 ? DCUDA_ON_ERROR_ABORT : DCUDA_ON_ERROR_CONTINUE;
     uint32_t cmd_entries = c->net ? DCU_CMD_NET_ENTRIES : DCU_CMD_ENTRIES;
     while (cmd_entries < (uint32_t)c->device_size)
         cmd_entries *= 2;
@@ -202,16 +202,11 @@ void dcu_context_destroy(dcuda_host_h h)
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
         if (dev[i])
             dcu_mem_free(h, dev[i]);
-    void *mapped[] = { h->status_h,
-                       h->consumed_seen_h,
-                       (void *)h->cancel_h,
-                       h->log_h,
-                       h->cmd_h,
-                       h->replies_h,
-                       (void *)h->cmd_tail_h,
-                       (void *)h->net_barrier_h,
-                       h->inbox_h,
-                       (void *)h->inbox_tail_h };
+    void *mapped[] = {
+        h->status_h, h->consumed_seen_h,     (void *)h->cancel_h,   h->log_h,
+        h->cmd_h,    h->replies_h,           (void *)h->cmd_tail_h, (void *)h->net_barrier_h,
+        h->inbox_h,  (void *)h->inbox_tail_h
+    };
     for (size_t i = 0; i < sizeof mapped / sizeof mapped[0]; i++)
         if (mapped[i])
             ops->free_mapped(h->backend, mapped[i]);

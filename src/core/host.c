@@ -87,8 +87,7 @@ int dcuda_host_backend_available(const char *backend, char *why, size_t why_size
 /* auto does not take the GPUs: say why. With GPUs here and a kernel that
  * has no GPU form that is a mistake of the build, so it is a warning that
  * names the fix; otherwise a verbose note. */
-static void warn_cpu_instead(const dcu_backend_ops_t *gpu, const dcuda_kernel_t *k,
-                             const char *why)
+static void warn_cpu_instead(const dcu_backend_ops_t *gpu, const dcuda_kernel_t *k, const char *why)
 {
     char none[256];
     int gpus = k->gpu ? 0 : backend_devices(gpu, none, sizeof none);

@@ -128,8 +128,9 @@ static void report_repeats(dcuda_host_h h)
         repeat_count_t *r = &m->repeats[i];
         if (r->seen <= MONITOR_REPEATS_SHOWN)
             continue;
-        fprintf(stderr, "dcuda: %s: %s%u more %s line(s) of %s from ranks not shown "
-                        "(DCUDA_VERBOSE=1 shows every line)\n",
+        fprintf(stderr,
+                "dcuda: %s: %s%u more %s line(s) of %s from ranks not shown "
+                "(DCUDA_VERBOSE=1 shows every line)\n",
                 r->kind & DCUDA_LOG_ERROR_KIND ? "error" : "warning", dcu_msg_who(),
                 (unsigned)(r->seen - MONITOR_REPEATS_SHOWN),
                 r->kind & DCUDA_LOG_ERROR_KIND ? "error" : "warning", r->call);
@@ -287,8 +288,8 @@ static void watchdog_check(dcuda_host_h h, uint64_t now)
 static int cancel_run(dcuda_host_h h, uint32_t reason)
 {
     uint32_t none = DCUDA_CANCEL_NONE;
-    return atomic_compare_exchange_strong_explicit(h->cancel_h, &none, reason,
-                                                   memory_order_acq_rel, memory_order_acquire);
+    return atomic_compare_exchange_strong_explicit(h->cancel_h, &none, reason, memory_order_acq_rel,
+                                                   memory_order_acquire);
 }
 
 void dcu_monitor_end_run(dcuda_host_h h, const char *why, const char *note)
@@ -309,8 +310,8 @@ static void rank_ended_run(dcuda_host_h h)
 {
     dcuda_error_record_t err;
     char text[sizeof h->abort_why - 64], why[sizeof h->abort_why];
-    int known = h->ops->peek(h->backend, &err, h->image.error, sizeof err) == DCUDA_OK &&
-                err.status != 0;
+    int known =
+        h->ops->peek(h->backend, &err, h->image.error, sizeof err) == DCUDA_OK && err.status != 0;
     if (known) {
         dcu_log_entry_text(&err.first, text, sizeof text);
         snprintf(why, sizeof why, "rank %d (process %d), which failed: %s", (int)err.rank,
@@ -319,7 +320,8 @@ static void rank_ended_run(dcuda_host_h h)
         snprintf(why, sizeof why, "a rank of process %d, which failed", h->info.process_index);
     }
     int left = known && err.status == DCUDA_ERR_RANK_LEFT;
-    dcu_monitor_end_run(h, why, left ? "a rank left the kernel early" : "a rank failed (ON_ERROR=abort)");
+    dcu_monitor_end_run(h, why,
+                        left ? "a rank left the kernel early" : "a rank failed (ON_ERROR=abort)");
 }
 
 /* Another process ended the run: this one's blocked waits end quietly. */

@@ -62,7 +62,8 @@ static long online_cores(void)
  * 250,000 wakeups a second per core). */
 static uint32_t cpu_sleep_cap(int ranks)
 {
-    uint64_t per_core = ((uint64_t)ranks + (uint64_t)online_cores() - 1u) / (uint64_t)online_cores();
+    uint64_t per_core =
+        ((uint64_t)ranks + (uint64_t)online_cores() - 1u) / (uint64_t)online_cores();
     uint64_t cap = per_core * CPU_SLEEP_NS_PER_RANK_PER_CORE;
     return cap > DCU_CPU_SLEEP_MAX_NS ? (uint32_t)cap : DCU_CPU_SLEEP_MAX_NS;
 }
