@@ -92,6 +92,25 @@ typedef struct dcuda_rank_info {
  * CPU ranks have one). Picks the backend (DCUDA_BACKEND=auto|cpu|cuda). */
 DCUDA_API dcuda_status_t dcuda_host_init(int argc, char **argv, dcuda_kernel_t kernel,
                                          int threads_per_rank, dcuda_host_h *host);
+
+/* What dcuda_host_init_params can be told. Start from
+ * DCUDA_INIT_PARAMS_DEFAULT and set the fields you need: later versions add
+ * fields at the end, and `size` tells them apart. */
+typedef struct dcuda_init_params {
+    size_t size;          /* sizeof(dcuda_init_params_t) of the caller's build */
+    int threads_per_rank; /* threads per GPU rank (CPU ranks have one) */
+    int reserved;
+    size_t shared_bytes; /* scratch memory of each rank (dcuda_rank_shared): dynamic
+                          * shared memory on a GPU, which lowers how many ranks fit;
+                          * a buffer of its own on a CPU rank */
+} dcuda_init_params_t;
+#define DCUDA_INIT_PARAMS_DEFAULT { sizeof(dcuda_init_params_t), 128, 0, 0 }
+
+/* dcuda_host_init with the options of params. A size past what a GPU block
+ * can have is DCUDA_ERR_SETTING, naming the limit. */
+DCUDA_API dcuda_status_t dcuda_host_init_params(int argc, char **argv, dcuda_kernel_t kernel,
+                                                const dcuda_init_params_t *params,
+                                                dcuda_host_h *host);
 DCUDA_API dcuda_status_t dcuda_host_get_rank_info(dcuda_host_h host, dcuda_rank_info_t *info);
 
 /* Run the kernel on all ranks and wait for it. user_data (user_size bytes,

@@ -127,6 +127,12 @@ DCUDA_RANK_API dcuda_status_t dcuda_rank_init(dcuda_context_h ctx, dcuda_state_t
 DCUDA_RANK_API dcuda_status_t dcuda_rank_finish(dcuda_state_t *st);
 /* The user struct given to dcuda_host_run (copied in before, out after). */
 DCUDA_RANK_API dcuda_status_t dcuda_get_data(dcuda_state_t *st, void **data);
+/* This rank's scratch memory, of the size dcuda_init_params_t.shared_bytes
+ * asked for (*ptr NULL and *bytes 0 when it asked for none): dynamic
+ * shared memory on a GPU (fast, per block), a buffer of the rank's own on a
+ * CPU rank. 16-byte aligned; its contents are undefined when the kernel
+ * starts. It is no window: puts can neither read nor write it. */
+DCUDA_RANK_API dcuda_status_t dcuda_rank_shared(dcuda_state_t *st, void **ptr, size_t *bytes);
 
 /* ---- communicators -------------------------------------------------------------- */
 

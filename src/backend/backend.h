@@ -45,7 +45,8 @@ typedef struct dcu_export {
 typedef struct dcu_backend_request {
     dcuda_kernel_t kernel;
     int threads_per_rank;
-    long ranks;         /* the RANKS setting: 0 for the backend's default */
+    size_t shared_bytes; /* scratch memory of each rank (dcuda_rank_shared) */
+    long ranks;          /* the RANKS setting: 0 for the backend's default */
     int process_count;  /* processes of the program (> 1: allocations are exported) */
     int device;         /* the device of this host it drives (GPU: its index) */
     int host_processes; /* processes on this host, a device each */

@@ -172,6 +172,7 @@ dcuda_status_t dcu_context_create(dcuda_host_h h)
     c->process_index = h->info.process_index;
     c->notif_start = (uint32_t)h->settings.notif_start;
     c->net = h->net_peers > 0;
+    c->shared_bytes = h->shared_bytes;
     c->on_error =
         strcmp(h->settings.on_error, "abort") == 0 ? DCUDA_ON_ERROR_ABORT : DCUDA_ON_ERROR_CONTINUE;
     uint32_t cmd_entries = c->net ? DCU_CMD_NET_ENTRIES : DCU_CMD_ENTRIES;

@@ -50,6 +50,7 @@ struct dcuda_host {
     dcuda_kernel_t kernel;
     dcuda_rank_info_t info;
     char device_name[128];
+    size_t shared_bytes; /* each rank's scratch memory (dcuda_init_params_t) */
 
     dcuda_context_t image;    /* the context as ranks see it (their pointers) */
     dcuda_context_t *dev_ctx; /* where ranks find it */

@@ -177,13 +177,14 @@ static dcuda_status_t start_group(const dcuda_settings_t *s, const dcuda_kernel_
 }
 
 /* The backend runs the device: rank info from its shape and the group. */
-static dcuda_status_t open_backend(dcuda_host_h h, int threads_per_rank)
+static dcuda_status_t open_backend(dcuda_host_h h, const dcuda_init_params_t *params)
 {
     int me = dcu_boot_rank();
     dcu_backend_request_t req;
     memset(&req, 0, sizeof req);
     req.kernel = h->kernel;
-    req.threads_per_rank = threads_per_rank;
+    req.threads_per_rank = params->threads_per_rank;
+    req.shared_bytes = params->shared_bytes;
     req.ranks = h->settings.ranks;
     req.process_count = dcu_boot_size();
     req.device = dcu_boot_host_index(me);
@@ -197,6 +198,7 @@ static dcuda_status_t open_backend(dcuda_host_h h, int threads_per_rank)
     if (st != DCUDA_OK)
         return st;
     snprintf(h->device_name, sizeof h->device_name, "%s", shape.device_name);
+    h->shared_bytes = params->shared_bytes;
     h->info = (dcuda_rank_info_t){
         .rank_count = shape.ranks,
         .rank_responsible = shape.ranks,
@@ -362,11 +364,14 @@ static dcuda_status_t agree(dcuda_status_t mine, const char *step)
     return mine != DCUDA_OK ? mine : all;
 }
 
-static const char *init_arg_problem(dcuda_host_h *host, dcuda_kernel_t kernel, int threads_per_rank)
+static const char *init_arg_problem(dcuda_host_h *host, dcuda_kernel_t kernel,
+                                    const dcuda_init_params_t *params)
 {
     if (!host)
         return "host is NULL";
-    if (threads_per_rank < 1)
+    if (!params || params->size < sizeof(dcuda_init_params_t))
+        return "params is NULL or not from DCUDA_INIT_PARAMS_DEFAULT (size too small)";
+    if (params->threads_per_rank < 1)
         return "threads_per_rank must be >= 1";
     if (!kernel.cpu && !kernel.gpu)
         return "kernel has neither a CPU nor a GPU form";
@@ -376,10 +381,19 @@ static const char *init_arg_problem(dcuda_host_h *host, dcuda_kernel_t kernel, i
 dcuda_status_t dcuda_host_init(int argc, char **argv, dcuda_kernel_t kernel, int threads_per_rank,
                                dcuda_host_h *host)
 {
-    const char *problem = init_arg_problem(host, kernel, threads_per_rank);
+    dcuda_init_params_t params = DCUDA_INIT_PARAMS_DEFAULT;
+    params.threads_per_rank = threads_per_rank;
+    return dcuda_host_init_params(argc, argv, kernel, &params, host);
+}
+
+dcuda_status_t dcuda_host_init_params(int argc, char **argv, dcuda_kernel_t kernel,
+                                      const dcuda_init_params_t *params, dcuda_host_h *host)
+{
+    const char *problem = init_arg_problem(host, kernel, params);
     if (problem) {
         dcu_msg_error("dcuda_host_init: %s (kernel %s, threads_per_rank %d)", problem,
-                      kernel.name ? kernel.name : "(unnamed)", threads_per_rank);
+                      kernel.name ? kernel.name : "(unnamed)",
+                      params ? params->threads_per_rank : 0);
         return DCUDA_ERR_INVALID_ARG;
     }
     dcuda_host_h h = calloc(1, sizeof *h);
@@ -404,7 +418,7 @@ dcuda_status_t dcuda_host_init(int argc, char **argv, dcuda_kernel_t kernel, int
     if (st == DCUDA_OK)
         st = pick_backend(&h->settings, &h->kernel, &h->ops);
     if (st == DCUDA_OK)
-        st = open_backend(h, threads_per_rank);
+        st = open_backend(h, params);
     if (started)
         st = agree(st, "opening its backend");
     if (st != DCUDA_OK) {

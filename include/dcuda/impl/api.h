@@ -32,6 +32,17 @@ DCUDA_RANK_API dcuda_status_t dcuda_get_data(dcuda_state_t *st, void **data)
     return DCUDA_OK;
 }
 
+DCUDA_RANK_API dcuda_status_t dcuda_rank_shared(dcuda_state_t *st, void **ptr, size_t *bytes)
+{
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, "dcuda_rank_shared");
+    if (!ptr || !bytes)
+        return DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, "dcuda_rank_shared", "ptr or bytes is NULL");
+    *bytes = (size_t)st->ctx->shared_bytes;
+    *ptr = *bytes ? dcu_rank_scratch(st->ctx) : NULL;
+    return DCUDA_OK;
+}
+
 DCUDA_RANK_API dcuda_status_t dcuda_comm_size(dcuda_state_t *st, dcuda_comm_t comm, int *size)
 {
     if (!dcu_state_ok(st))

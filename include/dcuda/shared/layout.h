@@ -17,7 +17,7 @@
 #include "base.h"
 #include "ring.h"
 
-#define DCUDA_LAYOUT_VERSION 6u
+#define DCUDA_LAYOUT_VERSION 7u
 #define DCUDA_CONTEXT_MAGIC 0x64637564u /* "dcud" */
 #define DCUDA_STATE_MAGIC 0x72616e6bu   /* "rank" */
 
@@ -218,6 +218,12 @@ typedef struct dcuda_context {
     /* Host-visible: what a rank had consumed of each tag when it last began
      * to block ([device_size]; the watchdog's "ready" counts). */
     dcuda_notif_counters_t *consumed_seen;
+    /* Each rank's scratch memory (dcuda_rank_shared): its bytes, and for
+     * CPU ranks where the ranks' parts start, `shared_stride` apart (GPU
+     * ranks: dynamic shared memory, base NULL). */
+    uint64_t shared_bytes;
+    char *shared_base;
+    uint64_t shared_stride;
 } dcuda_context_t;
 
 /* A put route the rank has checked once: the target's part of one window
@@ -287,7 +293,7 @@ DCUDA_STATIC_ASSERT(offsetof(dcuda_context_t, notifs) == 64, "context header");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_node_slot_t) == 64, "node slot");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_segment_t) == 32, "segment");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_peer_t) == 48, "peer");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 248, "context");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 272, "context");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_put_route_t) == 56, "put route");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 328, "state copies of the context");

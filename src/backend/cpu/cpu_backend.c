@@ -46,6 +46,8 @@ struct dcu_backend {
     dcuda_context_t *ctx; /* of the running kernel */
     pthread_t *threads;
     cpu_rank_arg_t *args;
+    char *scratch;         /* every rank's scratch memory (dcuda_rank_shared), or NULL */
+    size_t scratch_stride; /* bytes of a rank's part, cache-line rounded */
     int started;
     atomic_int finished;
 };
@@ -66,6 +68,23 @@ static uint32_t cpu_sleep_cap(int ranks)
         ((uint64_t)ranks + (uint64_t)online_cores() - 1u) / (uint64_t)online_cores();
     uint64_t cap = per_core * CPU_SLEEP_NS_PER_RANK_PER_CORE;
     return cap > DCU_CPU_SLEEP_MAX_NS ? (uint32_t)cap : DCU_CPU_SLEEP_MAX_NS;
+}
+
+static void *zeroed_aligned(size_t size);
+
+/* The ranks' scratch memory: a part of its own for each, cache-line apart. */
+static dcuda_status_t alloc_scratch(dcu_backend_t *b, size_t bytes)
+{
+    size_t stride =
+        bytes > SIZE_MAX - CPU_ALIGN ? 0 : (bytes + CPU_ALIGN - 1) & ~(size_t)(CPU_ALIGN - 1);
+    if (stride == 0 || stride > SIZE_MAX / (size_t)b->ranks ||
+        !(b->scratch = zeroed_aligned(stride * (size_t)b->ranks))) {
+        dcu_msg_error("cannot allocate %zu bytes of scratch memory for each of %d CPU ranks", bytes,
+                      b->ranks);
+        return DCUDA_ERR_NO_MEMORY;
+    }
+    b->scratch_stride = stride;
+    return DCUDA_OK;
 }
 
 static int cpu_devices(int in_child, char *why, size_t why_size)
@@ -97,6 +116,10 @@ static dcuda_status_t cpu_open(const dcu_backend_request_t *req, dcu_backend_t *
     b->kernel = req->kernel.cpu;
     b->ranks = (int)ranks;
     b->processes = req->process_count;
+    if (req->shared_bytes && alloc_scratch(b, req->shared_bytes) != DCUDA_OK) {
+        free(b);
+        return DCUDA_ERR_NO_MEMORY;
+    }
     shape->ranks = (int)ranks;
     shape->threads_per_rank = 1; /* a CPU rank is one thread */
     snprintf(shape->device_name, sizeof shape->device_name, "%ld CPU threads", ranks);
@@ -104,7 +127,11 @@ static dcuda_status_t cpu_open(const dcu_backend_request_t *req, dcu_backend_t *
     return DCUDA_OK;
 }
 
-static void cpu_close(dcu_backend_t *b) { free(b); }
+static void cpu_close(dcu_backend_t *b)
+{
+    free(b->scratch);
+    free(b);
+}
 
 static void *zeroed_aligned(size_t size)
 {
@@ -294,6 +321,8 @@ static dcuda_status_t cpu_launch(dcu_backend_t *b, dcuda_context_t *ctx)
 {
     int n = b->ranks;
     b->ctx = ctx;
+    ctx->shared_base = b->scratch; /* ranks find their scratch memory here */
+    ctx->shared_stride = b->scratch_stride;
     dcu_cpu_sleep_max_ns = cpu_sleep_cap(n);
     b->threads = calloc((size_t)n, sizeof *b->threads);
     b->args = calloc((size_t)n, sizeof *b->args);

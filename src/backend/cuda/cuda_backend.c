@@ -28,6 +28,7 @@ struct dcu_backend {
     int ranks;
     int processes;
     const void *kernel;  /* the __global__ function */
+    size_t shared_bytes; /* dynamic shared memory of each block (dcuda_rank_shared) */
     cudaStream_t stream; /* the persistent kernel */
     cudaStream_t peek;   /* reads while it runs */
     cudaStream_t reads;  /* the proxy's reads of rank memory (read_start) */
@@ -109,12 +110,38 @@ static int cuda_devices(int in_child, char *why, size_t why_size)
     return count;
 }
 
+/* Lets the kernel's blocks have b->shared_bytes of dynamic shared memory
+ * (above 48 KiB a kernel must ask), or says the most they can have. */
+static dcuda_status_t allow_shared(dcu_backend_t *b, const dcu_backend_request_t *req,
+                                   const struct cudaDeviceProp *prop)
+{
+    struct cudaFuncAttributes attr;
+    CUDA_TRY(cudaFuncGetAttributes(&attr, b->kernel), "the kernel's attributes");
+    size_t most = prop->sharedMemPerBlockOptin - attr.sharedSizeBytes;
+    if (b->shared_bytes > most) {
+        dcu_msg_error("shared_bytes %zu: a block of kernel %s can have at most %zu bytes of "
+                      "dynamic shared memory on %s (%zu of %zu are its static shared memory)",
+                      b->shared_bytes, req->kernel.name, most, prop->name, attr.sharedSizeBytes,
+                      prop->sharedMemPerBlockOptin);
+        return DCUDA_ERR_SETTING;
+    }
+    if (b->shared_bytes > 48u * 1024u)
+        CUDA_TRY(cudaFuncSetAttribute(b->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      (int)b->shared_bytes),
+                 "allowing the kernel its dynamic shared memory");
+    return DCUDA_OK;
+}
+
 /* Ranks = blocks that fit on the GPU at once (bounded by the RANKS setting). */
 static dcuda_status_t size_grid(dcu_backend_t *b, const dcu_backend_request_t *req,
                                 const struct cudaDeviceProp *prop)
 {
     int per_sm = 0;
-    CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, b->kernel, b->threads, 0),
+    dcuda_status_t st = allow_shared(b, req, prop);
+    if (st != DCUDA_OK)
+        return st;
+    CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, b->kernel, b->threads,
+                                                           b->shared_bytes),
              "occupancy of the kernel");
     int fit = per_sm * prop->multiProcessorCount;
     if (fit <= 0) {
@@ -207,6 +234,7 @@ static dcuda_status_t cuda_open(const dcu_backend_request_t *req, dcu_backend_t 
         st = DCUDA_ERR_INVALID_ARG;
     }
     b->threads = req->threads_per_rank;
+    b->shared_bytes = req->shared_bytes;
     if (st == DCUDA_OK)
         st = size_grid(b, req, &prop);
     if (st == DCUDA_OK && ((err = cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking)) ||
@@ -368,7 +396,7 @@ static dcuda_status_t cuda_launch(dcu_backend_t *b, dcuda_context_t *ctx)
 {
     void *args[] = { &ctx };
     dim3 grid = { (unsigned)b->ranks, 1, 1 }, block = { (unsigned)b->threads, 1, 1 };
-    CUDA_TRY(cudaLaunchCooperativeKernel(b->kernel, grid, block, args, 0, b->stream),
+    CUDA_TRY(cudaLaunchCooperativeKernel(b->kernel, grid, block, args, b->shared_bytes, b->stream),
              "launching the persistent kernel");
     b->launched = 1;
     return DCUDA_OK;

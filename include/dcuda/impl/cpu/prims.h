@@ -34,6 +34,11 @@ DCU_FN void dcu_sync(void) {}
 DCU_FN int dcu_rank_index(void) { return dcu_cpu_thread_rank; }
 /* The context the kernel was started with (NULL off rank threads). */
 DCU_FN const dcuda_context_t *dcu_kernel_ctx(void) { return dcu_cpu_thread_ctx; }
+/* The rank's scratch memory: its part of the buffer the CPU backend made. */
+DCU_FN void *dcu_rank_scratch(const dcuda_context_t *ctx)
+{
+    return ctx->shared_base + (size_t)dcu_cpu_thread_rank * (size_t)ctx->shared_stride;
+}
 
 /* Lanes that poll together while the rank waits (a GPU's warp 0). */
 typedef unsigned dcu_lanes_t;

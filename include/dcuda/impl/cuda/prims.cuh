@@ -27,6 +27,14 @@ DCU_FN int dcu_rank_index(void) { return (int)blockIdx.x; }
  * enters the kernel: dcu_kernel_enter). */
 static __device__ const dcuda_context_t *dcu_current_ctx;
 DCU_FN const dcuda_context_t *dcu_kernel_ctx(void) { return dcu_current_ctx; }
+/* The rank's scratch memory: the block's dynamic shared memory, the size
+ * the backend launched the kernel with. */
+extern __shared__ __align__(16) char dcu_dynamic_shared[];
+DCU_FN void *dcu_rank_scratch(const dcuda_context_t *ctx)
+{
+    (void)ctx;
+    return dcu_dynamic_shared;
+}
 
 /* Lanes that poll together while the rank waits: all of warp 0 (so lane
  * 0's poll loop does not diverge from lanes parked at a barrier, which costs

@@ -1,0 +1,53 @@
+/*
+ * Rank code of the integration suite (dcuda_test_integration): each rank
+ * fills its scratch memory (dcuda_rank_shared) with a pattern of its own,
+ * every thread a part of it, then reads all of it back after a rank-wide
+ * sync and checks it; neighbouring ranks' memory must not overlap (a
+ * WORLD barrier between writing and reading catches a shared buffer).
+ * Written once for CPU and GPU ranks.
+ */
+#include "dcuda/dcuda_rank.h"
+#include "integration.h"
+
+/* Every thread writes its share of the pattern. */
+TEST_RANK_FN void fill(unsigned char *p, uint64_t bytes, int rank)
+{
+    for (uint64_t i = (uint64_t)dcuda_thread_index(); i < bytes;
+         i += (uint64_t)dcuda_thread_count())
+        p[i] = test_byte((uint32_t)rank, 11u, i);
+}
+
+/* Thread 0 reads the whole of it back. */
+TEST_RANK_FN int64_t checksum(const unsigned char *p, uint64_t bytes)
+{
+    int64_t sum = 0;
+    for (uint64_t i = 0; i < bytes; i++)
+        sum += (int64_t)p[i] * (int64_t)((i % 7u) + 1u);
+    return sum;
+}
+
+DCUDA_KERNEL(integration, ctx)
+{
+    DCUDA_SHARED dcuda_state_t st;
+    integration_data_t *d = 0;
+    void *scratch = 0;
+    size_t bytes = 0;
+    int rank = -1;
+    if (dcuda_rank_init(ctx, &st) != DCUDA_OK || dcuda_get_data(&st, (void **)&d) != DCUDA_OK)
+        return;
+    dcuda_comm_rank(&st, DCUDA_COMM_WORLD, &rank);
+    int64_t status = dcuda_rank_shared(&st, &scratch, &bytes);
+    if (status == DCUDA_OK && scratch)
+        fill((unsigned char *)scratch, bytes, rank);
+    dcuda_rank_sync();
+    dcuda_comm_barrier(&st, DCUDA_COMM_WORLD); /* every rank has written its own */
+    int64_t sum = scratch ? checksum((const unsigned char *)scratch, bytes) : 0;
+    if (dcuda_thread_index() == 0 && d->res) {
+        int64_t *res = d->res + (size_t)rank * INT_SLOTS;
+        res[INT_RES_STATUS] = status;
+        res[INT_RES_BYTES] = (int64_t)bytes;
+        res[INT_RES_SUM] = sum;
+        res[INT_RES_ALIGNED] = ((uintptr_t)scratch & 15u) == 0;
+    }
+    dcuda_rank_finish(&st);
+}
