@@ -1,0 +1,194 @@
+/*
+ * Host side of the tutorial (docs/tutorial.md): runs the 1D heat diffusion
+ * on the ranks, computes the same steps serially, and compares every cell
+ * of this process's ranks bit for bit. Exits 0 when all of them match.
+ *
+ * Options (besides the --dcuda-* settings): --halo-cells=N (cells per
+ * rank, default 64), --halo-iters=N (steps, default 50),
+ * --halo-scheme=parity|ack and --halo-mistake=source|tag (step 6 of the
+ * tutorial: a deliberate mistake of rank 0).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcuda/dcuda_host.h"
+#include "halo.h"
+
+DCUDA_KERNEL_DECLARE(halo);
+
+#define HALO_MAX_OPTION 65536
+
+/* Reads the value of --halo-<name>=N into *value; 1 if arg is that option. */
+static int int_option(const char *arg, const char *name, int *value, int *bad)
+{
+    size_t len = strlen(name);
+    if (strncmp(arg, name, len) != 0)
+        return 0;
+    char *end;
+    long v = strtol(arg + len, &end, 10);
+    if (end == arg + len || *end || v < 1 || v > HALO_MAX_OPTION)
+        *bad = 1;
+    else
+        *value = (int)v;
+    return 1;
+}
+
+/* Reads --halo-<name>=<word> into *value, the index of word in words. */
+static int word_option(const char *arg, const char *name, const char *const *words, int count,
+                       int *value, int *bad)
+{
+    size_t len = strlen(name);
+    if (strncmp(arg, name, len) != 0)
+        return 0;
+    for (int i = 0; i < count; i++)
+        if (strcmp(arg + len, words[i]) == 0) {
+            *value = i;
+            return 1;
+        }
+    *bad = 1;
+    return 1;
+}
+
+/* The tutorial's options into d; 0 if all are valid. */
+static int parse_options(int argc, char **argv, halo_data_t *d)
+{
+    static const char *const schemes[] = { "parity", "ack" };
+    static const char *const mistakes[] = { "none", "source", "tag" };
+    d->cells = 64;
+    d->iters = 50;
+    for (int i = 1; i < argc; i++) {
+        int bad = 0;
+        if (!int_option(argv[i], "--halo-cells=", &d->cells, &bad) &&
+            !int_option(argv[i], "--halo-iters=", &d->iters, &bad) &&
+            !word_option(argv[i], "--halo-scheme=", schemes, 2, &d->scheme, &bad))
+            word_option(argv[i], "--halo-mistake=", mistakes, 3, &d->mistake, &bad);
+        if (bad) {
+            fprintf(stderr,
+                    "halo: bad option %s (cells and iterations 1..%d, scheme parity "
+                    "or ack, mistake none, source or tag)\n",
+                    argv[i], HALO_MAX_OPTION);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* For the test suite: when DCUDA_BACKEND names a backend that cannot run
+ * here (cuda on a machine without a GPU), say why and return 77, which
+ * ctest counts as skipped; else 0. */
+static int backend_missing(void)
+{
+    const char *backend = getenv("DCUDA_BACKEND");
+    char why[256];
+    if (!backend || strcmp(backend, "auto") == 0 ||
+        dcuda_host_backend_available(backend, why, sizeof why))
+        return 0;
+    printf("halo: SKIP: backend %s cannot run here: %s\n", backend, why);
+    return 77;
+}
+
+/* The serial reference: the whole line of n cells between the boundary
+ * values, the same steps with the same halo_update. Cell g ends in
+ * [g + 1] of the array returned (NULL when out of memory). */
+static double *reference(size_t n, int iters)
+{
+    double *a = malloc((n + 2) * sizeof(double)), *b = malloc((n + 2) * sizeof(double));
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return NULL;
+    }
+    a[0] = b[0] = HALO_BOUNDARY_LEFT;
+    a[n + 1] = b[n + 1] = HALO_BOUNDARY_RIGHT;
+    for (size_t g = 0; g < n; g++)
+        a[g + 1] = halo_initial(g);
+    for (int k = 0; k < iters; k++) {
+        for (size_t i = 1; i <= n; i++)
+            b[i] = halo_update(a[i - 1], a[i], a[i + 1]);
+        double *t = a;
+        a = b;
+        b = t;
+    }
+    free(b);
+    return a;
+}
+
+/* Cells of this process's ranks (slabs copied out) that differ from the
+ * reference. */
+static size_t compare(const double *slabs, const double *ref, const halo_data_t *d,
+                      const dcuda_rank_info_t *info)
+{
+    size_t bad = 0;
+    for (int r = 0; r < info->rank_responsible; r++) {
+        const double *slab = slabs + (size_t)r * halo_slab_doubles(d->cells);
+        const double *got = slab + halo_cells_index(d->cells, d->iters % 2);
+        size_t first = (size_t)(info->rank_start + r) * (size_t)d->cells;
+        for (int i = 0; i < d->cells; i++)
+            bad += !(got[i] == ref[first + (size_t)i + 1]);
+    }
+    return bad;
+}
+
+/* One line for this process: what ran, and how it compared. */
+static void report(dcuda_host_h h, const dcuda_rank_info_t *info, const halo_data_t *d,
+                   dcuda_status_t st, size_t bad, double ms)
+{
+    const double *timings;
+    int ntimings = 0;
+    dcuda_host_get_timings(h, &timings, &ntimings);
+    printf("halo: ranks %d..%d of %d (%s, process %d of %d), %d cells each, %d steps, %s "
+           "scheme: ",
+           info->rank_start, info->rank_start + info->rank_responsible - 1, info->rank_count,
+           info->backend, info->process_index, info->process_count, d->cells, d->iters,
+           d->scheme == HALO_SCHEME_ACK ? "ack" : "parity");
+    if (st != DCUDA_OK)
+        printf("run failed: %s (%s)\n", dcuda_status_name(st), dcuda_host_last_error(h));
+    else if (bad)
+        printf("%zu cells differ from the serial reference\n", bad);
+    else
+        printf("match the serial reference; steps %.3f ms, kernel %.3f ms\n",
+               ntimings > 0 ? timings[0] : -1.0, ms);
+}
+
+/* Runs the kernel on the slabs and checks the result; 0 if it matches. */
+static int run(dcuda_host_h h, halo_data_t *d)
+{
+    dcuda_rank_info_t info;
+    dcuda_host_get_rank_info(h, &info);
+    size_t slab_bytes = halo_slab_doubles(d->cells) * sizeof(double);
+    size_t bytes = (size_t)info.rank_responsible * slab_bytes;
+    double *host = malloc(bytes);
+    double *ref = reference((size_t)info.rank_count * (size_t)d->cells, d->iters);
+    dcuda_status_t st = DCUDA_ERR_NO_MEMORY;
+    double ms = 0;
+    size_t bad = 0;
+    if (host && ref && dcuda_host_alloc(h, bytes, (void **)&d->slabs) == DCUDA_OK) {
+        st = dcuda_host_run(h, d, sizeof *d, &ms); /* *d copied in and back out */
+        if (st == DCUDA_OK)
+            st = dcuda_host_copy_out(h, host, d->slabs, bytes);
+        if (st == DCUDA_OK)
+            bad = compare(host, ref, d, &info);
+        dcuda_host_free(h, d->slabs);
+    }
+    report(h, &info, d, st, bad, ms);
+    free(host);
+    free(ref);
+    return st == DCUDA_OK && bad == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    halo_data_t d = { 0 };
+    dcuda_host_h h;
+    if (parse_options(argc, argv, &d) != 0)
+        return 2;
+    int skip = backend_missing();
+    if (skip)
+        return skip;
+    if (dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(halo), 128, &h) != DCUDA_OK)
+        return dcuda_host_exit_status(1);
+    int rc = run(h, &d);
+    dcuda_host_finish(h);
+    return dcuda_host_exit_status(rc); /* in a forked group: every process's outcome */
+}
