@@ -74,9 +74,10 @@ TEST_RANK_FN void check_words(sem_rank_t *c, const uint64_t *p, uint64_t lo, uin
 
 /* Tells `rank` that its data in my part of win has been consumed, so that
  * it may overwrite it. The signal must order my reads of that data before
- * the sender's next put: dcuda_notify is a relaxed add when no put of mine
- * is pending (by design, see docs/design.md), which does not order reads
- * (case ack shows it), so this uses an empty put_notify, which releases. */
+ * the sender's next put. dcuda_notify is a release as well (every
+ * notification is, see docs/design.md; case ack uses it); this variant
+ * signals with an empty put_notify, so that both ways of saying "free"
+ * are tested. */
 TEST_RANK_FN int consumed_signal(sem_rank_t *c, dcuda_win_t win, int rank, int tag)
 {
     return dcuda_put_notify(c->st, win, rank, 0, 0, c->mine, tag);

@@ -239,10 +239,12 @@ DCU_HD uint32_t dcu_win_adopt(dcuda_state_t *st, int comm, int slot)
     return dcu_win_encode(comm, slot, gen);
 }
 
-/* Window free, after its barrier: my part, the slot and its routes go. */
-DCU_HD void dcu_win_forget(dcuda_state_t *st, int comm, int slot)
+/* Window free, after its barrier: the slot and its routes go, and my part
+ * too when `everywhere` (the other ranks passed the barrier as well). */
+DCU_HD void dcu_win_forget(dcuda_state_t *st, int comm, int slot, int everywhere)
 {
-    dcu_win_publish(st, comm, slot, 0, 0);
+    if (everywhere)
+        dcu_win_publish(st, comm, slot, 0, 0);
     st->live_windows[comm] &= ~((uint64_t)1 << slot);
     dcu_routes_drop(st, comm, slot);
 }

@@ -516,7 +516,10 @@ DCU_FN_COLD dcuda_status_t dcu_win_free_leader(dcuda_state_t *st, uint32_t win)
     int comm = dcu_win_comm(win), slot = dcu_win_slot(win);
     dcuda_status_t s =
         dcu_barrier_lanes(st, comm, DCUDA_CMD_NO_SLOT, "dcuda_win_free", dcu_one_lane());
-    dcu_win_forget(st, comm, slot);
+    /* A barrier that did not complete (the run ends) leaves the part
+     * published: a rank that has not yet seen the end may still read it.
+     * The next run starts with empty tables. */
+    dcu_win_forget(st, comm, slot, s == DCUDA_OK);
     return s;
 }
 

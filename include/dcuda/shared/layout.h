@@ -21,7 +21,8 @@
 #define DCUDA_CONTEXT_MAGIC 0x64637564u /* "dcud" */
 #define DCUDA_STATE_MAGIC 0x72616e6bu   /* "rank" */
 
-/* Processes (one device each) of one program on one node. */
+/* Processes (one device each) of one program, on all its nodes together
+ * (an MPI job of more is refused at init). */
 #define DCUDA_MAX_PROCESSES 16
 /* Rank-visible allocations of one process that peers can map. */
 #define DCUDA_MAX_SEGMENTS 256
