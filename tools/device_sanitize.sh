@@ -7,6 +7,7 @@ export DCUDA_BACKEND=cuda DCUDA_RANKS=4 DCUDA_WATCHDOG_CANCEL=1 DCUDA_PROCESSES=
 cases_sem="visibility order tags many wrap overlap flush barrier size0 windows user ack notify_release"
 cases_mis="rank tag count bounds overflow source win_comm overlap not_init comm win timer"
 cases_end="first_error every_error early_return watch_counts"
+cases_int="shared"
 fail=0 runs=0
 run() { # tool exe case
     runs=$((runs + 1))
@@ -26,6 +27,7 @@ for tool in memcheck racecheck; do
     for c in $cases_sem; do run $tool "$build/tests/dcuda_test_semantics" "$c"; done
     for c in $cases_mis; do run $tool "$build/tests/dcuda_test_misuse" "$c"; done
     for c in $cases_end; do run $tool "$build/tests/dcuda_test_endings" "$c"; done
+    for c in $cases_int; do run $tool "$build/tests/dcuda_test_integration" "$c"; done
 done
 echo "compute-sanitizer: $((runs - fail)) clean, $fail with findings, of $runs runs"
 [ $fail -eq 0 ]
