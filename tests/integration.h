@@ -1,8 +1,9 @@
 /*
  * Shared between the rank code (integration_kernels.c) and the host driver
  * (integration_host.c) of the integration suite: the calls an application
- * needs to fit dcuda into a program it already has. Today: each rank's
- * scratch memory (dcuda_init_params_t.shared_bytes, dcuda_rank_shared).
+ * needs to fit dcuda into a program it already has: each rank's scratch
+ * memory (dcuda_init_params_t.shared_bytes, dcuda_rank_shared), and init on
+ * an application's MPI communicator (dcuda_init_params_t.mpi_comm).
  */
 #ifndef DCUDA_TESTS_INTEGRATION_H
 #define DCUDA_TESTS_INTEGRATION_H
@@ -15,8 +16,12 @@ enum integration_slot {
     INT_RES_BYTES,      /* the bytes it gave */
     INT_RES_SUM,        /* the checksum of what the rank's threads wrote and read back */
     INT_RES_ALIGNED,    /* 1 if the memory is 16-byte aligned (or there is none) */
+    INT_RES_RING,       /* status of the ring of notifications over WORLD */
+    INT_RES_WORLD,      /* WORLD's size as the rank sees it */
     INT_SLOTS
 };
+
+#define INT_RING_TAG 1
 
 typedef struct integration_data {
     int64_t *res; /* [WORLD ranks * INT_SLOTS], rank-visible */

@@ -3,7 +3,9 @@
  * fills its scratch memory (dcuda_rank_shared) with a pattern of its own,
  * every thread a part of it, then reads all of it back after a rank-wide
  * sync and checks it; neighbouring ranks' memory must not overlap (a
- * WORLD barrier between writing and reading catches a shared buffer).
+ * WORLD barrier between writing and reading catches a shared buffer); then
+ * a ring of notifications over WORLD, whose size the rank reports (on an
+ * application's MPI communicator, WORLD is the ranks of its members).
  * Written once for CPU and GPU ranks.
  */
 #include "dcuda/dcuda_rank.h"
@@ -42,12 +44,20 @@ DCUDA_KERNEL(integration, ctx)
     dcuda_rank_sync();
     dcuda_comm_barrier(&st, DCUDA_COMM_WORLD); /* every rank has written its own */
     int64_t sum = scratch ? checksum((const unsigned char *)scratch, bytes) : 0;
+    /* A ring of notifications over WORLD: every rank hears from its left. */
+    int size = 0;
+    dcuda_comm_size(&st, DCUDA_COMM_WORLD, &size);
+    int64_t ring = dcuda_notify(&st, (rank + 1) % size, DCUDA_COMM_WORLD, INT_RING_TAG);
+    if (ring == DCUDA_OK)
+        ring = dcuda_wait_notifications(&st, INT_RING_TAG, 1);
     if (dcuda_thread_index() == 0 && d->res) {
         int64_t *res = d->res + (size_t)rank * INT_SLOTS;
         res[INT_RES_STATUS] = status;
         res[INT_RES_BYTES] = (int64_t)bytes;
         res[INT_RES_SUM] = sum;
         res[INT_RES_ALIGNED] = ((uintptr_t)scratch & 15u) == 0;
+        res[INT_RES_RING] = ring;
+        res[INT_RES_WORLD] = size;
     }
     dcuda_rank_finish(&st);
 }

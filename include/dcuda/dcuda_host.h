@@ -103,11 +103,17 @@ typedef struct dcuda_init_params {
     size_t shared_bytes; /* scratch memory of each rank (dcuda_rank_shared): dynamic
                           * shared memory on a GPU, which lowers how many ranks fit;
                           * a buffer of its own on a CPU rank */
+    const void *mpi_comm; /* NULL, or the address of an MPI_Comm of the application's
+                           * (MPI initialised): the program's processes are its
+                           * members, numbered as in it (dcuda uses a duplicate) */
 } dcuda_init_params_t;
-#define DCUDA_INIT_PARAMS_DEFAULT { sizeof(dcuda_init_params_t), 128, 0, 0 }
+#define DCUDA_INIT_PARAMS_DEFAULT { sizeof(dcuda_init_params_t), 128, 0, 0, 0 }
 
 /* dcuda_host_init with the options of params. A size past what a GPU block
- * can have is DCUDA_ERR_SETTING, naming the limit. */
+ * can have is DCUDA_ERR_SETTING, naming the limit. An MPI communicator is
+ * taken by the first dcuda_host_init of the program (which starts the
+ * process group); a later one with another is DCUDA_ERR_INVALID_ARG, and a
+ * build without MPI refuses one with DCUDA_ERR_UNSUPPORTED. */
 DCUDA_API dcuda_status_t dcuda_host_init_params(int argc, char **argv, dcuda_kernel_t kernel,
                                                 const dcuda_init_params_t *params,
                                                 dcuda_host_h *host);

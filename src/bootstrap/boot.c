@@ -188,6 +188,40 @@ dcuda_status_t dcu_boot_agree(dcuda_status_t mine, int *who)
     return DCUDA_OK;
 }
 
+dcuda_status_t dcu_boot_start_comm(long processes, const void *mpi_comm, int own_nodes)
+{
+#if defined(DCUDA_HAVE_MPI)
+    if (boot.mode != BOOT_NONE) {
+        if (boot.mode == BOOT_MPI && dcu_boot_mpi_same_comm(mpi_comm))
+            return DCUDA_OK;
+        dcu_msg_error("dcuda_host_init: the process group was started already (%s), not on this "
+                      "MPI communicator: the first dcuda_host_init of a program decides it",
+                      dcu_boot_mode_name());
+        return DCUDA_ERR_INVALID_ARG;
+    }
+    dcuda_status_t st = dcu_boot_mpi_start_comm(processes, mpi_comm, &boot.count, &boot.index);
+    if (st != DCUDA_OK)
+        return st;
+    boot.mode = BOOT_MPI;
+    dcu_msg_set_process(boot.index, boot.count);
+    return find_nodes(own_nodes);
+#else
+    (void)processes, (void)mpi_comm, (void)own_nodes;
+    dcu_msg_error("dcuda_host_init: an MPI communicator was given, but this build of dcuda has "
+                  "no MPI (install an MPI and rebuild)");
+    return DCUDA_ERR_UNSUPPORTED;
+#endif
+}
+
+const void *dcu_boot_mpi_comm(void)
+{
+#if defined(DCUDA_HAVE_MPI)
+    if (boot.mode == BOOT_MPI)
+        return dcu_boot_mpi_comm_used();
+#endif
+    return NULL;
+}
+
 dcuda_status_t dcu_boot_allgather(const void *mine, void *all, size_t size)
 {
     if (size > DCU_BOOT_GATHER_MAX)

@@ -39,6 +39,14 @@ typedef const char *(*dcu_boot_hazard_fn)(void);
  * process. */
 dcuda_status_t dcu_boot_start(long processes, dcu_boot_count_fn count_gpus,
                               dcu_boot_hazard_fn fork_hazard, int own_nodes);
+/* The same on the processes of an application's MPI communicator (the
+ * address of an MPI_Comm; MPI initialised), whatever started them. A later
+ * call with another communicator than the group's is refused. */
+dcuda_status_t dcu_boot_start_comm(long processes, const void *mpi_comm, int own_nodes);
+/* MPI mode: the address of the communicator the processes use (a
+ * duplicate of MPI_COMM_WORLD or of the application's), for the MPI
+ * network manager; NULL otherwise. */
+const void *dcu_boot_mpi_comm(void);
 int dcu_boot_started(void);
 int dcu_boot_size(void);
 int dcu_boot_rank(void);

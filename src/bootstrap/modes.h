@@ -20,6 +20,11 @@ int dcu_boot_fork_exit_status(int status);
 /* MPI mode: joins the job's MPI (initialising it if needed); `processes`
  * (> 0) must match its size. */
 dcuda_status_t dcu_boot_mpi_start(long processes, int *count, int *index);
+/* The same on an application's communicator (MPI initialised by it). */
+dcuda_status_t dcu_boot_mpi_start_comm(long processes, const void *comm, int *count, int *index);
+/* Is `comm` the one the group was started on? */
+int dcu_boot_mpi_same_comm(const void *comm);
+const void *dcu_boot_mpi_comm_used(void);
 dcuda_status_t dcu_boot_mpi_allgather(const void *mine, void *all, size_t size);
 /* The node key of this process: the lowest rank sharing its memory. */
 int dcu_boot_mpi_node_key(void);

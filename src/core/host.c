@@ -166,11 +166,16 @@ static const char *fork_hazard(void)
            "forked child cannot use CUDA then";
 }
 
-static dcuda_status_t start_group(const dcuda_settings_t *s, const dcuda_kernel_t *k)
+/* The process group: on the application's MPI communicator when it gave
+ * one, else as the launcher or the settings say. */
+static dcuda_status_t start_group(const dcuda_settings_t *s, const dcuda_kernel_t *k,
+                                  const void *mpi_comm)
 {
     count_settings = s;
     count_kernel = k;
-    dcuda_status_t st = dcu_boot_start(s->processes, count_gpus, fork_hazard, (int)s->net_force);
+    dcuda_status_t st =
+        mpi_comm ? dcu_boot_start_comm(s->processes, mpi_comm, (int)s->net_force)
+                 : dcu_boot_start(s->processes, count_gpus, fork_hazard, (int)s->net_force);
     if (st == DCUDA_OK)
         st = dcu_node_open();
     return st;
@@ -313,7 +318,8 @@ static dcuda_status_t create_proxy(dcuda_host_h h)
     c.net_env = (dcu_net_env_t){ .process_index = dcu_boot_rank(),
                                  .process_count = dcu_boot_size(),
                                  .allgather = dcu_boot_allgather,
-                                 .gather_max = DCU_BOOT_GATHER_MAX }; /* the proxy adds mem */
+                                 .gather_max = DCU_BOOT_GATHER_MAX,
+                                 .mpi_comm = dcu_boot_mpi_comm() }; /* the proxy adds mem */
     c.ops = h->ops;
     c.backend = h->backend;
     c.process_count = dcu_boot_size();
@@ -412,7 +418,7 @@ dcuda_status_t dcuda_host_init_params(int argc, char **argv, dcuda_kernel_t kern
     }
     if (st == DCUDA_OK) {
         dcu_msg_set_verbose((int)h->settings.verbose);
-        st = start_group(&h->settings, &h->kernel);
+        st = start_group(&h->settings, &h->kernel, params->mpi_comm);
     }
     int started = st == DCUDA_OK;
     if (st == DCUDA_OK)

@@ -17,7 +17,7 @@
 
 #include "dcuda/dcuda_status.h"
 
-#define DCU_NET_VERSION 3u
+#define DCU_NET_VERSION 4u
 /* Largest message a manager must carry: a put's payload chunk (at most
  * DCU_NET_PUT_CHUNK) and its header, or a barrier's window parts for tens
  * of thousands of ranks. */
@@ -54,6 +54,9 @@ typedef struct dcu_net_env {
     dcu_net_gather_fn allgather;
     size_t gather_max;
     dcu_net_mem_t mem;
+    /* Processes started through MPI: the address of the MPI_Comm they use
+     * (its ranks are the process indices); NULL otherwise. */
+    const void *mpi_comm;
 } dcu_net_env_t;
 
 typedef struct dcu_net_ops {

@@ -1,6 +1,7 @@
 /*
  * The MPI network manager: messages as MPI_Isend on a communicator of its
- * own (a duplicate of MPI_COMM_WORLD, whose ranks are the processes), and a
+ * own (a duplicate of the processes' communicator, whose ranks are the
+ * processes: MPI_COMM_WORLD, or the application's), and a
  * ring of receives posted on any source, completed in the order they were
  * posted. MPI matches arriving messages to receives in posting order and
  * never lets two messages of one sender overtake each other, so the
@@ -78,8 +79,9 @@ static void mpi_close(dcu_net_t *n, int abandon)
     free(n);
 }
 
-/* MPI numbers the processes as the bootstrap does (MPI_COMM_WORLD): of
- * the environment only the message memory is needed. */
+/* MPI numbers the processes as the bootstrap does (its communicator, or
+ * MPI_COMM_WORLD): of the environment only that and the message memory are
+ * needed. */
 static dcuda_status_t mpi_open(const dcu_net_env_t *env, dcu_net_recv_fn recv, void *recv_arg,
                                dcu_net_t **out)
 {
@@ -92,7 +94,8 @@ static dcuda_status_t mpi_open(const dcu_net_env_t *env, dcu_net_recv_fn recv, v
     n->comm = MPI_COMM_NULL;
     for (int i = 0; i < MPI_NET_RECVS; i++)
         n->recv_req[i] = MPI_REQUEST_NULL;
-    int err = MPI_Comm_dup(MPI_COMM_WORLD, &n->comm);
+    MPI_Comm base = env->mpi_comm ? *(const MPI_Comm *)env->mpi_comm : MPI_COMM_WORLD;
+    int err = MPI_Comm_dup(base, &n->comm);
     if (err != MPI_SUCCESS) {
         mpi_failed(n, "MPI_Comm_dup", err);
         dcu_msg_error("%s", n->why);
