@@ -6,6 +6,9 @@
  * WORLD barrier between writing and reading catches a shared buffer); then
  * a ring of notifications over WORLD, whose size the rank reports (on an
  * application's MPI communicator, WORLD is the ranks of its members).
+ * With a gate, WORLD rank 0 first waits for the host to open it (the host
+ * must be free while the ranks run); with `reg`, a ring of put_notify
+ * through windows on memory the application allocated and registered.
  * Written once for CPU and GPU ranks.
  */
 #include "dcuda/dcuda_rank.h"
@@ -28,6 +31,39 @@ TEST_RANK_FN int64_t checksum(const unsigned char *p, uint64_t bytes)
     return sum;
 }
 
+/* A word the host stores while the ranks run. */
+TEST_RANK_FN int64_t read_host_word(const int64_t *p)
+{
+#if defined(__CUDA_ARCH__)
+    return *(const volatile int64_t *)p;
+#else
+    return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#endif
+}
+
+/* Every rank's part of `reg` (its process's registered memory) is a
+ * window; each puts its value into its right neighbour's part and reports
+ * what its left one put into its own. */
+TEST_RANK_FN int64_t ring_of_puts(dcuda_state_t *st, int64_t *reg, int rank, int size)
+{
+    int local = 0;
+    dcuda_comm_rank(st, DCUDA_COMM_DEVICE, &local);
+    int64_t *part = reg + (size_t)local * INT_REG_WORDS;
+    if (dcuda_thread_index() == 0)
+        part[1] = integration_put_value(rank);
+    dcuda_rank_sync();
+    dcuda_win_t win;
+    dcuda_status_t st_ = dcuda_win_create(st, DCUDA_COMM_WORLD, part, INT_REG_WORDS * sizeof *part,
+                                          &win);
+    if (st_ == DCUDA_OK)
+        st_ = dcuda_put_notify(st, win, (rank + 1) % size, 0, sizeof *part, part + 1, INT_PUT_TAG);
+    if (st_ == DCUDA_OK)
+        st_ = dcuda_wait_notifications(st, INT_PUT_TAG, 1);
+    int64_t got = st_ == DCUDA_OK ? read_host_word(part) : (int64_t)st_;
+    dcuda_win_free(st, win);
+    return got;
+}
+
 DCUDA_KERNEL(integration, ctx)
 {
     DCUDA_SHARED dcuda_state_t st;
@@ -38,6 +74,10 @@ DCUDA_KERNEL(integration, ctx)
     if (dcuda_rank_init(ctx, &st) != DCUDA_OK || dcuda_get_data(&st, (void **)&d) != DCUDA_OK)
         return;
     dcuda_comm_rank(&st, DCUDA_COMM_WORLD, &rank);
+    if (d->gate && rank == 0)
+        while (read_host_word(d->gate) == 0) {
+        }
+    int64_t pre = d->pre ? read_host_word(d->pre) : 0;
     int64_t status = dcuda_rank_shared(&st, &scratch, &bytes);
     if (status == DCUDA_OK && scratch)
         fill((unsigned char *)scratch, bytes, rank);
@@ -50,6 +90,9 @@ DCUDA_KERNEL(integration, ctx)
     int64_t ring = dcuda_notify(&st, (rank + 1) % size, DCUDA_COMM_WORLD, INT_RING_TAG);
     if (ring == DCUDA_OK)
         ring = dcuda_wait_notifications(&st, INT_RING_TAG, 1);
+    int64_t put = d->reg ? ring_of_puts(&st, d->reg, rank, size) : 0;
+    if (dcuda_thread_index() == 0 && rank == 0)
+        d->marker = integration_marker(size);
     if (dcuda_thread_index() == 0 && d->res) {
         int64_t *res = d->res + (size_t)rank * INT_SLOTS;
         res[INT_RES_STATUS] = status;
@@ -58,6 +101,8 @@ DCUDA_KERNEL(integration, ctx)
         res[INT_RES_ALIGNED] = ((uintptr_t)scratch & 15u) == 0;
         res[INT_RES_RING] = ring;
         res[INT_RES_WORLD] = size;
+        res[INT_RES_PRE] = pre;
+        res[INT_RES_PUT] = put;
     }
     dcuda_rank_finish(&st);
 }

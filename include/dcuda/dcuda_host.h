@@ -125,6 +125,45 @@ DCUDA_API dcuda_status_t dcuda_host_get_rank_info(dcuda_host_h host, dcuda_rank_
 DCUDA_API dcuda_status_t dcuda_host_run(dcuda_host_h host, void *user_data, size_t user_size,
                                         double *elapsed_ms);
 
+/* A run that does not block the host (thesis: the host waits in
+ * dcuda_host_run; an application with work of its own need not).
+ *
+ * dcuda_host_run_start prepares the run with the other processes (as
+ * dcuda_host_run does: every process of the program takes part, so it
+ * returns once all have reached it), launches the ranks and returns while
+ * they run; a thread of the runtime serves them meanwhile (their commands,
+ * log lines, the watchdog). user_data must stay valid until
+ * dcuda_host_run_wait, which waits for the ranks and returns what
+ * dcuda_host_run would have, with the user data copied back.
+ *
+ * stream: NULL, or a cudaStream_t of the application (CUDA backend): the
+ * ranks start after the work enqueued on it before the call, and work
+ * enqueued on it after the call starts once the ranks have returned. The
+ * kernel itself runs on a stream of the runtime. A stream being captured
+ * into a CUDA graph is refused (DCUDA_ERR_UNSUPPORTED): the ranks wait for
+ * the other processes and must run now, not when a graph is launched.
+ * On a stream created without cudaStreamNonBlocking, work on the legacy
+ * default stream (cudaMemcpy, a kernel launched without a stream) waits for
+ * the ranks too. CPU ranks have no stream: it is ignored.
+ *
+ * While the run is in flight, dcuda_host_run_test, dcuda_host_run_wait,
+ * dcuda_host_copy_in/out (unordered with the ranks, as a copy to memory a
+ * running kernel reads), dcuda_host_get_rank_info and
+ * dcuda_host_last_error may be called; the other calls return
+ * DCUDA_ERR_IN_PROGRESS. With the MPI network manager, MPI must allow
+ * MPI_THREAD_SERIALIZED (dcuda asks for it when it initialises MPI; an
+ * application that initialised MPI itself with less is refused,
+ * DCUDA_ERR_UNSUPPORTED), and the application must not call MPI until
+ * dcuda_host_run_wait returned unless it has MPI_THREAD_MULTIPLE. */
+DCUDA_API dcuda_status_t dcuda_host_run_start(dcuda_host_h host, void *user_data,
+                                              size_t user_size, void *stream);
+/* *done = 1 once the ranks returned and the runtime's thread ended (so
+ * dcuda_host_run_wait returns at once), else 0. Never blocks. */
+DCUDA_API dcuda_status_t dcuda_host_run_test(dcuda_host_h host, int *done);
+/* Waits for the run of dcuda_host_run_start; elapsed_ms: from the launch
+ * (which may wait for the application's stream) to the ranks' end. */
+DCUDA_API dcuda_status_t dcuda_host_run_wait(dcuda_host_h host, double *elapsed_ms);
+
 /* Timer spans of the last run, in milliseconds, in start order. */
 DCUDA_API dcuda_status_t dcuda_host_get_timings(dcuda_host_h host, const double **timings_ms,
                                                 int *count);
@@ -143,10 +182,30 @@ DCUDA_API dcuda_status_t dcuda_host_copy_in(dcuda_host_h host, void *dst, const 
 DCUDA_API dcuda_status_t dcuda_host_copy_out(dcuda_host_h host, void *dst, const void *src,
                                              size_t size);
 
+/* Memory the application allocated itself, made reachable for windows as
+ * dcuda_host_alloc's is: by the ranks of the other processes of the node
+ * and over the network path. Ranks of this process reach any memory of
+ * their device without it. On a GPU: device memory of cudaMalloc on this
+ * process's GPU (a range inside one allocation; one registration per
+ * allocation), exported to the other processes with a CUDA IPC handle. On
+ * CPU ranks: any host memory, but the other processes of the node cannot
+ * map it (DCUDA_ERR_UNSUPPORTED when there are any: use dcuda_host_alloc).
+ * The memory stays the application's: it must outlive the registration,
+ * and dcuda_host_deregister (or dcuda_host_finish) never frees it.
+ * Refused, with the reason: NULL or 0 bytes, a range that overlaps another
+ * registration or an allocation of dcuda, memory of another kind or
+ * device (DCUDA_ERR_INVALID_ARG); more than DCUDA_MAX_SEGMENTS exported
+ * allocations and registrations together (DCUDA_ERR_NO_MEMORY). Peers see
+ * a registration from the next run on. */
+DCUDA_API dcuda_status_t dcuda_host_register(dcuda_host_h host, void *ptr, size_t size);
+/* ptr: as given to dcuda_host_register; anything else is DCUDA_ERR_INVALID_ARG. */
+DCUDA_API dcuda_status_t dcuda_host_deregister(dcuda_host_h host, void *ptr);
+
 /* Message of the first rank error of the last run ("" if none). */
 DCUDA_API const char *dcuda_host_last_error(dcuda_host_h host);
 
-/* Releases everything of the runtime. The handle is dead afterwards: every
+/* Releases everything of the runtime (registrations end; the memory stays
+ * the application's). The handle is dead afterwards: every
  * call with it (a second dcuda_host_finish included) returns
  * DCUDA_ERR_NOT_INITIALIZED, and dcuda_host_last_error "". */
 DCUDA_API dcuda_status_t dcuda_host_finish(dcuda_host_h host);

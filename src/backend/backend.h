@@ -38,6 +38,8 @@ typedef struct dcu_export {
     int32_t fd;   /* MEMFD: descriptor number in the owner */
     int32_t pid;  /* MEMFD: the owner */
     int32_t reserved;
+    uint64_t offset; /* where `base` lies in the object the record maps (memory the
+                      * application registered inside a larger allocation) */
     unsigned char handle[64]; /* CUDA_IPC: the cudaIpcMemHandle_t bytes */
 } dcu_export_t;
 
@@ -82,9 +84,14 @@ typedef struct dcu_backend_ops {
      * (kind DCU_EXPORT_NONE when the program runs as one process). */
     dcuda_status_t (*alloc)(dcu_backend_t *b, size_t size, void **ptr, dcu_export_t *ex);
     void (*free)(dcu_backend_t *b, void *ptr, const dcu_export_t *ex);
-    /* Maps a peer's exported allocation (of process `proc`) into this one. */
-    dcuda_status_t (*import)(dcu_backend_t *b, int proc, const dcu_export_t *ex, void **local);
-    void (*unimport)(dcu_backend_t *b, void *local, uint64_t size);
+    /* Memory the application allocated, made reachable like an allocation
+     * of alloc: checked (rank-visible memory of this device), *ex filled
+     * when peers can map it. Refused, with the reason, when they cannot. */
+    dcuda_status_t (*register_mem)(dcu_backend_t *b, void *ptr, size_t size, dcu_export_t *ex);
+    /* Maps the object of a peer's export (of process `proc`) into this one:
+     * *mapped is its start (the export's base is at mapped + ex->offset). */
+    dcuda_status_t (*import)(dcu_backend_t *b, int proc, const dcu_export_t *ex, void **mapped);
+    void (*unimport)(dcu_backend_t *b, void *mapped, uint64_t size);
     /* Makes host memory (the node segment) reachable by ranks. */
     dcuda_status_t (*map_host)(dcu_backend_t *b, void *host, size_t size, void **rank_ptr);
     void (*unmap_host)(dcu_backend_t *b, void *host);
@@ -102,9 +109,14 @@ typedef struct dcu_backend_ops {
     /* 1 once read `ticket` (and every earlier one) finished, 0 while it runs,
      * < 0 when it failed (reported). Never blocks. */
     int (*read_done)(dcu_backend_t *b, uint64_t ticket);
+    /* Makes the calling thread ready to drive the device (the host thread
+     * of a run started by dcuda_host_run_start); NULL when nothing is needed. */
+    dcuda_status_t (*bind_thread)(dcu_backend_t *b);
     /* Starts every rank of the kernel on `ctx` (as ranks reach it; on CPU
-     * ranks also the host's view) and returns at once. */
-    dcuda_status_t (*launch)(dcu_backend_t *b, dcuda_context_t *ctx);
+     * ranks also the host's view) and returns at once. stream: NULL, or an
+     * application's cudaStream_t: the ranks start after its earlier work and
+     * its later work waits for them (CPU ranks have no stream: ignored). */
+    dcuda_status_t (*launch)(dcu_backend_t *b, dcuda_context_t *ctx, void *stream);
     /* Have all ranks returned? Never blocks. */
     int (*finished)(dcu_backend_t *b);
     /* Waits for the ranks and releases what launch took. */

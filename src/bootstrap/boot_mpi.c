@@ -1,6 +1,6 @@
 /*
  * MPI mode: the processes were started by an MPI launcher. dcuda joins the
- * job's MPI (initialising it, with MPI_THREAD_FUNNELED, when the program has
+ * job's MPI (initialising it, with MPI_THREAD_SERIALIZED, when the program has
  * not) and uses it to start: its size and rank, which processes share a
  * node, allgathers and barriers (the network path has its own manager), on
  * a duplicate of MPI_COMM_WORLD, or of a communicator the application gave
@@ -104,7 +104,7 @@ dcuda_status_t dcu_boot_mpi_start(long processes, int *count, int *index)
     int inited = 0, provided = 0;
     MPI_Initialized(&inited);
     if (!inited) {
-        int err = MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
+        int err = MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided);
         if (err != MPI_SUCCESS)
             return mpi_fail("MPI_Init_thread", err);
         mp.owned = 1;

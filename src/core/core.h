@@ -8,6 +8,7 @@
 #ifndef DCU_CORE_CORE_H
 #define DCU_CORE_CORE_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "backend/backend.h"
@@ -30,7 +31,8 @@ typedef struct dcu_monitor dcu_monitor_t;
 typedef struct dcu_mem_rec {
     void *ptr;
     dcu_export_t ex;
-    int user; /* made by dcuda_host_alloc (else one of the runtime's tables) */
+    int user;       /* made by dcuda_host_alloc (else one of the runtime's tables) */
+    int registered; /* the application's memory (dcuda_host_register): never freed here */
 } dcu_mem_rec_t;
 
 /* A peer's allocation mapped into this process (opened once, kept while
@@ -40,7 +42,8 @@ typedef struct dcu_import {
     uint64_t serial;
     uint64_t base; /* in the peer */
     uint64_t size;
-    void *local;
+    void *mapped; /* the object the export names, mapped here */
+    void *local;  /* where `base` is in it */
 } dcu_import_t;
 
 struct dcuda_host {
@@ -90,10 +93,27 @@ struct dcuda_host {
 
     dcu_monitor_t *monitor;
     dcu_proxy_t *proxy;
+    /* The run in flight (run.c). */
+    struct {
+        void *user; /* where the user data goes back */
+        size_t user_size;
+        uint64_t t0, t1; /* launch, and the end of the host's service */
+        int started;     /* by dcuda_host_run_start, not waited for yet */
+        int threaded;    /* served by `thread` */
+        pthread_t thread;
+        _Atomic int done; /* the service ended: run_wait will not block */
+        dcuda_status_t status;
+    } run;
     double timings[DCUDA_MAX_TIMERS];
     int timing_count;
     char last_error[512];
 };
+
+/* host.c: DCUDA_OK for the live runtime, else a message naming `call`
+ * and DCUDA_ERR_NOT_INITIALIZED. dcu_host_idle also refuses, with
+ * DCUDA_ERR_IN_PROGRESS, while a run of dcuda_host_run_start is in flight. */
+dcuda_status_t dcu_host_check(dcuda_host_h h, const char *call);
+dcuda_status_t dcu_host_idle(dcuda_host_h h, const char *call);
 
 /* context.c: the shared tables of one device. */
 dcuda_status_t dcu_context_create(dcuda_host_h h);
@@ -111,6 +131,9 @@ void dcu_mem_free(dcuda_host_h h, void *ptr);
 /* dcuda_host_free: DCUDA_ERR_INVALID_ARG, and a message, for a pointer that
  * is not a live allocation of dcuda_host_alloc. */
 dcuda_status_t dcu_mem_free_user(dcuda_host_h h, void *ptr);
+/* dcuda_host_register / dcuda_host_deregister. */
+dcuda_status_t dcu_mem_register(dcuda_host_h h, void *ptr, size_t size);
+dcuda_status_t dcu_mem_deregister(dcuda_host_h h, void *ptr);
 /* Host init: tells the peers this device's rank count and learns theirs
  * (fills the WORLD fields of h->info, proc_first and the path to each
  * process). Collective over processes. */

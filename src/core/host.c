@@ -16,14 +16,6 @@
 #include "util/msg.h"
 #include "util/proc.h"
 
-/* After work (a command or a log line) the host keeps polling without sleep
- * for a while, since more usually follows; then it sleeps between polls. */
-#define HOST_BUSY_NS (2 * DCU_NS_PER_MS)
-#define HOST_IDLE_SLEEP_NS (200 * DCU_NS_PER_US)
-/* While busy, ask whether the ranks are done every this many rounds only
- * (the question costs a few microseconds on a GPU). */
-#define HOST_FINISHED_EVERY 256u
-
 static const dcu_backend_ops_t *const backends[] = {
 #if defined(DCUDA_HAVE_CUDA)
     &dcu_cuda_backend_ops,
@@ -231,7 +223,7 @@ static dcuda_status_t open_backend(dcuda_host_h h, const dcuda_init_params_t *pa
 static dcuda_host_h live_host, retired_host;
 
 /* DCUDA_OK for the live runtime; otherwise a message and NOT_INITIALIZED. */
-static dcuda_status_t check_host(dcuda_host_h h, const char *call)
+dcuda_status_t dcu_host_check(dcuda_host_h h, const char *call)
 {
     if (h && h == live_host)
         return DCUDA_OK;
@@ -242,6 +234,18 @@ static dcuda_status_t check_host(dcuda_host_h h, const char *call)
                       "dcuda_host_init never returned it)",
                       call, (void *)h);
     return DCUDA_ERR_NOT_INITIALIZED;
+}
+
+dcuda_status_t dcu_host_idle(dcuda_host_h h, const char *call)
+{
+    if (dcu_host_check(h, call) != DCUDA_OK)
+        return DCUDA_ERR_NOT_INITIALIZED;
+    if (!h->run.started)
+        return DCUDA_OK;
+    dcu_msg_error("%s: a run started by dcuda_host_run_start is in flight (call "
+                  "dcuda_host_run_wait first)",
+                  call);
+    return DCUDA_ERR_IN_PROGRESS;
 }
 
 /* The network manager, when some process is on another node. */
@@ -459,7 +463,7 @@ dcuda_status_t dcuda_host_init_params(int argc, char **argv, dcuda_kernel_t kern
 
 dcuda_status_t dcuda_host_get_rank_info(dcuda_host_h h, dcuda_rank_info_t *info)
 {
-    if (check_host(h, "dcuda_host_get_rank_info") != DCUDA_OK)
+    if (dcu_host_check(h, "dcuda_host_get_rank_info") != DCUDA_OK)
         return DCUDA_ERR_NOT_INITIALIZED;
     if (!info)
         return DCUDA_ERR_INVALID_ARG;
@@ -467,142 +471,11 @@ dcuda_status_t dcuda_host_get_rank_info(dcuda_host_h h, dcuda_rank_info_t *info)
     return DCUDA_OK;
 }
 
-/* A proxy that cannot go on ends the run as a lost peer would (unless the
- * run was cancelled already: then its failure is a consequence). */
-static void check_proxy(dcuda_host_h h)
-{
-    const char *why = dcu_proxy_failure(h->proxy);
-    if (!why || h->lost[0] || atomic_load_explicit(h->cancel_h, memory_order_acquire))
-        return;
-    snprintf(h->lost, sizeof h->lost, "%s", why);
-    atomic_store_explicit(h->cancel_h, DCUDA_CANCEL_PEER, memory_order_release);
-}
-
-/* Launches, serves and monitors until every rank returned, joins. */
-static dcuda_status_t run_ranks(dcuda_host_h h)
-{
-    dcu_monitor_start(h);
-    dcu_proxy_reset(h->proxy);
-    dcuda_status_t st = h->ops->launch(h->backend, h->dev_ctx);
-    if (st != DCUDA_OK) {
-        /* The peers' ranks would wait for these forever. */
-        char why[128];
-        snprintf(why, sizeof why, "process %d, whose ranks could not start (%s)",
-                 h->info.process_index, dcuda_status_name(st));
-        dcu_monitor_end_run(h, why, "the ranks could not start");
-        dcu_proxy_drain(h->proxy); /* the news leaves before the error returns */
-        return st;
-    }
-    uint64_t last_work = 0;
-    for (unsigned round = 0;; round++) {
-        int busy = dcu_clock_ns() - last_work <= HOST_BUSY_NS;
-        if ((!busy || round % HOST_FINISHED_EVERY == 0) && h->ops->finished(h->backend))
-            break;
-        int worked = dcu_proxy_poll(h->proxy);
-        worked |= dcu_monitor_poll(h);
-        check_proxy(h);
-        if (worked)
-            last_work = dcu_clock_ns();
-        else if (!busy)
-            dcu_clock_sleep_ns(HOST_IDLE_SLEEP_NS);
-    }
-    st = h->ops->join(h->backend);
-    while (dcu_proxy_poll(h->proxy) > 0) { /* what the ranks queued last */
-    }
-    dcu_proxy_drain(h->proxy);
-    check_proxy(h);
-    dcu_monitor_drain(h);
-    return st;
-}
-
-/* After a run, every process learns whether any failed: a run fails in
- * every process or in none (a process whose ranks did nothing wrong
- * returns DCUDA_ERR_ABORTED, naming the one that failed), so that an SPMD
- * program takes the same branch everywhere. Not after a peer was lost: it
- * cannot take part. */
-static dcuda_status_t agree_on_run(dcuda_host_h h, dcuda_status_t mine)
-{
-    if (h->info.process_count <= 1 || h->lost[0])
-        return mine;
-    int who = -1;
-    dcuda_status_t all = dcu_boot_agree(mine, &who);
-    if (mine != DCUDA_OK || all == DCUDA_OK)
-        return mine;
-    if (who < 0) { /* the agreement itself failed (reported): a peer is gone */
-        snprintf(h->last_error, sizeof h->last_error,
-                 "a peer process ended before the processes agreed on the run's outcome");
-        return all;
-    }
-    snprintf(h->last_error, sizeof h->last_error, "the run failed in process %d (%s)", who,
-             dcuda_status_name(all));
-    return DCUDA_ERR_ABORTED;
-}
-
-dcuda_status_t dcuda_host_run(dcuda_host_h h, void *user_data, size_t user_size, double *elapsed_ms)
-{
-    if (check_host(h, "dcuda_host_run") != DCUDA_OK)
-        return DCUDA_ERR_NOT_INITIALIZED;
-    if (user_size && !user_data) {
-        dcu_msg_error("dcuda_host_run: user_data is NULL but user_size is %zu", user_size);
-        return DCUDA_ERR_INVALID_ARG;
-    }
-    h->last_error[0] = '\0';
-    h->timing_count = 0;
-    h->lost[0] = '\0';
-    h->abort_why[0] = '\0';
-    /* From here until the ranks are done, leaving the process loses it to
-     * the peers' run. */
-    dcu_node_run_begin();
-    dcuda_status_t st = dcu_context_reset(h, user_data, user_size);
-    if (st == DCUDA_OK)
-        st = dcu_peers_exchange(h);
-    if (st == DCUDA_OK)
-        st = h->ops->copy_in(h->backend, h->dev_ctx, &h->image, sizeof h->image);
-    /* Every process is ready: no rank can reach tables still being reset. */
-    if (st == DCUDA_OK)
-        st = dcu_node_barrier("dcuda_host_run");
-    if (st == DCUDA_ERR_PEER)
-        snprintf(h->last_error, sizeof h->last_error, "%s", dcu_node_why());
-    if (st != DCUDA_OK) {
-        dcu_node_run_end();
-        return st;
-    }
-    uint64_t t0 = dcu_clock_ns();
-    st = run_ranks(h);
-    uint64_t t1 = dcu_clock_ns();
-    dcu_node_run_end();
-    if (st == DCUDA_OK && user_size)
-        st = h->ops->copy_out(h->backend, user_data, h->user_dev, user_size);
-    if (st == DCUDA_OK)
-        st = dcu_context_collect_timers(h);
-    if (elapsed_ms)
-        *elapsed_ms = (double)(t1 - t0) / DCU_NS_PER_MS;
-    if (h->lost[0]) {
-        snprintf(h->last_error, sizeof h->last_error, "%s", h->lost);
-        return DCUDA_ERR_PEER;
-    }
-    dcuda_error_record_t err;
-    if (st == DCUDA_OK)
-        st = h->ops->copy_out(h->backend, &err, h->image.error, sizeof err);
-    if (st == DCUDA_OK && err.status != 0) {
-        char text[sizeof h->last_error - 32];
-        dcu_log_entry_text(&err.first, text, sizeof text);
-        snprintf(h->last_error, sizeof h->last_error, "rank %d: %s", (int)err.rank, text);
-        dcu_msg_info("kernel %s: %u rank call(s) failed; first: %s", h->kernel.name,
-                     (unsigned)err.count, h->last_error);
-        st = (dcuda_status_t)err.status;
-    } else if (st == DCUDA_OK && h->abort_why[0]) {
-        /* Ended by another process; no rank of this one failed. */
-        snprintf(h->last_error, sizeof h->last_error, "the run was ended by %s", h->abort_why);
-        st = DCUDA_ERR_ABORTED;
-    }
-    return agree_on_run(h, st);
-}
-
 dcuda_status_t dcuda_host_get_timings(dcuda_host_h h, const double **timings_ms, int *count)
 {
-    if (check_host(h, "dcuda_host_get_timings") != DCUDA_OK)
-        return DCUDA_ERR_NOT_INITIALIZED;
+    dcuda_status_t idle = dcu_host_idle(h, "dcuda_host_get_timings");
+    if (idle != DCUDA_OK)
+        return idle;
     if (!timings_ms || !count)
         return DCUDA_ERR_INVALID_ARG;
     *timings_ms = h->timings;
@@ -617,24 +490,38 @@ const char *dcuda_host_last_error(dcuda_host_h h)
 
 dcuda_status_t dcuda_host_alloc(dcuda_host_h h, size_t size, void **ptr)
 {
-    if (check_host(h, "dcuda_host_alloc") != DCUDA_OK)
-        return DCUDA_ERR_NOT_INITIALIZED;
+    dcuda_status_t idle = dcu_host_idle(h, "dcuda_host_alloc");
+    if (idle != DCUDA_OK)
+        return idle;
     if (!ptr)
         return DCUDA_ERR_INVALID_ARG;
     return dcu_mem_alloc_user(h, size, ptr);
 }
 
+dcuda_status_t dcuda_host_register(dcuda_host_h h, void *ptr, size_t size)
+{
+    dcuda_status_t idle = dcu_host_idle(h, "dcuda_host_register");
+    return idle != DCUDA_OK ? idle : dcu_mem_register(h, ptr, size);
+}
+
+dcuda_status_t dcuda_host_deregister(dcuda_host_h h, void *ptr)
+{
+    dcuda_status_t idle = dcu_host_idle(h, "dcuda_host_deregister");
+    return idle != DCUDA_OK ? idle : dcu_mem_deregister(h, ptr);
+}
+
 dcuda_status_t dcuda_host_free(dcuda_host_h h, void *ptr)
 {
-    if (check_host(h, "dcuda_host_free") != DCUDA_OK)
-        return DCUDA_ERR_NOT_INITIALIZED;
+    dcuda_status_t idle = dcu_host_idle(h, "dcuda_host_free");
+    if (idle != DCUDA_OK)
+        return idle;
     return ptr ? dcu_mem_free_user(h, ptr) : DCUDA_OK;
 }
 
 /* Copies between host memory and memory ranks use, either way. */
 static dcuda_status_t host_copy(dcuda_host_h h, void *dst, const void *src, size_t size, int out)
 {
-    if (check_host(h, out ? "dcuda_host_copy_out" : "dcuda_host_copy_in") != DCUDA_OK)
+    if (dcu_host_check(h, out ? "dcuda_host_copy_out" : "dcuda_host_copy_in") != DCUDA_OK)
         return DCUDA_ERR_NOT_INITIALIZED;
     if (size && (!dst || !src))
         return DCUDA_ERR_INVALID_ARG;
@@ -655,8 +542,9 @@ dcuda_status_t dcuda_host_copy_out(dcuda_host_h h, void *dst, const void *src, s
 
 dcuda_status_t dcuda_host_finish(dcuda_host_h h)
 {
-    if (check_host(h, "dcuda_host_finish") != DCUDA_OK)
-        return DCUDA_ERR_NOT_INITIALIZED;
+    dcuda_status_t idle = dcu_host_idle(h, "dcuda_host_finish");
+    if (idle != DCUDA_OK)
+        return idle;
     host_release(h);
     live_host = NULL;
     retired_host = h;

@@ -9,6 +9,7 @@
  */
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,10 +60,10 @@ static int node_has_peers(void)
 }
 
 /* The export tables hold DCUDA_MAX_SEGMENTS allocations a process: a user
- * allocation past that is refused here, with the reason, rather than
- * failing a put later. One entry stays free for the runtime's copy of the
- * user struct until a run has made it. */
-dcuda_status_t dcu_mem_alloc_user(dcuda_host_h h, size_t size, void **ptr)
+ * allocation (or registration) past that is refused here, with the
+ * reason, rather than failing a put later. One entry stays free for the
+ * runtime's copy of the user struct until a run has made it. */
+static dcuda_status_t check_room(dcuda_host_h h, const char *call)
 {
     int exported = 0, own = 0;
     for (int i = 0; i < h->mem_count; i++) {
@@ -70,18 +71,90 @@ dcuda_status_t dcu_mem_alloc_user(dcuda_host_h h, size_t size, void **ptr)
         own += h->mems[i].ex.kind != DCU_EXPORT_NONE && !h->mems[i].user;
     }
     int reserved = h->user_dev ? 0 : 1;
-    if (exported + reserved >= DCUDA_MAX_SEGMENTS && node_has_peers()) {
-        dcu_msg_error("dcuda_host_alloc: process %d has %d allocations that the other processes "
-                      "of its node map, and can have at most %d (%d are the runtime's tables%s): "
-                      "free one, or make fewer, larger allocations",
-                      dcu_boot_rank(), exported, DCUDA_MAX_SEGMENTS, own,
-                      reserved ? ", one is kept for the user data of dcuda_host_run" : "");
-        return DCUDA_ERR_NO_MEMORY;
-    }
-    dcuda_status_t st = dcu_mem_alloc(h, size, ptr);
+    if (exported + reserved < DCUDA_MAX_SEGMENTS || !node_has_peers())
+        return DCUDA_OK;
+    dcu_msg_error("%s: process %d has %d allocations that the other processes of its node "
+                  "map, and can have at most %d (%d are the runtime's tables%s): free or "
+                  "deregister one, or use fewer, larger allocations",
+                  call, dcu_boot_rank(), exported, DCUDA_MAX_SEGMENTS, own,
+                  reserved ? ", one is kept for the user data of dcuda_host_run" : "");
+    return DCUDA_ERR_NO_MEMORY;
+}
+
+dcuda_status_t dcu_mem_alloc_user(dcuda_host_h h, size_t size, void **ptr)
+{
+    dcuda_status_t st = check_room(h, "dcuda_host_alloc");
+    if (st == DCUDA_OK)
+        st = dcu_mem_alloc(h, size, ptr);
     if (st == DCUDA_OK)
         h->mems[h->mem_count - 1].user = 1;
     return st;
+}
+
+/* Does [at, at + size) overlap a recorded allocation or registration, or
+ * lie in the same allocation as another registration (peers open an
+ * allocation once)? Names it in why. */
+static int clashes(dcuda_host_h h, uint64_t at, uint64_t size, const dcu_export_t *ex, char *why,
+                   size_t why_size)
+{
+    for (int i = 0; i < h->mem_count; i++) {
+        const dcu_mem_rec_t *m = &h->mems[i];
+        uint64_t base = m->ex.base, end = base + m->ex.size;
+        if (at < end && base < at + (size ? size : 1)) {
+            snprintf(why, why_size, "overlaps %s at %p (%llu bytes)",
+                     m->registered ? "a registration" : "an allocation of dcuda", m->ptr,
+                     (unsigned long long)m->ex.size);
+            return 1;
+        }
+        if (m->registered && ex->kind != DCU_EXPORT_NONE && m->ex.kind == ex->kind &&
+            base - m->ex.offset == at - ex->offset) {
+            snprintf(why, why_size, "lies in the same allocation as the registration at %p: "
+                     "register one range per allocation", m->ptr);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+dcuda_status_t dcu_mem_register(dcuda_host_h h, void *ptr, size_t size)
+{
+    if (!ptr || size == 0 || size > DCU_MEM_MAX || (uintptr_t)ptr > UINTPTR_MAX - size) {
+        dcu_msg_error("dcuda_host_register: %zu bytes at %p: give memory (not NULL) of 1 to %zu "
+                      "bytes",
+                      size, ptr, DCU_MEM_MAX);
+        return DCUDA_ERR_INVALID_ARG;
+    }
+    dcuda_status_t st = check_room(h, "dcuda_host_register");
+    if (st != DCUDA_OK || !dcu_array_room((void **)&h->mems, h->mem_count, &h->mem_cap,
+                                          sizeof *h->mems))
+        return st != DCUDA_OK ? st : DCUDA_ERR_NO_MEMORY;
+    dcu_export_t ex;
+    memset(&ex, 0, sizeof ex);
+    st = h->ops->register_mem(h->backend, ptr, size, &ex);
+    if (st != DCUDA_OK)
+        return st;
+    char why[160];
+    uint64_t at = (uint64_t)(uintptr_t)ptr;
+    if (clashes(h, at, size, &ex, why, sizeof why)) {
+        dcu_msg_error("dcuda_host_register: %zu bytes at %p: %s", size, ptr, why);
+        return DCUDA_ERR_INVALID_ARG;
+    }
+    if (ex.kind == DCU_EXPORT_NONE && node_has_peers()) {
+        dcu_msg_error("dcuda_host_register: the other processes of this node cannot map memory "
+                      "that the application allocated on %s ranks; allocate it with "
+                      "dcuda_host_alloc",
+                      h->ops->name);
+        return DCUDA_ERR_UNSUPPORTED;
+    }
+    dcu_mem_rec_t *rec = &h->mems[h->mem_count++];
+    memset(rec, 0, sizeof *rec);
+    rec->ptr = ptr;
+    rec->ex = ex;
+    rec->ex.serial = ++h->mem_serial;
+    rec->ex.base = at;
+    rec->ex.size = size;
+    rec->registered = 1;
+    return DCUDA_OK;
 }
 
 static int find_mem(dcuda_host_h h, const void *ptr)
@@ -92,12 +165,14 @@ static int find_mem(dcuda_host_h h, const void *ptr)
     return -1;
 }
 
+/* Forgets an allocation (freeing it unless the application owns it). */
 void dcu_mem_free(dcuda_host_h h, void *ptr)
 {
     int i = find_mem(h, ptr);
     if (i < 0)
         return;
-    h->ops->free(h->backend, ptr, &h->mems[i].ex);
+    if (!h->mems[i].registered)
+        h->ops->free(h->backend, ptr, &h->mems[i].ex);
     h->mems[i] = h->mems[--h->mem_count];
 }
 
@@ -105,8 +180,22 @@ dcuda_status_t dcu_mem_free_user(dcuda_host_h h, void *ptr)
 {
     int i = find_mem(h, ptr);
     if (i < 0 || !h->mems[i].user) {
-        dcu_msg_error("dcuda_host_free: %p is not a live allocation of dcuda_host_alloc (freed "
-                      "already, or never returned by it)",
+        dcu_msg_error("dcuda_host_free: %p is not a live allocation of dcuda_host_alloc (%s)", ptr,
+                      i >= 0 && h->mems[i].registered
+                          ? "it is registered memory: dcuda_host_deregister it"
+                          : "freed already, or never returned by it");
+        return DCUDA_ERR_INVALID_ARG;
+    }
+    dcu_mem_free(h, ptr);
+    return DCUDA_OK;
+}
+
+dcuda_status_t dcu_mem_deregister(dcuda_host_h h, void *ptr)
+{
+    int i = find_mem(h, ptr);
+    if (i < 0 || !h->mems[i].registered) {
+        dcu_msg_error("dcuda_host_deregister: %p is not registered (deregistered already, or "
+                      "never given to dcuda_host_register)",
                       ptr);
         return DCUDA_ERR_INVALID_ARG;
     }
@@ -216,9 +305,10 @@ static dcuda_status_t open_import(dcuda_host_h h, int proc, const dcu_export_t *
         return DCUDA_ERR_NO_MEMORY;
     dcu_import_t *im = &h->imports[h->import_count];
     memset(im, 0, sizeof *im);
-    dcuda_status_t st = h->ops->import(h->backend, proc, e, &im->local);
+    dcuda_status_t st = h->ops->import(h->backend, proc, e, &im->mapped);
     if (st != DCUDA_OK)
         return st;
+    im->local = (char *)im->mapped + e->offset;
     im->proc = proc;
     im->serial = e->serial;
     im->base = e->base;
@@ -247,7 +337,7 @@ static dcuda_status_t map_peers(dcuda_host_h h)
             i++;
             continue;
         }
-        h->ops->unimport(h->backend, im->local, im->size);
+        h->ops->unimport(h->backend, im->mapped, im->size);
         *im = h->imports[--h->import_count];
     }
     for (int p = 0; p < count; p++) {
@@ -370,7 +460,7 @@ dcuda_status_t dcu_peers_exchange(dcuda_host_h h)
 void dcu_peers_release(dcuda_host_h h)
 {
     for (int i = 0; i < h->import_count; i++)
-        h->ops->unimport(h->backend, h->imports[i].local, h->imports[i].size);
+        h->ops->unimport(h->backend, h->imports[i].mapped, h->imports[i].size);
     free(h->imports);
     h->imports = NULL;
     h->import_count = h->import_cap = 0;

@@ -17,7 +17,7 @@
 
 #include "dcuda/dcuda_status.h"
 
-#define DCU_NET_VERSION 4u
+#define DCU_NET_VERSION 5u
 /* Largest message a manager must carry: a put's payload chunk (at most
  * DCU_NET_PUT_CHUNK) and its header, or a barrier's window parts for tens
  * of thousands of ranks. */
@@ -80,6 +80,10 @@ typedef struct dcu_net_ops {
     int (*pending)(dcu_net_t *n);
     /* The last error, as text. */
     const char *(*why)(dcu_net_t *n);
+    /* May threads take turns driving the manager (never two at once)? The
+     * host thread of a run of dcuda_host_run_start is not the one that
+     * opened it. 0, and why, when not. */
+    int (*serialized)(char *why, size_t why_size);
 } dcu_net_ops_t;
 
 /* Message memory through env.mem (see dcu_net_mem_t). */

@@ -377,6 +377,13 @@ static const char *net_why(dcu_net_t *n)
     return "no error";
 }
 
+static int net_serialized(char *why, size_t why_size)
+{
+    (void)why;
+    (void)why_size;
+    return 1;
+}
+
 static const dcu_net_ops_t net_ops = { .version = DCU_NET_VERSION,
                                        .name = "fuzz",
                                        .open = net_open,
@@ -384,7 +391,8 @@ static const dcu_net_ops_t net_ops = { .version = DCU_NET_VERSION,
                                        .send = net_send,
                                        .progress = net_progress,
                                        .pending = net_pending,
-                                       .why = net_why };
+                                       .why = net_why,
+                                       .serialized = net_serialized };
 
 /* The backend: rank memory is this process's memory. Mapped buffers (the
  * proxy's staging, a megabyte each) are kept for the next input rather

@@ -203,7 +203,18 @@ static void cpu_free(dcu_backend_t *b, void *ptr, const dcu_export_t *ex)
     }
 }
 
-static dcuda_status_t cpu_import(dcu_backend_t *b, int proc, const dcu_export_t *ex, void **local)
+/* Host memory of the application: this process's ranks reach it as it is;
+ * other processes cannot map it (it is no memfd of ours). */
+static dcuda_status_t cpu_register_mem(dcu_backend_t *b, void *ptr, size_t size, dcu_export_t *ex)
+{
+    (void)b;
+    (void)ptr;
+    (void)size;
+    ex->kind = DCU_EXPORT_NONE;
+    return DCUDA_OK;
+}
+
+static dcuda_status_t cpu_import(dcu_backend_t *b, int proc, const dcu_export_t *ex, void **mapped)
 {
     (void)b;
     char path[64];
@@ -218,14 +229,14 @@ static dcuda_status_t cpu_import(dcu_backend_t *b, int proc, const dcu_export_t 
                       (unsigned long long)ex->size, proc, path, strerror(err));
         return DCUDA_ERR_SYSTEM;
     }
-    *local = p;
+    *mapped = p;
     return DCUDA_OK;
 }
 
-static void cpu_unimport(dcu_backend_t *b, void *local, uint64_t size)
+static void cpu_unimport(dcu_backend_t *b, void *mapped, uint64_t size)
 {
     (void)b;
-    munmap(local, shm_bytes(size));
+    munmap(mapped, shm_bytes(size));
 }
 
 static dcuda_status_t cpu_map_host(dcu_backend_t *b, void *host, size_t size, void **rank_ptr)
@@ -317,8 +328,9 @@ static void *cpu_rank_main(void *p)
 
 static dcuda_status_t cpu_join(dcu_backend_t *b);
 
-static dcuda_status_t cpu_launch(dcu_backend_t *b, dcuda_context_t *ctx)
+static dcuda_status_t cpu_launch(dcu_backend_t *b, dcuda_context_t *ctx, void *stream)
 {
+    (void)stream;
     int n = b->ranks;
     b->ctx = ctx;
     ctx->shared_base = b->scratch; /* ranks find their scratch memory here */
@@ -383,6 +395,7 @@ const dcu_backend_ops_t dcu_cpu_backend_ops = {
     .close = cpu_close,
     .alloc = cpu_alloc,
     .free = cpu_free,
+    .register_mem = cpu_register_mem,
     .import = cpu_import,
     .unimport = cpu_unimport,
     .map_host = cpu_map_host,

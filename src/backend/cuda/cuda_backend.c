@@ -13,6 +13,7 @@
  * mapped host memory so that ranks reach the WORLD barrier slots.
  */
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,9 @@ struct dcu_backend {
     size_t shared_bytes; /* dynamic shared memory of each block (dcuda_rank_shared) */
     cudaStream_t stream; /* the persistent kernel */
     cudaStream_t peek;   /* reads while it runs */
+    cudaStream_t copies; /* dcuda_host_copy_in/out (never waits for the kernel) */
+    cudaEvent_t app_ready; /* the application's stream reached the run */
+    cudaEvent_t ranks_done; /* the kernel ended: the application's stream goes on */
     cudaStream_t reads;  /* the proxy's reads of rank memory (read_start) */
     cudaEvent_t read_ends[DCU_BACKEND_READS]; /* read t ends at read_ends[t % READS] */
     uint64_t reads_started;
@@ -205,6 +209,12 @@ static void cuda_close(dcu_backend_t *b)
         cudaStreamDestroy(b->stream);
     if (b->peek)
         cudaStreamDestroy(b->peek);
+    if (b->copies)
+        cudaStreamDestroy(b->copies);
+    if (b->app_ready)
+        cudaEventDestroy(b->app_ready);
+    if (b->ranks_done)
+        cudaEventDestroy(b->ranks_done);
     if (b->reads)
         cudaStreamDestroy(b->reads);
     free(b);
@@ -239,8 +249,13 @@ static dcuda_status_t cuda_open(const dcu_backend_request_t *req, dcu_backend_t 
         st = size_grid(b, req, &prop);
     if (st == DCUDA_OK && ((err = cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking)) ||
                            (err = cudaStreamCreateWithFlags(&b->peek, cudaStreamNonBlocking)) ||
+                           (err = cudaStreamCreateWithFlags(&b->copies, cudaStreamNonBlocking)) ||
                            (err = cudaStreamCreateWithFlags(&b->reads, cudaStreamNonBlocking))))
         st = cuda_fail(err, "creating streams");
+    if (st == DCUDA_OK &&
+        ((err = cudaEventCreateWithFlags(&b->app_ready, cudaEventDisableTiming)) ||
+         (err = cudaEventCreateWithFlags(&b->ranks_done, cudaEventDisableTiming))))
+        st = cuda_fail(err, "creating events");
     for (int i = 0; st == DCUDA_OK && i < DCU_BACKEND_READS; i++)
         if ((err = cudaEventCreateWithFlags(&b->read_ends[i], cudaEventDisableTiming)))
             st = cuda_fail(err, "creating events");
@@ -288,12 +303,12 @@ static void cuda_free(dcu_backend_t *b, void *ptr, const dcu_export_t *ex)
     cudaFree(ptr);
 }
 
-static dcuda_status_t cuda_import(dcu_backend_t *b, int proc, const dcu_export_t *ex, void **local)
+static dcuda_status_t cuda_import(dcu_backend_t *b, int proc, const dcu_export_t *ex, void **mapped)
 {
     (void)b;
     cudaIpcMemHandle_t handle;
     memcpy(&handle, ex->handle, sizeof handle);
-    cudaError_t err = cudaIpcOpenMemHandle(local, handle, cudaIpcMemLazyEnablePeerAccess);
+    cudaError_t err = cudaIpcOpenMemHandle(mapped, handle, cudaIpcMemLazyEnablePeerAccess);
     if (err != cudaSuccess) {
         dcu_msg_error("cannot open %llu bytes of process %d's GPU memory: %s",
                       (unsigned long long)ex->size, proc, cudaGetErrorString(err));
@@ -302,11 +317,69 @@ static dcuda_status_t cuda_import(dcu_backend_t *b, int proc, const dcu_export_t
     return DCUDA_OK;
 }
 
-static void cuda_unimport(dcu_backend_t *b, void *local, uint64_t size)
+static void cuda_unimport(dcu_backend_t *b, void *mapped, uint64_t size)
 {
     (void)b;
     (void)size;
-    cudaIpcCloseMemHandle(local);
+    cudaIpcCloseMemHandle(mapped);
+}
+
+/* The allocation that holds ptr (the driver's cuMemGetAddressRange; the
+ * runtime loaded the driver already). 0 when it cannot tell. */
+static int allocation_of(const void *ptr, uint64_t *base, uint64_t *size)
+{
+    typedef int (*range_fn)(unsigned long long *, size_t *, unsigned long long);
+    void *lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (!lib)
+        return 0;
+    range_fn range = NULL;
+    *(void **)&range = dlsym(lib, "cuMemGetAddressRange_v2");
+    unsigned long long b = 0;
+    size_t n = 0;
+    int ok = range && range(&b, &n, (unsigned long long)(uintptr_t)ptr) == 0;
+    dlclose(lib);
+    *base = b;
+    *size = n;
+    return ok;
+}
+
+/* GPU memory the application allocated (cudaMalloc) on this process's GPU:
+ * exported with the IPC handle of the allocation that holds it. */
+static dcuda_status_t cuda_register_mem(dcu_backend_t *b, void *ptr, size_t size, dcu_export_t *ex)
+{
+    struct cudaPointerAttributes attr;
+    cudaError_t err = cudaPointerGetAttributes(&attr, ptr);
+    if (err != cudaSuccess || attr.type != cudaMemoryTypeDevice || attr.device != b->device) {
+        cudaGetLastError();
+        dcu_msg_error("dcuda_host_register: %p is not device memory of GPU %d (this process's "
+                      "GPU; cudaMalloc it there)",
+                      ptr, b->device);
+        return DCUDA_ERR_INVALID_ARG;
+    }
+    uint64_t base = 0, bytes = 0, at = (uint64_t)(uintptr_t)ptr;
+    if (!allocation_of(ptr, &base, &bytes) || at - base > bytes || size > bytes - (at - base)) {
+        dcu_msg_error("dcuda_host_register: %zu bytes at %p run past the end of the allocation "
+                      "that holds them (%llu bytes)",
+                      size, ptr, (unsigned long long)bytes);
+        return DCUDA_ERR_INVALID_ARG;
+    }
+    ex->kind = DCU_EXPORT_NONE;
+    ex->offset = at - base;
+    if (b->processes <= 1)
+        return DCUDA_OK;
+    cudaIpcMemHandle_t handle;
+    err = cudaIpcGetMemHandle(&handle, (void *)(uintptr_t)base);
+    if (err != cudaSuccess) {
+        cudaGetLastError();
+        dcu_msg_error("dcuda_host_register: other processes cannot map the allocation that "
+                      "holds %p (%s): register memory of cudaMalloc (not of a stream-ordered "
+                      "pool or cudaMallocManaged)",
+                      ptr, cudaGetErrorString(err));
+        return DCUDA_ERR_INVALID_ARG;
+    }
+    memcpy(ex->handle, &handle, sizeof handle);
+    ex->kind = DCU_EXPORT_CUDA_IPC;
+    return DCUDA_OK;
 }
 
 static dcuda_status_t cuda_map_host(dcu_backend_t *b, void *host, size_t size, void **rank_ptr)
@@ -346,17 +419,19 @@ static void cuda_free_mapped(dcu_backend_t *b, void *host_ptr)
     cudaFreeHost(host_ptr);
 }
 
+/* On a stream of their own that waits for nothing else: a copy while the
+ * ranks run (dcuda_host_run_start) does not wait for them. */
 static dcuda_status_t cuda_copy_in(dcu_backend_t *b, void *dst, const void *src, size_t size)
 {
-    (void)b;
-    CUDA_TRY(cudaMemcpy(dst, src, size, cudaMemcpyDefault), "copy to the GPU");
+    CUDA_TRY(cudaMemcpyAsync(dst, src, size, cudaMemcpyDefault, b->copies), "copy to the GPU");
+    CUDA_TRY(cudaStreamSynchronize(b->copies), "copy to the GPU");
     return DCUDA_OK;
 }
 
 static dcuda_status_t cuda_copy_out(dcu_backend_t *b, void *dst, const void *src, size_t size)
 {
-    (void)b;
-    CUDA_TRY(cudaMemcpy(dst, src, size, cudaMemcpyDefault), "copy from the GPU");
+    CUDA_TRY(cudaMemcpyAsync(dst, src, size, cudaMemcpyDefault, b->copies), "copy from the GPU");
+    CUDA_TRY(cudaStreamSynchronize(b->copies), "copy from the GPU");
     return DCUDA_OK;
 }
 
@@ -392,13 +467,48 @@ static int cuda_read_done(dcu_backend_t *b, uint64_t ticket)
     return 1;
 }
 
-static dcuda_status_t cuda_launch(dcu_backend_t *b, dcuda_context_t *ctx)
+static dcuda_status_t cuda_bind_thread(dcu_backend_t *b)
 {
+    CUDA_TRY(cudaSetDevice(b->device), "selecting the GPU");
+    return DCUDA_OK;
+}
+
+/* The kernel runs on the backend's stream; an application's stream is
+ * joined to it by two events, before and after (a kernel that waits for
+ * peers must not be captured into a graph, which would run it later). */
+static dcuda_status_t order_after(dcu_backend_t *b, cudaStream_t app)
+{
+    enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    CUDA_TRY(cudaStreamIsCapturing(app, &capture), "reading the application's stream");
+    if (capture != cudaStreamCaptureStatusNone) {
+        dcu_msg_error("dcuda_host_run_start: the stream is being captured into a CUDA graph; "
+                      "the ranks must run now (they wait for the other processes): start the "
+                      "run outside the capture");
+        return DCUDA_ERR_UNSUPPORTED;
+    }
+    CUDA_TRY(cudaEventRecord(b->app_ready, app), "ordering after the application's stream");
+    CUDA_TRY(cudaStreamWaitEvent(b->stream, b->app_ready, 0),
+             "ordering after the application's stream");
+    return DCUDA_OK;
+}
+
+static dcuda_status_t cuda_launch(dcu_backend_t *b, dcuda_context_t *ctx, void *stream)
+{
+    cudaStream_t app = (cudaStream_t)stream;
+    if (app) {
+        dcuda_status_t st = order_after(b, app);
+        if (st != DCUDA_OK)
+            return st;
+    }
     void *args[] = { &ctx };
     dim3 grid = { (unsigned)b->ranks, 1, 1 }, block = { (unsigned)b->threads, 1, 1 };
     CUDA_TRY(cudaLaunchCooperativeKernel(b->kernel, grid, block, args, b->shared_bytes, b->stream),
              "launching the persistent kernel");
     b->launched = 1;
+    if (app) {
+        CUDA_TRY(cudaEventRecord(b->ranks_done, b->stream), "ordering the application's stream");
+        CUDA_TRY(cudaStreamWaitEvent(app, b->ranks_done, 0), "ordering the application's stream");
+    }
     return DCUDA_OK;
 }
 
@@ -429,6 +539,7 @@ const dcu_backend_ops_t dcu_cuda_backend_ops = {
     .close = cuda_close,
     .alloc = cuda_alloc,
     .free = cuda_free,
+    .register_mem = cuda_register_mem,
     .import = cuda_import,
     .unimport = cuda_unimport,
     .map_host = cuda_map_host,
@@ -440,6 +551,7 @@ const dcu_backend_ops_t dcu_cuda_backend_ops = {
     .peek = cuda_peek,
     .read_start = cuda_read_start,
     .read_done = cuda_read_done,
+    .bind_thread = cuda_bind_thread,
     .launch = cuda_launch,
     .finished = cuda_finished,
     .join = cuda_join,

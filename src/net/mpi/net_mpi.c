@@ -6,8 +6,10 @@
  * posted. MPI matches arriving messages to receives in posting order and
  * never lets two messages of one sender overtake each other, so the
  * messages of one pair of processes are delivered in the order sent. Only
- * public MPI calls; everything runs on the proxy's thread
- * (MPI_THREAD_FUNNELED suffices).
+ * public MPI calls; everything runs on the proxy's thread, which is the
+ * thread of dcuda_host_run or, after dcuda_host_run_start, a thread of the
+ * runtime while the application's waits: one thread at a time
+ * (MPI_THREAD_SERIALIZED, which dcuda asks for when it initialises MPI).
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -184,6 +186,18 @@ static int mpi_progress(dcu_net_t *n)
 static int mpi_pending(dcu_net_t *n) { return n->send_count; }
 static const char *mpi_why(dcu_net_t *n) { return n->why; }
 
+static int mpi_serialized(char *why, size_t why_size)
+{
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&provided);
+    if (provided >= MPI_THREAD_SERIALIZED)
+        return 1;
+    snprintf(why, why_size, "MPI was initialised with a thread level below MPI_THREAD_SERIALIZED "
+             "(%d): initialise it with MPI_Init_thread and MPI_THREAD_SERIALIZED or higher",
+             provided);
+    return 0;
+}
+
 const dcu_net_ops_t dcu_net_mpi_ops = {
     .version = DCU_NET_VERSION,
     .name = "mpi",
@@ -193,4 +207,5 @@ const dcu_net_ops_t dcu_net_mpi_ops = {
     .progress = mpi_progress,
     .pending = mpi_pending,
     .why = mpi_why,
+    .serialized = mpi_serialized,
 };

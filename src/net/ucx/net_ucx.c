@@ -24,8 +24,9 @@
  * inside UCP's callbacks (to be copied and queued here) and, above the
  * rendezvous threshold, fetched later by receives of their own.
  *
- * Threads: the worker is UCS_THREAD_MODE_SINGLE; everything (open, sends,
- * progress, close) runs on the proxy's thread. No UCP callback reaches the
+ * Threads: the worker is UCS_THREAD_MODE_SERIALIZED; everything (open,
+ * sends, progress, close) runs on the proxy's thread, one thread at a time
+ * (the host thread of a run of dcuda_host_run_start drives it in turn). No UCP callback reaches the
  * proxy: requests are polled (ucp_request_check_status,
  * ucp_tag_recv_request_test) and arrivals are delivered by progress, after
  * ucp_worker_progress returned. The one callback, an endpoint's error
@@ -138,7 +139,7 @@ static int start_worker(dcu_net_t *n, ucp_address_t **addr, size_t *len)
         return ucx_failed(n, "ucp_init", st);
     ucp_worker_params_t wp = {
         .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
-        .thread_mode = UCS_THREAD_MODE_SINGLE,
+        .thread_mode = UCS_THREAD_MODE_SERIALIZED,
     };
     st = ucp_worker_create(n->ctx, &wp, &n->worker);
     if (st != UCS_OK)
@@ -612,6 +613,13 @@ static int ucx_progress(dcu_net_t *n)
 static int ucx_pending(dcu_net_t *n) { return n->send_count; }
 static const char *ucx_why(dcu_net_t *n) { return n->why; }
 
+static int ucx_serialized(char *why, size_t why_size)
+{
+    (void)why;
+    (void)why_size;
+    return 1;
+}
+
 const dcu_net_ops_t dcu_net_ucx_ops = {
     .version = DCU_NET_VERSION,
     .name = "ucx",
@@ -621,4 +629,5 @@ const dcu_net_ops_t dcu_net_ucx_ops = {
     .progress = ucx_progress,
     .pending = ucx_pending,
     .why = ucx_why,
+    .serialized = ucx_serialized,
 };

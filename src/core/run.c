@@ -1,0 +1,285 @@
+/*
+ * A run of the kernel: the host side prepares it with the other processes
+ * (tables reset, peers' memory mapped, a barrier), launches the ranks,
+ * serves their commands and watches them until every rank returned, then
+ * hands back the user data, the timers and the outcome every process
+ * agrees on.
+ *
+ * dcuda_host_run does all of that on the calling thread. dcuda_host_run_start
+ * prepares and launches on the calling thread (so that the launch is
+ * ordered on the application's stream when it returns) and leaves the
+ * serving to a thread of the runtime; dcuda_host_run_wait joins that thread
+ * and hands back what dcuda_host_run would have.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bootstrap/boot.h"
+#include "core.h"
+#include "node/node.h"
+#include "util/clock.h"
+#include "util/logfmt.h"
+#include "util/msg.h"
+
+/* After work (a command or a log line) the host keeps polling without sleep
+ * for a while, since more usually follows; then it sleeps between polls. */
+#define HOST_BUSY_NS (2 * DCU_NS_PER_MS)
+#define HOST_IDLE_SLEEP_NS (200 * DCU_NS_PER_US)
+/* While busy, ask whether the ranks are done every this many rounds only
+ * (the question costs a few microseconds on a GPU). */
+#define HOST_FINISHED_EVERY 256u
+
+/* A proxy that cannot go on ends the run as a lost peer would (unless the
+ * run was cancelled already: then its failure is a consequence). */
+static void check_proxy(dcuda_host_h h)
+{
+    const char *why = dcu_proxy_failure(h->proxy);
+    if (!why || h->lost[0] || atomic_load_explicit(h->cancel_h, memory_order_acquire))
+        return;
+    snprintf(h->lost, sizeof h->lost, "%s", why);
+    atomic_store_explicit(h->cancel_h, DCUDA_CANCEL_PEER, memory_order_release);
+}
+
+/* Every process is ready for the run: tables reset, peers' memory mapped,
+ * the context copied to the ranks, a barrier passed. */
+static dcuda_status_t prepare(dcuda_host_h h, void *user_data, size_t user_size, const char *call)
+{
+    if (user_size && !user_data) {
+        dcu_msg_error("%s: user_data is NULL but user_size is %zu", call, user_size);
+        return DCUDA_ERR_INVALID_ARG;
+    }
+    h->last_error[0] = '\0';
+    h->timing_count = 0;
+    h->lost[0] = '\0';
+    h->abort_why[0] = '\0';
+    /* From here until the ranks are done, leaving the process loses it to
+     * the peers' run. */
+    dcu_node_run_begin();
+    dcuda_status_t st = dcu_context_reset(h, user_data, user_size);
+    if (st == DCUDA_OK)
+        st = dcu_peers_exchange(h);
+    if (st == DCUDA_OK)
+        st = h->ops->copy_in(h->backend, h->dev_ctx, &h->image, sizeof h->image);
+    /* Every process is ready: no rank can reach tables still being reset. */
+    if (st == DCUDA_OK)
+        st = dcu_node_barrier(call);
+    if (st == DCUDA_ERR_PEER)
+        snprintf(h->last_error, sizeof h->last_error, "%s", dcu_node_why());
+    if (st != DCUDA_OK)
+        dcu_node_run_end();
+    return st;
+}
+
+/* Starts the ranks (after the application's earlier work on `stream`). A
+ * failure is reported to the peers, whose ranks would wait for these. */
+static dcuda_status_t launch(dcuda_host_h h, void *stream)
+{
+    h->run.t0 = dcu_clock_ns();
+    dcu_monitor_start(h);
+    dcu_proxy_reset(h->proxy);
+    dcuda_status_t st = h->ops->launch(h->backend, h->dev_ctx, stream);
+    if (st != DCUDA_OK) {
+        char why[128];
+        snprintf(why, sizeof why, "process %d, whose ranks could not start (%s)",
+                 h->info.process_index, dcuda_status_name(st));
+        dcu_monitor_end_run(h, why, "the ranks could not start");
+        dcu_proxy_drain(h->proxy); /* the news leaves before the error returns */
+        h->run.t1 = dcu_clock_ns();
+        dcu_node_run_end();
+    }
+    return st;
+}
+
+/* Serves and monitors until every rank returned, joins. */
+static dcuda_status_t serve(dcuda_host_h h)
+{
+    uint64_t last_work = 0;
+    for (unsigned round = 0;; round++) {
+        int busy = dcu_clock_ns() - last_work <= HOST_BUSY_NS;
+        if ((!busy || round % HOST_FINISHED_EVERY == 0) && h->ops->finished(h->backend))
+            break;
+        int worked = dcu_proxy_poll(h->proxy);
+        worked |= dcu_monitor_poll(h);
+        check_proxy(h);
+        if (worked)
+            last_work = dcu_clock_ns();
+        else if (!busy)
+            dcu_clock_sleep_ns(HOST_IDLE_SLEEP_NS);
+    }
+    dcuda_status_t st = h->ops->join(h->backend);
+    while (dcu_proxy_poll(h->proxy) > 0) { /* what the ranks queued last */
+    }
+    dcu_proxy_drain(h->proxy);
+    check_proxy(h);
+    dcu_monitor_drain(h);
+    h->run.t1 = dcu_clock_ns();
+    dcu_node_run_end();
+    return st;
+}
+
+/* After a run, every process learns whether any failed: a run fails in
+ * every process or in none (a process whose ranks did nothing wrong
+ * returns DCUDA_ERR_ABORTED, naming the one that failed), so that an SPMD
+ * program takes the same branch everywhere. Not after a peer was lost: it
+ * cannot take part. */
+static dcuda_status_t agree_on_run(dcuda_host_h h, dcuda_status_t mine)
+{
+    if (h->info.process_count <= 1 || h->lost[0])
+        return mine;
+    int who = -1;
+    dcuda_status_t all = dcu_boot_agree(mine, &who);
+    if (mine != DCUDA_OK || all == DCUDA_OK)
+        return mine;
+    if (who < 0) { /* the agreement itself failed (reported): a peer is gone */
+        snprintf(h->last_error, sizeof h->last_error,
+                 "a peer process ended before the processes agreed on the run's outcome");
+        return all;
+    }
+    snprintf(h->last_error, sizeof h->last_error, "the run failed in process %d (%s)", who,
+             dcuda_status_name(all));
+    return DCUDA_ERR_ABORTED;
+}
+
+/* What the run left: user data, timers, the first rank error or why the
+ * run ended early, agreed with the other processes. */
+static dcuda_status_t conclude(dcuda_host_h h, dcuda_status_t st, double *elapsed_ms)
+{
+    if (st == DCUDA_OK && h->run.user_size)
+        st = h->ops->copy_out(h->backend, h->run.user, h->user_dev, h->run.user_size);
+    if (st == DCUDA_OK)
+        st = dcu_context_collect_timers(h);
+    if (elapsed_ms)
+        *elapsed_ms = (double)(h->run.t1 - h->run.t0) / DCU_NS_PER_MS;
+    if (h->lost[0]) {
+        snprintf(h->last_error, sizeof h->last_error, "%s", h->lost);
+        return DCUDA_ERR_PEER;
+    }
+    dcuda_error_record_t err;
+    if (st == DCUDA_OK)
+        st = h->ops->copy_out(h->backend, &err, h->image.error, sizeof err);
+    if (st == DCUDA_OK && err.status != 0) {
+        char text[sizeof h->last_error - 32];
+        dcu_log_entry_text(&err.first, text, sizeof text);
+        snprintf(h->last_error, sizeof h->last_error, "rank %d: %s", (int)err.rank, text);
+        dcu_msg_info("kernel %s: %u rank call(s) failed; first: %s", h->kernel.name,
+                     (unsigned)err.count, h->last_error);
+        st = (dcuda_status_t)err.status;
+    } else if (st == DCUDA_OK && h->abort_why[0]) {
+        /* Ended by another process; no rank of this one failed. */
+        snprintf(h->last_error, sizeof h->last_error, "the run was ended by %s", h->abort_why);
+        st = DCUDA_ERR_ABORTED;
+    }
+    return agree_on_run(h, st);
+}
+
+dcuda_status_t dcuda_host_run(dcuda_host_h h, void *user_data, size_t user_size, double *elapsed_ms)
+{
+    dcuda_status_t st = dcu_host_idle(h, "dcuda_host_run");
+    if (st != DCUDA_OK)
+        return st;
+    st = prepare(h, user_data, user_size, "dcuda_host_run");
+    if (st != DCUDA_OK)
+        return st;
+    h->run.user = user_data;
+    h->run.user_size = user_size;
+    st = launch(h, NULL);
+    if (st != DCUDA_OK)
+        return st;
+    return conclude(h, serve(h), elapsed_ms);
+}
+
+/* ---- runs that do not block the host ------------------------------------- */
+
+static void *progress_main(void *arg)
+{
+    dcuda_host_h h = arg;
+    dcuda_status_t st = h->ops->bind_thread ? h->ops->bind_thread(h->backend) : DCUDA_OK;
+    if (st != DCUDA_OK) { /* the ranks run: end them, and wait for them all the same */
+        dcu_monitor_end_run(h, "a process whose host thread could not drive its device",
+                            "the host thread could not drive the device");
+    }
+    dcuda_status_t served = serve(h);
+    h->run.status = st != DCUDA_OK ? st : served;
+    atomic_store_explicit(&h->run.done, 1, memory_order_release);
+    return NULL;
+}
+
+/* The network manager must let the runtime's thread drive it. */
+static dcuda_status_t check_net_threads(dcuda_host_h h)
+{
+    char why[200];
+    if (!h->net_ops || !h->net_ops->serialized || h->net_ops->serialized(why, sizeof why))
+        return DCUDA_OK;
+    dcu_msg_error("dcuda_host_run_start: the %s network manager cannot be driven by the "
+                  "runtime's thread: %s (or use dcuda_host_run)",
+                  h->net_ops->name, why);
+    return DCUDA_ERR_UNSUPPORTED;
+}
+
+dcuda_status_t dcuda_host_run_start(dcuda_host_h h, void *user_data, size_t user_size,
+                                    void *stream)
+{
+    dcuda_status_t st = dcu_host_idle(h, "dcuda_host_run_start");
+    if (st == DCUDA_OK)
+        st = check_net_threads(h);
+    if (st == DCUDA_OK)
+        st = prepare(h, user_data, user_size, "dcuda_host_run_start");
+    if (st != DCUDA_OK)
+        return st;
+    h->run.user = user_data;
+    h->run.user_size = user_size;
+    st = launch(h, stream);
+    if (st != DCUDA_OK)
+        return st;
+    atomic_store_explicit(&h->run.done, 0, memory_order_relaxed);
+    int err = pthread_create(&h->run.thread, NULL, progress_main, h);
+    if (err) {
+        /* The ranks run already: serve them here rather than lose them. */
+        dcu_msg_warn("dcuda_host_run_start: cannot start the runtime's thread (%s); serving the "
+                     "run on this thread until it ends",
+                     strerror(err));
+        h->run.status = serve(h);
+        atomic_store_explicit(&h->run.done, 1, memory_order_release);
+        h->run.threaded = 0;
+    } else {
+        h->run.threaded = 1;
+    }
+    h->run.started = 1;
+    return DCUDA_OK;
+}
+
+/* A run of dcuda_host_run_start is in flight: DCUDA_OK; otherwise a message. */
+static dcuda_status_t check_started(dcuda_host_h h, const char *call)
+{
+    if (dcu_host_check(h, call) != DCUDA_OK)
+        return DCUDA_ERR_NOT_INITIALIZED;
+    if (h->run.started)
+        return DCUDA_OK;
+    dcu_msg_error("%s: no run was started (call dcuda_host_run_start first)", call);
+    return DCUDA_ERR_INVALID_ARG;
+}
+
+dcuda_status_t dcuda_host_run_test(dcuda_host_h h, int *done)
+{
+    dcuda_status_t st = check_started(h, "dcuda_host_run_test");
+    if (st != DCUDA_OK || !done)
+        return st != DCUDA_OK ? st : DCUDA_ERR_INVALID_ARG;
+    *done = atomic_load_explicit(&h->run.done, memory_order_acquire);
+    return DCUDA_OK;
+}
+
+dcuda_status_t dcuda_host_run_wait(dcuda_host_h h, double *elapsed_ms)
+{
+    dcuda_status_t st = check_started(h, "dcuda_host_run_wait");
+    if (st != DCUDA_OK)
+        return st;
+    if (h->run.threaded)
+        pthread_join(h->run.thread, NULL);
+    h->run.started = 0;
+    h->run.threaded = 0;
+    return conclude(h, h->run.status, elapsed_ms);
+}
