@@ -146,8 +146,9 @@ DCUDA_RANK_API dcuda_status_t dcuda_comm_barrier(dcuda_state_t *st, dcuda_comm_t
 /* Collective over comm: exposes [base, base + size) as my part (size 0
  * allowed; parts may differ in size, and parts of ranks of one device may
  * overlap). Parts that ranks of other processes reach must lie in memory
- * from dcuda_host_alloc. Bad arguments still join the collective with an
- * empty part and return an error with the handle (free it). */
+ * from dcuda_host_alloc or registered with dcuda_host_register. Bad
+ * arguments still join the collective with an empty part and return an
+ * error with the handle (free it). */
 DCUDA_RANK_API dcuda_status_t dcuda_win_create(dcuda_state_t *st, dcuda_comm_t comm, void *base,
                                                size_t size, dcuda_win_t *win);
 /* Collective over the window's communicator. */
