@@ -174,7 +174,10 @@ DCUDA_API dcuda_status_t dcuda_host_get_timings(dcuda_host_h host, const double 
  * the node map this one's memory, more than DCUDA_MAX_SEGMENTS allocations
  * (DCUDA_ERR_NO_MEMORY); dcuda_host_free of NULL does nothing, of anything
  * else that is not a live allocation of dcuda_host_alloc is
- * DCUDA_ERR_INVALID_ARG. Every refusal prints the reason. */
+ * DCUDA_ERR_INVALID_ARG. Every refusal prints the reason. The copies
+ * return once done; on a GPU they run on a stream of their own and wait
+ * neither for the ranks nor for work the application enqueued on its
+ * streams (synchronise those first). */
 DCUDA_API dcuda_status_t dcuda_host_alloc(dcuda_host_h host, size_t size, void **ptr);
 DCUDA_API dcuda_status_t dcuda_host_free(dcuda_host_h host, void *ptr);
 DCUDA_API dcuda_status_t dcuda_host_copy_in(dcuda_host_h host, void *dst, const void *src,

@@ -280,7 +280,11 @@ static dcuda_status_t cuda_alloc(dcu_backend_t *b, size_t size, void **ptr, dcu_
                       cudaGetErrorString(err), cudaGetErrorName(err));
         return DCUDA_ERR_NO_MEMORY;
     }
-    if ((err = cudaMemset(p, 0, size ? size : 1)) == cudaSuccess && b->processes > 1) {
+    /* Zeroed on the copies' stream, finished before it is handed out: the
+     * copies that follow do not wait for the legacy default stream. */
+    if ((err = cudaMemsetAsync(p, 0, size ? size : 1, b->copies)) == cudaSuccess)
+        err = cudaStreamSynchronize(b->copies);
+    if (err == cudaSuccess && b->processes > 1) {
         cudaIpcMemHandle_t handle;
         err = cudaIpcGetMemHandle(&handle, p);
         if (err == cudaSuccess) {
