@@ -187,9 +187,8 @@ dcuda_status_t dcuda_host_run(dcuda_host_h h, void *user_data, size_t user_size,
     h->run.user = user_data;
     h->run.user_size = user_size;
     st = launch(h, NULL);
-    if (st != DCUDA_OK)
-        return st;
-    return conclude(h, serve(h), elapsed_ms);
+    /* A launch that failed is still agreed on: the peers' ranks ran. */
+    return conclude(h, st == DCUDA_OK ? serve(h) : st, elapsed_ms);
 }
 
 /* ---- runs that do not block the host ------------------------------------- */
@@ -233,8 +232,8 @@ dcuda_status_t dcuda_host_run_start(dcuda_host_h h, void *user_data, size_t user
     h->run.user = user_data;
     h->run.user_size = user_size;
     st = launch(h, stream);
-    if (st != DCUDA_OK)
-        return st;
+    if (st != DCUDA_OK) /* the run ended here: agreed on as dcuda_host_run's */
+        return conclude(h, st, NULL);
     atomic_store_explicit(&h->run.done, 0, memory_order_relaxed);
     int err = pthread_create(&h->run.thread, NULL, progress_main, h);
     if (err) {
