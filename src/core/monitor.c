@@ -1,7 +1,8 @@
 /*
- * The monitor: runs on the host thread that waits in dcuda_host_run. It
- * prints rank log lines as they arrive in the log ring (so they appear
- * while ranks still run) and is the watchdog: when a rank has stayed
+ * The monitor: runs on the host thread that serves the run (the one that
+ * waits in dcuda_host_run, or the runtime's thread of a run of
+ * dcuda_host_run_start). It prints rank log lines as they arrive in the
+ * log ring (so they appear while ranks still run) and is the watchdog: when a rank has stayed
  * blocked in one wait or barrier for longer than the WATCHDOG setting, it
  * reports every blocked rank, what it waits for and what has arrived, and
  * with WATCHDOG_CANCEL set it cancels the blocked waits. It also watches
