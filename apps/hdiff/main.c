@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "app_skip.h"
 #include "dcuda/dcuda_host.h"
 #include "hdiff.h"
 
@@ -180,20 +181,6 @@ static int run(dcuda_host_h h, const dcuda_rank_info_t *info, hdiff_data_t *d)
     return st != DCUDA_OK || bad;
 }
 
-/* For the test suite: when DCUDA_BACKEND names a backend that cannot run
- * here (cuda on a machine without a GPU), say why and return 77, which
- * ctest counts as skipped; else 0. */
-static int backend_missing(void)
-{
-    const char *backend = getenv("DCUDA_BACKEND");
-    char why[256];
-    if (!backend || strcmp(backend, "auto") == 0 ||
-        dcuda_host_backend_available(backend, why, sizeof why))
-        return 0;
-    printf("hdiff: SKIP: backend %s cannot run here: %s\n", backend, why);
-    return 77;
-}
-
 int main(int argc, char **argv)
 {
     options_t o = { 128, 320, 26, 200, 0 };
@@ -201,8 +188,8 @@ int main(int argc, char **argv)
     dcuda_rank_info_t info;
     if (parse(argc, argv, &o))
         return 2;
-    if (backend_missing())
-        return 77;
+    if (app_backend_missing("hdiff"))
+        return APP_SKIP;
     dcuda_status_t st = dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(hdiff), 128, &h);
     if (st != DCUDA_OK)
         return dcuda_host_exit_status(1);

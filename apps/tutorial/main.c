@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app_skip.h"
 #include "dcuda/dcuda_host.h"
 #include "halo.h"
 
@@ -72,20 +73,6 @@ static int parse_options(int argc, char **argv, halo_data_t *d)
         }
     }
     return 0;
-}
-
-/* For the test suite: when DCUDA_BACKEND names a backend that cannot run
- * here (cuda on a machine without a GPU), say why and return 77, which
- * ctest counts as skipped; else 0. */
-static int backend_missing(void)
-{
-    const char *backend = getenv("DCUDA_BACKEND");
-    char why[256];
-    if (!backend || strcmp(backend, "auto") == 0 ||
-        dcuda_host_backend_available(backend, why, sizeof why))
-        return 0;
-    printf("halo: SKIP: backend %s cannot run here: %s\n", backend, why);
-    return 77;
 }
 
 /* The serial reference: the whole line of n cells between the boundary
@@ -183,7 +170,7 @@ int main(int argc, char **argv)
     dcuda_host_h h;
     if (parse_options(argc, argv, &d) != 0)
         return 2;
-    int skip = backend_missing();
+    int skip = app_backend_missing("halo");
     if (skip)
         return skip;
     if (dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(halo), 128, &h) != DCUDA_OK)

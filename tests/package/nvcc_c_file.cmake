@@ -10,7 +10,7 @@ if(NOT NVCC)
 endif()
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
-set(src ${SOURCE_DIR}/apps/example/ring_kernel.c)
+set(src ${SOURCE_DIR}/examples/installed/ring_kernel.c)
 
 execute_process(COMMAND ${NVCC} -I${SOURCE_DIR}/include -c ${src} -o ${WORK}/refused.o
                 RESULT_VARIABLE rc OUTPUT_VARIABLE text ERROR_VARIABLE text)
