@@ -175,6 +175,13 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
     const int lead = dcu_leader();
     dcu_waiter_t w = DCU_WAITER_INIT;
     int published = 0;
+    /* While the wait is young and no inbox needs looking at: only the
+     * counter, in the shortest loop (each poll's length is latency). */
+    if (!st->inbox)
+        while (dcu_spinning(&w))
+            if (dcu_reached(dcu_lanes_bcast(lanes, lead ? dcu_ld_acquire(counter, sys) : 0u),
+                            target))
+                return DCUDA_OK;
     for (;;) {
         uint32_t v = 0u;
         if (lead)

@@ -228,6 +228,16 @@ DCU_FN int dcu_pause(dcu_waiter_t *w)
     return 0;
 }
 
+/* One poll of a wait's first phase, which only spins; 0 once it is over
+ * (dcu_pause goes on from there: yields, then sleeps). */
+DCU_FN int dcu_spinning(dcu_waiter_t *w)
+{
+    if (w->polls >= DCU_CPU_PAUSE_STEPS)
+        return 0;
+    (void)dcu_pause(w);
+    return 1;
+}
+
 /* Waiting on memory the host runtime hands back (ring entries). */
 DCU_FN void dcu_pause_host(dcu_waiter_t *w) { (void)dcu_pause(w); }
 

@@ -270,6 +270,10 @@ DCU_FN int dcu_pause(dcu_waiter_t *w)
     return 0;
 }
 
+/* One poll of a wait's first phase, which only spins; 0 once it is over
+ * (dcu_pause goes on from there). */
+DCU_FN int dcu_spinning(dcu_waiter_t *w) { return ++w->polls < DCU_WAIT_SPIN_POLLS; }
+
 DCU_FN void dcu_pause_host(dcu_waiter_t *w)
 {
     w->polls++;
