@@ -49,6 +49,7 @@ static int run_invalidation(int argc, char **argv)
         TEST_STATUS(res[ROUTE_AFTER_SRC], DCUDA_ERR_SOURCE);
         TEST_STATUS(res[ROUTE_STALE], DCUDA_ERR_WIN);
         TEST_STATUS(res[ROUTE_REPLACED], DCUDA_ERR_BOUNDS);
+        TEST_STATUS(res[ROUTE_NONE], DCUDA_ERR_WIN);
     }
     for (int r = test_first_rank(&info); r < test_end_rank(&info); r++)
         TEST_CHECK(res[(size_t)r * ROUTE_RESULTS + ROUTE_SETUP] == 0, "rank %d: setup call "

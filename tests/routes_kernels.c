@@ -3,6 +3,9 @@
  * from its part of window B, so the put's route is remembered; then B is
  * freed, then A is freed and a smaller window takes its slot. Each later put
  * must be refused by the full checks, as if no route had been remembered.
+ * Last, a put along the route of a window in slot 7 (which shares its
+ * route entry with DCUDA_WIN_NONE), that window's free, and a put with
+ * DCUDA_WIN_NONE: refused, and nothing written.
  * Rank API only; written once for CPU and GPU ranks.
  */
 #include "dcuda/dcuda_rank.h"
@@ -38,6 +41,17 @@ DCUDA_KERNEL(routes, ctx)
         r[ROUTE_REPLACED] = dcuda_put(&st, small, 1, ROUTE_SMALL, 8, part);
     }
     test_note(&setup, dcuda_win_free(&st, small));
+
+    dcuda_win_t many[ROUTE_SLOTS];
+    for (int i = 0; i < ROUTE_SLOTS; i++)
+        test_note(&setup, dcuda_win_create(&st, DCUDA_COMM_WORLD, part, ROUTE_PART + ROUTE_SRC,
+                                           &many[i]));
+    if (me == 0) /* the bytes the first put wrote, again */
+        test_note(&setup, dcuda_put(&st, many[ROUTE_SLOTS - 1], 1, 0, 8, src));
+    for (int i = ROUTE_SLOTS - 1; i >= 0; i--)
+        test_note(&setup, dcuda_win_free(&st, many[i]));
+    if (me == 0)
+        r[ROUTE_NONE] = dcuda_put(&st, DCUDA_WIN_NONE, 1, 8, 8, src);
     r[ROUTE_SETUP] = setup;
     if (dcuda_thread_index() == 0)
         for (int i = 0; i < ROUTE_RESULTS; i++)

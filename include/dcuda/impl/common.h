@@ -313,28 +313,32 @@ DCU_HD dcuda_status_t dcu_check_overlap(uint64_t dst, uint64_t src, uint64_t siz
     return (dst < src + size && src < dst + size) ? DCUDA_ERR_OVERLAP : DCUDA_OK;
 }
 
-/* A put along a route the rank has checked before: its route if the
- * remembered parts admit it (source inside the part of mine that held the
- * source last time, target range inside the target's, no partial overlap)
- * and the target address in *dst; NULL if the full checks must decide. */
-DCU_HD const dcuda_put_route_t *dcu_put_fast(const dcuda_state_t *st, uint32_t win, int rank,
-                                             uint64_t offset, uint64_t size, const void *src,
-                                             char **dst)
+/* A put along a route the rank has checked before: 1 if the remembered
+ * parts admit it (source inside the part of mine that held the source last
+ * time, target range inside the target's, no partial overlap), with the
+ * target address in *dst and the route in *r; 0 if the full checks must
+ * decide. The route is read whole first and every test is evaluated (no
+ * short-circuit), so the reads of rank-local memory overlap instead of
+ * waiting for one another. */
+DCU_HD int dcu_put_fast(const dcuda_state_t *st, uint32_t win, int rank, uint64_t offset,
+                        uint64_t size, const void *src, char **dst, dcuda_put_route_t *r)
 {
-    const dcuda_put_route_t *r = dcu_route(st, win, rank);
+    *r = *dcu_route(st, win, rank);
     uint64_t a = (uint64_t)(uintptr_t)src, d = r->target_base + offset;
-    dcuda_win_entry_t mine;
-    mine.base = r->mine_base;
-    mine.size = r->mine_size;
-    /* A target on the network path lives in another address space: source
-     * and target cannot overlap. */
-    if (r->win != win || r->rank != rank ||
-        dcu_check_range(r->target_size, offset, size) != DCUDA_OK ||
-        (size && !dcu_contains(&mine, a, size)) ||
-        (r->path != DCUDA_PATH_NET && dcu_check_overlap(d, a, size) != DCUDA_OK))
-        return (const dcuda_put_route_t *)0;
+    /* A route left by a freed window keeps its rank but not its handle:
+     * DCUDA_WIN_NONE matches no route. The target range lies inside the
+     * target's part (dcu_check_range). */
+    int ok = (win != DCUDA_WIN_NONE) & (r->win == win) & (r->rank == rank) &
+             (offset + size >= offset) & (offset <= r->target_size) &
+             (size <= r->target_size - offset);
+    /* The source lies inside my part (dcu_contains), unless there is none. */
+    ok &= (size == 0) | ((a >= r->mine_base) & (a - r->mine_base <= r->mine_size) &
+                         (size <= r->mine_size - (a - r->mine_base)));
+    /* Source and target coincide or are disjoint (dcu_check_overlap), except
+     * on the network path, whose target lives in another address space. */
+    ok &= (r->path == DCUDA_PATH_NET) | (d == a) | (size == 0) | (d >= a + size) | (a >= d + size);
     *dst = (char *)(uintptr_t)d;
-    return r;
+    return ok;
 }
 
 /* Are `count` notifications ready, given arrivals and consumptions counted

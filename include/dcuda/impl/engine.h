@@ -684,10 +684,11 @@ DCU_FN dcuda_status_t dcu_put(dcuda_state_t *st, uint32_t win, int rank, size_t 
     dcuda_notif_counters_t *notifs;
     uint32_t path;
     dcu_put_t p;
-    const dcuda_put_route_t *r = dcu_put_fast(st, win, rank, offset, size, src, &dst);
-    if (r) {
-        notifs = r->notifs;
-        path = r->path;
+    dcuda_put_route_t route;
+    const int fast = dcu_put_fast(st, win, rank, offset, size, src, &dst, &route);
+    if (fast) {
+        notifs = route.notifs;
+        path = route.path;
     } else if ((s = dcu_put_slow(st, win, rank, offset, size, src, &p, call)) == DCUDA_OK) {
         dst = p.dst;
         notifs = p.to.notifs;
@@ -712,7 +713,7 @@ DCU_FN dcuda_status_t dcu_put(dcuda_state_t *st, uint32_t win, int rank, size_t 
             dcu_notify_leader(st, notifs, path, rank, tag);
         break;
     }
-    if (dcu_leader() && !r)
+    if (dcu_leader() && !fast)
         dcu_route_remember(st, win, rank, &p);
     return s;
 }
