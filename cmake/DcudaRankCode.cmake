@@ -1,4 +1,4 @@
-# dcuda_add_rank_code(<target> [CPU_ONLY] <file.c>...)
+# dcuda_add_rank_code(<target> [CPU_ONLY] [MAX_REGISTERS <n>] <file.c>...)
 #
 # Rank code is written once and compiled twice: as C11 for CPU ranks, and as
 # CUDA for GPU ranks (through a generated .cu file that includes the C
@@ -13,12 +13,25 @@
 # or DCUDA_RANK_CODE_CPU_ONLY=ON for every call of a project, asks for the
 # CPU form alone on purpose.
 #
+# MAX_REGISTERS caps the registers of each thread of the GPU form (nvcc
+# --maxrregcount, 16..255). The ranks a GPU holds follow from what one
+# rank's block needs, and the rank calls take registers: capping them fits
+# more ranks (more warps) on each multiprocessor, at the price of spills in
+# the rank calls (longer latencies). Worth it for rank code that computes
+# much between its calls; measure both.
+#
 # Whether dcuda has the CUDA backend comes from the global property
 # DCUDA_HAVE_CUDA, which dcuda's own build and its installed package set.
 # Programs with the GPU form use the shared CUDA runtime, the one libdcuda
 # links: its kernels must be registered with the runtime that launches them.
 function(dcuda_add_rank_code target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "CPU_ONLY" "" "")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "CPU_ONLY" "MAX_REGISTERS" "")
+  if(DEFINED arg_MAX_REGISTERS AND NOT arg_MAX_REGISTERS MATCHES "^[0-9]+$")
+    message(FATAL_ERROR "dcuda_add_rank_code(${target}): MAX_REGISTERS ${arg_MAX_REGISTERS} is not a number")
+  endif()
+  if(DEFINED arg_MAX_REGISTERS AND (arg_MAX_REGISTERS LESS 16 OR arg_MAX_REGISTERS GREATER 255))
+    message(FATAL_ERROR "dcuda_add_rank_code(${target}): MAX_REGISTERS ${arg_MAX_REGISTERS} not in 16..255")
+  endif()
   if(NOT arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "dcuda_add_rank_code(${target}): no rank code files given")
   endif()
@@ -38,6 +51,9 @@ function(dcuda_add_rank_code target)
       set(gen ${CMAKE_CURRENT_BINARY_DIR}/gpu/${target}/${name}.cu)
       file(GENERATE OUTPUT ${gen} CONTENT "/* GPU form of ${name} (generated). */\n#include \"${abs}\"\n")
       target_sources(${target} PRIVATE ${gen})
+      if(DEFINED arg_MAX_REGISTERS)
+        set_source_files_properties(${gen} PROPERTIES COMPILE_OPTIONS "--maxrregcount=${arg_MAX_REGISTERS}")
+      endif()
     endif()
   endforeach()
   if(gpu)

@@ -14,11 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "app_skip.h"
 #include "dcuda/dcuda_host.h"
 #include "hdiff.h"
+#include "hdiff_ref.h"
 
 DCUDA_KERNEL_DECLARE(hdiff);
 
@@ -57,37 +57,6 @@ static int pick_bands(const options_t *o, int world, int ny)
     if (bands < 1)
         bands = 1;
     return bands > ny / HDIFF_HALO ? ny / HDIFF_HALO : bands;
-}
-
-/* The serial reference: every level of the whole grid, with two rows of 0
- * beyond each end in y; the result of level z is at ref + z * (ny + 4) * nx. */
-static double *reference(const hdiff_data_t *d, double *ms)
-{
-    size_t nx = (size_t)d->nx, rows = (size_t)d->ny + 2 * HDIFF_HALO, level = rows * nx;
-    double *a = calloc(2 * level * (size_t)d->nz, sizeof(double));
-    if (!a)
-        return NULL;
-    double *b = a + level * (size_t)d->nz;
-    for (int z = 0; z < d->nz; z++)
-        for (int y = 0; y < d->ny; y++)
-            for (int x = 0; x < d->nx; x++)
-                a[z * level + (size_t)(y + HDIFF_HALO) * nx + (size_t)x] = hdiff_initial(z, y, x);
-    struct timespec t0, t1;
-    timespec_get(&t0, TIME_UTC);
-    for (int k = 0; k < d->iters; k++) {
-        const double *old = k % 2 ? b : a;
-        double *next = k % 2 ? a : b;
-        for (int z = 0; z < d->nz; z++)
-            for (int y = 0; y < d->ny; y++)
-                for (int x = 0; x < d->nx; x++)
-                    next[z * level + (size_t)(y + HDIFF_HALO) * nx + (size_t)x] =
-                        hdiff_point(old + z * level, d->nx, x, y + HDIFF_HALO);
-    }
-    timespec_get(&t1, TIME_UTC);
-    *ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-    if (d->iters % 2)
-        memmove(a, b, level * (size_t)d->nz * sizeof(double));
-    return a;
 }
 
 /* Calls f on every tile of this process's ranks, with the tile's buffer 0
@@ -147,7 +116,7 @@ static int run(dcuda_host_h h, const dcuda_rank_info_t *info, hdiff_data_t *d)
     for (int r = info->rank_start; r < info->rank_start + info->rank_responsible; r++)
         doubles += hdiff_rank_doubles(d, r, info->rank_count, -1);
     double *host = calloc(doubles ? doubles : 1, sizeof(double)), ref_ms = 0, ms = 0;
-    double *ref = reference(d, &ref_ms);
+    double *ref = hdiff_reference(d, &ref_ms);
     size_t bad = 0;
     if (!host || !ref || dcuda_host_alloc(h, doubles * sizeof(double), (void **)&d->mem)) {
         fprintf(stderr, "hdiff: out of memory\n");

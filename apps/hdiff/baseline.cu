@@ -1,0 +1,256 @@
+/*
+ * The bulk-synchronous baseline of the horizontal diffusion case study
+ * (thesis 5.5): the two-model program a CUDA and MPI author writes instead
+ * of dcuda. Each process owns ny rows of every level on its GPU; each
+ * iteration first exchanges the two border rows of every level with the
+ * processes above and below (copied to pinned host memory, MPI_Sendrecv,
+ * copied back: host staging, which works with any MPI), then runs one
+ * kernel over all its points (the three stencils fused, hdiff_point). With
+ * one process there is nothing to exchange, and --bsp-graph launches the
+ * iterations as one CUDA graph (no launch gaps): the strongest one-GPU
+ * program. Checked bit for bit against the serial reference shared with
+ * the dcuda variant.
+ *
+ * Options: --hdiff-nx= --hdiff-ny= (rows per process) --hdiff-nz=
+ * --hdiff-iters= as the dcuda variant; --bsp-graph. Run under mpirun for
+ * several GPUs (one process each).
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+#include "hdiff.h"
+#include "hdiff_ref.h"
+
+#define CK(call)                                                                                   \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "hdiff-bsp: %s: %s\n", #call, cudaGetErrorString(e_));                 \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
+        }                                                                                          \
+    } while (0)
+
+/* One thread per point: x from the block's threads, a row per block in y,
+ * a level per block in z; rows 2..ny+1 of each level's (ny + 4) x nx
+ * buffer. */
+__global__ void bsp_step(const double *old, double *next, int nx, int ny)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x, row = blockIdx.y + HDIFF_HALO;
+    size_t level = (size_t)(ny + 2 * HDIFF_HALO) * nx * blockIdx.z;
+    if (x < nx)
+        next[level + (size_t)row * nx + x] = hdiff_point(old + level, nx, x, row);
+}
+
+typedef struct bsp {
+    int rank, size, nx, ny, nz, iters, graph;
+    size_t level;             /* doubles of one level's buffer */
+    double *buf[2];           /* device, nz levels each */
+    double *send[2], *recv[2]; /* pinned: [0] to/from above, [1] below */
+    cudaStream_t stream;
+} bsp_t;
+
+static int parse(int argc, char **argv, bsp_t *b)
+{
+    static const char *names[] = { "--hdiff-nx=", "--hdiff-ny=", "--hdiff-nz=", "--hdiff-iters=" };
+    int *fields[] = { &b->nx, &b->ny, &b->nz, &b->iters };
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--bsp-graph") == 0) {
+            b->graph = 1;
+            continue;
+        }
+        int known = 0;
+        for (int f = 0; f < 4; f++) {
+            size_t len = strlen(names[f]);
+            if (strncmp(argv[i], names[f], len) != 0)
+                continue;
+            char *end;
+            long v = strtol(argv[i] + len, &end, 10);
+            if (end == argv[i] + len || *end || v < 1 || v > 100000) {
+                fprintf(stderr, "hdiff-bsp: bad option %s\n", argv[i]);
+                return 1;
+            }
+            *fields[f] = (int)v;
+            known = 1;
+        }
+        if (!known) {
+            fprintf(stderr, "hdiff-bsp: unknown option %s\n", argv[i]);
+            return 1;
+        }
+    }
+    if (b->ny < HDIFF_HALO || b->ny > 65535 || b->nz > 65535) {
+        fprintf(stderr, "hdiff-bsp: 2 to 65535 rows and at most 65535 levels (one block each)\n");
+        return 1;
+    }
+    return 0;
+}
+
+/* Copies rows [row, row + 2) of every level between the device buffer and
+ * a packed host buffer (to_host: device -> host). */
+static void copy_rows(bsp_t *b, double *dev, int row, double *host, int to_host)
+{
+    size_t width = HDIFF_HALO * (size_t)b->nx * sizeof(double), pitch = b->level * sizeof(double);
+    double *d = dev + (size_t)row * b->nx;
+    if (to_host)
+        CK(cudaMemcpy2DAsync(host, width, d, pitch, width, b->nz, cudaMemcpyDeviceToHost,
+                             b->stream));
+    else
+        CK(cudaMemcpy2DAsync(d, pitch, host, width, width, b->nz, cudaMemcpyHostToDevice,
+                             b->stream));
+}
+
+/* The halo rows of buffer p from the neighbours (none beyond the ends:
+ * those halo rows stay 0). */
+static void exchange(bsp_t *b, int p)
+{
+    int up = b->rank > 0 ? b->rank - 1 : MPI_PROC_NULL;
+    int down = b->rank + 1 < b->size ? b->rank + 1 : MPI_PROC_NULL;
+    int count = HDIFF_HALO * b->nx * b->nz;
+    copy_rows(b, b->buf[p], HDIFF_HALO, b->send[0], 1);
+    copy_rows(b, b->buf[p], b->ny, b->send[1], 1);
+    CK(cudaStreamSynchronize(b->stream));
+    MPI_Sendrecv(b->send[0], count, MPI_DOUBLE, up, 0, b->recv[1], count, MPI_DOUBLE, down, 0,
+                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Sendrecv(b->send[1], count, MPI_DOUBLE, down, 1, b->recv[0], count, MPI_DOUBLE, up, 1,
+                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (up != MPI_PROC_NULL)
+        copy_rows(b, b->buf[p], 0, b->recv[0], 0);
+    if (down != MPI_PROC_NULL)
+        copy_rows(b, b->buf[p], b->ny + HDIFF_HALO, b->recv[1], 0);
+}
+
+static void step(bsp_t *b, int k)
+{
+    dim3 threads(128), blocks((unsigned)(b->nx + 127) / 128, (unsigned)b->ny, (unsigned)b->nz);
+    bsp_step<<<blocks, threads, 0, b->stream>>>(b->buf[k % 2], b->buf[(k + 1) % 2], b->nx, b->ny);
+    CK(cudaGetLastError());
+}
+
+/* The iterations; returns their time in ms and the exchanges' in *comm_ms. */
+static double iterate(bsp_t *b, double *comm_ms)
+{
+    cudaGraphExec_t exec = NULL;
+    if (b->graph) {
+        cudaGraph_t g;
+        CK(cudaStreamBeginCapture(b->stream, cudaStreamCaptureModeThreadLocal));
+        for (int k = 0; k < b->iters; k++)
+            step(b, k);
+        CK(cudaStreamEndCapture(b->stream, &g));
+        CK(cudaGraphInstantiate(&exec, g, 0));
+        CK(cudaGraphDestroy(g));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime(), comm = 0;
+    if (exec) {
+        CK(cudaGraphLaunch(exec, b->stream));
+    } else {
+        for (int k = 0; k < b->iters; k++) {
+            if (b->size > 1) {
+                double c0 = MPI_Wtime();
+                exchange(b, k % 2);
+                comm += MPI_Wtime() - c0;
+            }
+            step(b, k);
+        }
+    }
+    CK(cudaStreamSynchronize(b->stream));
+    double t1 = MPI_Wtime();
+    if (exec)
+        CK(cudaGraphExecDestroy(exec));
+    *comm_ms = comm * 1e3;
+    return (t1 - t0) * 1e3;
+}
+
+/* Fills buffer 0 with the initial grid (rows of this process). */
+static void fill(bsp_t *b)
+{
+    size_t total = b->level * b->nz;
+    double *h = (double *)calloc(total, sizeof(double));
+    for (int z = 0; z < b->nz; z++)
+        for (int y = 0; y < b->ny; y++)
+            for (int x = 0; x < b->nx; x++)
+                h[z * b->level + (size_t)(y + HDIFF_HALO) * b->nx + x] =
+                    hdiff_initial(z, b->rank * b->ny + y, x);
+    CK(cudaMemcpy(b->buf[0], h, total * sizeof(double), cudaMemcpyHostToDevice));
+    free(h);
+}
+
+/* Points of this process's result that differ from the reference. */
+static size_t compare(bsp_t *b, const double *ref)
+{
+    size_t total = b->level * b->nz, bad = 0, gy = (size_t)b->ny * b->size;
+    size_t ref_level = (gy + 2 * HDIFF_HALO) * b->nx;
+    double *h = (double *)malloc(total * sizeof(double));
+    CK(cudaMemcpy(h, b->buf[b->iters % 2], total * sizeof(double), cudaMemcpyDeviceToHost));
+    for (int z = 0; z < b->nz; z++)
+        for (int y = 0; y < b->ny; y++)
+            for (int x = 0; x < b->nx; x++)
+                bad += h[z * b->level + (size_t)(y + HDIFF_HALO) * b->nx + x] !=
+                       ref[z * ref_level + (size_t)(b->rank * b->ny + y + HDIFF_HALO) * b->nx + x];
+    free(h);
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    bsp_t b;
+    memset(&b, 0, sizeof b);
+    b.nx = 128, b.ny = 320, b.nz = 26, b.iters = 200;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &b.size);
+    int devices = 0;
+    if (parse(argc, argv, &b) || cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1) {
+        if (b.rank == 0 && devices < 1)
+            fprintf(stderr, "hdiff-bsp: no GPU here: skipped\n");
+        MPI_Finalize();
+        return devices < 1 ? 77 : 2;
+    }
+    if (b.graph && b.size > 1) {
+        if (b.rank == 0)
+            fprintf(stderr, "hdiff-bsp: --bsp-graph is for one process (MPI runs on the host)\n");
+        MPI_Finalize();
+        return 2;
+    }
+    MPI_Comm node;
+    int local = 0;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &local);
+    CK(cudaSetDevice(local % devices));
+    b.level = (size_t)(b.ny + 2 * HDIFF_HALO) * b.nx;
+    size_t bytes = b.level * b.nz * sizeof(double), halo = HDIFF_HALO * (size_t)b.nx * b.nz * 8;
+    for (int i = 0; i < 2; i++) {
+        CK(cudaMalloc((void **)&b.buf[i], bytes));
+        CK(cudaMemset(b.buf[i], 0, bytes));
+        CK(cudaMallocHost((void **)&b.send[i], halo));
+        CK(cudaMallocHost((void **)&b.recv[i], halo));
+    }
+    CK(cudaStreamCreate(&b.stream));
+    fill(&b);
+
+    double comm_ms = 0, ms = iterate(&b, &comm_ms), ref_ms = 0, worst = 0, comm_worst = 0;
+    MPI_Reduce(&ms, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&comm_ms, &comm_worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    hdiff_data_t d = { NULL, b.nx, b.ny * b.size, b.nz, 1, b.iters, 0 };
+    double *ref = hdiff_reference(&d, &ref_ms);
+    unsigned long long bad = ref ? compare(&b, ref) : 1, all_bad = 0;
+    MPI_Reduce(&bad, &all_bad, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (b.rank == 0) {
+        cudaDeviceProp prop;
+        CK(cudaGetDeviceProperties(&prop, local % devices));
+        double us = worst * 1e3 / b.iters, points = (double)b.nx * b.ny * b.size * b.nz;
+        printf("hdiff: bsp-%s, %d process(es) (%s), %dx%dx%d, %d iterations: %.2f us per "
+               "iteration (%.0f Mpoints/s), exchange %.2f us per iteration; %s\n",
+               b.graph ? "graph" : b.size > 1 ? "mpi-staged" : "streams", b.size, prop.name, b.nx,
+               b.ny * b.size, b.nz, b.iters, us, points / us, comm_worst * 1e3 / b.iters,
+               all_bad ? "MISMATCH" : "MATCH");
+        if (all_bad)
+            printf("hdiff: %llu points differ from the serial reference\n", all_bad);
+    }
+    free(ref);
+    MPI_Finalize();
+    return all_bad ? 1 : 0;
+}
