@@ -249,19 +249,26 @@ DCU_HD void dcu_win_forget(dcuda_state_t *st, int comm, int slot, int everywhere
     dcu_routes_drop(st, comm, slot);
 }
 
+/* Does [addr, addr + size) lie inside [base, base + part_size)? Every
+ * test is evaluated (no short-circuit): the put's fast path uses it. */
+DCU_HD int dcu_inside(uint64_t base, uint64_t part_size, uint64_t addr, uint64_t size)
+{
+    return (addr >= base) & (addr - base <= part_size) & (size <= part_size - (addr - base));
+}
+
 /* Does [offset, offset + size) lie inside a window part of `win_size` bytes? */
 DCU_HD dcuda_status_t dcu_check_range(uint64_t win_size, uint64_t offset, uint64_t size)
 {
     if (offset + size < offset)
         return DCUDA_ERR_OVERFLOW;
-    if (offset > win_size || size > win_size - offset)
+    if (!dcu_inside(0, win_size, offset, size))
         return DCUDA_ERR_BOUNDS;
     return DCUDA_OK;
 }
 
 DCU_HD int dcu_contains(const dcuda_win_entry_t *e, uint64_t addr, uint64_t size)
 {
-    return addr >= e->base && addr - e->base <= e->size && size <= e->size - (addr - e->base);
+    return dcu_inside(e->base, e->size, addr, size);
 }
 
 /* Which of the caller's windows holds [addr, addr + size): DCUDA_OK (and its
@@ -305,12 +312,16 @@ DCU_HD dcuda_status_t dcu_check_source(const dcuda_state_t *st, int comm, dcuda_
     return dcu_search_source(st, comm, addr, size, part, slot);
 }
 
-/* Source and destination either coincide (nothing to copy) or are disjoint. */
+/* Do source and destination coincide (nothing to copy) or not overlap?
+ * Every test is evaluated (no short-circuit): the put's fast path uses it. */
+DCU_HD int dcu_apart(uint64_t dst, uint64_t src, uint64_t size)
+{
+    return (dst == src) | (size == 0) | (dst >= src + size) | (src >= dst + size);
+}
+
 DCU_HD dcuda_status_t dcu_check_overlap(uint64_t dst, uint64_t src, uint64_t size)
 {
-    if (dst == src || size == 0)
-        return DCUDA_OK;
-    return (dst < src + size && src < dst + size) ? DCUDA_ERR_OVERLAP : DCUDA_OK;
+    return dcu_apart(dst, src, size) ? DCUDA_OK : DCUDA_ERR_OVERLAP;
 }
 
 /* A put along a route the rank has checked before: 1 if the remembered
@@ -327,16 +338,13 @@ DCU_HD int dcu_put_fast(const dcuda_state_t *st, uint32_t win, int rank, uint64_
     uint64_t a = (uint64_t)(uintptr_t)src, d = r->target_base + offset;
     /* A route left by a freed window keeps its rank but not its handle:
      * DCUDA_WIN_NONE matches no route. The target range lies inside the
-     * target's part (dcu_check_range). */
+     * target's part (as dcu_check_range), the source inside my part unless
+     * there is none, and the two coincide or are apart except on the
+     * network path, whose target lives in another address space. */
     int ok = (win != DCUDA_WIN_NONE) & (r->win == win) & (r->rank == rank) &
-             (offset + size >= offset) & (offset <= r->target_size) &
-             (size <= r->target_size - offset);
-    /* The source lies inside my part (dcu_contains), unless there is none. */
-    ok &= (size == 0) | ((a >= r->mine_base) & (a - r->mine_base <= r->mine_size) &
-                         (size <= r->mine_size - (a - r->mine_base)));
-    /* Source and target coincide or are disjoint (dcu_check_overlap), except
-     * on the network path, whose target lives in another address space. */
-    ok &= (r->path == DCUDA_PATH_NET) | (d == a) | (size == 0) | (d >= a + size) | (a >= d + size);
+             (offset + size >= offset) & dcu_inside(0, r->target_size, offset, size);
+    ok &= (size == 0) | dcu_inside(r->mine_base, r->mine_size, a, size);
+    ok &= (r->path == DCUDA_PATH_NET) | dcu_apart(d, a, size);
     *dst = (char *)(uintptr_t)d;
     return ok;
 }
