@@ -23,7 +23,7 @@
 #include <cuda_runtime.h>
 
 #include "hdiff.h"
-#include "hdiff_ref.h"
+#include "hdiff_host.h"
 
 #define CK(call)                                                                                   \
     do {                                                                                           \
@@ -53,34 +53,22 @@ typedef struct bsp {
     cudaStream_t stream;
 } bsp_t;
 
+/* Reads the options (those of the dcuda variant but --hdiff-bands, and
+ * --bsp-graph); 0 if all are valid. */
 static int parse(int argc, char **argv, bsp_t *b)
 {
-    static const char *names[] = { "--hdiff-nx=", "--hdiff-ny=", "--hdiff-nz=", "--hdiff-iters=" };
-    int *fields[] = { &b->nx, &b->ny, &b->nz, &b->iters };
+    hdiff_options_t o = HDIFF_OPTIONS_DEFAULT;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--bsp-graph") == 0) {
-            b->graph = 1;
-            continue;
-        }
-        int known = 0;
-        for (int f = 0; f < 4; f++) {
-            size_t len = strlen(names[f]);
-            if (strncmp(argv[i], names[f], len) != 0)
-                continue;
-            char *end;
-            long v = strtol(argv[i] + len, &end, 10);
-            if (end == argv[i] + len || *end || v < 1 || v > 100000) {
-                fprintf(stderr, "hdiff-bsp: bad option %s\n", argv[i]);
-                return 1;
-            }
-            *fields[f] = (int)v;
-            known = 1;
-        }
-        if (!known) {
+        int known = strcmp(argv[i], "--bsp-graph") == 0;
+        b->graph |= known;
+        if (!known && (known = hdiff_option("hdiff-bsp", argv[i], &o)) < 0)
+            return 1;
+        if (!known || o.bands) {
             fprintf(stderr, "hdiff-bsp: unknown option %s\n", argv[i]);
             return 1;
         }
     }
+    b->nx = o.nx, b->ny = o.ny, b->nz = o.nz, b->iters = o.iters;
     if (b->ny < HDIFF_HALO || b->ny > 65535 || b->nz > 65535) {
         fprintf(stderr, "hdiff-bsp: 2 to 65535 rows and at most 65535 levels (one block each)\n");
         return 1;
@@ -198,7 +186,6 @@ int main(int argc, char **argv)
 {
     bsp_t b;
     memset(&b, 0, sizeof b);
-    b.nx = 128, b.ny = 320, b.nz = 26, b.iters = 200;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &b.size);
@@ -221,7 +208,8 @@ int main(int argc, char **argv)
     MPI_Comm_rank(node, &local);
     CK(cudaSetDevice(local % devices));
     b.level = (size_t)(b.ny + 2 * HDIFF_HALO) * b.nx;
-    size_t bytes = b.level * b.nz * sizeof(double), halo = HDIFF_HALO * (size_t)b.nx * b.nz * 8;
+    size_t bytes = b.level * b.nz * sizeof(double),
+           halo = HDIFF_HALO * (size_t)b.nx * b.nz * sizeof(double);
     for (int i = 0; i < 2; i++) {
         CK(cudaMalloc((void **)&b.buf[i], bytes));
         CK(cudaMemset(b.buf[i], 0, bytes));

@@ -13,45 +13,25 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "app_skip.h"
 #include "dcuda/dcuda_host.h"
 #include "hdiff.h"
-#include "hdiff_ref.h"
+#include "hdiff_host.h"
 
 DCUDA_KERNEL_DECLARE(hdiff);
 
-#define HDIFF_MAX 100000
-
-typedef struct options {
-    int nx, ny, nz, iters, bands;
-} options_t;
-
-/* Reads --hdiff-<name>=<int>; 0 if every one is valid. */
-static int parse(int argc, char **argv, options_t *o)
+/* Reads the --hdiff-* options (others are dcuda's); 0 if all are valid. */
+static int parse(int argc, char **argv, hdiff_options_t *o)
 {
-    static const char *names[] = { "--hdiff-nx=", "--hdiff-ny=", "--hdiff-nz=", "--hdiff-iters=",
-                                   "--hdiff-bands=" };
-    int *fields[] = { &o->nx, &o->ny, &o->nz, &o->iters, &o->bands };
     for (int i = 1; i < argc; i++)
-        for (int f = 0; f < 5; f++) {
-            size_t len = strlen(names[f]);
-            if (strncmp(argv[i], names[f], len) != 0)
-                continue;
-            char *end;
-            long v = strtol(argv[i] + len, &end, 10);
-            if (end == argv[i] + len || *end || v < 1 || v > HDIFF_MAX) {
-                fprintf(stderr, "hdiff: bad option %s (1..%d)\n", argv[i], HDIFF_MAX);
-                return 1;
-            }
-            *fields[f] = (int)v;
-        }
+        if (hdiff_option("hdiff", argv[i], o) < 0)
+            return 1;
     return 0;
 }
 
 /* The bands per level: asked for, or enough for every rank to get a tile. */
-static int pick_bands(const options_t *o, int world, int ny)
+static int pick_bands(const hdiff_options_t *o, int world, int ny)
 {
     int bands = o->bands ? o->bands : world / o->nz;
     if (bands < 1)
@@ -152,7 +132,7 @@ static int run(dcuda_host_h h, const dcuda_rank_info_t *info, hdiff_data_t *d)
 
 int main(int argc, char **argv)
 {
-    options_t o = { 128, 320, 26, 200, 0 };
+    hdiff_options_t o = HDIFF_OPTIONS_DEFAULT;
     dcuda_host_h h;
     dcuda_rank_info_t info;
     if (parse(argc, argv, &o))

@@ -1,13 +1,36 @@
 /*
- * The serial reference of the horizontal diffusion case study, shared by
- * every variant (the dcuda ranks and the bulk-synchronous baselines): the
- * same hdiff_point over the whole grid, level by level.
+ * What the host programs of the horizontal diffusion case study share (the
+ * dcuda variants and the bulk-synchronous baseline): their options, and the
+ * serial reference, the same hdiff_point over the whole grid, level by
+ * level.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "hdiff_ref.h"
+#include "hdiff_host.h"
+
+int hdiff_option(const char *program, const char *arg, hdiff_options_t *o)
+{
+    static const char *names[] = { "--hdiff-nx=", "--hdiff-ny=", "--hdiff-nz=", "--hdiff-iters=",
+                                   "--hdiff-bands=" };
+    int *fields[] = { &o->nx, &o->ny, &o->nz, &o->iters, &o->bands };
+    for (int f = 0; f < 5; f++) {
+        size_t len = strlen(names[f]);
+        if (strncmp(arg, names[f], len) != 0)
+            continue;
+        char *end;
+        long v = strtol(arg + len, &end, 10);
+        if (end == arg + len || *end || v < 1 || v > HDIFF_MAX) {
+            fprintf(stderr, "%s: bad option %s (1..%d)\n", program, arg, HDIFF_MAX);
+            return -1;
+        }
+        *fields[f] = (int)v;
+        return 1;
+    }
+    return 0;
+}
 
 /* The serial reference: every level of the whole grid, with two rows of 0
  * beyond each end in y; the result of level z is at ref + z * (ny + 4) * nx. */
