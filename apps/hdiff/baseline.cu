@@ -190,11 +190,15 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &b.size);
     int devices = 0;
-    if (parse(argc, argv, &b) || cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1) {
-        if (b.rank == 0 && devices < 1)
+    if (parse(argc, argv, &b)) {
+        MPI_Finalize();
+        return 2;
+    }
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1) {
+        if (b.rank == 0)
             fprintf(stderr, "hdiff-bsp: no GPU here: skipped\n");
         MPI_Finalize();
-        return devices < 1 ? 77 : 2;
+        return 77;
     }
     if (b.graph && b.size > 1) {
         if (b.rank == 0)
