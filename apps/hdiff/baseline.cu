@@ -15,24 +15,15 @@
  * --hdiff-iters= as the dcuda variant; --bsp-graph. Run under mpirun for
  * several GPUs (one process each).
  */
-#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <cuda_runtime.h>
-
+#include "bsp_gpu.h"
 #include "hdiff.h"
 #include "hdiff_host.h"
 
-#define CK(call)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "hdiff-bsp: %s: %s\n", #call, cudaGetErrorString(e_));                 \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
-        }                                                                                          \
-    } while (0)
+#define CK(call) BSP_CK("hdiff-bsp", call)
 
 /* One thread per point: x from the block's threads, a row per block in y,
  * a level per block in z; rows 2..ny+1 of each level's (ny + 4) x nx
@@ -189,16 +180,9 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &b.size);
-    int devices = 0;
     if (parse(argc, argv, &b)) {
         MPI_Finalize();
         return 2;
-    }
-    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1) {
-        if (b.rank == 0)
-            fprintf(stderr, "hdiff-bsp: no GPU here: skipped\n");
-        MPI_Finalize();
-        return 77;
     }
     if (b.graph && b.size > 1) {
         if (b.rank == 0)
@@ -206,11 +190,11 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    MPI_Comm node;
-    int local = 0;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    MPI_Comm_rank(node, &local);
-    CK(cudaSetDevice(local % devices));
+    int gpu = bsp_pick_gpu("hdiff-bsp");
+    if (gpu < 0) {
+        MPI_Finalize();
+        return 77;
+    }
     b.level = (size_t)(b.ny + 2 * HDIFF_HALO) * b.nx;
     size_t bytes = b.level * b.nz * sizeof(double),
            halo = HDIFF_HALO * (size_t)b.nx * b.nz * sizeof(double);
@@ -232,7 +216,7 @@ int main(int argc, char **argv)
     MPI_Reduce(&bad, &all_bad, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (b.rank == 0) {
         cudaDeviceProp prop;
-        CK(cudaGetDeviceProperties(&prop, local % devices));
+        CK(cudaGetDeviceProperties(&prop, gpu));
         double us = worst * 1e3 / b.iters, points = (double)b.nx * b.ny * b.size * b.nz;
         printf("hdiff: bsp-%s, %d process(es) (%s), %dx%dx%d, %d iterations: %.2f us per "
                "iteration (%.0f Mpoints/s), exchange %.2f us per iteration; %s\n",

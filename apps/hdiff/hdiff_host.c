@@ -9,27 +9,15 @@
 #include <string.h>
 #include <time.h>
 
+#include "app_options.h"
 #include "hdiff_host.h"
 
 int hdiff_option(const char *program, const char *arg, hdiff_options_t *o)
 {
-    static const char *names[] = { "--hdiff-nx=", "--hdiff-ny=", "--hdiff-nz=", "--hdiff-iters=",
-                                   "--hdiff-bands=" };
-    int *fields[] = { &o->nx, &o->ny, &o->nz, &o->iters, &o->bands };
-    for (int f = 0; f < 5; f++) {
-        size_t len = strlen(names[f]);
-        if (strncmp(arg, names[f], len) != 0)
-            continue;
-        char *end;
-        long v = strtol(arg + len, &end, 10);
-        if (end == arg + len || *end || v < 1 || v > HDIFF_MAX) {
-            fprintf(stderr, "%s: bad option %s (1..%d)\n", program, arg, HDIFF_MAX);
-            return -1;
-        }
-        *fields[f] = (int)v;
-        return 1;
-    }
-    return 0;
+    static const char *const names[] = { "--hdiff-nx=", "--hdiff-ny=", "--hdiff-nz=",
+                                         "--hdiff-iters=", "--hdiff-bands=" };
+    int *const fields[] = { &o->nx, &o->ny, &o->nz, &o->iters, &o->bands };
+    return app_int_option(program, names, fields, 5, HDIFF_MAX, arg);
 }
 
 /* The serial reference: every level of the whole grid, with two rows of 0

@@ -1,0 +1,240 @@
+/*
+ * The bulk-synchronous baseline of the SpMV case study (thesis 5.6): the
+ * two-model program a CUDA and MPI author writes instead of dcuda, on the
+ * same grid, matrix and vector (spmv.h). Each multiplication:
+ *   1. b_j goes down each grid column: copied to pinned host memory on the
+ *      first grid row, MPI_Bcast over the column, copied to the GPU;
+ *   2. one CSR-vector kernel over all rows (groups of lanes a row, the
+ *      rule of the dcuda variant);
+ *   3. the partial x is copied to the host and summed along each grid row
+ *      with MPI_Reduce onto the first grid column, which copies it back;
+ *   4. a global barrier (the stream synchronised, then MPI_Barrier).
+ * Host staging works with any MPI. With one process there is nothing to
+ * send, and --bsp-graph launches the multiplications as one CUDA graph (no
+ * launch gaps): the strongest one-GPU program. The first grid column checks
+ * x exactly against the serial reference shared with the dcuda variant.
+ *
+ * Options: --spmv-n= --spmv-nnz= --spmv-iters= as the dcuda variant;
+ * --bsp-graph. Run under mpirun for several GPUs (a square count).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bsp_gpu.h"
+#include "spmv.h"
+#include "spmv_host.h"
+
+#define CK(call) BSP_CK("spmv-bsp", call)
+#define BSP_THREADS 256
+
+/* x = A b for all n rows: a group of `lanes` threads a row. */
+__global__ void bsp_spmv(const int *rowptr, const int *col, const double *val, const double *b,
+                         double *x, int n, int lanes)
+{
+    int t = blockIdx.x * blockDim.x + threadIdx.x, row = t / lanes, lane = t % lanes;
+    double sum = 0.0;
+    if (row < n)
+        for (int e = rowptr[row] + lane; e < rowptr[row + 1]; e += lanes)
+            sum += val[e] * b[col[e]];
+    for (int offset = lanes / 2; offset > 0; offset /= 2)
+        sum += __shfl_down_sync(0xffffffffu, sum, offset, lanes);
+    if (row < n && lane == 0)
+        x[row] = sum;
+}
+
+typedef struct bsp {
+    int rank, size, q, row, column, n, nnz, iters, graph, lanes;
+    MPI_Comm column_comm, row_comm; /* ranked by grid row / grid column */
+    int *rowptr, *col;              /* device */
+    double *val, *b, *x;            /* device */
+    double *hb, *hx, *hsum;         /* pinned */
+    cudaStream_t stream;
+} bsp_t;
+
+/* Reads the options (the dcuda variant's and --bsp-graph); 0 if valid. */
+static int parse(int argc, char **argv, bsp_t *p)
+{
+    spmv_options_t o = SPMV_OPTIONS_DEFAULT;
+    for (int i = 1; i < argc; i++) {
+        int known = strcmp(argv[i], "--bsp-graph") == 0;
+        p->graph |= known;
+        if (!known && (known = spmv_option("spmv-bsp", argv[i], &o)) < 0)
+            return 1;
+        if (!known) {
+            fprintf(stderr, "spmv-bsp: unknown option %s\n", argv[i]);
+            return 1;
+        }
+    }
+    if (spmv_check("spmv-bsp", &o, p->size, &p->q) != 0)
+        return 1;
+    if (p->graph && p->size > 1) {
+        if (p->rank == 0)
+            fprintf(stderr, "spmv-bsp: --bsp-graph is for one process (MPI runs on the host)\n");
+        return 1;
+    }
+    p->n = o.n, p->nnz = o.nnz, p->iters = o.iters;
+    p->lanes = spmv_lanes(o.nnz, BSP_THREADS);
+    return 0;
+}
+
+static void multiply(bsp_t *p)
+{
+    unsigned blocks = (unsigned)(((size_t)p->n * p->lanes + BSP_THREADS - 1) / BSP_THREADS);
+    bsp_spmv<<<blocks, BSP_THREADS, 0, p->stream>>>(p->rowptr, p->col, p->val, p->b, p->x, p->n,
+                                                     p->lanes);
+    CK(cudaGetLastError());
+}
+
+/* Phase 1: b_j from the first grid row down the column. */
+static void broadcast(bsp_t *p)
+{
+    size_t bytes = (size_t)p->n * sizeof(double);
+    if (p->row == 0) {
+        CK(cudaMemcpyAsync(p->hb, p->b, bytes, cudaMemcpyDeviceToHost, p->stream));
+        CK(cudaStreamSynchronize(p->stream));
+    }
+    MPI_Bcast(p->hb, p->n, MPI_DOUBLE, 0, p->column_comm);
+    if (p->row > 0)
+        CK(cudaMemcpyAsync(p->b, p->hb, bytes, cudaMemcpyHostToDevice, p->stream));
+}
+
+/* Phase 3: the partial x summed along the grid row onto its first column. */
+static void reduce(bsp_t *p)
+{
+    size_t bytes = (size_t)p->n * sizeof(double);
+    CK(cudaMemcpyAsync(p->hx, p->x, bytes, cudaMemcpyDeviceToHost, p->stream));
+    CK(cudaStreamSynchronize(p->stream));
+    MPI_Reduce(p->hx, p->hsum, p->n, MPI_DOUBLE, MPI_SUM, 0, p->row_comm);
+    if (p->column == 0)
+        CK(cudaMemcpyAsync(p->x, p->hsum, bytes, cudaMemcpyHostToDevice, p->stream));
+}
+
+/* The multiplications; returns their time in ms and the communication's
+ * (phases 1 and 3, with their copies) in *comm_ms. */
+static double iterate(bsp_t *p, double *comm_ms)
+{
+    cudaGraphExec_t exec = NULL;
+    if (p->graph) {
+        cudaGraph_t g;
+        CK(cudaStreamBeginCapture(p->stream, cudaStreamCaptureModeThreadLocal));
+        for (int k = 0; k < p->iters; k++)
+            multiply(p);
+        CK(cudaStreamEndCapture(p->stream, &g));
+        CK(cudaGraphInstantiate(&exec, g, 0));
+        CK(cudaGraphDestroy(g));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime(), comm = 0;
+    if (exec)
+        CK(cudaGraphLaunch(exec, p->stream));
+    for (int k = 0; !exec && k < p->iters; k++) {
+        double c0 = MPI_Wtime();
+        if (p->q > 1)
+            broadcast(p);
+        comm += MPI_Wtime() - c0;
+        multiply(p);
+        c0 = MPI_Wtime();
+        if (p->q > 1)
+            reduce(p);
+        CK(cudaStreamSynchronize(p->stream));
+        MPI_Barrier(MPI_COMM_WORLD);
+        comm += p->q > 1 ? MPI_Wtime() - c0 : 0;
+    }
+    CK(cudaStreamSynchronize(p->stream));
+    double t1 = MPI_Wtime();
+    if (exec)
+        CK(cudaGraphExecDestroy(exec));
+    *comm_ms = comm * 1e3;
+    return (t1 - t0) * 1e3;
+}
+
+/* The block, b (first grid row only) and x = 0 on the GPU. */
+static void setup(bsp_t *p)
+{
+    size_t nnz = (size_t)p->n * p->nnz, bytes = (size_t)p->n * sizeof(double);
+    spmv_block_t blk;
+    if (spmv_block_build(p->row, p->column, p->n, p->nnz, &blk) != 0) {
+        fprintf(stderr, "spmv-bsp: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    CK(cudaMalloc((void **)&p->rowptr, ((size_t)p->n + 1) * sizeof(int)));
+    CK(cudaMalloc((void **)&p->col, nnz * sizeof(int)));
+    CK(cudaMalloc((void **)&p->val, nnz * sizeof(double)));
+    CK(cudaMalloc((void **)&p->b, bytes));
+    CK(cudaMalloc((void **)&p->x, bytes));
+    CK(cudaMallocHost((void **)&p->hb, bytes));
+    CK(cudaMallocHost((void **)&p->hx, bytes));
+    CK(cudaMallocHost((void **)&p->hsum, bytes));
+    CK(cudaMemcpy(p->rowptr, blk.rowptr, ((size_t)p->n + 1) * sizeof(int), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(p->col, blk.col, nnz * sizeof(int), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(p->val, blk.val, nnz * sizeof(double), cudaMemcpyHostToDevice));
+    memset(p->hb, 0, bytes);
+    if (p->row == 0)
+        spmv_b_fill(p->column, p->n, p->hb);
+    CK(cudaMemcpy(p->b, p->hb, bytes, cudaMemcpyHostToDevice));
+    CK(cudaMemset(p->x, 0, bytes));
+    CK(cudaStreamCreate(&p->stream));
+    spmv_block_free(&blk);
+}
+
+/* Elements of x that differ from the reference (first grid column). */
+static unsigned long long compare(bsp_t *p, double *ref_ms)
+{
+    if (p->column != 0)
+        return 0;
+    double *ref = spmv_reference(p->row, p->q, p->n, p->nnz, ref_ms);
+    double *x = (double *)malloc((size_t)p->n * sizeof(double));
+    unsigned long long bad = ref && x ? 0 : 1;
+    if (ref && x) {
+        CK(cudaMemcpy(x, p->x, (size_t)p->n * sizeof(double), cudaMemcpyDeviceToHost));
+        for (int r = 0; r < p->n; r++)
+            bad += x[r] != ref[r];
+    }
+    free(ref);
+    free(x);
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    bsp_t p;
+    memset(&p, 0, sizeof p);
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &p.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &p.size);
+    if (parse(argc, argv, &p)) {
+        MPI_Finalize();
+        return 2;
+    }
+    int gpu = bsp_pick_gpu("spmv-bsp");
+    if (gpu < 0) {
+        MPI_Finalize();
+        return 77;
+    }
+    p.row = p.rank % p.q, p.column = p.rank / p.q;
+    MPI_Comm_split(MPI_COMM_WORLD, p.column, p.row, &p.column_comm);
+    MPI_Comm_split(MPI_COMM_WORLD, p.row, p.column, &p.row_comm);
+    setup(&p);
+
+    double comm_ms = 0, ms = iterate(&p, &comm_ms), ref_ms = 0, worst = 0, comm_worst = 0;
+    MPI_Reduce(&ms, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&comm_ms, &comm_worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    unsigned long long bad = compare(&p, &ref_ms), all_bad = 0;
+    MPI_Reduce(&bad, &all_bad, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (p.rank == 0) {
+        cudaDeviceProp prop;
+        CK(cudaGetDeviceProperties(&prop, gpu));
+        double us = worst * 1e3 / p.iters, flops = 2.0 * p.n * (double)p.nnz * p.size;
+        printf("spmv: bsp-%s, %d process(es) (%s, grid %dx%d), blocks %dx%d with %d nonzeros a "
+               "row, %d multiplications: %.2f us per multiplication (%.1f GFlop/s), "
+               "communication %.2f us per multiplication; serial %.1f us; %s\n",
+               p.graph ? "graph" : p.size > 1 ? "mpi-staged" : "streams", p.size, prop.name, p.q,
+               p.q, p.n, p.n, p.nnz, p.iters, us, flops / us / 1e3, comm_worst * 1e3 / p.iters,
+               ref_ms * 1e3, all_bad ? "MISMATCH" : "MATCH");
+        if (all_bad)
+            printf("spmv: %llu elements of x differ from the serial reference\n", all_bad);
+    }
+    MPI_Finalize();
+    return all_bad ? 1 : 0;
+}
