@@ -5,7 +5,8 @@
  *   1. b_j goes down each grid column: copied to pinned host memory on the
  *      first grid row, MPI_Bcast over the column, copied to the GPU;
  *   2. one CSR-vector kernel over all rows (groups of lanes a row, the
- *      rule of the dcuda variant);
+ *      rule and the row loop of the dcuda variant), or with --bsp-cusparse
+ *      the vendor's cusparseSpMV (where the build found cuSPARSE);
  *   3. the partial x is copied to the host and summed along each grid row
  *      with MPI_Reduce onto the first grid column, which copies it back;
  *   4. a global barrier (the stream synchronised, then MPI_Barrier).
@@ -15,7 +16,7 @@
  * x exactly against the serial reference shared with the dcuda variant.
  *
  * Options: --spmv-n= --spmv-nnz= --spmv-iters= as the dcuda variant;
- * --bsp-graph. Run under mpirun for several GPUs (a square count).
+ * --bsp-graph, --bsp-cusparse. Run under mpirun for several GPUs (a square count).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,9 @@
 
 #include "bsp_gpu.h"
 #include "spmv.h"
+#if defined(SPMV_HAVE_CUSPARSE)
+#include <cusparse.h>
+#endif
 #include "spmv_host.h"
 
 #define CK(call) BSP_CK("spmv-bsp", call)
@@ -33,10 +37,7 @@ __global__ void bsp_spmv(const int *rowptr, const int *col, const double *val, c
                          double *x, int n, int lanes)
 {
     int t = blockIdx.x * blockDim.x + threadIdx.x, row = t / lanes, lane = t % lanes;
-    double sum = 0.0;
-    if (row < n)
-        for (int e = rowptr[row] + lane; e < rowptr[row + 1]; e += lanes)
-            sum += val[e] * b[col[e]];
+    double sum = row < n ? spmv_row_share(rowptr, col, val, b, row, lane, lanes) : 0.0;
     for (int offset = lanes / 2; offset > 0; offset /= 2)
         sum += __shfl_down_sync(0xffffffffu, sum, offset, lanes);
     if (row < n && lane == 0)
@@ -44,12 +45,18 @@ __global__ void bsp_spmv(const int *rowptr, const int *col, const double *val, c
 }
 
 typedef struct bsp {
-    int rank, size, q, row, column, n, nnz, iters, graph, lanes;
+    int rank, size, q, row, column, n, nnz, iters, graph, cusparse, lanes;
     MPI_Comm column_comm, row_comm; /* ranked by grid row / grid column */
     int *rowptr, *col;              /* device */
     double *val, *b, *x;            /* device */
     double *hb, *hx, *hsum;         /* pinned */
     cudaStream_t stream;
+#if defined(SPMV_HAVE_CUSPARSE)
+    cusparseHandle_t handle;
+    cusparseSpMatDescr_t mat;
+    cusparseDnVecDescr_t vb, vx;
+    void *work; /* cuSPARSE's buffer */
+#endif
 } bsp_t;
 
 /* Reads the options (the dcuda variant's and --bsp-graph); 0 if valid. */
@@ -57,8 +64,10 @@ static int parse(int argc, char **argv, bsp_t *p)
 {
     spmv_options_t o = SPMV_OPTIONS_DEFAULT;
     for (int i = 1; i < argc; i++) {
-        int known = strcmp(argv[i], "--bsp-graph") == 0;
-        p->graph |= known;
+        int graph = strcmp(argv[i], "--bsp-graph") == 0;
+        int cusparse = strcmp(argv[i], "--bsp-cusparse") == 0, known = graph || cusparse;
+        p->graph |= graph;
+        p->cusparse |= cusparse;
         if (!known && (known = spmv_option("spmv-bsp", argv[i], &o)) < 0)
             return 1;
         if (!known) {
@@ -73,13 +82,56 @@ static int parse(int argc, char **argv, bsp_t *p)
             fprintf(stderr, "spmv-bsp: --bsp-graph is for one process (MPI runs on the host)\n");
         return 1;
     }
+#if !defined(SPMV_HAVE_CUSPARSE)
+    if (p->cusparse) {
+        if (p->rank == 0)
+            fprintf(stderr, "spmv-bsp: --bsp-cusparse: this build found no cuSPARSE\n");
+        return 1;
+    }
+#endif
     p->n = o.n, p->nnz = o.nnz, p->iters = o.iters;
     p->lanes = spmv_lanes(o.nnz, BSP_THREADS);
     return 0;
 }
 
+#if defined(SPMV_HAVE_CUSPARSE)
+#define CS(call)                                                                                   \
+    do {                                                                                           \
+        cusparseStatus_t s_ = (call);                                                              \
+        if (s_ != CUSPARSE_STATUS_SUCCESS) {                                                       \
+            fprintf(stderr, "spmv-bsp: %s: %s\n", #call, cusparseGetErrorString(s_));             \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
+        }                                                                                          \
+    } while (0)
+
+static const double one = 1.0, zero = 0.0;
+
+/* The block and both vectors described to cuSPARSE, its buffer sized. */
+static void cusparse_setup(bsp_t *p)
+{
+    size_t bytes = 0, nnz = (size_t)p->n * p->nnz;
+    CS(cusparseCreate(&p->handle));
+    CS(cusparseSetStream(p->handle, p->stream));
+    CS(cusparseCreateCsr(&p->mat, p->n, p->n, (int64_t)nnz, p->rowptr, p->col, p->val,
+                         CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
+                         CUDA_R_64F));
+    CS(cusparseCreateDnVec(&p->vb, p->n, p->b, CUDA_R_64F));
+    CS(cusparseCreateDnVec(&p->vx, p->n, p->x, CUDA_R_64F));
+    CS(cusparseSpMV_bufferSize(p->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, p->mat, p->vb,
+                               &zero, p->vx, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, &bytes));
+    CK(cudaMalloc(&p->work, bytes ? bytes : 1));
+}
+#endif
+
 static void multiply(bsp_t *p)
 {
+#if defined(SPMV_HAVE_CUSPARSE)
+    if (p->cusparse) {
+        CS(cusparseSpMV(p->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, p->mat, p->vb, &zero,
+                        p->vx, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, p->work));
+        return;
+    }
+#endif
     unsigned blocks = (unsigned)(((size_t)p->n * p->lanes + BSP_THREADS - 1) / BSP_THREADS);
     bsp_spmv<<<blocks, BSP_THREADS, 0, p->stream>>>(p->rowptr, p->col, p->val, p->b, p->x, p->n,
                                                      p->lanes);
@@ -175,6 +227,10 @@ static void setup(bsp_t *p)
     CK(cudaMemcpy(p->b, p->hb, bytes, cudaMemcpyHostToDevice));
     CK(cudaMemset(p->x, 0, bytes));
     CK(cudaStreamCreate(&p->stream));
+#if defined(SPMV_HAVE_CUSPARSE)
+    if (p->cusparse)
+        cusparse_setup(p);
+#endif
     spmv_block_free(&blk);
 }
 
@@ -226,10 +282,11 @@ int main(int argc, char **argv)
         cudaDeviceProp prop;
         CK(cudaGetDeviceProperties(&prop, gpu));
         double us = worst * 1e3 / p.iters, flops = 2.0 * p.n * (double)p.nnz * p.size;
-        printf("spmv: bsp-%s, %d process(es) (%s, grid %dx%d), blocks %dx%d with %d nonzeros a "
+        printf("spmv: bsp-%s%s, %d process(es) (%s, grid %dx%d), blocks %dx%d with %d nonzeros a "
                "row, %d multiplications: %.2f us per multiplication (%.1f GFlop/s), "
                "communication %.2f us per multiplication; serial %.1f us; %s\n",
-               p.graph ? "graph" : p.size > 1 ? "mpi-staged" : "streams", p.size, prop.name, p.q,
+               p.graph ? "graph" : p.size > 1 ? "mpi-staged" : "streams",
+               p.cusparse ? "-cusparse" : "", p.size, prop.name, p.q,
                p.q, p.n, p.n, p.nnz, p.iters, us, flops / us / 1e3, comm_worst * 1e3 / p.iters,
                ref_ms * 1e3, all_bad ? "MISMATCH" : "MATCH");
         if (all_bad)

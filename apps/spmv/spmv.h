@@ -81,6 +81,26 @@ SPMV_FN int spmv_lanes(int nnz_per_row, int threads)
     return lanes;
 }
 
+/* This lane's share of row `row` of a block times b: nonzeros lane,
+ * lane + lanes, ... of the row, four loads in flight at a time (the gathers
+ * from b are independent). The group's shares sum to the row's product. */
+SPMV_FN double spmv_row_share(const int *rowptr, const int *col, const double *val,
+                              const double *b, int row, int lane, int lanes)
+{
+    int e = rowptr[row] + lane, end = rowptr[row + 1];
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    for (; e + 3 * lanes < end; e += 4 * lanes) {
+        int c0 = col[e], c1 = col[e + lanes], c2 = col[e + 2 * lanes], c3 = col[e + 3 * lanes];
+        s0 += val[e] * b[c0];
+        s1 += val[e + lanes] * b[c1];
+        s2 += val[e + 2 * lanes] * b[c2];
+        s3 += val[e + 3 * lanes] * b[c3];
+    }
+    for (; e < end; e += lanes)
+        s0 += val[e] * b[col[e]];
+    return (s0 + s1) + (s2 + s3);
+}
+
 /* A 64-bit mix of a key (splitmix64's finaliser). */
 SPMV_FN uint64_t spmv_hash(uint64_t h)
 {

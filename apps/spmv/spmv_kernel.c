@@ -60,10 +60,8 @@ DCUDA_RANK_FN void multiply(const spmv_data_t *d, const spmv_part_t *p, int lane
     int lane = t % lanes, group = t / lanes;
     for (int base = p->first; base < p->end; base += groups) {
         int row = base + group;
-        double sum = 0.0;
-        if (row < p->end)
-            for (int e = d->rowptr[row] + lane; e < d->rowptr[row + 1]; e += lanes)
-                sum += d->val[e] * b[d->col[e]];
+        double sum = row < p->end ? spmv_row_share(d->rowptr, d->col, d->val, b, row, lane, lanes)
+                                  : 0.0;
         sum = group_sum(sum, lanes);
         if (row < p->end && lane == 0)
             x[row] = sum;
