@@ -327,23 +327,24 @@ DCU_FN dcuda_status_t dcu_barrier_lanes(dcuda_state_t *st, int comm, uint32_t sl
     dcu_u32a_t *arrived = &st->ctx->barriers[comm].arrived;
     const int sys = st->process_count > 1;
     dcu_block_t d = { DCUDA_PHASE_BARRIER, 0, 0, (uint32_t)comm, call };
+    const int on_device = comm != DCU_COMM_WORLD || st->process_count == 1;
     uint32_t last = 0;
     dcu_lanes_sync(lanes);
     if (dcu_leader()) {
         st->barrier_epoch[comm] = epoch;
-        last = dcu_arrive(arrived) + 1u == target;
+        if (on_device) /* nobody needs to know who came last: no round trip */
+            dcu_red_release(arrived, 1u, sys);
+        else
+            last = dcu_arrive(arrived) + 1u == target;
     }
-    dcuda_status_t s;
-    if (comm != DCU_COMM_WORLD || st->process_count == 1) {
-        s = dcu_block_until(st, arrived, target, sys, d, lanes);
-    } else {
-        s = DCUDA_OK;
-        if (dcu_lanes_bcast(lanes, last))
-            s = st->inbox ? dcu_net_barrier(st, epoch, slot, call, lanes)
-                          : dcu_node_barrier(st, epoch, call, lanes);
-        if (s == DCUDA_OK)
-            s = dcu_block_until(st, &st->ctx->barriers[comm].released, epoch, sys, d, lanes);
-    }
+    if (on_device) /* the acquire that saw the last arrival orders what follows */
+        return dcu_block_until(st, arrived, target, sys, d, lanes);
+    dcuda_status_t s = DCUDA_OK;
+    if (dcu_lanes_bcast(lanes, last))
+        s = st->inbox ? dcu_net_barrier(st, epoch, slot, call, lanes)
+                      : dcu_node_barrier(st, epoch, call, lanes);
+    if (s == DCUDA_OK)
+        s = dcu_block_until(st, &st->ctx->barriers[comm].released, epoch, sys, d, lanes);
     dcu_fence();
     return s;
 }
