@@ -28,6 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "app_parts.h"
+
 #if defined(__CUDACC__)
 #define HDIFF_FN static inline __host__ __device__
 #else
@@ -47,8 +49,7 @@ typedef struct hdiff_data {
 
 HDIFF_FN int hdiff_band_first(int ny, int bands, int band)
 {
-    int q = ny / bands, m = ny % bands;
-    return band * q + (band < m ? band : m);
+    return app_part_first(ny, bands, band);
 }
 
 HDIFF_FN int hdiff_band_rows(int ny, int bands, int band)

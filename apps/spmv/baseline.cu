@@ -186,6 +186,8 @@ static double iterate(bsp_t *p, double *comm_ms)
             broadcast(p);
         comm += MPI_Wtime() - c0;
         multiply(p);
+        if (p->q > 1) /* the kernel's end: its time is not communication */
+            CK(cudaStreamSynchronize(p->stream));
         c0 = MPI_Wtime();
         if (p->q > 1)
             reduce(p);

@@ -19,7 +19,7 @@
  * ranks, MPI's reductions and the serial reference agree bit for bit.
  *
  * Work: a device's rows are cut into as many parts as it has ranks (as
- * even as possible); part l belongs to its l-th rank, in every device
+ * even as possible: app_parts.h); part l belongs to its l-th rank, in every device
  * alike, and so does the same range of b_j. A row's nonzeros are summed
  * by a group of `lanes` threads (spmv_lanes), as a CSR-vector kernel does.
  */
@@ -28,6 +28,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "app_parts.h"
 
 #if defined(__CUDACC__)
 #define SPMV_FN static inline __host__ __device__
@@ -46,13 +48,6 @@ typedef struct spmv_data {
     int iters;  /* multiplications, a global barrier after each */
     int device; /* my place in the grid (process index) */
 } spmv_data_t;
-
-/* The first row of part p of n rows cut into `parts`. */
-SPMV_FN int spmv_part_first(int n, int parts, int p)
-{
-    int q = n / parts, m = n % parts;
-    return p * q + (p < m ? p : m);
-}
 
 /* Steps of a binomial tree over q devices: ceil(log2 q). */
 SPMV_FN int spmv_steps(int q)
@@ -113,7 +108,7 @@ SPMV_FN uint64_t spmv_hash(uint64_t h)
 /* Nonzero e (0..k-1) of row `row` of block (i, j): its column and value. */
 SPMV_FN int spmv_entry_col(int i, int j, int row, int e, int n, int k)
 {
-    int first = spmv_part_first(n, k, e), width = spmv_part_first(n, k, e + 1) - first;
+    int first = app_part_first(n, k, e), width = app_part_first(n, k, e + 1) - first;
     uint64_t h = spmv_hash(((uint64_t)(uint32_t)(i * 4099 + j) << 40) ^
                            ((uint64_t)(uint32_t)row << 12) ^ (uint64_t)e);
     return first + (int)(h % (uint64_t)width);

@@ -28,8 +28,9 @@ int spmv_check(const char *program, spmv_options_t *o, int devices, int *q)
                 program, devices);
         return -1;
     }
+    int density = (int)(o->n * 0.003 + 0.5); /* the thesis' 0.3% of the row, rounded */
     if (!o->nnz)
-        o->nnz = (int)(o->n * 0.003 + 0.5) > 0 ? (int)(o->n * 0.003 + 0.5) : 1;
+        o->nnz = density > 0 ? density : 1;
     if (o->nnz > o->n || (double)o->nnz * o->n > 2147483647.0) {
         fprintf(stderr, "%s: %d nonzeros per row of %d: at most one per column, 2^31 a block\n",
                 program, o->nnz, o->n);

@@ -23,8 +23,8 @@ DCUDA_RANK_FN spmv_part_t spmv_part_of(dcuda_state_t *st, int n)
     spmv_part_t p;
     dcuda_comm_rank(st, DCUDA_COMM_DEVICE, &p.local);
     dcuda_comm_size(st, DCUDA_COMM_DEVICE, &p.ranks);
-    p.first = spmv_part_first(n, p.ranks, p.local);
-    p.end = spmv_part_first(n, p.ranks, p.local + 1);
+    p.first = app_part_first(n, p.ranks, p.local);
+    p.end = app_part_first(n, p.ranks, p.local + 1);
     return p;
 }
 

@@ -45,7 +45,8 @@ static void check_proxy(dcuda_host_h h)
 }
 
 /* Every process is ready for the run: tables reset, peers' memory mapped,
- * the context copied to the ranks, a barrier passed. */
+ * the context copied to the ranks, a barrier passed; the user struct is
+ * remembered for the copy back. */
 static dcuda_status_t prepare(dcuda_host_h h, void *user_data, size_t user_size, const char *call)
 {
     if (user_size && !user_data) {
@@ -71,6 +72,8 @@ static dcuda_status_t prepare(dcuda_host_h h, void *user_data, size_t user_size,
         snprintf(h->last_error, sizeof h->last_error, "%s", dcu_node_why());
     if (st != DCUDA_OK)
         dcu_node_run_end();
+    h->run.user = user_data; /* copied back when the run ends */
+    h->run.user_size = user_size;
     return st;
 }
 
@@ -184,8 +187,6 @@ dcuda_status_t dcuda_host_run(dcuda_host_h h, void *user_data, size_t user_size,
     st = prepare(h, user_data, user_size, "dcuda_host_run");
     if (st != DCUDA_OK)
         return st;
-    h->run.user = user_data;
-    h->run.user_size = user_size;
     st = launch(h, NULL);
     /* A launch that failed is still agreed on: the peers' ranks ran. */
     return conclude(h, st == DCUDA_OK ? serve(h) : st, elapsed_ms);
@@ -229,8 +230,6 @@ dcuda_status_t dcuda_host_run_start(dcuda_host_h h, void *user_data, size_t user
         st = prepare(h, user_data, user_size, "dcuda_host_run_start");
     if (st != DCUDA_OK)
         return st;
-    h->run.user = user_data;
-    h->run.user_size = user_size;
     st = launch(h, stream);
     if (st != DCUDA_OK) /* the run ended here: agreed on as dcuda_host_run's */
         return conclude(h, st, NULL);
