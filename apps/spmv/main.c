@@ -18,6 +18,7 @@
 #include "dcuda/dcuda_host.h"
 #include "spmv.h"
 #include "spmv_host.h"
+#include "spmv_mem.h"
 
 DCUDA_KERNEL_DECLARE(spmv);
 
@@ -30,43 +31,24 @@ static int parse(int argc, char **argv, spmv_options_t *o)
     return 0;
 }
 
-/* Device memory of one process: its block in CSR and its vector window. */
-typedef struct spmv_mem {
-    int *rowptr, *col;
-    double *val, *vec;
-} spmv_mem_t;
-
+/* My block and my window (b_j on the first grid row, zeros elsewhere) in
+ * device memory; d points at them. */
 static dcuda_status_t mem_fill(dcuda_host_h h, spmv_data_t *d, int k, spmv_mem_t *m)
 {
     int n = d->n, row = d->device % d->q, column = d->device / d->q;
-    size_t nnz = (size_t)n * (size_t)k, vec = spmv_window_doubles(n, d->q);
+    size_t doubles = spmv_window_doubles(n, d->q);
     spmv_block_t b = { NULL, NULL, NULL };
-    double *v = calloc(vec, sizeof(double));
+    double *v = calloc(doubles, sizeof(double));
     dcuda_status_t st = DCUDA_ERR_NO_MEMORY;
-    if (v && spmv_block_build(row, column, n, k, &b) == 0 &&
-        (st = dcuda_host_alloc(h, (n + 1) * sizeof(int), (void **)&m->rowptr)) == DCUDA_OK &&
-        (st = dcuda_host_alloc(h, nnz * sizeof(int), (void **)&m->col)) == DCUDA_OK &&
-        (st = dcuda_host_alloc(h, nnz * sizeof(double), (void **)&m->val)) == DCUDA_OK &&
-        (st = dcuda_host_alloc(h, vec * sizeof(double), (void **)&m->vec)) == DCUDA_OK) {
+    if (v && spmv_block_build(row, column, n, k, &b) == 0) {
         if (row == 0)
             spmv_b_fill(column, n, v); /* only the first grid row has b at first */
-        if ((st = dcuda_host_copy_in(h, m->rowptr, b.rowptr, (n + 1) * sizeof(int))) == DCUDA_OK &&
-            (st = dcuda_host_copy_in(h, m->col, b.col, nnz * sizeof(int))) == DCUDA_OK &&
-            (st = dcuda_host_copy_in(h, m->val, b.val, nnz * sizeof(double))) == DCUDA_OK)
-            st = dcuda_host_copy_in(h, m->vec, v, vec * sizeof(double));
+        st = spmv_mem_fill(h, &b, n, k, v, doubles, m);
     }
     d->rowptr = m->rowptr, d->col = m->col, d->val = m->val, d->vec = m->vec;
     spmv_block_free(&b);
     free(v);
     return st;
-}
-
-static void mem_free(dcuda_host_h h, spmv_mem_t *m)
-{
-    dcuda_host_free(h, m->rowptr);
-    dcuda_host_free(h, m->col);
-    dcuda_host_free(h, m->val);
-    dcuda_host_free(h, m->vec);
 }
 
 /* Elements of my part of x that differ from the reference (none to check
@@ -120,7 +102,7 @@ static int run(dcuda_host_h h, const dcuda_rank_info_t *info, spmv_data_t *d, in
         fprintf(stderr, "spmv: out of memory for the check\n");
     else if (bad)
         printf("spmv: %zu elements of x differ from the serial reference\n", bad);
-    mem_free(h, &m);
+    spmv_mem_free(h, &m);
     return st != DCUDA_OK || bad;
 }
 

@@ -39,7 +39,7 @@
 
 /* User struct of the kernel. */
 typedef struct spmv_data {
-    double *vec;       /* the window: b_j | x | recv[steps], n doubles each */
+    double *vec;       /* the window: b_j | x | recv[steps], n doubles each (power.h: its own) */
     const int *rowptr; /* my block in CSR: n + 1 offsets */
     const int *col;    /* the column of each nonzero, within the block */
     const double *val;

@@ -1,0 +1,169 @@
+/*
+ * Rank code of the power iteration case study, written once for CPU and
+ * GPU ranks: the six steps of the thesis' figures 5.12 and 5.13, each run
+ * per rank (power.h has the math and the window, spmv.h the grid). In
+ * iteration k, rank l of every device, on its part of the rows:
+ *   1. y_k goes down each grid column: rank l forwards its part to rank l
+ *      of its children as soon as it arrived; a device barrier then lets
+ *      every rank read all of y_k, and publishes fac_k (written by the
+ *      device's leader, local rank 0);
+ *   2+3. x = fac_k * A_ij y_k for my rows (the normalisation folded in);
+ *   4. x summed along the grid row onto the first grid column (rank l adds
+ *      what rank l of its children sent, and sends the sum on);
+ *   5. on the first grid column, x_i becomes the next y_i: rank l of device
+ *      (i, 0) sends its part across to rank l of device (0, i) (device 0
+ *      copies it);
+ *   6. the norm: rank l of a first-column device stores the sum of squares
+ *      of its part and notifies its leader; the leader sums its ranks' and
+ *      sends the device's sum to the leaders of every device; each leader
+ *      sums the q device sums (in grid row order: the same fac everywhere)
+ *      and stores fac_{k+1} for the next device barrier.
+ * No global barrier: ranks wait only for the data they read.
+ *
+ * Why buffers written in iteration k + 1 are not still read from iteration
+ * k (or k - 1, for those kept twice): fac_{k+1} depends on every rank's
+ * rows of x_k, so no rank multiplies in iteration k + 1 before every rank of
+ * every device has multiplied in iteration k. y, x, the ranks' and the
+ * devices' sums and fac are kept twice (by parity) because a device may
+ * still read iteration k's while others have moved on to write iteration
+ * k + 1's; each is written again only two iterations later, after a
+ * dependency on every reader of the last. The device sums carry the
+ * parity in their tag: a leader's q notifications are those of one
+ * iteration.
+ */
+#include <math.h>
+
+#include "dcuda/dcuda_rank.h"
+#include "power.h"
+#include "spmv_rank.h"
+
+#define POWER_TAG_Y 0        /* my part of y_k arrived (from my column parent, or across) */
+#define POWER_TAG_X 1        /* + step: a partial sum arrived at that step of the row */
+#define POWER_TAG_NORM 100   /* leader: a rank of my device stored its sum of squares */
+#define POWER_TAG_DEVSUM 101 /* + parity, leader: a first-column device's sum arrived */
+
+/* The sum of v[first..end), or of its squares, over the threads of the
+ * rank, in a fixed order; valid in thread 0. */
+DCUDA_RANK_FN double power_rank_sum(const double *v, int first, int end, int square)
+{
+    double s = 0.0;
+    for (int r = first + dcuda_thread_index(); r < end; r += dcuda_thread_count())
+        s += square ? v[r] * v[r] : v[r];
+#if defined(__CUDA_ARCH__)
+    __shared__ double warp_sums[32];
+    int t = dcuda_thread_index(), warps = (dcuda_thread_count() + 31) / 32;
+    s = spmv_group_sum(s, 32);
+    if (t % 32 == 0)
+        warp_sums[t / 32] = s;
+    __syncthreads();
+    if (t == 0)
+        for (int w = 1; w < warps; w++)
+            s += warp_sums[w];
+    __syncthreads(); /* warp_sums read before the next call writes it */
+#endif
+    return s;
+}
+
+/* Leader of my device, before iteration k + 1 (prev = k % 2): fac_{k+1}
+ * from the first grid column's sums of squares of x_k, stored in my
+ * device's fac slot for parity 1 - prev. `parts`: the ranks of a device
+ * with rows. */
+DCUDA_RANK_FN void power_leader_fac(dcuda_state_t *st, dcuda_win_t win, const spmv_data_t *d,
+                                    const spmv_part_t *p, int parts, int prev)
+{
+    int q = d->q, row = d->device % q, column = d->device / q;
+    size_t devsum = power_at_devsum(d->n, q, p->ranks, prev);
+    if (column == 0) { /* my ranks' sums, then mine to every leader */
+        if (parts > 1)
+            dcuda_wait_notifications(st, POWER_TAG_NORM, parts - 1);
+        double s = power_rank_sum(d->vec + power_at_partial(d->n, q, p->ranks, prev), 0, parts, 0);
+        if (dcuda_thread_index() == 0)
+            d->vec[devsum + row] = s;
+        dcuda_rank_sync(); /* stored before it is sent */
+        for (int dev = 0; dev < q * q; dev++)
+            if (dev != d->device)
+                dcuda_put_notify(st, win, spmv_world_rank(q, p->ranks, 0, dev % q, dev / q),
+                                 (devsum + (size_t)row) * sizeof(double), sizeof(double),
+                                 d->vec + devsum + row, POWER_TAG_DEVSUM + prev);
+    }
+    if (q - (column == 0) > 0)
+        dcuda_wait_notifications(st, POWER_TAG_DEVSUM + prev, q - (column == 0));
+    if (dcuda_thread_index() == 0) {
+        double s = 0.0;
+        for (int i = 0; i < q; i++)
+            s += d->vec[devsum + i];
+        d->vec[power_at_fac(d->n, q, p->ranks, 1 - prev)] = 1.0 / sqrt(s);
+    }
+}
+
+/* Steps 5 and 6 of a rank of a first-column device with rows: x_i's part
+ * across to the first grid row as the next y (parity next), and the sum of
+ * its squares to my leader. */
+DCUDA_RANK_FN void power_transpose_and_norm(dcuda_state_t *st, dcuda_win_t win,
+                                            const spmv_data_t *d, const spmv_part_t *p, int cur)
+{
+    int q = d->q, row = d->device % q;
+    double *x = d->vec + power_at_x(d->n, cur), *y = d->vec + power_at_y(d->n, 1 - cur);
+    if (row == 0) {
+        for (int r = p->first + dcuda_thread_index(); r < p->end; r += dcuda_thread_count())
+            y[r] = x[r];
+    } else {
+        dcuda_put_notify(st, win, spmv_world_rank(q, p->ranks, p->local, 0, row),
+                         (power_at_y(d->n, 1 - cur) + (size_t)p->first) * sizeof(double),
+                         (size_t)(p->end - p->first) * sizeof(double), x + p->first, POWER_TAG_Y);
+    }
+    double s = power_rank_sum(x, p->first, p->end, 1);
+    if (dcuda_thread_index() == 0)
+        d->vec[power_at_partial(d->n, q, p->ranks, cur) + p->local] = s;
+    dcuda_rank_sync(); /* stored before the notification releases it */
+    if (p->local > 0)
+        dcuda_notify(st, 0, DCUDA_COMM_DEVICE, POWER_TAG_NORM);
+}
+
+DCUDA_KERNEL(power, ctx)
+{
+    DCUDA_SHARED dcuda_state_t st;
+    spmv_data_t *d;
+    dcuda_win_t win;
+
+    dcuda_rank_init(ctx, &st);
+    dcuda_get_data(&st, (void **)&d);
+    spmv_part_t p = spmv_part_of(&st, d->n);
+    int parts = d->n < p.ranks ? d->n : p.ranks; /* ranks 0..parts-1 have rows */
+    size_t bytes = power_window_doubles(d->n, d->q, p.ranks) * sizeof(double);
+    dcuda_win_create(&st, DCUDA_COMM_WORLD, d->vec, bytes, &win);
+    int lanes = spmv_lanes(d->n ? d->rowptr[d->n] / d->n : 0, dcuda_thread_count());
+    dcuda_start_cpu_timer(&st);
+
+    /* (d's fields are read where they are used, as in SpMV: fewer
+     * registers.) Iteration iters only collects the last y and fac. */
+    for (int k = 0;; k++) {
+        int cur = k & 1, row = d->device % d->q, column = d->device / d->q;
+        int gets_y = row > 0 ? k < d->iters : column > 0 && k > 0;
+        double *y = d->vec + power_at_y(d->n, cur), *x = d->vec + power_at_x(d->n, cur);
+        if (p.first < p.end && gets_y)
+            dcuda_wait_notifications(&st, POWER_TAG_Y, 1);
+        if (p.first < p.end && k < d->iters) /* 1: my part of y_k down the column */
+            spmv_column_send(&st, win, d->q, d->device, &p, power_at_y(d->n, cur), y, POWER_TAG_Y);
+        if (p.local == 0 && k > 0) /* (after forwarding: the sums may depend on it) */
+            power_leader_fac(&st, win, d, &p, parts, 1 - cur);
+        if (k == d->iters)
+            break;
+        dcuda_comm_barrier(&st, DCUDA_COMM_DEVICE); /* all of y_k, and fac_k, are here */
+        /* 2+3: my rows of fac_k * A_ij y_k */
+        double fac = d->vec[power_at_fac(d->n, d->q, p.ranks, cur)];
+        spmv_multiply(d->rowptr, d->col, d->val, &p, lanes, fac, x, y);
+        dcuda_rank_sync(); /* my rows written before they are added or sent */
+        /* 4: summed along the row */
+        spmv_row_reduce(&st, win, d->q, d->n, d->device, &p, x, d->vec, power_at_recv(d->n),
+                        POWER_TAG_X);
+        if (column == 0 && p.first < p.end) /* 5 and 6 */
+            power_transpose_and_norm(&st, win, d, &p, cur);
+    }
+
+    dcuda_stop_cpu_timer(&st);
+    /* Every put to me was waited for: none is in flight when the window
+     * goes. Errors of any call are reported on the host. */
+    dcuda_win_free(&st, win);
+    dcuda_rank_finish(&st);
+}
