@@ -66,12 +66,12 @@ DCUDA_RANK_FN double power_rank_sum(const double *v, int first, int end, int squ
 
 /* Leader of my device, before iteration k + 1 (prev = k % 2): fac_{k+1}
  * from the first grid column's sums of squares of x_k, stored in my
- * device's fac slot for parity 1 - prev. `parts`: the ranks of a device
- * with rows. */
+ * device's fac slot for parity 1 - prev. */
 DCUDA_RANK_FN void power_leader_fac(dcuda_state_t *st, dcuda_win_t win, const spmv_data_t *d,
-                                    const spmv_part_t *p, int parts, int prev)
+                                    const spmv_part_t *p, int prev)
 {
     int q = d->q, row = d->device % q, column = d->device / q;
+    int parts = d->n < p->ranks ? d->n : p->ranks; /* ranks 0..parts-1 have rows */
     size_t devsum = power_at_devsum(d->n, q, p->ranks, prev);
     if (column == 0) { /* my ranks' sums, then mine to every leader */
         if (parts > 1)
@@ -129,7 +129,6 @@ DCUDA_KERNEL(power, ctx)
     dcuda_rank_init(ctx, &st);
     dcuda_get_data(&st, (void **)&d);
     spmv_part_t p = spmv_part_of(&st, d->n);
-    int parts = d->n < p.ranks ? d->n : p.ranks; /* ranks 0..parts-1 have rows */
     size_t bytes = power_window_doubles(d->n, d->q, p.ranks) * sizeof(double);
     dcuda_win_create(&st, DCUDA_COMM_WORLD, d->vec, bytes, &win);
     int lanes = spmv_lanes(d->n ? d->rowptr[d->n] / d->n : 0, dcuda_thread_count());
@@ -138,27 +137,28 @@ DCUDA_KERNEL(power, ctx)
     /* (d's fields are read where they are used, as in SpMV: fewer
      * registers.) Iteration iters only collects the last y and fac. */
     for (int k = 0;; k++) {
-        int cur = k & 1, row = d->device % d->q, column = d->device / d->q;
-        int gets_y = row > 0 ? k < d->iters : column > 0 && k > 0;
-        double *y = d->vec + power_at_y(d->n, cur), *x = d->vec + power_at_x(d->n, cur);
+        int row = d->device % d->q, gets_y = row > 0 ? k < d->iters : d->device > 0 && k > 0;
         if (p.first < p.end && gets_y)
             dcuda_wait_notifications(&st, POWER_TAG_Y, 1);
         if (p.first < p.end && k < d->iters) /* 1: my part of y_k down the column */
-            spmv_column_send(&st, win, d->q, d->device, &p, power_at_y(d->n, cur), y, POWER_TAG_Y);
+            spmv_column_send(&st, win, d->q, d->device, &p, power_at_y(d->n, k & 1),
+                             d->vec + power_at_y(d->n, k & 1), POWER_TAG_Y);
         if (p.local == 0 && k > 0) /* (after forwarding: the sums may depend on it) */
-            power_leader_fac(&st, win, d, &p, parts, 1 - cur);
+            power_leader_fac(&st, win, d, &p, 1 - (k & 1));
         if (k == d->iters)
             break;
         dcuda_comm_barrier(&st, DCUDA_COMM_DEVICE); /* all of y_k, and fac_k, are here */
         /* 2+3: my rows of fac_k * A_ij y_k */
-        double fac = d->vec[power_at_fac(d->n, d->q, p.ranks, cur)];
-        spmv_multiply(d->rowptr, d->col, d->val, &p, lanes, fac, x, y);
+        double *x = d->vec + power_at_x(d->n, k & 1);
+        spmv_multiply(d->rowptr, d->col, d->val, &p, lanes,
+                      d->vec[power_at_fac(d->n, d->q, p.ranks, k & 1)], x,
+                      d->vec + power_at_y(d->n, k & 1));
         dcuda_rank_sync(); /* my rows written before they are added or sent */
         /* 4: summed along the row */
         spmv_row_reduce(&st, win, d->q, d->n, d->device, &p, x, d->vec, power_at_recv(d->n),
                         POWER_TAG_X);
-        if (column == 0 && p.first < p.end) /* 5 and 6 */
-            power_transpose_and_norm(&st, win, d, &p, cur);
+        if (d->device < d->q && p.first < p.end) /* 5 and 6, on the first grid column */
+            power_transpose_and_norm(&st, win, d, &p, k & 1);
     }
 
     dcuda_stop_cpu_timer(&st);
