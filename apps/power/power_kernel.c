@@ -17,7 +17,9 @@
  *      of its part and notifies its leader; the leader sums its ranks' and
  *      sends the device's sum to the leaders of every device; each leader
  *      sums the q device sums (in grid row order: the same fac everywhere)
- *      and stores fac_{k+1} for the next device barrier.
+ *      and stores fac_{k+1} for the next device barrier. On one device the
+ *      next device barrier follows the ranks' stores, and every rank sums
+ *      them itself after it.
  * No global barrier: ranks wait only for the data they read.
  *
  * Why buffers written in iteration k + 1 are not still read from iteration
@@ -64,6 +66,13 @@ DCUDA_RANK_FN double power_rank_sum(const double *v, int first, int end, int squ
     return s;
 }
 
+/* Ranks of a device with rows: 0..this - 1 (app_parts.h gives the first
+ * n % ranks parts one row more). */
+DCUDA_RANK_FN int power_ranks_with_rows(int n, const spmv_part_t *p)
+{
+    return n < p->ranks ? n : p->ranks;
+}
+
 /* Leader of my device, before iteration k + 1 (prev = k % 2): fac_{k+1}
  * from the first grid column's sums of squares of x_k, stored in my
  * device's fac slot for parity 1 - prev. */
@@ -71,7 +80,7 @@ DCUDA_RANK_FN void power_leader_fac(dcuda_state_t *st, dcuda_win_t win, const sp
                                     const spmv_part_t *p, int prev)
 {
     int q = d->q, row = d->device % q, column = d->device / q;
-    int parts = d->n < p->ranks ? d->n : p->ranks; /* ranks 0..parts-1 have rows */
+    int parts = power_ranks_with_rows(d->n, p);
     size_t devsum = power_at_devsum(d->n, q, p->ranks, prev);
     if (column == 0) { /* my ranks' sums, then mine to every leader */
         if (parts > 1)
@@ -96,6 +105,25 @@ DCUDA_RANK_FN void power_leader_fac(dcuda_state_t *st, dcuda_win_t win, const sp
     }
 }
 
+/* One device (q = 1): fac_k from the ranks' sums of squares of x_{k-1}
+ * (parity prev), after the device barrier that follows their stores.
+ * Every rank sums them alike (the same sums in the same order: the same
+ * fac), so no leader stands between the last rank's rows and the next
+ * multiplication; local rank 0 also stores it for the host. */
+DCUDA_RANK_FN double power_fac_alone(const spmv_data_t *d, const spmv_part_t *p, int prev)
+{
+    DCUDA_SHARED double fac;
+    int parts = power_ranks_with_rows(d->n, p);
+    double s = power_rank_sum(d->vec + power_at_partial(d->n, 1, p->ranks, prev), 0, parts, 0);
+    if (dcuda_thread_index() == 0) {
+        fac = 1.0 / sqrt(s);
+        if (p->local == 0)
+            d->vec[power_at_fac(d->n, 1, p->ranks, 1 - prev)] = fac;
+    }
+    dcuda_rank_sync();
+    return fac;
+}
+
 /* Steps 5 and 6 of a rank of a first-column device with rows: x_i's part
  * across to the first grid row as the next y (parity next), and the sum of
  * its squares to my leader. */
@@ -116,7 +144,7 @@ DCUDA_RANK_FN void power_transpose_and_norm(dcuda_state_t *st, dcuda_win_t win,
     if (dcuda_thread_index() == 0)
         d->vec[power_at_partial(d->n, q, p->ranks, cur) + p->local] = s;
     dcuda_rank_sync(); /* stored before the notification releases it */
-    if (p->local > 0)
+    if (p->local > 0 && q > 1)
         dcuda_notify(st, 0, DCUDA_COMM_DEVICE, POWER_TAG_NORM);
 }
 
@@ -143,15 +171,18 @@ DCUDA_KERNEL(power, ctx)
         if (p.first < p.end && k < d->iters) /* 1: my part of y_k down the column */
             spmv_column_send(&st, win, d->q, d->device, &p, power_at_y(d->n, k & 1),
                              d->vec + power_at_y(d->n, k & 1), POWER_TAG_Y);
-        if (p.local == 0 && k > 0) /* (after forwarding: the sums may depend on it) */
+        if (p.local == 0 && k > 0 && d->q > 1) /* (after forwarding: the sums may need it) */
             power_leader_fac(&st, win, d, &p, 1 - (k & 1));
-        if (k == d->iters)
+        if (k == d->iters && d->q > 1)
             break;
         dcuda_comm_barrier(&st, DCUDA_COMM_DEVICE); /* all of y_k, and fac_k, are here */
+        double fac = d->q > 1 || k == 0 ? d->vec[power_at_fac(d->n, d->q, p.ranks, k & 1)]
+                                        : power_fac_alone(d, &p, 1 - (k & 1));
+        if (k == d->iters)
+            break;
         /* 2+3: my rows of fac_k * A_ij y_k */
         double *x = d->vec + power_at_x(d->n, k & 1);
-        spmv_multiply(d->rowptr, d->col, d->val, &p, lanes,
-                      d->vec[power_at_fac(d->n, d->q, p.ranks, k & 1)], x,
+        spmv_multiply(d->rowptr, d->col, d->val, &p, lanes, fac, x,
                       d->vec + power_at_y(d->n, k & 1));
         dcuda_rank_sync(); /* my rows written before they are added or sent */
         /* 4: summed along the row */
