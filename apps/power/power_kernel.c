@@ -37,6 +37,9 @@
 
 #include "dcuda/dcuda_rank.h"
 #include "power.h"
+/* The row loop gets registers of its own (spmv_rank.h): without, the
+ * kernel needs 230 or more, two ranks an SM instead of three. */
+#define SPMV_MULTIPLY_NOINLINE
 #include "spmv_rank.h"
 
 #define POWER_TAG_Y 0        /* my part of y_k arrived (from my column parent, or across) */
@@ -44,13 +47,10 @@
 #define POWER_TAG_NORM 100   /* leader: a rank of my device stored its sum of squares */
 #define POWER_TAG_DEVSUM 101 /* + parity, leader: a first-column device's sum arrived */
 
-/* The sum of v[first..end), or of its squares, over the threads of the
- * rank, in a fixed order; valid in thread 0. */
-DCUDA_RANK_FN double power_rank_sum(const double *v, int first, int end, int square)
+/* The sum of every thread's s over the rank, in a fixed order; valid in
+ * thread 0. */
+DCUDA_RANK_FN double power_rank_total(double s)
 {
-    double s = 0.0;
-    for (int r = first + dcuda_thread_index(); r < end; r += dcuda_thread_count())
-        s += square ? v[r] * v[r] : v[r];
 #if defined(__CUDA_ARCH__)
     __shared__ double warp_sums[32];
     int t = dcuda_thread_index(), warps = (dcuda_thread_count() + 31) / 32;
@@ -63,6 +63,16 @@ DCUDA_RANK_FN double power_rank_sum(const double *v, int first, int end, int squ
             s += warp_sums[w];
     __syncthreads(); /* warp_sums read before the next call writes it */
 #endif
+    return s;
+}
+
+/* This thread's share of the sum of v[first..end) (of its squares when
+ * `square`), for power_rank_total. */
+DCUDA_RANK_FN double power_thread_sum(const double *v, int first, int end, int square)
+{
+    double s = 0.0;
+    for (int r = first + dcuda_thread_index(); r < end; r += dcuda_thread_count())
+        s += square ? v[r] * v[r] : v[r];
     return s;
 }
 
@@ -85,7 +95,8 @@ DCUDA_RANK_FN void power_leader_fac(dcuda_state_t *st, dcuda_win_t win, const sp
     if (column == 0) { /* my ranks' sums, then mine to every leader */
         if (parts > 1)
             dcuda_wait_notifications(st, POWER_TAG_NORM, parts - 1);
-        double s = power_rank_sum(d->vec + power_at_partial(d->n, q, p->ranks, prev), 0, parts, 0);
+        const double *partial = d->vec + power_at_partial(d->n, q, p->ranks, prev);
+        double s = power_rank_total(power_thread_sum(partial, 0, parts, 0));
         if (dcuda_thread_index() == 0)
             d->vec[devsum + row] = s;
         dcuda_rank_sync(); /* stored before it is sent */
@@ -114,7 +125,8 @@ DCUDA_RANK_FN double power_fac_alone(const spmv_data_t *d, const spmv_part_t *p,
 {
     DCUDA_SHARED double fac;
     int parts = power_ranks_with_rows(d->n, p);
-    double s = power_rank_sum(d->vec + power_at_partial(d->n, 1, p->ranks, prev), 0, parts, 0);
+    const double *partial = d->vec + power_at_partial(d->n, 1, p->ranks, prev);
+    double s = power_rank_total(power_thread_sum(partial, 0, parts, 0));
     if (dcuda_thread_index() == 0) {
         fac = 1.0 / sqrt(s);
         if (p->local == 0)
@@ -124,23 +136,22 @@ DCUDA_RANK_FN double power_fac_alone(const spmv_data_t *d, const spmv_part_t *p,
     return fac;
 }
 
-/* Steps 5 and 6 of a rank of a first-column device with rows: x_i's part
- * across to the first grid row as the next y (parity next), and the sum of
- * its squares to my leader. */
+/* Steps 5 and 6 of a rank of a first-column device with rows, x (parity
+ * cur) summed: its part across to the first grid row as the next y (device
+ * 0 summed it there), and the sum of its squares to my leader (`squares`:
+ * this thread's share when known, negative when it is to be read from x). */
 DCUDA_RANK_FN void power_transpose_and_norm(dcuda_state_t *st, dcuda_win_t win,
-                                            const spmv_data_t *d, const spmv_part_t *p, int cur)
+                                            const spmv_data_t *d, const spmv_part_t *p, int cur,
+                                            const double *x, double squares)
 {
     int q = d->q, row = d->device % q;
-    double *x = d->vec + power_at_x(d->n, cur), *y = d->vec + power_at_y(d->n, 1 - cur);
-    if (row == 0) {
-        for (int r = p->first + dcuda_thread_index(); r < p->end; r += dcuda_thread_count())
-            y[r] = x[r];
-    } else {
+    if (row > 0)
         dcuda_put_notify(st, win, spmv_world_rank(q, p->ranks, p->local, 0, row),
                          (power_at_y(d->n, 1 - cur) + (size_t)p->first) * sizeof(double),
                          (size_t)(p->end - p->first) * sizeof(double), x + p->first, POWER_TAG_Y);
-    }
-    double s = power_rank_sum(x, p->first, p->end, 1);
+    if (squares < 0)
+        squares = power_thread_sum(x, p->first, p->end, 1);
+    double s = power_rank_total(squares);
     if (dcuda_thread_index() == 0)
         d->vec[power_at_partial(d->n, q, p->ranks, cur) + p->local] = s;
     dcuda_rank_sync(); /* stored before the notification releases it */
@@ -180,16 +191,18 @@ DCUDA_KERNEL(power, ctx)
                                         : power_fac_alone(d, &p, 1 - (k & 1));
         if (k == d->iters)
             break;
-        /* 2+3: my rows of fac_k * A_ij y_k */
-        double *x = d->vec + power_at_x(d->n, k & 1);
-        spmv_multiply(d->rowptr, d->col, d->val, &p, lanes, fac, x,
-                      d->vec + power_at_y(d->n, k & 1));
+        /* 2+3: my rows of fac_k * A_ij y_k; device 0 sums x where its next
+         * y goes (its transposition is the identity) */
+        double *x = d->vec + (d->device == 0 ? power_at_y(d->n, 1 - (k & 1))
+                                             : power_at_x(d->n, k & 1));
+        double squares = spmv_multiply(d->rowptr, d->col, d->val, &p, lanes, fac, x,
+                                       d->vec + power_at_y(d->n, k & 1));
         dcuda_rank_sync(); /* my rows written before they are added or sent */
         /* 4: summed along the row */
         spmv_row_reduce(&st, win, d->q, d->n, d->device, &p, x, d->vec, power_at_recv(d->n),
                         POWER_TAG_X);
         if (d->device < d->q && p.first < p.end) /* 5 and 6, on the first grid column */
-            power_transpose_and_norm(&st, win, d, &p, k & 1);
+            power_transpose_and_norm(&st, win, d, &p, k & 1, x, d->q == 1 ? squares : -1.0);
     }
 
     dcuda_stop_cpu_timer(&st);
