@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Runs the case studies of the evaluation (apps/hdiff, apps/spmv, apps/power)
+with every variant, at the thesis' size per GPU and at the scaled size, and
+writes what each run printed as CSV, then a table of medians with the ratio
+of dcuda to the best baseline (above 1: dcuda faster).
+
+  dcuda          the dcuda program (396 ranks on an H100)
+  dcuda-wide     the same, rank code capped at 64 registers (more ranks)
+  bsp-streams    the bulk-synchronous baseline: kernels and host-staged MPI
+  bsp-graph      the same on one GPU, all steps as one CUDA graph
+  bsp-cusparse   SpMV's baseline with cuSPARSE's kernel, as a graph
+
+usage: case_studies.py [--build DIR] [--gpus N] [--rounds R] [--csv FILE]
+                       [--cases hdiff,spmv,power] [--small] [--net]
+
+--gpus N runs N processes, a GPU each (dcuda: DCUDA_PROCESSES=N; the
+baselines under mpirun); SpMV and power iteration need a square N. --net
+forces dcuda's network path between processes. --small runs the test
+entries' sizes (a smoke test, on CPU ranks where there is no GPU). Every run
+says on stderr which case, size, variant and round it is; a run that fails
+or finds a mismatch is reported and recorded, and the exit status is 1.
+"""
+import argparse
+import csv
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+
+# Per case: its program prefix, the option of the scaled size, and the
+# arguments of the test entries (--small).
+CASES = {
+    "hdiff": ("hdiff", ["--hdiff-nz=104"],
+              ["--hdiff-nx=16", "--hdiff-ny=12", "--hdiff-nz=3", "--hdiff-iters=10"]),
+    "spmv": ("spmv", ["--spmv-n=43264"],
+             ["--spmv-n=48", "--spmv-nnz=5", "--spmv-iters=6"]),
+    "power": ("power", ["--power-n=43264"],
+              ["--power-n=48", "--power-nnz=5", "--power-iters=7"]),
+}
+VARIANTS = ["dcuda", "dcuda-wide", "bsp-streams", "bsp-graph", "bsp-cusparse"]
+TIME = re.compile(r"([0-9.]+) us per (?:iteration|multiplication)")
+COMM = re.compile(r"(?:communication|exchange) ([0-9.]+) us per")
+
+
+def command(args, case, variant):
+    """The command line and environment of one run, or None when it does not
+    apply (a graph on several GPUs, cuSPARSE outside SpMV)."""
+    prefix = CASES[case][0]
+    app = os.path.join(args.build, "apps", case)
+    env = dict(os.environ)
+    if variant.startswith("dcuda"):
+        exe = os.path.join(app, f"dcuda_{prefix}" + ("_wide" if variant == "dcuda-wide" else ""))
+        if args.gpus > 1:
+            env["DCUDA_PROCESSES"] = str(args.gpus)
+        if args.net:
+            env["DCUDA_NET_FORCE"] = "1"
+        if args.small and not has_gpu():
+            env.setdefault("DCUDA_BACKEND", "cpu")
+            env.setdefault("DCUDA_RANKS", "4")
+        return [exe], env
+    if (variant in ("bsp-graph", "bsp-cusparse") and args.gpus > 1) or \
+            (variant == "bsp-cusparse" and case != "spmv"):
+        return None
+    exe = [os.path.join(app, f"dcuda_{prefix}_bsp")]
+    exe += {"bsp-graph": ["--bsp-graph"], "bsp-cusparse": ["--bsp-cusparse", "--bsp-graph"]}.get(
+        variant, [])
+    if args.gpus > 1:
+        exe = ["mpirun", "--oversubscribe", "--allow-run-as-root", "-np", str(args.gpus)] + exe
+    return exe, env
+
+
+def has_gpu():
+    return shutil.which("nvidia-smi") is not None and \
+        subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
+
+
+def run_one(cmd, env, size_args, case):
+    """(status, us, comm_us, line): status is MATCH, MISMATCH, skipped or
+    failed (rc N)."""
+    exe = cmd
+    if not os.path.exists(next(x for x in exe if os.sep in x)):
+        return "missing", None, None, ""
+    try:
+        p = subprocess.run(exe + size_args, env=env, capture_output=True, text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        return "failed (timeout)", None, None, ""
+    lines = [l for l in p.stdout.splitlines() if l.startswith(case + ":")]
+    checked = [l for l in lines if "MATCH" in l] or lines
+    line = checked[0] if checked else ""
+    if p.returncode == 77:
+        return "skipped", None, None, line
+    us = TIME.search(line)
+    comm = COMM.search(line)
+    status = "MISMATCH" if any("MISMATCH" in l for l in lines) else \
+        "MATCH" if p.returncode == 0 and "MATCH" in line else f"failed (rc {p.returncode})"
+    if status.startswith("failed"):
+        sys.stderr.write(p.stderr[-2000:])
+    return status, float(us.group(1)) if us else None, float(comm.group(1)) if comm else None, line
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--gpus", type=int, default=1)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--csv", default="case_studies.csv")
+    ap.add_argument("--cases", default="hdiff,spmv,power")
+    ap.add_argument("--small", action="store_true")
+    ap.add_argument("--net", action="store_true")
+    args = ap.parse_args()
+    cases = [c for c in args.cases.split(",") if c]
+    unknown = [c for c in cases if c not in CASES]
+    if unknown or args.gpus < 1 or args.rounds < 1:
+        ap.error(f"unknown case(s) {unknown}" if unknown else "--gpus and --rounds are at least 1")
+    sizes = ["small"] if args.small else ["thesis", "scaled"]
+    plan = [(c, s, v, r) for r in range(1, args.rounds + 1) for c in cases for s in sizes
+            for v in VARIANTS if command(args, c, v)]
+    rows, failed = [], False
+    for i, (case, size, variant, rnd) in enumerate(plan, 1):
+        sys.stderr.write(f"[{i}/{len(plan)}] {case} {size} {variant} on {args.gpus} GPU(s), "
+                         f"round {rnd} ... ")
+        sys.stderr.flush()
+        exe, env = command(args, case, variant)
+        size_args = CASES[case][2] if size == "small" else CASES[case][1] if size == "scaled" else []
+        status, us, comm, _ = run_one(exe, env, size_args, case)
+        sys.stderr.write(f"{status}" + (f", {us:.2f} us" if us is not None else "") + "\n")
+        failed |= status not in ("MATCH", "skipped", "missing")
+        rows.append({"case": case, "size": size, "variant": variant, "gpus": args.gpus,
+                     "net": int(args.net), "round": rnd, "us": us, "comm_us": comm,
+                     "check": status})
+    with open(args.csv, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()) if rows else ["case"])
+        w.writeheader()
+        w.writerows(rows)
+    print_table(rows, cases, sizes, args.gpus)
+    print(f"\n(CSV: {args.csv})")
+    return 1 if failed else 0
+
+
+def print_table(rows, cases, sizes, gpus):
+    """Medians a case, size and variant (us a step), and dcuda / best
+    baseline as the speedup of dcuda (above 1: dcuda faster)."""
+    print(f"| case | size | GPUs | " + " | ".join(VARIANTS) + " | best baseline / dcuda |")
+    print("|---|---|---|" + "---|" * len(VARIANTS) + "---|")
+    for case in cases:
+        for size in sizes:
+            med = {}
+            for v in VARIANTS:
+                t = [r["us"] for r in rows if r["case"] == case and r["size"] == size and
+                     r["variant"] == v and r["us"] is not None and r["check"] == "MATCH"]
+                med[v] = statistics.median(t) if t else None
+            base = [med[v] for v in VARIANTS if v.startswith("bsp") and med[v]]
+            ratio = f"{min(base) / med['dcuda']:.2f}" if base and med["dcuda"] else "-"
+            cells = [f"{med[v]:.2f}" if med[v] else "-" for v in VARIANTS]
+            print(f"| {case} | {size} | {gpus} | " + " | ".join(cells) + f" | {ratio} |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
