@@ -116,7 +116,6 @@ int main(int argc, char **argv)
     spmv_options_t o = POWER_OPTIONS_DEFAULT;
     dcuda_host_h h;
     dcuda_rank_info_t info;
-    int q = 0;
     if (parse(argc, argv, &o))
         return 2;
     if (app_backend_missing("power"))
@@ -125,17 +124,10 @@ int main(int argc, char **argv)
     if (st != DCUDA_OK)
         return dcuda_host_exit_status(1);
     dcuda_host_get_rank_info(h, &info);
+    spmv_data_t d;
     int failed = 2; /* bad options for this many processes or ranks */
-    if (spmv_check("power", &o, info.process_count, &q) != 0)
-        ;
-    else if (info.rank_count != info.process_count * info.rank_responsible ||
-             info.rank_start != info.process_index * info.rank_responsible)
-        fprintf(stderr, "power: every process needs as many ranks as the others (%d here, %d in "
-                        "all)\n", info.rank_responsible, info.rank_count);
-    else {
-        spmv_data_t d = { NULL, NULL, NULL, NULL, o.n, q, o.iters, info.process_index };
+    if (spmv_grid_data("power", &o, &info, &d) == 0)
         failed = run(h, &info, &d, o.nnz);
-    }
     dcuda_host_finish(h);
     return dcuda_host_exit_status(failed);
 }
