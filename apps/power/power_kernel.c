@@ -12,7 +12,7 @@
  *      what rank l of its children sent, and sends the sum on);
  *   5. on the first grid column, x_i becomes the next y_i: rank l of device
  *      (i, 0) sends its part across to rank l of device (0, i) (device 0
- *      copies it);
+ *      sums its x where its next y goes);
  *   6. the norm: rank l of a first-column device stores the sum of squares
  *      of its part and notifies its leader; the leader sums its ranks' and
  *      sends the device's sum to the leaders of every device; each leader
