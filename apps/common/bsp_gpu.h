@@ -1,7 +1,8 @@
 /*
  * What the bulk-synchronous baselines of the case studies (CUDA C++ with
- * MPI, one process a GPU) share: the check of CUDA calls, and the choice of
- * each process's GPU.
+ * MPI, one process a GPU) share: the check of CUDA calls, the choice of
+ * each process's GPU, the slowest process's time, and a grid's
+ * communicators.
  */
 #ifndef DCUDA_APPS_BSP_GPU_H
 #define DCUDA_APPS_BSP_GPU_H
@@ -38,6 +39,26 @@ static inline int bsp_pick_gpu(const char *program)
     MPI_Comm_free(&node);
     BSP_CK(program, cudaSetDevice(local % devices));
     return local % devices;
+}
+
+/* The largest of every process's v (a time: the slowest process's), on
+ * process 0. */
+static inline double bsp_slowest(double v)
+{
+    double worst = 0;
+    MPI_Reduce(&v, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    return worst;
+}
+
+/* My place in a q x q grid of processes numbered column by column (SpMV's
+ * and the power iteration's), and the communicators of my grid column
+ * (ranked by grid row) and of my grid row (ranked by grid column). */
+static inline void bsp_grid_split(int rank, int q, int *row, int *column, MPI_Comm *column_comm,
+                                  MPI_Comm *row_comm)
+{
+    *row = rank % q, *column = rank / q;
+    MPI_Comm_split(MPI_COMM_WORLD, *column, *row, column_comm);
+    MPI_Comm_split(MPI_COMM_WORLD, *row, *column, row_comm);
 }
 
 #endif /* DCUDA_APPS_BSP_GPU_H */

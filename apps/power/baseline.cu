@@ -155,24 +155,18 @@ static double iterate(bsp_t *p, double *comm_ms)
     cudaGraphExec_t exec = NULL;
     if (p->graph) {
         cudaGraph_t g;
-        double *y = p->y, *x = p->x;
+        /* (capturing swaps y and x as running does: p->y ends as y_K's) */
         CK(cudaStreamBeginCapture(p->stream, cudaStreamCaptureModeThreadLocal));
         for (int k = 0; k < p->iters; k++)
             iterate_alone(p, k);
         CK(cudaStreamEndCapture(p->stream, &g));
         CK(cudaGraphInstantiate(&exec, g, 0));
         CK(cudaGraphDestroy(g));
-        p->y = y, p->x = x; /* the launch will swap them as the capture did */
     }
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime(), comm = 0;
-    if (exec) {
+    if (exec)
         CK(cudaGraphLaunch(exec, p->stream));
-        for (int k = 0; k < p->iters; k++) {
-            double *t = p->y;
-            p->y = p->x, p->x = t;
-        }
-    }
     for (int k = 0; !exec && k < p->iters; k++) {
         if (p->size == 1)
             iterate_alone(p, k);
@@ -254,14 +248,11 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 77;
     }
-    p.row = p.rank % p.q, p.column = p.rank / p.q;
-    MPI_Comm_split(MPI_COMM_WORLD, p.column, p.row, &p.column_comm);
-    MPI_Comm_split(MPI_COMM_WORLD, p.row, p.column, &p.row_comm);
+    bsp_grid_split(p.rank, p.q, &p.row, &p.column, &p.column_comm, &p.row_comm);
     setup(&p);
 
-    double comm_ms = 0, ms = iterate(&p, &comm_ms), worst = 0, comm_worst = 0, lambda = 0;
-    MPI_Reduce(&ms, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    MPI_Reduce(&comm_ms, &comm_worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    double comm_ms = 0, ms = iterate(&p, &comm_ms), lambda = 0;
+    double worst = bsp_slowest(ms), comm_worst = bsp_slowest(comm_ms);
     power_result_t ref = { NULL, 0, 0, 0 };
     unsigned long long bad = compare(&p, &lambda, &ref), all_bad = 0;
     MPI_Reduce(&bad, &all_bad, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);

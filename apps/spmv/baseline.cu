@@ -270,14 +270,11 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 77;
     }
-    p.row = p.rank % p.q, p.column = p.rank / p.q;
-    MPI_Comm_split(MPI_COMM_WORLD, p.column, p.row, &p.column_comm);
-    MPI_Comm_split(MPI_COMM_WORLD, p.row, p.column, &p.row_comm);
+    bsp_grid_split(p.rank, p.q, &p.row, &p.column, &p.column_comm, &p.row_comm);
     setup(&p);
 
-    double comm_ms = 0, ms = iterate(&p, &comm_ms), ref_ms = 0, worst = 0, comm_worst = 0;
-    MPI_Reduce(&ms, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    MPI_Reduce(&comm_ms, &comm_worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    double comm_ms = 0, ms = iterate(&p, &comm_ms), ref_ms = 0;
+    double worst = bsp_slowest(ms), comm_worst = bsp_slowest(comm_ms);
     unsigned long long bad = compare(&p, &ref_ms), all_bad = 0;
     MPI_Reduce(&bad, &all_bad, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (p.rank == 0) {
