@@ -22,6 +22,7 @@ or finds a mismatch is reported and recorded, and the exit status is 1.
 """
 import argparse
 import csv
+import functools
 import os
 import re
 import shutil
@@ -71,33 +72,33 @@ def command(args, case, variant):
     return exe, env
 
 
+@functools.lru_cache(maxsize=None)
 def has_gpu():
     return shutil.which("nvidia-smi") is not None and \
         subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
 
 
-def run_one(cmd, env, size_args, case):
-    """(status, us, comm_us, line): status is MATCH, MISMATCH, skipped or
-    failed (rc N)."""
-    exe = cmd
+def run_one(exe, env, size_args, case):
+    """(status, us, comm_us): status is MATCH, MISMATCH, skipped, missing or
+    failed (...)."""
     if not os.path.exists(next(x for x in exe if os.sep in x)):
-        return "missing", None, None, ""
+        return "missing", None, None
     try:
         p = subprocess.run(exe + size_args, env=env, capture_output=True, text=True, timeout=600)
     except subprocess.TimeoutExpired:
-        return "failed (timeout)", None, None, ""
+        return "failed (timeout)", None, None
     lines = [l for l in p.stdout.splitlines() if l.startswith(case + ":")]
     checked = [l for l in lines if "MATCH" in l] or lines
     line = checked[0] if checked else ""
     if p.returncode == 77:
-        return "skipped", None, None, line
+        return "skipped", None, None
     us = TIME.search(line)
     comm = COMM.search(line)
     status = "MISMATCH" if any("MISMATCH" in l for l in lines) else \
         "MATCH" if p.returncode == 0 and "MATCH" in line else f"failed (rc {p.returncode})"
     if status.startswith("failed"):
         sys.stderr.write(p.stderr[-2000:])
-    return status, float(us.group(1)) if us else None, float(comm.group(1)) if comm else None, line
+    return status, float(us.group(1)) if us else None, float(comm.group(1)) if comm else None
 
 
 def main():
@@ -124,7 +125,7 @@ def main():
         sys.stderr.flush()
         exe, env = command(args, case, variant)
         size_args = CASES[case][2] if size == "small" else CASES[case][1] if size == "scaled" else []
-        status, us, comm, _ = run_one(exe, env, size_args, case)
+        status, us, comm = run_one(exe, env, size_args, case)
         sys.stderr.write(f"{status}" + (f", {us:.2f} us" if us is not None else "") + "\n")
         failed |= status not in ("MATCH", "skipped", "missing")
         rows.append({"case": case, "size": size, "variant": variant, "gpus": args.gpus,
