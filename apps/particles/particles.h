@@ -98,15 +98,18 @@ PT_FN int pt_cell(double c, int extent)
 /* Adds the force of every particle of s on a (but a itself), in fixed point. */
 PT_FN void pt_force_add(const pt_particle_t *a, pt_span_t s, int64_t *fx, int64_t *fy)
 {
+    double x = a->x, y = a->y;
+    int64_t id = a->id, sx = *fx, sy = *fy; /* in registers, not through the pointers */
     for (int64_t j = 0; j < s.n; j++) {
-        double dx = pt_sub(a->x, s.p[j].x), dy = pt_sub(a->y, s.p[j].y);
+        double dx = pt_sub(x, s.p[j].x), dy = pt_sub(y, s.p[j].y);
         double r2 = pt_add(pt_mul(dx, dx), pt_mul(dy, dy));
-        if (r2 < 1.0 && s.p[j].id != a->id) {
+        if (r2 < 1.0 && s.p[j].id != id) {
             double w = pt_sub(1.0, r2), f = pt_mul(w, w);
-            *fx += (int64_t)pt_mul(pt_mul(f, dx), PT_FIXED);
-            *fy += (int64_t)pt_mul(pt_mul(f, dy), PT_FIXED);
+            sx += (int64_t)pt_mul(pt_mul(f, dx), PT_FIXED);
+            sy += (int64_t)pt_mul(pt_mul(f, dy), PT_FIXED);
         }
     }
+    *fx = sx, *fy = sy;
 }
 
 PT_FN double pt_clamp(double v)
