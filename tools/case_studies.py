@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
-"""Runs the case studies of the evaluation (apps/hdiff, apps/spmv, apps/power)
-with every variant, at the thesis' size per GPU and at the scaled size, and
+"""Runs the case studies of the evaluation (apps/particles, apps/hdiff,
+apps/spmv, apps/power) with every variant, at the thesis' size per GPU and at the scaled size, and
 writes what each run printed as CSV, then a table of medians with the best
 baseline's time over the best dcuda variant's (above 1: dcuda faster).
 
   dcuda          the dcuda program (396 ranks on an H100)
-  dcuda-wide     the same, rank code capped at 64 registers (more ranks)
+  dcuda-wide     the same, rank code capped at 64 registers (more ranks;
+                 not for particles, whose force loop would spill)
   bsp-streams    the bulk-synchronous baseline: kernels and host-staged MPI
   bsp-graph      the same on one GPU, all steps as one CUDA graph
   bsp-cusparse   SpMV's baseline with cuSPARSE's kernel, as a graph
 
 usage: case_studies.py [--build DIR] [--gpus N] [--rounds R] [--csv FILE]
-                       [--cases hdiff,spmv,power] [--small] [--net]
+                       [--cases particles,hdiff,spmv,power] [--small] [--net]
 
 --gpus N runs N processes, a GPU each (dcuda: DCUDA_PROCESSES=N; the
 baselines under mpirun); SpMV and power iteration need a square N. --net
@@ -33,6 +34,9 @@ import sys
 # Per case: its program prefix, the option of the scaled size, and the
 # arguments of the test entries (--small).
 CASES = {
+    "particles": ("particles", ["--particles-w=1664", "--particles-n=1642400"],
+                  ["--particles-n=600", "--particles-w=12", "--particles-segs=12",
+                   "--particles-iters=30", "--particles-cap=200"]),
     "hdiff": ("hdiff", ["--hdiff-nz=104"],
               ["--hdiff-nx=16", "--hdiff-ny=12", "--hdiff-nz=3", "--hdiff-iters=10"]),
     "spmv": ("spmv", ["--spmv-n=43264"],
@@ -40,17 +44,20 @@ CASES = {
     "power": ("power", ["--power-n=43264"],
               ["--power-n=48", "--power-nnz=5", "--power-iters=7"]),
 }
+NO_WIDE = {"particles"}
 VARIANTS = ["dcuda", "dcuda-wide", "bsp-streams", "bsp-graph", "bsp-cusparse"]
-TIME = re.compile(r"([0-9.]+) us per (?:iteration|multiplication)")
+TIME = re.compile(r"([0-9.]+) us per (?:iteration|multiplication|step)")
 COMM = re.compile(r"(?:communication|exchange) ([0-9.]+) us per")
 
 
 def command(args, case, variant):
     """The command line and environment of one run, or None when it does not
-    apply (a graph on several GPUs, cuSPARSE outside SpMV)."""
+    apply (a graph on several GPUs, cuSPARSE outside SpMV, no wide build)."""
     prefix = CASES[case][0]
     app = os.path.join(args.build, "apps", case)
     env = dict(os.environ)
+    if variant == "dcuda-wide" and case in NO_WIDE:
+        return None
     if variant.startswith("dcuda"):
         exe = os.path.join(app, f"dcuda_{prefix}" + ("_wide" if variant == "dcuda-wide" else ""))
         if args.gpus > 1:
@@ -107,7 +114,7 @@ def main():
     ap.add_argument("--gpus", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--csv", default="case_studies.csv")
-    ap.add_argument("--cases", default="hdiff,spmv,power")
+    ap.add_argument("--cases", default="particles,hdiff,spmv,power")
     ap.add_argument("--small", action="store_true")
     ap.add_argument("--net", action="store_true")
     args = ap.parse_args()
