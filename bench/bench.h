@@ -19,8 +19,26 @@ enum bench_mode {
      * ranks send, process 1's ranks answer, further processes idle. */
     BENCH_PEER_PINGPONG_PUT = 6,    /* WORLD rank 0 <-> first rank of process 1: put_notify of size */
     BENCH_PEER_PINGPONG_NOTIFY = 7, /* the same pair: notification only */
-    BENCH_PEER_BW = 8               /* first `senders` ranks of process 0 -> the same of process 1 */
+    BENCH_PEER_BW = 8,              /* first `senders` ranks of process 0 -> the same of process 1 */
+    /* Same device again (no thesis counterpart). */
+    BENCH_BARRIER = 9,    /* every rank: dcuda_comm_barrier(DEVICE) */
+    BENCH_WIN_CREATE = 10, /* every rank: dcuda_win_create + dcuda_win_free on DEVICE */
+    BENCH_PUT_FLUSH = 11, /* rank 0: put of size to rank 1, then dcuda_win_flush */
+    /* Every rank of every process. */
+    BENCH_BARRIER_WORLD = 12 /* every rank: dcuda_comm_barrier(WORLD) */
 };
+
+#if defined(__CUDACC__)
+#define BENCH_FN static inline __host__ __device__
+#else
+#define BENCH_FN static inline
+#endif
+
+/* Modes measured on process 0's device alone (the others' ranks idle). */
+BENCH_FN int bench_device_only(int mode)
+{
+    return mode < BENCH_IDLE || (mode >= BENCH_BARRIER && mode <= BENCH_PUT_FLUSH);
+}
 
 /* A peer mode's part in it, by process. */
 enum bench_side { BENCH_SIDE_SEND = 0, BENCH_SIDE_ANSWER = 1, BENCH_SIDE_NONE = 2 };
@@ -32,8 +50,8 @@ typedef struct bench_args {
                     * peer modes: WORLD rank of process 1's first rank */
     int side;      /* peer modes: enum bench_side of this process */
     int senders;   /* peer modes: ranks taking part on each side (ping-pong: 1) */
-    int reserved;
-    size_t size;   /* bytes per put */
+    int warmup;    /* ping-pongs: untimed rounds before the timed ones */
+    size_t size;   /* bytes per put (ping-pongs, bandwidth, put-flush) */
     size_t stride; /* bytes per rank in src and dst */
     char *src;     /* [ranks * stride] (peer modes: [senders * stride]) */
     char *dst;     /* [ranks * stride] (peer modes: [senders * stride]) */

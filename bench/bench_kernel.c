@@ -2,9 +2,10 @@
  * Rank code of the benchmark (CPU and GPU ranks alike), one kernel for every
  * case; the user struct's mode picks it.
  *
- *   same device  ping-pong latency of notified puts and notifications, put
- *                bandwidth from one or all ranks, host command round trips
- *                (DEVICE windows and device rank numbers)
+ *   same device  ping-pong latency of notified puts (any size) and
+ *                notifications, put bandwidth from one or all ranks, host
+ *                command round trips, barriers, window creation, put +
+ *                flush (DEVICE windows and device rank numbers)
  *   peer         the same between processes (devices): ping-pong between
  *                WORLD rank 0 and the first rank of process 1, and bandwidth
  *                from the first K ranks of process 0 to the first K of
@@ -18,15 +19,15 @@
 #include "dcuda/dcuda_rank.h"
 
 DCUDA_RANK_FN void bench_pingpong(dcuda_state_t *st, const bench_args_t *a, dcuda_win_t dst, int me,
-                           const char *src)
+                           const char *src, int rounds)
 {
     int put = a->mode == BENCH_PINGPONG_PUT;
     int other = me == 0 ? a->peer : 0;
-    for (int i = 0; i < a->iters; i++) {
+    for (int i = 0; i < rounds; i++) {
         if (me != 0)
             dcuda_wait_notifications(st, 0, 1);
         if (put)
-            dcuda_put_notify(st, dst, other, 0, 4, src, 0);
+            dcuda_put_notify(st, dst, other, 0, a->size, src, 0);
         else
             dcuda_notify(st, other, DCUDA_COMM_DEVICE, 0);
         if (me == 0)
@@ -51,6 +52,25 @@ DCUDA_RANK_FN void bench_bandwidth(dcuda_state_t *st, const bench_args_t *a, dcu
         dcuda_wait_notifications(st, 1, a->iters);
 }
 
+/* Barriers, window creation or put + flush, a->iters times (no thesis
+ * counterpart). */
+DCUDA_RANK_FN void bench_runtime_call(dcuda_state_t *st, const bench_args_t *a, dcuda_win_t dst,
+                                      int me, char *src)
+{
+    for (int i = 0; i < a->iters; i++) {
+        if (a->mode == BENCH_BARRIER) {
+            dcuda_comm_barrier(st, DCUDA_COMM_DEVICE);
+        } else if (a->mode == BENCH_WIN_CREATE) {
+            dcuda_win_t w;
+            dcuda_win_create(st, DCUDA_COMM_DEVICE, src, 256, &w);
+            dcuda_win_free(st, w);
+        } else if (me == 0) {
+            dcuda_put(st, dst, 1, 0, a->size, src);
+            dcuda_win_flush(st, dst);
+        }
+    }
+}
+
 /* Same-device cases. In a run of several processes only process 0 measures;
  * the others get BENCH_IDLE and their ranks just pass the collectives. */
 DCUDA_RANK_FN void bench_device(dcuda_state_t *st, const bench_args_t *a)
@@ -65,13 +85,18 @@ DCUDA_RANK_FN void bench_device(dcuda_state_t *st, const bench_args_t *a)
     int active = a->mode != BENCH_IDLE &&
                  (a->mode == BENCH_BW_ALL || me == 0 ||
                   me == (a->mode <= BENCH_PINGPONG_NOTIFY ? a->peer : 1));
+    int pingpong = active && a->mode <= BENCH_PINGPONG_NOTIFY;
+    if (pingpong)
+        bench_pingpong(st, a, dst_win, me, src, a->warmup);
 
     dcuda_start_cpu_timer(st);
     if (a->mode == BENCH_HOST_PING)
         for (int i = 0; me == 0 && i < a->iters; i++)
             dcuda_rank_ping_host(st);
-    else if (active && a->mode <= BENCH_PINGPONG_NOTIFY)
-        bench_pingpong(st, a, dst_win, me, src);
+    else if (a->mode >= BENCH_BARRIER)
+        bench_runtime_call(st, a, dst_win, me, src);
+    else if (pingpong)
+        bench_pingpong(st, a, dst_win, me, src, a->iters);
     else if (active)
         bench_bandwidth(st, a, dst_win, me, ranks, src);
     dcuda_stop_cpu_timer(st);
@@ -82,11 +107,11 @@ DCUDA_RANK_FN void bench_device(dcuda_state_t *st, const bench_args_t *a)
 
 /* WORLD rank 0 <-> WORLD rank a->peer (process 1's first rank). */
 DCUDA_RANK_FN void peer_pingpong(dcuda_state_t *st, const bench_args_t *a, dcuda_win_t dst,
-                                 int starter, const char *src)
+                                 int starter, const char *src, int rounds)
 {
     int put = a->mode == BENCH_PEER_PINGPONG_PUT;
     int other = starter ? a->peer : 0;
-    for (int i = 0; i < a->iters; i++) {
+    for (int i = 0; i < rounds; i++) {
         if (!starter)
             dcuda_wait_notifications(st, 0, 1);
         if (put)
@@ -134,13 +159,15 @@ DCUDA_RANK_FN void bench_peer(dcuda_state_t *st, const bench_args_t *a)
     char *src = a->src + off;
     dcuda_win_create(st, DCUDA_COMM_WORLD, src, part, &src_win);
     dcuda_win_create(st, DCUDA_COMM_WORLD, a->dst + off, part, &dst_win);
+    if (active && a->mode != BENCH_PEER_BW)
+        peer_pingpong(st, a, dst_win, a->side == BENCH_SIDE_SEND, src, a->warmup);
     dcuda_comm_barrier(st, DCUDA_COMM_WORLD); /* every process's ranks run before the clock starts */
 
     dcuda_start_cpu_timer(st);
     if (active && a->mode == BENCH_PEER_BW)
         peer_bandwidth(st, a, dst_win, world, src);
     else if (active)
-        peer_pingpong(st, a, dst_win, a->side == BENCH_SIDE_SEND, src);
+        peer_pingpong(st, a, dst_win, a->side == BENCH_SIDE_SEND, src, a->iters);
     dcuda_stop_cpu_timer(st);
 
     dcuda_win_free(st, dst_win);
@@ -154,9 +181,15 @@ DCUDA_KERNEL(bench, ctx)
     dcuda_rank_init(ctx, &st);
     dcuda_get_data(&st, (void **)&user);
     args = *user;
-    if (args.mode >= BENCH_PEER_PINGPONG_PUT)
-        bench_peer(&st, &args);
-    else
+    if (args.mode == BENCH_BARRIER_WORLD) {
+        dcuda_start_cpu_timer(&st);
+        for (int i = 0; i < args.iters; i++)
+            dcuda_comm_barrier(&st, DCUDA_COMM_WORLD);
+        dcuda_stop_cpu_timer(&st);
+    } else if (bench_device_only(args.mode) || args.mode == BENCH_IDLE) {
         bench_device(&st, &args);
+    } else {
+        bench_peer(&st, &args);
+    }
     dcuda_rank_finish(&st);
 }

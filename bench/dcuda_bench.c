@@ -3,15 +3,22 @@
  * device (GPU blocks, or CPU threads without a GPU) and between processes
  * (one device each). Prints one table; --csv=FILE also writes the rows as
  * CSV; --quick makes every case shorter; --peer runs the peer rows alone;
- * --latency leaves out the bandwidth rows.
+ * --latency leaves out the bandwidth rows. As OSU's benchmarks: -m MIN:MAX
+ * (or -m MAX) the sizes of the latency sweeps (powers of 2; default 4:65536),
+ * -i N the timed rounds of a latency case (default 100000, --quick 2000;
+ * fewer for big messages), -x N the untimed warm-up rounds (default i / 10).
  *
- *   latency    ping-pong between device ranks 0 and 1 (one-way = round trip / 2),
- *              with 2 ranks and with every rank the device holds (the idle
- *              ones waiting in a barrier)
+ *   latency    ping-pong between device ranks 0 and 1 (one-way = round trip / 2):
+ *              4 B notified put and notification with 2 ranks and with every
+ *              rank the device holds (the idle ones waiting in a barrier),
+ *              and notified puts over the sizes of -m
  *   host       round trips from rank 0 to the host runtime through its
  *              command queue (the path remote operations take)
  *   bandwidth  back-to-back notified puts of 8 B .. 4 MiB from rank 0 to 1,
- *              and from every rank r to r+1 at once (bytes copied / time)
+ *              and from every rank r to r+1 at once (bytes copied / time);
+ *              rate: the 8 B case in messages per second
+ *   runtime    (no thesis counterpart) barrier of the device and of WORLD,
+ *              window creation + free, put + flush: microseconds a call
  *   peer       with 2+ processes (several GPUs, mpirun, DCUDA_PROCESSES with
  *              CPU ranks): rows named peer_*, between processes 0 and 1
  *              (see peer_section below); otherwise one line says why not
@@ -56,7 +63,7 @@ static double run_case(dcuda_host_h h, const bench_args_t *args)
     const double *t;
     int n = 0;
     bench_args_t a = *args;
-    if (idling && a.mode < BENCH_IDLE)
+    if (idling && bench_device_only(a.mode))
         a.mode = BENCH_IDLE;
     dcuda_status_t st = dcuda_host_run(h, &a, sizeof a, NULL);
     if (st == DCUDA_OK)
@@ -96,13 +103,89 @@ static int alloc_buffers(dcuda_host_h h, bench_args_t *a, int ranks, size_t stri
     return 0;
 }
 
-static void latency(dcuda_host_h h, int ranks, int iters, const char *label)
+/* What -m, -i and -x ask for. */
+typedef struct sweep {
+    size_t min, max; /* latency sizes, powers of 2 from min */
+    int iters, warmup;
+} sweep_t;
+
+/* Timed rounds of a ping-pong of `size`: the asked-for count up to 1 KiB,
+ * proportionally fewer above, at least 100. */
+static int rounds_for(const sweep_t *w, size_t size)
+{
+    long it = size <= 1024 ? w->iters : (long)w->iters * 1024 / (long)size;
+    return it < 100 ? 100 : (int)it;
+}
+
+/* Ping-pong latency of notified puts over the sizes of -m (2 ranks). */
+static void latency_sweep(dcuda_host_h h, const sweep_t *w)
+{
+    bench_args_t a = { 0 };
+    if (alloc_buffers(h, &a, 2, w->max > 256 ? w->max : 256))
+        return;
+    a.mode = BENCH_PINGPONG_PUT;
+    a.peer = 1;
+    for (size_t size = w->min; size <= w->max; size *= 2) {
+        a.size = size;
+        a.iters = rounds_for(w, size);
+        a.warmup = w->warmup < a.iters ? w->warmup : a.iters;
+        double ms = run_case(h, &a);
+        if (ms > 0)
+            row("latency", "notified_put", 2, size, "one_way_us", ms * 1e3 / a.iters / 2);
+    }
+    dcuda_host_free(h, a.src);
+    dcuda_host_free(h, a.dst);
+}
+
+/* Microseconds a barrier, a window creation + free and (2 ranks) a put of
+ * 8 B + flush take, with every rank taking part. */
+static void runtime_calls(dcuda_host_h h, int ranks, int iters)
 {
     bench_args_t a = { 0 };
     if (alloc_buffers(h, &a, ranks, 256))
         return;
+    static const struct {
+        int mode;
+        const char *what;
+    } calls[] = { { BENCH_BARRIER, "device_barrier" },
+                  { BENCH_WIN_CREATE, "win_create_free" },
+                  { BENCH_PUT_FLUSH, "put_8B_flush" } };
+    for (int c = 0; c < 3; c++) {
+        if (calls[c].mode == BENCH_PUT_FLUSH && ranks != 2)
+            continue;
+        a.mode = calls[c].mode;
+        a.iters = calls[c].mode == BENCH_WIN_CREATE ? iters / 10 + 1 : iters;
+        a.size = 8;
+        double ms = run_case(h, &a);
+        if (ms > 0)
+            row("runtime", calls[c].what, ranks, a.size * (calls[c].mode == BENCH_PUT_FLUSH),
+                "us_per_call", ms * 1e3 / a.iters);
+    }
+    dcuda_host_free(h, a.src);
+    dcuda_host_free(h, a.dst);
+}
+
+/* A barrier of WORLD: every rank of every process. */
+static void world_barrier(dcuda_host_h h, int ranks, int iters)
+{
+    bench_args_t a = { 0 };
+    a.mode = BENCH_BARRIER_WORLD;
     a.iters = iters;
+    double ms = run_case(h, &a);
+    if (ms > 0)
+        row("runtime", "world_barrier", ranks, 0, "us_per_call", ms * 1e3 / iters);
+}
+
+static void latency(dcuda_host_h h, int ranks, const sweep_t *w, const char *label)
+{
+    bench_args_t a = { 0 };
+    int iters = w->iters;
+    if (alloc_buffers(h, &a, ranks, 256))
+        return;
+    a.iters = iters;
+    a.warmup = w->warmup;
     a.peer = 1;
+    a.size = 4;
     for (int mode = BENCH_PINGPONG_PUT; mode <= BENCH_PINGPONG_NOTIFY; mode++) {
         a.mode = mode;
         double ms = run_case(h, &a);
@@ -150,6 +233,9 @@ static void bandwidth(dcuda_host_h h, int ranks, int all, double total_bytes)
         if (ms > 0)
             row("bandwidth", all ? "put_all_ranks" : "put_one_rank", all ? ranks : 1, size, "GBps",
                 senders * (double)size * a.iters / (ms * 1e6));
+        if (ms > 0 && size == 8)
+            row("rate", all ? "put_all_ranks" : "put_one_rank", all ? ranks : 1, size,
+                "Mmsg_per_s", senders * a.iters / (ms * 1e3));
     }
     dcuda_host_free(h, a.src);
     dcuda_host_free(h, a.dst);
@@ -158,8 +244,8 @@ static void bandwidth(dcuda_host_h h, int ranks, int all, double total_bytes)
 /* ---- peer section: between processes 0 and 1 ------------------------------
  *
  * latency    ping-pong between WORLD rank 0 and the first rank of process 1,
- *            put_notify of 4 B .. 64 KiB and notify only; one-way = round
- *            trip / 2; every other rank waits in a barrier
+ *            put_notify over the sizes of -m and notify only; one-way =
+ *            round trip / 2; every other rank waits in a barrier
  * bandwidth  the first K ranks of process 0 put back-to-back to the first K
  *            of process 1 (WORLD rank r -> r + ranks of process 0), K = 1, 32
  *            and all; the receivers acknowledge the last put, so process 0's
@@ -182,8 +268,6 @@ typedef struct peer_setup {
     int max_iters, max_msgs;
 } peer_setup_t;
 
-static const size_t peer_latency_sizes[] = { 4, 64, 1024, 8192, 65536 };
-#define PEER_LATENCY_STRIDE ((size_t)65536)
 #define PEER_MAX_SIZE ((size_t)64 << 20)
 
 static peer_setup_t peer_setup(const dcuda_rank_info_t *info, int quick)
@@ -216,26 +300,26 @@ static peer_setup_t peer_setup(const dcuda_rank_info_t *info, int quick)
     return p;
 }
 
-static void peer_latency(dcuda_host_h h, const peer_setup_t *p, int ranks, int base_iters)
+static void peer_latency(dcuda_host_h h, const peer_setup_t *p, int ranks, const sweep_t *w)
 {
     bench_args_t a = { 0 };
     a.peer = p->first1;
     a.side = p->side;
     a.senders = 1;
-    if (alloc_buffers(h, &a, 1, PEER_LATENCY_STRIDE))
+    if (alloc_buffers(h, &a, 1, w->max > 256 ? w->max : 256))
         return;
-    int cases = (int)(sizeof peer_latency_sizes / sizeof *peer_latency_sizes);
-    for (int c = 0; c <= cases; c++) {
-        size_t size = c < cases ? peer_latency_sizes[c] : 0; /* the last: notify only */
-        a.mode = c < cases ? BENCH_PEER_PINGPONG_PUT : BENCH_PEER_PINGPONG_NOTIFY;
-        a.size = size;
-        /* Up to 1 KiB the base count; bigger messages proportionally fewer. */
-        long it = size <= 1024 ? base_iters : (long)base_iters * 1024 / (long)size;
-        a.iters = it < 100 ? 100 : (int)it;
+    for (size_t size = w->min;; size *= 2) {
+        int notify = size > w->max; /* the last case: notify only */
+        a.mode = notify ? BENCH_PEER_PINGPONG_NOTIFY : BENCH_PEER_PINGPONG_PUT;
+        a.size = notify ? 0 : size;
+        a.iters = rounds_for(w, a.size);
+        a.warmup = w->warmup < a.iters ? w->warmup : a.iters;
         double ms = run_case(h, &a);
         if (ms > 0)
-            row("latency", size ? "peer_notified_put" : "peer_notify", ranks, size, "one_way_us",
-                ms * 1e3 / a.iters / 2);
+            row("latency", notify ? "peer_notify" : "peer_notified_put", ranks, a.size,
+                "one_way_us", ms * 1e3 / a.iters / 2);
+        if (notify)
+            break;
     }
     dcuda_host_free(h, a.src);
     dcuda_host_free(h, a.dst);
@@ -287,8 +371,8 @@ static void peer_bandwidth(dcuda_host_h h, const peer_setup_t *p)
     dcuda_host_free(h, a.dst);
 }
 
-static void peer_section(dcuda_host_h h, const dcuda_rank_info_t *info, int quick, int iters,
-                         int with_bandwidth)
+static void peer_section(dcuda_host_h h, const dcuda_rank_info_t *info, int quick,
+                         const sweep_t *w, int with_bandwidth)
 {
     if (info->process_count < 2) {
         if (!quiet)
@@ -299,15 +383,47 @@ static void peer_section(dcuda_host_h h, const dcuda_rank_info_t *info, int quic
     peer_setup_t p = peer_setup(info, quick);
     if (!quiet && p.pairs < 32)
         printf("# peer_put_32_ranks skipped: only %d rank(s) per side\n", p.pairs);
-    peer_latency(h, &p, info->rank_count, iters);
+    peer_latency(h, &p, info->rank_count, w);
     if (with_bandwidth)
         peer_bandwidth(h, &p);
 }
 
+/* Reads -m MIN:MAX (or MAX), -i N, -x N into *w; 0, or -1 after a message. */
+static int sweep_option(const char *flag, const char *value, sweep_t *w)
+{
+    char *end;
+    if (!value) {
+        fprintf(stderr, "bench: %s needs a value\n", flag);
+        return -1;
+    }
+    if (strcmp(flag, "-m") == 0) {
+        unsigned long long lo = strtoull(value, &end, 10), hi = lo;
+        if (*end == ':')
+            hi = strtoull(end + 1, &end, 10);
+        else
+            lo = 4 < hi ? 4 : hi;
+        if (*end || lo < 1 || hi < lo || hi > BENCH_MAX_SIZE) {
+            fprintf(stderr, "bench: -m %s: sizes 1 <= MIN <= MAX <= %zu\n", value,
+                    (size_t)BENCH_MAX_SIZE);
+            return -1;
+        }
+        w->min = (size_t)lo, w->max = (size_t)hi;
+        return 0;
+    }
+    long v = strtol(value, &end, 10);
+    if (*end || v < (strcmp(flag, "-x") == 0 ? 0 : 1) || v > 100000000) {
+        fprintf(stderr, "bench: %s %s: a count from %d\n", flag, value, strcmp(flag, "-x") != 0);
+        return -1;
+    }
+    *(strcmp(flag, "-i") == 0 ? &w->iters : &w->warmup) = (int)v;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    int quick = 0, peer_only = 0, with_bandwidth = 1;
+    int quick = 0, peer_only = 0, with_bandwidth = 1, warmup_set = 0;
     const char *csv_path = NULL;
+    sweep_t w = { 4, 65536, 0, 0 };
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0)
             quick = 1;
@@ -317,8 +433,19 @@ int main(int argc, char **argv)
             with_bandwidth = 0;
         else if (strncmp(argv[i], "--csv=", 6) == 0)
             csv_path = argv[i] + 6;
+        else if (strcmp(argv[i], "-m") == 0 || strcmp(argv[i], "-i") == 0 ||
+                 strcmp(argv[i], "-x") == 0) {
+            warmup_set |= strcmp(argv[i], "-x") == 0;
+            if (sweep_option(argv[i], i + 1 < argc ? argv[i + 1] : NULL, &w))
+                return 2;
+            i++;
+        }
     }
-    int iters = quick ? 2000 : 100000;
+    if (!w.iters)
+        w.iters = quick ? 2000 : 100000;
+    if (!warmup_set)
+        w.warmup = w.iters / 10;
+    int iters = w.iters;
     dcuda_host_h h;
     dcuda_rank_info_t info;
     /* With several processes they start here (forked or under mpirun). */
@@ -334,14 +461,18 @@ int main(int argc, char **argv)
                info.device_name, info.threads_per_rank);
         if (info.process_count > 1)
             printf(", %d processes (same-device rows: process 0's device)", info.process_count);
-        printf("\n%-10s %-28s %6s %9s %10s %10s\n", "kind", "what", "ranks", "bytes", "unit",
+        printf("; %d rounds (%d warm-up) a latency case, sizes %zu..%zu\n", w.iters, w.warmup,
+               w.min, w.max);
+        printf("%-10s %-28s %6s %9s %10s %10s\n", "kind", "what", "ranks", "bytes", "unit",
                "value");
     }
     if (csv)
         fprintf(csv, "kind,what,ranks,bytes,unit,value\n");
     if (!peer_only) {
-        latency(h, 2, iters, "");
+        latency(h, 2, &w, "");
+        latency_sweep(h, &w);
         host_round_trip(h, iters / 10);
+        runtime_calls(h, 2, iters / 10);
         if (with_bandwidth)
             bandwidth(h, 2, 0, quick ? 64e6 : 1e9);
     }
@@ -350,11 +481,13 @@ int main(int argc, char **argv)
     if (open_host(argc, argv, "0", &h, &info) != DCUDA_OK)
         return 1;
     if (!peer_only) {
-        latency(h, info.rank_responsible, iters, "_busy_device");
+        latency(h, info.rank_responsible, &w, "_busy_device");
+        runtime_calls(h, info.rank_responsible, iters / 100 + 1);
+        world_barrier(h, info.rank_count, iters / 100 + 1);
         if (with_bandwidth)
             bandwidth(h, info.rank_responsible, 1, quick ? 256e6 : 8e9);
     }
-    peer_section(h, &info, quick, iters, with_bandwidth);
+    peer_section(h, &info, quick, &w, with_bandwidth);
     dcuda_host_finish(h);
     if (csv)
         fclose(csv);
