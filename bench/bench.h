@@ -9,7 +9,7 @@
 
 enum bench_mode {
     /* Same device (DEVICE windows, device rank numbers). */
-    BENCH_PINGPONG_PUT = 0,    /* rank 0 <-> peer: 4-byte notified put each way */
+    BENCH_PINGPONG_PUT = 0,    /* rank 0 <-> peer: notified put of size each way */
     BENCH_PINGPONG_NOTIFY = 1, /* rank 0 <-> peer: notification only */
     BENCH_BW_ONE = 2,          /* rank 0 -> rank 1: back-to-back notified puts */
     BENCH_BW_ALL = 3,          /* every rank r -> r+1: back-to-back notified puts */
@@ -51,7 +51,8 @@ typedef struct bench_args {
     int side;      /* peer modes: enum bench_side of this process */
     int senders;   /* peer modes: ranks taking part on each side (ping-pong: 1) */
     int warmup;    /* ping-pongs: untimed rounds before the timed ones */
-    size_t size;   /* bytes per put (ping-pongs, bandwidth, put-flush) */
+    size_t size;   /* bytes per put (bandwidth, put-flush, ping-pongs: 0 is 4 bytes
+                    * passed as a constant, as code putting one value does) */
     size_t stride; /* bytes per rank in src and dst */
     char *src;     /* [ranks * stride] (peer modes: [senders * stride]) */
     char *dst;     /* [ranks * stride] (peer modes: [senders * stride]) */

@@ -18,16 +18,31 @@
 #include "bench.h"
 #include "dcuda/dcuda_rank.h"
 
+/* A notified put of a size known at run time: on a GPU a function of its
+ * own, called, so that the kernel's registers (and with them the ranks a
+ * GPU holds) stay those of the constant-size rows. */
+#if defined(__CUDACC__)
+static __device__ __noinline__
+#else
+DCUDA_RANK_FN
+#endif
+void put_sized(dcuda_state_t *st, dcuda_win_t dst, int other, size_t size, const char *src)
+{
+    dcuda_put_notify(st, dst, other, 0, size, src, 0);
+}
+
 DCUDA_RANK_FN void bench_pingpong(dcuda_state_t *st, const bench_args_t *a, dcuda_win_t dst, int me,
                            const char *src, int rounds)
 {
-    int put = a->mode == BENCH_PINGPONG_PUT;
+    int put = a->mode == BENCH_PINGPONG_PUT, constant4 = a->size == 0;
     int other = me == 0 ? a->peer : 0;
     for (int i = 0; i < rounds; i++) {
         if (me != 0)
             dcuda_wait_notifications(st, 0, 1);
-        if (put)
-            dcuda_put_notify(st, dst, other, 0, a->size, src, 0);
+        if (put && constant4) /* a size known when compiled, as one value's */
+            dcuda_put_notify(st, dst, other, 0, 4, src, 0);
+        else if (put)
+            put_sized(st, dst, other, a->size, src);
         else
             dcuda_notify(st, other, DCUDA_COMM_DEVICE, 0);
         if (me == 0)

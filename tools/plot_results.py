@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Turns the evaluation's CSV files into PNG figures (needs matplotlib).
+
+  latency.png     one-way latency of notified puts against size: same device
+                  and, with 2+ processes, peer (dcuda_bench's -m sweep), with
+                  the floors (anchors/floors.cu) and NVSHMEM's figures
+                  (anchors/nvshmem_pingpong.cu) beside them where given
+  bandwidth.png   GB/s against size: one rank and all ranks, same device and
+                  peer
+  case_<name>.png each case study's time a step against GPUs, per variant
+                  and size, with the baselines' communication time (dashed)
+
+usage: plot_results.py [--bench bench.csv] [--floors floors.txt]
+                       [--nvshmem nvshmem.txt] [--cases case-studies.csv ...]
+                       [--out DIR] [--title TEXT]
+
+Every input is optional; a figure whose data is missing is not drawn, and
+the script says which it wrote.
+"""
+import argparse
+import collections
+import csv
+import os
+import re
+import statistics
+import sys
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def read_anchor(path, pattern):
+    """{name: value} of the anchor lines matching pattern (name, value groups);
+    a name seen several times keeps its median."""
+    seen = collections.defaultdict(list)
+    with open(path) as f:
+        for line in f:
+            m = re.search(pattern, line)
+            if m:
+                seen[m.group(1)].append(float(m.group(2)))
+    return {k: statistics.median(v) for k, v in seen.items()}
+
+
+def series(rows, kind, what, unit):
+    pts = sorted((int(r["bytes"]), float(r["value"])) for r in rows
+                 if r["kind"] == kind and r["what"] == what and r["unit"] == unit)
+    return [p[0] for p in pts], [p[1] for p in pts]
+
+
+def plot_latency(plt, rows, floors, nvshmem, out, title):
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    drawn = False
+    for what, label in (("notified_put", "dcuda, same device"),
+                        ("peer_notified_put", "dcuda, peer (process 0 -> 1)")):
+        x, y = series(rows, "latency", what, "one_way_us")
+        if x:
+            ax.plot(x, y, marker="o", label=label)
+            drawn = True
+    for name, label in (("local_device notified_put_4B_fence", "floor: same device, 4 B + fence"),
+                        ("peer_device notified_put_4B_fence", "floor: peer, 4 B + fence")):
+        if name in floors:
+            ax.scatter([4], [floors[name]], marker="_", s=300, label=label)
+    for name, value in sorted(nvshmem.items()):
+        ax.scatter([4], [value], marker="x", s=60, label=f"NVSHMEM: {name}")
+    if not drawn:
+        plt.close(fig)
+        return None
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("bytes a put")
+    ax.set_ylabel("one-way latency (us; round trip / 2)")
+    ax.set_title(f"Notified put latency{title}")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    return save(plt, fig, out, "latency.png")
+
+
+def plot_bandwidth(plt, rows, out, title):
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    names = sorted({r["what"] for r in rows if r["kind"] == "bandwidth"})
+    for what in names:
+        x, y = series(rows, "bandwidth", what, "GBps")
+        if x:
+            ax.plot(x, y, marker=".", label=what.replace("_", " "))
+    if not names:
+        plt.close(fig)
+        return None
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("bytes a put")
+    ax.set_ylabel("GB/s")
+    ax.set_title(f"Notified put bandwidth{title}")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    return save(plt, fig, out, "bandwidth.png")
+
+
+def plot_cases(plt, rows, out, title):
+    """One figure a case: median time a step against GPUs, per variant and
+    size (network path forced: its own line)."""
+    written = []
+    for case in sorted({r["case"] for r in rows}):
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+        for ax, size in zip(axes, ("thesis", "scaled")):
+            groups = collections.defaultdict(lambda: collections.defaultdict(list))
+            comm = collections.defaultdict(lambda: collections.defaultdict(list))
+            for r in rows:
+                if r["case"] != case or r["size"] != size or r["check"] != "MATCH" or not r["us"]:
+                    continue
+                key = r["variant"] + (" (net)" if r.get("net") == "1" else "")
+                groups[key][int(r["gpus"])].append(float(r["us"]))
+                if r.get("comm_us"):
+                    comm[key][int(r["gpus"])].append(float(r["comm_us"]))
+            for key in sorted(groups):
+                g = sorted(groups[key])
+                line, = ax.plot(g, [statistics.median(groups[key][n]) for n in g], marker="o",
+                                label=key)
+                c = sorted(n for n in comm[key] if n > 1)
+                if c:
+                    ax.plot(c, [statistics.median(comm[key][n]) for n in c], linestyle="--",
+                            color=line.get_color(), label=f"{key}: communication")
+            gpus = sorted({n for key in groups for n in groups[key]})
+            if gpus:
+                ax.set_xticks(gpus)
+                ax.set_xlim(min(gpus) - 0.5, max(gpus) + 0.5)
+            ax.set_ylim(bottom=0)
+            ax.set_title(f"{case}, {size} size")
+            ax.set_xlabel("GPUs (weak scaling)")
+            ax.set_ylabel("us a step (median)")
+            ax.grid(True, alpha=0.3)
+            if groups:
+                ax.legend(fontsize=7)
+        fig.suptitle(f"{case}{title}")
+        written.append(save(plt, fig, out, f"case_{case}.png"))
+    return written
+
+
+def save(plt, fig, out, name):
+    path = os.path.join(out, name)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bench")
+    ap.add_argument("--floors")
+    ap.add_argument("--nvshmem")
+    ap.add_argument("--cases", nargs="*", default=[])
+    ap.add_argument("--out", default=".")
+    ap.add_argument("--title", default="")
+    args = ap.parse_args()
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        sys.exit("plot_results.py needs matplotlib (pip install matplotlib, or apt-get install "
+                 "python3-matplotlib)")
+    os.makedirs(args.out, exist_ok=True)
+    title = f" ({args.title})" if args.title else ""
+    floors = read_anchor(args.floors, r"^(\S+ \S+) one_way_us=([0-9.]+)") if args.floors else {}
+    nvshmem = read_anchor(args.nvshmem, r"^nvshmem peer (\S+) one_way_us=([0-9.]+)") \
+        if args.nvshmem else {}
+    written = []
+    if args.bench:
+        rows = read_csv(args.bench)
+        written += [plot_latency(plt, rows, floors, nvshmem, args.out, title),
+                    plot_bandwidth(plt, rows, args.out, title)]
+    cases = [r for path in args.cases for r in read_csv(path)]
+    if cases:
+        written += plot_cases(plt, cases, args.out, title)
+    written = [w for w in written if w]
+    print("wrote " + (", ".join(written) if written else "nothing (no data given)"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
