@@ -64,17 +64,8 @@ def plot_latency(plt, rows, floors, nvshmem, out, title):
             ax.scatter([4], [floors[name]], marker="_", s=300, label=label)
     for name, value in sorted(nvshmem.items()):
         ax.scatter([4], [value], marker="x", s=60, label=f"NVSHMEM: {name}")
-    if not drawn:
-        plt.close(fig)
-        return None
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("bytes a put")
-    ax.set_ylabel("one-way latency (us; round trip / 2)")
-    ax.set_title(f"Notified put latency{title}")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    return save(plt, fig, out, "latency.png")
+    return finish_sizes(plt, fig, ax, drawn, "one-way latency (us; round trip / 2)",
+                        f"Notified put latency{title}", out, "latency.png")
 
 
 def plot_bandwidth(plt, rows, out, title):
@@ -84,17 +75,23 @@ def plot_bandwidth(plt, rows, out, title):
         x, y = series(rows, "bandwidth", what, "GBps")
         if x:
             ax.plot(x, y, marker=".", label=what.replace("_", " "))
-    if not names:
+    return finish_sizes(plt, fig, ax, bool(names), "GB/s", f"Notified put bandwidth{title}", out,
+                        "bandwidth.png")
+
+
+def finish_sizes(plt, fig, ax, drawn, ylabel, title, out, name):
+    """Log axes over message sizes, then the file (None: nothing drawn)."""
+    if not drawn:
         plt.close(fig)
         return None
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("bytes a put")
-    ax.set_ylabel("GB/s")
-    ax.set_title(f"Notified put bandwidth{title}")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
-    return save(plt, fig, out, "bandwidth.png")
+    return save(plt, fig, out, name)
 
 
 def plot_cases(plt, rows, out, title):
