@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "app_hash.h"
 #include "app_parts.h"
 
 #if defined(__CUDACC__)
@@ -87,13 +88,8 @@ HDIFF_FN size_t hdiff_rank_offset(const hdiff_data_t *d, int rank, int world)
 /* The initial value of a point: a fixed hash of its coordinates, in [0, 1). */
 HDIFF_FN double hdiff_initial(int z, int y, int x)
 {
-    uint64_t h = ((uint64_t)(uint32_t)z << 42) ^ ((uint64_t)(uint32_t)y << 21) ^ (uint32_t)x;
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 33;
-    return (double)(h >> 11) / 9007199254740992.0;
+    return app_hash01(((uint64_t)(uint32_t)z << 42) ^ ((uint64_t)(uint32_t)y << 21) ^
+                      (uint32_t)x);
 }
 
 /* The negative Laplacian at (x, row) of a buffer with rows of nx (x wraps). */

@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "app_hash.h"
 #include "app_parts.h"
 
 #if defined(__CUDACC__)
@@ -67,13 +68,7 @@ typedef struct pt_span {
 /* A value in [0, 1) from (id, salt): a fixed hash. */
 PT_FN double pt_hash01(int64_t id, int salt)
 {
-    uint64_t h = (uint64_t)id * 0x9e3779b97f4a7c15ull + (uint64_t)salt * 0xd1b54a32d192ed03ull;
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 33;
-    return (double)(h >> 11) / 9007199254740992.0;
+    return app_hash01((uint64_t)id * 0x9e3779b97f4a7c15ull + (uint64_t)salt * 0xd1b54a32d192ed03ull);
 }
 
 /* Particle id's initial state in a w x h domain. */
