@@ -1,8 +1,9 @@
 /*
  * What the bulk-synchronous baselines of the case studies (CUDA C++ with
- * MPI, one process a GPU) share: the check of CUDA calls, the choice of
- * each process's GPU, the slowest process's time, and a grid's
- * communicators.
+ * MPI, one process a GPU) share: the check of CUDA calls, the start (one
+ * process for a graph, each process's GPU), the timed run of the steps (as
+ * one CUDA graph or one by one from the host), the slowest process's time,
+ * and a grid's communicators.
  */
 #ifndef DCUDA_APPS_BSP_GPU_H
 #define DCUDA_APPS_BSP_GPU_H
@@ -39,6 +40,66 @@ static inline int bsp_pick_gpu(const char *program)
     MPI_Comm_free(&node);
     BSP_CK(program, cudaSetDevice(local % devices));
     return local % devices;
+}
+
+/* The start every baseline makes once MPI runs and its options are read:
+ * a CUDA graph is for one process (MPI runs on the host between steps),
+ * and each process takes its GPU. Returns 0 to go on (*gpu set), else the
+ * exit status after MPI_Finalize: 2 (said by process 0) or 77 (no GPU). */
+static inline int bsp_begin(const char *program, int graph, int *gpu)
+{
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (graph && size > 1) {
+        if (rank == 0)
+            fprintf(stderr, "%s: --bsp-graph is for one process (MPI runs on the host)\n", program);
+        MPI_Finalize();
+        return 2;
+    }
+    *gpu = bsp_pick_gpu(program);
+    if (*gpu < 0) {
+        MPI_Finalize();
+        return 77;
+    }
+    return 0;
+}
+
+/* Step k of a baseline's run on its stream; *comm adds the seconds it
+ * spent communicating (host-driven steps only). */
+typedef void (*bsp_step_fn)(void *app, int k, double *comm);
+
+/* Runs `iters` steps timed from a barrier of every process to the end of
+ * `stream`'s work: with graph, every captured(app, k) captured first into
+ * one CUDA graph and launched once; else host(app, k, &comm) one by one.
+ * Returns the milliseconds; *comm_ms those spent communicating. */
+static inline double bsp_run_steps(const char *program, cudaStream_t stream, int iters, int graph,
+                                   bsp_step_fn captured, bsp_step_fn host, void *app,
+                                   double *comm_ms)
+{
+    cudaGraphExec_t exec = NULL;
+    double comm = 0;
+    if (graph) {
+        cudaGraph_t g;
+        BSP_CK(program, cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+        for (int k = 0; k < iters; k++)
+            captured(app, k, &comm);
+        BSP_CK(program, cudaStreamEndCapture(stream, &g));
+        BSP_CK(program, cudaGraphInstantiate(&exec, g, 0));
+        BSP_CK(program, cudaGraphDestroy(g));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    if (exec)
+        BSP_CK(program, cudaGraphLaunch(exec, stream));
+    for (int k = 0; !exec && k < iters; k++)
+        host(app, k, &comm);
+    BSP_CK(program, cudaStreamSynchronize(stream));
+    double t1 = MPI_Wtime();
+    if (exec)
+        BSP_CK(program, cudaGraphExecDestroy(exec));
+    *comm_ms = comm * 1e3;
+    return (t1 - t0) * 1e3;
 }
 
 /* The largest of every process's v (a time: the slowest process's), on

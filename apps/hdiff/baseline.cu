@@ -108,39 +108,24 @@ static void step(bsp_t *b, int k)
     CK(cudaGetLastError());
 }
 
-/* The iterations; returns their time in ms and the exchanges' in *comm_ms. */
-static double iterate(bsp_t *b, double *comm_ms)
+/* Iteration k on one process (what the graph captures). */
+static void step_captured(void *app, int k, double *comm)
 {
-    cudaGraphExec_t exec = NULL;
-    if (b->graph) {
-        cudaGraph_t g;
-        CK(cudaStreamBeginCapture(b->stream, cudaStreamCaptureModeThreadLocal));
-        for (int k = 0; k < b->iters; k++)
-            step(b, k);
-        CK(cudaStreamEndCapture(b->stream, &g));
-        CK(cudaGraphInstantiate(&exec, g, 0));
-        CK(cudaGraphDestroy(g));
+    (void)comm;
+    step((bsp_t *)app, k);
+}
+
+/* Iteration k from the host: the halo exchange first (timed as
+ * communication), then the kernel. */
+static void step_host(void *app, int k, double *comm)
+{
+    bsp_t *b = (bsp_t *)app;
+    if (b->size > 1) {
+        double c0 = MPI_Wtime();
+        exchange(b, k % 2);
+        *comm += MPI_Wtime() - c0;
     }
-    MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = MPI_Wtime(), comm = 0;
-    if (exec) {
-        CK(cudaGraphLaunch(exec, b->stream));
-    } else {
-        for (int k = 0; k < b->iters; k++) {
-            if (b->size > 1) {
-                double c0 = MPI_Wtime();
-                exchange(b, k % 2);
-                comm += MPI_Wtime() - c0;
-            }
-            step(b, k);
-        }
-    }
-    CK(cudaStreamSynchronize(b->stream));
-    double t1 = MPI_Wtime();
-    if (exec)
-        CK(cudaGraphExecDestroy(exec));
-    *comm_ms = comm * 1e3;
-    return (t1 - t0) * 1e3;
+    step(b, k);
 }
 
 /* Fills buffer 0 with the initial grid (rows of this process). */
@@ -184,17 +169,9 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    if (b.graph && b.size > 1) {
-        if (b.rank == 0)
-            fprintf(stderr, "hdiff-bsp: --bsp-graph is for one process (MPI runs on the host)\n");
-        MPI_Finalize();
-        return 2;
-    }
-    int gpu = bsp_pick_gpu("hdiff-bsp");
-    if (gpu < 0) {
-        MPI_Finalize();
-        return 77;
-    }
+    int gpu, stop = bsp_begin("hdiff-bsp", b.graph, &gpu);
+    if (stop)
+        return stop;
     b.level = (size_t)(b.ny + 2 * HDIFF_HALO) * b.nx;
     size_t bytes = b.level * b.nz * sizeof(double),
            halo = HDIFF_HALO * (size_t)b.nx * b.nz * sizeof(double);
@@ -207,7 +184,9 @@ int main(int argc, char **argv)
     CK(cudaStreamCreate(&b.stream));
     fill(&b);
 
-    double comm_ms = 0, ms = iterate(&b, &comm_ms), ref_ms = 0;
+    double comm_ms = 0, ref_ms = 0;
+    double ms = bsp_run_steps("hdiff-bsp", b.stream, b.iters, b.graph, step_captured, step_host, &b,
+                              &comm_ms);
     double worst = bsp_slowest(ms), comm_worst = bsp_slowest(comm_ms);
     hdiff_data_t d = { NULL, b.nx, b.ny * b.size, b.nz, 1, b.iters, 0 };
     double *ref = hdiff_reference(&d, &ref_ms);

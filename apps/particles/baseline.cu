@@ -99,6 +99,7 @@ typedef struct bsp {
     long long *host_count;        /* pinned: segs + 2 */
     pt_particle_t *send[2], *recv[2]; /* pinned: [0] left, [1] right; 2 cap each */
     int *over;                    /* device: a segment overflowed */
+    int exchange_over;            /* a segment overflowed in an exchange */
     cudaStream_t stream;
 } bsp_t;
 
@@ -195,40 +196,24 @@ static void step(bsp_t *b, int k)
     CK(cudaGetLastError());
 }
 
-/* The steps; returns their time in ms and the exchanges' in *comm_ms; *over
- * when a segment overflowed in an exchange. */
-static double iterate(bsp_t *b, double *comm_ms, int *over)
+/* Step k on one process (what the graph captures). */
+static void step_captured(void *app, int k, double *comm)
 {
-    cudaGraphExec_t exec = NULL;
-    if (b->graph) {
-        cudaGraph_t g;
-        CK(cudaStreamBeginCapture(b->stream, cudaStreamCaptureModeThreadLocal));
-        for (int k = 0; k < b->iters; k++)
-            step(b, k);
-        CK(cudaStreamEndCapture(b->stream, &g));
-        CK(cudaGraphInstantiate(&exec, g, 0));
-        CK(cudaGraphDestroy(g));
+    (void)comm;
+    step((bsp_t *)app, k);
+}
+
+/* Step k from the host: the kernels, then the exchange (timed as
+ * communication; an overflow in it is remembered in exchange_over). */
+static void step_host(void *app, int k, double *comm)
+{
+    bsp_t *b = (bsp_t *)app;
+    step(b, k);
+    if (b->size > 1) {
+        double c0 = MPI_Wtime();
+        b->exchange_over |= exchange(b, (k + 1) % 2);
+        *comm += MPI_Wtime() - c0;
     }
-    MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = MPI_Wtime(), comm = 0;
-    if (exec) {
-        CK(cudaGraphLaunch(exec, b->stream));
-    } else {
-        for (int k = 0; k < b->iters; k++) {
-            step(b, k);
-            if (b->size > 1) {
-                double c0 = MPI_Wtime();
-                *over |= exchange(b, (k + 1) % 2);
-                comm += MPI_Wtime() - c0;
-            }
-        }
-    }
-    CK(cudaStreamSynchronize(b->stream));
-    double t1 = MPI_Wtime();
-    if (exec)
-        CK(cudaGraphExecDestroy(exec));
-    *comm_ms = comm * 1e3;
-    return (t1 - t0) * 1e3;
 }
 
 /* Parity 0: my segments' particles and my halos' (the neighbours' boundary
@@ -305,20 +290,16 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    if (b.graph && b.size > 1) {
-        if (b.rank == 0)
-            fprintf(stderr, "particles-bsp: --bsp-graph is for one process (MPI runs on the host)\n");
-        MPI_Finalize();
-        return 2;
-    }
-    int gpu = bsp_pick_gpu("particles-bsp");
-    if (gpu < 0) {
-        MPI_Finalize();
-        return 77;
-    }
+    int gpu, stop = bsp_begin("particles-bsp", b.graph, &gpu);
+    if (stop)
+        return stop;
     allocate(&b);
     int over = fill(&b), dev_over = 0;
-    double comm_ms = 0, ms = over ? 0 : iterate(&b, &comm_ms, &over), ref_ms = 0;
+    double comm_ms = 0, ref_ms = 0;
+    double ms = over ? 0
+                     : bsp_run_steps("particles-bsp", b.stream, b.iters, b.graph, step_captured,
+                                     step_host, &b, &comm_ms);
+    over |= b.exchange_over;
     double worst = bsp_slowest(ms), comm_worst = bsp_slowest(comm_ms);
     CK(cudaMemcpy(&dev_over, b.over, sizeof(int), cudaMemcpyDeviceToHost));
     over |= dev_over;

@@ -93,11 +93,6 @@ static int parse(int argc, char **argv, bsp_t *p)
     }
     if (spmv_check("power-bsp", &o, p->size, &p->q) != 0)
         return 1;
-    if (p->graph && p->size > 1) {
-        if (p->rank == 0)
-            fprintf(stderr, "power-bsp: --bsp-graph is for one process (MPI runs on the host)\n");
-        return 1;
-    }
     p->n = o.n, p->nnz = o.nnz, p->iters = o.iters;
     p->lanes = spmv_lanes(o.nnz, BSP_THREADS);
     return 0;
@@ -148,37 +143,22 @@ static void iterate_grid(bsp_t *p, double *comm)
     *comm += MPI_Wtime() - c0;
 }
 
-/* The iterations; returns their time in ms and the communication's in
- * *comm_ms. */
-static double iterate(bsp_t *p, double *comm_ms)
+/* Iteration k on one process (what the graph captures; capturing swaps y
+ * and x as running does, so p->y ends as y_K's). */
+static void step_captured(void *app, int k, double *comm)
 {
-    cudaGraphExec_t exec = NULL;
-    if (p->graph) {
-        cudaGraph_t g;
-        /* (capturing swaps y and x as running does: p->y ends as y_K's) */
-        CK(cudaStreamBeginCapture(p->stream, cudaStreamCaptureModeThreadLocal));
-        for (int k = 0; k < p->iters; k++)
-            iterate_alone(p, k);
-        CK(cudaStreamEndCapture(p->stream, &g));
-        CK(cudaGraphInstantiate(&exec, g, 0));
-        CK(cudaGraphDestroy(g));
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = MPI_Wtime(), comm = 0;
-    if (exec)
-        CK(cudaGraphLaunch(exec, p->stream));
-    for (int k = 0; !exec && k < p->iters; k++) {
-        if (p->size == 1)
-            iterate_alone(p, k);
-        else
-            iterate_grid(p, &comm);
-    }
-    CK(cudaStreamSynchronize(p->stream));
-    double t1 = MPI_Wtime();
-    if (exec)
-        CK(cudaGraphExecDestroy(exec));
-    *comm_ms = comm * 1e3;
-    return (t1 - t0) * 1e3;
+    (void)comm;
+    iterate_alone((bsp_t *)app, k);
+}
+
+/* Iteration k from the host: alone, or on the grid with its MPI steps. */
+static void step_host(void *app, int k, double *comm)
+{
+    bsp_t *p = (bsp_t *)app;
+    if (p->size == 1)
+        iterate_alone(p, k);
+    else
+        iterate_grid(p, comm);
 }
 
 /* The block, y_0 (first grid row), fac_0 and the sums of squares. */
@@ -243,15 +223,15 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    int gpu = bsp_pick_gpu("power-bsp");
-    if (gpu < 0) {
-        MPI_Finalize();
-        return 77;
-    }
+    int gpu, stop = bsp_begin("power-bsp", p.graph, &gpu);
+    if (stop)
+        return stop;
     bsp_grid_split(p.rank, p.q, &p.row, &p.column, &p.column_comm, &p.row_comm);
     setup(&p);
 
-    double comm_ms = 0, ms = iterate(&p, &comm_ms), lambda = 0;
+    double comm_ms = 0, lambda = 0;
+    double ms = bsp_run_steps("power-bsp", p.stream, p.iters, p.graph, step_captured, step_host, &p,
+                              &comm_ms);
     double worst = bsp_slowest(ms), comm_worst = bsp_slowest(comm_ms);
     power_result_t ref = { NULL, 0, 0, 0 };
     unsigned long long bad = compare(&p, &lambda, &ref), all_bad = 0;

@@ -77,11 +77,6 @@ static int parse(int argc, char **argv, bsp_t *p)
     }
     if (spmv_check("spmv-bsp", &o, p->size, &p->q) != 0)
         return 1;
-    if (p->graph && p->size > 1) {
-        if (p->rank == 0)
-            fprintf(stderr, "spmv-bsp: --bsp-graph is for one process (MPI runs on the host)\n");
-        return 1;
-    }
 #if !defined(SPMV_HAVE_CUSPARSE)
     if (p->cusparse) {
         if (p->rank == 0)
@@ -162,45 +157,32 @@ static void reduce(bsp_t *p)
         CK(cudaMemcpyAsync(p->x, p->hsum, bytes, cudaMemcpyHostToDevice, p->stream));
 }
 
-/* The multiplications; returns their time in ms and the communication's
- * (phases 1 and 3, with their copies) in *comm_ms. */
-static double iterate(bsp_t *p, double *comm_ms)
+/* Multiplication k on one process (what the graph captures). */
+static void step_captured(void *app, int k, double *comm)
 {
-    cudaGraphExec_t exec = NULL;
-    if (p->graph) {
-        cudaGraph_t g;
-        CK(cudaStreamBeginCapture(p->stream, cudaStreamCaptureModeThreadLocal));
-        for (int k = 0; k < p->iters; k++)
-            multiply(p);
-        CK(cudaStreamEndCapture(p->stream, &g));
-        CK(cudaGraphInstantiate(&exec, g, 0));
-        CK(cudaGraphDestroy(g));
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = MPI_Wtime(), comm = 0;
-    if (exec)
-        CK(cudaGraphLaunch(exec, p->stream));
-    for (int k = 0; !exec && k < p->iters; k++) {
-        double c0 = MPI_Wtime();
-        if (p->q > 1)
-            broadcast(p);
-        comm += MPI_Wtime() - c0;
-        multiply(p);
-        if (p->q > 1) /* the kernel's end: its time is not communication */
-            CK(cudaStreamSynchronize(p->stream));
-        c0 = MPI_Wtime();
-        if (p->q > 1)
-            reduce(p);
+    (void)k, (void)comm;
+    multiply((bsp_t *)app);
+}
+
+/* Multiplication k from the host: the communication (phases 1 and 3, with
+ * their copies) timed apart from the kernel. */
+static void step_host(void *app, int k, double *comm)
+{
+    bsp_t *p = (bsp_t *)app;
+    (void)k;
+    double c0 = MPI_Wtime();
+    if (p->q > 1)
+        broadcast(p);
+    *comm += MPI_Wtime() - c0;
+    multiply(p);
+    if (p->q > 1) /* the kernel's end: its time is not communication */
         CK(cudaStreamSynchronize(p->stream));
-        MPI_Barrier(MPI_COMM_WORLD);
-        comm += p->q > 1 ? MPI_Wtime() - c0 : 0;
-    }
+    c0 = MPI_Wtime();
+    if (p->q > 1)
+        reduce(p);
     CK(cudaStreamSynchronize(p->stream));
-    double t1 = MPI_Wtime();
-    if (exec)
-        CK(cudaGraphExecDestroy(exec));
-    *comm_ms = comm * 1e3;
-    return (t1 - t0) * 1e3;
+    MPI_Barrier(MPI_COMM_WORLD);
+    *comm += p->q > 1 ? MPI_Wtime() - c0 : 0;
 }
 
 /* The block, b (first grid row only) and x = 0 on the GPU. */
@@ -265,15 +247,15 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    int gpu = bsp_pick_gpu("spmv-bsp");
-    if (gpu < 0) {
-        MPI_Finalize();
-        return 77;
-    }
+    int gpu, stop = bsp_begin("spmv-bsp", p.graph, &gpu);
+    if (stop)
+        return stop;
     bsp_grid_split(p.rank, p.q, &p.row, &p.column, &p.column_comm, &p.row_comm);
     setup(&p);
 
-    double comm_ms = 0, ms = iterate(&p, &comm_ms), ref_ms = 0;
+    double comm_ms = 0, ref_ms = 0;
+    double ms = bsp_run_steps("spmv-bsp", p.stream, p.iters, p.graph, step_captured, step_host, &p,
+                              &comm_ms);
     double worst = bsp_slowest(ms), comm_worst = bsp_slowest(comm_ms);
     unsigned long long bad = compare(&p, &ref_ms), all_bad = 0;
     MPI_Reduce(&bad, &all_bad, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
