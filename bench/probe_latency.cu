@@ -16,16 +16,19 @@
  *          t0put    thread 0: 4-byte load + store + release add (the floor's put)
  *          blkput   __syncthreads, block copy, __syncthreads, release add
  *          leadput  __syncthreads, thread 0 copies and adds, __syncthreads
- *          apiput   dcuda_put_notify (4 B, and larger sizes: rank r's source
- *                   at 16 KiB + size r, its target at size r)
+ *          apiput   dcuda_put_notify (4 B; 0 B, which copies nothing; and
+ *                   larger sizes: rank r's source at 16 KiB + size r, its
+ *                   target at size r)
  *
  * A raw wait may idle `delay` cycles between polls (does a slower poll
  * leave the counter's L2 slice freer for the add that ends it?).
  *
  * Each row is the best of three runs of PROBE_ITERS round trips, one-way
  * microseconds by rank 0's clock. Bounded: about a second in all. GPU only.
+ * With an argument K, runs case K alone, once (for a profiler).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dcuda/dcuda_host.h"
@@ -48,7 +51,8 @@ static const struct {
     { W_T0, S_T0REL, 4096 },     { W_WARP, S_T0REL, 0 },     { W_WARPBAR, S_BARREL, 0 },
     { W_BLOCK, S_BARREL, 0 },    { W_API, S_BARREL, 0 },     { W_WARPBAR, S_API, 0 },
     { W_API, S_API, 0 },         { W_T0, S_T0PUT, 0 },       { W_WARPBAR, S_BLKPUT, 0 },
-    { W_WARPBAR, S_LEADPUT, 0 }, { W_API, S_LEADPUT, 0 },    { W_API, S_APIPUT, 0 },      { W_API, S_APIPUT, 0, 64 }, { W_API, S_APIPUT, 0, 256 },
+    { W_WARPBAR, S_LEADPUT, 0 }, { W_API, S_LEADPUT, 0 },    { W_API, S_BLKPUT, 0 },
+    { W_API, S_APIPUT, 0, -1 },  { W_API, S_APIPUT, 0 },      { W_API, S_APIPUT, 0, 64 }, { W_API, S_APIPUT, 0, 256 },
     { W_API, S_APIPUT, 0, 512 }, { W_API, S_APIPUT, 0, 1024 }, { W_API, S_APIPUT, 0, 4096 },
 };
 static const char *wait_names[] = { "t0", "warp", "warpbar", "block", "api" };
@@ -191,7 +195,6 @@ int main(int argc, char **argv)
 {
     char *args[] = { argv[0], (char *)"--dcuda-ranks=2" };
     dcuda_host_h h;
-    (void)argc;
     if (dcuda_host_init(2, args, DCUDA_KERNEL_REF(probe), 128, &h) != DCUDA_OK) {
         fprintf(stderr, "probe_latency: no GPU ranks here\n");
         return 1;
@@ -201,14 +204,15 @@ int main(int argc, char **argv)
         dcuda_host_alloc(h, 8, (void **)&a.loop_ns) != DCUDA_OK)
         return 1;
     printf("%-8s %-8s %6s %6s %6s %12s\n", "wait", "send", "gap", "bytes", "delay", "one_way_us");
-    for (int c = 0; c < CASES; c++) {
+    int only = argc > 1 ? atoi(argv[1]) : -1;
+    for (int c = only < 0 ? 0 : only; c < (only < 0 ? CASES : only + 1) && c < CASES; c++) {
         double best = 1e30;
         a.wait = cases[c].wait;
         a.send = cases[c].send;
         a.gap = cases[c].gap;
         a.delay = cases[c].delay;
-        a.size = cases[c].size ? cases[c].size : 4;
-        for (int r = 0; r < PROBE_REPS; r++) {
+        a.size = cases[c].size ? (cases[c].size < 0 ? 0 : cases[c].size) : 4;
+        for (int r = 0; r < (only < 0 ? PROBE_REPS : 1); r++) {
             unsigned long long loop = 0;
             if (dcuda_host_run(h, &a, sizeof a, NULL) != DCUDA_OK) {
                 fprintf(stderr, "probe_latency: run failed: %s\n", dcuda_host_last_error(h));

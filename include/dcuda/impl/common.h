@@ -340,11 +340,12 @@ DCU_HD int dcu_put_fast(const dcuda_state_t *st, uint32_t win, int rank, uint64_
      * DCUDA_WIN_NONE matches no route. The target range lies inside the
      * target's part (as dcu_check_range), the source inside my part unless
      * there is none, and the two coincide or are apart except on the
-     * network path, whose target lives in another address space. */
+     * network path, whose target lives in another address space (and
+     * whose notifications need no counters here). */
     int ok = (win != DCUDA_WIN_NONE) & (r->win == win) & (r->rank == rank) &
              (offset + size >= offset) & dcu_inside(0, r->target_size, offset, size);
     ok &= (size == 0) | dcu_inside(r->mine_base, r->mine_size, a, size);
-    ok &= (r->path == DCUDA_PATH_NET) | dcu_apart(d, a, size);
+    ok &= (r->path == DCUDA_PATH_NET) | (dcu_apart(d, a, size) & (r->notifs != 0));
     *dst = (char *)(uintptr_t)d;
     return ok;
 }

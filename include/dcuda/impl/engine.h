@@ -33,9 +33,28 @@
         dcu_sync();                                                                                \
     } while (0)
 
-DCU_FN int dcu_state_ok(const dcuda_state_t *st)
+/* The state's own test, without short-circuit (its fields are read at
+ * once; st is not NULL). */
+DCU_FN int dcu_state_fields_ok(const dcuda_state_t *st)
 {
-    return st && st->magic == DCUDA_STATE_MAGIC && st->ctx;
+    return (st->magic == DCUDA_STATE_MAGIC) & (st->ctx != 0);
+}
+
+DCU_FN int dcu_state_ok(const dcuda_state_t *st) { return st && dcu_state_fields_ok(st); }
+
+/* The counters of a notification's target when it is a rank of my device
+ * and every argument is valid, else NULL (the full checks decide). Every
+ * test is evaluated, so the state's fields are read at once. */
+DCU_FN dcuda_notif_counters_t *dcu_device_target(const dcuda_state_t *st, int comm, int rank,
+                                                 int tag)
+{
+    int d = comm == DCU_COMM_DEVICE ? rank : rank - st->world_first;
+    int ok = dcu_state_fields_ok(st) & ((comm == DCU_COMM_DEVICE) | (comm == DCU_COMM_WORLD)) &
+             ((unsigned)tag < DCUDA_TAG_COUNT) & ((unsigned)d < (unsigned)st->device_size);
+    /* Selected without a branch, so the counters' base is read with the
+     * rest (in unsigned arithmetic: d may be anything until it is tested). */
+    uintptr_t at = (uintptr_t)st->notifs + (uintptr_t)(unsigned)d * sizeof(dcuda_notif_counters_t);
+    return (dcuda_notif_counters_t *)(at & (0u - (uintptr_t)ok));
 }
 
 /* Is ctx the context this kernel was started with, built for this code? */
@@ -161,9 +180,25 @@ DCU_FN_COLD uint32_t dcu_inbox_drain(dcuda_state_t *st, dcu_lanes_t lanes, uint3
 
 /* ---- blocking ----------------------------------------------------------- */
 
+/* The first phase of a wait, in every lane of the caller: each polls the
+ * counter with its own acquire load (no value passes between lanes in the
+ * loop, and the scope is chosen once, outside it) until it reaches target
+ * (1) or the spinning phase is over (0). */
+DCU_FN int dcu_spin_until(const dcu_u32a_t *counter, uint32_t target, int sys, dcu_waiter_t *w)
+{
+    int reached;
+    if (sys)
+        while (!(reached = dcu_reached(dcu_ld_acquire(counter, 1), target)) && dcu_spinning(w)) {
+        }
+    else
+        while (!(reached = dcu_reached(dcu_ld_acquire(counter, 0), target)) && dcu_spinning(w)) {
+        }
+    return reached;
+}
+
 /* Waits until *counter reaches target (mod 2^32); called by the lanes of
- * `lanes`, which see the leader's loads. A rank with an inbox applies what
- * arrives in it meanwhile (in a barrier only now and then: it only makes
+ * `lanes`, which see the leader's loads (a notification's waiter: each its
+ * own at first). A rank with an inbox applies what arrives in it meanwhile (in a barrier only now and then: it only makes
  * room there, and hundreds of ranks polling host memory would slow every
  * rank's access to it), and once more after a barrier (what the proxy left
  * before the barrier's release). After a while the rank shows itself
@@ -176,12 +211,20 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
     dcu_waiter_t w = DCU_WAITER_INIT;
     int published = 0;
     /* While the wait is young and no inbox needs looking at: only the
-     * counter, in the shortest loop (each poll's length is latency). */
-    if (!st->inbox)
+     * counter, in the shortest loop (each poll's length is latency). A
+     * notification's waiter polls with every lane; a barrier's counter,
+     * which every rank of the device polls at once, with lane 0 alone. */
+    if (!st->inbox && d.phase == DCUDA_PHASE_WAITING) {
+        int reached = dcu_spin_until(counter, target, sys, &w);
+        if (dcu_lanes_all(lanes, reached))
+            return DCUDA_OK;
+        w.polls = dcu_lanes_bcast(lanes, w.polls); /* the lanes count alike again */
+    } else if (!st->inbox) {
         while (dcu_spinning(&w))
             if (dcu_reached(dcu_lanes_bcast(lanes, lead ? dcu_ld_acquire(counter, sys) : 0u),
                             target))
                 return DCUDA_OK;
+    }
     for (;;) {
         uint32_t v = 0u;
         if (lead)
@@ -676,20 +719,24 @@ DCU_FN dcuda_status_t dcu_put(dcuda_state_t *st, uint32_t win, int rank, size_t 
                               const void *src, int notify, int tag, const char *call)
 {
     dcu_sync(); /* the rank's writes to src are done */
-    if (!dcu_state_ok(st))
+    if (!st)
         return dcu_report_uninit(st, call);
-    dcuda_status_t s = notify ? dcu_checked_tag(st, tag, call) : DCUDA_OK;
-    if (s != DCUDA_OK)
-        return s;
     char *dst;
     dcuda_notif_counters_t *notifs;
     uint32_t path;
     dcu_put_t p;
     dcuda_put_route_t route;
-    const int fast = dcu_put_fast(st, win, rank, offset, size, src, &dst, &route);
+    /* Every test at once: the state, the tag and the remembered route. */
+    const int fast = dcu_state_fields_ok(st) & (!notify | ((unsigned)tag < DCUDA_TAG_COUNT)) &
+                     dcu_put_fast(st, win, rank, offset, size, src, &dst, &route);
+    dcuda_status_t s = DCUDA_OK;
     if (fast) {
         notifs = route.notifs;
         path = route.path;
+    } else if (!dcu_state_ok(st)) {
+        return dcu_report_uninit(st, call);
+    } else if (notify && (s = dcu_checked_tag(st, tag, call)) != DCUDA_OK) {
+        return s;
     } else if ((s = dcu_put_slow(st, win, rank, offset, size, src, &p, call)) == DCUDA_OK) {
         dst = p.dst;
         notifs = p.to.notifs;
@@ -719,26 +766,47 @@ DCU_FN dcuda_status_t dcu_put(dcuda_state_t *st, uint32_t win, int rank, size_t 
     return s;
 }
 
-DCU_FN dcuda_status_t dcu_notify(dcuda_state_t *st, int rank, int comm, int tag)
+/* A notification through the full checks (out of line): to another
+ * process, or one the fast test refused. */
+DCU_FN_COLD dcuda_status_t dcu_notify_slow(dcuda_state_t *st, int rank, int comm, int tag)
 {
     static const char call[] = "dcuda_notify";
-    dcu_sync(); /* the rank's earlier accesses are done */
     if (!dcu_state_ok(st))
         return dcu_report_uninit(st, call);
-    dcu_target_t t;
+    dcu_target_t t = { 0, DCUDA_PATH_NET };
     dcuda_status_t s = dcu_checked_notify(st, comm, rank, tag, &t, call);
     if (s == DCUDA_OK && dcu_leader())
         dcu_notify_leader(st, t.notifs, t.path, rank, tag);
     return s;
 }
 
-/* Entry of test and wait: sync, state and argument checks. */
-DCU_FN dcuda_status_t dcu_wait_entry(dcuda_state_t *st, int tag, int count, const char *call)
+DCU_FN dcuda_status_t dcu_notify(dcuda_state_t *st, int rank, int comm, int tag)
 {
-    dcu_sync();
+    dcu_sync(); /* the rank's earlier accesses are done */
+    dcuda_notif_counters_t *to = st ? dcu_device_target(st, comm, rank, tag) : 0;
+    if (!to)
+        return dcu_notify_slow(st, rank, comm, tag);
+    if (dcu_leader())
+        dcu_red_release(&to->arrived[tag], 1u, 0);
+    return DCUDA_OK;
+}
+
+/* The full checks of test and wait, which word the report (out of line). */
+DCU_FN_COLD dcuda_status_t dcu_wait_checks(dcuda_state_t *st, int tag, int count, const char *call)
+{
     if (!dcu_state_ok(st))
         return dcu_report_uninit(st, call);
     return dcu_checked_wait(st, tag, count, call);
+}
+
+/* Entry of test and wait: sync, state and argument checks (every test
+ * evaluated at once; the full checks only word the report). */
+DCU_FN dcuda_status_t dcu_wait_entry(dcuda_state_t *st, int tag, int count, const char *call)
+{
+    dcu_sync();
+    if (st && (dcu_state_fields_ok(st) & ((unsigned)tag < DCUDA_TAG_COUNT) & (count > 0)))
+        return DCUDA_OK;
+    return dcu_wait_checks(st, tag, count, call);
 }
 
 DCU_FN int dcu_test_notifications(dcuda_state_t *st, int tag, int count)

@@ -1,10 +1,10 @@
 /*
  * The rank engine's primitives for GPU ranks: a rank is a thread block.
  * Thread 0 leads single-thread sections, warp 0 polls while the rank waits
- * (lane 0 loads, a shuffle shares the value), memory operations are PTX
- * acquire loads and release adds at GPU scope (ranks of one GPU) or system
- * scope (ranks of other processes, mapped host memory), and puts copy with
- * every thread of the block. The engine (impl/engine.h) is written once
+ * (each lane loads, or lane 0 loads and a shuffle shares the value),
+ * memory operations are PTX acquire loads and release adds at GPU scope
+ * (ranks of one GPU) or system scope (ranks of other processes, mapped host
+ * memory), and puts copy with every thread of the block. The engine (impl/engine.h) is written once
  * over these names and over the CPU's (impl/cpu/prims.h).
  */
 #ifndef DCUDA_IMPL_CUDA_PRIMS_CUH
