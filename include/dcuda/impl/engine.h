@@ -51,10 +51,7 @@ DCU_FN dcuda_notif_counters_t *dcu_device_target(const dcuda_state_t *st, int co
     int d = comm == DCU_COMM_DEVICE ? rank : rank - st->world_first;
     int ok = dcu_state_fields_ok(st) & ((comm == DCU_COMM_DEVICE) | (comm == DCU_COMM_WORLD)) &
              ((unsigned)tag < DCUDA_TAG_COUNT) & ((unsigned)d < (unsigned)st->device_size);
-    /* Selected without a branch, so the counters' base is read with the
-     * rest (in unsigned arithmetic: d may be anything until it is tested). */
-    uintptr_t at = (uintptr_t)st->notifs + (uintptr_t)(unsigned)d * sizeof(dcuda_notif_counters_t);
-    return (dcuda_notif_counters_t *)(at & (0u - (uintptr_t)ok));
+    return ok ? &st->notifs[d] : 0;
 }
 
 /* Is ctx the context this kernel was started with, built for this code? */
