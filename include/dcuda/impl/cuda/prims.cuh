@@ -4,8 +4,9 @@
  * (each lane loads, or lane 0 loads and a shuffle shares the value),
  * memory operations are PTX acquire loads and release adds at GPU scope
  * (ranks of one GPU) or system scope (ranks of other processes, mapped host
- * memory), and puts copy with every thread of the block. The engine (impl/engine.h) is written once
- * over these names and over the CPU's (impl/cpu/prims.h).
+ * memory), and puts copy with every thread of the block. The engine
+ * (impl/engine.h) is written once over these names and over the CPU's
+ * (impl/cpu/prims.h).
  */
 #ifndef DCUDA_IMPL_CUDA_PRIMS_CUH
 #define DCUDA_IMPL_CUDA_PRIMS_CUH
