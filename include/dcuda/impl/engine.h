@@ -50,7 +50,7 @@ DCU_FN dcuda_notif_counters_t *dcu_device_target(const dcuda_state_t *st, int co
 {
     int d = comm == DCU_COMM_DEVICE ? rank : rank - st->world_first;
     int ok = dcu_state_fields_ok(st) & ((comm == DCU_COMM_DEVICE) | (comm == DCU_COMM_WORLD)) &
-             ((unsigned)tag < DCUDA_TAG_COUNT) & ((unsigned)d < (unsigned)st->device_size);
+             dcu_tag_valid(tag) & ((unsigned)d < (unsigned)st->device_size);
     return ok ? &st->notifs[d] : 0;
 }
 
@@ -724,7 +724,7 @@ DCU_FN dcuda_status_t dcu_put(dcuda_state_t *st, uint32_t win, int rank, size_t 
     dcu_put_t p;
     dcuda_put_route_t route;
     /* Every test at once: the state, the tag and the remembered route. */
-    const int fast = dcu_state_fields_ok(st) & (!notify | ((unsigned)tag < DCUDA_TAG_COUNT)) &
+    const int fast = dcu_state_fields_ok(st) & ((notify == 0) | dcu_tag_valid(tag)) &
                      dcu_put_fast(st, win, rank, offset, size, src, &dst, &route);
     dcuda_status_t s = DCUDA_OK;
     if (fast) {
@@ -801,7 +801,7 @@ DCU_FN_COLD dcuda_status_t dcu_wait_checks(dcuda_state_t *st, int tag, int count
 DCU_FN dcuda_status_t dcu_wait_entry(dcuda_state_t *st, int tag, int count, const char *call)
 {
     dcu_sync();
-    if (st && (dcu_state_fields_ok(st) & ((unsigned)tag < DCUDA_TAG_COUNT) & (count > 0)))
+    if (st && (dcu_state_fields_ok(st) & dcu_tag_valid(tag) & (count > 0)))
         return DCUDA_OK;
     return dcu_wait_checks(st, tag, count, call);
 }
