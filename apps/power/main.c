@@ -32,8 +32,8 @@ static int parse(int argc, char **argv, spmv_options_t *o)
     return 0;
 }
 
-/* My block and my window (y_0's part on the first grid row, fac_0 on
- * every device) in device memory; d points at them. */
+/* My block and my window (y_0's part on the first grid row, fac_0 and
+ * ||y_0||^2 on every device) in device memory; d points at them. */
 static dcuda_status_t mem_fill(dcuda_host_h h, spmv_data_t *d, int k, int ranks, spmv_mem_t *m)
 {
     int n = d->n, row = d->device % d->q, column = d->device / d->q;
@@ -44,7 +44,9 @@ static dcuda_status_t mem_fill(dcuda_host_h h, spmv_data_t *d, int k, int ranks,
     if (v && power_block_build(row, column, n, k, &b) == 0) {
         if (row == 0)
             power_y_fill(column, n, v + power_at_y(n, 0));
-        v[power_at_fac(n, d->q, ranks, 0)] = 1.0 / power_initial_norm(d->q, n);
+        double norm = power_initial_norm(d->q, n);
+        v[power_at_fac(n, d->q, ranks, 0)] = 1.0 / norm;
+        v[power_at_norm2(n, d->q, ranks, 2)] = norm * norm; /* its part 0 */
         st = spmv_mem_fill(h, &b, n, k, v, doubles, m);
     }
     d->rowptr = m->rowptr, d->col = m->col, d->val = m->val, d->vec = m->vec;

@@ -50,6 +50,10 @@ SPMV_FN double power_entry_val(int i, int j, int row, int e)
  *   partial[2]  `ranks` each: the ranks' sums of squares of x (first column)
  *   devsum[2]   q each: the first column devices' sums of squares, by grid row
  *   fac[2]      1 each
+ *   norm2[3]    SPMV_SCALE_PARTS each, one device only: the sum of the
+ *               squares of x_k in parts, added to by every rank (slot
+ *               k % 3; power_kernel.c says why three suffice); slot 2
+ *               holds ||y_0||^2 (in its part 0) at the start
  */
 SPMV_FN size_t power_at_y(int n, int parity) { return (size_t)parity * (size_t)n; }
 SPMV_FN size_t power_at_x(int n, int parity) { return (size_t)(2 + parity) * (size_t)n; }
@@ -66,9 +70,13 @@ SPMV_FN size_t power_at_fac(int n, int q, int ranks, int parity)
 {
     return power_at_devsum(n, q, ranks, 2) + (size_t)parity;
 }
+SPMV_FN size_t power_at_norm2(int n, int q, int ranks, int slot)
+{
+    return power_at_fac(n, q, ranks, 2) + (size_t)slot * SPMV_SCALE_PARTS;
+}
 SPMV_FN size_t power_window_doubles(int n, int q, int ranks)
 {
-    return power_at_fac(n, q, ranks, 2);
+    return power_at_norm2(n, q, ranks, 3);
 }
 
 #endif /* DCUDA_APPS_POWER_H */

@@ -17,9 +17,11 @@
  *      of its part and notifies its leader; the leader sums its ranks' and
  *      sends the device's sum to the leaders of every device; each leader
  *      sums the q device sums (in grid row order: the same fac everywhere)
- *      and stores fac_{k+1} for the next device barrier. On one device the
- *      next device barrier follows the ranks' stores, and every rank sums
- *      them itself after it.
+ *      and stores fac_{k+1} for the next device barrier. On one device
+ *      every warp of every rank adds its sum to the device's sum of squares
+ *      (atomic adds, as the baseline's blocks do, spread over
+ *      SPMV_SCALE_PARTS parts), and after the next device barrier every rank
+ *      takes fac from it while its first rows load.
  * No global barrier: ranks wait only for the data they read.
  *
  * Why buffers written in iteration k + 1 are not still read from iteration
@@ -31,7 +33,10 @@
  * k + 1's; each is written again only two iterations later, after a
  * dependency on every reader of the last. The device sums carry the
  * parity in their tag: a leader's q notifications are those of one
- * iteration.
+ * iteration. The one-device sum of squares of x_k has three slots (k % 3):
+ * added to in iteration k, read in k + 1, zeroed by local rank 0 in k + 2
+ * (after the device barrier that follows every read), added to again in
+ * k + 3 (after the barrier that follows the zeroing).
  */
 #include <math.h>
 
@@ -116,46 +121,66 @@ DCUDA_RANK_FN void power_leader_fac(dcuda_state_t *st, dcuda_win_t win, const sp
     }
 }
 
-/* One device (q = 1): fac_k from the ranks' sums of squares of x_{k-1}
- * (parity prev), after the device barrier that follows their stores.
- * Every rank sums them alike (the same sums in the same order: the same
- * fac), so no leader stands between the last rank's rows and the next
- * multiplication; local rank 0 also stores it for the host. */
-DCUDA_RANK_FN double power_fac_alone(const spmv_data_t *d, const spmv_part_t *p, int prev)
+/* One device: this thread's share s of my rank's sum of squares added to
+ * the device's, kept in SPMV_SCALE_PARTS parts. A GPU rank's warps each
+ * add their sum to a part of their own (atomic adds in GPU memory; no
+ * block barrier), a CPU rank (a thread of the process) its own with a
+ * compare-and-swap loop. What orders them before the reads is the device
+ * barrier that follows. */
+DCUDA_RANK_FN void power_add_squares(double *parts, int local, double s)
 {
-    DCUDA_SHARED double fac;
-    int parts = power_ranks_with_rows(d->n, p);
-    const double *partial = d->vec + power_at_partial(d->n, 1, p->ranks, prev);
-    double s = power_rank_total(power_thread_sum(partial, 0, parts, 0));
-    if (dcuda_thread_index() == 0) {
-        fac = 1.0 / sqrt(s);
-        if (p->local == 0)
-            d->vec[power_at_fac(d->n, 1, p->ranks, 1 - prev)] = fac;
-    }
-    dcuda_rank_sync();
-    return fac;
+#if defined(__CUDA_ARCH__)
+    s = spmv_group_sum(s, 32);
+    int warps = (dcuda_thread_count() + 31) / 32, warp = dcuda_thread_index() / 32;
+    if (dcuda_thread_index() % 32 == 0)
+        atomicAdd(parts + (local * warps + warp) % SPMV_SCALE_PARTS, s);
+#else
+    double *to = parts + local % SPMV_SCALE_PARTS, old, sum;
+    __atomic_load(to, &old, __ATOMIC_RELAXED);
+    do
+        sum = old + s;
+    while (!__atomic_compare_exchange(to, &old, &sum, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+#endif
 }
 
-/* Steps 5 and 6 of a rank of a first-column device with rows, x (parity
- * cur) summed: its part across to the first grid row as the next y (device
- * 0 summed it there), and the sum of its squares to my leader (`squares`:
- * this thread's share when known, negative when it is to be read from x). */
+/* One device, thread 0 of local rank 0 after the device barrier of
+ * iteration k: the sum of squares' slot added to in k + 1 zeroed (its last
+ * reads were in k - 1), and in the last iteration fac_k stored for the
+ * host. */
+DCUDA_RANK_FN void power_norm2_rotate(const spmv_data_t *d, int ranks, int k)
+{
+    double *next = d->vec + power_at_norm2(d->n, 1, ranks, (k + 1) % 3);
+    if (k == d->iters)
+        d->vec[power_at_fac(d->n, 1, ranks, k & 1)] =
+            1.0 / sqrt(spmv_scale_sum(d->vec + power_at_norm2(d->n, 1, ranks, (k + 2) % 3)));
+    else
+        for (int i = 0; i < SPMV_SCALE_PARTS; i++)
+            next[i] = 0.0;
+}
+
+/* Steps 5 and 6 of a rank of a first-column device with rows in iteration
+ * k, x summed: its part across to the first grid row as the next y (device
+ * 0 summed it there), and the sum of its squares to my leader, or on one
+ * device (where `squares` is this thread's share) to the device's sum. */
 DCUDA_RANK_FN void power_transpose_and_norm(dcuda_state_t *st, dcuda_win_t win,
-                                            const spmv_data_t *d, const spmv_part_t *p, int cur,
+                                            const spmv_data_t *d, const spmv_part_t *p, int k,
                                             const double *x, double squares)
 {
-    int q = d->q, row = d->device % q;
+    int q = d->q, row = d->device % q, cur = k & 1;
     if (row > 0)
         dcuda_put_notify(st, win, spmv_world_rank(q, p->ranks, p->local, 0, row),
                          (power_at_y(d->n, 1 - cur) + (size_t)p->first) * sizeof(double),
                          (size_t)(p->end - p->first) * sizeof(double), x + p->first, POWER_TAG_Y);
-    if (squares < 0)
-        squares = power_thread_sum(x, p->first, p->end, 1);
-    double s = power_rank_total(squares);
+    if (q == 1) {
+        power_add_squares(d->vec + power_at_norm2(d->n, 1, p->ranks, k % 3), p->local, squares);
+        return;
+    }
+    /* (the multiplication's squares are those of x before the row's sum) */
+    double s = power_rank_total(power_thread_sum(x, p->first, p->end, 1));
     if (dcuda_thread_index() == 0)
         d->vec[power_at_partial(d->n, q, p->ranks, cur) + p->local] = s;
     dcuda_rank_sync(); /* stored before the notification releases it */
-    if (p->local > 0 && q > 1)
+    if (p->local > 0)
         dcuda_notify(st, 0, DCUDA_COMM_DEVICE, POWER_TAG_NORM);
 }
 
@@ -187,22 +212,26 @@ DCUDA_KERNEL(power, ctx)
         if (k == d->iters && d->q > 1)
             break;
         dcuda_comm_barrier(&st, DCUDA_COMM_DEVICE); /* all of y_k, and fac_k, are here */
-        double fac = d->q > 1 || k == 0 ? d->vec[power_at_fac(d->n, d->q, p.ranks, k & 1)]
-                                        : power_fac_alone(d, &p, 1 - (k & 1));
+        if (d->q == 1 && p.local == 0 && dcuda_thread_index() == 0)
+            power_norm2_rotate(d, p.ranks, k);
         if (k == d->iters)
             break;
+        /* fac_k: stored by my leader, or on one device from ||y_k||^2 */
+        const double *norm2 =
+            d->q == 1 ? d->vec + power_at_norm2(d->n, 1, p.ranks, (k + 2) % 3) : NULL;
+        double fac = d->q > 1 ? d->vec[power_at_fac(d->n, d->q, p.ranks, k & 1)] : 1.0;
         /* 2+3: my rows of fac_k * A_ij y_k; device 0 sums x where its next
          * y goes (its transposition is the identity) */
         double *x = d->vec + (d->device == 0 ? power_at_y(d->n, 1 - (k & 1))
                                              : power_at_x(d->n, k & 1));
-        double squares = spmv_multiply(d->rowptr, d->col, d->val, &p, lanes, fac, x,
+        double squares = spmv_multiply(d->rowptr, d->col, d->val, &p, lanes, fac, norm2, x,
                                        d->vec + power_at_y(d->n, k & 1));
         dcuda_rank_sync(); /* my rows written before they are added or sent */
         /* 4: summed along the row */
         spmv_row_reduce(&st, win, d->q, d->n, d->device, &p, x, d->vec, power_at_recv(d->n),
                         POWER_TAG_X);
         if (d->device < d->q && p.first < p.end) /* 5 and 6, on the first grid column */
-            power_transpose_and_norm(&st, win, d, &p, k & 1, x, d->q == 1 ? squares : -1.0);
+            power_transpose_and_norm(&st, win, d, &p, k, x, squares);
     }
 
     dcuda_stop_cpu_timer(&st);

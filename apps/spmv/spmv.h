@@ -65,6 +65,11 @@ SPMV_FN size_t spmv_at_x(int n) { return (size_t)n; }
 SPMV_FN size_t spmv_at_recv(int n, int step) { return (size_t)(2 + step) * (size_t)n; }
 SPMV_FN size_t spmv_window_doubles(int n, int q) { return spmv_at_recv(n, spmv_steps(q)); }
 
+/* The parts of a sum of squares a multiplication may take its scale from
+ * (spmv_rank.h: spmv_multiply; the power iteration keeps its sum in this
+ * many parts, so that fewer of the ranks' atomic adds meet at one place). */
+#define SPMV_SCALE_PARTS 32
+
 /* Threads that sum one row: a power of two near a quarter of the nonzeros
  * per row, at most 32 (a warp) and at most `threads`, dividing it. */
 SPMV_FN int spmv_lanes(int nnz_per_row, int threads)
@@ -76,13 +81,13 @@ SPMV_FN int spmv_lanes(int nnz_per_row, int threads)
     return lanes;
 }
 
-/* This lane's share of row `row` of a block times b: nonzeros lane,
- * lane + lanes, ... of the row, four loads in flight at a time (the gathers
- * from b are independent). The group's shares sum to the row's product. */
-SPMV_FN double spmv_row_share(const int *rowptr, const int *col, const double *val,
-                              const double *b, int row, int lane, int lanes)
+/* This lane's share of a row times b, the row's nonzeros ending at `end`
+ * and the lane's being e, e + lanes, ...: four loads in flight at a time
+ * (the gathers from b are independent). The shares of a row's group sum to
+ * the row's product. */
+SPMV_FN double spmv_span_share(const int *col, const double *val, const double *b, int e,
+                               int end, int lanes)
 {
-    int e = rowptr[row] + lane, end = rowptr[row + 1];
     double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
     for (; e + 3 * lanes < end; e += 4 * lanes) {
         int c0 = col[e], c1 = col[e + lanes], c2 = col[e + 2 * lanes], c3 = col[e + 3 * lanes];
@@ -94,6 +99,14 @@ SPMV_FN double spmv_row_share(const int *rowptr, const int *col, const double *v
     for (; e < end; e += lanes)
         s0 += val[e] * b[col[e]];
     return (s0 + s1) + (s2 + s3);
+}
+
+/* This lane's share of row `row` of a block times b (spmv_span_share with
+ * nonzeros lane, lane + lanes, ... of the row). */
+SPMV_FN double spmv_row_share(const int *rowptr, const int *col, const double *val,
+                              const double *b, int row, int lane, int lanes)
+{
+    return spmv_span_share(col, val, b, rowptr[row] + lane, rowptr[row + 1], lanes);
 }
 
 /* A 64-bit mix of a key (splitmix64's finaliser). */

@@ -55,7 +55,8 @@ DCUDA_KERNEL(spmv, ctx)
         if (d->device % d->q > 0)
             dcuda_comm_barrier(&st, DCUDA_COMM_DEVICE); /* all of b_j is here */
         /* 2: my rows of A_ij b_j */
-        spmv_multiply(d->rowptr, d->col, d->val, &p, lanes, 1.0, d->vec + spmv_at_x(d->n), d->vec);
+        spmv_multiply(d->rowptr, d->col, d->val, &p, lanes, 1.0, NULL, d->vec + spmv_at_x(d->n),
+                      d->vec);
         dcuda_rank_sync(); /* my rows written before they are added or sent */
         /* 3: summed along the row */
         spmv_row_reduce(&st, win, d->q, d->n, d->device, &p, d->vec + spmv_at_x(d->n), d->vec,

@@ -8,6 +8,8 @@
 #ifndef DCUDA_APPS_SPMV_RANK_H
 #define DCUDA_APPS_SPMV_RANK_H
 
+#include <math.h>
+
 #include "dcuda/dcuda_rank.h"
 #include "spmv.h"
 
@@ -50,6 +52,29 @@ DCUDA_RANK_FN double spmv_group_sum(double v, int lanes)
     return v;
 }
 
+#if defined(__CUDACC__)
+#define SPMV_UNROLL _Pragma("unroll")
+#else
+#define SPMV_UNROLL
+#endif
+
+/* v[0] + ... + v[SPMV_SCALE_PARTS - 1], pairwise in a fixed order: the
+ * same sum in every thread. */
+DCUDA_RANK_FN double spmv_scale_sum(const double *v)
+{
+    double s[SPMV_SCALE_PARTS];
+    SPMV_UNROLL
+    for (int i = 0; i < SPMV_SCALE_PARTS; i++)
+        s[i] = v[i];
+    SPMV_UNROLL
+    for (int width = 1; width < SPMV_SCALE_PARTS; width *= 2) {
+        SPMV_UNROLL
+        for (int i = 0; i + width < SPMV_SCALE_PARTS; i += 2 * width)
+            s[i] += s[i + width];
+    }
+    return s[0];
+}
+
 /* A rank code file may define SPMV_MULTIPLY_NOINLINE before including this:
  * its GPU form then calls the row loop instead of inlining it, which gets
  * it registers of its own (measured: the power iteration's row loop 10%
@@ -59,20 +84,27 @@ DCUDA_RANK_FN double spmv_group_sum(double v, int lanes)
 #else
 #define SPMV_MULTIPLY_FN DCUDA_RANK_FN
 #endif
-/* x[row] = scale * (A b)[row] for my rows: groups of `lanes` threads a row.
+/* x[row] = scale * (A b)[row] for my rows: groups of `lanes` threads a row,
+ * each reading the bounds of its next row before it sums the current one.
+ * When norm2 is given, scale is 1 / sqrt(the sum of its SPMV_SCALE_PARTS
+ * parts) instead, read here so that its loads overlap the first bounds'.
  * Returns the sum of the squares of the rows this thread wrote (0 in
  * threads that wrote none). */
 SPMV_MULTIPLY_FN double spmv_multiply(const int *rowptr, const int *col, const double *val,
-                                      const spmv_part_t *p, int lanes, double scale, double *x,
-                                      const double *b)
+                                      const spmv_part_t *p, int lanes, double scale,
+                                      const double *norm2, double *x, const double *b)
 {
     int t = dcuda_thread_index(), groups = dcuda_thread_count() / lanes;
-    int lane = t % lanes, group = t / lanes;
+    int lane = t % lanes, row = p->first + t / lanes;
+    int next = row < p->end ? rowptr[row] : 0, next_end = row < p->end ? rowptr[row + 1] : 0;
+    if (norm2)
+        scale = 1.0 / sqrt(spmv_scale_sum(norm2));
     double squares = 0.0;
-    for (int base = p->first; base < p->end; base += groups) {
-        int row = base + group;
-        double sum = row < p->end ? spmv_row_share(rowptr, col, val, b, row, lane, lanes) : 0.0;
-        sum = spmv_group_sum(sum, lanes);
+    for (int base = p->first; base < p->end; base += groups, row += groups) {
+        int e = next + lane, end = next_end, ahead = row + groups;
+        next = ahead < p->end ? rowptr[ahead] : 0; /* the next row's bounds, early */
+        next_end = ahead < p->end ? rowptr[ahead + 1] : 0;
+        double sum = spmv_group_sum(spmv_span_share(col, val, b, e, end, lanes), lanes);
         if (row < p->end && lane == 0) {
             x[row] = scale * sum;
             squares += x[row] * x[row];
