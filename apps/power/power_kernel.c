@@ -144,18 +144,18 @@ DCUDA_RANK_FN void power_add_squares(double *parts, int local, double s)
 }
 
 /* One device, thread 0 of local rank 0 after the device barrier of
- * iteration k: the sum of squares' slot added to in k + 1 zeroed (its last
- * reads were in k - 1), and in the last iteration fac_k stored for the
- * host. */
-DCUDA_RANK_FN void power_norm2_rotate(const spmv_data_t *d, int ranks, int k)
+ * iteration k (norm2: ||y_k||^2's slot, read in k): the slot added to in
+ * k + 1 zeroed (its last reads were in k - 1), and in the last iteration
+ * fac_k stored for the host. */
+DCUDA_RANK_FN void power_norm2_rotate(const spmv_data_t *d, int ranks, int k, const double *norm2)
 {
+    if (k == d->iters) {
+        d->vec[power_at_fac(d->n, 1, ranks, k & 1)] = 1.0 / sqrt(spmv_scale_sum(norm2));
+        return;
+    }
     double *next = d->vec + power_at_norm2(d->n, 1, ranks, (k + 1) % 3);
-    if (k == d->iters)
-        d->vec[power_at_fac(d->n, 1, ranks, k & 1)] =
-            1.0 / sqrt(spmv_scale_sum(d->vec + power_at_norm2(d->n, 1, ranks, (k + 2) % 3)));
-    else
-        for (int i = 0; i < SPMV_SCALE_PARTS; i++)
-            next[i] = 0.0;
+    for (int i = 0; i < SPMV_SCALE_PARTS; i++)
+        next[i] = 0.0;
 }
 
 /* Steps 5 and 6 of a rank of a first-column device with rows in iteration
@@ -212,13 +212,13 @@ DCUDA_KERNEL(power, ctx)
         if (k == d->iters && d->q > 1)
             break;
         dcuda_comm_barrier(&st, DCUDA_COMM_DEVICE); /* all of y_k, and fac_k, are here */
-        if (d->q == 1 && p.local == 0 && dcuda_thread_index() == 0)
-            power_norm2_rotate(d, p.ranks, k);
-        if (k == d->iters)
-            break;
         /* fac_k: stored by my leader, or on one device from ||y_k||^2 */
         const double *norm2 =
             d->q == 1 ? d->vec + power_at_norm2(d->n, 1, p.ranks, (k + 2) % 3) : NULL;
+        if (norm2 && p.local == 0 && dcuda_thread_index() == 0)
+            power_norm2_rotate(d, p.ranks, k, norm2);
+        if (k == d->iters)
+            break;
         double fac = d->q > 1 ? d->vec[power_at_fac(d->n, d->q, p.ranks, k & 1)] : 1.0;
         /* 2+3: my rows of fac_k * A_ij y_k; device 0 sums x where its next
          * y goes (its transposition is the identity) */
