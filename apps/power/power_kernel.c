@@ -42,9 +42,6 @@
 
 #include "dcuda/dcuda_rank.h"
 #include "power.h"
-/* The row loop gets registers of its own (spmv_rank.h): without, the
- * kernel needs 230 or more, two ranks an SM instead of three. */
-#define SPMV_MULTIPLY_NOINLINE
 #include "spmv_rank.h"
 
 #define POWER_TAG_Y 0        /* my part of y_k arrived (from my column parent, or across) */

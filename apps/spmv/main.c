@@ -22,6 +22,12 @@
 
 DCUDA_KERNEL_DECLARE(spmv);
 
+/* Threads a rank: the build's, which goes with its register cap
+ * (CMakeLists.txt). */
+#ifndef APP_RANK_THREADS
+#error "APP_RANK_THREADS is set by dcuda_app_rank_shape (apps/CMakeLists.txt)"
+#endif
+
 /* Reads the --spmv-* options (others are dcuda's); 0 if all are valid. */
 static int parse(int argc, char **argv, spmv_options_t *o)
 {
@@ -115,7 +121,8 @@ int main(int argc, char **argv)
         return 2;
     if (app_backend_missing("spmv"))
         return APP_SKIP;
-    dcuda_status_t st = dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(spmv), 128, &h);
+    dcuda_status_t st = dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(spmv), APP_RANK_THREADS,
+                                         &h);
     if (st != DCUDA_OK)
         return dcuda_host_exit_status(1);
     dcuda_host_get_rank_info(h, &info);

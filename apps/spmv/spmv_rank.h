@@ -75,24 +75,15 @@ DCUDA_RANK_FN double spmv_scale_sum(const double *v)
     return s[0];
 }
 
-/* A rank code file may define SPMV_MULTIPLY_NOINLINE before including this:
- * its GPU form then calls the row loop instead of inlining it, which gets
- * it registers of its own (measured: the power iteration's row loop 10%
- * faster at the scaled size; SpMV's 3% slower at the thesis size). */
-#if defined(__CUDACC__) && defined(SPMV_MULTIPLY_NOINLINE)
-#define SPMV_MULTIPLY_FN static __device__ __noinline__
-#else
-#define SPMV_MULTIPLY_FN DCUDA_RANK_FN
-#endif
 /* x[row] = scale * (A b)[row] for my rows: groups of `lanes` threads a row,
  * each reading the bounds of its next row before it sums the current one.
  * When norm2 is given, scale is 1 / sqrt(the sum of its SPMV_SCALE_PARTS
  * parts) instead, read here so that its loads overlap the first bounds'.
  * Returns the sum of the squares of the rows this thread wrote (0 in
  * threads that wrote none). */
-SPMV_MULTIPLY_FN double spmv_multiply(const int *rowptr, const int *col, const double *val,
-                                      const spmv_part_t *p, int lanes, double scale,
-                                      const double *norm2, double *x, const double *b)
+DCUDA_RANK_FN double spmv_multiply(const int *rowptr, const int *col, const double *val,
+                                   const spmv_part_t *p, int lanes, double scale,
+                                   const double *norm2, double *x, const double *b)
 {
     int t = dcuda_thread_index(), groups = dcuda_thread_count() / lanes;
     int lane = t % lanes, row = p->first + t / lanes;
