@@ -4,9 +4,12 @@ apps/spmv, apps/power) with every variant, at the thesis' size per GPU and at th
 writes what each run printed as CSV, then a table of medians with the best
 baseline's time over the best dcuda variant's (above 1: dcuda faster).
 
-  dcuda          the dcuda program (396 ranks on an H100)
-  dcuda-wide     the same, rank code capped at 64 registers (more ranks;
-                 not for particles, whose force loop would spill)
+  dcuda          the dcuda program (on an H100: 396 ranks of 128 threads
+                 for hdiff, 132 of 384 for spmv and power)
+  dcuda-wide     the same, rank code capped at fewer registers for more
+                 warps an SM (hdiff: 64 registers, 1056 ranks; spmv and
+                 power: 128 registers, 264 ranks of 256 threads); not for
+                 particles, whose force loop would spill
   bsp-streams    the bulk-synchronous baseline: kernels and host-staged MPI
   bsp-graph      the same on one GPU, all steps as one CUDA graph
   bsp-cusparse   SpMV's baseline with cuSPARSE's kernel, as a graph
