@@ -6,7 +6,9 @@
  * --latency leaves out the bandwidth rows. As OSU's benchmarks: -m MIN:MAX
  * (or -m MAX) the sizes of the latency sweeps (powers of 2; default 4:65536),
  * -i N the timed rounds of a latency case (default 100000, --quick 2000;
- * fewer for big messages), -x N the untimed warm-up rounds (default i / 10).
+ * fewer for big messages), -x N the untimed warm-up rounds (default i / 10);
+ * -t N the threads of a rank (default 128; every rank call is collective
+ * over them, so the block barriers in the calls cost more with more warps).
  *
  *   latency    ping-pong between device ranks 0 and 1 (one-way = round trip / 2):
  *              4 B notified put and notification with 2 ranks and with every
@@ -78,8 +80,8 @@ static double run_case(dcuda_host_h h, const bench_args_t *args)
     return t[0];
 }
 
-static dcuda_status_t open_host(int argc, char **argv, const char *ranks, dcuda_host_h *h,
-                                dcuda_rank_info_t *info)
+static dcuda_status_t open_host(int argc, char **argv, const char *ranks, int threads,
+                                dcuda_host_h *h, dcuda_rank_info_t *info)
 {
     char opt[64];
     char **args = calloc((size_t)argc + 2, sizeof *args);
@@ -89,7 +91,7 @@ static dcuda_status_t open_host(int argc, char **argv, const char *ranks, dcuda_
         args[i] = argv[i];
     snprintf(opt, sizeof opt, "--dcuda-ranks=%s", ranks);
     args[argc] = opt; /* after the user's arguments: wins over them */
-    dcuda_status_t st = dcuda_host_init(argc + 1, args, DCUDA_KERNEL_REF(bench), 128, h);
+    dcuda_status_t st = dcuda_host_init(argc + 1, args, DCUDA_KERNEL_REF(bench), threads, h);
     free(args);
     if (st == DCUDA_OK)
         st = dcuda_host_get_rank_info(*h, info);
@@ -390,6 +392,19 @@ static void peer_section(dcuda_host_h h, const dcuda_rank_info_t *info, int quic
         peer_bandwidth(h, &p);
 }
 
+/* Reads -t N (threads a rank) into *threads; 0, or -1 after a message. */
+static int threads_option(const char *value, int *threads)
+{
+    char *end;
+    long v = value ? strtol(value, &end, 10) : 0;
+    if (!value || *end || v < 1 || v > 1024) {
+        fprintf(stderr, "bench: -t %s: threads a rank from 1 to 1024\n", value ? value : "");
+        return -1;
+    }
+    *threads = (int)v;
+    return 0;
+}
+
 /* Reads -m MIN:MAX (or MAX), -i N, -x N into *w; 0, or -1 after a message. */
 static int sweep_option(const char *flag, const char *value, sweep_t *w)
 {
@@ -423,7 +438,7 @@ static int sweep_option(const char *flag, const char *value, sweep_t *w)
 
 int main(int argc, char **argv)
 {
-    int quick = 0, peer_only = 0, with_bandwidth = 1, warmup_set = 0;
+    int quick = 0, peer_only = 0, with_bandwidth = 1, warmup_set = 0, threads = 128;
     const char *csv_path = NULL;
     sweep_t w = { 4, 65536, 0, 0 };
     for (int i = 1; i < argc; i++) {
@@ -435,7 +450,11 @@ int main(int argc, char **argv)
             with_bandwidth = 0;
         else if (strncmp(argv[i], "--csv=", 6) == 0)
             csv_path = argv[i] + 6;
-        else if (strcmp(argv[i], "-m") == 0 || strcmp(argv[i], "-i") == 0 ||
+        else if (strcmp(argv[i], "-t") == 0) {
+            if (threads_option(i + 1 < argc ? argv[i + 1] : NULL, &threads))
+                return 2;
+            i++;
+        } else if (strcmp(argv[i], "-m") == 0 || strcmp(argv[i], "-i") == 0 ||
                  strcmp(argv[i], "-x") == 0) {
             warmup_set |= strcmp(argv[i], "-x") == 0;
             if (sweep_option(argv[i], i + 1 < argc ? argv[i + 1] : NULL, &w))
@@ -451,7 +470,7 @@ int main(int argc, char **argv)
     dcuda_host_h h;
     dcuda_rank_info_t info;
     /* With several processes they start here (forked or under mpirun). */
-    if (open_host(argc, argv, "2", &h, &info) != DCUDA_OK)
+    if (open_host(argc, argv, "2", threads, &h, &info) != DCUDA_OK)
         return 1;
     process = info.process_index;
     quiet = info.process_index != 0;
@@ -480,7 +499,7 @@ int main(int argc, char **argv)
     }
     dcuda_host_finish(h);
 
-    if (open_host(argc, argv, "0", &h, &info) != DCUDA_OK)
+    if (open_host(argc, argv, "0", threads, &h, &info) != DCUDA_OK)
         return 1;
     if (!peer_only) {
         latency(h, info.rank_responsible, &w, "_busy_device");
