@@ -8,7 +8,7 @@
  * -i N the timed rounds of a latency case (default 100000, --quick 2000;
  * fewer for big messages), -x N the untimed warm-up rounds (default i / 10);
  * -t N the threads of a rank (default 128; every rank call is collective
- * over them, so the block barriers in the calls cost more with more warps).
+ * over them).
  *
  *   latency    ping-pong between device ranks 0 and 1 (one-way = round trip / 2):
  *              4 B notified put and notification with 2 ranks and with every
