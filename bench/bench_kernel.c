@@ -18,17 +18,25 @@
 #include "bench.h"
 #include "dcuda/dcuda_rank.h"
 
-/* A notified put of a size known at run time: on a GPU a function of its
- * own, called, so that the kernel's registers (and with them the ranks a
- * GPU holds) stay those of the constant-size rows. */
+/* Ping-pong of notified puts of a size known only at run time: on a GPU
+ * a function of its own, called once, so that the kernel's registers (and
+ * with them the ranks a GPU holds) stay those of the constant-size rows.
+ * (Before, each put was the call: the rows then held a call a put.) */
 #if defined(__CUDACC__)
 static __device__ __noinline__
 #else
 DCUDA_RANK_FN
 #endif
-void put_sized(dcuda_state_t *st, dcuda_win_t dst, int other, size_t size, const char *src)
+void pingpong_put_sized(dcuda_state_t *st, dcuda_win_t dst, int other, int first, size_t size,
+                        const char *src, int rounds)
 {
-    dcuda_put_notify(st, dst, other, 0, size, src, 0);
+    for (int i = 0; i < rounds; i++) {
+        if (!first)
+            dcuda_wait_notifications(st, 0, 1);
+        dcuda_put_notify(st, dst, other, 0, size, src, 0);
+        if (first)
+            dcuda_wait_notifications(st, 0, 1);
+    }
 }
 
 DCUDA_RANK_FN void bench_pingpong(dcuda_state_t *st, const bench_args_t *a, dcuda_win_t dst, int me,
@@ -36,13 +44,15 @@ DCUDA_RANK_FN void bench_pingpong(dcuda_state_t *st, const bench_args_t *a, dcud
 {
     int put = a->mode == BENCH_PINGPONG_PUT, constant4 = a->size == 0;
     int other = me == 0 ? a->peer : 0;
+    if (put && !constant4) {
+        pingpong_put_sized(st, dst, other, me == 0, a->size, src, rounds);
+        return;
+    }
     for (int i = 0; i < rounds; i++) {
         if (me != 0)
             dcuda_wait_notifications(st, 0, 1);
-        if (put && constant4) /* a size known when compiled, as one value's */
+        if (put) /* a size known when compiled, as one value's */
             dcuda_put_notify(st, dst, other, 0, 4, src, 0);
-        else if (put)
-            put_sized(st, dst, other, a->size, src);
         else
             dcuda_notify(st, other, DCUDA_COMM_DEVICE, 0);
         if (me == 0)
