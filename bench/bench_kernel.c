@@ -20,8 +20,8 @@
 
 /* Ping-pong of notified puts of a size known only at run time: on a GPU
  * a function of its own, called once, so that the kernel's registers (and
- * with them the ranks a GPU holds) stay those of the constant-size rows.
- * (Before, each put was the call: the rows then held a call a put.) */
+ * with them the ranks a GPU holds) stay those of the constant-size rows;
+ * the loop is inside it, so that the rows hold no call a put. */
 #if defined(__CUDACC__)
 static __device__ __noinline__
 #else

@@ -204,8 +204,9 @@ int main(int argc, char **argv)
         dcuda_host_alloc(h, 8, (void **)&a.loop_ns) != DCUDA_OK)
         return 1;
     printf("%-8s %-8s %6s %6s %6s %12s\n", "wait", "send", "gap", "bytes", "delay", "one_way_us");
-    int only = argc > 1 ? atoi(argv[1]) : -1;
-    for (int c = only < 0 ? 0 : only; c < (only < 0 ? CASES : only + 1) && c < CASES; c++) {
+    int only = argc > 1 ? atoi(argv[1]) : -1; /* one case, once */
+    int first = only < 0 ? 0 : only, end = only < 0 ? CASES : only + 1;
+    for (int c = first; c < end && c < CASES; c++) {
         double best = 1e30;
         a.wait = cases[c].wait;
         a.send = cases[c].send;

@@ -195,10 +195,11 @@ DCU_FN int dcu_spin_until(const dcu_u32a_t *counter, uint32_t target, int sys, d
 
 /* Waits until *counter reaches target (mod 2^32); called by the lanes of
  * `lanes`, which see the leader's loads (a notification's waiter: each its
- * own at first). A rank with an inbox applies what arrives in it meanwhile (in a barrier only now and then: it only makes
- * room there, and hundreds of ranks polling host memory would slow every
- * rank's access to it), and once more after a barrier (what the proxy left
- * before the barrier's release). After a while the rank shows itself
+ * own at first). A rank with an inbox applies what arrives in it meanwhile
+ * (in a barrier only now and then: it only makes room there, and hundreds
+ * of ranks polling host memory would slow every rank's access to it), and
+ * once more after a barrier (what the proxy left before the barrier's
+ * release). After a while the rank shows itself
  * blocked to the watchdog, and from then on checks now and then whether
  * the host cancelled its waits. */
 DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *counter, uint32_t target,
