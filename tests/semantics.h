@@ -24,7 +24,8 @@ enum sem_case {
     SEM_ACK,            /* visibility with dcuda_notify as the buffer-free signal */
     SEM_NOTIFY_RELEASE, /* a put, a notification elsewhere, then one to its target */
     SEM_MIX,            /* sizes across every threshold, overlapping small and large puts */
-    SEM_LARGE           /* puts of megabytes, between small ones that overlap them */
+    SEM_LARGE,          /* puts of megabytes, between small ones that overlap them */
+    SEM_EAGER           /* bursts of small notified puts, more than a ring holds */
 };
 
 /* Result slots of each rank: res[rank * SEM_SLOTS + slot]. */
@@ -136,6 +137,10 @@ TEST_FN uint64_t sem_mix_src(int r, int i) { return (uint64_t)((r * 13 + i * 7) 
 /* large: bytes of each of the two large puts (several network chunks of a
  * megabyte, odd so that the second lands unaligned), and the region:
  * both targets, then the send buffer. */
+/* eager: puts of 1..SEM_EAGER_SPAN bytes (across the eager limit, 12), each
+ * in a slot of SEM_EAGER_SPAN bytes; the burst outgrows a ring (32). */
+#define SEM_EAGER_SPAN 16u
+#define SEM_EAGER_BURST 80u
 #define SEM_LARGE_BYTES 2500007u
 #define SEM_LARGE_REGION (3u * SEM_LARGE_BYTES + 65u)
 
@@ -176,6 +181,8 @@ TEST_FN uint64_t sem_region_bytes(int c, int ranks, int iters)
         return k * SEM_MIX_ROUND + SEM_MIX_SEND;
     case SEM_LARGE:
         return (SEM_LARGE_REGION + 7u) & ~(uint64_t)7u;
+    case SEM_EAGER: /* received slots, then the send buffer */
+        return 2u * SEM_EAGER_SPAN * SEM_EAGER_BURST;
     default:
         return 8u;
     }

@@ -589,6 +589,41 @@ TEST_RANK_FN void case_mix(sem_rank_t *c)
     ok(c, dcuda_win_free(c->st, win));
 }
 
+/* A burst of small notified puts to the ring neighbour, sizes 1..16 in turn
+ * (so eager messages, and puts past the eager limit, alternate), more than
+ * a ring holds, k rounds. The target waits for one notification at a time
+ * and checks, each time, every put of its source up to that one (issue
+ * order), then answers with a notify that frees the buffer for the next
+ * round, whose payloads differ. */
+TEST_RANK_FN void case_eager(sem_rank_t *c)
+{
+    const uint64_t n = SEM_EAGER_BURST, span = SEM_EAGER_SPAN;
+    unsigned char *recv = c->mine, *send = c->mine + n * span;
+    dcuda_win_t win;
+    ok(c, dcuda_win_create(c->st, DCUDA_COMM_WORLD, c->mine, c->d->region, &win));
+    for (int r = 0; r < c->d->iters; r++) {
+        fill_bytes(send, n * span, (uint32_t)c->rank, 20u + (uint32_t)r);
+        for (uint64_t i = 0; i < n; i++)
+            ok(c, dcuda_put_notify(c->st, win, c->to, i * span, 1u + i % span, send + i * span,
+                                   SEM_TAG_MIX));
+        for (uint64_t i = 0; i < n; i++) {
+            ok(c, dcuda_wait_notifications(c->st, SEM_TAG_MIX, 1));
+            for (uint64_t j = i < 3 ? 0 : i - 3; j <= i; j++) /* the last few, each time */
+                check_bytes(c, recv + j * span, j * span, 1u + j % span, (uint32_t)c->from,
+                            20u + (uint32_t)r, (int64_t)(r * 1000000 + (int)j));
+        }
+        for (uint64_t j = 0; j < n; j++)
+            check_bytes(c, recv + j * span, j * span, 1u + j % span, (uint32_t)c->from,
+                        20u + (uint32_t)r, (int64_t)(r * 1000000 + 500000 + (int)j));
+        dcuda_rank_sync(); /* every thread is done with recv */
+        /* recv is free: tell its source; wait until mine is, too */
+        ok(c, dcuda_notify(c->st, c->from, DCUDA_COMM_WORLD, SEM_TAG_ORDER));
+        ok(c, dcuda_wait_notifications(c->st, SEM_TAG_ORDER, 1));
+    }
+    expect(c, dcuda_test_notifications(c->st, SEM_TAG_MIX, 1) == 0, -1);
+    ok(c, dcuda_win_free(c->st, win));
+}
+
 /* Two large puts to the ring neighbour, the first between small puts that
  * overlap it (later puts win), the second notified; the target checks all. */
 TEST_RANK_FN void case_large(sem_rank_t *c)
@@ -679,6 +714,9 @@ DCUDA_KERNEL(semantics, ctx)
         break;
     case SEM_LARGE:
         case_large(&c);
+        break;
+    case SEM_EAGER:
+        case_eager(&c);
         break;
     default:
         ok(&c, DCUDA_ERR_INVALID_ARG);

@@ -42,16 +42,28 @@ DCU_FN int dcu_state_fields_ok(const dcuda_state_t *st)
 
 DCU_FN int dcu_state_ok(const dcuda_state_t *st) { return st && dcu_state_fields_ok(st); }
 
-/* The counters of a notification's target when it is a rank of my device
- * and every argument is valid, else NULL (the full checks decide). Every
- * test is evaluated, so the state's fields are read at once. */
-DCU_FN dcuda_notif_counters_t *dcu_device_target(const dcuda_state_t *st, int comm, int rank,
-                                                 int tag)
+/* The counters of a notification's target when every argument is valid and
+ * its process is reached by stores (my device, or another process of the
+ * node), else NULL (the full checks decide, or the network path). *sys: a
+ * system-scope release is needed (another process). Every test of the
+ * common case is evaluated at once, so the state's fields are read at once;
+ * only a rank outside my device looks its process up. */
+DCU_FN dcuda_notif_counters_t *dcu_fast_target(const dcuda_state_t *st, int comm, int rank,
+                                               int tag, int *sys)
 {
     int d = comm == DCU_COMM_DEVICE ? rank : rank - st->world_first;
     int ok = dcu_state_fields_ok(st) & ((comm == DCU_COMM_DEVICE) | (comm == DCU_COMM_WORLD)) &
-             dcu_tag_valid(tag) & ((unsigned)d < (unsigned)st->device_size);
-    return ok ? &st->notifs[d] : 0;
+             dcu_tag_valid(tag);
+    *sys = 0;
+    if (ok & ((unsigned)d < (unsigned)st->device_size))
+        return &st->notifs[d];
+    if (!ok || comm != DCU_COMM_WORLD || (unsigned)rank >= (unsigned)st->world_size)
+        return 0;
+    int p = dcu_process_of(st, rank);
+    if (st->peer_path[p] == DCUDA_PATH_NET)
+        return 0;
+    *sys = 1;
+    return &st->peer_notifs[p][rank - st->peer_first[p]];
 }
 
 /* Is ctx the context this kernel was started with, built for this code? */
@@ -175,6 +187,56 @@ DCU_FN_COLD uint32_t dcu_inbox_drain(dcuda_state_t *st, dcu_lanes_t lanes, uint3
     return done;
 }
 
+/* ---- eager rings (target side) -------------------------------------------- */
+
+#define DCU_NO_TAG 0xffffffffu
+
+/* The lanes of `lanes`: applies, in order, what the ranks of process p
+ * left in my ring from it (shared/ring.h): a put's payload into my part of
+ * its window, then its notification, counted by consuming one less of its
+ * tag (only this rank touches `consumed`, so no atomic is needed). Hands
+ * the entries back through p's `freed`; returns how many notifications of
+ * `tag` it counted. */
+DCU_FN uint32_t dcu_eager_drain_from(dcuda_state_t *st, dcu_lanes_t lanes, int p, uint32_t tag)
+{
+    const dcuda_inbox_entry_t *ring = st->eager_rings + (size_t)p * DCUDA_EAGER_ENTRIES;
+    uint32_t pos = st->eager_pos[p], start = pos, of_tag = 0;
+    for (;;) {
+        const dcuda_inbox_entry_t *e = &ring[pos & (DCUDA_EAGER_ENTRIES - 1u)];
+        uint32_t w[DCUDA_INBOX_WORDS];
+        if (!dcu_lanes_all(lanes, dcu_inbox_read(e, pos + 1u, w)))
+            break;
+        (void)dcu_inbox_acquire(e); /* the sender fenced before its stores */
+        uint32_t n = w[2] & 0xffffu;
+        if (n) {
+            const dcuda_win_entry_t *mine =
+                dcu_win_entry(st, DCU_COMM_WORLD, (int)(w[2] >> 16), st->world_rank);
+            dcu_inbox_inline(lanes, (char *)(uintptr_t)mine->base + ((uint64_t)w[3] | (uint64_t)w[4] << 32), w, n);
+        }
+        of_tag += w[1] - 1u == tag;
+        if (dcu_leader())
+            st->consumed[w[1] - 1u] -= 1u;
+        pos++;
+    }
+    if (pos != start && dcu_leader()) {
+        dcuda_eager_ctl_t *c = dcu_eager_ctl_of(st->peer_notifs[p], dcu_process_size(st, p));
+        st->eager_pos[p] = pos;
+        dcu_st_after_loads(&c[st->world_rank].freed, pos);
+    }
+    dcu_lanes_sync(lanes); /* the payload is written, and every lane read eager_pos */
+    return of_tag;
+}
+
+/* The same for every other process of the node. */
+DCU_FN uint32_t dcu_eager_drain(dcuda_state_t *st, dcu_lanes_t lanes, uint32_t tag)
+{
+    uint32_t of_tag = 0;
+    for (int p = 0; p < st->process_count; p++)
+        if (p != st->process_index && st->peer_path[p] != DCUDA_PATH_NET)
+            of_tag += dcu_eager_drain_from(st, lanes, p, tag);
+    return of_tag;
+}
+
 /* ---- blocking ----------------------------------------------------------- */
 
 /* The first phase of a wait, in every lane of the caller: each polls the
@@ -212,12 +274,13 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
      * counter, in the shortest loop (each poll's length is latency). A
      * notification's waiter polls with every lane; a barrier's counter,
      * which every rank of the device polls at once, with lane 0 alone. */
-    if (!st->inbox && d.phase == DCUDA_PHASE_WAITING) {
+    const int rings = st->eager_rings != 0;
+    if (!st->inbox && !rings && d.phase == DCUDA_PHASE_WAITING) {
         int reached = dcu_spin_until(counter, target, sys, &w);
         if (dcu_lanes_all(lanes, reached))
             return DCUDA_OK;
         w.polls = dcu_lanes_bcast(lanes, w.polls); /* the lanes count alike again */
-    } else if (!st->inbox) {
+    } else if (!st->inbox && !rings) {
         while (dcu_spinning(&w))
             if (dcu_reached(dcu_lanes_bcast(lanes, lead ? dcu_ld_acquire(counter, sys) : 0u),
                             target))
@@ -230,6 +293,13 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
         v = dcu_lanes_bcast(lanes, v);
         if (dcu_reached(v, target))
             break;
+        if (rings && (d.phase == DCUDA_PHASE_WAITING || (w.polls & (DCU_WAIT_INBOX_EVERY - 1u)) == 0)) {
+            uint32_t k = dcu_eager_drain(st, lanes, d.phase == DCUDA_PHASE_WAITING ? d.tag : DCU_NO_TAG);
+            if (k) {
+                target -= k; /* consumed[tag] is that much lower now */
+                continue;
+            }
+        }
         if (st->inbox &&
             (d.phase == DCUDA_PHASE_WAITING || (w.polls & (DCU_WAIT_INBOX_EVERY - 1u)) == 0) &&
             dcu_inbox_drain(st, lanes, d.phase == DCUDA_PHASE_WAITING ? 1u : DCUDA_INBOX_ENTRIES))
@@ -253,6 +323,12 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
     }
     if (st->inbox && d.phase == DCUDA_PHASE_BARRIER)
         (void)dcu_inbox_drain(st, lanes, DCUDA_INBOX_ENTRIES);
+    /* What a ring holds now was sent before the notifications (or barrier
+     * arrivals) just seen: applied before the caller goes on, so that the
+     * data of every earlier put of their senders is in place (a put that
+     * found the ring full came through the counter instead). */
+    if (rings)
+        (void)dcu_eager_drain(st, lanes, DCU_NO_TAG);
     if (published && lead)
         dcu_publish_phase(st, DCUDA_PHASE_RUNNING);
     return DCUDA_OK;
@@ -701,6 +777,36 @@ DCU_FN_COLD dcuda_status_t dcu_put_net(dcuda_state_t *st, uint32_t win, int rank
     return DCUDA_OK;
 }
 
+/* Leader: a notified put of at most eager_max bytes to a rank of another
+ * process of the node, as one message in the target's ring from my
+ * process: 1 if sent, 0 if the ring is full (the caller stores the data
+ * and adds to the counter instead). The message is a release of the
+ * rank's earlier accesses, as a notification always is. rank: WORLD. */
+DCU_FN int dcu_eager_send(dcuda_state_t *st, uint32_t win, int rank, size_t offset, size_t size,
+                          const char *src, int tag)
+{
+    uint32_t ticket;
+    dcuda_eager_ctl_t *c = &st->eager_ctl[rank];
+    if (!dcu_eager_ticket(&c->sent, &c->freed, DCUDA_EAGER_ENTRIES, &ticket))
+        return 0;
+    int q = dcu_process_of(st, rank);
+    dcuda_inbox_entry_t *ring =
+        dcu_eager_ring_of(st->peer_notifs[q], dcu_process_size(st, q), st->world_size,
+                          st->process_count, rank - st->peer_first[q], st->process_index);
+    uint32_t w[DCUDA_INBOX_WORDS] = { DCUDA_INBOX_HEAD(DCUDA_INBOX_PUT, 1u, DCUDA_INBOX_ACQUIRE),
+                                      (uint32_t)tag + 1u,
+                                      (uint32_t)size | (uint32_t)dcu_win_slot(win) << 16,
+                                      (uint32_t)offset,
+                                      (uint32_t)((uint64_t)offset >> 32),
+                                      0u,
+                                      0u,
+                                      0u };
+    for (size_t j = 0; j < size; j++)
+        w[5u + j / 4u] |= (uint32_t)(unsigned char)src[j] << (8u * (j % 4u));
+    dcu_inbox_write(&ring[ticket & (DCUDA_EAGER_ENTRIES - 1u)], ticket + 1u, w);
+    return 1;
+}
+
 /* The full checks of a put whose route is not remembered (out of line). */
 DCU_FN_COLD dcuda_status_t dcu_put_slow(const dcuda_state_t *st, uint32_t win, int rank,
                                         size_t offset, size_t size, const void *src, dcu_put_t *p,
@@ -750,6 +856,13 @@ DCU_FN dcuda_status_t dcu_put(dcuda_state_t *st, uint32_t win, int rank, size_t 
     case DCUDA_PATH_SHM:
     case DCUDA_PATH_P2P:
     default:
+        /* Small, notified and to another process of the node: the payload
+         * rides in the notification, unless the target's ring is full. */
+        if (notify & (size <= st->eager_max) & (path != DCUDA_PATH_DEVICE) &&
+            st->eager_rings &&
+            dcu_sync_any(dcu_leader() &&
+                         dcu_eager_send(st, win, rank, offset, size, (const char *)src, tag)))
+            break;
         /* Stores straight into the target's memory (over NVLink/PCIe for
          * a peer GPU); a source that is its own target copies nothing. */
         if (size && dst != (const char *)src)
@@ -781,11 +894,12 @@ DCU_FN_COLD dcuda_status_t dcu_notify_slow(dcuda_state_t *st, int rank, int comm
 DCU_FN dcuda_status_t dcu_notify(dcuda_state_t *st, int rank, int comm, int tag)
 {
     dcu_sync(); /* the rank's earlier accesses are done */
-    dcuda_notif_counters_t *to = st ? dcu_device_target(st, comm, rank, tag) : 0;
+    int sys;
+    dcuda_notif_counters_t *to = st ? dcu_fast_target(st, comm, rank, tag, &sys) : 0;
     if (!to)
         return dcu_notify_slow(st, rank, comm, tag);
     if (dcu_leader())
-        dcu_red_release(&to->arrived[tag], 1u, 0);
+        dcu_red_release(&to->arrived[tag], 1u, sys);
     return DCUDA_OK;
 }
 
@@ -812,10 +926,12 @@ DCU_FN int dcu_test_notifications(dcuda_state_t *st, int tag, int count)
     dcuda_status_t s = dcu_wait_entry(st, tag, count, "dcuda_test_notifications");
     if (s != DCUDA_OK)
         return s;
-    if (st->inbox) {
-        if (dcu_in_poll_lanes())
+    if (st->inbox || st->eager_rings) {
+        if (dcu_in_poll_lanes() && st->inbox)
             (void)dcu_inbox_drain(st, dcu_poll_lanes(), DCUDA_INBOX_ENTRIES);
-        dcu_sync(); /* what it wrote is the block's */
+        if (dcu_in_poll_lanes() && st->eager_rings)
+            (void)dcu_eager_drain(st, dcu_poll_lanes(), DCU_NO_TAG);
+        dcu_sync(); /* what they wrote is the block's */
     }
     if (dcu_leader()) {
         uint32_t arrived = dcu_ld_acquire(dcu_my_counter(st, tag), st->process_count > 1);
@@ -842,7 +958,7 @@ DCU_FN dcuda_status_t dcu_wait_notifications(dcuda_state_t *st, int tag, int cou
         dcu_lanes_sync(lanes); /* every lane has read consumed[tag] before the leader updates it */
         if (dcu_leader()) {
             if (s == DCUDA_OK)
-                st->consumed[tag] = target;
+                st->consumed[tag] += (uint32_t)count; /* the rings may have lowered it */
             st->result = s;
         }
     }
