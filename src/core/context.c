@@ -175,8 +175,13 @@ dcuda_status_t dcu_context_create(dcuda_host_h h)
     c->notif_start = (uint32_t)h->settings.notif_start;
     c->net = h->net_peers > 0;
     /* Eager rings between the processes of a node (every process decides
-     * alike: the settings and the process count are the same everywhere). */
-    c->eager_max = (uint32_t)h->settings.eager_max;
+     * alike: the settings, backend and process count are the same
+     * everywhere). By default on for CPU ranks only: the GPU form has yet
+     * to be measured between GPUs. */
+    long eager = h->settings.eager_max;
+    if (eager < 0)
+        eager = strcmp(h->info.backend, "cpu") == 0 ? DCUDA_EAGER_MAX : 0;
+    c->eager_max = (uint32_t)eager;
     c->eager_on = c->process_count > 1 && c->eager_max > 0;
     c->shared_bytes = h->shared_bytes;
     c->on_error =
