@@ -807,6 +807,15 @@ DCU_FN int dcu_eager_send(dcuda_state_t *st, uint32_t win, int rank, size_t offs
     return 1;
 }
 
+/* All threads, out of line (the device's puts stay compact): a put by
+ * dcu_eager_send if the rank has rings; 1 if it went so. */
+DCU_FN_COLD int dcu_put_eager(dcuda_state_t *st, uint32_t win, int rank, size_t offset,
+                              size_t size, const char *src, int tag)
+{
+    return st->eager_rings &&
+           dcu_sync_any(dcu_leader() && dcu_eager_send(st, win, rank, offset, size, src, tag));
+}
+
 /* The full checks of a put whose route is not remembered (out of line). */
 DCU_FN_COLD dcuda_status_t dcu_put_slow(const dcuda_state_t *st, uint32_t win, int rank,
                                         size_t offset, size_t size, const void *src, dcu_put_t *p,
@@ -852,17 +861,16 @@ DCU_FN dcuda_status_t dcu_put(dcuda_state_t *st, uint32_t win, int rank, size_t 
     case DCUDA_PATH_NET: /* commands to the proxies */
         s = dcu_put_net(st, win, rank, offset, size, (const char *)src, notify, tag);
         break;
-    case DCUDA_PATH_DEVICE:
     case DCUDA_PATH_SHM:
     case DCUDA_PATH_P2P:
-    default:
-        /* Small, notified and to another process of the node: the payload
-         * rides in the notification, unless the target's ring is full. */
-        if (notify & (size <= st->eager_max) & (path != DCUDA_PATH_DEVICE) &&
-            st->eager_rings &&
-            dcu_sync_any(dcu_leader() &&
-                         dcu_eager_send(st, win, rank, offset, size, (const char *)src, tag)))
+        /* Small and notified: the payload rides in the notification,
+         * unless the target's ring is full (then as on the device). */
+        if (notify && size <= st->eager_max &&
+            dcu_put_eager(st, win, rank, offset, size, (const char *)src, tag))
             break;
+        /* fall through */
+    case DCUDA_PATH_DEVICE:
+    default:
         /* Stores straight into the target's memory (over NVLink/PCIe for
          * a peer GPU); a source that is its own target copies nothing. */
         if (size && dst != (const char *)src)
