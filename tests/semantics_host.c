@@ -268,7 +268,8 @@ static int run_eager(int argc, char **argv)
     uint64_t last = (SEM_EAGER_BURST - 1u) * SEM_EAGER_SPAN;
     for (int k = r.first; k < r.end; k++)
         expect_bytes(part(&r, k) + last, last, 1u + (SEM_EAGER_BURST - 1u) % SEM_EAGER_SPAN,
-                     (uint32_t)prev(&r, k), 20u + EAGER_ROUNDS - 1u, "the last round's last put", k);
+                     (uint32_t)prev(&r, k), 20u + EAGER_ROUNDS - 1u, "the last round's last put",
+                     k);
     sem_close(&r);
     return 0;
 }

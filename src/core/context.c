@@ -278,7 +278,8 @@ static dcuda_status_t reset_rank_tables(dcuda_host_h h)
     if (c->eager_on) { /* empty rings, no tickets taken (every process, before any starts) */
         static const dcuda_inbox_entry_t empty;
         size_t counters = (size_t)c->device_size * sizeof(dcuda_notif_counters_t);
-        size_t eager = dcu_mail_bytes(c->device_size, c->world_size, c->process_count, 1) - counters;
+        size_t eager =
+            dcu_mail_bytes(c->device_size, c->world_size, c->process_count, 1) - counters;
         if ((st = fill_rank_memory(h, (char *)c->notifs + counters, &empty, sizeof empty,
                                    eager / sizeof empty)))
             return st;

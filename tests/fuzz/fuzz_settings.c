@@ -220,9 +220,8 @@ static int ref_bounds(ref_value_t v[TABLE_SIZE])
         v[S_WATCHDOG].d = 0;
     return one_of(v[S_BACKEND].s, backends) && ranks >= 0 && ranks <= (1L << 20) && procs >= 0 &&
            procs <= 16 && log >= 16 && log <= (1L << 20) && (log & (log - 1)) == 0 &&
-           v[S_NOTIF_START].u <= 0xffffffffUL && v[S_EAGER_MAX].l >= -1 &&
-           v[S_EAGER_MAX].l <= 12 && one_of(v[S_NET].s, nets) &&
-           one_of(v[S_ON_ERROR].s, on_error);
+           v[S_NOTIF_START].u <= 0xffffffffUL && v[S_EAGER_MAX].l >= -1 && v[S_EAGER_MAX].l <= 12 &&
+           one_of(v[S_NET].s, nets) && one_of(v[S_ON_ERROR].s, on_error);
 }
 
 /* ---- the reference loader -------------------------------------------------------- */

@@ -146,7 +146,8 @@ DCU_HD size_t dcu_mail_bytes(int device_size, int world_size, int process_count,
     size_t b = (size_t)device_size * sizeof(dcuda_notif_counters_t);
     if (eager)
         b += dcu_eager_ctl_bytes(world_size) + (size_t)device_size * (size_t)process_count *
-                                                   DCUDA_EAGER_ENTRIES * sizeof(dcuda_inbox_entry_t);
+                                                   DCUDA_EAGER_ENTRIES *
+                                                   sizeof(dcuda_inbox_entry_t);
     return b;
 }
 
@@ -189,12 +190,12 @@ DCU_HD void dcu_state_bind(dcuda_state_t *st, const dcuda_context_t *ctx, int de
     st->inbox = ctx->net ? ctx->inbox + (size_t)device_rank * DCUDA_INBOX_ENTRIES
                          : (const dcuda_inbox_entry_t *)0;
     st->eager_max = ctx->eager_on ? ctx->eager_max : 0u;
-    st->eager_rings = ctx->eager_on ? dcu_eager_ring_of(ctx->notifs, ctx->device_size,
-                                                        ctx->world_size, ctx->process_count,
-                                                        device_rank, 0)
-                                    : (const dcuda_inbox_entry_t *)0;
-    st->eager_ctl = ctx->eager_on ? dcu_eager_ctl_of(ctx->notifs, ctx->device_size)
-                                  : (dcuda_eager_ctl_t *)0;
+    st->eager_rings = ctx->eager_on
+                          ? dcu_eager_ring_of(ctx->notifs, ctx->device_size, ctx->world_size,
+                                              ctx->process_count, device_rank, 0)
+                          : (const dcuda_inbox_entry_t *)0;
+    st->eager_ctl =
+        ctx->eager_on ? dcu_eager_ctl_of(ctx->notifs, ctx->device_size) : (dcuda_eager_ctl_t *)0;
     for (int p = 0; p < ctx->process_count && p < DCUDA_MAX_PROCESSES; p++) {
         st->peer_first[p] = ctx->peers[p].world_first;
         st->peer_notifs[p] = ctx->peers[p].notifs;

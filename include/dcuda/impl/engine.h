@@ -48,8 +48,8 @@ DCU_FN int dcu_state_ok(const dcuda_state_t *st) { return st && dcu_state_fields
  * system-scope release is needed (another process). Every test of the
  * common case is evaluated at once, so the state's fields are read at once;
  * only a rank outside my device looks its process up. */
-DCU_FN dcuda_notif_counters_t *dcu_fast_target(const dcuda_state_t *st, int comm, int rank,
-                                               int tag, int *sys)
+DCU_FN dcuda_notif_counters_t *dcu_fast_target(const dcuda_state_t *st, int comm, int rank, int tag,
+                                               int *sys)
 {
     int d = comm == DCU_COMM_DEVICE ? rank : rank - st->world_first;
     int ok = dcu_state_fields_ok(st) & ((comm == DCU_COMM_DEVICE) | (comm == DCU_COMM_WORLD)) &
@@ -211,7 +211,9 @@ DCU_FN uint32_t dcu_eager_drain_from(dcuda_state_t *st, dcu_lanes_t lanes, int p
         if (n) {
             const dcuda_win_entry_t *mine =
                 dcu_win_entry(st, DCU_COMM_WORLD, (int)(w[2] >> 16), st->world_rank);
-            dcu_inbox_inline(lanes, (char *)(uintptr_t)mine->base + ((uint64_t)w[3] | (uint64_t)w[4] << 32), w, n);
+            dcu_inbox_inline(
+                lanes, (char *)(uintptr_t)mine->base + ((uint64_t)w[3] | (uint64_t)w[4] << 32), w,
+                n);
         }
         of_tag += w[1] - 1u == tag;
         if (dcu_leader())
@@ -293,8 +295,10 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
         v = dcu_lanes_bcast(lanes, v);
         if (dcu_reached(v, target))
             break;
-        if (rings && (d.phase == DCUDA_PHASE_WAITING || (w.polls & (DCU_WAIT_INBOX_EVERY - 1u)) == 0)) {
-            uint32_t k = dcu_eager_drain(st, lanes, d.phase == DCUDA_PHASE_WAITING ? d.tag : DCU_NO_TAG);
+        if (rings &&
+            (d.phase == DCUDA_PHASE_WAITING || (w.polls & (DCU_WAIT_INBOX_EVERY - 1u)) == 0)) {
+            uint32_t k =
+                dcu_eager_drain(st, lanes, d.phase == DCUDA_PHASE_WAITING ? d.tag : DCU_NO_TAG);
             if (k) {
                 target -= k; /* consumed[tag] is that much lower now */
                 continue;
@@ -727,9 +731,10 @@ DCU_FN void dcu_cmd_payload(const dcuda_ring_t *ring, uint32_t t, const char *sr
 DCU_FN_COLD dcuda_status_t dcu_put_read(dcuda_state_t *st, uint32_t win, int rank, size_t offset,
                                         size_t size, const char *src, int notify, int tag)
 {
-    const uint64_t args[6] = { (uint64_t)rank,         (uint64_t)dcu_win_slot(win),
-                               offset,                 size,
-                               (uint64_t)(uintptr_t)src, notify ? (uint64_t)tag + 1u : 0u };
+    const uint64_t args[6] = {
+        (uint64_t)rank, (uint64_t)dcu_win_slot(win), offset,
+        size,           (uint64_t)(uintptr_t)src,    notify ? (uint64_t)tag + 1u : 0u
+    };
     return dcu_command_call(st, DCUDA_CMD_PUT_READ, args);
 }
 
@@ -809,8 +814,8 @@ DCU_FN int dcu_eager_send(dcuda_state_t *st, uint32_t win, int rank, size_t offs
 
 /* All threads, out of line (the device's puts stay compact): a put by
  * dcu_eager_send if the rank has rings; 1 if it went so. */
-DCU_FN_COLD int dcu_put_eager(dcuda_state_t *st, uint32_t win, int rank, size_t offset,
-                              size_t size, const char *src, int tag)
+DCU_FN_COLD int dcu_put_eager(dcuda_state_t *st, uint32_t win, int rank, size_t offset, size_t size,
+                              const char *src, int tag)
 {
     return st->eager_rings &&
            dcu_sync_any(dcu_leader() && dcu_eager_send(st, win, rank, offset, size, src, tag));

@@ -144,10 +144,10 @@ enum dcuda_on_error {
 
 /* What a rank is doing, as the watchdog sees it (host-visible memory). */
 enum dcuda_rank_phase {
-    DCUDA_PHASE_IDLE = 0,    /* not started */
-    DCUDA_PHASE_RUNNING = 1, /* computing or communicating */
-    DCUDA_PHASE_WAITING = 2, /* blocked in wait_notifications */
-    DCUDA_PHASE_BARRIER = 3, /* blocked in a barrier (or window create/free) */
+    DCUDA_PHASE_IDLE = 0,     /* not started */
+    DCUDA_PHASE_RUNNING = 1,  /* computing or communicating */
+    DCUDA_PHASE_WAITING = 2,  /* blocked in wait_notifications */
+    DCUDA_PHASE_BARRIER = 3,  /* blocked in a barrier (or window create/free) */
     DCUDA_PHASE_FINISHED = 4, /* returned from the kernel */
     DCUDA_PHASE_DONE = 5      /* returned from dcuda_rank_finish (not from the kernel yet) */
 };

@@ -87,9 +87,9 @@ typedef struct dcuda_log_entry {
  * host memory, rarely needed); a command never spans more than the ring.
  */
 enum dcuda_cmd_op {
-    DCUDA_CMD_PING = 1,   /* answer at once: measures the queue round trip */
-    DCUDA_CMD_PUT = 2,    /* to a rank on the network path; payload entries follow */
-    DCUDA_CMD_NOTIFY = 3, /* a notification to a rank on the network path */
+    DCUDA_CMD_PING = 1,    /* answer at once: measures the queue round trip */
+    DCUDA_CMD_PUT = 2,     /* to a rank on the network path; payload entries follow */
+    DCUDA_CMD_NOTIFY = 3,  /* a notification to a rank on the network path */
     DCUDA_CMD_BARRIER = 4, /* the device's ranks reached a WORLD barrier (network path) */
     DCUDA_CMD_PUT_READ = 5 /* a large put the proxy reads from rank memory (network path) */
 };
