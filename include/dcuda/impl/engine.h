@@ -331,8 +331,10 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
      * arrivals) just seen: applied before the caller goes on, so that the
      * data of every earlier put of their senders is in place (a put that
      * found the ring full came through the counter instead). */
-    if (rings)
+    if (rings) {
+        dcu_lanes_sync(lanes); /* every lane reads the rings after the leader's acquire */
         (void)dcu_eager_drain(st, lanes, DCU_NO_TAG);
+    }
     if (published && lead)
         dcu_publish_phase(st, DCUDA_PHASE_RUNNING);
     return DCUDA_OK;
@@ -939,15 +941,23 @@ DCU_FN int dcu_test_notifications(dcuda_state_t *st, int tag, int count)
     dcuda_status_t s = dcu_wait_entry(st, tag, count, "dcuda_test_notifications");
     if (s != DCUDA_OK)
         return s;
-    if (st->inbox || st->eager_rings) {
-        if (dcu_in_poll_lanes() && st->inbox)
+    if (st->inbox) {
+        if (dcu_in_poll_lanes())
             (void)dcu_inbox_drain(st, dcu_poll_lanes(), DCUDA_INBOX_ENTRIES);
-        if (dcu_in_poll_lanes() && st->eager_rings)
+        dcu_sync(); /* what it wrote is the block's */
+    }
+    uint32_t arrived = 0u;
+    if (dcu_leader())
+        arrived = dcu_ld_acquire(dcu_my_counter(st, tag), st->process_count > 1);
+    if (st->eager_rings) {
+        /* After the counter, as a wait does: the rings then hold every
+         * message sent before the notifications the counter shows. */
+        dcu_sync(); /* every lane reads the rings after the leader's acquire */
+        if (dcu_in_poll_lanes())
             (void)dcu_eager_drain(st, dcu_poll_lanes(), DCU_NO_TAG);
-        dcu_sync(); /* what they wrote is the block's */
+        dcu_sync(); /* what it wrote is the block's */
     }
     if (dcu_leader()) {
-        uint32_t arrived = dcu_ld_acquire(dcu_my_counter(st, tag), st->process_count > 1);
         int ready = dcu_notifs_ready(arrived, st->consumed[tag], (uint32_t)count);
         if (ready)
             st->consumed[tag] += (uint32_t)count;
