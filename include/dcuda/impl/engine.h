@@ -59,11 +59,9 @@ DCU_FN dcuda_notif_counters_t *dcu_fast_target(const dcuda_state_t *st, int comm
         return &st->notifs[d];
     if (!ok || comm != DCU_COMM_WORLD || (unsigned)rank >= (unsigned)st->world_size)
         return 0;
-    int p = dcu_process_of(st, rank);
-    if (st->peer_path[p] == DCUDA_PATH_NET)
-        return 0;
+    uint32_t path; /* another process: NULL when it is on the network path */
     *sys = 1;
-    return &st->peer_notifs[p][rank - st->peer_first[p]];
+    return dcu_target_notifs(st, comm, rank, &path);
 }
 
 /* Is ctx the context this kernel was started with, built for this code? */
