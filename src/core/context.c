@@ -79,7 +79,8 @@ static dcuda_status_t alloc_tables(dcuda_host_h h)
     dcuda_context_t *c = &h->image;
     void *p;
     dcuda_status_t st;
-    size_t mail = dcu_mail_bytes(c->device_size, c->world_size, c->process_count, c->eager_on);
+    size_t mail =
+        dcu_mail_bytes(c->device_size, c->world_size, c->process_count, c->eager_max != 0);
     if ((st = dcu_mem_alloc(h, mail, &p)))
         return st;
     c->notifs = (dcuda_notif_counters_t *)p;
@@ -181,8 +182,7 @@ dcuda_status_t dcu_context_create(dcuda_host_h h)
     long eager = h->settings.eager_max;
     if (eager < 0)
         eager = strcmp(h->info.backend, "cpu") == 0 ? DCUDA_EAGER_MAX : 0;
-    c->eager_max = (uint32_t)eager;
-    c->eager_on = c->process_count > 1 && c->eager_max > 0;
+    c->eager_max = c->process_count > 1 ? (uint32_t)eager : 0u;
     c->shared_bytes = h->shared_bytes;
     c->on_error =
         strcmp(h->settings.on_error, "abort") == 0 ? DCUDA_ON_ERROR_ABORT : DCUDA_ON_ERROR_CONTINUE;
@@ -275,7 +275,7 @@ static dcuda_status_t reset_rank_tables(dcuda_host_h h)
                                (size_t)DCUDA_MAX_WINDOWS * (size_t)c->device_size)) ||
         (st = fill_rank_memory(h, c->timers, &timer, sizeof timer, DCUDA_MAX_TIMERS)))
         return st;
-    if (c->eager_on) { /* empty rings, no tickets taken (every process, before any starts) */
+    if (c->eager_max) { /* empty rings, no tickets taken (every process, before any starts) */
         static const dcuda_inbox_entry_t empty;
         size_t counters = (size_t)c->device_size * sizeof(dcuda_notif_counters_t);
         size_t eager =

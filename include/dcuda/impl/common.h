@@ -189,13 +189,13 @@ DCU_HD void dcu_state_bind(dcuda_state_t *st, const dcuda_context_t *ctx, int de
     st->notifs = ctx->notifs;
     st->inbox = ctx->net ? ctx->inbox + (size_t)device_rank * DCUDA_INBOX_ENTRIES
                          : (const dcuda_inbox_entry_t *)0;
-    st->eager_max = ctx->eager_on ? ctx->eager_max : 0u;
-    st->eager_rings = ctx->eager_on
+    st->eager_max = ctx->eager_max;
+    st->eager_rings = ctx->eager_max
                           ? dcu_eager_ring_of(ctx->notifs, ctx->device_size, ctx->world_size,
                                               ctx->process_count, device_rank, 0)
                           : (const dcuda_inbox_entry_t *)0;
     st->eager_ctl =
-        ctx->eager_on ? dcu_eager_ctl_of(ctx->notifs, ctx->device_size) : (dcuda_eager_ctl_t *)0;
+        ctx->eager_max ? dcu_eager_ctl_of(ctx->notifs, ctx->device_size) : (dcuda_eager_ctl_t *)0;
     for (int p = 0; p < ctx->process_count && p < DCUDA_MAX_PROCESSES; p++) {
         st->peer_first[p] = ctx->peers[p].world_first;
         st->peer_notifs[p] = ctx->peers[p].notifs;

@@ -217,10 +217,11 @@ typedef struct dcuda_context {
     uint32_t net;                         /* nonzero: some process is on the network path */
     uint32_t on_error;                    /* dcuda_on_error */
     /* Eager rings (shared/ring.h): put payloads up to this many bytes
-     * travel in the message; 0: notifications to other processes of the
-     * node are release adds to their counters (no rings). */
+     * travel in the message; 0: no rings (one process, or the setting
+     * off), notifications to other processes of the node are release adds
+     * to their counters. */
     uint32_t eager_max;
-    uint32_t eager_on; /* nonzero: the rings exist (several processes, setting on) */
+    uint32_t reserved_eager;
     /* Host-visible: what a rank had consumed of each tag when it last began
      * to block ([device_size]; the watchdog's "ready" counts). */
     dcuda_notif_counters_t *consumed_seen;
