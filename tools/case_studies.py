@@ -11,6 +11,9 @@ baseline's time over the best dcuda variant's (above 1: dcuda faster).
                  power: 128 registers, 264 ranks of 256 threads); not for
                  particles, whose force loop would spill
   bsp-streams    the bulk-synchronous baseline: kernels and host-staged MPI
+  bsp-ipc        the same with the exchange GPU to GPU (CUDA IPC between
+                 kernels, interprocess events, no host wait); on several
+                 GPUs, for particles and hdiff (neighbour exchanges)
   bsp-graph      the same on one GPU, all steps as one CUDA graph
   bsp-cusparse   SpMV's baseline with cuSPARSE's kernel, as a graph
 
@@ -48,14 +51,16 @@ CASES = {
               ["--power-n=48", "--power-nnz=5", "--power-iters=7"]),
 }
 NO_WIDE = {"particles"}
-VARIANTS = ["dcuda", "dcuda-wide", "bsp-streams", "bsp-graph", "bsp-cusparse"]
+IPC = {"particles", "hdiff"}
+VARIANTS = ["dcuda", "dcuda-wide", "bsp-streams", "bsp-ipc", "bsp-graph", "bsp-cusparse"]
 TIME = re.compile(r"([0-9.]+) us per (?:iteration|multiplication|step)")
 COMM = re.compile(r"(?:communication|exchange) ([0-9.]+) us per")
 
 
 def command(args, case, variant):
     """The command line and environment of one run, or None when it does not
-    apply (a graph on several GPUs, cuSPARSE outside SpMV, no wide build)."""
+    apply (a graph on several GPUs, IPC on one, cuSPARSE outside SpMV, no
+    wide build)."""
     prefix = CASES[case][0]
     app = os.path.join(args.build, "apps", case)
     env = dict(os.environ)
@@ -72,11 +77,12 @@ def command(args, case, variant):
             env.setdefault("DCUDA_RANKS", "4")
         return [exe], env
     if (variant in ("bsp-graph", "bsp-cusparse") and args.gpus > 1) or \
-            (variant == "bsp-cusparse" and case != "spmv"):
+            (variant == "bsp-cusparse" and case != "spmv") or \
+            (variant == "bsp-ipc" and (args.gpus < 2 or case not in IPC)):
         return None
     exe = [os.path.join(app, f"dcuda_{prefix}_bsp")]
-    exe += {"bsp-graph": ["--bsp-graph"], "bsp-cusparse": ["--bsp-cusparse", "--bsp-graph"]}.get(
-        variant, [])
+    exe += {"bsp-graph": ["--bsp-graph"], "bsp-ipc": ["--bsp-ipc"],
+            "bsp-cusparse": ["--bsp-cusparse", "--bsp-graph"]}.get(variant, [])
     if args.gpus > 1:
         exe = ["mpirun", "--oversubscribe", "--allow-run-as-root", "-np", str(args.gpus)] + exe
     return exe, env

@@ -5,14 +5,18 @@
  * iteration first exchanges the two border rows of every level with the
  * processes above and below (copied to pinned host memory, MPI_Sendrecv,
  * copied back: host staging, which works with any MPI), then runs one
- * kernel over all its points (the three stencils fused, hdiff_point). With
+ * kernel over all its points (the three stencils fused, hdiff_point).
+ * With --bsp-ipc the border rows go GPU to GPU instead: copied straight
+ * into the neighbours' halo rows with CUDA IPC (over NVLink between GPUs),
+ * the steps ordered by interprocess events (bsp_ipc.h), the host never
+ * waiting for the GPU: the strongest exchange between kernels. With
  * one process there is nothing to exchange, and --bsp-graph launches the
  * iterations as one CUDA graph (no launch gaps): the strongest one-GPU
  * program. Checked bit for bit against the serial reference shared with
  * the dcuda variant.
  *
  * Options: --hdiff-nx= --hdiff-ny= (rows per process) --hdiff-nz=
- * --hdiff-iters= as the dcuda variant; --bsp-graph. Run under mpirun for
+ * --hdiff-iters= as the dcuda variant; --bsp-graph or --bsp-ipc. Run under mpirun for
  * several GPUs (one process each).
  */
 #include <stdio.h>
@@ -20,6 +24,7 @@
 #include <string.h>
 
 #include "bsp_gpu.h"
+#include "bsp_ipc.h"
 #include "hdiff.h"
 #include "hdiff_host.h"
 
@@ -37,11 +42,12 @@ __global__ void bsp_step(const double *old, double *next, int nx, int ny)
 }
 
 typedef struct bsp {
-    int rank, size, nx, ny, nz, iters, graph;
-    size_t level;             /* doubles of one level's buffer */
-    double *buf[2];           /* device, nz levels each */
+    int rank, size, nx, ny, nz, iters, graph, ipc;
+    size_t level;              /* doubles of one level's buffer */
+    double *buf[2];            /* device, nz levels each */
     double *send[2], *recv[2]; /* pinned: [0] to/from above, [1] below */
     cudaStream_t stream;
+    bsp_ipc_t x; /* --bsp-ipc: the neighbours' buffers */
 } bsp_t;
 
 /* Reads the options (those of the dcuda variant but --hdiff-bands, and
@@ -50,8 +56,9 @@ static int parse(int argc, char **argv, bsp_t *b)
 {
     hdiff_options_t o = HDIFF_OPTIONS_DEFAULT;
     for (int i = 1; i < argc; i++) {
-        int known = strcmp(argv[i], "--bsp-graph") == 0;
-        b->graph |= known;
+        int graph = strcmp(argv[i], "--bsp-graph") == 0, ipc = strcmp(argv[i], "--bsp-ipc") == 0;
+        int known = graph | ipc;
+        b->graph |= graph, b->ipc |= ipc;
         if (!known && (known = hdiff_option("hdiff-bsp", argv[i], &o)) < 0)
             return 1;
         if (!known || o.bands) {
@@ -60,6 +67,10 @@ static int parse(int argc, char **argv, bsp_t *b)
         }
     }
     b->nx = o.nx, b->ny = o.ny, b->nz = o.nz, b->iters = o.iters;
+    if (b->graph && b->ipc) {
+        fprintf(stderr, "hdiff-bsp: --bsp-graph or --bsp-ipc, not both\n");
+        return 1;
+    }
     if (b->ny < HDIFF_HALO || b->ny > 65535 || b->nz > 65535) {
         fprintf(stderr, "hdiff-bsp: 2 to 65535 rows and at most 65535 levels (one block each)\n");
         return 1;
@@ -101,6 +112,29 @@ static void exchange(bsp_t *b, int p)
         copy_rows(b, b->buf[p], b->ny + HDIFF_HALO, b->recv[1], 0);
 }
 
+/* The same with CUDA IPC before iteration k (buffer p = k % 2): my
+ * border rows straight into the neighbours' halo rows of their buffer p,
+ * then the step's events. Their iteration k - 2, the last to read those
+ * rows, is done: it came before their pushes of iteration k - 1, which
+ * my stream waited for. */
+static void exchange_ipc(bsp_t *b, int k)
+{
+    int p = k % 2;
+    size_t width = HDIFF_HALO * (size_t)b->nx * sizeof(double), pitch = b->level * sizeof(double);
+    double *up = (double *)bsp_ipc_buffer(&b->x, b->rank - 1, p);
+    double *down = (double *)bsp_ipc_buffer(&b->x, b->rank + 1, p);
+    bsp_ipc_mark(&b->x, b->stream);
+    if (up) /* my first rows: its halo rows below */
+        CK(cudaMemcpy2DAsync(up + (size_t)(b->ny + HDIFF_HALO) * b->nx, pitch,
+                             b->buf[p] + (size_t)HDIFF_HALO * b->nx, pitch, width, b->nz,
+                             cudaMemcpyDefault, b->stream));
+    if (down) /* my last rows: its halo rows above */
+        CK(cudaMemcpy2DAsync(down, pitch, b->buf[p] + (size_t)b->ny * b->nx, pitch, width, b->nz,
+                             cudaMemcpyDefault, b->stream));
+    bsp_ipc_sync(&b->x, b->stream, k);
+    bsp_ipc_mark(&b->x, b->stream);
+}
+
 static void step(bsp_t *b, int k)
 {
     dim3 threads(128), blocks((unsigned)(b->nx + 127) / 128, (unsigned)b->ny, (unsigned)b->nz);
@@ -120,7 +154,9 @@ static void step_captured(void *app, int k, double *comm)
 static void step_host(void *app, int k, double *comm)
 {
     bsp_t *b = (bsp_t *)app;
-    if (b->size > 1) {
+    if (b->size > 1 && b->ipc) {
+        exchange_ipc(b, k); /* its time: from the GPU's marks at the end */
+    } else if (b->size > 1) {
         double c0 = MPI_Wtime();
         exchange(b, k % 2);
         *comm += MPI_Wtime() - c0;
@@ -183,10 +219,20 @@ int main(int argc, char **argv)
     }
     CK(cudaStreamCreate(&b.stream));
     fill(&b);
+    if (b.ipc) {
+        int near[2] = { b.rank > 0 ? b.rank - 1 : MPI_PROC_NULL,
+                        b.rank + 1 < b.size ? b.rank + 1 : MPI_PROC_NULL };
+        void *mine[2] = { b.buf[0], b.buf[1] };
+        bsp_ipc_open(&b.x, "hdiff-bsp", near, 2, mine, 2, b.iters);
+    }
 
     double comm_ms = 0, ref_ms = 0;
     double ms = bsp_run_steps("hdiff-bsp", b.stream, b.iters, b.graph, step_captured, step_host, &b,
                               &comm_ms);
+    if (b.ipc) {
+        comm_ms = bsp_ipc_comm_ms(&b.x);
+        bsp_ipc_close(&b.x);
+    }
     double worst = bsp_slowest(ms), comm_worst = bsp_slowest(comm_ms);
     hdiff_data_t d = { NULL, b.nx, b.ny * b.size, b.nz, 1, b.iters, 0 };
     double *ref = hdiff_reference(&d, &ref_ms);
@@ -198,9 +244,12 @@ int main(int argc, char **argv)
         double us = worst * 1e3 / b.iters, points = (double)b.nx * b.ny * b.size * b.nz;
         printf("hdiff: bsp-%s, %d process(es) (%s), %dx%dx%d, %d iterations: %.2f us per "
                "iteration (%.0f Mpoints/s), exchange %.2f us per iteration; %s\n",
-               b.graph ? "graph" : b.size > 1 ? "mpi-staged" : "streams", b.size, prop.name, b.nx,
-               b.ny * b.size, b.nz, b.iters, us, points / us, comm_worst * 1e3 / b.iters,
-               all_bad ? "MISMATCH" : "MATCH");
+               b.graph      ? "graph"
+               : b.ipc      ? "ipc"
+               : b.size > 1 ? "mpi-staged"
+                            : "streams",
+               b.size, prop.name, b.nx, b.ny * b.size, b.nz, b.iters, us, points / us,
+               comm_worst * 1e3 / b.iters, all_bad ? "MISMATCH" : "MATCH");
         if (all_bad)
             printf("hdiff: %llu points differ from the serial reference\n", all_bad);
     }

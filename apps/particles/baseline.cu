@@ -14,11 +14,18 @@
  * to its boundary segment and the neighbour's boundary segment to its
  * halo, which so holds that whole segment. With one process there is
  * nothing to exchange, and --bsp-graph launches every step as one CUDA
- * graph (no launch gaps): the strongest one-GPU program. Checked particle
+ * graph (no launch gaps): the strongest one-GPU program. With --bsp-ipc
+ * the exchange goes GPU to GPU instead, with no host in between: a kernel
+ * stores my boundary segment and movers straight into the neighbours'
+ * inboxes with CUDA IPC (over NVLink between GPUs), the steps are ordered
+ * by interprocess events (bsp_ipc.h), and a kernel appends what came in,
+ * so the host never waits for the GPU (it does not need the counts).
+ * Checked particle
  * by particle against the serial reference shared with the dcuda variant.
  *
  * Options: --particles-n= --particles-w= --particles-segs= (per process)
- * --particles-iters= --particles-cap= as the dcuda variant; --bsp-graph.
+ * --particles-iters= --particles-cap= as the dcuda variant; --bsp-graph or
+ * --bsp-ipc.
  * Run under mpirun for several GPUs (one process each).
  */
 #include <stdio.h>
@@ -28,6 +35,7 @@
 #include <cub/block/block_scan.cuh>
 
 #include "bsp_gpu.h"
+#include "bsp_ipc.h"
 #include "particles.h"
 #include "particles_host.h"
 
@@ -91,16 +99,72 @@ __global__ void bsp_gather(const pt_particle_t *moved, const long long *count, p
     }
 }
 
+/* --bsp-ipc: what one side of a process's inbox holds for one parity:
+ * the neighbour's boundary segment, then its movers into mine. */
+typedef struct ipc_side {
+    long long count[2]; /* boundary particles, movers */
+} ipc_side_t;
+
+/* Block s (0: left, 1: right): my boundary segment on that side (local
+ * 1 or segs) and what moved out there (halo 0 or segs + 1) into the
+ * neighbour's inbox (to[s]: its side facing me; NULL where none). */
+__global__ void ipc_push(const pt_particle_t *seg, const long long *count, int cap, int segs,
+                         ipc_side_t *to_count0, pt_particle_t *to0, ipc_side_t *to_count1,
+                         pt_particle_t *to1)
+{
+    int s = blockIdx.x, i = s ? segs : 1, j = s ? segs + 1 : 0;
+    ipc_side_t *c = s ? to_count1 : to_count0;
+    pt_particle_t *to = s ? to1 : to0;
+    if (!to)
+        return;
+    long long n0 = count[i], n1 = count[j];
+    for (long long q = threadIdx.x; q < n0 + n1; q += blockDim.x)
+        to[q] = q < n0 ? seg[(size_t)i * cap + q] : seg[(size_t)j * cap + (q - n0)];
+    if (threadIdx.x == 0)
+        c->count[0] = n0, c->count[1] = n1;
+}
+
+/* Block s: what the neighbour on side s sent (in my inbox of this parity),
+ * its movers appended to my boundary segment and its boundary segment to
+ * my halo there (*over set, nothing appended, where one would not fit). */
+__global__ void ipc_append(pt_particle_t *seg, long long *count, int cap, int segs,
+                           const ipc_side_t *in_count, const pt_particle_t *in, int left, int right,
+                           int *over)
+{
+    int s = blockIdx.x, i = s ? segs : 1, j = s ? segs + 1 : 0;
+    if (!(s ? right : left))
+        return;
+    const pt_particle_t *from = in + (size_t)s * 2 * cap;
+    long long n0 = in_count[s].count[0], n1 = in_count[s].count[1];
+    long long at_i = count[i], at_j = count[j];
+    if (at_i + n1 > cap || at_j + n0 > cap) {
+        if (threadIdx.x == 0)
+            atomicExch(over, 1);
+        return;
+    }
+    for (long long q = threadIdx.x; q < n1; q += blockDim.x)
+        seg[(size_t)i * cap + at_i + q] = from[n0 + q];
+    for (long long q = threadIdx.x; q < n0; q += blockDim.x)
+        seg[(size_t)j * cap + at_j + q] = from[q];
+    __syncthreads(); /* every thread read the counts */
+    if (threadIdx.x == 0)
+        count[i] = at_i + n1, count[j] = at_j + n0;
+}
+
 typedef struct bsp {
-    int rank, size, w, h, segs, iters, cap, graph;
-    long long n;                  /* particles, all processes */
-    pt_particle_t *seg[2], *moved; /* device: (segs + 2) x cap, segs x cap */
-    long long *count[2];          /* device: segs + 2 */
-    long long *host_count;        /* pinned: segs + 2 */
+    int rank, size, w, h, segs, iters, cap, graph, ipc;
+    long long n;                      /* particles, all processes */
+    pt_particle_t *seg[2], *moved;    /* device: (segs + 2) x cap, segs x cap */
+    long long *count[2];              /* device: segs + 2 */
+    long long *host_count;            /* pinned: segs + 2 */
     pt_particle_t *send[2], *recv[2]; /* pinned: [0] left, [1] right; 2 cap each */
-    int *over;                    /* device: a segment overflowed */
-    int exchange_over;            /* a segment overflowed in an exchange */
+    int *over;                        /* device: a segment overflowed */
+    int exchange_over;                /* a segment overflowed in an exchange */
     cudaStream_t stream;
+    /* --bsp-ipc: my inbox by parity, [0] from the left, [1] from the right */
+    ipc_side_t *in_count[2]; /* device: 2 sides */
+    pt_particle_t *in[2];    /* device: 2 sides x 2 cap */
+    bsp_ipc_t x;             /* the neighbours' inboxes */
 } bsp_t;
 
 /* Reads the options (those of the dcuda variant, and --bsp-graph); 0 if
@@ -109,8 +173,9 @@ static int parse(int argc, char **argv, bsp_t *b)
 {
     pt_options_t o = PT_OPTIONS_DEFAULT;
     for (int i = 1; i < argc; i++) {
-        int known = strcmp(argv[i], "--bsp-graph") == 0;
-        b->graph |= known;
+        int graph = strcmp(argv[i], "--bsp-graph") == 0, ipc = strcmp(argv[i], "--bsp-ipc") == 0;
+        int known = graph | ipc;
+        b->graph |= graph, b->ipc |= ipc;
         if (!known && (known = pt_option("particles-bsp", argv[i], &o)) < 0)
             return 1;
         if (!known) {
@@ -120,6 +185,10 @@ static int parse(int argc, char **argv, bsp_t *b)
     }
     b->w = o.w, b->segs = o.segs, b->iters = o.iters, b->cap = pt_capacity(&o);
     b->h = o.segs * b->size, b->n = (long long)o.n * b->size;
+    if (b->graph && b->ipc) {
+        fprintf(stderr, "particles-bsp: --bsp-graph or --bsp-ipc, not both\n");
+        return 1;
+    }
     if (b->size > 1 && b->segs < 2) {
         fprintf(stderr, "particles-bsp: at least 2 segments a process (a boundary segment "
                         "takes movers from one neighbour only)\n");
@@ -146,9 +215,9 @@ static void swap_side(bsp_t *b, int p, int side, int peer, long long got[2])
     CK(cudaStreamSynchronize(b->stream));
     MPI_Sendrecv(mine, 2, MPI_LONG_LONG, peer, 0, got, 2, MPI_LONG_LONG, peer, 0, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
-    MPI_Sendrecv(b->send[side], (int)((mine[0] + mine[1]) * size), MPI_BYTE, peer, 1,
-                 b->recv[side], (int)((got[0] + got[1]) * size), MPI_BYTE, peer, 1,
-                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Sendrecv(b->send[side], (int)((mine[0] + mine[1]) * size), MPI_BYTE, peer, 1, b->recv[side],
+                 (int)((got[0] + got[1]) * size), MPI_BYTE, peer, 1, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
 }
 
 /* Appends count particles from host memory to local segment t of parity
@@ -185,11 +254,39 @@ static int exchange(bsp_t *b, int p)
     return over;
 }
 
+/* The same with CUDA IPC after step k (into parity p): pushed into the
+ * neighbours' inboxes of parity k % 2, the step's events, then appended
+ * from mine. Their append of step k - 2, the last to read that inbox, is
+ * done: it came before their push of step k - 1, which my stream waited
+ * for. The buffers a process exports: its inboxes' counts, then their
+ * particles. */
+static void exchange_ipc(bsp_t *b, int k)
+{
+    int p = (k + 1) % 2, q = k % 2;
+    ipc_side_t *left_count = (ipc_side_t *)bsp_ipc_buffer(&b->x, b->rank - 1, q);
+    ipc_side_t *right_count = (ipc_side_t *)bsp_ipc_buffer(&b->x, b->rank + 1, q);
+    pt_particle_t *left = (pt_particle_t *)bsp_ipc_buffer(&b->x, b->rank - 1, 2 + q);
+    pt_particle_t *right = (pt_particle_t *)bsp_ipc_buffer(&b->x, b->rank + 1, 2 + q);
+    size_t side = 2 * (size_t)b->cap; /* particles a side of an inbox holds */
+    bsp_ipc_mark(&b->x, b->stream);
+    /* to the left neighbour's right side, and the right one's left side */
+    ipc_push<<<2, PT_THREADS, 0, b->stream>>>(b->seg[p], b->count[p], b->cap, b->segs,
+                                              left_count ? left_count + 1 : NULL,
+                                              left ? left + side : NULL, right_count, right);
+    CK(cudaGetLastError());
+    bsp_ipc_sync(&b->x, b->stream, k);
+    ipc_append<<<2, PT_THREADS, 0, b->stream>>>(b->seg[p], b->count[p], b->cap, b->segs,
+                                                b->in_count[q], b->in[q], left != NULL,
+                                                right != NULL, b->over);
+    CK(cudaGetLastError());
+    bsp_ipc_mark(&b->x, b->stream);
+}
+
 static void step(bsp_t *b, int k)
 {
     int q = k % 2, p = 1 - q;
-    bsp_move<<<b->segs, PT_THREADS, 0, b->stream>>>(b->seg[q], b->count[q], b->moved, b->cap,
-                                                      b->w, b->h);
+    bsp_move<<<b->segs, PT_THREADS, 0, b->stream>>>(b->seg[q], b->count[q], b->moved, b->cap, b->w,
+                                                    b->h);
     bsp_gather<<<b->segs + 2, PT_THREADS, 0, b->stream>>>(b->moved, b->count[q], b->seg[p],
                                                           b->count[p], b->cap, b->segs,
                                                           b->rank * b->segs, b->h, b->over);
@@ -209,7 +306,9 @@ static void step_host(void *app, int k, double *comm)
 {
     bsp_t *b = (bsp_t *)app;
     step(b, k);
-    if (b->size > 1) {
+    if (b->size > 1 && b->ipc) {
+        exchange_ipc(b, k); /* its time: from the GPU's marks at the end */
+    } else if (b->size > 1) {
         double c0 = MPI_Wtime();
         b->exchange_over |= exchange(b, (k + 1) % 2);
         *comm += MPI_Wtime() - c0;
@@ -277,6 +376,16 @@ static void allocate(bsp_t *b)
     CK(cudaMalloc((void **)&b->over, sizeof(int)));
     CK(cudaMemset(b->over, 0, sizeof(int)));
     CK(cudaStreamCreate(&b->stream));
+    for (int i = 0; b->ipc && i < 2; i++) {
+        CK(cudaMalloc((void **)&b->in_count[i], 2 * sizeof(ipc_side_t)));
+        CK(cudaMalloc((void **)&b->in[i], 4 * (size_t)b->cap * size));
+    }
+    if (b->ipc) {
+        int near[2] = { b->rank > 0 ? b->rank - 1 : MPI_PROC_NULL,
+                        b->rank + 1 < b->size ? b->rank + 1 : MPI_PROC_NULL };
+        void *mine[4] = { b->in_count[0], b->in_count[1], b->in[0], b->in[1] };
+        bsp_ipc_open(&b->x, "particles-bsp", near, 2, mine, 4, b->iters);
+    }
 }
 
 int main(int argc, char **argv)
@@ -295,11 +404,16 @@ int main(int argc, char **argv)
         return stop;
     allocate(&b);
     int over = fill(&b), dev_over = 0;
+    MPI_Allreduce(MPI_IN_PLACE, &over, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD); /* all run, or none */
     double comm_ms = 0, ref_ms = 0;
     double ms = over ? 0
                      : bsp_run_steps("particles-bsp", b.stream, b.iters, b.graph, step_captured,
                                      step_host, &b, &comm_ms);
     over |= b.exchange_over;
+    if (b.ipc) {
+        comm_ms = bsp_ipc_comm_ms(&b.x);
+        bsp_ipc_close(&b.x);
+    }
     double worst = bsp_slowest(ms), comm_worst = bsp_slowest(comm_ms);
     CK(cudaMemcpy(&dev_over, b.over, sizeof(int), cudaMemcpyDeviceToHost));
     over |= dev_over;
@@ -307,16 +421,21 @@ int main(int argc, char **argv)
     long long bad = ref && !over ? compare(&b, ref) : 1, all_bad = 0;
     MPI_Reduce(&bad, &all_bad, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (over)
-        fprintf(stderr, "particles-bsp: a segment overflowed (more than %d particles): raise "
-                        "--particles-cap\n", b.cap);
+        fprintf(stderr,
+                "particles-bsp: a segment overflowed (more than %d particles): raise "
+                "--particles-cap\n",
+                b.cap);
     if (b.rank == 0) {
         cudaDeviceProp prop;
         CK(cudaGetDeviceProperties(&prop, gpu));
         double us = worst * 1e3 / b.iters;
         printf("particles: bsp-%s, %d process(es) (%s), %lld particles in %d x %d, %d steps: "
                "%.2f us per step (%.0f Mparticles/s), exchange %.2f us per step; %s\n",
-               b.graph ? "graph" : b.size > 1 ? "mpi-staged" : "streams", b.size, prop.name, b.n,
-               b.w, b.h, b.iters, us, b.n / us, comm_worst * 1e3 / b.iters,
+               b.graph      ? "graph"
+               : b.ipc      ? "ipc"
+               : b.size > 1 ? "mpi-staged"
+                            : "streams",
+               b.size, prop.name, b.n, b.w, b.h, b.iters, us, b.n / us, comm_worst * 1e3 / b.iters,
                all_bad ? "MISMATCH" : "MATCH");
         if (all_bad)
             printf("particles: %lld particles differ from the serial reference\n", all_bad);
