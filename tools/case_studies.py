@@ -13,7 +13,7 @@ baseline's time over the best dcuda variant's (above 1: dcuda faster).
   bsp-streams    the bulk-synchronous baseline: kernels and host-staged MPI
   bsp-ipc        the same with the exchange GPU to GPU (CUDA IPC between
                  kernels, interprocess events, no host wait); on several
-                 GPUs, for particles and hdiff (neighbour exchanges)
+                 GPUs
   bsp-graph      the same on one GPU, all steps as one CUDA graph
   bsp-cusparse   SpMV's baseline with cuSPARSE's kernel, as a graph
 
@@ -51,7 +51,6 @@ CASES = {
               ["--power-n=48", "--power-nnz=5", "--power-iters=7"]),
 }
 NO_WIDE = {"particles"}
-IPC = {"particles", "hdiff"}
 VARIANTS = ["dcuda", "dcuda-wide", "bsp-streams", "bsp-ipc", "bsp-graph", "bsp-cusparse"]
 TIME = re.compile(r"([0-9.]+) us per (?:iteration|multiplication|step)")
 COMM = re.compile(r"(?:communication|exchange) ([0-9.]+) us per")
@@ -78,7 +77,7 @@ def command(args, case, variant):
         return [exe], env
     if (variant in ("bsp-graph", "bsp-cusparse") and args.gpus > 1) or \
             (variant == "bsp-cusparse" and case != "spmv") or \
-            (variant == "bsp-ipc" and (args.gpus < 2 or case not in IPC)):
+            (variant == "bsp-ipc" and args.gpus < 2):
         return None
     exe = [os.path.join(app, f"dcuda_{prefix}_bsp")]
     exe += {"bsp-graph": ["--bsp-graph"], "bsp-ipc": ["--bsp-ipc"],

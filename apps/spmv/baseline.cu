@@ -10,19 +10,27 @@
  *   3. the partial x is copied to the host and summed along each grid row
  *      with MPI_Reduce onto the first grid column, which copies it back;
  *   4. a global barrier (the stream synchronised, then MPI_Barrier).
- * Host staging works with any MPI. With one process there is nothing to
+ * Host staging works with any MPI. With --bsp-ipc the vectors go GPU to
+ * GPU instead (bsp_ipc.h): the first grid row copies b_j straight into
+ * its column's b (CUDA IPC, over NVLink between GPUs), the other columns
+ * copy their partial x into a slot of the first column's, which sums them
+ * in a kernel; a sync of the grid peers' events after each (so no global
+ * barrier: the syncs order every access), the host never waiting for
+ * the GPU. With one process there is nothing to
  * send, and --bsp-graph launches the multiplications as one CUDA graph (no
  * launch gaps): the strongest one-GPU program. The first grid column checks
  * x exactly against the serial reference shared with the dcuda variant.
  *
  * Options: --spmv-n= --spmv-nnz= --spmv-iters= as the dcuda variant;
- * --bsp-graph, --bsp-cusparse. Run under mpirun for several GPUs (a square count).
+ * --bsp-graph, --bsp-cusparse, --bsp-ipc. Run under mpirun for several GPUs (a square
+ * count).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bsp_gpu.h"
+#include "bsp_ipc.h"
 #include "spmv.h"
 #if defined(SPMV_HAVE_CUSPARSE)
 #include <cusparse.h>
@@ -44,13 +52,28 @@ __global__ void bsp_spmv(const int *rowptr, const int *col, const double *val, c
         x[row] = sum;
 }
 
+/* --bsp-ipc, on the first grid column: x += the partial x of columns
+ * 1..q-1 (slots of `parts`, n each), in column order. */
+__global__ void bsp_sum_parts(double *x, const double *parts, int n, int q)
+{
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= n)
+        return;
+    double sum = x[r];
+    for (int j = 1; j < q; j++)
+        sum += parts[(size_t)j * n + r];
+    x[r] = sum;
+}
+
 typedef struct bsp {
-    int rank, size, q, row, column, n, nnz, iters, graph, cusparse, lanes;
+    int rank, size, q, row, column, n, nnz, iters, graph, cusparse, lanes, ipc;
     MPI_Comm column_comm, row_comm; /* ranked by grid row / grid column */
     int *rowptr, *col;              /* device */
     double *val, *b, *x;            /* device */
     double *hb, *hx, *hsum;         /* pinned */
     cudaStream_t stream;
+    double *parts;  /* device, --bsp-ipc: q slots of n, the row's partial x */
+    bsp_ipc_t ipcx; /* --bsp-ipc: the grid peers' b and parts */
 #if defined(SPMV_HAVE_CUSPARSE)
     cusparseHandle_t handle;
     cusparseSpMatDescr_t mat;
@@ -65,8 +88,9 @@ static int parse(int argc, char **argv, bsp_t *p)
     spmv_options_t o = SPMV_OPTIONS_DEFAULT;
     for (int i = 1; i < argc; i++) {
         int graph = strcmp(argv[i], "--bsp-graph") == 0;
-        int cusparse = strcmp(argv[i], "--bsp-cusparse") == 0, known = graph || cusparse;
-        p->graph |= graph;
+        int cusparse = strcmp(argv[i], "--bsp-cusparse") == 0;
+        int ipc = strcmp(argv[i], "--bsp-ipc") == 0, known = graph || cusparse || ipc;
+        p->graph |= graph, p->ipc |= ipc;
         p->cusparse |= cusparse;
         if (!known && (known = spmv_option("spmv-bsp", argv[i], &o)) < 0)
             return 1;
@@ -77,6 +101,11 @@ static int parse(int argc, char **argv, bsp_t *p)
     }
     if (spmv_check("spmv-bsp", &o, p->size, &p->q) != 0)
         return 1;
+    if (p->graph && p->ipc) {
+        if (p->rank == 0)
+            fprintf(stderr, "spmv-bsp: --bsp-graph or --bsp-ipc, not both\n");
+        return 1;
+    }
 #if !defined(SPMV_HAVE_CUSPARSE)
     if (p->cusparse) {
         if (p->rank == 0)
@@ -94,7 +123,7 @@ static int parse(int argc, char **argv, bsp_t *p)
     do {                                                                                           \
         cusparseStatus_t s_ = (call);                                                              \
         if (s_ != CUSPARSE_STATUS_SUCCESS) {                                                       \
-            fprintf(stderr, "spmv-bsp: %s: %s\n", #call, cusparseGetErrorString(s_));             \
+            fprintf(stderr, "spmv-bsp: %s: %s\n", #call, cusparseGetErrorString(s_));              \
             MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
         }                                                                                          \
     } while (0)
@@ -129,7 +158,7 @@ static void multiply(bsp_t *p)
 #endif
     unsigned blocks = (unsigned)(((size_t)p->n * p->lanes + BSP_THREADS - 1) / BSP_THREADS);
     bsp_spmv<<<blocks, BSP_THREADS, 0, p->stream>>>(p->rowptr, p->col, p->val, p->b, p->x, p->n,
-                                                     p->lanes);
+                                                    p->lanes);
     CK(cudaGetLastError());
 }
 
@@ -157,6 +186,37 @@ static void reduce(bsp_t *p)
         CK(cudaMemcpyAsync(p->x, p->hsum, bytes, cudaMemcpyHostToDevice, p->stream));
 }
 
+/* The same with CUDA IPC, multiplication k: phase 1 (sync 2k), the
+ * kernel, phase 3 (sync 2k + 1). A column's b is read by its kernel of
+ * k - 1 only, before that process's sync 2k - 1; a first column's slots
+ * by its sum of k - 1 only, before its sync 2k. */
+static void multiply_ipc(bsp_t *p, int k)
+{
+    size_t bytes = (size_t)p->n * sizeof(double);
+    bsp_ipc_mark(&p->ipcx, p->stream);
+    for (int i = 0; p->row == 0 && i < p->q; i++) { /* b_j down my column */
+        double *b = (double *)bsp_ipc_buffer(&p->ipcx, p->column * p->q + i, 0);
+        if (b)
+            CK(cudaMemcpyAsync(b, p->b, bytes, cudaMemcpyDefault, p->stream));
+    }
+    bsp_ipc_sync(&p->ipcx, p->stream, 2 * k);
+    bsp_ipc_mark(&p->ipcx, p->stream);
+    multiply(p);
+    bsp_ipc_mark(&p->ipcx, p->stream);
+    if (p->column > 0) { /* my partial x into my slot of the first column's */
+        double *parts = (double *)bsp_ipc_buffer(&p->ipcx, p->row, 1);
+        CK(cudaMemcpyAsync(parts + (size_t)p->column * p->n, p->x, bytes, cudaMemcpyDefault,
+                           p->stream));
+    }
+    bsp_ipc_sync(&p->ipcx, p->stream, 2 * k + 1);
+    if (p->column == 0) {
+        bsp_sum_parts<<<(unsigned)(p->n + 255) / 256, 256, 0, p->stream>>>(p->x, p->parts, p->n,
+                                                                           p->q);
+        CK(cudaGetLastError());
+    }
+    bsp_ipc_mark(&p->ipcx, p->stream);
+}
+
 /* Multiplication k on one process (what the graph captures). */
 static void step_captured(void *app, int k, double *comm)
 {
@@ -169,7 +229,10 @@ static void step_captured(void *app, int k, double *comm)
 static void step_host(void *app, int k, double *comm)
 {
     bsp_t *p = (bsp_t *)app;
-    (void)k;
+    if (p->ipc && p->q > 1) {
+        multiply_ipc(p, k); /* its communication time: from the GPU's marks at the end */
+        return;
+    }
     double c0 = MPI_Wtime();
     if (p->q > 1)
         broadcast(p);
@@ -215,6 +278,13 @@ static void setup(bsp_t *p)
     if (p->cusparse)
         cusparse_setup(p);
 #endif
+    if (p->ipc && p->q > 1) {
+        int peer[BSP_IPC_PEERS];
+        CK(cudaMalloc((void **)&p->parts, (size_t)p->q * bytes));
+        void *mine[2] = { p->b, p->parts };
+        bsp_ipc_open(&p->ipcx, "spmv-bsp", peer, bsp_ipc_grid_peers(p->rank, p->q, peer), mine, 2,
+                     2 * p->iters);
+    }
     spmv_block_free(&blk);
 }
 
@@ -256,6 +326,10 @@ int main(int argc, char **argv)
     double comm_ms = 0, ref_ms = 0;
     double ms = bsp_run_steps("spmv-bsp", p.stream, p.iters, p.graph, step_captured, step_host, &p,
                               &comm_ms);
+    if (p.ipc && p.q > 1) {
+        comm_ms = bsp_ipc_comm_ms(&p.ipcx);
+        bsp_ipc_close(&p.ipcx);
+    }
     double worst = bsp_slowest(ms), comm_worst = bsp_slowest(comm_ms);
     unsigned long long bad = compare(&p, &ref_ms), all_bad = 0;
     MPI_Reduce(&bad, &all_bad, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
@@ -266,10 +340,13 @@ int main(int argc, char **argv)
         printf("spmv: bsp-%s%s, %d process(es) (%s, grid %dx%d), blocks %dx%d with %d nonzeros a "
                "row, %d multiplications: %.2f us per multiplication (%.1f GFlop/s), "
                "communication %.2f us per multiplication; serial %.1f us; %s\n",
-               p.graph ? "graph" : p.size > 1 ? "mpi-staged" : "streams",
-               p.cusparse ? "-cusparse" : "", p.size, prop.name, p.q,
-               p.q, p.n, p.n, p.nnz, p.iters, us, flops / us / 1e3, comm_worst * 1e3 / p.iters,
-               ref_ms * 1e3, all_bad ? "MISMATCH" : "MATCH");
+               p.graph      ? "graph"
+               : p.ipc      ? "ipc"
+               : p.size > 1 ? "mpi-staged"
+                            : "streams",
+               p.cusparse ? "-cusparse" : "", p.size, prop.name, p.q, p.q, p.n, p.n, p.nnz, p.iters,
+               us, flops / us / 1e3, comm_worst * 1e3 / p.iters, ref_ms * 1e3,
+               all_bad ? "MISMATCH" : "MATCH");
         if (all_bad)
             printf("spmv: %llu elements of x differ from the serial reference\n", all_bad);
     }
