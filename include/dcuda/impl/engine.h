@@ -263,9 +263,12 @@ DCU_FN int dcu_spin_until(const dcu_u32a_t *counter, uint32_t target, int sys, d
  * once more after a barrier (what the proxy left before the barrier's
  * release). After a while the rank shows itself
  * blocked to the watchdog, and from then on checks now and then whether
- * the host cancelled its waits. */
-DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *counter, uint32_t target,
-                                      int sys, dcu_block_t d, dcu_lanes_t lanes)
+ * the host cancelled its waits. rings: whether the rank has eager rings
+ * (a constant where the caller knows it, so that the inlined form without
+ * them is the loop alone). */
+DCU_FN dcuda_status_t dcu_block_until_in(dcuda_state_t *st, const dcu_u32a_t *counter,
+                                         uint32_t target, int sys, dcu_block_t d, dcu_lanes_t lanes,
+                                         const int rings)
 {
     const int lead = dcu_leader();
     dcu_waiter_t w = DCU_WAITER_INIT;
@@ -274,7 +277,6 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
      * counter, in the shortest loop (each poll's length is latency). A
      * notification's waiter polls with every lane; a barrier's counter,
      * which every rank of the device polls at once, with lane 0 alone. */
-    const int rings = st->eager_rings != 0;
     if (!st->inbox && !rings && d.phase == DCUDA_PHASE_WAITING) {
         int reached = dcu_spin_until(counter, target, sys, &w);
         if (dcu_lanes_all(lanes, reached))
@@ -336,6 +338,13 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
     if (published && lead)
         dcu_publish_phase(st, DCUDA_PHASE_RUNNING);
     return DCUDA_OK;
+}
+
+/* The same for a rank whose rings the caller does not test itself. */
+DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *counter, uint32_t target,
+                                      int sys, dcu_block_t d, dcu_lanes_t lanes)
+{
+    return dcu_block_until_in(st, counter, target, sys, d, lanes, st->eager_rings != 0);
 }
 
 /* ---- commands to the proxy ------------------------------------------------- */
@@ -975,13 +984,22 @@ DCU_FN dcuda_status_t dcu_wait_notifications(dcuda_state_t *st, int tag, int cou
         dcu_lanes_t lanes = dcu_poll_lanes();
         uint32_t target = st->consumed[tag] + (uint32_t)count;
         dcu_block_t d = { DCUDA_PHASE_WAITING, (uint32_t)tag, (uint32_t)count, 0, call };
-        s = dcu_block_until(st, dcu_my_counter(st, tag), target, st->process_count > 1, d, lanes);
-        dcu_lanes_sync(lanes); /* every lane has read consumed[tag] before the leader updates it */
-        if (dcu_leader()) {
-            if (s == DCUDA_OK)
+        const dcu_u32a_t *counter = dcu_my_counter(st, tag);
+        const int sys = st->process_count > 1;
+        /* A rank without rings waits in a form with no trace of them. */
+        if (st->eager_rings) {
+            s = dcu_block_until_in(st, counter, target, sys, d, lanes, 1);
+            dcu_lanes_sync(lanes); /* every lane read consumed[tag] before the leader updates it */
+            if (dcu_leader() && s == DCUDA_OK)
                 st->consumed[tag] += (uint32_t)count; /* the rings may have lowered it */
-            st->result = s;
+        } else {
+            s = dcu_block_until_in(st, counter, target, sys, d, lanes, 0);
+            dcu_lanes_sync(lanes);
+            if (dcu_leader() && s == DCUDA_OK)
+                st->consumed[tag] = target;
         }
+        if (dcu_leader())
+            st->result = s;
     }
     dcu_sync();
     return (dcuda_status_t)st->result;
