@@ -3,7 +3,7 @@
  * MPI, one process a GPU) share: the check of CUDA calls, the start (one
  * process for a graph, each process's GPU), the timed run of the steps (as
  * one CUDA graph or one by one from the host), the slowest process's time,
- * and a grid's communicators.
+ * a line's neighbours, a grid's communicators and the variant's name.
  */
 #ifndef DCUDA_APPS_BSP_GPU_H
 #define DCUDA_APPS_BSP_GPU_H
@@ -109,6 +109,22 @@ static inline double bsp_slowest(double v)
     double worst = 0;
     MPI_Reduce(&v, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     return worst;
+}
+
+/* My neighbours in a line of `size` processes: near[0] the one before,
+ * near[1] the one after (MPI_PROC_NULL beyond the ends). */
+static inline void bsp_line_neighbours(int rank, int size, int near[2])
+{
+    near[0] = rank > 0 ? rank - 1 : MPI_PROC_NULL;
+    near[1] = rank + 1 < size ? rank + 1 : MPI_PROC_NULL;
+}
+
+/* The name a baseline prints for its variant: one CUDA graph, the
+ * exchange GPU to GPU (--bsp-ipc), staged through the host, or one
+ * process's streams. */
+static inline const char *bsp_variant(int graph, int ipc, int size)
+{
+    return graph ? "graph" : ipc ? "ipc" : size > 1 ? "mpi-staged" : "streams";
 }
 
 /* My place in a q x q grid of processes numbered column by column (SpMV's

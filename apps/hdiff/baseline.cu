@@ -96,8 +96,9 @@ static void copy_rows(bsp_t *b, double *dev, int row, double *host, int to_host)
  * those halo rows stay 0). */
 static void exchange(bsp_t *b, int p)
 {
-    int up = b->rank > 0 ? b->rank - 1 : MPI_PROC_NULL;
-    int down = b->rank + 1 < b->size ? b->rank + 1 : MPI_PROC_NULL;
+    int near[2];
+    bsp_line_neighbours(b->rank, b->size, near);
+    int up = near[0], down = near[1];
     int count = HDIFF_HALO * b->nx * b->nz;
     copy_rows(b, b->buf[p], HDIFF_HALO, b->send[0], 1);
     copy_rows(b, b->buf[p], b->ny, b->send[1], 1);
@@ -220,8 +221,8 @@ int main(int argc, char **argv)
     CK(cudaStreamCreate(&b.stream));
     fill(&b);
     if (b.ipc) {
-        int near[2] = { b.rank > 0 ? b.rank - 1 : MPI_PROC_NULL,
-                        b.rank + 1 < b.size ? b.rank + 1 : MPI_PROC_NULL };
+        int near[2];
+        bsp_line_neighbours(b.rank, b.size, near);
         void *mine[2] = { b.buf[0], b.buf[1] };
         bsp_ipc_open(&b.x, "hdiff-bsp", near, 2, mine, 2, b.iters);
     }
@@ -244,12 +245,9 @@ int main(int argc, char **argv)
         double us = worst * 1e3 / b.iters, points = (double)b.nx * b.ny * b.size * b.nz;
         printf("hdiff: bsp-%s, %d process(es) (%s), %dx%dx%d, %d iterations: %.2f us per "
                "iteration (%.0f Mpoints/s), exchange %.2f us per iteration; %s\n",
-               b.graph      ? "graph"
-               : b.ipc      ? "ipc"
-               : b.size > 1 ? "mpi-staged"
-                            : "streams",
-               b.size, prop.name, b.nx, b.ny * b.size, b.nz, b.iters, us, points / us,
-               comm_worst * 1e3 / b.iters, all_bad ? "MISMATCH" : "MATCH");
+               bsp_variant(b.graph, b.ipc, b.size), b.size, prop.name, b.nx, b.ny * b.size, b.nz,
+               b.iters, us, points / us, comm_worst * 1e3 / b.iters,
+               all_bad ? "MISMATCH" : "MATCH");
         if (all_bad)
             printf("hdiff: %llu points differ from the serial reference\n", all_bad);
     }

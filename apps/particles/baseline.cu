@@ -236,8 +236,9 @@ static int append(bsp_t *b, int p, int t, const pt_particle_t *from, long long c
 /* The exchange after a step into parity p; 1 if a segment overflowed. */
 static int exchange(bsp_t *b, int p)
 {
-    int left = b->rank > 0 ? b->rank - 1 : MPI_PROC_NULL;
-    int right = b->rank + 1 < b->size ? b->rank + 1 : MPI_PROC_NULL, over = 0;
+    int near[2], over = 0;
+    bsp_line_neighbours(b->rank, b->size, near);
+    int left = near[0], right = near[1];
     long long got[2][2];
     CK(cudaMemcpyAsync(b->host_count, b->count[p], (b->segs + 2) * sizeof(long long),
                        cudaMemcpyDeviceToHost, b->stream));
@@ -381,8 +382,8 @@ static void allocate(bsp_t *b)
         CK(cudaMalloc((void **)&b->in[i], 4 * (size_t)b->cap * size));
     }
     if (b->ipc) {
-        int near[2] = { b->rank > 0 ? b->rank - 1 : MPI_PROC_NULL,
-                        b->rank + 1 < b->size ? b->rank + 1 : MPI_PROC_NULL };
+        int near[2];
+        bsp_line_neighbours(b->rank, b->size, near);
         void *mine[4] = { b->in_count[0], b->in_count[1], b->in[0], b->in[1] };
         bsp_ipc_open(&b->x, "particles-bsp", near, 2, mine, 4, b->iters);
     }
@@ -431,12 +432,8 @@ int main(int argc, char **argv)
         double us = worst * 1e3 / b.iters;
         printf("particles: bsp-%s, %d process(es) (%s), %lld particles in %d x %d, %d steps: "
                "%.2f us per step (%.0f Mparticles/s), exchange %.2f us per step; %s\n",
-               b.graph      ? "graph"
-               : b.ipc      ? "ipc"
-               : b.size > 1 ? "mpi-staged"
-                            : "streams",
-               b.size, prop.name, b.n, b.w, b.h, b.iters, us, b.n / us, comm_worst * 1e3 / b.iters,
-               all_bad ? "MISMATCH" : "MATCH");
+               bsp_variant(b.graph, b.ipc, b.size), b.size, prop.name, b.n, b.w, b.h, b.iters, us,
+               b.n / us, comm_worst * 1e3 / b.iters, all_bad ? "MISMATCH" : "MATCH");
         if (all_bad)
             printf("particles: %lld particles differ from the serial reference\n", all_bad);
     }

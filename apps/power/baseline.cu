@@ -367,13 +367,9 @@ int main(int argc, char **argv)
                "row, %d iterations: %.2f us per iteration (%.1f GFlop/s), communication %.2f us "
                "per iteration; eigenvalue %.12g (serial %.12g, residual %.2g); serial %.1f ms; "
                "%s\n",
-               p.graph      ? "graph"
-               : p.ipc      ? "ipc"
-               : p.size > 1 ? "mpi-staged"
-                            : "streams",
-               p.size, prop.name, p.q, p.q, p.n, p.n, p.nnz, p.iters, us, flops / us / 1e3,
-               comm_worst * 1e3 / p.iters, lambda, ref.lambda, ref.residual, ref.ms,
-               all_bad ? "MISMATCH" : "MATCH");
+               bsp_variant(p.graph, p.ipc, p.size), p.size, prop.name, p.q, p.q, p.n, p.n, p.nnz,
+               p.iters, us, flops / us / 1e3, comm_worst * 1e3 / p.iters, lambda, ref.lambda,
+               ref.residual, ref.ms, all_bad ? "MISMATCH" : "MATCH");
         if (all_bad)
             printf("power: %llu elements of b differ from the serial reference\n", all_bad);
     }

@@ -340,13 +340,9 @@ int main(int argc, char **argv)
         printf("spmv: bsp-%s%s, %d process(es) (%s, grid %dx%d), blocks %dx%d with %d nonzeros a "
                "row, %d multiplications: %.2f us per multiplication (%.1f GFlop/s), "
                "communication %.2f us per multiplication; serial %.1f us; %s\n",
-               p.graph      ? "graph"
-               : p.ipc      ? "ipc"
-               : p.size > 1 ? "mpi-staged"
-                            : "streams",
-               p.cusparse ? "-cusparse" : "", p.size, prop.name, p.q, p.q, p.n, p.n, p.nnz, p.iters,
-               us, flops / us / 1e3, comm_worst * 1e3 / p.iters, ref_ms * 1e3,
-               all_bad ? "MISMATCH" : "MATCH");
+               bsp_variant(p.graph, p.ipc, p.size), p.cusparse ? "-cusparse" : "", p.size,
+               prop.name, p.q, p.q, p.n, p.n, p.nnz, p.iters, us, flops / us / 1e3,
+               comm_worst * 1e3 / p.iters, ref_ms * 1e3, all_bad ? "MISMATCH" : "MATCH");
         if (all_bad)
             printf("spmv: %llu elements of x differ from the serial reference\n", all_bad);
     }
