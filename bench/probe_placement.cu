@@ -5,7 +5,9 @@
  * anchors/floors.cu), with the counters `gap` bytes apart in one
  * allocation, polled by one thread or by every lane of warp 0, with parked
  * warps, a cooperative launch and dynamic shared memory as a dcuda kernel
- * has them. Prints the best of three runs of 100,000 round trips a row,
+ * has them; and polls by relaxed loads with one acquire fence after the
+ * one that sees the value (instead of an acquire load a poll). Prints the
+ * best of three runs of 100,000 round trips a row,
  * one-way microseconds by the GPU's global timer. GPU only; about a second.
  */
 #include <stdio.h>
@@ -31,6 +33,13 @@ static __device__ __forceinline__ unsigned ld_acquire(const unsigned *p)
     return v;
 }
 
+static __device__ __forceinline__ unsigned ld_relaxed(const unsigned *p)
+{
+    unsigned v;
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
 static __device__ __forceinline__ void red_release(unsigned *p, unsigned v)
 {
     asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
@@ -44,8 +53,11 @@ static __device__ __forceinline__ unsigned long long global_ns(void)
 }
 
 /* Block b polls the counter at cnt + gap * b; `lanes` threads poll (1 or
- * 32), thread 0 adds; the other threads wait at a barrier when `park`. */
-__global__ void pingpong(unsigned *cnt, int gap, int lanes, int park, unsigned long long *ns)
+ * 32), thread 0 adds; the other threads wait at a barrier when `park`.
+ * relaxed: the polls are relaxed loads, and a fence after the one that
+ * sees the value makes it an acquire (else every poll is an acquire). */
+__global__ void pingpong(unsigned *cnt, int gap, int lanes, int park, int relaxed,
+                         unsigned long long *ns)
 {
     int me = blockIdx.x;
     unsigned *in = (unsigned *)((char *)cnt + gap * me);
@@ -59,7 +71,13 @@ __global__ void pingpong(unsigned *cnt, int gap, int lanes, int park, unsigned l
     for (unsigned i = 1; i <= ITERS; i++) {
         if (me == 0 && threadIdx.x == 0)
             red_release(out, 1u);
-        while (ld_acquire(in) < i) {
+        if (relaxed) {
+            while (ld_relaxed(in) < i) {
+            }
+            asm volatile("fence.acq_rel.gpu;" ::: "memory");
+        } else {
+            while (ld_acquire(in) < i) {
+            }
         }
         if (me == 1 && threadIdx.x == 0)
             red_release(out, 1u);
@@ -75,6 +93,7 @@ int main(void)
     static const struct {
         int threads, lanes, park, gap, coop, smem;
         const char *what;
+        int relaxed;
     } rows[] = {
         { 32, 1, 0, 256, 0, 0, "floor's loop (thread 0 polls), 256 B apart" },
         { 32, 1, 0, 1024, 0, 0, "floor's loop, 1 KiB apart (dcuda's ranks 0 and 1, tag 0)" },
@@ -85,6 +104,10 @@ int main(void)
         { 128, 32, 1, 1024, 0, 0, "+ 128 threads, warps 1-3 parked at a barrier" },
         { 128, 32, 1, 1024, 1, 0, "+ cooperative launch" },
         { 128, 32, 1, 1024, 1, 49152, "+ 48 KiB dynamic shared memory" },
+        { 32, 1, 0, 256, 0, 0, "relaxed polls + one fence, 256 B apart", 1 },
+        { 32, 1, 0, 1024, 0, 0, "relaxed polls + one fence, 1 KiB apart", 1 },
+        { 32, 1, 0, 4096, 0, 0, "relaxed polls + one fence, 4 KiB apart", 1 },
+        { 128, 32, 1, 1024, 1, 49152, "relaxed polls + one fence, every lane, dcuda's launch", 1 },
     };
     unsigned *cnt;
     unsigned long long *ns;
@@ -99,7 +122,8 @@ int main(void)
         double best = 1e30;
         for (int rep = 0; rep < 3; rep++) {
             int gap = rows[r].gap, lanes = rows[r].lanes, park = rows[r].park;
-            void *args[] = { &cnt, &gap, &lanes, &park, &ns };
+            int relaxed = rows[r].relaxed;
+            void *args[] = { &cnt, &gap, &lanes, &park, &relaxed, &ns };
             unsigned long long h;
             CHECK(cudaMemset(cnt, 0, 1 << 20));
             if (rows[r].coop)

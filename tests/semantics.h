@@ -25,7 +25,8 @@ enum sem_case {
     SEM_NOTIFY_RELEASE, /* a put, a notification elsewhere, then one to its target */
     SEM_MIX,            /* sizes across every threshold, overlapping small and large puts */
     SEM_LARGE,          /* puts of megabytes, between small ones that overlap them */
-    SEM_EAGER           /* bursts of small notified puts, more than a ring holds */
+    SEM_EAGER,          /* bursts of small notified puts, more than a ring holds */
+    SEM_TINY            /* small notified puts whose source is rewritten at once */
 };
 
 /* Result slots of each rank: res[rank * SEM_SLOTS + slot]. */
@@ -141,6 +142,18 @@ TEST_FN uint64_t sem_mix_src(int r, int i) { return (uint64_t)((r * 13 + i * 7) 
  * in a slot of SEM_EAGER_SPAN bytes; the burst outgrows a ring (32). */
 #define SEM_EAGER_SPAN 16u
 #define SEM_EAGER_BURST 80u
+/* tiny: SEM_TINY_PUTS notified puts a round, each into a slot of 16
+ * bytes; put i has size sem_tiny_size(i) (1 to 4 whole words, which the
+ * leader copies alone, or 3 and 6 bytes one byte off alignment, which the
+ * block copies) and both its addresses that far off a slot's start. */
+#define SEM_TINY_PUTS 24u
+#define SEM_TINY_SLOT 16u
+TEST_FN uint64_t sem_tiny_size(uint64_t i)
+{
+    static const unsigned char sizes[6] = { 4, 8, 12, 16, 3, 6 };
+    return sizes[i % 6u];
+}
+TEST_FN uint64_t sem_tiny_skew(uint64_t i) { return sem_tiny_size(i) % 4u ? 1u : 0u; }
 #define SEM_LARGE_BYTES 2500007u
 #define SEM_LARGE_REGION (3u * SEM_LARGE_BYTES + 65u)
 
@@ -183,6 +196,8 @@ TEST_FN uint64_t sem_region_bytes(int c, int ranks, int iters)
         return (SEM_LARGE_REGION + 7u) & ~(uint64_t)7u;
     case SEM_EAGER: /* received slots, then the send buffer */
         return 2u * SEM_EAGER_SPAN * SEM_EAGER_BURST;
+    case SEM_TINY: /* received slots of every round, then the source slot */
+        return (k * SEM_TINY_PUTS + 1u) * SEM_TINY_SLOT;
     default:
         return 8u;
     }

@@ -274,6 +274,34 @@ static int run_eager(int argc, char **argv)
     return 0;
 }
 
+#define TINY_ROUNDS 4
+static int64_t tiny_checked(const sem_run_t *r, int k)
+{
+    (void)k;
+    int64_t bytes = 0;
+    for (uint64_t i = 0; i < SEM_TINY_PUTS; i++)
+        bytes += (int64_t)sem_tiny_size(i);
+    return (int64_t)r->d.iters * bytes + 1;
+}
+static int run_tiny(int argc, char **argv)
+{
+    sem_run_t r;
+    int rc = sem_open(&r, argc, argv, SEM_TINY, TINY_ROUNDS);
+    if (rc)
+        return rc;
+    sem_exec(&r, DCUDA_OK);
+    sem_check_ranks(&r, tiny_checked);
+    /* Every put of every round, seen from the host too. */
+    for (int k = r.first; k < r.end; k++)
+        for (uint64_t put = 0; put < (uint64_t)TINY_ROUNDS * SEM_TINY_PUTS; put++) {
+            uint64_t i = put % SEM_TINY_PUTS, skew = sem_tiny_skew(i);
+            expect_bytes(part(&r, k) + put * SEM_TINY_SLOT + skew, skew, sem_tiny_size(i),
+                         (uint32_t)prev(&r, k), 30u + (uint32_t)put, "a tiny put", k);
+        }
+    sem_close(&r);
+    return 0;
+}
+
 static int64_t large_checked(const sem_run_t *r, int k)
 {
     (void)r;
@@ -706,6 +734,7 @@ int main(int argc, char **argv)
         { "mix", run_mix },
         { "large", run_large },
         { "eager", run_eager },
+        { "tiny", run_tiny },
         { "peer_exit", run_peer_exit },
     };
     return test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));

@@ -624,6 +624,39 @@ TEST_RANK_FN void case_eager(sem_rank_t *c)
     ok(c, dcuda_win_free(c->st, win));
 }
 
+/* Notified puts of a few bytes to the ring neighbour, all from one source
+ * slot, which the rank rewrites as soon as each put returns, from its last
+ * threads first (a put's source is reusable once it returns, also while
+ * the leader alone copies); each put into a slot of its own. The target
+ * waits for all of a round and checks that every slot holds what the
+ * source held when its put was made. */
+TEST_RANK_FN void case_tiny(sem_rank_t *c)
+{
+    const uint64_t n = SEM_TINY_PUTS, slot = SEM_TINY_SLOT;
+    unsigned char *src = c->mine + (uint64_t)c->d->iters * n * slot;
+    const uint64_t nt = (uint64_t)dcuda_thread_count(), me = (uint64_t)dcuda_thread_index();
+    dcuda_win_t win;
+    ok(c, dcuda_win_create(c->st, DCUDA_COMM_WORLD, c->mine, c->d->region, &win));
+    for (uint64_t r = 0; r < (uint64_t)c->d->iters; r++) {
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t put = r * n + i, skew = sem_tiny_skew(i);
+            for (uint64_t j = nt - 1u - me; j < slot; j += nt) /* the last threads first */
+                src[j] = test_byte((uint32_t)c->rank, 30u + (uint32_t)put, j);
+            dcuda_rank_sync();
+            ok(c, dcuda_put_notify(c->st, win, c->to, put * slot + skew, sem_tiny_size(i),
+                                   src + skew, SEM_TAG_MIX));
+        }
+        ok(c, dcuda_wait_notifications(c->st, SEM_TAG_MIX, (int)n));
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t put = r * n + i, skew = sem_tiny_skew(i);
+            check_bytes(c, c->mine + put * slot + skew, skew, sem_tiny_size(i), (uint32_t)c->from,
+                        30u + (uint32_t)put, (int64_t)(put * slot));
+        }
+    }
+    expect(c, dcuda_test_notifications(c->st, SEM_TAG_MIX, 1) == 0, -1);
+    ok(c, dcuda_win_free(c->st, win));
+}
+
 /* Two large puts to the ring neighbour, the first between small puts that
  * overlap it (later puts win), the second notified; the target checks all. */
 TEST_RANK_FN void case_large(sem_rank_t *c)
@@ -717,6 +750,9 @@ DCUDA_KERNEL(semantics, ctx)
         break;
     case SEM_EAGER:
         case_eager(&c);
+        break;
+    case SEM_TINY:
+        case_tiny(&c);
         break;
     default:
         ok(&c, DCUDA_ERR_INVALID_ARG);

@@ -54,7 +54,7 @@ def main(argv):
         if b == 0:
             continue
         ratio = n / b
-        lower_better = k[4].endswith("us")
+        lower_better = "us" in k[4].split("_")  # one_way_us, us_per_call
         change = (ratio - 1) if lower_better else (1 - ratio)  # > 0: new is worse
         noise = max(spread(base[k]), spread(new[k]), 0.02)
         verdict = "worse" if change > noise else "better" if -change > noise else "same"

@@ -4,7 +4,7 @@
 set -uo pipefail
 build=${1:-build-gpu}
 export DCUDA_BACKEND=cuda DCUDA_RANKS=4 DCUDA_WATCHDOG_CANCEL=1 DCUDA_PROCESSES=1
-cases_sem="visibility order tags many wrap overlap flush barrier size0 windows user ack notify_release"
+cases_sem="visibility order tags many wrap overlap flush barrier size0 windows user ack notify_release tiny"
 cases_mis="rank tag count bounds overflow source win_comm overlap not_init comm win timer"
 cases_end="first_error every_error early_return watch_counts"
 cases_int="shared async register"

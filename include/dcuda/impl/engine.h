@@ -830,6 +830,9 @@ DCU_FN_COLD int dcu_put_eager(dcuda_state_t *st, uint32_t win, int rank, size_t 
            dcu_sync_any(dcu_leader() && dcu_eager_send(st, win, rank, offset, size, src, tag));
 }
 
+/* The largest put the leader copies alone (whole aligned words). */
+#define DCU_TINY_PUT 16u
+
 /* The full checks of a put whose route is not remembered (out of line). */
 DCU_FN_COLD dcuda_status_t dcu_put_slow(const dcuda_state_t *st, uint32_t win, int rank,
                                         size_t offset, size_t size, const void *src, dcu_put_t *p,
@@ -885,6 +888,19 @@ DCU_FN dcuda_status_t dcu_put(dcuda_state_t *st, uint32_t win, int rank, size_t 
         /* fall through */
     case DCUDA_PATH_DEVICE:
     default:
+        /* A few aligned words, notified: the leader copies and notifies, and
+         * the rank meets once, after (no barrier between the copy and the
+         * release). */
+        if (notify && size - 1u < DCU_TINY_PUT &&
+            (((uintptr_t)dst | (uintptr_t)src | (uintptr_t)size) & 3u) == 0) {
+            if (dcu_leader()) {
+                if (dst != (const char *)src)
+                    dcu_copy_tiny(dst, (const char *)src, (uint32_t)size);
+                dcu_notify_leader(st, notifs, path, rank, tag);
+            }
+            dcu_sync(); /* the source is reusable */
+            break;
+        }
         /* Stores straight into the target's memory (over NVLink/PCIe for
          * a peer GPU); a source that is its own target copies nothing. */
         if (size && dst != (const char *)src)
