@@ -141,10 +141,14 @@ def same_device(b, f):
                   verdict(v / fl, target, True))
 
     # Targets: within 1.25x of the release floors (store + release add; the
-    # release add alone).
-    lat("notified_put_4B", "local_device notified_put_4B_fence", 1.25)
+    # release add alone). The store + release add row, where the anchors
+    # print it; else store + fence + relaxed add, which orders the same.
+    put_floor = "local_device notified_put_4B_red_release"
+    if put_floor not in f:
+        put_floor = "local_device notified_put_4B_fence"
+    lat("notified_put_4B", put_floor, 1.25)
     lat("notify", "local_device notify_release", 1.25)
-    lat("notified_put_4B_busy_device", "local_device notified_put_4B_fence", 1.25)
+    lat("notified_put_4B_busy_device", put_floor, 1.25)
     lat("notify_busy_device", "local_device notify_release", 1.25)
     lat("notify", "local_device notify", None)  # relaxed: orders nothing
 
