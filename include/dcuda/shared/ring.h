@@ -2,8 +2,8 @@
  * The rings between ranks and their host runtime: the log ring (rank log
  * lines and misuse reports) and the command ring (rank -> host commands,
  * answered in per-rank reply slots). Shared by rank code, the host runtime
- * and the proxy; the producer side lives in impl/engine.h, the consumer in
- * the host library.
+ * and the proxy; the producer side lives in impl/ring.h and impl/engine.h,
+ * the consumer in the host library.
  *
  * Every ring is a bounded multi-producer, single-consumer queue with one
  * protocol: a producer takes a ticket t from `head`, waits until entry
