@@ -3,13 +3,15 @@
  * MPI, one process a GPU) share: the check of CUDA calls, the start (one
  * process for a graph, each process's GPU), the timed run of the steps (as
  * one CUDA graph or one by one from the host), the slowest process's time,
- * a line's neighbours, a grid's communicators and the variant's name.
+ * a line's neighbours, a grid's communicators, and the variant's options
+ * and name.
  */
 #ifndef DCUDA_APPS_BSP_GPU_H
 #define DCUDA_APPS_BSP_GPU_H
 
 #include <mpi.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <cuda_runtime.h>
 
@@ -117,6 +119,23 @@ static inline void bsp_line_neighbours(int rank, int size, int near[2])
 {
     near[0] = rank > 0 ? rank - 1 : MPI_PROC_NULL;
     near[1] = rank + 1 < size ? rank + 1 : MPI_PROC_NULL;
+}
+
+/* An option every baseline has: --bsp-graph or --bsp-ipc sets its flag;
+ * 1 if arg was one of them. */
+static inline int bsp_variant_option(const char *arg, int *graph, int *ipc)
+{
+    int g = strcmp(arg, "--bsp-graph") == 0, i = strcmp(arg, "--bsp-ipc") == 0;
+    *graph |= g, *ipc |= i;
+    return g | i;
+}
+
+/* 1 (said when `say`) if both variants were asked for, else 0. */
+static inline int bsp_variant_refused(const char *program, int graph, int ipc, int say)
+{
+    if (graph && ipc && say)
+        fprintf(stderr, "%s: --bsp-graph or --bsp-ipc, not both\n", program);
+    return graph && ipc;
 }
 
 /* The name a baseline prints for its variant: one CUDA graph, the

@@ -21,7 +21,7 @@
  *
  * The communication time is measured on the GPU: bsp_ipc_mark before a
  * phase's pushes and after its wait (timing events, a pair a phase),
- * summed by bsp_ipc_comm_ms at the end.
+ * summed by bsp_ipc_close at the end.
  */
 #ifndef DCUDA_APPS_BSP_IPC_H
 #define DCUDA_APPS_BSP_IPC_H
@@ -163,9 +163,11 @@ static inline double bsp_ipc_comm_ms(bsp_ipc_t *x)
     return sum;
 }
 
-/* Closes what bsp_ipc_open opened (the stream is done). */
-static inline void bsp_ipc_close(bsp_ipc_t *x)
+/* Closes what bsp_ipc_open opened (the stream is done); returns the
+ * communication time, bsp_ipc_comm_ms. */
+static inline double bsp_ipc_close(bsp_ipc_t *x)
 {
+    double comm_ms = bsp_ipc_comm_ms(x);
     for (int i = 0; i < x->peers; i++) {
         for (int j = 0; j < BSP_IPC_BUFS; j++)
             if (x->theirs[i][j])
@@ -180,6 +182,7 @@ static inline void bsp_ipc_close(bsp_ipc_t *x)
     free(x->marks);
     /* every peer closed mine before I free the buffers it mapped */
     MPI_Barrier(MPI_COMM_WORLD);
+    return comm_ms;
 }
 
 #endif /* DCUDA_APPS_BSP_IPC_H */

@@ -56,9 +56,7 @@ static int parse(int argc, char **argv, bsp_t *b)
 {
     hdiff_options_t o = HDIFF_OPTIONS_DEFAULT;
     for (int i = 1; i < argc; i++) {
-        int graph = strcmp(argv[i], "--bsp-graph") == 0, ipc = strcmp(argv[i], "--bsp-ipc") == 0;
-        int known = graph | ipc;
-        b->graph |= graph, b->ipc |= ipc;
+        int known = bsp_variant_option(argv[i], &b->graph, &b->ipc);
         if (!known && (known = hdiff_option("hdiff-bsp", argv[i], &o)) < 0)
             return 1;
         if (!known || o.bands) {
@@ -67,10 +65,8 @@ static int parse(int argc, char **argv, bsp_t *b)
         }
     }
     b->nx = o.nx, b->ny = o.ny, b->nz = o.nz, b->iters = o.iters;
-    if (b->graph && b->ipc) {
-        fprintf(stderr, "hdiff-bsp: --bsp-graph or --bsp-ipc, not both\n");
+    if (bsp_variant_refused("hdiff-bsp", b->graph, b->ipc, 1))
         return 1;
-    }
     if (b->ny < HDIFF_HALO || b->ny > 65535 || b->nz > 65535) {
         fprintf(stderr, "hdiff-bsp: 2 to 65535 rows and at most 65535 levels (one block each)\n");
         return 1;
@@ -230,10 +226,8 @@ int main(int argc, char **argv)
     double comm_ms = 0, ref_ms = 0;
     double ms = bsp_run_steps("hdiff-bsp", b.stream, b.iters, b.graph, step_captured, step_host, &b,
                               &comm_ms);
-    if (b.ipc) {
-        comm_ms = bsp_ipc_comm_ms(&b.x);
-        bsp_ipc_close(&b.x);
-    }
+    if (b.ipc)
+        comm_ms = bsp_ipc_close(&b.x);
     double worst = bsp_slowest(ms), comm_worst = bsp_slowest(comm_ms);
     hdiff_data_t d = { NULL, b.nx, b.ny * b.size, b.nz, 1, b.iters, 0 };
     double *ref = hdiff_reference(&d, &ref_ms);

@@ -173,9 +173,7 @@ static int parse(int argc, char **argv, bsp_t *b)
 {
     pt_options_t o = PT_OPTIONS_DEFAULT;
     for (int i = 1; i < argc; i++) {
-        int graph = strcmp(argv[i], "--bsp-graph") == 0, ipc = strcmp(argv[i], "--bsp-ipc") == 0;
-        int known = graph | ipc;
-        b->graph |= graph, b->ipc |= ipc;
+        int known = bsp_variant_option(argv[i], &b->graph, &b->ipc);
         if (!known && (known = pt_option("particles-bsp", argv[i], &o)) < 0)
             return 1;
         if (!known) {
@@ -185,10 +183,8 @@ static int parse(int argc, char **argv, bsp_t *b)
     }
     b->w = o.w, b->segs = o.segs, b->iters = o.iters, b->cap = pt_capacity(&o);
     b->h = o.segs * b->size, b->n = (long long)o.n * b->size;
-    if (b->graph && b->ipc) {
-        fprintf(stderr, "particles-bsp: --bsp-graph or --bsp-ipc, not both\n");
+    if (bsp_variant_refused("particles-bsp", b->graph, b->ipc, 1))
         return 1;
-    }
     if (b->size > 1 && b->segs < 2) {
         fprintf(stderr, "particles-bsp: at least 2 segments a process (a boundary segment "
                         "takes movers from one neighbour only)\n");
@@ -411,10 +407,8 @@ int main(int argc, char **argv)
                      : bsp_run_steps("particles-bsp", b.stream, b.iters, b.graph, step_captured,
                                      step_host, &b, &comm_ms);
     over |= b.exchange_over;
-    if (b.ipc) {
-        comm_ms = bsp_ipc_comm_ms(&b.x);
-        bsp_ipc_close(&b.x);
-    }
+    if (b.ipc)
+        comm_ms = bsp_ipc_close(&b.x);
     double worst = bsp_slowest(ms), comm_worst = bsp_slowest(comm_ms);
     CK(cudaMemcpy(&dev_over, b.over, sizeof(int), cudaMemcpyDeviceToHost));
     over |= dev_over;

@@ -121,9 +121,7 @@ static int parse(int argc, char **argv, bsp_t *p)
 {
     spmv_options_t o = POWER_OPTIONS_DEFAULT;
     for (int i = 1; i < argc; i++) {
-        int graph = strcmp(argv[i], "--bsp-graph") == 0, ipc = strcmp(argv[i], "--bsp-ipc") == 0;
-        int known = graph || ipc;
-        p->graph |= graph, p->ipc |= ipc;
+        int known = bsp_variant_option(argv[i], &p->graph, &p->ipc);
         if (!known && (known = power_option("power-bsp", argv[i], &o)) < 0)
             return 1;
         if (!known) {
@@ -133,11 +131,8 @@ static int parse(int argc, char **argv, bsp_t *p)
     }
     if (spmv_check("power-bsp", &o, p->size, &p->q) != 0)
         return 1;
-    if (p->graph && p->ipc) {
-        if (p->rank == 0)
-            fprintf(stderr, "power-bsp: --bsp-graph or --bsp-ipc, not both\n");
+    if (bsp_variant_refused("power-bsp", p->graph, p->ipc, p->rank == 0))
         return 1;
-    }
     p->n = o.n, p->nnz = o.nnz, p->iters = o.iters;
     p->lanes = spmv_lanes(o.nnz, BSP_THREADS);
     return 0;
@@ -351,10 +346,8 @@ int main(int argc, char **argv)
     double comm_ms = 0, lambda = 0;
     double ms = bsp_run_steps("power-bsp", p.stream, p.iters, p.graph, step_captured, step_host, &p,
                               &comm_ms);
-    if (p.ipc && p.size > 1) {
-        comm_ms = bsp_ipc_comm_ms(&p.ipcx);
-        bsp_ipc_close(&p.ipcx);
-    }
+    if (p.ipc && p.size > 1)
+        comm_ms = bsp_ipc_close(&p.ipcx);
     double worst = bsp_slowest(ms), comm_worst = bsp_slowest(comm_ms);
     power_result_t ref = { NULL, 0, 0, 0 };
     unsigned long long bad = compare(&p, &lambda, &ref), all_bad = 0;

@@ -87,10 +87,8 @@ static int parse(int argc, char **argv, bsp_t *p)
 {
     spmv_options_t o = SPMV_OPTIONS_DEFAULT;
     for (int i = 1; i < argc; i++) {
-        int graph = strcmp(argv[i], "--bsp-graph") == 0;
         int cusparse = strcmp(argv[i], "--bsp-cusparse") == 0;
-        int ipc = strcmp(argv[i], "--bsp-ipc") == 0, known = graph || cusparse || ipc;
-        p->graph |= graph, p->ipc |= ipc;
+        int known = bsp_variant_option(argv[i], &p->graph, &p->ipc) || cusparse;
         p->cusparse |= cusparse;
         if (!known && (known = spmv_option("spmv-bsp", argv[i], &o)) < 0)
             return 1;
@@ -101,11 +99,8 @@ static int parse(int argc, char **argv, bsp_t *p)
     }
     if (spmv_check("spmv-bsp", &o, p->size, &p->q) != 0)
         return 1;
-    if (p->graph && p->ipc) {
-        if (p->rank == 0)
-            fprintf(stderr, "spmv-bsp: --bsp-graph or --bsp-ipc, not both\n");
+    if (bsp_variant_refused("spmv-bsp", p->graph, p->ipc, p->rank == 0))
         return 1;
-    }
 #if !defined(SPMV_HAVE_CUSPARSE)
     if (p->cusparse) {
         if (p->rank == 0)
@@ -326,10 +321,8 @@ int main(int argc, char **argv)
     double comm_ms = 0, ref_ms = 0;
     double ms = bsp_run_steps("spmv-bsp", p.stream, p.iters, p.graph, step_captured, step_host, &p,
                               &comm_ms);
-    if (p.ipc && p.q > 1) {
-        comm_ms = bsp_ipc_comm_ms(&p.ipcx);
-        bsp_ipc_close(&p.ipcx);
-    }
+    if (p.ipc && p.q > 1)
+        comm_ms = bsp_ipc_close(&p.ipcx);
     double worst = bsp_slowest(ms), comm_worst = bsp_slowest(comm_ms);
     unsigned long long bad = compare(&p, &ref_ms), all_bad = 0;
     MPI_Reduce(&bad, &all_bad, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
