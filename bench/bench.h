@@ -1,6 +1,7 @@
 /*
- * Shared between the benchmark's host side and its rank code: the modes the
- * one benchmark kernel runs and the arguments (the user struct, per process).
+ * Shared between the benchmark's host side and its rank code: the modes,
+ * the kernel (family) that runs each, and the arguments (the user struct,
+ * per process).
  */
 #ifndef DCUDA_BENCH_H
 #define DCUDA_BENCH_H
@@ -33,6 +34,27 @@ enum bench_mode {
 #else
 #define BENCH_FN static inline
 #endif
+
+/* The benchmark's kernels, one a family of modes (bench_kernel.c). */
+enum bench_family {
+    BENCH_FAMILY_LATENCY = 0,   /* bench_latency: PINGPONG_PUT, PINGPONG_NOTIFY */
+    BENCH_FAMILY_BANDWIDTH = 1, /* bench_bandwidth: BW_ONE, BW_ALL */
+    BENCH_FAMILY_RUNTIME = 2,   /* bench_runtime: HOST_PING, BARRIER .. PUT_FLUSH, BARRIER_WORLD */
+    BENCH_FAMILY_PEER = 3       /* bench_peer: the PEER_ modes */
+};
+
+/* The family whose kernel runs `mode` (BENCH_IDLE runs in any of the
+ * same-device ones). */
+BENCH_FN int bench_family_of(int mode)
+{
+    if (mode <= BENCH_PINGPONG_NOTIFY)
+        return BENCH_FAMILY_LATENCY;
+    if (mode <= BENCH_BW_ALL)
+        return BENCH_FAMILY_BANDWIDTH;
+    if (mode >= BENCH_PEER_PINGPONG_PUT && mode <= BENCH_PEER_BW)
+        return BENCH_FAMILY_PEER;
+    return BENCH_FAMILY_RUNTIME;
+}
 
 /* Modes measured on process 0's device alone (the others' ranks idle). */
 BENCH_FN int bench_device_only(int mode)

@@ -1,19 +1,24 @@
 /*
- * Rank code of the benchmark (CPU and GPU ranks alike), one kernel for every
- * case; the user struct's mode picks it.
+ * Rank code of the benchmark (CPU and GPU ranks alike): one kernel for each
+ * family of cases, the user struct's mode picking the case within it.
  *
- *   same device  ping-pong latency of notified puts (any size) and
- *                notifications, put bandwidth from one or all ranks, host
- *                command round trips, barriers, window creation, put +
- *                flush (DEVICE windows and device rank numbers)
- *   peer         the same between processes (devices): ping-pong between
- *                WORLD rank 0 and the first rank of process 1, and bandwidth
- *                from the first K ranks of process 0 to the first K of
- *                process 1 (WORLD windows; parts lie in dcuda_host_alloc
- *                memory of each process)
+ *   bench_latency    same device: ping-pong latency of notified puts (any
+ *                    size) and notifications
+ *   bench_bandwidth  same device: put bandwidth from one or from all ranks
+ *   bench_runtime    same device: host command round trips, barriers,
+ *                    window creation, put + flush; and WORLD barriers
+ *   bench_peer       between processes: ping-pong between WORLD rank 0 and
+ *                    the first rank of process 1, and bandwidth from the
+ *                    first K ranks of process 0 to the first K of process 1
+ *                    (WORLD windows; parts lie in dcuda_host_alloc memory of
+ *                    each process)
  *
- * Every rank brackets the measured phase with the device timer; the host
- * reads the span from the earliest start to the latest stop of its device.
+ * A kernel holds only its family's code, so that a change to the code one
+ * family runs leaves the registers and the code layout of the others as
+ * they were (one kernel of every case moved unrelated rows by several
+ * percent with any change to the inlined engine). Every rank brackets the
+ * measured phase with the device timer; the host reads the span from the
+ * earliest start to the latest stop of its device.
  */
 #include "bench.h"
 #include "dcuda/dcuda_rank.h"
@@ -96,9 +101,18 @@ DCUDA_RANK_FN void bench_runtime_call(dcuda_state_t *st, const bench_args_t *a, 
     }
 }
 
-/* Same-device cases. In a run of several processes only process 0 measures;
- * the others get BENCH_IDLE and their ranks just pass the collectives. */
-DCUDA_RANK_FN void bench_device(dcuda_state_t *st, const bench_args_t *a)
+/* Inlined into each kernel, so that a family's constant prunes the others'
+ * code. */
+#if defined(__CUDACC__)
+#define BENCH_INLINE static __device__ __forceinline__
+#else
+#define BENCH_INLINE static inline
+#endif
+
+/* Same-device cases of one family. In a run of several processes only
+ * process 0 measures; the others get BENCH_IDLE and their ranks just pass
+ * the collectives. */
+BENCH_INLINE void bench_device(dcuda_state_t *st, const bench_args_t *a, const int family)
 {
     int me, ranks;
     dcuda_win_t src_win, dst_win;
@@ -110,20 +124,19 @@ DCUDA_RANK_FN void bench_device(dcuda_state_t *st, const bench_args_t *a)
     int active = a->mode != BENCH_IDLE &&
                  (a->mode == BENCH_BW_ALL || me == 0 ||
                   me == (a->mode <= BENCH_PINGPONG_NOTIFY ? a->peer : 1));
-    int pingpong = active && a->mode <= BENCH_PINGPONG_NOTIFY;
-    if (pingpong)
+    if (family == BENCH_FAMILY_LATENCY && active)
         bench_pingpong(st, a, dst_win, me, src, a->warmup);
 
     dcuda_start_cpu_timer(st);
-    if (a->mode == BENCH_HOST_PING)
+    if (family == BENCH_FAMILY_LATENCY && active)
+        bench_pingpong(st, a, dst_win, me, src, a->iters);
+    else if (family == BENCH_FAMILY_BANDWIDTH && active)
+        bench_bandwidth(st, a, dst_win, me, ranks, src);
+    else if (family == BENCH_FAMILY_RUNTIME && a->mode == BENCH_HOST_PING)
         for (int i = 0; me == 0 && i < a->iters; i++)
             dcuda_rank_ping_host(st);
-    else if (a->mode >= BENCH_BARRIER)
+    else if (family == BENCH_FAMILY_RUNTIME && a->mode != BENCH_IDLE)
         bench_runtime_call(st, a, dst_win, me, src);
-    else if (pingpong)
-        bench_pingpong(st, a, dst_win, me, src, a->iters);
-    else if (active)
-        bench_bandwidth(st, a, dst_win, me, ranks, src);
     dcuda_stop_cpu_timer(st);
 
     dcuda_win_free(st, dst_win);
@@ -199,22 +212,51 @@ DCUDA_RANK_FN void bench_peer(dcuda_state_t *st, const bench_args_t *a)
     dcuda_win_free(st, src_win);
 }
 
-DCUDA_KERNEL(bench, ctx)
+/* The rank's start: its state, and a private copy of the user struct (no
+ * global loads in the loops). */
+BENCH_INLINE bench_args_t bench_start(dcuda_context_h ctx, dcuda_state_t *st)
+{
+    bench_args_t *user;
+    dcuda_rank_init(ctx, st);
+    dcuda_get_data(st, (void **)&user);
+    return *user;
+}
+
+DCUDA_KERNEL(bench_latency, ctx)
 {
     DCUDA_SHARED dcuda_state_t st;
-    bench_args_t *user, args; /* a private copy: no global loads in the loops */
-    dcuda_rank_init(ctx, &st);
-    dcuda_get_data(&st, (void **)&user);
-    args = *user;
+    bench_args_t args = bench_start(ctx, &st);
+    bench_device(&st, &args, BENCH_FAMILY_LATENCY);
+    dcuda_rank_finish(&st);
+}
+
+DCUDA_KERNEL(bench_bandwidth, ctx)
+{
+    DCUDA_SHARED dcuda_state_t st;
+    bench_args_t args = bench_start(ctx, &st);
+    bench_device(&st, &args, BENCH_FAMILY_BANDWIDTH);
+    dcuda_rank_finish(&st);
+}
+
+DCUDA_KERNEL(bench_runtime, ctx)
+{
+    DCUDA_SHARED dcuda_state_t st;
+    bench_args_t args = bench_start(ctx, &st);
     if (args.mode == BENCH_BARRIER_WORLD) {
         dcuda_start_cpu_timer(&st);
         for (int i = 0; i < args.iters; i++)
             dcuda_comm_barrier(&st, DCUDA_COMM_WORLD);
         dcuda_stop_cpu_timer(&st);
-    } else if (bench_device_only(args.mode) || args.mode == BENCH_IDLE) {
-        bench_device(&st, &args);
     } else {
-        bench_peer(&st, &args);
+        bench_device(&st, &args, BENCH_FAMILY_RUNTIME);
     }
+    dcuda_rank_finish(&st);
+}
+
+DCUDA_KERNEL(bench_peer, ctx)
+{
+    DCUDA_SHARED dcuda_state_t st;
+    bench_args_t args = bench_start(ctx, &st);
+    bench_peer(&st, &args);
     dcuda_rank_finish(&st);
 }

@@ -32,6 +32,10 @@
  * processes the same-device rows are measured on process 0's device alone
  * (the other processes run those cases with BENCH_IDLE), so they mean the
  * same as in a single-process run; DCUDA_RANKS counts ranks per device.
+ * Each family of cases has its kernel (bench_kernel.c) and its hosts: one
+ * of 2 ranks, one of every rank the device holds with that kernel (the
+ * rows' rank counts say how many), so a change to one family's code moves
+ * no other's rows.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +44,10 @@
 #include "bench.h"
 #include "dcuda/dcuda_host.h"
 
-DCUDA_KERNEL_DECLARE(bench);
+DCUDA_KERNEL_DECLARE(bench_latency);
+DCUDA_KERNEL_DECLARE(bench_bandwidth);
+DCUDA_KERNEL_DECLARE(bench_runtime);
+DCUDA_KERNEL_DECLARE(bench_peer);
 
 #define BENCH_MAX_SIZE ((size_t)4 << 20)
 #define BENCH_ONE_RANK_SPAN ((size_t)256 << 20)
@@ -49,6 +56,7 @@ static FILE *csv;
 static int quiet;  /* not process 0: print no rows */
 static int idling; /* not process 0 of several: same-device cases run idle */
 static int process;
+static int family; /* enum bench_family of the open host's kernel */
 
 static void row(const char *kind, const char *what, int ranks, size_t size, const char *unit,
                 double value)
@@ -67,6 +75,10 @@ static double run_case(dcuda_host_h h, const bench_args_t *args)
     const double *t;
     int n = 0;
     bench_args_t a = *args;
+    if (bench_family_of(a.mode) != family) {
+        fprintf(stderr, "bench: mode %d is not run by kernel family %d\n", a.mode, family);
+        return -1;
+    }
     if (idling && bench_device_only(a.mode))
         a.mode = BENCH_IDLE;
     dcuda_status_t st = dcuda_host_run(h, &a, sizeof a, NULL);
@@ -80,7 +92,24 @@ static double run_case(dcuda_host_h h, const bench_args_t *args)
     return t[0];
 }
 
-static dcuda_status_t open_host(int argc, char **argv, const char *ranks, int threads,
+/* The kernel of a family of cases (bench_kernel.c). */
+static dcuda_kernel_t family_kernel(int f)
+{
+    switch (f) {
+    case BENCH_FAMILY_LATENCY:
+        return DCUDA_KERNEL_REF(bench_latency);
+    case BENCH_FAMILY_BANDWIDTH:
+        return DCUDA_KERNEL_REF(bench_bandwidth);
+    case BENCH_FAMILY_RUNTIME:
+        return DCUDA_KERNEL_REF(bench_runtime);
+    default:
+        return DCUDA_KERNEL_REF(bench_peer);
+    }
+}
+
+/* Opens a host running family f's kernel on `ranks` ranks a device ("0":
+ * as many as it holds with that kernel). */
+static dcuda_status_t open_host(int argc, char **argv, const char *ranks, int threads, int f,
                                 dcuda_host_h *h, dcuda_rank_info_t *info)
 {
     char opt[64];
@@ -91,10 +120,11 @@ static dcuda_status_t open_host(int argc, char **argv, const char *ranks, int th
         args[i] = argv[i];
     snprintf(opt, sizeof opt, "--dcuda-ranks=%s", ranks);
     args[argc] = opt; /* after the user's arguments: wins over them */
-    dcuda_status_t st = dcuda_host_init(argc + 1, args, DCUDA_KERNEL_REF(bench), threads, h);
+    dcuda_status_t st = dcuda_host_init(argc + 1, args, family_kernel(f), threads, h);
     free(args);
     if (st == DCUDA_OK)
         st = dcuda_host_get_rank_info(*h, info);
+    family = f;
     return st;
 }
 
@@ -375,13 +405,18 @@ static void peer_bandwidth(dcuda_host_h h, const peer_setup_t *p)
     dcuda_host_free(h, a.dst);
 }
 
+static void peer_skipped(void)
+{
+    if (!quiet)
+        printf("# peer rows skipped: 1 process (they need 2+: several GPUs visible, "
+               "mpirun -np 2+, or DCUDA_PROCESSES=2+ with CPU ranks)\n");
+}
+
 static void peer_section(dcuda_host_h h, const dcuda_rank_info_t *info, int quick,
                          const sweep_t *w, int with_bandwidth)
 {
     if (info->process_count < 2) {
-        if (!quiet)
-            printf("# peer rows skipped: 1 process (they need 2+: several GPUs visible, "
-                   "mpirun -np 2+, or DCUDA_PROCESSES=2+ with CPU ranks)\n");
+        peer_skipped();
         return;
     }
     peer_setup_t p = peer_setup(info, quick);
@@ -436,6 +471,52 @@ static int sweep_option(const char *flag, const char *value, sweep_t *w)
     return 0;
 }
 
+/* What every host of the run is opened with. */
+typedef struct bench_opts {
+    int argc;
+    char **argv;
+    int threads;
+    const char *csv_path;
+    sweep_t w;
+} bench_opts_t;
+
+/* The table's head (process 0; once, after the first host tells what runs). */
+static void print_head(const bench_opts_t *o, const dcuda_rank_info_t *info)
+{
+    if (!quiet && o->csv_path && !(csv = fopen(o->csv_path, "w")))
+        fprintf(stderr, "bench: cannot write %s\n", o->csv_path); /* go on: the others expect us */
+    if (!quiet) {
+        printf("# dcuda_bench: backend %s (%s), %d thread(s) per rank", info->backend,
+               info->device_name, info->threads_per_rank);
+        if (info->process_count > 1)
+            printf(", %d processes (same-device rows: process 0's device)", info->process_count);
+        printf("; %d rounds (%d warm-up) a latency case, sizes %zu..%zu\n", o->w.iters,
+               o->w.warmup, o->w.min, o->w.max);
+        printf("%-10s %-28s %6s %9s %10s %10s\n", "kind", "what", "ranks", "bytes", "unit",
+               "value");
+    }
+    if (csv)
+        fprintf(csv, "kind,what,ranks,bytes,unit,value\n");
+}
+
+/* Opens a host of family f's kernel; 0, or -1. The first one starts the
+ * processes of a run of several (forked, or under mpirun) and prints the
+ * table's head. */
+static int open_family(const bench_opts_t *o, const char *ranks, int f, dcuda_host_h *h,
+                       dcuda_rank_info_t *info)
+{
+    static int opened;
+    if (open_host(o->argc, o->argv, ranks, o->threads, f, h, info) != DCUDA_OK)
+        return -1;
+    if (!opened++) {
+        process = info->process_index;
+        quiet = info->process_index != 0;
+        idling = info->process_index != 0;
+        print_head(o, info);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int quick = 0, peer_only = 0, with_bandwidth = 1, warmup_set = 0, threads = 128;
@@ -466,50 +547,54 @@ int main(int argc, char **argv)
         w.iters = quick ? 2000 : 100000;
     if (!warmup_set)
         w.warmup = w.iters / 10;
+    bench_opts_t o = { argc, argv, threads, csv_path, w };
     int iters = w.iters;
     dcuda_host_h h;
-    dcuda_rank_info_t info;
-    /* With several processes they start here (forked or under mpirun). */
-    if (open_host(argc, argv, "2", threads, &h, &info) != DCUDA_OK)
-        return 1;
-    process = info.process_index;
-    quiet = info.process_index != 0;
-    idling = info.process_index != 0;
-    if (!quiet && csv_path && !(csv = fopen(csv_path, "w")))
-        fprintf(stderr, "bench: cannot write %s\n", csv_path); /* go on: the others expect us */
-    if (!quiet) {
-        printf("# dcuda_bench: backend %s (%s), %d thread(s) per rank", info.backend,
-               info.device_name, info.threads_per_rank);
-        if (info.process_count > 1)
-            printf(", %d processes (same-device rows: process 0's device)", info.process_count);
-        printf("; %d rounds (%d warm-up) a latency case, sizes %zu..%zu\n", w.iters, w.warmup,
-               w.min, w.max);
-        printf("%-10s %-28s %6s %9s %10s %10s\n", "kind", "what", "ranks", "bytes", "unit",
-               "value");
-    }
-    if (csv)
-        fprintf(csv, "kind,what,ranks,bytes,unit,value\n");
+    dcuda_rank_info_t info = { 0 };
     if (!peer_only) {
+        /* Two ranks: the latency, host and runtime rows of one pair. */
+        if (open_family(&o, "2", BENCH_FAMILY_LATENCY, &h, &info))
+            return 1;
         latency(h, 2, &w, "");
         latency_sweep(h, &w);
+        dcuda_host_finish(h);
+        if (open_family(&o, "2", BENCH_FAMILY_RUNTIME, &h, &info))
+            return 1;
         host_round_trip(h, iters / 10);
         runtime_calls(h, 2, iters / 10);
-        if (with_bandwidth)
+        dcuda_host_finish(h);
+        if (with_bandwidth) {
+            if (open_family(&o, "2", BENCH_FAMILY_BANDWIDTH, &h, &info))
+                return 1;
             bandwidth(h, 2, 0, quick ? 64e6 : 1e9);
-    }
-    dcuda_host_finish(h);
-
-    if (open_host(argc, argv, "0", threads, &h, &info) != DCUDA_OK)
-        return 1;
-    if (!peer_only) {
+            dcuda_host_finish(h);
+        }
+        /* Every rank the device holds with each kernel. */
+        if (open_family(&o, "0", BENCH_FAMILY_LATENCY, &h, &info))
+            return 1;
         latency(h, info.rank_responsible, &w, "_busy_device");
+        dcuda_host_finish(h);
+        if (open_family(&o, "0", BENCH_FAMILY_RUNTIME, &h, &info))
+            return 1;
         runtime_calls(h, info.rank_responsible, iters / 100 + 1);
         world_barrier(h, info.rank_count, iters / 100 + 1);
-        if (with_bandwidth)
+        dcuda_host_finish(h);
+        if (with_bandwidth) {
+            if (open_family(&o, "0", BENCH_FAMILY_BANDWIDTH, &h, &info))
+                return 1;
             bandwidth(h, info.rank_responsible, 1, quick ? 256e6 : 8e9);
+            dcuda_host_finish(h);
+        }
     }
-    peer_section(h, &info, quick, &w, with_bandwidth);
-    dcuda_host_finish(h);
+    /* The peer rows need a second process; the earlier hosts tell. */
+    if (!peer_only && info.process_count < 2) {
+        peer_skipped();
+    } else {
+        if (open_family(&o, "0", BENCH_FAMILY_PEER, &h, &info))
+            return 1;
+        peer_section(h, &info, quick, &w, with_bandwidth);
+        dcuda_host_finish(h);
+    }
     if (csv)
         fclose(csv);
     return dcuda_host_exit_status(0);
