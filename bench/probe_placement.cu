@@ -9,7 +9,7 @@
  * the value (acq_rel, or the acquire-only fence of PTX 8.6) instead of an
  * acquire load a poll; the release as a release fence + relaxed add; and
  * the put's form: a 4 B store (of a constant, or of a word loaded after
- * the acquire) before the release. Prints the best of three runs of
+ * the acquire; 128 B to 512 KiB from the counter) before the release. Prints the best of three runs of
  * 100,000 round trips a row,
  * one-way microseconds by the GPU's global timer. GPU only; about a second.
  */
@@ -68,6 +68,7 @@ enum { PUT_NONE = 0, PUT_CONST = 1, PUT_LOADED = 2 };
 
 typedef struct probe_mode {
     int acq, rel, put;
+    int data_at; /* a put's target word: bytes after the target's counter (0: 128) */
 } probe_mode_t;
 
 /* Thread 0 of block `me`: the put's store, if any, then the release add. */
@@ -86,15 +87,15 @@ static __device__ __forceinline__ void release_to(unsigned *out, unsigned *data,
 
 /* Block b polls the counter at cnt + gap * b; `lanes` threads poll (1 or
  * 32), thread 0 releases; the other threads wait at a barrier when `park`.
- * A put stores to the word 128 B after the target's counter, from a word
- * 64 KiB after its own when loaded. */
+ * A put stores to the word m.data_at bytes after the target's counter
+ * (128 by default), from a word 64 KiB after its own when loaded. */
 __global__ void pingpong(unsigned *cnt, int gap, int lanes, int park, probe_mode_t m,
                          unsigned long long *ns)
 {
     int me = blockIdx.x;
     unsigned *in = (unsigned *)((char *)cnt + gap * me);
     unsigned *out = (unsigned *)((char *)cnt + gap * (1 - me));
-    unsigned *data = out + 32;
+    unsigned *data = out + (m.data_at ? m.data_at : 128) / 4;
     const unsigned *src = in + 16384;
     if ((int)threadIdx.x >= lanes) {
         if (park)
@@ -145,6 +146,12 @@ int main(void)
         { 32, 1, 0, 1024, 0, 0, "relaxed polls + fence.acquire, 1 KiB apart", { 2, 0, 0 } },
         { 32, 1, 0, 1024, 0, 0, "release: fence.release + relaxed add", { 0, 1, 0 } },
         { 32, 1, 0, 1024, 0, 0, "put: 4 B store of a constant + release add", { 0, 0, 1 } },
+        { 32, 1, 0, 1024, 0, 0, "put: the same, stored 512 B after the counter", { 0, 0, 1, 512 } },
+        { 32, 1, 0, 1024, 0, 0, "put: the same, stored 4 KiB after the counter", { 0, 0, 1, 4096 } },
+        { 32, 1, 0, 1024, 0, 0, "put: the same, stored 128 KiB after the counter",
+          { 0, 0, 1, 131072 } },
+        { 32, 1, 0, 1024, 0, 0, "put: the same, stored 512 KiB after the counter",
+          { 0, 0, 1, 524288 } },
         { 32, 1, 0, 1024, 0, 0, "put: 4 B loaded after the acquire, stored, release add",
           { 0, 0, 2 } },
         { 32, 1, 0, 1024, 0, 0, "put, loaded: relaxed polls + fence.acquire", { 2, 0, 2 } },
