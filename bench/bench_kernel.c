@@ -212,51 +212,47 @@ DCUDA_RANK_FN void bench_peer(dcuda_state_t *st, const bench_args_t *a)
     dcuda_win_free(st, src_win);
 }
 
-/* The rank's start: its state, and a private copy of the user struct (no
- * global loads in the loops). */
-BENCH_INLINE bench_args_t bench_start(dcuda_context_h ctx, dcuda_state_t *st)
+/* A rank of family f's kernel: its state, a private copy of the user
+ * struct (no global loads in the loops), the family's cases. */
+BENCH_INLINE void bench_rank(dcuda_context_h ctx, dcuda_state_t *st, const int family)
 {
-    bench_args_t *user;
+    bench_args_t *user, args;
     dcuda_rank_init(ctx, st);
     dcuda_get_data(st, (void **)&user);
-    return *user;
+    args = *user;
+    if (family == BENCH_FAMILY_PEER) {
+        bench_peer(st, &args);
+    } else if (family == BENCH_FAMILY_RUNTIME && args.mode == BENCH_BARRIER_WORLD) {
+        dcuda_start_cpu_timer(st);
+        for (int i = 0; i < args.iters; i++)
+            dcuda_comm_barrier(st, DCUDA_COMM_WORLD);
+        dcuda_stop_cpu_timer(st);
+    } else {
+        bench_device(st, &args, family);
+    }
+    dcuda_rank_finish(st);
 }
 
 DCUDA_KERNEL(bench_latency, ctx)
 {
     DCUDA_SHARED dcuda_state_t st;
-    bench_args_t args = bench_start(ctx, &st);
-    bench_device(&st, &args, BENCH_FAMILY_LATENCY);
-    dcuda_rank_finish(&st);
+    bench_rank(ctx, &st, BENCH_FAMILY_LATENCY);
 }
 
 DCUDA_KERNEL(bench_bandwidth, ctx)
 {
     DCUDA_SHARED dcuda_state_t st;
-    bench_args_t args = bench_start(ctx, &st);
-    bench_device(&st, &args, BENCH_FAMILY_BANDWIDTH);
-    dcuda_rank_finish(&st);
+    bench_rank(ctx, &st, BENCH_FAMILY_BANDWIDTH);
 }
 
 DCUDA_KERNEL(bench_runtime, ctx)
 {
     DCUDA_SHARED dcuda_state_t st;
-    bench_args_t args = bench_start(ctx, &st);
-    if (args.mode == BENCH_BARRIER_WORLD) {
-        dcuda_start_cpu_timer(&st);
-        for (int i = 0; i < args.iters; i++)
-            dcuda_comm_barrier(&st, DCUDA_COMM_WORLD);
-        dcuda_stop_cpu_timer(&st);
-    } else {
-        bench_device(&st, &args, BENCH_FAMILY_RUNTIME);
-    }
-    dcuda_rank_finish(&st);
+    bench_rank(ctx, &st, BENCH_FAMILY_RUNTIME);
 }
 
 DCUDA_KERNEL(bench_peer, ctx)
 {
     DCUDA_SHARED dcuda_state_t st;
-    bench_args_t args = bench_start(ctx, &st);
-    bench_peer(&st, &args);
-    dcuda_rank_finish(&st);
+    bench_rank(ctx, &st, BENCH_FAMILY_PEER);
 }
