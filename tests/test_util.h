@@ -296,31 +296,34 @@ static inline int test_main(int argc, char **argv, const test_case_t *cases, int
 }
 
 /* Output capture: stdout and stderr both go to one temporary file (one
- * open file description, so writes land in the order they are made). */
+ * open file description, so writes land in the order they are made). The
+ * file is unlinked at once and read through its descriptor, so processes
+ * forked during the capture (dcuda_host_init starts a group) each read it,
+ * whichever ends first. */
 typedef struct test_capture {
-    int saved_out, saved_err;
-    char path[256];
+    int saved_out, saved_err, fd;
 } test_capture_t;
 
 static inline int test_capture_begin(test_capture_t *c)
 {
     const char *dir = getenv("TMPDIR");
-    snprintf(c->path, sizeof c->path, "%s/dcuda_test_XXXXXX", dir && *dir ? dir : "/tmp");
-    int fd = mkstemp(c->path);
-    if (fd < 0) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/dcuda_test_XXXXXX", dir && *dir ? dir : "/tmp");
+    c->fd = mkstemp(path);
+    if (c->fd < 0) {
         perror("mkstemp");
         return 0;
     }
+    unlink(path);
     fflush(stdout);
     fflush(stderr);
     c->saved_out = dup(1);
     c->saved_err = dup(2);
-    if (c->saved_out < 0 || c->saved_err < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
+    if (c->saved_out < 0 || c->saved_err < 0 || dup2(c->fd, 1) < 0 || dup2(c->fd, 2) < 0) {
         perror("dup");
-        close(fd);
+        close(c->fd);
         return 0;
     }
-    close(fd);
     return 1;
 }
 
@@ -334,16 +337,18 @@ static inline char *test_capture_end(test_capture_t *c)
     close(c->saved_out);
     close(c->saved_err);
     char *text = NULL;
-    FILE *f = fopen(c->path, "rb");
-    if (f) {
-        long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-        if (size >= 0 && fseek(f, 0, SEEK_SET) == 0 && (text = malloc((size_t)size + 1))) {
-            size_t got = fread(text, 1, (size_t)size, f);
-            text[got] = '\0';
+    off_t size = lseek(c->fd, 0, SEEK_END);
+    if (size >= 0 && (text = malloc((size_t)size + 1))) {
+        size_t got = 0;
+        while (got < (size_t)size) {
+            ssize_t n = pread(c->fd, text + got, (size_t)size - got, (off_t)got);
+            if (n <= 0)
+                break;
+            got += (size_t)n;
         }
-        fclose(f);
+        text[got] = '\0';
     }
-    unlink(c->path);
+    close(c->fd);
     if (!text)
         perror("reading the captured output");
     return text;

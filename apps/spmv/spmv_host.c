@@ -24,7 +24,9 @@ int spmv_check(const char *program, spmv_options_t *o, int devices, int *q)
     while (side * side < devices)
         side++;
     if (side * side != devices) {
-        fprintf(stderr, "%s: %d processes: the devices form a square grid (1, 4, 9, ...)\n",
+        fprintf(stderr,
+                "%s: %d processes: the devices form a square grid (1, 4, 9, ... processes; one "
+                "per visible GPU unless DCUDA_PROCESSES or mpirun -np says how many)\n",
                 program, devices);
         return -1;
     }

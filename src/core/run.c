@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bootstrap/boot.h"
@@ -32,6 +33,36 @@
 /* While busy, ask whether the ranks are done every this many rounds only
  * (the question costs a few microseconds on a GPU). */
 #define HOST_FINISHED_EVERY 256u
+
+/* The host whose ranks run now (launched, not yet joined). */
+static _Atomic(dcuda_host_h) running_host;
+
+/* At exit() while ranks run (a thread of the program calls it, or main
+ * returns from a dcuda_host_run_start it did not wait for): the peers learn
+ * that this process left their run, and its ranks' waits end
+ * (DCUDA_ERR_ABORTED). Without that, the GPU's exit handler, which waits
+ * for the kernel, would wait for ranks that wait forever, and the process
+ * would neither end nor tell its peers. Registered at the first launch,
+ * after the backend started CUDA, so that it runs before CUDA's handler
+ * (exit handlers run in the reverse order of their registration). */
+static void run_at_exit(void)
+{
+    dcuda_host_h h = atomic_load_explicit(&running_host, memory_order_acquire);
+    if (!h)
+        return;
+    dcu_node_mark_exit();
+    uint32_t none = DCUDA_CANCEL_NONE;
+    atomic_compare_exchange_strong_explicit(h->cancel_h, &none, DCUDA_CANCEL_PEER,
+                                            memory_order_acq_rel, memory_order_acquire);
+}
+
+static void watch_exit(dcuda_host_h h)
+{
+    static atomic_flag registered = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&registered))
+        atexit(run_at_exit);
+    atomic_store_explicit(&running_host, h, memory_order_release);
+}
 
 /* A proxy that cannot go on ends the run as a lost peer would (unless the
  * run was cancelled already: then its failure is a consequence). */
@@ -84,8 +115,10 @@ static dcuda_status_t launch(dcuda_host_h h, void *stream)
     h->run.t0 = dcu_clock_ns();
     dcu_monitor_start(h);
     dcu_proxy_reset(h->proxy);
+    watch_exit(h);
     dcuda_status_t st = h->ops->launch(h->backend, h->dev_ctx, stream);
     if (st != DCUDA_OK) {
+        atomic_store_explicit(&running_host, NULL, memory_order_release);
         char why[128];
         snprintf(why, sizeof why, "process %d, whose ranks could not start (%s)",
                  h->info.process_index, dcuda_status_name(st));
@@ -114,6 +147,7 @@ static dcuda_status_t serve(dcuda_host_h h)
             dcu_clock_sleep_ns(HOST_IDLE_SLEEP_NS);
     }
     dcuda_status_t st = h->ops->join(h->backend);
+    atomic_store_explicit(&running_host, NULL, memory_order_release);
     while (dcu_proxy_poll(h->proxy) > 0) { /* what the ranks queued last */
     }
     dcu_proxy_drain(h->proxy);

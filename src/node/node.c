@@ -42,9 +42,10 @@ static struct {
     int fd; /* the node's first process: the segment's memfd, kept open for the others */
     int count, index;
     pid_t pids[DCUDA_MAX_PROCESSES];
-    int lost;      /* a peer died */
-    char why[512]; /* why the last barrier failed */
-} node = { NULL, -1, 1, 0, { 0 }, 0, "" };
+    int lost;        /* a peer died */
+    int exit_marked; /* the peers were told how this process exits */
+    char why[512];   /* why the last barrier failed */
+} node = { NULL, -1, 1, 0, { 0 }, 0, 0, "" };
 
 /* Does process p run on my node (p itself excepted)? */
 static int node_peer(int p)
@@ -108,11 +109,14 @@ static dcuda_status_t open_segment(pid_t owner, int fd_there)
 }
 
 /* At exit: tell the peers this process left on purpose, and whether its
- * ranks were still running (then it is lost to their run). */
-static void node_at_exit(void)
+ * ranks were still running (then it is lost to their run). Once: the run
+ * may end while the exit handlers run, and must not turn "left its run"
+ * into "departed" afterwards. */
+void dcu_node_mark_exit(void)
 {
-    if (!node.seg)
+    if (!node.seg || node.exit_marked)
         return;
+    node.exit_marked = 1;
     dcu_node_proc_t *me = &node.seg->procs[node.index];
     int in_run = atomic_load_explicit(&me->in_run, memory_order_relaxed) != 0;
     atomic_store_explicit(&me->state, in_run ? DCU_PROC_LEFT_RUN : DCU_PROC_DEPARTED,
@@ -120,6 +124,8 @@ static void node_at_exit(void)
     if (in_run) /* the peers will not end the launcher's job with this one */
         dcu_boot_abandon();
 }
+
+static void node_at_exit(void) { dcu_node_mark_exit(); }
 
 void dcu_node_run_begin(void)
 {

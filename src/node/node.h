@@ -75,6 +75,10 @@ const char *dcu_node_why(void);
  * Cheap enough to call every few milliseconds. */
 int dcu_node_lost(char *why, size_t why_size);
 
+/* Tells the peers that this process exits, and whether it leaves a run
+ * (once; an exit handler registered at dcu_node_open calls it too). */
+void dcu_node_mark_exit(void);
+
 /* This process's ranks start a run (before the run's host barrier), and
  * are done with it. A process that exits between the two is lost to its
  * peers' run, however it exits. */
