@@ -279,7 +279,10 @@ static void bandwidth(dcuda_host_h h, int ranks, int all, double total_bytes)
  *
  * latency    ping-pong between WORLD rank 0 and the first rank of process 1,
  *            put_notify over the sizes of -m and notify only; one-way =
- *            round trip / 2; every other rank waits in a barrier
+ *            round trip / 2; with the pair alone (one rank a process, as
+ *            the anchors' one block a GPU), and with every rank the
+ *            device holds, the others waiting in a barrier (rows
+ *            *_busy_device, as the same-device rows)
  * bandwidth  the first K ranks of process 0 put back-to-back to the first K
  *            of process 1 (WORLD rank r -> r + ranks of process 0), K = 1, 32
  *            and all; the receivers acknowledge the last put, so process 0's
@@ -334,8 +337,12 @@ static peer_setup_t peer_setup(const dcuda_rank_info_t *info, int quick)
     return p;
 }
 
-static void peer_latency(dcuda_host_h h, const peer_setup_t *p, int ranks, const sweep_t *w)
+static void peer_latency(dcuda_host_h h, const peer_setup_t *p, int ranks, const sweep_t *w,
+                         const char *suffix)
 {
+    char put_name[64], notify_name[64];
+    snprintf(put_name, sizeof put_name, "peer_notified_put%s", suffix);
+    snprintf(notify_name, sizeof notify_name, "peer_notify%s", suffix);
     bench_args_t a = { 0 };
     a.peer = p->first1;
     a.side = p->side;
@@ -350,7 +357,7 @@ static void peer_latency(dcuda_host_h h, const peer_setup_t *p, int ranks, const
         a.warmup = w->warmup < a.iters ? w->warmup : a.iters;
         double ms = run_case(h, &a);
         if (ms > 0)
-            row("latency", notify ? "peer_notify" : "peer_notified_put", ranks, a.size,
+            row("latency", notify ? notify_name : put_name, ranks, a.size,
                 "one_way_us", ms * 1e3 / a.iters / 2);
         if (notify)
             break;
@@ -412,17 +419,20 @@ static void peer_skipped(void)
                "mpirun -np 2+, or DCUDA_PROCESSES=2+ with CPU ranks)\n");
 }
 
+/* The peer rows of a host of one rank a process (latency of the pair
+ * alone), or of every rank the device holds (latency with the device
+ * busy, bandwidth). */
 static void peer_section(dcuda_host_h h, const dcuda_rank_info_t *info, int quick,
-                         const sweep_t *w, int with_bandwidth)
+                         const sweep_t *w, int pair_alone, int with_bandwidth)
 {
-    if (info->process_count < 2) {
-        peer_skipped();
+    peer_setup_t p = peer_setup(info, quick);
+    if (pair_alone) {
+        peer_latency(h, &p, info->rank_count, w, "");
         return;
     }
-    peer_setup_t p = peer_setup(info, quick);
     if (!quiet && p.pairs < 32)
         printf("# peer_put_32_ranks skipped: only %d rank(s) per side\n", p.pairs);
-    peer_latency(h, &p, info->rank_count, w);
+    peer_latency(h, &p, info->rank_count, w, "_busy_device");
     if (with_bandwidth)
         peer_bandwidth(h, &p);
 }
@@ -590,10 +600,20 @@ int main(int argc, char **argv)
     if (!peer_only && info.process_count < 2) {
         peer_skipped();
     } else {
-        if (open_family(&o, "0", BENCH_FAMILY_PEER, &h, &info))
+        if (open_family(&o, "1", BENCH_FAMILY_PEER, &h, &info))
             return 1;
-        peer_section(h, &info, quick, &w, with_bandwidth);
+        int several = info.process_count >= 2;
+        if (several)
+            peer_section(h, &info, quick, &w, 1, 0);
         dcuda_host_finish(h);
+        if (!several)
+            peer_skipped();
+        else if (open_family(&o, "0", BENCH_FAMILY_PEER, &h, &info))
+            return 1;
+        else {
+            peer_section(h, &info, quick, &w, 0, with_bandwidth);
+            dcuda_host_finish(h);
+        }
     }
     if (csv)
         fclose(csv);

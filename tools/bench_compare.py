@@ -206,6 +206,9 @@ def peer(b, f, nv, have_nv):
     lat("peer_notified_put", 4, "put_signal_block128_4B", None)
     lat("peer_notify", 0, "fence_signal_op", 1.0)
     lat("peer_notify", 0, "signal_op", None)  # relaxed: orders nothing
+    # With every rank the device holds resident (the others in a barrier).
+    lat("peer_notified_put_busy_device", 4, "put_signal_4B", None)
+    lat("peer_notify_busy_device", 0, "fence_signal_op", None)
 
     # The other sizes, for the record: how latency grows with the payload.
     for size, v, _ in sorted(b.get(("latency", "peer_notified_put"), [])):
