@@ -268,8 +268,8 @@ static void bandwidth(dcuda_host_h h, int ranks, int all, double total_bytes)
             row("bandwidth", all ? "put_all_ranks" : "put_one_rank", all ? ranks : 1, size, "GBps",
                 senders * (double)size * a.iters / (ms * 1e6));
         if (ms > 0 && size == 8)
-            row("rate", all ? "put_all_ranks" : "put_one_rank", all ? ranks : 1, size,
-                "Mmsg_per_s", senders * a.iters / (ms * 1e3));
+            row("rate", all ? "put_all_ranks" : "put_one_rank", all ? ranks : 1, size, "Mmsg_per_s",
+                senders * a.iters / (ms * 1e3));
     }
     dcuda_host_free(h, a.src);
     dcuda_host_free(h, a.dst);
@@ -357,8 +357,8 @@ static void peer_latency(dcuda_host_h h, const peer_setup_t *p, int ranks, const
         a.warmup = w->warmup < a.iters ? w->warmup : a.iters;
         double ms = run_case(h, &a);
         if (ms > 0)
-            row("latency", notify ? notify_name : put_name, ranks, a.size,
-                "one_way_us", ms * 1e3 / a.iters / 2);
+            row("latency", notify ? notify_name : put_name, ranks, a.size, "one_way_us",
+                ms * 1e3 / a.iters / 2);
         if (notify)
             break;
     }
@@ -422,8 +422,8 @@ static void peer_skipped(void)
 /* The peer rows of a host of one rank a process (latency of the pair
  * alone), or of every rank the device holds (latency with the device
  * busy, bandwidth). */
-static void peer_section(dcuda_host_h h, const dcuda_rank_info_t *info, int quick,
-                         const sweep_t *w, int pair_alone, int with_bandwidth)
+static void peer_section(dcuda_host_h h, const dcuda_rank_info_t *info, int quick, const sweep_t *w,
+                         int pair_alone, int with_bandwidth)
 {
     peer_setup_t p = peer_setup(info, quick);
     if (pair_alone) {
@@ -500,8 +500,8 @@ static void print_head(const bench_opts_t *o, const dcuda_rank_info_t *info)
                info->device_name, info->threads_per_rank);
         if (info->process_count > 1)
             printf(", %d processes (same-device rows: process 0's device)", info->process_count);
-        printf("; %d rounds (%d warm-up) a latency case, sizes %zu..%zu\n", o->w.iters,
-               o->w.warmup, o->w.min, o->w.max);
+        printf("; %d rounds (%d warm-up) a latency case, sizes %zu..%zu\n", o->w.iters, o->w.warmup,
+               o->w.min, o->w.max);
         printf("%-10s %-28s %6s %9s %10s %10s\n", "kind", "what", "ranks", "bytes", "unit",
                "value");
     }
@@ -546,7 +546,7 @@ int main(int argc, char **argv)
                 return 2;
             i++;
         } else if (strcmp(argv[i], "-m") == 0 || strcmp(argv[i], "-i") == 0 ||
-                 strcmp(argv[i], "-x") == 0) {
+                   strcmp(argv[i], "-x") == 0) {
             warmup_set |= strcmp(argv[i], "-x") == 0;
             if (sweep_option(argv[i], i + 1 < argc ? argv[i + 1] : NULL, &w))
                 return 2;
@@ -606,11 +606,11 @@ int main(int argc, char **argv)
         if (several)
             peer_section(h, &info, quick, &w, 1, 0);
         dcuda_host_finish(h);
-        if (!several)
+        if (!several) {
             peer_skipped();
-        else if (open_family(&o, "0", BENCH_FAMILY_PEER, &h, &info))
-            return 1;
-        else {
+        } else {
+            if (open_family(&o, "0", BENCH_FAMILY_PEER, &h, &info))
+                return 1;
             peer_section(h, &info, quick, &w, 0, with_bandwidth);
             dcuda_host_finish(h);
         }

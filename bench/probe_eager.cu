@@ -75,10 +75,9 @@ enum mode {
     MSG_FULL,
     MODES
 };
-static const char *const mode_names[MODES] = { "counter",  "release_add", "msg_sc",
-                                               "msg",      "msg_ld",      "msg16",
-                                               "msg16_ld", "msg16_acq",   "msg_dual",
-                                               "counter_dual", "msg_full" };
+static const char *const mode_names[MODES] = { "counter",  "release_add",  "msg_sc",   "msg",
+                                               "msg_ld",   "msg16",        "msg16_ld", "msg16_acq",
+                                               "msg_dual", "counter_dual", "msg_full" };
 
 /* One GPU's side: its counter, payload word, ring and ticket words. */
 typedef struct side {
@@ -128,8 +127,8 @@ static __device__ __forceinline__ void msg_send(u64 *e, unsigned flag, unsigned 
         fence_acq_rel_sys();
     u64 f = (u64)flag << 32, w0 = f | data;
     for (int i = 0; i < 8; i += 2)
-        asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" ::"l"(e + i),
-                     "l"(i ? f : w0), "l"(f)
+        asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" ::"l"(e + i), "l"(i ? f : w0),
+                     "l"(f)
                      : "memory");
 }
 

@@ -254,8 +254,7 @@ static dcuda_status_t check_net_threads(dcuda_host_h h)
     return DCUDA_ERR_UNSUPPORTED;
 }
 
-dcuda_status_t dcuda_host_run_start(dcuda_host_h h, void *user_data, size_t user_size,
-                                    void *stream)
+dcuda_status_t dcuda_host_run_start(dcuda_host_h h, void *user_data, size_t user_size, void *stream)
 {
     dcuda_status_t st = dcu_host_idle(h, "dcuda_host_run_start");
     if (st == DCUDA_OK)
