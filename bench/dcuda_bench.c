@@ -419,17 +419,19 @@ static void peer_skipped(void)
                "mpirun -np 2+, or DCUDA_PROCESSES=2+ with CPU ranks)\n");
 }
 
-/* The peer rows of a host of one rank a process (latency of the pair
- * alone), or of every rank the device holds (latency with the device
- * busy, bandwidth). */
-static void peer_section(dcuda_host_h h, const dcuda_rank_info_t *info, int quick, const sweep_t *w,
-                         int pair_alone, int with_bandwidth)
+/* The peer latency rows of the pair alone (a host of one rank a process). */
+static void peer_pair(dcuda_host_h h, const dcuda_rank_info_t *info, int quick, const sweep_t *w)
 {
     peer_setup_t p = peer_setup(info, quick);
-    if (pair_alone) {
-        peer_latency(h, &p, info->rank_count, w, "");
-        return;
-    }
+    peer_latency(h, &p, info->rank_count, w, "");
+}
+
+/* The peer rows of a host of every rank the device holds: latency with the
+ * device busy, bandwidth. */
+static void peer_section(dcuda_host_h h, const dcuda_rank_info_t *info, int quick, const sweep_t *w,
+                         int with_bandwidth)
+{
+    peer_setup_t p = peer_setup(info, quick);
     if (!quiet && p.pairs < 32)
         printf("# peer_put_32_ranks skipped: only %d rank(s) per side\n", p.pairs);
     peer_latency(h, &p, info->rank_count, w, "_busy_device");
@@ -604,14 +606,14 @@ int main(int argc, char **argv)
             return 1;
         int several = info.process_count >= 2;
         if (several)
-            peer_section(h, &info, quick, &w, 1, 0);
+            peer_pair(h, &info, quick, &w);
         dcuda_host_finish(h);
         if (!several) {
             peer_skipped();
         } else {
             if (open_family(&o, "0", BENCH_FAMILY_PEER, &h, &info))
                 return 1;
-            peer_section(h, &info, quick, &w, 0, with_bandwidth);
+            peer_section(h, &info, quick, &w, with_bandwidth);
             dcuda_host_finish(h);
         }
     }
