@@ -1,0 +1,211 @@
+/*
+ * Host driver of the randomized model test (model.h, model_kernels.c):
+ *
+ *   dcuda_test_model model|large [seed [runs [steps]]]
+ *
+ * Each run fills every slot of this process's ranks with a canary, runs the
+ * seeded program, and then checks, for every rank this process owns, the
+ * counts its ranks report (operations issued, notifications consumed and
+ * bytes checked, each recomputed here) and every byte of its slots against
+ * a replay of the whole program. Runs use the seeds seed, seed + 1, ...
+ * `model` draws sizes up to 72 KiB (every threshold below the network's
+ * 1 MiB chunk); `large` up to 1.25 MiB, with at most 8 ranks and fewer steps.
+ * tools/model_soak.sh runs many seeds on every path.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcuda/dcuda_host.h"
+#include "dcuda/dcuda_rank.h"
+#include "model.h"
+#include "test_util.h"
+
+DCUDA_KERNEL_DECLARE(model);
+
+typedef struct model_shape {
+    int phases, steps;
+    uint64_t region;
+    int max_world; /* more ranks than this: skip (memory) */
+    long runs;     /* seeds run by default */
+} model_shape_t;
+
+static const model_shape_t model_default = { 3, 32, 72u * 1024u, MODEL_MAX_RANKS, 2 };
+static const model_shape_t model_large = { 2, 12, 1280u * 1024u, 8, 1 };
+
+typedef struct model_run {
+    dcuda_host_h h;
+    dcuda_rank_info_t info;
+    model_data_t d;
+    size_t part, buf_bytes;
+    unsigned char *buf; /* host copy of d.buf */
+    unsigned char *want; /* one slot of the replay */
+    int64_t res[MODEL_SLOTS * 512];
+    int64_t total_ops, total_notes, total_bytes, host_bytes;
+} model_run_t;
+
+/* What rank t must report: operations it issued, notifications it
+ * consumed, bytes it checked. */
+static void model_expect(const model_data_t *d, int t, int64_t *ops, int64_t *notes, int64_t *bytes)
+{
+    *ops = *notes = *bytes = 0;
+    for (int f = 0; f < d->phases; f++)
+        for (int s = 0; s < d->world; s++)
+            for (int step = 0; step < d->steps; step++) {
+                model_op_t op = model_op(d->seed, s, f, step, d->world, d->region);
+                *ops += s == t && op.kind != MODEL_NONE;
+                if (op.target != t || op.kind == MODEL_NONE)
+                    continue;
+                *notes += model_notifies(&op);
+                *bytes += model_writes(&op) ? 2 * (int64_t)op.size : 0; /* after it, at the end */
+            }
+    for (int f = 0; f < d->phases; f++)
+        for (int s = 0; s < d->world; s++)
+            *notes += model_targets(d->seed, s, t, f, d->world);
+}
+
+/* Slot q of rank t after the whole program, into out. */
+static void model_replay(const model_data_t *d, int t, int q, unsigned char *out)
+{
+    for (uint64_t pos = 0; pos < d->region; pos++)
+        out[pos] = model_canary(d->seed, t, q, pos);
+    for (int f = 0; f < d->phases; f++) {
+        int s = model_owner(q, t, f, d->world);
+        for (int step = 0; step < d->steps; step++) {
+            model_op_t op = model_op(d->seed, s, f, step, d->world, d->region);
+            if (op.target != t || !model_writes(&op))
+                continue;
+            for (uint64_t i = 0; i < op.size; i++)
+                out[op.offset + i] = model_byte(d->seed, s, f, step, op.offset + i);
+        }
+    }
+}
+
+static void model_check_rank(model_run_t *m, int dr)
+{
+    const model_data_t *d = &m->d;
+    int t = m->info.rank_start + dr;
+    const int64_t *res = m->res + (size_t)dr * MODEL_SLOTS;
+    int64_t ops, notes, bytes;
+    model_expect(d, t, &ops, &notes, &bytes);
+    TEST_CHECK(res[MODEL_RES_STATUS] == 0, "seed %u, rank %d: a call failed with %s", d->seed, t,
+               dcuda_status_name((dcuda_status_t)res[MODEL_RES_STATUS]));
+    TEST_CHECK(res[MODEL_RES_BAD] == 0, "seed %u, rank %d: %" PRId64 " checks failed (see its log)",
+               d->seed, t, res[MODEL_RES_BAD]);
+    TEST_CHECK(res[MODEL_RES_OPS] == ops && res[MODEL_RES_NOTES] == notes &&
+                   res[MODEL_RES_BYTES] == bytes,
+               "seed %u, rank %d: issued %" PRId64 ", consumed %" PRId64 ", checked %" PRId64
+               " bytes; expected %" PRId64 ", %" PRId64 ", %" PRId64,
+               d->seed, t, res[MODEL_RES_OPS], res[MODEL_RES_NOTES], res[MODEL_RES_BYTES], ops,
+               notes, bytes);
+    m->total_ops += res[MODEL_RES_OPS];
+    m->total_notes += res[MODEL_RES_NOTES];
+    m->total_bytes += res[MODEL_RES_BYTES];
+    const unsigned char *part = m->buf + (size_t)dr * m->part;
+    for (int q = 0; q < d->world; q++) {
+        const unsigned char *got = part + (size_t)(1 + q) * d->region;
+        model_replay(d, t, q, m->want);
+        m->host_bytes += (int64_t)d->region;
+        for (uint64_t pos = 0; pos < d->region; pos++)
+            if (got[pos] != m->want[pos]) {
+                TEST_CHECK(0, "seed %u, rank %d: byte %" PRIu64 " of slot %d is %u, the replay "
+                              "says %u",
+                           d->seed, t, pos, q, got[pos], m->want[pos]);
+                break;
+            }
+    }
+}
+
+/* One run of the program with `seed`; checks this process's ranks. */
+static void model_one(model_run_t *m, uint32_t seed)
+{
+    model_data_t *d = &m->d;
+    int mine = m->info.rank_responsible;
+    d->seed = seed;
+    for (int dr = 0; dr < mine; dr++)
+        for (int q = 0; q < d->world; q++)
+            for (uint64_t pos = 0; pos < d->region; pos++)
+                m->buf[(size_t)dr * m->part + (size_t)(1 + q) * d->region + pos] =
+                    model_canary(seed, m->info.rank_start + dr, q, pos);
+    memset(m->res, 0x55, sizeof m->res);
+    TEST_STATUS(dcuda_host_copy_in(m->h, d->buf, m->buf, m->buf_bytes), DCUDA_OK);
+    TEST_STATUS(dcuda_host_copy_in(m->h, d->res, m->res, (size_t)mine * MODEL_SLOTS * 8),
+                DCUDA_OK);
+    double ms = 0;
+    dcuda_status_t st = dcuda_host_run(m->h, d, sizeof *d, &ms);
+    if (!TEST_STATUS(st, DCUDA_OK))
+        printf("%sseed %u: the run returned %s: %s\n", test_who, seed, dcuda_status_name(st),
+               dcuda_host_last_error(m->h));
+    TEST_STATUS(dcuda_host_copy_out(m->h, m->buf, d->buf, m->buf_bytes), DCUDA_OK);
+    TEST_STATUS(dcuda_host_copy_out(m->h, m->res, d->res, (size_t)mine * MODEL_SLOTS * 8),
+                DCUDA_OK);
+    for (int dr = 0; dr < mine; dr++)
+        model_check_rank(m, dr);
+}
+
+static long model_arg(int argc, char **argv, int i, long dflt)
+{
+    return argc > i ? strtol(argv[i], NULL, 0) : dflt;
+}
+
+static int model_main(int argc, char **argv, const model_shape_t *shape)
+{
+    model_run_t *m = calloc(1, sizeof *m);
+    if (!m)
+        return 1;
+    uint32_t seed = (uint32_t)model_arg(argc, argv, 2, 1);
+    long runs = model_arg(argc, argv, 3, shape->runs);
+    int steps = (int)model_arg(argc, argv, 4, shape->steps);
+    if (!TEST_STATUS(dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(model), 64, &m->h), DCUDA_OK))
+        return 1;
+    dcuda_host_get_rank_info(m->h, &m->info);
+    test_check_rank_setting(&m->info);
+    int world = m->info.rank_count;
+    if (world > shape->max_world || m->info.rank_responsible > 512 || steps < 1 ||
+        steps > MODEL_MAX_STEPS) {
+        printf("SKIP %s: %d ranks (at most %d) and %d steps (1..%d)\n", argv[1], world,
+               shape->max_world, steps, MODEL_MAX_STEPS);
+        TEST_STATUS(dcuda_host_finish(m->h), DCUDA_OK);
+        free(m);
+        return TEST_SKIP;
+    }
+    m->d = (model_data_t){ 0, shape->phases, steps, world, shape->region, NULL, NULL };
+    m->part = (size_t)model_part_bytes(world, shape->region);
+    m->buf_bytes = m->part * (size_t)m->info.rank_responsible;
+    m->buf = malloc(m->buf_bytes);
+    m->want = malloc(shape->region);
+    if (m->buf && m->want &&
+        TEST_STATUS(dcuda_host_alloc(m->h, m->buf_bytes, (void **)&m->d.buf), DCUDA_OK) &&
+        TEST_STATUS(dcuda_host_alloc(m->h, (size_t)m->info.rank_responsible * MODEL_SLOTS * 8,
+                                     (void **)&m->d.res),
+                    DCUDA_OK))
+        for (long run = 0; run < runs; run++)
+            model_one(m, seed + (uint32_t)run);
+    printf("%smodel: seeds %u..%u, %d ranks, %d phases of %d steps: this process's ranks issued "
+           "%" PRId64 " operations, consumed %" PRId64 " notifications, checked %" PRId64
+           " bytes; the host compared %" PRId64 " bytes with the replay\n",
+           test_who, seed, seed + (uint32_t)runs - 1u, world, m->d.phases, steps, m->total_ops,
+           m->total_notes, m->total_bytes, m->host_bytes);
+    TEST_STATUS(dcuda_host_free(m->h, m->d.buf), DCUDA_OK);
+    TEST_STATUS(dcuda_host_free(m->h, m->d.res), DCUDA_OK);
+    TEST_STATUS(dcuda_host_finish(m->h), DCUDA_OK);
+    free(m->buf);
+    free(m->want);
+    free(m);
+    return 0;
+}
+
+static int run_model(int argc, char **argv) { return model_main(argc, argv, &model_default); }
+static int run_large(int argc, char **argv) { return model_main(argc, argv, &model_large); }
+
+int main(int argc, char **argv)
+{
+    static const test_case_t cases[] = {
+        { "model", run_model },
+        { "large", run_large },
+    };
+    return test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
+}

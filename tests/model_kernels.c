@@ -1,0 +1,269 @@
+/*
+ * Rank code of the randomized model test (dcuda_test_model, see model.h):
+ * every rank runs its part of the seeded program, consumes each source's
+ * notifications in order and checks after each one what that source's
+ * earlier puts must have left in its slot. Written once for CPU and GPU
+ * ranks: the rank API only, fills and checks shared among the threads of
+ * a rank, thread 0 reports.
+ */
+#include "dcuda/dcuda_rank.h"
+#include "model.h"
+
+/* One source's writing operations to this rank in a phase, in step order. */
+typedef struct model_list {
+    int count;
+    int step[MODEL_MAX_STEPS];
+    uint64_t offset[MODEL_MAX_STEPS];
+    uint64_t size[MODEL_MAX_STEPS];
+} model_list_t;
+
+/* What one thread of a rank knows. Every thread computes the same program;
+ * thread 0's counts are written out. */
+typedef struct model_rank {
+    dcuda_state_t *st;
+    const model_data_t *d;
+    int me, world, phases, steps;
+    uint32_t seed;
+    uint64_t region;
+    dcuda_win_t win;
+    unsigned char *part; /* my window part: staging, then a slot per rank */
+    int32_t *flag;       /* shared by the rank's threads */
+    int cursor[MODEL_MAX_RANKS];  /* per source: its next step to look at */
+    int checked[MODEL_MAX_RANKS]; /* per source: its steps before this are checked */
+    int64_t status, bad, notes, bytes, ops;
+} model_rank_t;
+
+TEST_RANK_FN void model_ok(model_rank_t *c, int status) { test_note(&c->status, status); }
+
+TEST_RANK_FN unsigned char *model_slot_mem(const model_rank_t *c, int q)
+{
+    return c->part + (uint64_t)(1 + q) * c->region;
+}
+
+/* Source s's writing operations to me in phase f. */
+TEST_RANK_FN void model_list(const model_rank_t *c, int s, int f, model_list_t *l)
+{
+    l->count = 0;
+    for (int step = 0; step < c->steps; step++) {
+        model_op_t op = model_op(c->seed, s, f, step, c->world, c->region);
+        if (op.target != c->me || !model_writes(&op))
+            continue;
+        l->step[l->count] = step;
+        l->offset[l->count] = op.offset;
+        l->size[l->count] = op.size;
+        l->count++;
+    }
+}
+
+TEST_RANK_FN int model_covers(const model_list_t *l, int j, uint64_t pos)
+{
+    return pos >= l->offset[j] && pos - l->offset[j] < l->size[j];
+}
+
+/* Is byte `pos` of the slot right once every operation of steps <= upto
+ * has arrived: the last of them that wrote it, or an operation after
+ * `upto` (which may have arrived too)? Entry i wrote it. */
+TEST_RANK_FN int model_byte_ok(const model_rank_t *c, const model_list_t *l, int s, int f, int i,
+                               int upto, uint64_t pos, uint8_t v, uint8_t *want)
+{
+    int last = i, j = i + 1;
+    for (; j < l->count && l->step[j] <= upto; j++)
+        if (model_covers(l, j, pos))
+            last = j;
+    *want = model_byte(c->seed, s, f, l->step[last], pos);
+    if (v == *want)
+        return 1;
+    for (; j < l->count; j++)
+        if (model_covers(l, j, pos) && model_byte(c->seed, s, f, l->step[j], pos) == v)
+            return 1;
+    return 0;
+}
+
+/* The bytes of entries of steps [from, upto] that are wrong, scanned from
+ * `start` every `stride` bytes of each; the first in *at (entry, byte). */
+TEST_RANK_FN int64_t model_scan(const model_rank_t *c, const model_list_t *l, int s, int f,
+                                int from, int upto, uint64_t start, uint64_t stride, int *at_entry,
+                                uint64_t *at_pos, uint8_t *got, uint8_t *want)
+{
+    const unsigned char *slot = model_slot_mem(c, model_slot(s, c->me, f, c->world));
+    int64_t bad = 0;
+    for (int i = 0; i < l->count; i++) {
+        if (l->step[i] < from || l->step[i] > upto)
+            continue;
+        for (uint64_t k = start; k < l->size[i]; k += stride) {
+            uint64_t pos = l->offset[i] + k;
+            uint8_t w;
+            if (model_byte_ok(c, l, s, f, i, upto, pos, slot[pos], &w))
+                continue;
+            if (bad++ == 0) {
+                *at_entry = i;
+                *at_pos = pos;
+                *got = slot[pos];
+                *want = w;
+            }
+        }
+    }
+    return bad;
+}
+
+/* After the notification of source s's step `upto` (the end of the phase
+ * when upto is the last step): its operations of steps [from, upto] must
+ * be in place. The rank's threads share the bytes; thread 0 counts and
+ * reports. */
+TEST_RANK_FN void model_check(model_rank_t *c, int s, int f, int from, int upto)
+{
+    model_list_t l;
+    int entry = 0;
+    uint64_t pos = 0;
+    uint8_t got = 0, want = 0;
+    model_list(c, s, f, &l);
+    if (dcuda_thread_index() == 0)
+        *c->flag = 0;
+    dcuda_rank_sync();
+    int64_t bad = model_scan(c, &l, s, f, from, upto, (uint64_t)dcuda_thread_index(),
+                             (uint64_t)dcuda_thread_count(), &entry, &pos, &got, &want);
+    if (bad)
+        *c->flag = 1;
+    dcuda_rank_sync();
+    int any = *c->flag;
+    dcuda_rank_sync(); /* every thread read it before thread 0 clears it again */
+    if (dcuda_thread_index() != 0)
+        return;
+    for (int i = 0; i < l.count; i++)
+        if (l.step[i] >= from && l.step[i] <= upto)
+            c->bytes += (int64_t)l.size[i];
+    if (!any)
+        return;
+    (void)model_scan(c, &l, s, f, from, upto, 0, 1, &entry, &pos, &got, &want);
+    if (c->bad++ == 0)
+        dcuda_log(c->st,
+                  "model: rank %d, phase %d: after rank %d's step %d, byte %llu of its slot "
+                  "holds %u, expected %u (its step %d wrote it)",
+                  c->me, f, s, upto, (unsigned long long)pos, (unsigned)got,
+                  (unsigned)want, l.step[entry]);
+}
+
+/* Waits for one notification of `tag`: by tests first, now and then. */
+TEST_RANK_FN void model_wait(model_rank_t *c, int tag, uint32_t h)
+{
+    if (h % 4u == 0u)
+        for (int k = 0; k < 32; k++) {
+            int r = dcuda_test_notifications(c->st, tag, 1);
+            model_ok(c, r);
+            if (r != 0)
+                return;
+        }
+    model_ok(c, dcuda_wait_notifications(c->st, tag, 1));
+}
+
+/* Consumes source s's notifications to me of its steps before `limit`,
+ * checking after each. */
+TEST_RANK_FN void model_consume(model_rank_t *c, int s, int f, int limit)
+{
+    int tag = model_slot(s, c->me, f, c->world);
+    for (; c->cursor[s] < limit; c->cursor[s]++) {
+        int step = c->cursor[s];
+        model_op_t op = model_op(c->seed, s, f, step, c->world, c->region);
+        if (op.target != c->me || !model_notifies(&op))
+            continue;
+        model_wait(c, tag, model_hash(c->seed, (uint32_t)c->me, (uint32_t)s, (uint32_t)step));
+        c->notes++;
+        model_check(c, s, f, c->checked[s], step);
+        c->checked[s] = step + 1;
+    }
+}
+
+/* My operation of this step, its source filled first. */
+TEST_RANK_FN void model_issue(model_rank_t *c, int f, int step)
+{
+    model_op_t op = model_op(c->seed, c->me, f, step, c->world, c->region);
+    if (op.kind == MODEL_NONE)
+        return;
+    int q = model_slot(c->me, op.target, f, c->world);
+    uint64_t dst = (uint64_t)(1 + q) * c->region + op.offset;
+    unsigned char *src = c->part + op.src;
+    c->ops++;
+    if (op.kind == MODEL_NOTIFY) {
+        model_ok(c, dcuda_notify(c->st, op.target, DCUDA_COMM_WORLD, q));
+        return;
+    }
+    for (uint64_t i = (uint64_t)dcuda_thread_index(); i < op.size;
+         i += (uint64_t)dcuda_thread_count())
+        src[i] = model_byte(c->seed, c->me, f, step, op.offset + i);
+    dcuda_rank_sync();
+    if (op.kind == MODEL_PUT)
+        model_ok(c, dcuda_put(c->st, c->win, op.target, dst, op.size, src));
+    else
+        model_ok(c, dcuda_put_notify(c->st, c->win, op.target, dst, op.size, src, q));
+}
+
+TEST_RANK_FN void model_phase(model_rank_t *c, int f)
+{
+    for (int s = 0; s < c->world; s++)
+        c->cursor[s] = c->checked[s] = 0;
+    for (int step = 0; step < c->steps; step++) {
+        /* Notifications of steps at least `lag` behind: never of this
+         * step or later, so no rank waits for one that waits for it. */
+        int lag = 1 + (int)(model_hash(c->seed, (uint32_t)c->me, (uint32_t)f, (uint32_t)step) %
+                            4u);
+        for (int k = 0; k < c->world; k++) {
+            int s = (k + step) % c->world;
+            if (model_targets(c->seed, s, c->me, f, c->world))
+                model_consume(c, s, f, step - lag + 1);
+        }
+        model_issue(c, f, step);
+    }
+    /* The end of the phase: one more notification to each of my targets. */
+    for (int k = 0; k < 3; k++)
+        if (model_first_candidate(c->seed, c->me, f, k, c->world)) {
+            int t = model_candidate(c->seed, c->me, f, k, c->world);
+            model_ok(c, dcuda_notify(c->st, t, DCUDA_COMM_WORLD, model_slot(c->me, t, f, c->world)));
+        }
+    for (int s = 0; s < c->world; s++) {
+        if (!model_targets(c->seed, s, c->me, f, c->world))
+            continue;
+        model_consume(c, s, f, c->steps);
+        model_ok(c, dcuda_wait_notifications(c->st, model_slot(s, c->me, f, c->world), 1));
+        c->notes++;
+        model_check(c, s, f, c->checked[s], c->steps - 1); /* what came since the last */
+        model_check(c, s, f, 0, c->steps - 1);             /* and all of it, exactly */
+    }
+    model_ok(c, dcuda_comm_barrier(c->st, DCUDA_COMM_WORLD));
+}
+
+DCUDA_KERNEL(model, ctx)
+{
+    DCUDA_SHARED dcuda_state_t st;
+    DCUDA_SHARED int32_t flag;
+    model_rank_t c;
+    int drank = 0;
+    c.st = &st;
+    c.flag = &flag;
+    c.status = c.bad = c.notes = c.bytes = c.ops = 0;
+    model_ok(&c, dcuda_rank_init(ctx, &st));
+    model_ok(&c, dcuda_get_data(&st, (void **)&c.d));
+    model_ok(&c, dcuda_comm_rank(&st, DCUDA_COMM_WORLD, &c.me));
+    model_ok(&c, dcuda_comm_size(&st, DCUDA_COMM_WORLD, &c.world));
+    model_ok(&c, dcuda_comm_rank(&st, DCUDA_COMM_DEVICE, &drank));
+    c.seed = c.d->seed;
+    c.phases = c.d->phases;
+    c.steps = c.d->steps;
+    c.region = c.d->region;
+    c.part = c.d->buf + (uint64_t)drank * model_part_bytes(c.world, c.region);
+    int sane = c.world == c.d->world && c.world <= MODEL_MAX_RANKS && c.steps <= MODEL_MAX_STEPS;
+    model_ok(&c, sane ? DCUDA_OK : DCUDA_ERR_INVALID_ARG);
+    model_ok(&c, dcuda_win_create(&st, DCUDA_COMM_WORLD, c.part,
+                                  model_part_bytes(c.world, c.region), &c.win));
+    for (int f = 0; sane && f < c.phases; f++)
+        model_phase(&c, f);
+    model_ok(&c, dcuda_win_free(&st, c.win));
+    model_ok(&c, dcuda_rank_finish(&st));
+    if (dcuda_thread_index() == 0) {
+        int64_t *res = c.d->res + (int64_t)drank * MODEL_SLOTS;
+        res[MODEL_RES_STATUS] = c.status;
+        res[MODEL_RES_BAD] = c.bad;
+        res[MODEL_RES_NOTES] = c.notes;
+        res[MODEL_RES_BYTES] = c.bytes;
+        res[MODEL_RES_OPS] = c.ops;
+    }
+}
