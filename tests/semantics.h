@@ -25,7 +25,7 @@ enum sem_case {
     SEM_NOTIFY_RELEASE, /* a put, a notification elsewhere, then one to its target */
     SEM_MIX,            /* sizes across every threshold, overlapping small and large puts */
     SEM_LARGE,          /* puts of megabytes, between small ones that overlap them */
-    SEM_EAGER,          /* bursts of small notified puts, more than a ring holds */
+    SEM_BURST,          /* bursts of small notified puts, checked one by one */
     SEM_TINY            /* small notified puts whose source is rewritten at once */
 };
 
@@ -138,10 +138,11 @@ TEST_FN uint64_t sem_mix_src(int r, int i) { return (uint64_t)((r * 13 + i * 7) 
 /* large: bytes of each of the two large puts (several network chunks of a
  * megabyte, odd so that the second lands unaligned), and the region:
  * both targets, then the send buffer. */
-/* eager: puts of 1..SEM_EAGER_SPAN bytes (across the eager limit, 12), each
- * in a slot of SEM_EAGER_SPAN bytes; the burst outgrows a ring (32). */
-#define SEM_EAGER_SPAN 16u
-#define SEM_EAGER_BURST 80u
+/* burst: puts of 1..SEM_BURST_SPAN bytes (across the inline bytes of an
+ * inbox entry, 12, and the leader's few words, 16), each in a slot of
+ * SEM_BURST_SPAN bytes. */
+#define SEM_BURST_SPAN 16u
+#define SEM_BURST_PUTS 80u
 /* tiny: SEM_TINY_PUTS notified puts a round, each into a slot of 16
  * bytes; put i has size sem_tiny_size(i) (1 to 4 whole words, which the
  * leader copies alone, or 3 and 6 bytes one byte off alignment, which the
@@ -194,8 +195,8 @@ TEST_FN uint64_t sem_region_bytes(int c, int ranks, int iters)
         return k * SEM_MIX_ROUND + SEM_MIX_SEND;
     case SEM_LARGE:
         return (SEM_LARGE_REGION + 7u) & ~(uint64_t)7u;
-    case SEM_EAGER: /* received slots, then the send buffer */
-        return 2u * SEM_EAGER_SPAN * SEM_EAGER_BURST;
+    case SEM_BURST: /* received slots, then the send buffer */
+        return 2u * SEM_BURST_SPAN * SEM_BURST_PUTS;
     case SEM_TINY: /* received slots of every round, then the source slot */
         return (k * SEM_TINY_PUTS + 1u) * SEM_TINY_SLOT;
     default:

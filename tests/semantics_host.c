@@ -242,33 +242,33 @@ static int run_mix(int argc, char **argv)
     return 0;
 }
 
-#define EAGER_ROUNDS 3
-static int64_t eager_checked(const sem_run_t *r, int k)
+#define BURST_ROUNDS 3
+static int64_t burst_checked(const sem_run_t *r, int k)
 {
     (void)k;
     /* per round: the last few of each wait (1, 1+2, 1+2+3, then four
      * puts), then the whole burst; one test at the end */
     int64_t each = 0, all = 0;
-    for (uint64_t i = 0; i < SEM_EAGER_BURST; i++) {
+    for (uint64_t i = 0; i < SEM_BURST_PUTS; i++) {
         for (uint64_t j = i < 3 ? 0 : i - 3; j <= i; j++)
-            each += (int64_t)(1u + j % SEM_EAGER_SPAN);
-        all += (int64_t)(1u + i % SEM_EAGER_SPAN);
+            each += (int64_t)(1u + j % SEM_BURST_SPAN);
+        all += (int64_t)(1u + i % SEM_BURST_SPAN);
     }
     return (int64_t)r->d.iters * (each + all) + 1;
 }
-static int run_eager(int argc, char **argv)
+static int run_burst(int argc, char **argv)
 {
     sem_run_t r;
-    int rc = sem_open(&r, argc, argv, SEM_EAGER, EAGER_ROUNDS);
+    int rc = sem_open(&r, argc, argv, SEM_BURST, BURST_ROUNDS);
     if (rc)
         return rc;
     sem_exec(&r, DCUDA_OK);
-    sem_check_ranks(&r, eager_checked);
+    sem_check_ranks(&r, burst_checked);
     /* The last round's last put, seen from the host too. */
-    uint64_t last = (SEM_EAGER_BURST - 1u) * SEM_EAGER_SPAN;
+    uint64_t last = (SEM_BURST_PUTS - 1u) * SEM_BURST_SPAN;
     for (int k = r.first; k < r.end; k++)
-        expect_bytes(part(&r, k) + last, last, 1u + (SEM_EAGER_BURST - 1u) % SEM_EAGER_SPAN,
-                     (uint32_t)prev(&r, k), 20u + EAGER_ROUNDS - 1u, "the last round's last put",
+        expect_bytes(part(&r, k) + last, last, 1u + (SEM_BURST_PUTS - 1u) % SEM_BURST_SPAN,
+                     (uint32_t)prev(&r, k), 20u + BURST_ROUNDS - 1u, "the last round's last put",
                      k);
     sem_close(&r);
     return 0;
@@ -402,10 +402,6 @@ static int run_wrap(int argc, char **argv)
     char text[32];
     snprintf(text, sizeof text, "%" PRIu32, start);
     setenv("DCUDA_NOTIF_START", text, 1);
-    /* Every notification through the counters, whose wrap this checks
-     * (across processes, small puts would otherwise come through the eager
-     * rings and lower the consumed count instead). */
-    setenv("DCUDA_EAGER_MAX", "0", 1);
     sem_run_t r;
     int rc = sem_open(&r, argc, argv, SEM_WRAP, WRAP_ITERS);
     if (rc)
@@ -733,7 +729,7 @@ int main(int argc, char **argv)
         { "notify_release", run_notify_release },
         { "mix", run_mix },
         { "large", run_large },
-        { "eager", run_eager },
+        { "burst", run_burst },
         { "tiny", run_tiny },
         { "peer_exit", run_peer_exit },
     };

@@ -590,14 +590,14 @@ TEST_RANK_FN void case_mix(sem_rank_t *c)
 }
 
 /* A burst of small notified puts to the ring neighbour, sizes 1..16 in turn
- * (so eager messages, and puts past the eager limit, alternate), more than
- * a ring holds, k rounds. The target waits for one notification at a time
+ * (whole words the leader copies alone and odd sizes the block copies
+ * alternate), k rounds. The target waits for one notification at a time
  * and checks, each time, every put of its source up to that one (issue
  * order), then answers with a notify that frees the buffer for the next
  * round, whose payloads differ. */
-TEST_RANK_FN void case_eager(sem_rank_t *c)
+TEST_RANK_FN void case_burst(sem_rank_t *c)
 {
-    const uint64_t n = SEM_EAGER_BURST, span = SEM_EAGER_SPAN;
+    const uint64_t n = SEM_BURST_PUTS, span = SEM_BURST_SPAN;
     unsigned char *recv = c->mine, *send = c->mine + n * span;
     dcuda_win_t win;
     ok(c, dcuda_win_create(c->st, DCUDA_COMM_WORLD, c->mine, c->d->region, &win));
@@ -748,8 +748,8 @@ DCUDA_KERNEL(semantics, ctx)
     case SEM_LARGE:
         case_large(&c);
         break;
-    case SEM_EAGER:
-        case_eager(&c);
+    case SEM_BURST:
+        case_burst(&c);
         break;
     case SEM_TINY:
         case_tiny(&c);

@@ -79,9 +79,7 @@ static dcuda_status_t alloc_tables(dcuda_host_h h)
     dcuda_context_t *c = &h->image;
     void *p;
     dcuda_status_t st;
-    size_t mail =
-        dcu_mail_bytes(c->device_size, c->world_size, c->process_count, c->eager_max != 0);
-    if ((st = dcu_mem_alloc(h, mail, &p)))
+    if ((st = dcu_mem_alloc(h, (size_t)c->device_size * sizeof(dcuda_notif_counters_t), &p)))
         return st;
     c->notifs = (dcuda_notif_counters_t *)p;
     if ((st = dcu_mem_alloc(h, DCUDA_COMM_COUNT * sizeof(dcuda_barrier_t), &p)))
@@ -175,14 +173,6 @@ dcuda_status_t dcu_context_create(dcuda_host_h h)
     c->process_index = h->info.process_index;
     c->notif_start = (uint32_t)h->settings.notif_start;
     c->net = h->net_peers > 0;
-    /* Eager rings between the processes of a node (every process decides
-     * alike: the settings, backend and process count are the same
-     * everywhere). By default on for CPU ranks only: the GPU form has yet
-     * to be measured between GPUs. */
-    long eager = h->settings.eager_max;
-    if (eager < 0)
-        eager = strcmp(h->info.backend, "cpu") == 0 ? DCUDA_EAGER_MAX : 0;
-    c->eager_max = c->process_count > 1 ? (uint32_t)eager : 0u;
     c->shared_bytes = h->shared_bytes;
     c->on_error =
         strcmp(h->settings.on_error, "abort") == 0 ? DCUDA_ON_ERROR_ABORT : DCUDA_ON_ERROR_CONTINUE;
@@ -275,15 +265,6 @@ static dcuda_status_t reset_rank_tables(dcuda_host_h h)
                                (size_t)DCUDA_MAX_WINDOWS * (size_t)c->device_size)) ||
         (st = fill_rank_memory(h, c->timers, &timer, sizeof timer, DCUDA_MAX_TIMERS)))
         return st;
-    if (c->eager_max) { /* empty rings, no tickets taken (every process, before any starts) */
-        static const dcuda_inbox_entry_t empty;
-        size_t counters = (size_t)c->device_size * sizeof(dcuda_notif_counters_t);
-        size_t eager =
-            dcu_mail_bytes(c->device_size, c->world_size, c->process_count, 1) - counters;
-        if ((st = fill_rank_memory(h, (char *)c->notifs + counters, &empty, sizeof empty,
-                                   eager / sizeof empty)))
-            return st;
-    }
     dcu_backend_t *b = h->backend;
     if ((st = h->ops->copy_in(b, c->error, &no_error, sizeof no_error)) ||
         (st = h->ops->copy_in(b, (void *)c->cmd.head, zero, sizeof zero)))

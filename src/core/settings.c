@@ -293,10 +293,6 @@ static dcuda_status_t validate(dcuda_settings_t *s)
         dcu_msg_error("setting NET: '%s' is not auto, mpi, ucx or none", s->net);
         return DCUDA_ERR_SETTING;
     }
-    if (s->eager_max < -1 || s->eager_max > DCUDA_EAGER_MAX) {
-        dcu_msg_error("setting EAGER_MAX: %ld is not in -1..%u", s->eager_max, DCUDA_EAGER_MAX);
-        return DCUDA_ERR_SETTING;
-    }
     if (s->notif_start > 0xffffffffUL) {
         dcu_msg_error("setting NOTIF_START: %lu does not fit 32 bits", s->notif_start);
         return DCUDA_ERR_SETTING;

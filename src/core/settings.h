@@ -40,10 +40,6 @@
                                 "under mpirun, else ucx), mpi, ucx or none")               \
     X(net_force, NET_FORCE, BOOL, "0", "1: every other process counts as on another node, so " \
                                       "the network path runs between processes of one host") \
-    X(eager_max, EAGER_MAX, INT, "-1", "notified puts of up to this many bytes (0..12) to "    \
-                                       "ranks of another process of the node carry their data " \
-                                       "in the notification (0: no eager rings; -1: 12 for "  \
-                                       "CPU ranks, 0 for GPU ranks)")                           \
     X(verbose, VERBOSE, BOOL, "0", "1: the host runtime reports what it chose and did")
 /* clang-format on */
 
@@ -62,7 +58,6 @@ typedef struct dcuda_settings {
     unsigned long notif_start;
     char net[16];
     long net_force;
-    long eager_max;
     long verbose;
 } dcuda_settings_t;
 

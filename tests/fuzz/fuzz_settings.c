@@ -67,7 +67,6 @@ enum {
     S_WATCHDOG,
     S_LOG_ENTRIES,
     S_NOTIF_START,
-    S_EAGER_MAX,
     S_NET,
     S_ON_ERROR
 };
@@ -82,7 +81,6 @@ static const ref_setting_t table[] = {
     [S_WATCHDOG] = REF_(watchdog, WATCHDOG, DOUBLE, "10"),
     [S_LOG_ENTRIES] = REF_(log_entries, LOG_ENTRIES, INT, "1024"),
     [S_NOTIF_START] = REF_(notif_start, NOTIF_START, UINT, "0"),
-    [S_EAGER_MAX] = REF_(eager_max, EAGER_MAX, INT, "-1"),
     [S_NET] = REF_(net, NET, STRING, "auto"),
     [S_ON_ERROR] = REF_(on_error, ON_ERROR, STRING, "abort"),
     REF_(watchdog_cancel, WATCHDOG_CANCEL, BOOL, "0"),
@@ -220,7 +218,7 @@ static int ref_bounds(ref_value_t v[TABLE_SIZE])
         v[S_WATCHDOG].d = 0;
     return one_of(v[S_BACKEND].s, backends) && ranks >= 0 && ranks <= (1L << 20) && procs >= 0 &&
            procs <= 16 && log >= 16 && log <= (1L << 20) && (log & (log - 1)) == 0 &&
-           v[S_NOTIF_START].u <= 0xffffffffUL && v[S_EAGER_MAX].l >= -1 && v[S_EAGER_MAX].l <= 12 &&
+           v[S_NOTIF_START].u <= 0xffffffffUL &&
            one_of(v[S_NET].s, nets) && one_of(v[S_ON_ERROR].s, on_error);
 }
 

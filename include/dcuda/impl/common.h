@@ -132,48 +132,6 @@ DCU_HD_COLD dcuda_status_t dcu_remote_part(const dcuda_state_t *st, int slot, in
     return DCUDA_ERR_UNREACHABLE;
 }
 
-/* ---- where a process's eager rings lie (shared/ring.h) ---- */
-
-DCU_HD size_t dcu_eager_ctl_bytes(int world_size)
-{
-    return ((size_t)world_size * sizeof(dcuda_eager_ctl_t) + 63u) & ~(size_t)63u;
-}
-
-/* Bytes of a process's notification memory: its ranks' counters, then,
- * with eager rings, the control words and the rings. */
-DCU_HD size_t dcu_mail_bytes(int device_size, int world_size, int process_count, int eager)
-{
-    size_t b = (size_t)device_size * sizeof(dcuda_notif_counters_t);
-    if (eager)
-        b += dcu_eager_ctl_bytes(world_size) + (size_t)device_size * (size_t)process_count *
-                                                   DCUDA_EAGER_ENTRIES *
-                                                   sizeof(dcuda_inbox_entry_t);
-    return b;
-}
-
-/* The control words of the process whose ranks' counters start at
- * `counters` (device_size of them), indexed by WORLD rank. */
-DCU_HD dcuda_eager_ctl_t *dcu_eager_ctl_of(dcuda_notif_counters_t *counters, int device_size)
-{
-    return (dcuda_eager_ctl_t *)(void *)(counters + device_size);
-}
-
-/* That process's ring for its device rank d and source process p. */
-DCU_HD dcuda_inbox_entry_t *dcu_eager_ring_of(dcuda_notif_counters_t *counters, int device_size,
-                                              int world_size, int process_count, int d, int p)
-{
-    char *rings = (char *)(void *)(counters + device_size) + dcu_eager_ctl_bytes(world_size);
-    return (dcuda_inbox_entry_t *)(void *)rings +
-           ((size_t)d * (size_t)process_count + (size_t)p) * DCUDA_EAGER_ENTRIES;
-}
-
-/* Ranks of process p. */
-DCU_HD int dcu_process_size(const dcuda_state_t *st, int p)
-{
-    int end = p + 1 < st->process_count ? st->peer_first[p + 1] : st->world_size;
-    return end - st->peer_first[p];
-}
-
 /* Fills the state's copies of the context (at rank init). */
 DCU_HD void dcu_state_bind(dcuda_state_t *st, const dcuda_context_t *ctx, int device_rank)
 {
@@ -189,18 +147,10 @@ DCU_HD void dcu_state_bind(dcuda_state_t *st, const dcuda_context_t *ctx, int de
     st->notifs = ctx->notifs;
     st->inbox = ctx->net ? ctx->inbox + (size_t)device_rank * DCUDA_INBOX_ENTRIES
                          : (const dcuda_inbox_entry_t *)0;
-    st->eager_max = ctx->eager_max;
-    st->eager_rings = ctx->eager_max
-                          ? dcu_eager_ring_of(ctx->notifs, ctx->device_size, ctx->world_size,
-                                              ctx->process_count, device_rank, 0)
-                          : (const dcuda_inbox_entry_t *)0;
-    st->eager_ctl =
-        ctx->eager_max ? dcu_eager_ctl_of(ctx->notifs, ctx->device_size) : (dcuda_eager_ctl_t *)0;
     for (int p = 0; p < ctx->process_count && p < DCUDA_MAX_PROCESSES; p++) {
         st->peer_first[p] = ctx->peers[p].world_first;
         st->peer_notifs[p] = ctx->peers[p].notifs;
         st->peer_path[p] = (uint8_t)ctx->peers[p].path;
-        st->eager_pos[p] = 0u; /* the host empties the rings before every run */
     }
     for (int c = 0; c < DCUDA_COMM_COUNT; c++) {
         st->win_entries[c] = ctx->win_entries[c];

@@ -160,12 +160,9 @@ DCU_FN int dcu_spin_until(const dcu_u32a_t *counter, uint32_t target, int sys, d
  * once more after a barrier (what the proxy left before the barrier's
  * release). After a while the rank shows itself
  * blocked to the watchdog, and from then on checks now and then whether
- * the host cancelled its waits. rings: whether the rank has eager rings
- * (a constant where the caller knows it, so that the inlined form without
- * them is the loop alone). */
-DCU_FN dcuda_status_t dcu_block_until_in(dcuda_state_t *st, const dcu_u32a_t *counter,
-                                         uint32_t target, int sys, dcu_block_t d, dcu_lanes_t lanes,
-                                         const int rings)
+ * the host cancelled its waits. */
+DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *counter, uint32_t target,
+                                      int sys, dcu_block_t d, dcu_lanes_t lanes)
 {
     const int lead = dcu_leader();
     dcu_waiter_t w = DCU_WAITER_INIT;
@@ -174,12 +171,12 @@ DCU_FN dcuda_status_t dcu_block_until_in(dcuda_state_t *st, const dcu_u32a_t *co
      * counter, in the shortest loop (each poll's length is latency). A
      * notification's waiter polls with every lane; a barrier's counter,
      * which every rank of the device polls at once, with lane 0 alone. */
-    if (!st->inbox && !rings && d.phase == DCUDA_PHASE_WAITING) {
+    if (!st->inbox && d.phase == DCUDA_PHASE_WAITING) {
         int reached = dcu_spin_until(counter, target, sys, &w);
         if (dcu_lanes_all(lanes, reached))
             return DCUDA_OK;
         w.polls = dcu_lanes_bcast(lanes, w.polls); /* the lanes count alike again */
-    } else if (!st->inbox && !rings) {
+    } else if (!st->inbox) {
         while (dcu_spinning(&w))
             if (dcu_reached(dcu_lanes_bcast(lanes, lead ? dcu_ld_acquire(counter, sys) : 0u),
                             target))
@@ -192,15 +189,6 @@ DCU_FN dcuda_status_t dcu_block_until_in(dcuda_state_t *st, const dcu_u32a_t *co
         v = dcu_lanes_bcast(lanes, v);
         if (dcu_reached(v, target))
             break;
-        if (rings &&
-            (d.phase == DCUDA_PHASE_WAITING || (w.polls & (DCU_WAIT_INBOX_EVERY - 1u)) == 0)) {
-            uint32_t k =
-                dcu_eager_drain(st, lanes, d.phase == DCUDA_PHASE_WAITING ? d.tag : DCU_NO_TAG);
-            if (k) {
-                target -= k; /* consumed[tag] is that much lower now */
-                continue;
-            }
-        }
         if (st->inbox &&
             (d.phase == DCUDA_PHASE_WAITING || (w.polls & (DCU_WAIT_INBOX_EVERY - 1u)) == 0) &&
             dcu_inbox_drain(st, lanes, d.phase == DCUDA_PHASE_WAITING ? 1u : DCUDA_INBOX_ENTRIES))
@@ -224,24 +212,9 @@ DCU_FN dcuda_status_t dcu_block_until_in(dcuda_state_t *st, const dcu_u32a_t *co
     }
     if (st->inbox && d.phase == DCUDA_PHASE_BARRIER)
         (void)dcu_inbox_drain(st, lanes, DCUDA_INBOX_ENTRIES);
-    /* What a ring holds now was sent before the notifications (or barrier
-     * arrivals) just seen: applied before the caller goes on, so that the
-     * data of every earlier put of their senders is in place (a put that
-     * found the ring full came through the counter instead). */
-    if (rings) {
-        dcu_lanes_sync(lanes); /* every lane reads the rings after the leader's acquire */
-        (void)dcu_eager_drain(st, lanes, DCU_NO_TAG);
-    }
     if (published && lead)
         dcu_publish_phase(st, DCUDA_PHASE_RUNNING);
     return DCUDA_OK;
-}
-
-/* The same for a rank whose rings the caller does not test itself. */
-DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *counter, uint32_t target,
-                                      int sys, dcu_block_t d, dcu_lanes_t lanes)
-{
-    return dcu_block_until_in(st, counter, target, sys, d, lanes, st->eager_rings != 0);
 }
 
 /* ---- commands to the proxy ------------------------------------------------- */
@@ -688,45 +661,6 @@ DCU_FN_COLD dcuda_status_t dcu_put_net(dcuda_state_t *st, uint32_t win, int rank
     return DCUDA_OK;
 }
 
-/* Leader: a notified put of at most eager_max bytes to a rank of another
- * process of the node, as one message in the target's ring from my
- * process: 1 if sent, 0 if the ring is full (the caller stores the data
- * and adds to the counter instead). The message is a release of the
- * rank's earlier accesses, as a notification always is. rank: WORLD. */
-DCU_FN int dcu_eager_send(dcuda_state_t *st, uint32_t win, int rank, size_t offset, size_t size,
-                          const char *src, int tag)
-{
-    uint32_t ticket;
-    dcuda_eager_ctl_t *c = &st->eager_ctl[rank];
-    if (!dcu_eager_ticket(&c->sent, &c->freed, DCUDA_EAGER_ENTRIES, &ticket))
-        return 0;
-    int q = dcu_process_of(st, rank);
-    dcuda_inbox_entry_t *ring =
-        dcu_eager_ring_of(st->peer_notifs[q], dcu_process_size(st, q), st->world_size,
-                          st->process_count, rank - st->peer_first[q], st->process_index);
-    uint32_t w[DCUDA_INBOX_WORDS] = { DCUDA_INBOX_HEAD(DCUDA_INBOX_PUT, 1u, DCUDA_INBOX_ACQUIRE),
-                                      (uint32_t)tag + 1u,
-                                      (uint32_t)size | (uint32_t)dcu_win_slot(win) << 16,
-                                      (uint32_t)offset,
-                                      (uint32_t)((uint64_t)offset >> 32),
-                                      0u,
-                                      0u,
-                                      0u };
-    for (size_t j = 0; j < size; j++)
-        w[5u + j / 4u] |= (uint32_t)(unsigned char)src[j] << (8u * (j % 4u));
-    dcu_inbox_write(&ring[ticket & (DCUDA_EAGER_ENTRIES - 1u)], ticket + 1u, w);
-    return 1;
-}
-
-/* All threads, out of line (the device's puts stay compact): a put by
- * dcu_eager_send if the rank has rings; 1 if it went so. */
-DCU_FN_COLD int dcu_put_eager(dcuda_state_t *st, uint32_t win, int rank, size_t offset, size_t size,
-                              const char *src, int tag)
-{
-    return st->eager_rings &&
-           dcu_sync_any(dcu_leader() && dcu_eager_send(st, win, rank, offset, size, src, tag));
-}
-
 /* The largest put the leader copies alone (whole aligned words). */
 #define DCU_TINY_PUT 16u
 
@@ -777,12 +711,6 @@ DCU_FN dcuda_status_t dcu_put(dcuda_state_t *st, uint32_t win, int rank, size_t 
         break;
     case DCUDA_PATH_SHM:
     case DCUDA_PATH_P2P:
-        /* Small and notified: the payload rides in the notification,
-         * unless the target's ring is full (then as on the device). */
-        if (notify && size <= st->eager_max &&
-            dcu_put_eager(st, win, rank, offset, size, (const char *)src, tag))
-            break;
-        /* fall through */
     case DCUDA_PATH_DEVICE:
     default:
         /* A few aligned words, notified: the leader copies and notifies, and
@@ -866,18 +794,8 @@ DCU_FN int dcu_test_notifications(dcuda_state_t *st, int tag, int count)
             (void)dcu_inbox_drain(st, dcu_poll_lanes(), DCUDA_INBOX_ENTRIES);
         dcu_sync(); /* what it wrote is the block's */
     }
-    uint32_t arrived = 0u;
-    if (dcu_leader())
-        arrived = dcu_ld_acquire(dcu_my_counter(st, tag), st->process_count > 1);
-    if (st->eager_rings) {
-        /* After the counter, as a wait does: the rings then hold every
-         * message sent before the notifications the counter shows. */
-        dcu_sync(); /* every lane reads the rings after the leader's acquire */
-        if (dcu_in_poll_lanes())
-            (void)dcu_eager_drain(st, dcu_poll_lanes(), DCU_NO_TAG);
-        dcu_sync(); /* what it wrote is the block's */
-    }
     if (dcu_leader()) {
+        uint32_t arrived = dcu_ld_acquire(dcu_my_counter(st, tag), st->process_count > 1);
         int ready = dcu_notifs_ready(arrived, st->consumed[tag], (uint32_t)count);
         if (ready)
             st->consumed[tag] += (uint32_t)count;
@@ -897,20 +815,10 @@ DCU_FN dcuda_status_t dcu_wait_notifications(dcuda_state_t *st, int tag, int cou
         dcu_lanes_t lanes = dcu_poll_lanes();
         uint32_t target = st->consumed[tag] + (uint32_t)count;
         dcu_block_t d = { DCUDA_PHASE_WAITING, (uint32_t)tag, (uint32_t)count, 0, call };
-        const dcu_u32a_t *counter = dcu_my_counter(st, tag);
-        const int sys = st->process_count > 1;
-        /* A rank without rings waits in a form with no trace of them. */
-        if (st->eager_rings) {
-            s = dcu_block_until_in(st, counter, target, sys, d, lanes, 1);
-            dcu_lanes_sync(lanes); /* every lane read consumed[tag] before the leader updates it */
-            if (dcu_leader() && s == DCUDA_OK)
-                st->consumed[tag] += (uint32_t)count; /* the rings may have lowered it */
-        } else {
-            s = dcu_block_until_in(st, counter, target, sys, d, lanes, 0);
-            dcu_lanes_sync(lanes);
-            if (dcu_leader() && s == DCUDA_OK)
-                st->consumed[tag] = target;
-        }
+        s = dcu_block_until(st, dcu_my_counter(st, tag), target, st->process_count > 1, d, lanes);
+        dcu_lanes_sync(lanes); /* every lane read consumed[tag] before the leader updates it */
+        if (dcu_leader() && s == DCUDA_OK)
+            st->consumed[tag] = target;
         if (dcu_leader())
             st->result = s;
     }

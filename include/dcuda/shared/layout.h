@@ -17,7 +17,7 @@
 #include "base.h"
 #include "ring.h"
 
-#define DCUDA_LAYOUT_VERSION 7u
+#define DCUDA_LAYOUT_VERSION 8u
 #define DCUDA_CONTEXT_MAGIC 0x64637564u /* "dcud" */
 #define DCUDA_STATE_MAGIC 0x72616e6bu   /* "rank" */
 
@@ -216,12 +216,6 @@ typedef struct dcuda_context {
     DCUDA_ATOMIC(uint32_t) * net_barrier; /* mapped: WORLD barriers the proxies completed */
     uint32_t net;                         /* nonzero: some process is on the network path */
     uint32_t on_error;                    /* dcuda_on_error */
-    /* Eager rings (shared/ring.h): put payloads up to this many bytes
-     * travel in the message; 0: no rings (one process, or the setting
-     * off), notifications to other processes of the node are release adds
-     * to their counters. */
-    uint32_t eager_max;
-    uint32_t reserved_eager;
     /* Host-visible: what a rank had consumed of each tag when it last began
      * to block ([device_size]; the watchdog's "ready" counts). */
     dcuda_notif_counters_t *consumed_seen;
@@ -256,8 +250,7 @@ typedef struct dcuda_put_route {
  * rank's stack; only its own rank touches it. It keeps copies of the context
  * fields that the put/notify/wait path needs, so that path reads no global
  * memory but the target's counter. `consumed` counts the notifications
- * consumed per tag, less those that came through the eager rings (they
- * never touch the counter), so arrived - consumed is what is ready.
+ * consumed per tag, so arrived - consumed is what is ready.
  */
 typedef struct dcuda_state {
     uint32_t magic;
@@ -289,14 +282,6 @@ typedef struct dcuda_state {
     uint32_t cmd_consumed; /* commands known consumed by the proxy */
     uint32_t inbox_pos;    /* inbox entries consumed */
     uint32_t consumed[DCUDA_TAG_COUNT];
-    /* Eager rings (NULL: none): mine, [source process][entries], the
-     * control words of my process ([WORLD rank]), and how far I consumed
-     * each source's ring. */
-    const dcuda_inbox_entry_t *eager_rings;
-    dcuda_eager_ctl_t *eager_ctl;
-    uint32_t eager_pos[DCUDA_MAX_PROCESSES];
-    uint32_t eager_max;
-    uint32_t eager_reserved;
 } dcuda_state_t;
 
 DCUDA_STATIC_ASSERT(sizeof(dcuda_notif_counters_t) == 4 * DCUDA_TAG_COUNT, "notif counters");
@@ -309,11 +294,11 @@ DCUDA_STATIC_ASSERT(offsetof(dcuda_context_t, notifs) == 64, "context header");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_node_slot_t) == 64, "node slot");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_segment_t) == 32, "segment");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_peer_t) == 48, "peer");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 280, "context");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 272, "context");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_put_route_t) == 56, "put route");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 328, "state copies of the context");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 912, "state counters");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 2024, "state fits shared memory budget");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 1936, "state fits shared memory budget");
 
 #endif /* DCUDA_SHARED_LAYOUT_H */

@@ -189,38 +189,7 @@ typedef struct dcuda_inbox_entry {
     DCUDA_ATOMIC(uint64_t) word[DCUDA_INBOX_WORDS]; /* data in the low half, flag in the high */
 } dcuda_inbox_entry_t;
 
-/* ---- eager rings (notifications between processes of a node) ------------ */
-
-/*
- * A notification to a rank of another process of the node (paths SHM and
- * P2P) travels as one message in a ring of the target's memory, written
- * by the sender's stores alone: no read-modify-write crosses the link and
- * the payload of a small put (up to DCUDA_EAGER_MAX bytes) rides in the
- * message, so the sender's system fence waits for no earlier store of its
- * own payload. Each target rank has one ring per source process;
- * the source process's ranks take its entries in ticket order, from
- * `sent` in the source's own memory, and the target hands them back
- * through `freed`, which it writes into the source's memory.
- *
- * Entries are inbox entries (above), one a message, the flag of the
- * message with ticket t being t + 1. Words: [0] kind | 1 << 8 |
- * DCUDA_INBOX_ACQUIRE << 16 (the sender fenced before its stores; the
- * target acquires), [1] tag + 1, [2] payload bytes | window slot << 16
- * (a WORLD window), [3..4] the offset in the target's part, [5..7] the
- * payload. A process's eager memory follows its notification counters in
- * the same allocation: dcuda_eager_ctl_t [WORLD size] (rounded up to 64
- * bytes), then the rings, [device rank][source process][entries].
- */
-#define DCUDA_EAGER_ENTRIES 32u /* a power of two: 2 KiB a rank and source process */
-#define DCUDA_EAGER_MAX DCUDA_INBOX_INLINE
-
-typedef struct dcuda_eager_ctl {
-    DCUDA_ATOMIC(uint32_t) sent;  /* tickets taken by my ranks towards that rank */
-    DCUDA_ATOMIC(uint32_t) freed; /* entries that rank has consumed (it writes this) */
-} dcuda_eager_ctl_t;
-
 DCUDA_STATIC_ASSERT(sizeof(dcuda_ring_t) == 24, "ring");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_eager_ctl_t) == 8, "eager control");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_log_entry_t) == 304, "log entry");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_log_entry_t, seq) == 0, "log entry seq first");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_log_entry_t, args) == 16, "log entry args");

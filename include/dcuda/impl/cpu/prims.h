@@ -125,35 +125,6 @@ DCU_FN uint32_t dcu_tickets(dcu_u32a_t *head, uint32_t n)
     return atomic_fetch_add_explicit(head, n, memory_order_relaxed);
 }
 
-/* An eager ring's next ticket towards one rank, if fewer than `room` are
- * taken and not yet freed: 1 and *ticket, else 0 (the ring is full). */
-DCU_FN int dcu_eager_ticket(dcu_u32a_t *sent, const dcu_u32a_t *freed, uint32_t room,
-                            uint32_t *ticket)
-{
-    uint32_t s = atomic_load_explicit(sent, memory_order_relaxed);
-    for (;;) {
-        if (s - atomic_load_explicit(freed, memory_order_acquire) >= room)
-            return 0;
-        if (atomic_compare_exchange_weak_explicit(sent, &s, s + 1u, memory_order_relaxed,
-                                                  memory_order_relaxed)) {
-            *ticket = s;
-            return 1;
-        }
-    }
-}
-
-/* Writes the eight words w of an entry with `flag`, each a release of the
- * rank's earlier accesses. */
-DCU_FN void dcu_inbox_write(dcuda_inbox_entry_t *e, uint32_t flag, const uint32_t w[8])
-{
-    for (int i = 0; i < DCUDA_INBOX_WORDS; i++)
-        atomic_store_explicit(&e->word[i], (uint64_t)w[i] | (uint64_t)flag << 32,
-                              memory_order_release);
-}
-
-/* pred, in the one thread of a CPU rank. */
-DCU_FN int dcu_sync_any(int pred) { return pred; }
-
 /* Barrier arrival: releases the rank's accesses, acquires the earlier
  * arrivals; returns the count before. */
 DCU_FN uint32_t dcu_arrive(dcu_u32a_t *p)

@@ -146,41 +146,6 @@ DCU_FN void dcu_st_after_loads(uint32_t *p, uint32_t v) { dcu_st_relaxed(p, v, 1
  * entries' seq and the consumer's count order). */
 DCU_FN uint32_t dcu_tickets(uint32_t *head, uint32_t n) { return atomicAdd(head, n); }
 
-/* An eager ring's next ticket towards one rank, if fewer than `room` are
- * taken and not yet freed: 1 and *ticket, else 0 (the ring is full).
- * `sent` is my device's alone (device-scope CAS); `freed` is written by the
- * target's process (acquire: its reads of the entry came first). */
-DCU_FN int dcu_eager_ticket(uint32_t *sent, const uint32_t *freed, uint32_t room, uint32_t *ticket)
-{
-    uint32_t s = *(volatile uint32_t *)sent;
-    for (;;) {
-        if (s - dcu_ld_acquire_sys(freed) >= room)
-            return 0;
-        uint32_t was = atomicCAS(sent, s, s + 1u);
-        if (was == s) {
-            *ticket = s;
-            return 1;
-        }
-        s = was;
-    }
-}
-
-/* Writes the eight words w of an entry with `flag`, as a release of the
- * block's earlier accesses (ordered by the caller's __syncthreads): one
- * system fence, then four 16-byte stores of two single-copy atomic words. */
-DCU_FN void dcu_inbox_write(dcuda_inbox_entry_t *e, uint32_t flag, const uint32_t w[8])
-{
-    __threadfence_system();
-    for (int i = 0; i < 8; i += 2)
-        asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" ::"l"(&e->word[i]),
-                     "l"((unsigned long long)w[i] | (unsigned long long)flag << 32),
-                     "l"((unsigned long long)w[i + 1] | (unsigned long long)flag << 32)
-                     : "memory");
-}
-
-/* 1 in every thread of the block if pred was nonzero in any (a barrier). */
-DCU_FN int dcu_sync_any(int pred) { return __syncthreads_or(pred); }
-
 /* Barrier arrival: releases the block's accesses (ordered by the caller's
  * __syncthreads), adds one; returns the count before. */
 DCU_FN uint32_t dcu_arrive(uint32_t *p)
