@@ -26,7 +26,8 @@ enum sem_case {
     SEM_MIX,            /* sizes across every threshold, overlapping small and large puts */
     SEM_LARGE,          /* puts of megabytes, between small ones that overlap them */
     SEM_BURST,          /* bursts of small notified puts, checked one by one */
-    SEM_TINY            /* small notified puts whose source is rewritten at once */
+    SEM_TINY,           /* small notified puts whose source is rewritten at once */
+    SEM_STALE           /* a small notified put, then a larger one over the same bytes */
 };
 
 /* Result slots of each rank: res[rank * SEM_SLOTS + slot]. */
@@ -155,6 +156,8 @@ TEST_FN uint64_t sem_tiny_size(uint64_t i)
     return sizes[i % 6u];
 }
 TEST_FN uint64_t sem_tiny_skew(uint64_t i) { return sem_tiny_size(i) % 4u ? 1u : 0u; }
+/* stale: the second put's size (the first writes half of it). */
+#define SEM_STALE_BYTES 16u
 #define SEM_LARGE_BYTES 2500007u
 #define SEM_LARGE_REGION (3u * SEM_LARGE_BYTES + 65u)
 
@@ -197,6 +200,8 @@ TEST_FN uint64_t sem_region_bytes(int c, int ranks, int iters)
         return (SEM_LARGE_REGION + 7u) & ~(uint64_t)7u;
     case SEM_BURST: /* received slots, then the send buffer */
         return 2u * SEM_BURST_SPAN * SEM_BURST_PUTS;
+    case SEM_STALE: /* the target bytes, then the two sources */
+        return 3u * SEM_STALE_BYTES;
     case SEM_TINY: /* received slots of every round, then the source slot */
         return (k * SEM_TINY_PUTS + 1u) * SEM_TINY_SLOT;
     default:

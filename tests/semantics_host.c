@@ -274,6 +274,28 @@ static int run_burst(int argc, char **argv)
     return 0;
 }
 
+#define STALE_ROUNDS 200
+static int64_t stale_checked(const sem_run_t *r, int k)
+{
+    (void)k;
+    return (int64_t)r->d.iters * SEM_STALE_BYTES + 1;
+}
+static int run_stale(int argc, char **argv)
+{
+    sem_run_t r;
+    int rc = sem_open(&r, argc, argv, SEM_STALE, STALE_ROUNDS);
+    if (rc)
+        return rc;
+    sem_exec(&r, DCUDA_OK);
+    sem_check_ranks(&r, stale_checked);
+    /* The last round's newer bytes, seen from the host too. */
+    for (int k = r.first; k < r.end; k++)
+        expect_bytes(part(&r, k), 0, SEM_STALE_BYTES, (uint32_t)prev(&r, k),
+                     41u + 2u * (STALE_ROUNDS - 1u), "the last round's second put", k);
+    sem_close(&r);
+    return 0;
+}
+
 #define TINY_ROUNDS 4
 static int64_t tiny_checked(const sem_run_t *r, int k)
 {
@@ -731,6 +753,7 @@ int main(int argc, char **argv)
         { "large", run_large },
         { "burst", run_burst },
         { "tiny", run_tiny },
+        { "stale", run_stale },
         { "peer_exit", run_peer_exit },
     };
     return test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));

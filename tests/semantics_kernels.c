@@ -624,6 +624,39 @@ TEST_RANK_FN void case_burst(sem_rank_t *c)
     ok(c, dcuda_win_free(c->st, win));
 }
 
+/* A notified put of 8 bytes, then a notified put of 16 over the same bytes
+ * (every other round a plain put and a notification instead), to the ring
+ * neighbour, which waits for both and must find the newer bytes: the
+ * older put's data never lands after the newer one's. Then it frees the
+ * bytes for the next round. */
+TEST_RANK_FN void case_stale(sem_rank_t *c)
+{
+    const uint64_t n = SEM_STALE_BYTES;
+    unsigned char *old_src = c->mine + n, *new_src = c->mine + 2u * n;
+    dcuda_win_t win;
+    ok(c, dcuda_win_create(c->st, DCUDA_COMM_WORLD, c->mine, c->d->region, &win));
+    for (int r = 0; r < c->d->iters; r++) {
+        fill_bytes(old_src, n, (uint32_t)c->rank, 40u + 2u * (uint32_t)r);
+        fill_bytes(new_src, n, (uint32_t)c->rank, 41u + 2u * (uint32_t)r);
+        ok(c, dcuda_put_notify(c->st, win, c->to, 0, n / 2u, old_src, SEM_TAG_DATA));
+        if (r % 2 == 0) {
+            ok(c, dcuda_put_notify(c->st, win, c->to, 0, n, new_src, SEM_TAG_ORDER));
+        } else {
+            ok(c, dcuda_put(c->st, win, c->to, 0, n, new_src));
+            ok(c, dcuda_notify(c->st, c->to, DCUDA_COMM_WORLD, SEM_TAG_ORDER));
+        }
+        ok(c, dcuda_wait_notifications(c->st, SEM_TAG_DATA, 1));
+        ok(c, dcuda_wait_notifications(c->st, SEM_TAG_ORDER, 1));
+        check_bytes(c, c->mine, 0, n, (uint32_t)c->from, 41u + 2u * (uint32_t)r,
+                    (int64_t)r * 100);
+        /* the bytes are free: tell their source; wait until mine are */
+        ok(c, dcuda_notify(c->st, c->from, DCUDA_COMM_WORLD, SEM_TAG_ACK));
+        ok(c, dcuda_wait_notifications(c->st, SEM_TAG_ACK, 1));
+    }
+    expect(c, dcuda_test_notifications(c->st, SEM_TAG_DATA, 1) == 0, -1);
+    ok(c, dcuda_win_free(c->st, win));
+}
+
 /* Notified puts of a few bytes to the ring neighbour, all from one source
  * slot, which the rank rewrites as soon as each put returns, from its last
  * threads first (a put's source is reusable once it returns, also while
@@ -753,6 +786,9 @@ DCUDA_KERNEL(semantics, ctx)
         break;
     case SEM_TINY:
         case_tiny(&c);
+        break;
+    case SEM_STALE:
+        case_stale(&c);
         break;
     default:
         ok(&c, DCUDA_ERR_INVALID_ARG);
