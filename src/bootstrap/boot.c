@@ -1,12 +1,17 @@
 /*
  * The process group's start and its one policy: how many processes, and
- * which way they start (see boot.h). Single mode lives here; fork and MPI
- * modes in their own files.
+ * which way they start; and the host steps every collective exchange of
+ * the host runtimes goes through (see boot.h). Single mode lives here; fork
+ * and MPI modes in their own files, each moving fixed-size records.
  */
 #include "boot.h"
 
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dcuda/shared/layout.h"
 #include "modes.h"
@@ -14,26 +19,80 @@
 
 typedef enum boot_mode { BOOT_NONE = 0, BOOT_SINGLE, BOOT_FORK, BOOT_MPI } boot_mode_t;
 
+/* What one process contributes to a step: which call it is in, how many
+ * steps it took before, and its bytes. Every step moves one record a
+ * process, whatever its size, so that steps of different calls still
+ * match each other as exchanges and the mismatch is seen, not waited on. */
+typedef struct boot_record {
+    uint16_t call;
+    uint16_t size;
+    uint32_t seq;
+    unsigned char data[DCU_BOOT_GATHER_MAX];
+} boot_record_t;
+_Static_assert(sizeof(boot_record_t) == DCU_BOOT_RECORD_BYTES, "boot record");
+
+/* Who a process is, for messages: its pid and host. */
+typedef struct boot_who {
+    int32_t pid;
+    int32_t key; /* its host, as the launcher sees shared memory */
+    char host[DCU_BOOT_GATHER_MAX - 8];
+} boot_who_t;
+
 static struct {
     boot_mode_t mode;
     int count;
     int index;
-    int nodes;                     /* node count */
+    int nodes;                     /* node count (0: not found yet) */
     int node[DCUDA_MAX_PROCESSES]; /* node of each process */
     int host[DCUDA_MAX_PROCESSES]; /* host key of each process */
+    boot_who_t *who;               /* [count], once the nodes are found */
+    dcu_boot_call_t call;          /* the call this process's steps belong to */
+    uint32_t steps;                /* steps taken */
+    int stopped;                   /* no more steps together (why says why) */
+    int ended;                     /* the program's end was stepped */
+    char why[512];
+    int exit_registered;
 } boot;
 
 int dcu_boot_started(void) { return boot.mode != BOOT_NONE; }
 int dcu_boot_size(void) { return boot.count ? boot.count : 1; }
 int dcu_boot_rank(void) { return boot.index; }
+const char *dcu_boot_why(void) { return boot.why; }
+void dcu_boot_enter(dcu_boot_call_t call) { boot.call = call; }
 
 const char *dcu_boot_mode_name(void)
 {
     return boot.mode == BOOT_FORK ? "forked" : boot.mode == BOOT_MPI ? "MPI" : "one process";
 }
 
+const char *dcu_boot_call_name(dcu_boot_call_t call)
+{
+    switch (call) {
+    case DCU_CALL_INIT:
+        return "dcuda_host_init";
+    case DCU_CALL_RUN:
+        return "dcuda_host_run";
+    case DCU_CALL_FINISH:
+        return "dcuda_host_finish";
+    case DCU_CALL_EXIT:
+        return "the program's end (dcuda_host_exit_status, or exit)";
+    default:
+        return "a host call";
+    }
+}
+
+const char *dcu_boot_describe(int p, char *buf, size_t size)
+{
+    if (boot.who && p >= 0 && p < boot.count)
+        snprintf(buf, size, "process %d (pid %d on %s)", p, (int)boot.who[p].pid,
+                 boot.who[p].host);
+    else
+        snprintf(buf, size, "process %d", p);
+    return buf;
+}
+
 /* Was this process started by an MPI launcher? */
-static int launched_by_mpi(void)
+int dcu_boot_under_launcher(void)
 {
     static const char *vars[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK",
                                   "MPI_LOCALNRANKS" };
@@ -89,43 +148,216 @@ int dcu_boot_host_size(int p)
     return n > 0 ? n : 1;
 }
 
-/* Every process learns every process's host key (the launcher's view of
- * shared memory; forked processes share one host) and numbers the nodes in
- * order of their first process: one per host, or one per process with
- * own_nodes. */
-static dcuda_status_t find_nodes(int own_nodes)
+/* ---- steps ------------------------------------------------------------------- */
+
+/* The host steps stop: every later one fails at once, saying why. When a
+ * peer was lost, MPI is not finalised at exit either (a collective
+ * finalise would wait for it forever); after a mismatch every process is
+ * still there to finalise. */
+static void stop_steps(const char *why, int lost)
 {
-    int32_t key = 0;
 #if defined(DCUDA_HAVE_MPI)
-    if (boot.mode == BOOT_MPI)
-        key = (int32_t)dcu_boot_mpi_node_key();
+    if (lost && boot.mode == BOOT_MPI)
+        dcu_boot_mpi_abandon();
+#else
+    (void)lost;
 #endif
-    int32_t keys[DCUDA_MAX_PROCESSES];
-    dcuda_status_t st = dcu_boot_allgather(&key, keys, sizeof key);
-    if (st != DCUDA_OK)
-        return st;
-    boot.nodes = 0;
-    for (int p = 0; p < boot.count; p++) {
-        int q = 0;
-        while (q < p && keys[q] != keys[p])
-            q++;
-        boot.host[p] = keys[p];
-        boot.node[p] = own_nodes ? boot.nodes++ : q < p ? boot.node[q] : boot.nodes++;
+    if (boot.stopped)
+        return;
+    boot.stopped = 1;
+    snprintf(boot.why, sizeof boot.why, "%s", why);
+}
+
+void dcu_boot_abandon(const char *why) { stop_steps(why, 1); }
+
+/* Process p's record differs from mine: says so, and the steps stop. */
+static void mismatch(const boot_record_t *mine, const boot_record_t *theirs, int p)
+{
+    char who[160], why[sizeof boot.why];
+    dcu_boot_describe(p, who, sizeof who);
+    if (theirs->call != mine->call)
+        snprintf(why, sizeof why,
+                 "%s is in %s while process %d is in %s: every process must make the same "
+                 "dcuda_host_* calls in the same order",
+                 who, dcu_boot_call_name((dcu_boot_call_t)theirs->call), boot.index,
+                 dcu_boot_call_name((dcu_boot_call_t)mine->call));
+    else
+        snprintf(why, sizeof why,
+                 "%s is at host step %u of the program and process %d at step %u, both in %s: "
+                 "every process must make the same dcuda_host_* calls in the same order",
+                 who, (unsigned)theirs->seq, boot.index, (unsigned)mine->seq,
+                 dcu_boot_call_name((dcu_boot_call_t)mine->call));
+    dcu_msg_error("%s", why);
+    stop_steps(why, 0);
+}
+
+/* Moves one record a process through the group's mode; why says what
+ * went wrong when it fails. */
+static dcuda_status_t exchange(const boot_record_t *mine, boot_record_t *all, char *why,
+                               size_t why_size)
+{
+    const char *where = dcu_boot_call_name(boot.call);
+    switch (boot.mode) {
+    case BOOT_FORK:
+        return dcu_boot_fork_allgather(mine, all, sizeof *mine, where, why, why_size);
+#if defined(DCUDA_HAVE_MPI)
+    case BOOT_MPI:
+        return dcu_boot_mpi_allgather(mine, all, sizeof *mine, where, why, why_size);
+#endif
+    default:
+        memcpy(all, mine, sizeof *mine);
+        return DCUDA_OK;
     }
-    return DCUDA_OK;
+}
+
+dcuda_status_t dcu_boot_allgather(const void *mine, void *all, size_t size)
+{
+    if (size > DCU_BOOT_GATHER_MAX)
+        return DCUDA_ERR_INVALID_ARG;
+    if (boot.count <= 1) {
+        memcpy(all, mine, size);
+        return DCUDA_OK;
+    }
+    if (boot.stopped) {
+        dcu_msg_error("%s: the processes take no more host steps together: %s",
+                      dcu_boot_call_name(boot.call), boot.why);
+        return DCUDA_ERR_PEER;
+    }
+    boot_record_t rec, *recs = malloc((size_t)boot.count * sizeof *recs);
+    if (!recs)
+        return DCUDA_ERR_NO_MEMORY;
+    memset(&rec, 0, sizeof rec);
+    rec.call = (uint16_t)boot.call;
+    rec.size = (uint16_t)size;
+    rec.seq = boot.steps++;
+    memcpy(rec.data, mine, size);
+    char why[sizeof boot.why] = "";
+    dcuda_status_t st = exchange(&rec, recs, why, sizeof why);
+    if (st != DCUDA_OK) {
+        if (st == DCUDA_ERR_PEER)
+            dcu_msg_error("%s", why);
+        stop_steps(why, 1);
+    }
+    for (int p = 0; st == DCUDA_OK && p < boot.count; p++) {
+        if (recs[p].call != rec.call || recs[p].seq != rec.seq || recs[p].size != rec.size) {
+            mismatch(&rec, &recs[p], p);
+            st = DCUDA_ERR_PEER;
+        }
+    }
+    for (int p = 0; st == DCUDA_OK && p < boot.count; p++)
+        memcpy((char *)all + (size_t)p * size, recs[p].data, size);
+    free(recs);
+    return st;
 }
 
 dcuda_status_t dcu_boot_barrier(void)
 {
+    char none = 0, *all = malloc((size_t)dcu_boot_size());
+    dcuda_status_t st = all ? dcu_boot_allgather(&none, all, 1) : DCUDA_ERR_NO_MEMORY;
+    free(all);
+    return st;
+}
+
+dcuda_status_t dcu_boot_agree(dcuda_status_t mine, int *who)
+{
+    int32_t status = (int32_t)mine, *all = malloc((size_t)dcu_boot_size() * sizeof *all);
+    *who = mine != DCUDA_OK ? boot.index : -1;
+    if (!all)
+        return DCUDA_ERR_NO_MEMORY;
+    dcuda_status_t st = dcu_boot_allgather(&status, all, sizeof status);
+    if (st != DCUDA_OK)
+        *who = -1;
+    for (int p = 0; st == DCUDA_OK && p < boot.count; p++)
+        if (all[p] != DCUDA_OK) {
+            *who = p;
+            st = (dcuda_status_t)all[p];
+            break;
+        }
+    free(all);
+    return st == DCUDA_OK ? DCUDA_OK : st;
+}
+
+/* ---- the program's end ---------------------------------------------------------- */
+
+/* The last step, once: the processes still in a host call learn that this
+ * one reached its end. 0 if it went as it should. */
+static int last_step(void)
+{
+    if (boot.ended || boot.count <= 1)
+        return boot.ended < 0;
+    boot.ended = 1;
+    if (boot.stopped)
+        return 0; /* the failure was reported when the steps stopped */
 #if defined(DCUDA_HAVE_MPI)
-    if (boot.mode == BOOT_MPI && dcu_boot_node_count() > 1)
-        return dcu_boot_mpi_barrier();
+    if (boot.mode == BOOT_MPI && !dcu_boot_mpi_usable())
+        return 0;
 #endif
-    /* Forked processes that count as nodes of their own (NET_FORCE): an
-     * allgather of one byte joins them. */
-    if (boot.mode == BOOT_FORK && dcu_boot_node_count() > 1) {
-        char none = 0, all[DCUDA_MAX_PROCESSES];
-        return dcu_boot_fork_allgather(&none, all, 1);
+    boot.call = DCU_CALL_EXIT;
+    if (dcu_boot_barrier() == DCUDA_OK)
+        return 0;
+    boot.ended = -1;
+    return 1;
+}
+
+/* At exit: the last step, unless the program took it already. Registered
+ * after the mode's own handler, so that it runs first (before MPI is
+ * finalised, before process 0 of a forked group waits for the others). */
+static void boot_at_exit(void)
+{
+    fflush(NULL);
+    (void)last_step();
+}
+
+static void register_exit(void)
+{
+    if (boot.exit_registered || boot.count <= 1)
+        return;
+    boot.exit_registered = 1;
+    atexit(boot_at_exit);
+}
+
+int dcu_boot_exit_status(int status)
+{
+    int failed = last_step();
+    if (boot.mode == BOOT_FORK)
+        status = dcu_boot_fork_exit_status(status);
+    return status ? status : failed;
+}
+
+/* ---- the start -------------------------------------------------------------------- */
+
+/* Every process learns every process's host key (the launcher's view of
+ * shared memory; forked processes share one host), pid and host name, and
+ * numbers the nodes in order of their first process: one per host, or one
+ * per process with own_nodes. */
+dcuda_status_t dcu_boot_find_nodes(int own_nodes)
+{
+    if (boot.nodes)
+        return DCUDA_OK;
+    boot_who_t mine, *all = calloc((size_t)dcu_boot_size(), sizeof *all);
+    if (!all)
+        return DCUDA_ERR_NO_MEMORY;
+    memset(&mine, 0, sizeof mine);
+    mine.pid = (int32_t)getpid();
+#if defined(DCUDA_HAVE_MPI)
+    if (boot.mode == BOOT_MPI)
+        mine.key = (int32_t)dcu_boot_mpi_node_key();
+#endif
+    if (gethostname(mine.host, sizeof mine.host - 1) != 0)
+        snprintf(mine.host, sizeof mine.host, "an unnamed host");
+    dcuda_status_t st = dcu_boot_allgather(&mine, all, sizeof mine);
+    if (st != DCUDA_OK) {
+        free(all);
+        return st;
+    }
+    boot.who = all;
+    boot.nodes = 0;
+    for (int p = 0; p < boot.count; p++) {
+        int q = 0;
+        while (q < p && all[q].key != all[p].key)
+            q++;
+        boot.host[p] = all[p].key;
+        boot.node[p] = own_nodes ? boot.nodes++ : q < p ? boot.node[q] : boot.nodes++;
     }
     return DCUDA_OK;
 }
@@ -141,12 +373,12 @@ static dcuda_status_t refuse_fork(int count, const char *why)
 }
 
 dcuda_status_t dcu_boot_start(long processes, dcu_boot_count_fn count_gpus,
-                              dcu_boot_hazard_fn fork_hazard, int own_nodes)
+                              dcu_boot_hazard_fn fork_hazard)
 {
     if (boot.mode != BOOT_NONE)
         return DCUDA_OK;
     dcuda_status_t st = DCUDA_OK;
-    if (launched_by_mpi()) {
+    if (dcu_boot_under_launcher()) {
         st = start_under_launcher(processes);
     } else {
         int count = wanted_processes(processes, count_gpus);
@@ -164,31 +396,11 @@ dcuda_status_t dcu_boot_start(long processes, dcu_boot_count_fn count_gpus,
         boot.index = 0;
     }
     dcu_msg_set_process(boot.index, boot.count);
-    if (st == DCUDA_OK)
-        st = find_nodes(own_nodes);
+    register_exit();
     return st;
 }
 
-dcuda_status_t dcu_boot_agree(dcuda_status_t mine, int *who)
-{
-    int32_t status = (int32_t)mine, all[DCUDA_MAX_PROCESSES];
-    *who = mine != DCUDA_OK ? boot.index : -1;
-    if (dcu_boot_size() <= 1)
-        return mine;
-    dcuda_status_t st = dcu_boot_allgather(&status, all, sizeof status);
-    if (st != DCUDA_OK) {
-        *who = -1;
-        return st;
-    }
-    for (int p = 0; p < boot.count; p++)
-        if (all[p] != DCUDA_OK) {
-            *who = p;
-            return (dcuda_status_t)all[p];
-        }
-    return DCUDA_OK;
-}
-
-dcuda_status_t dcu_boot_start_comm(long processes, const void *mpi_comm, int own_nodes)
+dcuda_status_t dcu_boot_start_comm(long processes, const void *mpi_comm)
 {
 #if defined(DCUDA_HAVE_MPI)
     if (boot.mode != BOOT_NONE) {
@@ -204,9 +416,10 @@ dcuda_status_t dcu_boot_start_comm(long processes, const void *mpi_comm, int own
         return st;
     boot.mode = BOOT_MPI;
     dcu_msg_set_process(boot.index, boot.count);
-    return find_nodes(own_nodes);
+    register_exit();
+    return DCUDA_OK;
 #else
-    (void)processes, (void)mpi_comm, (void)own_nodes;
+    (void)processes, (void)mpi_comm;
     dcu_msg_error("dcuda_host_init: an MPI communicator was given, but this build of dcuda has "
                   "no MPI (install an MPI and rebuild)");
     return DCUDA_ERR_UNSUPPORTED;
@@ -222,37 +435,7 @@ const void *dcu_boot_mpi_comm(void)
     return NULL;
 }
 
-dcuda_status_t dcu_boot_allgather(const void *mine, void *all, size_t size)
-{
-    if (size > DCU_BOOT_GATHER_MAX)
-        return DCUDA_ERR_INVALID_ARG;
-    switch (boot.mode) {
-    case BOOT_FORK:
-        return dcu_boot_fork_allgather(mine, all, size);
-#if defined(DCUDA_HAVE_MPI)
-    case BOOT_MPI:
-        return dcu_boot_mpi_allgather(mine, all, size);
-#endif
-    default:
-        memcpy(all, mine, size);
-        return DCUDA_OK;
-    }
-}
-
 int dcu_boot_child_status(int p, int patience_ms, int *status)
 {
     return boot.mode == BOOT_FORK ? dcu_boot_fork_child_status(p, patience_ms, status) : 0;
-}
-
-void dcu_boot_abandon(void)
-{
-#if defined(DCUDA_HAVE_MPI)
-    if (boot.mode == BOOT_MPI)
-        dcu_boot_mpi_abandon();
-#endif
-}
-
-int dcu_boot_exit_status(int status)
-{
-    return boot.mode == BOOT_FORK ? dcu_boot_fork_exit_status(status) : status;
 }

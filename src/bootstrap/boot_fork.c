@@ -31,8 +31,9 @@
 /* Polls of an allgather before each pause, and the pause. */
 #define FORK_SPINS_BEFORE_SLEEP 100u
 #define FORK_PAUSE_NS (50 * DCU_NS_PER_US)
-/* Reaping a child that is ending: one try per step. */
+/* Reaping a child that is ending: one try per step, and how long. */
 #define FORK_REAP_STEP_NS (5 * DCU_NS_PER_MS)
+#define FORK_REAP_PATIENCE_MS 1000
 
 /* Shared by the group: each process writes only its own entries. Slots are
  * double-buffered by round, so a process may write round r + 1 while the
@@ -40,7 +41,7 @@
 typedef struct fork_area {
     _Atomic int32_t pid[DCUDA_MAX_PROCESSES];
     _Atomic uint32_t round[DCUDA_MAX_PROCESSES]; /* allgathers contributed to */
-    unsigned char slot[2][DCUDA_MAX_PROCESSES][DCU_BOOT_GATHER_MAX];
+    unsigned char slot[2][DCUDA_MAX_PROCESSES][DCU_BOOT_RECORD_BYTES];
 } fork_area_t;
 
 static struct {
@@ -172,12 +173,29 @@ static int contributed(int p, uint32_t r)
     return (int32_t)(atomic_load_explicit(&fk.area->round[p], memory_order_acquire) - r) >= 0;
 }
 
-/* Has process p contributed round r, or ended without? (A process may
- * contribute and end between two looks: its round is read again once it
- * is seen ended.) */
-static dcuda_status_t await_round(int p, uint32_t r)
+/* How process p (pid) ended: reaped and described in process 0, its
+ * parent; "ended" elsewhere. */
+static void describe_end(int p, pid_t pid, char *out, size_t size)
+{
+    int status = 0;
+    if (!dcu_boot_fork_child_status(p, FORK_REAP_PATIENCE_MS, &status))
+        snprintf(out, size, "process %d (pid %d) ended", p, (int)pid);
+    else if (WIFSIGNALED(status))
+        snprintf(out, size, "process %d (pid %d) was killed by signal %d (%s)", p, (int)pid,
+                 WTERMSIG(status), strsignal(WTERMSIG(status)));
+    else
+        snprintf(out, size, "process %d (pid %d) ended with status %d", p, (int)pid,
+                 WEXITSTATUS(status));
+}
+
+/* Has process p contributed round r, or ended without (then why says so)?
+ * (A process may contribute and end between two looks: its round is read
+ * again once it is seen ended.) A long wait is reported now and then. */
+static dcuda_status_t await_round(int p, uint32_t r, const char *where, char *why,
+                                  size_t why_size)
 {
     unsigned spins = 0;
+    uint64_t start = 0, warned = 0;
     while (!contributed(p, r)) {
         if (spins++ < FORK_SPINS_BEFORE_SLEEP) {
             sched_yield();
@@ -185,23 +203,36 @@ static dcuda_status_t await_round(int p, uint32_t r)
         }
         pid_t pid = (pid_t)atomic_load(&fk.area->pid[p]);
         if (pid > 0 && dcu_proc_ended(pid) && !contributed(p, r)) {
-            dcu_msg_error("process %d (pid %d) ended while process %d starts with it", p, (int)pid,
-                          fk.index);
+            char how[160];
+            describe_end(p, pid, how, sizeof how);
+            snprintf(why, why_size, "%s while process %d waits for it in %s", how, fk.index,
+                     where);
             return DCUDA_ERR_PEER;
+        }
+        uint64_t now = dcu_clock_ns();
+        if (!start)
+            start = warned = now;
+        if (now - warned >= DCU_BOOT_WARN_NS) {
+            dcu_msg_warn("process %d has waited %.0f s for process %d (pid %d) in %s", fk.index,
+                         (double)(now - start) / DCU_NS_PER_S, p, (int)pid, where);
+            warned = now;
         }
         dcu_clock_sleep_ns(FORK_PAUSE_NS);
     }
     return DCUDA_OK;
 }
 
-dcuda_status_t dcu_boot_fork_allgather(const void *mine, void *all, size_t size)
+dcuda_status_t dcu_boot_fork_allgather(const void *mine, void *all, size_t size,
+                                       const char *where, char *why, size_t why_size)
 {
     uint32_t r = ++fk.rounds;
-    unsigned char(*slots)[DCU_BOOT_GATHER_MAX] = fk.area->slot[r & 1u];
+    unsigned char(*slots)[DCU_BOOT_RECORD_BYTES] = fk.area->slot[r & 1u];
+    if (size > DCU_BOOT_RECORD_BYTES)
+        return DCUDA_ERR_INVALID_ARG;
     memcpy(slots[fk.index], mine, size);
     atomic_store_explicit(&fk.area->round[fk.index], r, memory_order_release);
     for (int p = 0; p < fk.count; p++) {
-        dcuda_status_t st = await_round(p, r);
+        dcuda_status_t st = await_round(p, r, where, why, why_size);
         if (st != DCUDA_OK)
             return st;
         memcpy((char *)all + (size_t)p * size, slots[p], size);

@@ -2,19 +2,30 @@
  * MPI mode: the processes were started by an MPI launcher. dcuda joins the
  * job's MPI (initialising it, with MPI_THREAD_SERIALIZED, when the program has
  * not) and uses it to start: its size and rank, which processes share a
- * node, allgathers and barriers (the network path has its own manager), on
- * a duplicate of MPI_COMM_WORLD, or of a communicator the application gave
- * (then the application initialised MPI, and its members are the program's
- * processes). MPI is finalised at exit when dcuda initialised it, unless a
- * peer died (a collective finalise would then wait forever).
+ * node, and the records of host steps (the network path has its own
+ * manager), on a duplicate of MPI_COMM_WORLD, or of a communicator the
+ * application gave (then the application initialised MPI, and its members
+ * are the program's processes). A step is a nonblocking allgather, tested
+ * with pauses between the tests, so a process that waits long says so
+ * rather than spin silently. MPI is finalised at exit when dcuda
+ * initialised it, unless a peer died (a collective finalise would then
+ * wait forever).
  */
 #include <mpi.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "boot.h"
 #include "dcuda/shared/layout.h"
 #include "modes.h"
+#include "util/clock.h"
 #include "util/msg.h"
+
+/* Tests of a step's allgather before the first pause; the pause grows to
+ * MPI_PAUSE_MAX_NS. */
+#define MPI_SPINS 200u
+#define MPI_PAUSE_MIN_NS (20 * DCU_NS_PER_US)
+#define MPI_PAUSE_MAX_NS (2 * DCU_NS_PER_MS)
 
 static struct {
     int owned;     /* dcuda initialised MPI */
@@ -55,6 +66,14 @@ int dcu_boot_mpi_same_comm(const void *comm)
 
 void dcu_boot_mpi_abandon(void) { mp.abandoned = 1; }
 
+int dcu_boot_mpi_usable(void)
+{
+    int inited = 0, finalized = 0;
+    MPI_Initialized(&inited);
+    MPI_Finalized(&finalized);
+    return inited && !finalized;
+}
+
 int dcu_boot_mpi_node_key(void)
 {
     MPI_Comm node_comm;
@@ -66,12 +85,6 @@ int dcu_boot_mpi_node_key(void)
     MPI_Allreduce(&rank, &key, 1, MPI_INT, MPI_MIN, node_comm);
     MPI_Comm_free(&node_comm);
     return key;
-}
-
-dcuda_status_t dcu_boot_mpi_barrier(void)
-{
-    int err = MPI_Barrier(mp.comm);
-    return err == MPI_SUCCESS ? DCUDA_OK : mpi_fail("barrier", err);
 }
 
 /* The processes are the members of `base`: a duplicate of it becomes
@@ -132,8 +145,36 @@ dcuda_status_t dcu_boot_mpi_start_comm(long processes, const void *comm, int *co
     return join(processes, given, count, index);
 }
 
-dcuda_status_t dcu_boot_mpi_allgather(const void *mine, void *all, size_t size)
+dcuda_status_t dcu_boot_mpi_allgather(const void *mine, void *all, size_t size,
+                                      const char *where, char *why, size_t why_size)
 {
-    int err = MPI_Allgather(mine, (int)size, MPI_BYTE, all, (int)size, MPI_BYTE, mp.comm);
-    return err == MPI_SUCCESS ? DCUDA_OK : mpi_fail("allgather", err);
+    MPI_Request req;
+    snprintf(why, why_size, "MPI failed in %s (its message is above)", where);
+    int err = MPI_Iallgather(mine, (int)size, MPI_BYTE, all, (int)size, MPI_BYTE, mp.comm, &req);
+    if (err != MPI_SUCCESS)
+        return mpi_fail("allgather", err);
+    uint64_t start = 0, warned = 0, pause = MPI_PAUSE_MIN_NS;
+    for (unsigned tests = 0;; tests++) {
+        int done = 0;
+        err = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (err != MPI_SUCCESS)
+            return mpi_fail("allgather", err);
+        if (done)
+            return DCUDA_OK;
+        if (tests < MPI_SPINS)
+            continue;
+        uint64_t now = dcu_clock_ns();
+        if (!start)
+            start = warned = now;
+        if (now - warned >= DCU_BOOT_WARN_NS) {
+            int rank = 0;
+            MPI_Comm_rank(mp.comm, &rank);
+            dcu_msg_warn("process %d has waited %.0f s in %s for the other processes (one that "
+                         "does not reach it: a missing host call, or one still computing)",
+                         rank, (double)(now - start) / DCU_NS_PER_S, where);
+            warned = now;
+        }
+        dcu_clock_sleep_ns(pause);
+        pause = pause < MPI_PAUSE_MAX_NS / 2 ? 2 * pause : MPI_PAUSE_MAX_NS;
+    }
 }

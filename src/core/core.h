@@ -99,6 +99,8 @@ struct dcuda_host {
         size_t user_size;
         uint64_t t0, t1; /* launch, and the end of the host's service */
         int started;     /* by dcuda_host_run_start, not waited for yet */
+        int active;      /* dcuda_host_run is running */
+        int joining;     /* dcuda_host_run_wait joins `thread` */
         int threaded;    /* served by `thread` */
         pthread_t thread;
         _Atomic int done; /* the service ended: run_wait will not block */
@@ -111,9 +113,13 @@ struct dcuda_host {
 
 /* host.c: DCUDA_OK for the live runtime, else a message naming `call`
  * and DCUDA_ERR_NOT_INITIALIZED. dcu_host_idle also refuses, with
- * DCUDA_ERR_IN_PROGRESS, while a run of dcuda_host_run_start is in flight. */
+ * DCUDA_ERR_IN_PROGRESS, while a run is in flight (of dcuda_host_run_start,
+ * or of dcuda_host_run on another thread). Both are called under the API
+ * lock, which every host call holds while it reads or changes the host. */
 dcuda_status_t dcu_host_check(dcuda_host_h h, const char *call);
 dcuda_status_t dcu_host_idle(dcuda_host_h h, const char *call);
+void dcu_host_lock(void);
+void dcu_host_unlock(void);
 
 /* context.c: the shared tables of one device. */
 dcuda_status_t dcu_context_create(dcuda_host_h h);

@@ -165,9 +165,17 @@ static dcuda_status_t start_group(const dcuda_settings_t *s, const dcuda_kernel_
 {
     count_settings = s;
     count_kernel = k;
-    dcuda_status_t st =
-        mpi_comm ? dcu_boot_start_comm(s->processes, mpi_comm, (int)s->net_force)
-                 : dcu_boot_start(s->processes, count_gpus, fork_hazard, (int)s->net_force);
+    return mpi_comm ? dcu_boot_start_comm(s->processes, mpi_comm)
+                    : dcu_boot_start(s->processes, count_gpus, fork_hazard);
+}
+
+/* After the start, steps of every process: the settings they must share,
+ * which of them share a node, and the node segment. */
+static dcuda_status_t join_group(const dcuda_settings_t *s)
+{
+    dcuda_status_t st = dcu_settings_agree(s);
+    if (st == DCUDA_OK)
+        st = dcu_boot_find_nodes((int)s->net_force);
     if (st == DCUDA_OK)
         st = dcu_node_open();
     return st;
@@ -240,11 +248,16 @@ dcuda_status_t dcu_host_idle(dcuda_host_h h, const char *call)
 {
     if (dcu_host_check(h, call) != DCUDA_OK)
         return DCUDA_ERR_NOT_INITIALIZED;
-    if (!h->run.started)
+    if (h->run.started)
+        dcu_msg_error("%s: a run started by dcuda_host_run_start is in flight (call "
+                      "dcuda_host_run_wait first)",
+                      call);
+    else if (h->run.active)
+        dcu_msg_error("%s: dcuda_host_run is running on another thread (call it when the run "
+                      "has returned)",
+                      call);
+    else
         return DCUDA_OK;
-    dcu_msg_error("%s: a run started by dcuda_host_run_start is in flight (call "
-                  "dcuda_host_run_wait first)",
-                  call);
     return DCUDA_ERR_IN_PROGRESS;
 }
 
@@ -388,16 +401,8 @@ static const char *init_arg_problem(dcuda_host_h *host, dcuda_kernel_t kernel,
     return NULL;
 }
 
-dcuda_status_t dcuda_host_init(int argc, char **argv, dcuda_kernel_t kernel, int threads_per_rank,
-                               dcuda_host_h *host)
-{
-    dcuda_init_params_t params = DCUDA_INIT_PARAMS_DEFAULT;
-    params.threads_per_rank = threads_per_rank;
-    return dcuda_host_init_params(argc, argv, kernel, &params, host);
-}
-
-dcuda_status_t dcuda_host_init_params(int argc, char **argv, dcuda_kernel_t kernel,
-                                      const dcuda_init_params_t *params, dcuda_host_h *host)
+static dcuda_status_t host_init(int argc, char **argv, dcuda_kernel_t kernel,
+                                const dcuda_init_params_t *params, dcuda_host_h *host)
 {
     const char *problem = init_arg_problem(host, kernel, params);
     if (problem) {
@@ -414,22 +419,29 @@ dcuda_status_t dcuda_host_init_params(int argc, char **argv, dcuda_kernel_t kern
     h->kernel = kernel;
     if (!h->kernel.name)
         h->kernel.name = "(unnamed)";
+    dcu_boot_enter(DCU_CALL_INIT);
     dcuda_status_t st = dcu_settings_load(argc, argv, &h->settings);
-    if (st == DCUDA_OK && live_host) {
-        dcu_msg_error("dcuda_host_init: a host runtime is already live in this process "
-                      "(call dcuda_host_finish first)");
-        st = DCUDA_ERR_INVALID_ARG;
-    }
-    if (st == DCUDA_OK) {
+    if (st == DCUDA_OK)
         dcu_msg_set_verbose((int)h->settings.verbose);
-        st = start_group(&h->settings, &h->kernel, params->mpi_comm);
+    else /* the group starts on the defaults: this process's failure is agreed on below */
+        dcu_settings_defaults(&h->settings);
+    /* A process whose settings cannot be read still joins the group (a
+     * launcher's, or one started before), so that the others learn why
+     * its init failed rather than wait for it. */
+    if (st == DCUDA_OK || dcu_boot_under_launcher() || dcu_boot_started()) {
+        dcuda_status_t group = start_group(&h->settings, &h->kernel, params->mpi_comm);
+        st = st == DCUDA_OK ? group : st;
     }
-    int started = st == DCUDA_OK;
+    int together = dcu_boot_size() > 1;
+    if (together)
+        st = agree(st, "reading its settings");
+    if (st == DCUDA_OK)
+        st = join_group(&h->settings);
     if (st == DCUDA_OK)
         st = pick_backend(&h->settings, &h->kernel, &h->ops);
     if (st == DCUDA_OK)
         st = open_backend(h, params);
-    if (started)
+    if (together)
         st = agree(st, "opening its backend");
     if (st != DCUDA_OK) {
         if (h->backend)
@@ -461,73 +473,126 @@ dcuda_status_t dcuda_host_init_params(int argc, char **argv, dcuda_kernel_t kern
     return DCUDA_OK;
 }
 
+/* ---- the host API's entry points: each under the API lock ------------------------ */
+
+/* One host call at a time in a process: a call from another thread waits
+ * for the one in progress (a run in progress makes it fail at once with
+ * DCUDA_ERR_IN_PROGRESS instead, dcu_host_idle). dcuda_host_abort and
+ * dcuda_host_run_test take no lock. */
+static pthread_mutex_t api_lock = PTHREAD_MUTEX_INITIALIZER;
+void dcu_host_lock(void) { pthread_mutex_lock(&api_lock); }
+void dcu_host_unlock(void) { pthread_mutex_unlock(&api_lock); }
+
+dcuda_status_t dcuda_host_init_params(int argc, char **argv, dcuda_kernel_t kernel,
+                                      const dcuda_init_params_t *params, dcuda_host_h *host)
+{
+    dcu_host_lock();
+    dcuda_status_t st = DCUDA_OK;
+    if (live_host) {
+        dcu_msg_error("dcuda_host_init: a host runtime is already live in this process "
+                      "(call dcuda_host_finish first)");
+        st = DCUDA_ERR_INVALID_ARG;
+    }
+    if (st == DCUDA_OK)
+        st = host_init(argc, argv, kernel, params, host);
+    dcu_host_unlock();
+    return st;
+}
+
+dcuda_status_t dcuda_host_init(int argc, char **argv, dcuda_kernel_t kernel, int threads_per_rank,
+                               dcuda_host_h *host)
+{
+    dcuda_init_params_t params = DCUDA_INIT_PARAMS_DEFAULT;
+    params.threads_per_rank = threads_per_rank;
+    return dcuda_host_init_params(argc, argv, kernel, &params, host);
+}
+
 dcuda_status_t dcuda_host_get_rank_info(dcuda_host_h h, dcuda_rank_info_t *info)
 {
-    if (dcu_host_check(h, "dcuda_host_get_rank_info") != DCUDA_OK)
-        return DCUDA_ERR_NOT_INITIALIZED;
-    if (!info)
-        return DCUDA_ERR_INVALID_ARG;
-    *info = h->info;
-    return DCUDA_OK;
+    dcu_host_lock();
+    dcuda_status_t st = dcu_host_check(h, "dcuda_host_get_rank_info");
+    if (st == DCUDA_OK && !info)
+        st = DCUDA_ERR_INVALID_ARG;
+    if (st == DCUDA_OK)
+        *info = h->info;
+    dcu_host_unlock();
+    return st;
 }
 
 dcuda_status_t dcuda_host_get_timings(dcuda_host_h h, const double **timings_ms, int *count)
 {
-    dcuda_status_t idle = dcu_host_idle(h, "dcuda_host_get_timings");
-    if (idle != DCUDA_OK)
-        return idle;
-    if (!timings_ms || !count)
-        return DCUDA_ERR_INVALID_ARG;
-    *timings_ms = h->timings;
-    *count = h->timing_count;
-    return DCUDA_OK;
+    dcu_host_lock();
+    dcuda_status_t st = dcu_host_idle(h, "dcuda_host_get_timings");
+    if (st == DCUDA_OK && (!timings_ms || !count))
+        st = DCUDA_ERR_INVALID_ARG;
+    if (st == DCUDA_OK) {
+        *timings_ms = h->timings;
+        *count = h->timing_count;
+    }
+    dcu_host_unlock();
+    return st;
 }
 
 const char *dcuda_host_last_error(dcuda_host_h h)
 {
-    return h && h == live_host ? h->last_error : "";
+    dcu_host_lock();
+    const char *text = h && h == live_host ? h->last_error : "";
+    dcu_host_unlock();
+    return text;
 }
 
 dcuda_status_t dcuda_host_alloc(dcuda_host_h h, size_t size, void **ptr)
 {
-    dcuda_status_t idle = dcu_host_idle(h, "dcuda_host_alloc");
-    if (idle != DCUDA_OK)
-        return idle;
-    if (!ptr)
-        return DCUDA_ERR_INVALID_ARG;
-    return dcu_mem_alloc_user(h, size, ptr);
+    dcu_host_lock();
+    dcuda_status_t st = dcu_host_idle(h, "dcuda_host_alloc");
+    if (st == DCUDA_OK)
+        st = ptr ? dcu_mem_alloc_user(h, size, ptr) : DCUDA_ERR_INVALID_ARG;
+    dcu_host_unlock();
+    return st;
 }
 
 dcuda_status_t dcuda_host_register(dcuda_host_h h, void *ptr, size_t size)
 {
-    dcuda_status_t idle = dcu_host_idle(h, "dcuda_host_register");
-    return idle != DCUDA_OK ? idle : dcu_mem_register(h, ptr, size);
+    dcu_host_lock();
+    dcuda_status_t st = dcu_host_idle(h, "dcuda_host_register");
+    if (st == DCUDA_OK)
+        st = dcu_mem_register(h, ptr, size);
+    dcu_host_unlock();
+    return st;
 }
 
 dcuda_status_t dcuda_host_deregister(dcuda_host_h h, void *ptr)
 {
-    dcuda_status_t idle = dcu_host_idle(h, "dcuda_host_deregister");
-    return idle != DCUDA_OK ? idle : dcu_mem_deregister(h, ptr);
+    dcu_host_lock();
+    dcuda_status_t st = dcu_host_idle(h, "dcuda_host_deregister");
+    if (st == DCUDA_OK)
+        st = dcu_mem_deregister(h, ptr);
+    dcu_host_unlock();
+    return st;
 }
 
 dcuda_status_t dcuda_host_free(dcuda_host_h h, void *ptr)
 {
-    dcuda_status_t idle = dcu_host_idle(h, "dcuda_host_free");
-    if (idle != DCUDA_OK)
-        return idle;
-    return ptr ? dcu_mem_free_user(h, ptr) : DCUDA_OK;
+    dcu_host_lock();
+    dcuda_status_t st = dcu_host_idle(h, "dcuda_host_free");
+    if (st == DCUDA_OK && ptr)
+        st = dcu_mem_free_user(h, ptr);
+    dcu_host_unlock();
+    return st;
 }
 
-/* Copies between host memory and memory ranks use, either way. */
+/* Copies between host memory and memory ranks use, either way (also while
+ * the ranks run). */
 static dcuda_status_t host_copy(dcuda_host_h h, void *dst, const void *src, size_t size, int out)
 {
-    if (dcu_host_check(h, out ? "dcuda_host_copy_out" : "dcuda_host_copy_in") != DCUDA_OK)
-        return DCUDA_ERR_NOT_INITIALIZED;
-    if (size && (!dst || !src))
-        return DCUDA_ERR_INVALID_ARG;
-    if (!size)
-        return DCUDA_OK;
-    return (out ? h->ops->copy_out : h->ops->copy_in)(h->backend, dst, src, size);
+    dcu_host_lock();
+    dcuda_status_t st = dcu_host_check(h, out ? "dcuda_host_copy_out" : "dcuda_host_copy_in");
+    if (st == DCUDA_OK && size && (!dst || !src))
+        st = DCUDA_ERR_INVALID_ARG;
+    if (st == DCUDA_OK && size)
+        st = (out ? h->ops->copy_out : h->ops->copy_in)(h->backend, dst, src, size);
+    dcu_host_unlock();
+    return st;
 }
 
 dcuda_status_t dcuda_host_copy_in(dcuda_host_h h, void *dst, const void *src, size_t size)
@@ -540,15 +605,28 @@ dcuda_status_t dcuda_host_copy_out(dcuda_host_h h, void *dst, const void *src, s
     return host_copy(h, dst, src, size, 1);
 }
 
+/* A step of every process first (none releases what another may still
+ * use; a process in another call is named), then everything goes, even
+ * when the step failed. */
 dcuda_status_t dcuda_host_finish(dcuda_host_h h)
 {
-    dcuda_status_t idle = dcu_host_idle(h, "dcuda_host_finish");
-    if (idle != DCUDA_OK)
-        return idle;
-    host_release(h);
-    live_host = NULL;
-    retired_host = h;
-    return DCUDA_OK;
+    dcu_host_lock();
+    dcuda_status_t st = dcu_host_idle(h, "dcuda_host_finish");
+    if (st == DCUDA_OK) {
+        dcu_boot_enter(DCU_CALL_FINISH);
+        st = dcu_boot_barrier();
+        host_release(h);
+        live_host = NULL;
+        retired_host = h;
+    }
+    dcu_host_unlock();
+    return st;
 }
 
-int dcuda_host_exit_status(int status) { return dcu_boot_exit_status(status); }
+int dcuda_host_exit_status(int status)
+{
+    dcu_host_lock();
+    int code = dcu_boot_exit_status(status);
+    dcu_host_unlock();
+    return code;
+}

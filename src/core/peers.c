@@ -276,16 +276,23 @@ dcuda_status_t dcu_peers_agree(dcuda_host_h h)
 
 /* ---- mapping the peers' allocations --------------------------------------- */
 
+/* My allocations that peers map, in the node segment. Memory no peer can
+ * map (the application's, on the network path) is not among them, and
+ * needs not be: only the proxy writes it. */
 static void publish(dcuda_host_h h)
 {
     dcu_node_proc_t *mine = dcu_node_proc(dcu_boot_rank());
-    int n = 0;
-    for (int i = 0; i < h->mem_count && n < DCUDA_MAX_SEGMENTS; i++)
-        if (h->mems[i].ex.kind != DCU_EXPORT_NONE)
+    int n = 0, exportable = 0;
+    for (int i = 0; i < h->mem_count; i++) {
+        if (h->mems[i].ex.kind == DCU_EXPORT_NONE)
+            continue;
+        exportable++;
+        if (n < DCUDA_MAX_SEGMENTS)
             mine->exports[n++] = h->mems[i].ex;
-    if (n < h->mem_count)
+    }
+    if (n < exportable)
         dcu_msg_warn("only %d of %d allocations can be reached by other processes (at most %d)", n,
-                     h->mem_count, DCUDA_MAX_SEGMENTS);
+                     exportable, DCUDA_MAX_SEGMENTS);
     mine->export_count = (uint32_t)n;
     mine->notifs_base = (uint64_t)(uintptr_t)h->image.notifs;
     mine->win_world_base = (uint64_t)(uintptr_t)h->image.win_entries[0 /* WORLD */];
@@ -447,7 +454,7 @@ dcuda_status_t dcu_peers_exchange(dcuda_host_h h)
         return fill_tables(h);
     publish(h);
     /* Every process has reset its tables, published, and ended its last run. */
-    dcuda_status_t st = dcu_node_barrier("dcuda_host_run");
+    dcuda_status_t st = dcu_boot_barrier();
     if (st == DCUDA_OK)
         st = map_peers(h);
     if (st == DCUDA_OK)

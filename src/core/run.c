@@ -84,6 +84,7 @@ static dcuda_status_t prepare(dcuda_host_h h, void *user_data, size_t user_size,
         dcu_msg_error("%s: user_data is NULL but user_size is %zu", call, user_size);
         return DCUDA_ERR_INVALID_ARG;
     }
+    dcu_boot_enter(DCU_CALL_RUN);
     h->last_error[0] = '\0';
     h->timing_count = 0;
     h->lost[0] = '\0';
@@ -98,9 +99,9 @@ static dcuda_status_t prepare(dcuda_host_h h, void *user_data, size_t user_size,
         st = h->ops->copy_in(h->backend, h->dev_ctx, &h->image, sizeof h->image);
     /* Every process is ready: no rank can reach tables still being reset. */
     if (st == DCUDA_OK)
-        st = dcu_node_barrier(call);
+        st = dcu_boot_barrier();
     if (st == DCUDA_ERR_PEER)
-        snprintf(h->last_error, sizeof h->last_error, "%s", dcu_node_why());
+        snprintf(h->last_error, sizeof h->last_error, "%s: %s", call, dcu_boot_why());
     if (st != DCUDA_OK)
         dcu_node_run_end();
     h->run.user = user_data; /* copied back when the run ends */
@@ -213,17 +214,33 @@ static dcuda_status_t conclude(dcuda_host_h h, dcuda_status_t st, double *elapse
     return agree_on_run(h, st);
 }
 
-dcuda_status_t dcuda_host_run(dcuda_host_h h, void *user_data, size_t user_size, double *elapsed_ms)
+static dcuda_status_t host_run(dcuda_host_h h, void *user_data, size_t user_size,
+                               double *elapsed_ms)
 {
-    dcuda_status_t st = dcu_host_idle(h, "dcuda_host_run");
-    if (st != DCUDA_OK)
-        return st;
-    st = prepare(h, user_data, user_size, "dcuda_host_run");
+    dcuda_status_t st = prepare(h, user_data, user_size, "dcuda_host_run");
     if (st != DCUDA_OK)
         return st;
     st = launch(h, NULL);
     /* A launch that failed is still agreed on: the peers' ranks ran. */
     return conclude(h, st == DCUDA_OK ? serve(h) : st, elapsed_ms);
+}
+
+/* The run holds no API lock while it runs: the host is marked busy, and
+ * other threads' calls fail with DCUDA_ERR_IN_PROGRESS meanwhile. */
+dcuda_status_t dcuda_host_run(dcuda_host_h h, void *user_data, size_t user_size, double *elapsed_ms)
+{
+    dcu_host_lock();
+    dcuda_status_t st = dcu_host_idle(h, "dcuda_host_run");
+    if (st == DCUDA_OK)
+        h->run.active = 1;
+    dcu_host_unlock();
+    if (st != DCUDA_OK)
+        return st;
+    st = host_run(h, user_data, user_size, elapsed_ms);
+    dcu_host_lock();
+    h->run.active = 0;
+    dcu_host_unlock();
+    return st;
 }
 
 /* ---- runs that do not block the host ------------------------------------- */
@@ -254,7 +271,8 @@ static dcuda_status_t check_net_threads(dcuda_host_h h)
     return DCUDA_ERR_UNSUPPORTED;
 }
 
-dcuda_status_t dcuda_host_run_start(dcuda_host_h h, void *user_data, size_t user_size, void *stream)
+static dcuda_status_t host_run_start(dcuda_host_h h, void *user_data, size_t user_size,
+                                     void *stream)
 {
     dcuda_status_t st = dcu_host_idle(h, "dcuda_host_run_start");
     if (st == DCUDA_OK)
@@ -283,6 +301,14 @@ dcuda_status_t dcuda_host_run_start(dcuda_host_h h, void *user_data, size_t user
     return DCUDA_OK;
 }
 
+dcuda_status_t dcuda_host_run_start(dcuda_host_h h, void *user_data, size_t user_size, void *stream)
+{
+    dcu_host_lock();
+    dcuda_status_t st = host_run_start(h, user_data, user_size, stream);
+    dcu_host_unlock();
+    return st;
+}
+
 /* A run of dcuda_host_run_start is in flight: DCUDA_OK; otherwise a message. */
 static dcuda_status_t check_started(dcuda_host_h h, const char *call)
 {
@@ -296,21 +322,41 @@ static dcuda_status_t check_started(dcuda_host_h h, const char *call)
 
 dcuda_status_t dcuda_host_run_test(dcuda_host_h h, int *done)
 {
+    dcu_host_lock();
     dcuda_status_t st = check_started(h, "dcuda_host_run_test");
-    if (st != DCUDA_OK || !done)
-        return st != DCUDA_OK ? st : DCUDA_ERR_INVALID_ARG;
-    *done = atomic_load_explicit(&h->run.done, memory_order_acquire);
-    return DCUDA_OK;
+    if (st == DCUDA_OK && !done)
+        st = DCUDA_ERR_INVALID_ARG;
+    if (st == DCUDA_OK)
+        *done = atomic_load_explicit(&h->run.done, memory_order_acquire);
+    dcu_host_unlock();
+    return st;
 }
 
+/* The runtime's thread is joined without the API lock (test may be called
+ * meanwhile); the run is concluded under it. */
 dcuda_status_t dcuda_host_run_wait(dcuda_host_h h, double *elapsed_ms)
 {
+    dcu_host_lock();
     dcuda_status_t st = check_started(h, "dcuda_host_run_wait");
-    if (st != DCUDA_OK)
+    int joining = st == DCUDA_OK && h->run.threaded && !h->run.joining;
+    if (joining)
+        h->run.joining = 1;
+    else if (st == DCUDA_OK && h->run.joining)
+        st = DCUDA_ERR_IN_PROGRESS; /* another thread waits for it */
+    dcu_host_unlock();
+    if (st != DCUDA_OK) {
+        if (st == DCUDA_ERR_IN_PROGRESS)
+            dcu_msg_error("dcuda_host_run_wait: another thread waits for this run already");
         return st;
-    if (h->run.threaded)
+    }
+    if (joining)
         pthread_join(h->run.thread, NULL);
+    dcu_host_lock();
     h->run.started = 0;
     h->run.threaded = 0;
-    return conclude(h, h->run.status, elapsed_ms);
+    h->run.joining = 0;
+    dcu_boot_enter(DCU_CALL_RUN);
+    st = conclude(h, h->run.status, elapsed_ms);
+    dcu_host_unlock();
+    return st;
 }

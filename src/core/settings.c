@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "dcuda/dcuda_host.h"
+#include "bootstrap/boot.h"
 #include "dcuda/shared/layout.h"
 #include "util/msg.h"
 
@@ -300,13 +301,17 @@ static dcuda_status_t validate(dcuda_settings_t *s)
     return DCUDA_OK;
 }
 
+void dcu_settings_defaults(dcuda_settings_t *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < SETTINGS_COUNT; i++)
+        (void)parse_value(&settings_table[i], settings_table[i].def, "the defaults", out);
+}
+
 dcuda_status_t dcu_settings_load(int argc, char **argv, dcuda_settings_t *out)
 {
     dcuda_settings_t s;
-    memset(&s, 0, sizeof s);
-    for (size_t i = 0; i < SETTINGS_COUNT; i++)
-        if (parse_value(&settings_table[i], settings_table[i].def, "the defaults", &s))
-            return DCUDA_ERR_SETTING;
+    dcu_settings_defaults(&s);
     dcuda_status_t st = load_environment(&s);
     if (st == DCUDA_OK)
         st = load_arguments(argc, argv, &s);
@@ -329,4 +334,66 @@ void dcuda_settings_print(FILE *out)
                 value ? value : "(unset)", d->desc);
     }
     fprintf(out, "Each can also be given as --dcuda-<name>=<value>, e.g. --dcuda-ranks=64.\n");
+}
+
+/* ---- agreement among processes ------------------------------------------------ */
+
+/* The settings every process must share, as one step's bytes. */
+typedef struct shared_settings {
+    char net[16];
+    char on_error[16];
+    int32_t net_force;
+    int32_t deadlock;
+} shared_settings_t;
+
+/* The first shared setting in which a and b differ: its name and both
+ * values; NULL when none. */
+static const char *differing(const shared_settings_t *a, const shared_settings_t *b, char *va,
+                             char *vb, size_t size)
+{
+    if (strcmp(a->net, b->net) != 0) {
+        snprintf(va, size, "%s", a->net);
+        snprintf(vb, size, "%s", b->net);
+        return "NET";
+    }
+    if (strcmp(a->on_error, b->on_error) != 0) {
+        snprintf(va, size, "%s", a->on_error);
+        snprintf(vb, size, "%s", b->on_error);
+        return "ON_ERROR";
+    }
+    if (a->net_force != b->net_force || a->deadlock != b->deadlock) {
+        int force = a->net_force != b->net_force;
+        snprintf(va, size, "%d", force ? (int)a->net_force : (int)a->deadlock);
+        snprintf(vb, size, "%d", force ? (int)b->net_force : (int)b->deadlock);
+        return force ? "NET_FORCE" : "DEADLOCK";
+    }
+    return NULL;
+}
+
+dcuda_status_t dcu_settings_agree(const dcuda_settings_t *s)
+{
+    int count = dcu_boot_size(), me = dcu_boot_rank();
+    shared_settings_t mine, *all = calloc((size_t)count, sizeof *all);
+    if (!all)
+        return DCUDA_ERR_NO_MEMORY;
+    memset(&mine, 0, sizeof mine);
+    snprintf(mine.net, sizeof mine.net, "%s", s->net);
+    snprintf(mine.on_error, sizeof mine.on_error, "%s", s->on_error);
+    mine.net_force = (int32_t)s->net_force;
+    mine.deadlock = (int32_t)s->deadlock;
+    dcuda_status_t st = dcu_boot_allgather(&mine, all, sizeof mine);
+    for (int p = 0; st == DCUDA_OK && p < count; p++) {
+        char va[24], vb[24];
+        const char *name = differing(&all[0], &all[p], va, vb, sizeof va);
+        if (!name)
+            continue;
+        dcu_msg_error("dcuda_host_init: setting %s differs between processes: %s in process 0, "
+                      "%s in process %d (this is process %d): give every process the same "
+                      "value (under mpirun, -x passes a variable only to the programs it "
+                      "precedes)",
+                      name, va, vb, p, me);
+        st = DCUDA_ERR_SETTING;
+    }
+    free(all);
+    return st;
 }

@@ -40,6 +40,9 @@
                                 "under mpirun, else ucx), mpi, ucx or none")               \
     X(net_force, NET_FORCE, BOOL, "0", "1: every other process counts as on another node, so " \
                                       "the network path runs between processes of one host") \
+    X(deadlock, DEADLOCK, BOOL, "1", "1: a run whose ranks are all blocked with nothing in "    \
+                                     "flight, in every process, ends with DCUDA_ERR_DEADLOCK "  \
+                                     "and a report (0: it waits; the watchdog reports)")        \
     X(verbose, VERBOSE, BOOL, "0", "1: the host runtime reports what it chose and did")
 /* clang-format on */
 
@@ -58,10 +61,18 @@ typedef struct dcuda_settings {
     unsigned long notif_start;
     char net[16];
     long net_force;
+    long deadlock;
     long verbose;
 } dcuda_settings_t;
 
 /* Defaults, then environment, then --dcuda-* arguments. */
 dcuda_status_t dcu_settings_load(int argc, char **argv, dcuda_settings_t *out);
+/* The defaults alone. */
+void dcu_settings_defaults(dcuda_settings_t *out);
+/* A step of every process (after the group started): the settings that
+ * shape how processes talk to each other (NET, NET_FORCE, ON_ERROR,
+ * DEADLOCK) must be the same everywhere; DCUDA_ERR_SETTING in every
+ * process, naming the setting and the processes, when they are not. */
+dcuda_status_t dcu_settings_agree(const dcuda_settings_t *s);
 
 #endif /* DCUDA_CORE_SETTINGS_H */

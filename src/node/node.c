@@ -11,7 +11,6 @@
 #include "node.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -28,12 +27,6 @@
 #include "util/proc.h"
 
 #define NODE_MAGIC 0x6e6f6465u /* "node" */
-/* Host barrier: yields before each pause, the pause, how often the peers'
- * liveness is checked, and how often a long wait is reported. */
-#define NODE_YIELDS 100u
-#define NODE_PAUSE_NS (50 * DCU_NS_PER_US)
-#define NODE_CHECK_EVERY 64u
-#define NODE_WARN_NS (10 * DCU_NS_PER_S)
 /* How long a dying child may take to be reaped before it is described. */
 #define NODE_REAP_PATIENCE_MS 1000
 
@@ -44,8 +37,7 @@ static struct {
     pid_t pids[DCUDA_MAX_PROCESSES];
     int lost;        /* a peer died */
     int exit_marked; /* the peers were told how this process exits */
-    char why[512];   /* why the last barrier failed */
-} node = { NULL, -1, 1, 0, { 0 }, 0, 0, "" };
+} node = { NULL, -1, 1, 0, { 0 }, 0, 0 };
 
 /* Does process p run on my node (p itself excepted)? */
 static int node_peer(int p)
@@ -64,7 +56,6 @@ static int node_leader(void)
 
 dcu_node_t *dcu_node(void) { return node.seg; }
 dcu_node_proc_t *dcu_node_proc(int p) { return &node.seg->procs[p]; }
-const char *dcu_node_why(void) { return node.why; }
 
 /* ---- sharing the segment ------------------------------------------------------ */
 
@@ -122,7 +113,7 @@ void dcu_node_mark_exit(void)
     atomic_store_explicit(&me->state, in_run ? DCU_PROC_LEFT_RUN : DCU_PROC_DEPARTED,
                           memory_order_release);
     if (in_run) /* the peers will not end the launcher's job with this one */
-        dcu_boot_abandon();
+        dcu_boot_abandon("this process left while its ranks ran");
 }
 
 static void node_at_exit(void) { dcu_node_mark_exit(); }
@@ -228,7 +219,7 @@ static int peer_died(int p, char *why, size_t why_size)
     snprintf(why, why_size, "process %d (pid %d, %d rank(s) from WORLD rank %d) %s", p, (int)pid,
              q->rank_count, q->world_first, how);
     if (!node.lost)
-        dcu_boot_abandon();
+        dcu_boot_abandon(why);
     node.lost = 1;
     return 1;
 }
@@ -239,90 +230,4 @@ int dcu_node_lost(char *why, size_t why_size)
         if (node_peer(p) && peer_died(p, why, why_size))
             return 1;
     return 0;
-}
-
-/* ---- host-level barrier ----------------------------------------------------------- */
-
-static void pause_briefly(unsigned *spins)
-{
-    if ((*spins)++ < NODE_YIELDS)
-        sched_yield();
-    else
-        dcu_clock_sleep_ns(NODE_PAUSE_NS);
-}
-
-/* Process p has ended without reaching barrier `target`: why, and the error. */
-static dcuda_status_t peer_gone(int p, const char *where)
-{
-    char why[200];
-    dcu_node_proc_t *q = &node.seg->procs[p];
-    if (atomic_load_explicit(&q->state, memory_order_acquire) == DCU_PROC_DEPARTED)
-        snprintf(node.why, sizeof node.why,
-                 "process %d ended while process %d waits for it in %s: every process must "
-                 "make the same dcuda_host_* calls",
-                 p, node.index, where);
-    else if (peer_died(p, why, sizeof why))
-        snprintf(node.why, sizeof node.why, "%s while process %d waits for it in %s", why,
-                 node.index, where);
-    else
-        return DCUDA_OK;
-    dcu_msg_error("%s", node.why);
-    return DCUDA_ERR_PEER;
-}
-
-/* Has process p left or ended (nothing reported, nothing changed)? */
-static int peer_seems_gone(int p)
-{
-    uint32_t state = atomic_load_explicit(&node.seg->procs[p].state, memory_order_acquire);
-    return state == DCU_PROC_DEPARTED || state == DCU_PROC_LEFT_RUN ||
-           (node.pids[p] > 0 && dcu_proc_ended(node.pids[p]));
-}
-
-static int arrived(const dcu_node_proc_t *q, uint32_t target)
-{
-    return (int32_t)(atomic_load_explicit(&q->host_arrived, memory_order_acquire) - target) >= 0;
-}
-
-/* Waits until process p has reached host barrier `target`. (A process may
- * arrive and end between two looks: its arrival is read again before it is
- * declared gone.) */
-static dcuda_status_t wait_for(int p, uint32_t target, const char *where)
-{
-    dcu_node_proc_t *q = &node.seg->procs[p];
-    unsigned spins = 0;
-    uint64_t start = dcu_clock_ns(), warned = start;
-    while (!arrived(q, target)) {
-        pause_briefly(&spins);
-        if ((spins % NODE_CHECK_EVERY) != 0)
-            continue;
-        if (peer_seems_gone(p) && !arrived(q, target)) {
-            dcuda_status_t st = peer_gone(p, where);
-            if (st != DCUDA_OK)
-                return st;
-        }
-        uint64_t now = dcu_clock_ns();
-        if (now - warned > NODE_WARN_NS) {
-            dcu_msg_warn("process %d has waited %.0f s for process %d in %s", node.index,
-                         (double)(now - start) / DCU_NS_PER_S, p, where);
-            warned = now;
-        }
-    }
-    return DCUDA_OK;
-}
-
-dcuda_status_t dcu_node_barrier(const char *where)
-{
-    if (!node.seg)
-        return DCUDA_OK;
-    dcu_node_proc_t *me = &node.seg->procs[node.index];
-    uint32_t target = atomic_fetch_add_explicit(&me->host_arrived, 1u, memory_order_acq_rel) + 1u;
-    for (int p = 0; p < node.count; p++) {
-        if (!node_peer(p))
-            continue;
-        dcuda_status_t st = wait_for(p, target, where);
-        if (st != DCUDA_OK)
-            return st;
-    }
-    /* The node's processes are here; the launcher joins the nodes. */
-    return dcu_boot_barrier();
 }

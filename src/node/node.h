@@ -1,9 +1,9 @@
 /*
  * The processes of one program on one node, as the host runtimes see each
  * other: the node segment (a block of shared memory holding each process's
- * pid and state, its host-level barrier counter, what it exports to its
- * peers, and the WORLD barrier slots its ranks use), host-level barriers,
- * and the detection of peers that died.
+ * pid and state, what it exports to its peers, and the WORLD barrier
+ * slots its ranks use), and the detection of peers that died. (Host-level
+ * barriers are the bootstrap's steps.)
  *
  * The segment exists when the program runs as several processes, one per
  * node: the node's first process creates it and the node's others map it,
@@ -35,7 +35,7 @@ enum dcu_proc_state {
 typedef struct dcu_node_proc {
     DCUDA_ATOMIC(int32_t) pid;
     DCUDA_ATOMIC(uint32_t) state;        /* dcu_proc_state */
-    DCUDA_ATOMIC(uint32_t) host_arrived; /* host-level barriers reached */
+    uint32_t reserved;
     int32_t rank_count;                  /* ranks of its device (its host runtime) */
     DCUDA_ATOMIC(uint32_t) runs;         /* runs begun (dcu_node_run_begin) */
     DCUDA_ATOMIC(uint32_t) in_run;       /* 1 while its ranks run */
@@ -63,13 +63,6 @@ dcuda_status_t dcu_node_open(void);
 /* The segment, or NULL when the program runs as one process. */
 dcu_node_t *dcu_node(void);
 dcu_node_proc_t *dcu_node_proc(int p);
-/* Every process of the program reaches this call (a host-level barrier:
- * the node's processes through the segment, watching each other's
- * liveness, then the nodes through the launcher), or DCUDA_ERR_PEER when a
- * peer of the node died or left; `where` names the caller. */
-dcuda_status_t dcu_node_barrier(const char *where);
-/* The message of the last failed barrier. */
-const char *dcu_node_why(void);
 /* Nonzero (and a message) when a peer process of the node died: ended
  * without exit(), was killed, or left with exit() while its ranks ran.
  * Cheap enough to call every few milliseconds. */

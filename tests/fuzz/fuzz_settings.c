@@ -85,6 +85,7 @@ static const ref_setting_t table[] = {
     [S_ON_ERROR] = REF_(on_error, ON_ERROR, STRING, "abort"),
     REF_(watchdog_cancel, WATCHDOG_CANCEL, BOOL, "0"),
     REF_(net_force, NET_FORCE, BOOL, "0"),
+    REF_(deadlock, DEADLOCK, BOOL, "1"),
     REF_(verbose, VERBOSE, BOOL, "0"),
 };
 #undef REF_
