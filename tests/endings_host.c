@@ -67,6 +67,7 @@ static void expect_clean_run(fault_run_t *r)
 static int case_first_error(int argc, char **argv)
 {
     setenv("DCUDA_WATCHDOG", "0", 1);
+    setenv("DCUDA_DEADLOCK", "0", 1); /* only the fault may end the run */
     fault_run_t r;
     if (fault_open(&r, argc, argv))
         return 1;
@@ -133,6 +134,7 @@ static int case_watch_counts(int argc, char **argv)
 {
     setenv("DCUDA_WATCHDOG", "0.5", 1);
     setenv("DCUDA_WATCHDOG_CANCEL", "1", 1);
+    setenv("DCUDA_DEADLOCK", "0", 1); /* a deadlock: the watchdog's case */
     fault_run_t r;
     if (fault_open(&r, argc, argv))
         return 1;
@@ -171,6 +173,7 @@ static int case_watch_counts(int argc, char **argv)
 static int leave_early(int argc, char **argv, int how, const char *says)
 {
     setenv("DCUDA_WATCHDOG", "0", 1);
+    setenv("DCUDA_DEADLOCK", "0", 1); /* only the fault may end the run */
     fault_run_t r;
     if (fault_open(&r, argc, argv))
         return 1;
@@ -238,6 +241,7 @@ static void restore_address_space(void) { setrlimit(RLIMIT_AS, &address_space); 
 static int case_threads_fail(int argc, char **argv)
 {
     setenv("DCUDA_WATCHDOG", "0", 1);
+    setenv("DCUDA_DEADLOCK", "0", 1); /* only the fault may end the run */
     fault_run_t r;
     if (fault_open(&r, argc, argv))
         return 1;

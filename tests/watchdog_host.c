@@ -1,6 +1,8 @@
 /*
  * Host driver of the watchdog suite: dcuda_test_watchdog <case>. With
- * DCUDA_WATCHDOG=0.5 and DCUDA_WATCHDOG_CANCEL=1 (set here), ranks block in
+ * DCUDA_WATCHDOG=0.5 and DCUDA_WATCHDOG_CANCEL=1 (set here; and the
+ * deadlock detector off, DCUDA_DEADLOCK=0, which would end these runs
+ * first), ranks block in
  * a wait or barrier that cannot complete; the driver captures stdout and
  * stderr in one file and checks that the watchdog's report names the rank
  * and what it waits for, that the cancelled call fails with
@@ -44,6 +46,8 @@ static int wd_run(wd_run_t *r, int argc, char **argv, int test_case, int marker)
     memset(r, 0, sizeof *r);
     setenv("DCUDA_WATCHDOG", "0.5", 1);
     setenv("DCUDA_WATCHDOG_CANCEL", "1", 1);
+    /* These runs are deadlocks: the detector would end them first. */
+    setenv("DCUDA_DEADLOCK", "0", 1);
     if (!TEST_STATUS(dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(watchdog), 64, &r->h), DCUDA_OK))
         return 1;
     TEST_STATUS(dcuda_host_get_rank_info(r->h, &r->info), DCUDA_OK);

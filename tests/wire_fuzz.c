@@ -18,7 +18,8 @@
 #define FUZZ_ROUNDS 200000
 #define PROCS 4
 #define WORLD 12 /* 3 ranks a process */
-#define TYPES 4  /* message types 1 .. TYPES */
+#define TYPES 8  /* message types 1 .. TYPES */
+#define ANSWER_BYTES 24 /* a REPLY's body: a dcu_quiet_t */
 
 static const dcu_wire_limits_t limits = { PROCS, WORLD, 4096 };
 
@@ -34,7 +35,7 @@ static int valid(const unsigned char *m, size_t size, int from)
     memcpy(&h, m, sizeof h);
     int framed = h.magic == DCU_WIRE_MAGIC && h.version == DCU_WIRE_VERSION &&
                  size <= limits.max_size && h.length == size - sizeof h && h.src_proc == from &&
-                 from >= 0 && from < PROCS && h.run != 0;
+                 from >= 0 && from < PROCS && h.run != 0 && h.flags <= 1u;
     if (!framed)
         return 0;
     int ranks = h.src_rank >= 0 && h.src_rank < WORLD && h.dst_rank >= 0 && h.dst_rank < WORLD;
@@ -52,7 +53,14 @@ static int valid(const unsigned char *m, size_t size, int from)
             return h.count == 0;
         return h.count == 0 || (h.src_rank >= 0 && h.src_rank + (int64_t)h.count <= WORLD);
     case DCU_WIRE_ABORT: /* a run number and up to 256 bytes of text */
+    case DCU_WIRE_LEFT:
         return h.length <= 256;
+    case DCU_WIRE_PROBE:
+        return h.epoch != 0 && h.length == 0;
+    case DCU_WIRE_REPLY:
+        return h.epoch != 0 && h.length == ANSWER_BYTES;
+    case DCU_WIRE_FOUND:
+        return h.length == 0;
     default:
         return 0;
     }
@@ -61,16 +69,17 @@ static int valid(const unsigned char *m, size_t size, int from)
 static size_t make(unsigned char *m, int type, int from)
 {
     dcu_wire_header_t h;
-    size_t body = type == DCU_WIRE_PUT       ? 40
-                  : type == DCU_WIRE_BARRIER ? 3 * 16
-                  : type == DCU_WIRE_ABORT   ? 30
-                                             : 0;
+    size_t body = type == DCU_WIRE_PUT                              ? 40
+                  : type == DCU_WIRE_BARRIER                        ? 3 * 16
+                  : type == DCU_WIRE_ABORT || type == DCU_WIRE_LEFT ? 30
+                  : type == DCU_WIRE_REPLY                          ? ANSWER_BYTES
+                                                                    : 0;
     dcu_wire_header(&h, (uint8_t)type, (uint32_t)body, from, 3);
     h.src_rank = 3 * from;
     h.dst_rank = (3 * from + 4) % WORLD;
     h.tag = type == DCU_WIRE_BARRIER ? 0 : 8;
     h.slot = 5;
-    h.epoch = type == DCU_WIRE_BARRIER ? 2 : 0;
+    h.epoch = type == DCU_WIRE_BARRIER || type == DCU_WIRE_PROBE || type == DCU_WIRE_REPLY ? 2 : 0;
     h.offset = 64;
     h.count = type == DCU_WIRE_PUT ? body : type == DCU_WIRE_BARRIER ? 3 : 0;
     memcpy(m, &h, sizeof h);

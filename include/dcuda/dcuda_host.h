@@ -14,6 +14,21 @@
  *
  * Settings come from DCUDA_<NAME> environment variables and from
  * --dcuda-<name>=<value> arguments (which win); see dcuda_settings_print.
+ *
+ * Threads: the host calls may be made from any thread of the process, one
+ * at a time: a call made while another is in progress waits for it. While a
+ * run is in flight (dcuda_host_run on another thread, or a run of
+ * dcuda_host_run_start), only dcuda_host_run_test, dcuda_host_run_wait, the
+ * copies, dcuda_host_get_rank_info, dcuda_host_last_error and
+ * dcuda_host_abort may be called; the others return DCUDA_ERR_IN_PROGRESS.
+ * One host runtime per process: a dcuda_host_init while one is live (from
+ * any thread) is DCUDA_ERR_INVALID_ARG. dcuda_host_last_error's text stays
+ * valid until the next call on that runtime.
+ *
+ * Processes: every process makes the same dcuda_host_* calls in the same
+ * order (SPMD, as under MPI). A process that skips one, makes one more, or
+ * ends while the others wait in one is named in every process, and their
+ * calls fail with DCUDA_ERR_PEER, instead of waiting forever.
  */
 #ifndef DCUDA_HOST_H
 #define DCUDA_HOST_H
@@ -121,7 +136,12 @@ DCUDA_API dcuda_status_t dcuda_host_get_rank_info(dcuda_host_h host, dcuda_rank_
 
 /* Run the kernel on all ranks and wait for it. user_data (user_size bytes,
  * may be NULL/0) is copied to rank-visible memory before and back after.
- * Returns DCUDA_OK, or the first error a rank reported (after the run). */
+ * Returns DCUDA_OK, or the first error a rank reported (after the run);
+ * DCUDA_ERR_DEADLOCK when every rank of every process was blocked with
+ * nothing in flight (the DEADLOCK setting, on by default; the report on
+ * stderr says what each rank waited for), DCUDA_ERR_ABORTED when another
+ * process's error or dcuda_host_abort ended it, DCUDA_ERR_PEER when a
+ * process was lost. A run fails in every process or in none. */
 DCUDA_API dcuda_status_t dcuda_host_run(dcuda_host_h host, void *user_data, size_t user_size,
                                         double *elapsed_ms);
 
@@ -163,6 +183,18 @@ DCUDA_API dcuda_status_t dcuda_host_run_test(dcuda_host_h host, int *done);
 /* Waits for the run of dcuda_host_run_start; elapsed_ms: from the launch
  * (which may wait for the application's stream) to the ranks' end. */
 DCUDA_API dcuda_status_t dcuda_host_run_wait(dcuda_host_h host, double *elapsed_ms);
+
+/* Ends the run in flight in every process, from any thread (an
+ * application's watchdog, a thread that handles signals): the ranks'
+ * blocked waits and barriers return DCUDA_ERR_ABORTED, and the run
+ * returns DCUDA_ERR_ABORTED in every process, its last error naming this
+ * process and `reason` (may be NULL; its first DCUDA_ABORT_TEXT - 1 bytes
+ * are kept). A rank that computes without waiting goes on until it next
+ * waits, or returns. DCUDA_ERR_INVALID_ARG when no run of this runtime is
+ * in flight (then nothing happens, and no later run is affected). Not
+ * async-signal-safe: call it from a thread, not a signal handler. */
+#define DCUDA_ABORT_TEXT 160
+DCUDA_API dcuda_status_t dcuda_host_abort(dcuda_host_h host, const char *reason);
 
 /* Timer spans of the last run, in milliseconds, in start order. */
 DCUDA_API dcuda_status_t dcuda_host_get_timings(dcuda_host_h host, const double **timings_ms,

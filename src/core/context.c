@@ -33,6 +33,7 @@ static dcuda_status_t alloc_peer_tables(dcuda_host_h h)
         return st;
     c->segments = procs > 1 ? (dcuda_segment_t *)p : NULL;
     c->node_slots = h->node_rank ? ((dcu_node_t *)h->node_rank)->slots : NULL;
+    c->node_deadlock = h->node_rank ? &((dcu_node_t *)h->node_rank)->deadlocked : NULL;
     return DCUDA_OK;
 }
 
@@ -320,6 +321,7 @@ dcuda_status_t dcu_context_reset(dcuda_host_h h, const void *user, size_t user_s
     if (st != DCUDA_OK)
         return st;
     reset_mapped_tables(h);
+    h->image.run_mark = dcu_node_run_mark();
     return DCUDA_OK;
 }
 

@@ -26,6 +26,7 @@
 #define DCU_CMD_NET_ENTRIES 4096
 
 typedef struct dcu_monitor dcu_monitor_t;
+typedef struct dcu_detector dcu_detector_t;
 
 /* A rank-visible allocation of this process, as its peers learn of it. */
 typedef struct dcu_mem_rec {
@@ -92,7 +93,16 @@ struct dcuda_host {
     DCUDA_ATOMIC(uint32_t) * inbox_tail_h;
 
     dcu_monitor_t *monitor;
+    dcu_detector_t *detector;
     dcu_proxy_t *proxy;
+    int deadlocked; /* the detector ended the run in flight */
+    /* exit() while the ranks run (run.c): the host thread tells the
+     * processes on the network path, then says it did. */
+    _Atomic int leaving, left_told;
+    /* dcuda_host_abort: claimed by one caller, asked (from any thread),
+     * and why. */
+    _Atomic int abort_claimed, abort_asked;
+    char abort_text[DCUDA_ABORT_TEXT];
     /* The run in flight (run.c). */
     struct {
         void *user; /* where the user data goes back */
@@ -160,6 +170,20 @@ void dcu_monitor_drain(dcuda_host_h h);
  * DCUDA_ERR_ABORTED; the peers learn `why` (naming the culprit: "process 1,
  * whose ranks could not start"); `note` is this process's line. */
 void dcu_monitor_end_run(dcuda_host_h h, const char *why, const char *note);
+/* The deadlock detector found the run deadlocked: the report of this
+ * process's blocked ranks, then their waits end with DCUDA_ERR_DEADLOCK. */
+void dcu_monitor_deadlock(dcuda_host_h h);
 void dcu_monitor_destroy(dcuda_host_h h);
+
+/* deadlock.c: the deadlock detector (rounds among the processes). */
+dcuda_status_t dcu_deadlock_create(dcuda_host_h h);
+void dcu_deadlock_destroy(dcuda_host_h h);
+/* Before a run. */
+void dcu_deadlock_start(dcuda_host_h h);
+/* Every monitor round: answers, asks (process 0), ends a deadlocked run. */
+void dcu_deadlock_poll(dcuda_host_h h);
+/* A peer process that has not answered for `ns` (stopped, or its host
+ * thread held up): 1, naming it in why. */
+int dcu_deadlock_stalled(dcuda_host_h h, uint64_t ns, char *why, size_t why_size);
 
 #endif /* DCU_CORE_CORE_H */

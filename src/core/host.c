@@ -336,7 +336,8 @@ static dcuda_status_t create_proxy(dcuda_host_h h)
                                  .process_count = dcu_boot_size(),
                                  .allgather = dcu_boot_allgather,
                                  .gather_max = DCU_BOOT_GATHER_MAX,
-                                 .mpi_comm = dcu_boot_mpi_comm() }; /* the proxy adds mem */
+                                 .mpi_comm = dcu_boot_mpi_comm(),
+                                 .describe = dcu_boot_describe }; /* the proxy adds mem */
     c.ops = h->ops;
     c.backend = h->backend;
     c.process_count = dcu_boot_size();
@@ -361,6 +362,7 @@ static void host_release(dcuda_host_h h)
         dcu_proxy_destroy(h->proxy);
     if (h->monitor)
         dcu_monitor_destroy(h);
+    dcu_deadlock_destroy(h);
     dcu_context_destroy(h);
     dcu_peers_release(h);
     while (h->mem_count > 0)
@@ -454,6 +456,8 @@ static dcuda_status_t host_init(int argc, char **argv, dcuda_kernel_t kernel,
         st = dcu_context_create(h);
     if (st == DCUDA_OK)
         st = dcu_monitor_create(h);
+    if (st == DCUDA_OK)
+        st = dcu_deadlock_create(h);
     st = agree(st, "building its tables");
     if (st == DCUDA_OK)
         st = create_proxy(h);

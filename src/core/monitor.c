@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bootstrap/boot.h"
 #include "core.h"
 #include "node/node.h"
 #include "util/clock.h"
@@ -192,26 +193,52 @@ static void describe_ready(const dcuda_notif_counters_t *arrived,
         snprintf(out, size, "nothing");
 }
 
-static void report_rank(dcuda_host_h h, int r, const dcuda_rank_status_t *s, uint64_t now)
+/* One blocked rank's line: `who` starts it ("watchdog", "deadlock"),
+ * secs (how long it has waited) is left out when negative. */
+static void report_rank(dcuda_host_h h, const char *who, int r, const dcuda_rank_status_t *s,
+                        double secs)
 {
     dcu_monitor_t *m = h->monitor;
-    double secs = (double)(now - m->watch[r].since_ns) / DCU_NS_PER_S;
     int world = h->image.world_first + r;
+    char waited[32] = "";
+    if (secs >= 0)
+        snprintf(waited, sizeof waited, " %.1f s", secs);
     if (atomic_load(&s->phase) == DCUDA_PHASE_WAITING) {
         char ready[256];
         describe_ready(&m->notifs[r], &h->consumed_seen_h[r], ready, sizeof ready);
         fprintf(stderr,
-                "dcuda: watchdog:   rank %d waits %.1f s for %u notification(s) of tag %u; "
+                "dcuda: %s:   rank %d waits%s for %u notification(s) of tag %u; "
                 "ready since its last consume: %s\n",
-                world, secs, (unsigned)atomic_load(&s->count), (unsigned)atomic_load(&s->tag),
-                ready);
+                who, world, waited, (unsigned)atomic_load(&s->count),
+                (unsigned)atomic_load(&s->tag), ready);
     } else {
         fprintf(stderr,
-                "dcuda: watchdog:   rank %d waits %.1f s in a barrier on %s (barrier count "
-                "%u needed)\n",
-                world, secs, atomic_load(&s->comm) == 0 ? "WORLD" : "DEVICE",
+                "dcuda: %s:   rank %d waits%s in a barrier on %s (barrier count %u needed)\n",
+                who, world, waited, atomic_load(&s->comm) == 0 ? "WORLD" : "DEVICE",
                 (unsigned)atomic_load(&s->target));
     }
+}
+
+/* The blocked ranks of this process, a line each (at most
+ * WATCHDOG_REPORT_LINES); the number of them. */
+static int report_blocked(dcuda_host_h h, const char *who, uint64_t now, int timed)
+{
+    dcu_monitor_t *m = h->monitor;
+    int lines = 0;
+    for (int r = 0; r < h->image.device_size; r++) {
+        const dcuda_rank_status_t *s = &h->status_h[r];
+        uint32_t phase = atomic_load(&s->phase);
+        if (phase != DCUDA_PHASE_WAITING && phase != DCUDA_PHASE_BARRIER)
+            continue;
+        double secs = timed ? (double)(now - m->watch[r].since_ns) / DCU_NS_PER_S : -1.0;
+        if (lines++ < WATCHDOG_REPORT_LINES)
+            report_rank(h, who, r, s, secs);
+        m->watch[r].reported = m->watch[r].episode + 1;
+    }
+    if (lines > WATCHDOG_REPORT_LINES)
+        fprintf(stderr, "dcuda: %s:   ... and %d more blocked ranks\n", who,
+                lines - WATCHDOG_REPORT_LINES);
+    return lines;
 }
 
 /* What has arrived for each rank (what waits in an inbox is not counted
@@ -236,19 +263,11 @@ static void watchdog_report(dcuda_host_h h, uint64_t now)
             "dcuda: watchdog: %sno progress for %.1f s: %d of %d ranks blocked, %d finished, "
             "%d running\n",
             dcu_msg_who(), h->settings.watchdog, blocked, n, finished, n - blocked - finished);
-    int lines = 0;
-    for (int r = 0; r < n; r++) {
-        const dcuda_rank_status_t *s = &h->status_h[r];
-        uint32_t phase = atomic_load(&s->phase);
-        if (phase != DCUDA_PHASE_WAITING && phase != DCUDA_PHASE_BARRIER)
-            continue;
-        if (lines++ < WATCHDOG_REPORT_LINES)
-            report_rank(h, r, s, now);
-        m->watch[r].reported = m->watch[r].episode + 1;
-    }
-    if (lines > WATCHDOG_REPORT_LINES)
-        fprintf(stderr, "dcuda: watchdog:   ... and %d more blocked ranks\n",
-                lines - WATCHDOG_REPORT_LINES);
+    (void)report_blocked(h, "watchdog", now, 1);
+    char stalled[320];
+    if (dcu_deadlock_stalled(h, (uint64_t)(h->settings.watchdog * DCU_NS_PER_S), stalled,
+                             sizeof stalled))
+        fprintf(stderr, "dcuda: watchdog:   %s\n", stalled);
     if (h->settings.watchdog_cancel) {
         fprintf(stderr, "dcuda: watchdog: cancelling the blocked waits (WATCHDOG_CANCEL=1)\n");
         atomic_store_explicit(h->cancel_h, DCUDA_CANCEL_WATCHDOG, memory_order_release);
@@ -336,37 +355,90 @@ static void peer_ended_run(dcuda_host_h h, const char *why)
         dcu_msg_error("the run was ended by %s", why);
 }
 
-/* A peer process that died ends this run: its blocked waits fail with
- * DCUDA_ERR_PEER and the run returns that error. One that ended the run
- * (ON_ERROR=abort) ends it here too. */
+/* A peer process that died, or left its run, ends this run: its blocked
+ * waits fail with DCUDA_ERR_PEER and the run returns that error. One that
+ * ended the run (ON_ERROR=abort) ends it here too. */
 static void peers_check(dcuda_host_h h)
 {
     char why[sizeof h->abort_why];
     if (!h->abort_why[0] && dcu_node_peer_aborted(why, sizeof why))
         peer_ended_run(h, why);
-    if (h->lost[0] || !dcu_node_lost(h->lost, sizeof h->lost))
+    const char *left = dcu_proxy_left(h->proxy);
+    if (h->lost[0])
         return;
+    if (left)
+        snprintf(h->lost, sizeof h->lost, "%s", left);
+    else if (!dcu_node_lost(h->lost, sizeof h->lost))
+        return;
+    dcu_boot_abandon(h->lost);
     dcu_msg_error("%s while the ranks of process %d run kernel %s; ending the run", h->lost,
                   h->info.process_index, h->kernel.name);
     atomic_store_explicit(h->cancel_h, DCUDA_CANCEL_PEER, memory_order_release);
 }
 
-/* Every poll: has a rank, or a process of another node, ended the run? */
+/* The application of this process asked to end the run
+ * (dcuda_host_abort): every process hears it, naming this one. */
+static void application_ended_run(dcuda_host_h h)
+{
+    char why[sizeof h->abort_why];
+    snprintf(why, sizeof why, "the application of process %d (dcuda_host_abort: %s)",
+             h->info.process_index, h->abort_text[0] ? h->abort_text : "no reason given");
+    dcu_monitor_end_run(h, why, "the application aborted the run (dcuda_host_abort)");
+}
+
+/* Every poll: has the application, a rank, or a process of another node
+ * ended the run? */
 static void abort_check(dcuda_host_h h)
 {
     if (h->abort_why[0])
         return;
     const char *remote = dcu_proxy_aborted(h->proxy);
-    if (remote)
+    if (atomic_load_explicit(&h->abort_asked, memory_order_acquire))
+        application_ended_run(h);
+    else if (remote)
         peer_ended_run(h, remote);
     else if (atomic_load_explicit(h->cancel_h, memory_order_acquire) == DCUDA_CANCEL_ERROR)
         rank_ended_run(h);
 }
 
+/* exit() while the ranks run (run.c): the processes on the network path
+ * hear that this one leaves, before it is gone. */
+static void leave_check(dcuda_host_h h)
+{
+    if (!atomic_load_explicit(&h->leaving, memory_order_acquire) ||
+        atomic_load_explicit(&h->left_told, memory_order_relaxed))
+        return;
+    char me[128], why[256];
+    dcu_boot_describe(h->info.process_index, me, sizeof me);
+    snprintf(why, sizeof why, "%s left (exit() or a return from main) while its ranks ran", me);
+    dcu_proxy_leave(h->proxy, why);
+    dcu_proxy_drain(h->proxy);
+    atomic_store_explicit(&h->left_told, 1, memory_order_release);
+}
+
+void dcu_monitor_deadlock(dcuda_host_h h)
+{
+    dcu_monitor_t *m = h->monitor;
+    h->deadlocked = 1;
+    if (!peek_counters(h, m->notifs, h->image.device_size))
+        memset(m->notifs, 0, (size_t)h->image.device_size * sizeof *m->notifs);
+    dcu_msg_error("deadlock: every rank of every process is blocked and nothing is in flight, "
+                  "so the run ends (its waits return DCUDA_ERR_DEADLOCK); this process's "
+                  "blocked ranks:");
+    if (report_blocked(h, "deadlock", 0, 0) == 0)
+        fprintf(stderr, "dcuda: deadlock:   none (its ranks finished)\n");
+    fflush(stderr);
+    dcu_node_dl_declare(); /* before my ranks go on: the node's ranks read it */
+    cancel_run(h, DCUDA_CANCEL_DEADLOCK);
+}
+
 int dcu_monitor_poll(dcuda_host_h h)
 {
     int printed = drain_log(h);
+    dcu_node_alive();
     abort_check(h);
+    leave_check(h);
+    dcu_deadlock_poll(h);
     uint64_t now = dcu_clock_ns();
     if (now >= h->monitor->next_check_ns) {
         h->monitor->next_check_ns = now + MONITOR_CHECK_NS;
@@ -381,5 +453,6 @@ void dcu_monitor_drain(dcuda_host_h h)
 {
     drain_log(h);
     abort_check(h);
+    leave_check(h);
     report_repeats(h);
 }

@@ -26,6 +26,10 @@
 #include "util/logfmt.h"
 #include "util/msg.h"
 
+/* How long an exit() while the ranks run waits for the host thread to tell
+ * the processes on the network path. */
+#define HOST_LEAVE_NS (2 * DCU_NS_PER_S)
+
 /* After work (a command or a log line) the host keeps polling without sleep
  * for a while, since more usually follows; then it sleeps between polls. */
 #define HOST_BUSY_NS (2 * DCU_NS_PER_MS)
@@ -54,6 +58,15 @@ static void run_at_exit(void)
     uint32_t none = DCUDA_CANCEL_NONE;
     atomic_compare_exchange_strong_explicit(h->cancel_h, &none, DCUDA_CANCEL_PEER,
                                             memory_order_acq_rel, memory_order_acquire);
+    if (!h->net_peers)
+        return; /* the node's processes see the mark */
+    /* The host thread (another one: this thread is in exit()) tells the
+     * processes on the network path, which would otherwise wait for ranks
+     * that are gone while this process waits for them. */
+    atomic_store_explicit(&h->leaving, 1, memory_order_release);
+    uint64_t until = dcu_clock_ns() + HOST_LEAVE_NS;
+    while (!atomic_load_explicit(&h->left_told, memory_order_acquire) && dcu_clock_ns() < until)
+        dcu_clock_sleep_ns(HOST_IDLE_SLEEP_NS);
 }
 
 static void watch_exit(dcuda_host_h h)
@@ -89,6 +102,11 @@ static dcuda_status_t prepare(dcuda_host_h h, void *user_data, size_t user_size,
     h->timing_count = 0;
     h->lost[0] = '\0';
     h->abort_why[0] = '\0';
+    h->deadlocked = 0;
+    atomic_store(&h->leaving, 0);
+    atomic_store(&h->left_told, 0);
+    atomic_store(&h->abort_claimed, 0);
+    atomic_store(&h->abort_asked, 0);
     /* From here until the ranks are done, leaving the process loses it to
      * the peers' run. */
     dcu_node_run_begin();
@@ -115,6 +133,7 @@ static dcuda_status_t launch(dcuda_host_h h, void *stream)
 {
     h->run.t0 = dcu_clock_ns();
     dcu_monitor_start(h);
+    dcu_deadlock_start(h);
     dcu_proxy_reset(h->proxy);
     watch_exit(h);
     dcuda_status_t st = h->ops->launch(h->backend, h->dev_ctx, stream);
@@ -206,6 +225,11 @@ static dcuda_status_t conclude(dcuda_host_h h, dcuda_status_t st, double *elapse
         dcu_msg_info("kernel %s: %u rank call(s) failed; first: %s", h->kernel.name,
                      (unsigned)err.count, h->last_error);
         st = (dcuda_status_t)err.status;
+    } else if (st == DCUDA_OK && h->deadlocked) {
+        snprintf(h->last_error, sizeof h->last_error,
+                 "deadlock: every rank of every process was blocked and nothing was in flight "
+                 "(the report on stderr says what each rank waited for)");
+        st = DCUDA_ERR_DEADLOCK;
     } else if (st == DCUDA_OK && h->abort_why[0]) {
         /* Ended by another process; no rank of this one failed. */
         snprintf(h->last_error, sizeof h->last_error, "the run was ended by %s", h->abort_why);
@@ -359,4 +383,24 @@ dcuda_status_t dcuda_host_run_wait(dcuda_host_h h, double *elapsed_ms)
     st = conclude(h, h->run.status, elapsed_ms);
     dcu_host_unlock();
     return st;
+}
+
+/* ---- ending a run from the application ---------------------------------------- */
+
+/* No API lock: it may be called while the run's own call waits in it. The
+ * monitor of the host thread tells every process (abort_check). */
+dcuda_status_t dcuda_host_abort(dcuda_host_h h, const char *reason)
+{
+    if (!h || atomic_load_explicit(&running_host, memory_order_acquire) != h) {
+        dcu_msg_error("dcuda_host_abort: no run of %p is in flight", (void *)h);
+        return DCUDA_ERR_INVALID_ARG;
+    }
+    if (atomic_exchange_explicit(&h->abort_claimed, 1, memory_order_acq_rel))
+        return DCUDA_OK; /* asked already */
+    snprintf(h->abort_text, sizeof h->abort_text, "%s", reason ? reason : "");
+    atomic_store_explicit(&h->abort_asked, 1, memory_order_release);
+    uint32_t none = DCUDA_CANCEL_NONE;
+    atomic_compare_exchange_strong_explicit(h->cancel_h, &none, DCUDA_CANCEL_ERROR,
+                                            memory_order_acq_rel, memory_order_acquire);
+    return DCUDA_OK;
 }

@@ -17,7 +17,7 @@
 
 #include "dcuda/dcuda_status.h"
 
-#define DCU_NET_VERSION 5u
+#define DCU_NET_VERSION 6u
 /* Largest message a manager must carry: a put's payload chunk (at most
  * DCU_NET_PUT_CHUNK) and its header, or a barrier's window parts for tens
  * of thousands of ranks. */
@@ -57,6 +57,8 @@ typedef struct dcu_net_env {
     /* Processes started through MPI: the address of the MPI_Comm they use
      * (its ranks are the process indices); NULL otherwise. */
     const void *mpi_comm;
+    /* "process 1 (pid 4242 on node7)", for the manager's messages. */
+    const char *(*describe)(int p, char *buf, size_t size);
 } dcu_net_env_t;
 
 typedef struct dcu_net_ops {

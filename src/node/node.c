@@ -123,6 +123,7 @@ void dcu_node_run_begin(void)
     if (!node.seg)
         return;
     dcu_node_proc_t *me = &node.seg->procs[node.index];
+    atomic_store_explicit(&me->alive_ns, dcu_clock_ns(), memory_order_relaxed);
     atomic_store_explicit(&me->in_run, 1u, memory_order_relaxed);
     atomic_fetch_add_explicit(&me->runs, 1u, memory_order_release);
 }
@@ -229,5 +230,91 @@ int dcu_node_lost(char *why, size_t why_size)
     for (int p = 0; p < node.count && node.seg; p++)
         if (node_peer(p) && peer_died(p, why, why_size))
             return 1;
+    return 0;
+}
+
+/* ---- the deadlock detector's rounds ----------------------------------------------- */
+
+static uint64_t dl_key(uint32_t round)
+{
+    uint32_t run =
+        atomic_load_explicit(&node.seg->procs[node.index].runs, memory_order_relaxed);
+    return (uint64_t)run << 32 | round;
+}
+
+void dcu_node_dl_ask(uint32_t round)
+{
+    atomic_store_explicit(&node.seg->procs[0].dl_ask, dl_key(round), memory_order_release);
+}
+
+uint32_t dcu_node_dl_asked(void)
+{
+    uint64_t ask = atomic_load_explicit(&node.seg->procs[0].dl_ask, memory_order_acquire);
+    uint64_t done = atomic_load_explicit(&node.seg->procs[node.index].dl_answer,
+                                         memory_order_relaxed);
+    return ask >> 32 == dl_key(0) >> 32 && ask != done ? (uint32_t)ask : 0u;
+}
+
+void dcu_node_dl_answer(uint32_t round, const dcu_quiet_t *q)
+{
+    dcu_node_proc_t *me = &node.seg->procs[node.index];
+    me->dl_quiet = *q;
+    atomic_store_explicit(&me->dl_answer, dl_key(round), memory_order_release);
+}
+
+int dcu_node_dl_collect(uint32_t round, dcu_quiet_t *sum)
+{
+    uint64_t want = dl_key(round);
+    *sum = dcu_quiet_none();
+    for (int p = 0; p < node.count; p++) {
+        dcu_node_proc_t *q = &node.seg->procs[p];
+        if (atomic_load_explicit(&q->dl_answer, memory_order_acquire) != want)
+            return 0;
+        dcu_quiet_fold(sum, &q->dl_quiet);
+    }
+    return 1;
+}
+
+uint32_t dcu_node_run_mark(void)
+{
+    return node.seg ? atomic_load_explicit(&node.seg->procs[node.index].runs, memory_order_relaxed)
+                    : 0u;
+}
+
+void dcu_node_dl_declare(void)
+{
+    if (node.seg)
+        atomic_store_explicit(&node.seg->deadlocked, dcu_node_run_mark(), memory_order_release);
+}
+
+int dcu_node_dl_declared(void)
+{
+    return node.seg && atomic_load_explicit(&node.seg->deadlocked, memory_order_acquire) ==
+                           dcu_node_run_mark();
+}
+
+void dcu_node_alive(void)
+{
+    if (node.seg)
+        atomic_store_explicit(&node.seg->procs[node.index].alive_ns, dcu_clock_ns(),
+                              memory_order_relaxed);
+}
+
+int dcu_node_stalled(uint64_t ns, char *why, size_t why_size)
+{
+    uint64_t now = dcu_clock_ns();
+    for (int p = 0; p < node.count && node.seg; p++) {
+        dcu_node_proc_t *q = &node.seg->procs[p];
+        uint64_t alive = atomic_load_explicit(&q->alive_ns, memory_order_relaxed);
+        if (!node_peer(p) || !atomic_load_explicit(&q->in_run, memory_order_relaxed) ||
+            alive == 0 || now - alive < ns)
+            continue;
+        snprintf(why, why_size,
+                 "process %d (pid %d, %d rank(s) from WORLD rank %d) has not served its ranks "
+                 "for %.1f s (stopped, or its host thread held up)",
+                 p, (int)node.pids[p], q->rank_count, q->world_first,
+                 (double)(now - alive) / DCU_NS_PER_S);
+        return 1;
+    }
     return 0;
 }

@@ -20,6 +20,7 @@
 #include "backend/backend.h"
 #include "dcuda/dcuda_status.h"
 #include "dcuda/shared/layout.h"
+#include "util/quiet.h"
 
 enum dcu_proc_state {
     DCU_PROC_ABSENT = 0,   /* not started yet */
@@ -41,6 +42,14 @@ typedef struct dcu_node_proc {
     DCUDA_ATOMIC(uint32_t) in_run;       /* 1 while its ranks run */
     DCUDA_ATOMIC(uint32_t) aborted_run;  /* the run (its `runs`) it ended early; 0: none */
     char abort_why[DCU_NODE_WHY_BYTES];  /* why, written before aborted_run */
+    /* The deadlock detector's rounds when every process is on this node:
+     * process 0 asks (dl_ask), each answers (its dl_quiet, then dl_answer),
+     * process 0 tells what it found (dl_found); each is (run << 32 | round),
+     * run being the process's `runs`. */
+    DCUDA_ATOMIC(uint64_t) dl_ask;
+    DCUDA_ATOMIC(uint64_t) dl_answer;
+    dcu_quiet_t dl_quiet;
+    DCUDA_ATOMIC(uint64_t) alive_ns; /* when its host thread last served its ranks */
     char backend[8];
     char kernel[64];
     uint64_t notifs_base;    /* its notification counters (its addresses) */
@@ -53,6 +62,12 @@ typedef struct dcu_node_proc {
 typedef struct dcu_node {
     uint32_t magic;
     uint32_t count;
+    /* The run (a process's `runs`) the deadlock detector found deadlocked,
+     * written by the first of the node's processes to learn it, before its
+     * ranks' waits end: a rank of the node whose wait a rank of another
+     * process completes after that ended reads it (rank-visible). */
+    DCUDA_ATOMIC(uint32_t) deadlocked;
+    uint32_t reserved[13];
     dcuda_node_slot_t slots[DCUDA_MAX_PROCESSES]; /* WORLD barrier arrivals (rank-visible) */
     dcu_node_proc_t procs[DCUDA_MAX_PROCESSES];
 } dcu_node_t;
@@ -84,5 +99,26 @@ void dcu_node_abort_run(const char *why);
 /* Nonzero, and the reason (naming the process), when a peer of the node
  * ended the run this process is in. */
 int dcu_node_peer_aborted(char *why, size_t why_size);
+
+/* The deadlock detector's rounds through the segment, when every process
+ * of the program is on this node (core/deadlock.c); rounds belong to this
+ * process's current run. Process 0 asks for round n; every process sees
+ * the round asked for (0: none new) and answers it; process 0 collects
+ * (1 and the fold of every answer once all are in) and tells the others
+ * what it found (the node's `deadlocked`). */
+void dcu_node_dl_ask(uint32_t round);
+uint32_t dcu_node_dl_asked(void);
+void dcu_node_dl_answer(uint32_t round, const dcu_quiet_t *q);
+int dcu_node_dl_collect(uint32_t round, dcu_quiet_t *sum);
+/* The current run is deadlocked (written for the whole node), and whether
+ * it is; the run's mark the ranks compare `deadlocked` with. */
+void dcu_node_dl_declare(void);
+int dcu_node_dl_declared(void);
+uint32_t dcu_node_run_mark(void);
+/* This process's host thread serves its ranks now (a heartbeat); a node
+ * peer whose heartbeat is older than `ns` is named in `why` (stalled or
+ * stopped), 0 if none. */
+void dcu_node_alive(void);
+int dcu_node_stalled(uint64_t ns, char *why, size_t why_size);
 
 #endif /* DCU_NODE_NODE_H */

@@ -228,6 +228,14 @@ size_t dcu_inbox_held(const dcu_inboxes_t *in) { return in->held; }
 
 uint32_t dcu_inbox_head(const dcu_inboxes_t *in, int r) { return in->w[r].head; }
 
+int dcu_inbox_unread(const dcu_inboxes_t *in)
+{
+    int n = 0;
+    for (int r = 0; r < in->ranks; r++)
+        n += atomic_load_explicit(&in->tails[r], memory_order_acquire) != in->w[r].head;
+    return n;
+}
+
 /* A message the proxy wrote at `pos` of rank r, applied by the proxy: its
  * data only (the rank is gone). Returns its entries. */
 static uint32_t settle_one(dcu_inboxes_t *in, int r, uint32_t pos, dcuda_status_t *st)

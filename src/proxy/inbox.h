@@ -42,6 +42,8 @@ int dcu_inbox_retry(dcu_inboxes_t *in);
 uint32_t dcu_inbox_head(const dcu_inboxes_t *in, int r);
 /* Messages held for lack of room. */
 size_t dcu_inbox_held(const dcu_inboxes_t *in);
+/* Ranks whose inbox holds entries they have not consumed yet. */
+int dcu_inbox_unread(const dcu_inboxes_t *in);
 /* After a run (the ranks returned): applies what they left unread and what
  * was held, data only, and marks every inbox consumed. */
 dcuda_status_t dcu_inbox_settle(dcu_inboxes_t *in);

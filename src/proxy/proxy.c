@@ -28,6 +28,7 @@
 
 #include "command.h"
 #include "inbox.h"
+#include "node/node.h"
 #include "trace.h"
 #include "util/clock.h"
 #include "util/msg.h"
@@ -83,7 +84,25 @@ struct dcu_proxy {
     int fill, drain;
     uint32_t run;      /* runs begun (dcu_proxy_reset) */
     char aborted[256]; /* why a process of another node ended this run */
+    char left[256];    /* how a process of another node left this run */
     char failure[256];
+    /* Messages of this run that move ranks on (puts, notifications,
+     * barriers), sent and received: the deadlock detector's counts. */
+    uint64_t sent, received;
+    /* The deadlock detector's rounds over the network: a tree of the
+     * processes (parent (i - 1) / 2, children 2i + 1 and 2i + 2), process 0
+     * its root, which asks. */
+    struct {
+        uint32_t asked;         /* the round asked of this process (0: none yet) */
+        int mine_in;            /* my own answer to it is in `sum` */
+        int replies;            /* children that answered it */
+        dcu_quiet_t sum;        /* my answer folded with my children's */
+        uint32_t collected;     /* root: the round whose answer is complete */
+        dcu_quiet_t result;     /* root: that answer */
+        int found;              /* the root found this run deadlocked */
+        uint64_t asked_ns;      /* when the round was asked (stalled children) */
+        int answered_by[2];     /* which children answered it */
+    } dl;
 };
 
 static void fail(dcu_proxy_t *p, const char *fmt, ...) DCU_MSG_FMT(2, 3);
@@ -216,6 +235,27 @@ static void apply_abort(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, co
 
 const char *dcu_proxy_aborted(const dcu_proxy_t *p) { return p->aborted[0] ? p->aborted : NULL; }
 
+/* A process left this run (exit() while its ranks ran): it is lost to it. */
+static void apply_left(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body)
+{
+    if (p->left[0])
+        return;
+    size_t n = h->length < sizeof p->left - 1 ? h->length : sizeof p->left - 1;
+    for (size_t i = 0; i < n; i++) /* outside text: printable only */
+        p->left[i] = body[i] >= 0x20 && body[i] < 0x7f ? body[i] : '?';
+    p->left[n] = '\0';
+    if (n == 0)
+        snprintf(p->left, sizeof p->left, "process %d left while its ranks ran", from);
+    uint32_t none = DCUDA_CANCEL_NONE;
+    atomic_compare_exchange_strong_explicit(p->c.cancel, &none, DCUDA_CANCEL_PEER,
+                                            memory_order_acq_rel, memory_order_acquire);
+}
+
+const char *dcu_proxy_left(const dcu_proxy_t *p) { return p->left[0] ? p->left : NULL; }
+
+static void dl_receive(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body);
+static void dl_found(dcu_proxy_t *p);
+
 static void receive(void *arg, int from, const void *data, size_t size)
 {
     dcu_proxy_t *p = arg;
@@ -231,6 +271,9 @@ static void receive(void *arg, int from, const void *data, size_t size)
     if (h.run != p->run)
         return;
     const char *body = (const char *)data + sizeof h;
+    if (h.flags & DCU_WIRE_ENDED) /* the run ended before what this carries */
+        dl_found(p);
+    p->received += h.type == DCU_WIRE_PUT || h.type == DCU_WIRE_NOTIFY || h.type == DCU_WIRE_BARRIER;
     switch (h.type) {
     case DCU_WIRE_PUT:
         dcu_trace_mark(DCU_TRACE_RECEIVED, h.count);
@@ -244,6 +287,14 @@ static void receive(void *arg, int from, const void *data, size_t size)
         break;
     case DCU_WIRE_ABORT:
         apply_abort(p, from, &h, body);
+        break;
+    case DCU_WIRE_LEFT:
+        apply_left(p, from, &h, body);
+        break;
+    case DCU_WIRE_PROBE:
+    case DCU_WIRE_REPLY:
+    case DCU_WIRE_FOUND:
+        dl_receive(p, from, &h, body);
         break;
     default:
         apply_barrier(p, from, &h, body);
@@ -267,6 +318,10 @@ static dcu_wire_header_t *message(dcu_proxy_t *p, uint8_t type, size_t length)
 
 static void send_to(dcu_proxy_t *p, int q, dcu_wire_header_t *h)
 {
+    if (p->dl.found)
+        h->flags |= DCU_WIRE_ENDED;
+    p->sent += h->type == DCU_WIRE_PUT || h->type == DCU_WIRE_NOTIFY ||
+               h->type == DCU_WIRE_BARRIER;
     if (p->c.net_ops->send(p->net, q, h, sizeof *h + h->length) != DCUDA_OK)
         fail(p, "cannot send to process %d: %s", q, p->c.net_ops->why(p->net));
 }
@@ -313,7 +368,8 @@ static void send_notify(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q)
     dcu_trace_mark(DCU_TRACE_SENT, 0);
 }
 
-void dcu_proxy_abort(dcu_proxy_t *p, const char *why)
+/* A text of `type` (ABORT, LEFT) to every process on the network path. */
+static void tell_all(dcu_proxy_t *p, uint8_t type, const char *why)
 {
     if (!p->net || p->failure[0])
         return;
@@ -321,12 +377,156 @@ void dcu_proxy_abort(dcu_proxy_t *p, const char *why)
     for (int q = 0; q < p->c.process_count; q++) {
         if (p->c.path[q] != DCUDA_PATH_NET)
             continue;
-        dcu_wire_header_t *h = message(p, DCU_WIRE_ABORT, n);
+        dcu_wire_header_t *h = message(p, type, n);
         if (!h)
             return;
         memcpy(h + 1, why, n);
         send_to(p, q, h);
     }
+}
+
+void dcu_proxy_abort(dcu_proxy_t *p, const char *why) { tell_all(p, DCU_WIRE_ABORT, why); }
+void dcu_proxy_leave(dcu_proxy_t *p, const char *why) { tell_all(p, DCU_WIRE_LEFT, why); }
+
+/* ---- the deadlock detector's rounds over the network ---------------------------- */
+
+static int dl_children(const dcu_proxy_t *p)
+{
+    int first = 2 * p->c.process_index + 1;
+    return first >= p->c.process_count ? 0 : first + 1 >= p->c.process_count ? 1 : 2;
+}
+
+/* A message of the detector's (no body but a reply's) to process q. */
+static void dl_send(dcu_proxy_t *p, int q, uint8_t type, uint32_t round, const dcu_quiet_t *sum)
+{
+    dcu_wire_header_t *h = message(p, type, sum ? sizeof *sum : 0);
+    if (!h)
+        return;
+    h->epoch = round;
+    if (sum)
+        memcpy(h + 1, sum, sizeof *sum);
+    send_to(p, q, h);
+}
+
+static void dl_to_children(dcu_proxy_t *p, uint8_t type, uint32_t round)
+{
+    for (int k = 0; k < dl_children(p); k++)
+        dl_send(p, 2 * p->c.process_index + 1 + k, type, round, NULL);
+}
+
+/* Round `round` is asked of this process: it asks its children. */
+static void dl_begin(dcu_proxy_t *p, uint32_t round)
+{
+    p->dl.asked = round;
+    p->dl.mine_in = p->dl.replies = 0;
+    p->dl.answered_by[0] = p->dl.answered_by[1] = 0;
+    p->dl.sum = dcu_quiet_none();
+    p->dl.asked_ns = dcu_clock_ns();
+    dl_to_children(p, DCU_WIRE_PROBE, round);
+}
+
+/* Once my answer and my children's are in: up to my parent (the root keeps
+ * it). */
+static void dl_pass_up(dcu_proxy_t *p)
+{
+    if (!p->dl.mine_in || p->dl.replies < dl_children(p))
+        return;
+    if (p->c.process_index == 0) {
+        p->dl.collected = p->dl.asked;
+        p->dl.result = p->dl.sum;
+    } else {
+        dl_send(p, (p->c.process_index - 1) / 2, DCU_WIRE_REPLY, p->dl.asked, &p->dl.sum);
+    }
+}
+
+/* The run is deadlocked: the node's word says so before anything else
+ * that arrives is applied (a blocked rank whose wait it completes reads
+ * the word, and ends with the deadlock), and my children in the tree hear
+ * it. The monitor reports and ends the waits (core/deadlock.c). */
+static void dl_found(dcu_proxy_t *p)
+{
+    if (p->dl.found)
+        return;
+    p->dl.found = 1;
+    dcu_node_dl_declare();
+    dl_to_children(p, DCU_WIRE_FOUND, 0);
+}
+
+static void dl_receive(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body)
+{
+    int child = from - (2 * p->c.process_index + 1);
+    if (h->type == DCU_WIRE_FOUND) {
+        dl_found(p);
+    } else if (h->type == DCU_WIRE_PROBE && from == (p->c.process_index - 1) / 2) {
+        dl_begin(p, h->epoch);
+    } else if (h->type == DCU_WIRE_REPLY && child >= 0 && child < dl_children(p) &&
+               h->epoch == p->dl.asked && !p->dl.answered_by[child]) {
+        dcu_quiet_t q;
+        memcpy(&q, body, sizeof q);
+        dcu_quiet_fold(&p->dl.sum, &q);
+        p->dl.answered_by[child] = 1;
+        p->dl.replies++;
+        dl_pass_up(p);
+    } else {
+        fail(p, "process %d sent a deadlock detector's message out of turn", from);
+    }
+}
+
+void dcu_proxy_dl_ask(dcu_proxy_t *p, uint32_t round) { dl_begin(p, round); }
+
+uint32_t dcu_proxy_dl_asked(const dcu_proxy_t *p) { return p->dl.mine_in ? 0u : p->dl.asked; }
+
+void dcu_proxy_dl_answer(dcu_proxy_t *p, uint32_t round, const dcu_quiet_t *q)
+{
+    if (round != p->dl.asked || p->dl.mine_in)
+        return;
+    dcu_quiet_t mine = *q;
+    mine.sent = p->sent;
+    mine.received = p->received;
+    dcu_quiet_fold(&p->dl.sum, &mine);
+    p->dl.mine_in = 1;
+    dl_pass_up(p);
+}
+
+int dcu_proxy_dl_collect(const dcu_proxy_t *p, uint32_t round, dcu_quiet_t *sum)
+{
+    if (p->dl.collected != round)
+        return 0;
+    *sum = p->dl.result;
+    return 1;
+}
+
+void dcu_proxy_dl_declare(dcu_proxy_t *p) { dl_found(p); }
+
+int dcu_proxy_dl_declared(const dcu_proxy_t *p) { return p->dl.found; }
+
+int dcu_proxy_dl_stalled(const dcu_proxy_t *p, uint64_t ns, char *why, size_t why_size)
+{
+    uint64_t now = dcu_clock_ns();
+    if (!p->net || !p->dl.asked || now - p->dl.asked_ns < ns)
+        return 0;
+    for (int k = 0; k < dl_children(p); k++) {
+        if (p->dl.answered_by[k])
+            continue;
+        char who[128];
+        int q = 2 * p->c.process_index + 1 + k;
+        if (p->c.net_env.describe)
+            p->c.net_env.describe(q, who, sizeof who);
+        else
+            snprintf(who, sizeof who, "process %d", q);
+        snprintf(why, why_size,
+                 "%s has not answered for %.1f s (stopped, or its host thread held up)", who,
+                 (double)(now - p->dl.asked_ns) / DCU_NS_PER_S);
+        return 1;
+    }
+    return 0;
+}
+
+int dcu_proxy_idle(dcu_proxy_t *p)
+{
+    if (dcu_ring_next(&p->queue) || p->job_count)
+        return 0;
+    return !p->net || (dcu_inbox_held(p->inboxes) == 0 && dcu_inbox_unread(p->inboxes) == 0);
 }
 
 /* My ranks' parts of WORLD window `slot`, as they published them. */
@@ -624,7 +824,9 @@ void dcu_proxy_reset(dcu_proxy_t *p)
     memset(p->c.replies, 0, (size_t)p->c.ranks * sizeof *p->c.replies);
     atomic_store_explicit(p->c.cmd_tail, 0u, memory_order_relaxed);
     p->run++;
-    p->aborted[0] = '\0';
+    p->aborted[0] = p->left[0] = '\0';
+    p->sent = p->received = 0;
+    memset(&p->dl, 0, sizeof p->dl);
     if (!p->net)
         return;
     p->parts_known = 0;

@@ -20,6 +20,7 @@
 #include "dcuda/dcuda_status.h"
 #include "dcuda/shared/layout.h"
 #include "net/net.h"
+#include "util/quiet.h"
 
 typedef struct dcu_proxy dcu_proxy_t;
 
@@ -70,5 +71,30 @@ void dcu_proxy_abort(dcu_proxy_t *p, const char *why);
 /* Why a process on the network path ended this run (the proxy has then
  * cancelled its waits), or NULL. */
 const char *dcu_proxy_aborted(const dcu_proxy_t *p);
+/* This process leaves its run (exit() while its ranks run): every process
+ * on the network path hears how (it loses this one to its run). */
+void dcu_proxy_leave(dcu_proxy_t *p, const char *why);
+/* How a process on the network path left this run (the proxy has then
+ * cancelled its waits, DCUDA_CANCEL_PEER), or NULL. */
+const char *dcu_proxy_left(const dcu_proxy_t *p);
+
+/* Nothing in the proxy's hands: no command waiting to be served, no large
+ * put being read, nothing held for inbox room or unread in an inbox. */
+int dcu_proxy_idle(dcu_proxy_t *p);
+
+/* The deadlock detector's rounds over the network (core/deadlock.c): a
+ * tree of the program's processes rooted at process 0. The root asks for
+ * round n; each process sees the round asked of it (0: none to answer)
+ * and answers with its own dcu_quiet_t (the proxy adds its message
+ * counts), which goes up folded with its children's; the root collects
+ * the fold (1 once complete) and declares, which every process hears. A
+ * process whose child has not answered for `ns` names it in `why`. */
+void dcu_proxy_dl_ask(dcu_proxy_t *p, uint32_t round);
+uint32_t dcu_proxy_dl_asked(const dcu_proxy_t *p);
+void dcu_proxy_dl_answer(dcu_proxy_t *p, uint32_t round, const dcu_quiet_t *q);
+int dcu_proxy_dl_collect(const dcu_proxy_t *p, uint32_t round, dcu_quiet_t *sum);
+void dcu_proxy_dl_declare(dcu_proxy_t *p);
+int dcu_proxy_dl_declared(const dcu_proxy_t *p);
+int dcu_proxy_dl_stalled(const dcu_proxy_t *p, uint64_t ns, char *why, size_t why_size);
 
 #endif /* DCU_PROXY_PROXY_H */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dcuda/dcuda_status.h"
+#include "util/quiet.h"
 
 void dcu_wire_header(dcu_wire_header_t *h, uint8_t type, uint32_t length, int src_proc,
                      uint32_t run)
@@ -63,7 +64,16 @@ static const char *check_body(const dcu_wire_header_t *h, const dcu_wire_limits_
             return "parts beyond WORLD";
         return NULL;
     case DCU_WIRE_ABORT:
+    case DCU_WIRE_LEFT:
         return h->length <= DCU_WIRE_ABORT_MAX ? NULL : "reason too long";
+    case DCU_WIRE_PROBE:
+        return h->epoch == 0 ? "round 0" : h->length == 0 ? NULL : "a probe carries no body";
+    case DCU_WIRE_REPLY:
+        return h->epoch == 0                         ? "round 0"
+               : h->length == sizeof(dcu_quiet_t) ? NULL
+                                                  : "a reply's body is not an answer";
+    case DCU_WIRE_FOUND:
+        return h->length == 0 ? NULL : "a verdict carries no body";
     default:
         return "unknown message type";
     }
@@ -88,6 +98,8 @@ int dcu_wire_check(const void *msg, size_t size, int from, const dcu_wire_limits
             bad = "sender does not match";
         else if (h.run == 0)
             bad = "run 0";
+        else if (h.flags & ~DCU_WIRE_ENDED)
+            bad = "unknown flags";
         else
             bad = check_body(&h, lim);
     }

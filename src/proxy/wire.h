@@ -16,15 +16,21 @@
 #include "dcuda/shared/layout.h"
 
 #define DCU_WIRE_MAGIC 0xdc0du
-#define DCU_WIRE_VERSION 2u
-/* Bytes of an ABORT message's text at most. */
+#define DCU_WIRE_VERSION 3u
+/* Bytes of an ABORT or LEFT message's text at most. */
 #define DCU_WIRE_ABORT_MAX 256u
 
 enum dcu_wire_type {
     DCU_WIRE_PUT = 1,     /* body: the payload */
     DCU_WIRE_NOTIFY = 2,  /* no body */
     DCU_WIRE_BARRIER = 3, /* body: the sender's ranks' parts of the window it creates, if any */
-    DCU_WIRE_ABORT = 4    /* body: why the sender ended its run (text, no NUL) */
+    DCU_WIRE_ABORT = 4,   /* body: why the sender ended its run (text, no NUL) */
+    DCU_WIRE_LEFT = 5,    /* body: how the sender left its run (text, no NUL) */
+    /* The deadlock detector's rounds, down and up a tree of processes
+     * (core/deadlock.c): */
+    DCU_WIRE_PROBE = 6, /* epoch: the round asked for; no body */
+    DCU_WIRE_REPLY = 7, /* epoch: the round; body: a dcu_quiet_t, the subtree's answer */
+    DCU_WIRE_FOUND = 8  /* every rank of every process is blocked: the run ends; no body */
 };
 
 typedef struct dcu_wire_header {
@@ -37,13 +43,17 @@ typedef struct dcu_wire_header {
     int32_t dst_rank; /* PUT, NOTIFY: WORLD rank of the target */
     uint32_t tag;     /* PUT, NOTIFY: tag + 1 (0: a put that does not notify) */
     uint32_t slot;    /* PUT: window slot; BARRIER: window slot or DCUDA_CMD_NO_SLOT */
-    uint32_t epoch;   /* BARRIER: WORLD barrier of this run */
+    uint32_t epoch;   /* BARRIER: WORLD barrier of this run; PROBE, REPLY: the round */
     uint64_t offset;  /* PUT: in the target's part of the window */
     uint64_t count;   /* PUT: payload bytes; BARRIER: parts in the body */
     uint32_t run;     /* the sender's run (1, 2, ...): a message of an earlier run, one that
                        * ended early, is dropped */
-    uint32_t reserved;
+    uint32_t flags;   /* DCU_WIRE_ENDED */
 } dcu_wire_header_t;
+
+/* Sent after the deadlock detector ended the sender's run: the receiver's
+ * run has ended too, before what the message carries is applied. */
+#define DCU_WIRE_ENDED 1u
 
 DCUDA_STATIC_ASSERT(sizeof(dcu_wire_header_t) == 56, "wire header");
 

@@ -50,8 +50,8 @@ static setting_t read_setting(fuzz_reader_t *r)
 }
 
 /* wire.h's format, as this file reads it: a header of 56 bytes (magic
- * 0xdc0d, version 2, type, body length, sender, ranks, tag, slot, epoch,
- * offset, count, the sender's run, a spare word), the body after it. */
+ * 0xdc0d, version 3, type, body length, sender, ranks, tag, slot, epoch,
+ * offset, count, the sender's run, flags: 0 or 1), the body after it. */
 static int rank_in(int32_t r, const setting_t *s) { return r >= 0 && r < s->lim.world_size; }
 
 static int valid_body(const dcu_wire_header_t *h, const setting_t *s)
@@ -73,7 +73,14 @@ static int valid_body(const dcu_wire_header_t *h, const setting_t *s)
         return h->count == 0 || (h->src_rank >= 0 &&
                                  (uint64_t)h->src_rank + h->count <= (uint64_t)s->lim.world_size);
     case 4: /* ABORT: why, as text of at most 256 bytes */
+    case 5: /* LEFT: how the sender left, the same */
         return h->length <= 256;
+    case 6: /* PROBE: a round (epoch) 1 and up, no body */
+        return h->epoch != 0 && h->length == 0;
+    case 7: /* REPLY: a round, and an answer of 24 bytes */
+        return h->epoch != 0 && h->length == 24;
+    case 8: /* FOUND: no body */
+        return h->length == 0;
     default:
         return 0;
     }
@@ -85,7 +92,8 @@ static int valid(const uint8_t *m, size_t size, const setting_t *s)
     if (size < 56)
         return 0;
     memcpy(&h, m, sizeof h);
-    if (h.magic != 0xdc0d || h.version != 2 || size > s->lim.max_size || h.length != size - 56)
+    if (h.magic != 0xdc0d || h.version != 3 || size > s->lim.max_size || h.length != size - 56 ||
+        h.flags > 1u)
         return 0;
     if (s->from < 0 || s->from >= s->lim.processes || h.src_proc != s->from || h.run == 0)
         return 0;
@@ -128,7 +136,7 @@ static size_t make_seed(uint8_t buf[8 + 56 + 64], uint8_t type, uint32_t body)
     h.dst_rank = 5;
     h.tag = type == 2 ? 4 : 0;
     h.slot = type == 3 && body == 0 ? 0xffffffffu : 3;
-    h.epoch = type == 3 ? 1 : 0;
+    h.epoch = type == 3 || type == 6 || type == 7 ? 1 : 0;
     h.offset = 16;
     h.count = type == 1 ? body : body / 16;
     memset(buf, 0, 8);
@@ -149,4 +157,8 @@ void fuzz_seeds(fuzz_emit_fn emit, void *arg)
     emit(arg, buf, make_seed(buf, 3, 0));
     emit(arg, buf, make_seed(buf, 3, 32));
     emit(arg, buf, make_seed(buf, 4, 20));
+    emit(arg, buf, make_seed(buf, 5, 20));
+    emit(arg, buf, make_seed(buf, 6, 0));
+    emit(arg, buf, make_seed(buf, 7, 24));
+    emit(arg, buf, make_seed(buf, 8, 0));
 }

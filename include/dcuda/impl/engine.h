@@ -100,38 +100,65 @@ typedef struct dcu_block {
     uint32_t phase;      /* DCUDA_PHASE_WAITING or DCUDA_PHASE_BARRIER */
     uint32_t tag, count; /* WAITING */
     uint32_t comm;       /* BARRIER */
+    uint32_t waits;      /* the counter: DCUDA_WAITS_ON(kind, index) */
     const char *call;    /* named if the wait is cancelled */
 } dcu_block_t;
 
-DCU_FN_COLD void dcu_publish_blocked(const dcuda_state_t *st, dcu_block_t d, uint32_t target)
+/* While a published rank stays blocked: the counter shows a new value
+ * (not yet the one waited for). */
+DCU_FN_COLD void dcu_publish_seen(const dcuda_state_t *st, uint32_t seen)
+{
+    dcuda_rank_status_t *s = &st->ctx->rank_status[st->device_rank];
+    dcu_st_relaxed(&s->seen, seen, 1);
+    dcu_st_release(&s->episode, dcu_ld_acquire(&s->episode, 1) + 1u, 1);
+}
+
+DCU_FN_COLD void dcu_publish_blocked(const dcuda_state_t *st, dcu_block_t d, uint32_t target,
+                                     uint32_t seen)
 {
     dcuda_rank_status_t *s = &st->ctx->rank_status[st->device_rank];
     /* What it consumed of every tag, so that the watchdog's "ready" counts
      * are exact (they do not change while the rank stays blocked). */
-    dcuda_notif_counters_t *seen = &st->ctx->consumed_seen[st->device_rank];
+    dcuda_notif_counters_t *consumed = &st->ctx->consumed_seen[st->device_rank];
     for (int tag = 0; tag < DCUDA_TAG_COUNT; tag++)
-        dcu_st_relaxed(&seen->arrived[tag], st->consumed[tag], 1);
+        dcu_st_relaxed(&consumed->arrived[tag], st->consumed[tag], 1);
     dcu_st_relaxed(&s->tag, d.tag, 1);
     dcu_st_relaxed(&s->count, d.count, 1);
     dcu_st_relaxed(&s->consumed, st->consumed[d.tag & (DCUDA_TAG_COUNT - 1)], 1);
     dcu_st_relaxed(&s->comm, d.comm, 1);
     dcu_st_relaxed(&s->target, target, 1);
+    dcu_st_relaxed(&s->seen, seen, 1);
+    dcu_st_relaxed(&s->waits, d.waits, 1);
     dcu_st_relaxed(&s->phase, d.phase, 1);
     dcu_st_release(&s->episode, dcu_ld_acquire(&s->episode, 1) + 1u, 1);
 }
 
 /* A blocked wait that was cancelled: by the watchdog or a dead peer (a
- * report of its own), or by an error that ended the run (reported where
- * it happened: this wait only says DCUDA_ERR_ABORTED). */
+ * report of its own), by an error that ended the run (reported where it
+ * happened: this wait only says DCUDA_ERR_ABORTED), or by a deadlock (the
+ * host's report lists every blocked rank: DCUDA_ERR_DEADLOCK). */
 DCU_FN_COLD dcuda_status_t dcu_cancelled(const dcuda_state_t *st, dcu_block_t d, uint32_t reason)
 {
     if (reason == DCUDA_CANCEL_ERROR)
         return DCUDA_ERR_ABORTED;
+    if (reason == DCUDA_CANCEL_DEADLOCK) /* the host reported every blocked rank */
+        return DCUDA_ERR_DEADLOCK;
     dcuda_status_t why = reason == DCUDA_CANCEL_PEER ? DCUDA_ERR_PEER : DCUDA_ERR_TIMEOUT;
     if (d.phase == DCUDA_PHASE_WAITING)
         return DCU_REPORT(st, why, d.call, "waiting for %u notification(s) of tag %u", d.count,
                           d.tag);
     return DCU_REPORT(st, why, d.call, "in a barrier on %s", dcu_comm_name((int)d.comm));
+}
+
+/* Why the run ended, once it did (dcuda_cancel_reason; 0: it goes on): the
+ * process's cancel flag, or the node's word for a deadlock found (another
+ * process of the node may have ended its ranks' waits first). */
+DCU_FN_COLD uint32_t dcu_ended(const dcuda_context_t *ctx)
+{
+    uint32_t cancel = dcu_ld_acquire(ctx->cancel, 1);
+    if (!cancel && ctx->node_deadlock && dcu_ld_acquire(ctx->node_deadlock, 1) == ctx->run_mark)
+        cancel = DCUDA_CANCEL_DEADLOCK;
+    return cancel;
 }
 
 /* ---- blocking ----------------------------------------------------------- */
@@ -167,6 +194,7 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
     const int lead = dcu_leader();
     dcu_waiter_t w = DCU_WAITER_INIT;
     int published = 0;
+    uint32_t seen = 0u; /* the counter's value published (leader) */
     /* While the wait is young and no inbox needs looking at: only the
      * counter, in the shortest loop (each poll's length is latency). A
      * notification's waiter polls with every lane; a barrier's counter,
@@ -197,8 +225,10 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
             continue;
         if (!published && w.polls == DCU_WAIT_BLOCKED_POLLS) {
             if (lead)
-                dcu_publish_blocked(st, d, target);
+                dcu_publish_blocked(st, d, target, seen = v);
             published = 1;
+        } else if (published && lead && v != seen) {
+            dcu_publish_seen(st, seen = v);
         }
         uint32_t cancel = 0;
         if (published && lead && (w.polls & (DCU_WAIT_CANCEL_EVERY - 1u)) == 0)
@@ -210,10 +240,21 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
             return dcu_cancelled(st, d, cancel);
         }
     }
+    /* A wait that was blocked when the run was cancelled (a deadlock, an
+     * abort, a lost peer) reports that, even if the counter reached its
+     * target meanwhile: only what ranks did after learning of the end can
+     * have moved it, and a barrier must not complete in one process while
+     * its ranks end with the cancel in another. (Blocked waits only: one
+     * read of host memory after a long wait.) */
+    if (published) {
+        uint32_t cancel = dcu_lanes_bcast(lanes, lead ? dcu_ended(st->ctx) : 0u);
+        if (lead)
+            dcu_publish_phase(st, DCUDA_PHASE_RUNNING);
+        if (cancel)
+            return dcu_cancelled(st, d, cancel);
+    }
     if (st->inbox && d.phase == DCUDA_PHASE_BARRIER)
         (void)dcu_inbox_drain(st, lanes, DCUDA_INBOX_ENTRIES);
-    if (published && lead)
-        dcu_publish_phase(st, DCUDA_PHASE_RUNNING);
     return DCUDA_OK;
 }
 
@@ -277,12 +318,13 @@ DCU_FN_COLD dcuda_status_t dcu_node_barrier(dcuda_state_t *st, uint32_t epoch, c
 {
     const dcuda_context_t *ctx = st->ctx;
     uint32_t target = ctx->node_base + epoch;
-    dcu_block_t d = { DCUDA_PHASE_BARRIER, 0, 0, DCU_COMM_WORLD, call };
+    dcu_block_t d = { DCUDA_PHASE_BARRIER, 0, 0, DCU_COMM_WORLD, 0, call };
     if (dcu_leader()) {
         dcu_fence(); /* acquire the device's arrivals before releasing them on */
         dcu_st_release(&ctx->node_slots[st->process_index].arrived, target, 1);
     }
     for (int p = 0; p < st->process_count; p++) {
+        d.waits = DCUDA_WAITS_ON(DCUDA_WAITS_NODE, p);
         dcuda_status_t s = dcu_block_until(st, &ctx->node_slots[p].arrived, target, 1, d, lanes);
         if (s != DCUDA_OK)
             return s;
@@ -300,7 +342,8 @@ DCU_FN_COLD dcuda_status_t dcu_net_barrier(dcuda_state_t *st, uint32_t epoch, ui
                                            const char *call, dcu_lanes_t lanes)
 {
     const dcuda_context_t *ctx = st->ctx;
-    dcu_block_t d = { DCUDA_PHASE_BARRIER, 0, 0, DCU_COMM_WORLD, call };
+    dcu_block_t d = { DCUDA_PHASE_BARRIER, 0,   0,
+                      DCU_COMM_WORLD,      DCUDA_WAITS_ON(DCUDA_WAITS_NET, 0), call };
     if (dcu_leader()) {
         dcu_fence(); /* acquire the device's arrivals (and parts) before releasing them on */
         dcu_cmd_post(st, DCUDA_CMD_BARRIER, epoch, slot, 0u);
@@ -326,7 +369,8 @@ DCU_FN dcuda_status_t dcu_barrier_lanes(dcuda_state_t *st, int comm, uint32_t sl
     uint32_t target = epoch * (uint32_t)st->device_size;
     dcu_u32a_t *arrived = &st->ctx->barriers[comm].arrived;
     const int sys = st->process_count > 1;
-    dcu_block_t d = { DCUDA_PHASE_BARRIER, 0, 0, (uint32_t)comm, call };
+    dcu_block_t d = { DCUDA_PHASE_BARRIER, 0,   0,
+                      (uint32_t)comm,      DCUDA_WAITS_ON(DCUDA_WAITS_ARRIVED, comm), call };
     const int on_device = comm != DCU_COMM_WORLD || st->process_count == 1;
     uint32_t last = 0;
     dcu_lanes_sync(lanes);
@@ -343,6 +387,7 @@ DCU_FN dcuda_status_t dcu_barrier_lanes(dcuda_state_t *st, int comm, uint32_t sl
     if (dcu_lanes_bcast(lanes, last))
         s = st->inbox ? dcu_net_barrier(st, epoch, slot, call, lanes)
                       : dcu_node_barrier(st, epoch, call, lanes);
+    d.waits = DCUDA_WAITS_ON(DCUDA_WAITS_RELEASED, comm);
     if (s == DCUDA_OK)
         s = dcu_block_until(st, &st->ctx->barriers[comm].released, epoch, sys, d, lanes);
     dcu_fence();
@@ -814,7 +859,8 @@ DCU_FN dcuda_status_t dcu_wait_notifications(dcuda_state_t *st, int tag, int cou
     if (dcu_in_poll_lanes()) {
         dcu_lanes_t lanes = dcu_poll_lanes();
         uint32_t target = st->consumed[tag] + (uint32_t)count;
-        dcu_block_t d = { DCUDA_PHASE_WAITING, (uint32_t)tag, (uint32_t)count, 0, call };
+        dcu_block_t d = { DCUDA_PHASE_WAITING, (uint32_t)tag, (uint32_t)count, 0,
+                          DCUDA_WAITS_ON(DCUDA_WAITS_NOTIF, 0),   call };
         s = dcu_block_until(st, dcu_my_counter(st, tag), target, st->process_count > 1, d, lanes);
         dcu_lanes_sync(lanes); /* every lane read consumed[tag] before the leader updates it */
         if (dcu_leader() && s == DCUDA_OK)

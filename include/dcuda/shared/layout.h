@@ -17,7 +17,7 @@
 #include "base.h"
 #include "ring.h"
 
-#define DCUDA_LAYOUT_VERSION 8u
+#define DCUDA_LAYOUT_VERSION 9u
 #define DCUDA_CONTEXT_MAGIC 0x64637564u /* "dcud" */
 #define DCUDA_STATE_MAGIC 0x72616e6bu   /* "rank" */
 
@@ -132,9 +132,22 @@ enum dcuda_cancel_reason {
     DCUDA_CANCEL_NONE = 0,
     DCUDA_CANCEL_WATCHDOG = 1, /* WATCHDOG_CANCEL after a report */
     DCUDA_CANCEL_PEER = 2,     /* a peer process died */
-    DCUDA_CANCEL_ERROR = 3     /* a rank's error ended the run (ON_ERROR=abort), here or in
-                                * another process, or ranks could not start or ended early */
+    DCUDA_CANCEL_ERROR = 3,    /* a rank's error ended the run (ON_ERROR=abort), here or in
+                                * another process, or ranks could not start or ended early,
+                                * or the application aborted it */
+    DCUDA_CANCEL_DEADLOCK = 4  /* every rank of every process was blocked, nothing in flight */
 };
+
+/* The counter a blocked rank waits on (dcuda_rank_status_t.waits): the
+ * kind in the low byte, an index above it (DCUDA_WAITS_ON). */
+enum dcuda_waits_on {
+    DCUDA_WAITS_NOTIF = 0,    /* its notification counter of the tag it waits for */
+    DCUDA_WAITS_ARRIVED = 1,  /* barriers[index].arrived: a barrier of its device */
+    DCUDA_WAITS_RELEASED = 2, /* barriers[WORLD].released: its device's last rank's step */
+    DCUDA_WAITS_NODE = 3,     /* node_slots[index].arrived: process index's WORLD arrivals */
+    DCUDA_WAITS_NET = 4       /* net_barrier: WORLD barriers the proxies completed */
+};
+#define DCUDA_WAITS_ON(kind, index) ((uint32_t)(kind) | (uint32_t)(index) << 8)
 
 /* The context's on_error: what the first rank error of a run does. */
 enum dcuda_on_error {
@@ -153,8 +166,11 @@ enum dcuda_rank_phase {
 };
 
 /* A rank writes these fields only when it starts to block (after a short
- * spin), then bumps `episode` with release; the watchdog reads `episode`,
- * the fields, and `episode` again. */
+ * spin), then bumps `episode` with release; while it stays blocked it
+ * writes `seen` again (and bumps `episode`) whenever the counter it waits
+ * on shows a new value. The watchdog and the deadlock detector read
+ * `episode`, the fields, and `episode` again: a blocked rank whose counter
+ * still holds `seen` has nothing new to look at. */
 typedef struct dcuda_rank_status {
     DCUDA_ATOMIC(uint32_t) phase;
     DCUDA_ATOMIC(uint32_t) episode;
@@ -162,8 +178,10 @@ typedef struct dcuda_rank_status {
     DCUDA_ATOMIC(uint32_t) count;    /* WAITING: count asked for */
     DCUDA_ATOMIC(uint32_t) consumed; /* WAITING: consumed counter of the tag */
     DCUDA_ATOMIC(uint32_t) comm;     /* BARRIER: communicator */
-    DCUDA_ATOMIC(uint32_t) target;   /* BARRIER: arrival count waited for */
-    uint32_t reserved;
+    DCUDA_ATOMIC(uint32_t) target;   /* the value of the counter waited for */
+    DCUDA_ATOMIC(uint32_t) seen;     /* the counter's value when the rank last looked */
+    DCUDA_ATOMIC(uint32_t) waits;    /* the counter: DCUDA_WAITS_ON(kind, index) */
+    uint32_t reserved[3];
 } dcuda_rank_status_t;
 
 /* First error reported by any rank during a run, and how many there were.
@@ -225,6 +243,12 @@ typedef struct dcuda_context {
     uint64_t shared_bytes;
     char *shared_base;
     uint64_t shared_stride;
+    /* Several processes: the node's word that says which run the deadlock
+     * detector found deadlocked (shared host memory), and this run's
+     * mark; a blocked wait that completes compares them (NULL: alone). */
+    DCUDA_ATOMIC(uint32_t) * node_deadlock;
+    uint32_t run_mark;
+    uint32_t reserved_mark;
 } dcuda_context_t;
 
 /* A put route the rank has checked once: the target's part of one window
@@ -288,13 +312,13 @@ DCUDA_STATIC_ASSERT(sizeof(dcuda_notif_counters_t) == 4 * DCUDA_TAG_COUNT, "noti
 DCUDA_STATIC_ASSERT(sizeof(dcuda_barrier_t) == 128, "barrier line");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_win_entry_t) == 16, "window entry");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_timer_slot_t) == 32, "timer slot");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_rank_status_t) == 32, "rank status");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_rank_status_t) == 48, "rank status");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_error_record_t) == 16 + sizeof(dcuda_log_entry_t), "error record");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_context_t, notifs) == 64, "context header");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_node_slot_t) == 64, "node slot");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_segment_t) == 32, "segment");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_peer_t) == 48, "peer");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 272, "context");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 288, "context");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_put_route_t) == 56, "put route");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 328, "state copies of the context");

@@ -98,6 +98,7 @@ struct dcu_net {
     sent_t *sends;
     int send_count, send_cap;
     int closing;
+    const char *(*describe)(int p, char *buf, size_t size);
     char why[256];
 };
 
@@ -438,6 +439,7 @@ static dcuda_status_t ucx_open(const dcu_net_env_t *env, dcu_net_recv_fn recv, v
     n->recv = recv;
     n->recv_arg = recv_arg;
     n->mem = env->mem;
+    n->describe = env->describe;
     n->me = env->process_index;
     n->count = env->process_count;
     ucp_address_t *addr = NULL;
@@ -466,13 +468,14 @@ static dcuda_status_t ucx_open(const dcu_net_env_t *env, dcu_net_recv_fn recv, v
 static int peer_lost(dcu_net_t *n, int p)
 {
     peer_t *q = &n->peers[p];
+    char who[128];
+    n->describe(p, who, sizeof who);
     if (q->said_bye)
-        snprintf(n->why, sizeof n->why,
-                 "UCX network manager: process %d has closed its network path", p);
+        snprintf(n->why, sizeof n->why, "UCX network manager: %s has closed its network path",
+                 who);
     else
-        snprintf(n->why, sizeof n->why,
-                 "UCX network manager: lost the connection to process %d (%s)", p,
-                 ucs_status_string(q->failed));
+        snprintf(n->why, sizeof n->why, "UCX network manager: lost the connection to %s (%s)",
+                 who, ucs_status_string(q->failed));
     return -1;
 }
 

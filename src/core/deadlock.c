@@ -1,0 +1,310 @@
+/*
+ * The deadlock detector: a run in which every rank of every process is
+ * blocked (in a wait or a barrier, or finished) and nothing is in flight
+ * can never go on, so it ends with DCUDA_ERR_DEADLOCK and the report of
+ * what each rank waits for, instead of hanging (DEADLOCK setting, on by
+ * default). A wait that can still be satisfied is never ended.
+ *
+ * Each process looks at itself (a snapshot): every rank blocked or
+ * finished, each blocked rank's counter still at the value it last saw
+ * (shared/layout.h: dcuda_rank_status_t.seen), the proxy with nothing in
+ * its hands, no rank's episode changed between the first and the last
+ * look. Process 0 asks all processes for such a snapshot in rounds, through
+ * the node segment when every process is on its node, through a tree of
+ * network messages otherwise (node/, proxy/), and declares a deadlock when
+ * two rounds in a row found every process quiet, none changed in between,
+ * and every message counted as sent counted as received (Mattern's four
+ * counters: no message was on its way, and nothing moved between the two
+ * rounds, so nothing can move again).
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+#include "node/node.h"
+#include "util/clock.h"
+
+/* How often a process looks for a round to answer, and the least time
+ * between two rounds of process 0 (two rounds find a deadlock). */
+#define DL_LOOK_NS (5 * DCU_NS_PER_MS)
+#define DL_GAP_NS (40 * DCU_NS_PER_MS)
+
+enum dl_way { DL_LOCAL, DL_NODE, DL_NET };
+
+struct dcu_detector {
+    int way;
+    dcuda_notif_counters_t *notifs; /* host copy of the ranks' counters */
+    dcuda_barrier_t barriers[DCUDA_COMM_COUNT];
+    uint32_t *episodes; /* [ranks]: the first look's */
+    uint64_t print;     /* my state at my last answer */
+    int answered;       /* I answered a round of this run */
+    uint64_t next_ns;   /* when to look next */
+    /* Process 0. */
+    uint32_t round; /* the last round asked */
+    int collecting;
+    int prev_quiet; /* the round before was quiet everywhere */
+    uint64_t done_ns;
+    /* The local way's one round. */
+    uint32_t local_asked, local_collected;
+    dcu_quiet_t local_sum;
+};
+
+dcuda_status_t dcu_deadlock_create(dcuda_host_h h)
+{
+    dcu_detector_t *d = calloc(1, sizeof *d);
+    int n = h->image.device_size;
+    if (d) {
+        d->notifs = calloc((size_t)n, sizeof *d->notifs);
+        d->episodes = calloc((size_t)n, sizeof *d->episodes);
+    }
+    if (!d || !d->notifs || !d->episodes) {
+        if (d) {
+            free(d->notifs);
+            free(d->episodes);
+        }
+        free(d);
+        return DCUDA_ERR_NO_MEMORY;
+    }
+    d->way = h->info.process_count == 1 ? DL_LOCAL : h->net_peers ? DL_NET : DL_NODE;
+    h->detector = d;
+    return DCUDA_OK;
+}
+
+void dcu_deadlock_destroy(dcuda_host_h h)
+{
+    if (!h->detector)
+        return;
+    free(h->detector->notifs);
+    free(h->detector->episodes);
+    free(h->detector);
+    h->detector = NULL;
+}
+
+void dcu_deadlock_start(dcuda_host_h h)
+{
+    dcu_detector_t *d = h->detector;
+    int way = d->way;
+    dcuda_notif_counters_t *notifs = d->notifs;
+    uint32_t *episodes = d->episodes;
+    memset(d, 0, sizeof *d);
+    d->way = way;
+    d->notifs = notifs;
+    d->episodes = episodes;
+    d->done_ns = dcu_clock_ns();
+}
+
+/* ---- one process's snapshot ------------------------------------------------------ */
+
+static int blocked(uint32_t phase)
+{
+    return phase == DCUDA_PHASE_WAITING || phase == DCUDA_PHASE_BARRIER;
+}
+
+/* Every rank of mine blocked or finished, as the watchdog's view says. */
+static int all_blocked(dcuda_host_h h)
+{
+    for (int r = 0; r < h->image.device_size; r++) {
+        uint32_t phase = atomic_load_explicit(&h->status_h[r].phase, memory_order_acquire);
+        if (!blocked(phase) && phase != DCUDA_PHASE_FINISHED)
+            return 0;
+    }
+    return 1;
+}
+
+/* The counter blocked rank r waits on, as it is now. */
+static uint32_t counter_now(dcuda_host_h h, int r, const dcuda_rank_status_t *s)
+{
+    dcu_detector_t *d = h->detector;
+    uint32_t waits = atomic_load_explicit(&s->waits, memory_order_relaxed);
+    uint32_t index = (waits >> 8) % DCUDA_COMM_COUNT;
+    switch (waits & 0xffu) {
+    case DCUDA_WAITS_NOTIF:
+        return atomic_load(&d->notifs[r].arrived[atomic_load(&s->tag) % DCUDA_TAG_COUNT]);
+    case DCUDA_WAITS_ARRIVED:
+        return atomic_load(&d->barriers[index].arrived);
+    case DCUDA_WAITS_RELEASED:
+        return atomic_load(&d->barriers[index].released);
+    case DCUDA_WAITS_NODE:
+        return atomic_load_explicit(
+            &dcu_node()->slots[(waits >> 8) % (uint32_t)h->info.process_count].arrived,
+            memory_order_acquire);
+    default:
+        return atomic_load_explicit(h->net_barrier_h, memory_order_acquire);
+    }
+}
+
+/* The ranks' phases and episodes, folded into *print; 1 if every rank is
+ * blocked or finished. */
+static int look(dcuda_host_h h, uint64_t *print, int first)
+{
+    dcu_detector_t *d = h->detector;
+    int quiet = 1;
+    uint64_t x = 0xcbf29ce484222325ull;
+    for (int r = 0; r < h->image.device_size; r++) {
+        const dcuda_rank_status_t *s = &h->status_h[r];
+        uint32_t episode = atomic_load_explicit(&s->episode, memory_order_acquire);
+        uint32_t phase = atomic_load_explicit(&s->phase, memory_order_acquire);
+        quiet &= blocked(phase) || phase == DCUDA_PHASE_FINISHED;
+        if (first)
+            d->episodes[r] = episode;
+        else
+            quiet &= d->episodes[r] == episode;
+        x = (x ^ (uint64_t)phase << 32 ^ episode) * 0x100000001b3ull;
+    }
+    *print = x;
+    return quiet;
+}
+
+/* Whether this process is quiet now, and its state (ranks and counts). */
+static int snapshot(dcuda_host_h h, uint64_t *print)
+{
+    dcu_detector_t *d = h->detector;
+    uint64_t again;
+    if (!look(h, print, 1) || !dcu_proxy_idle(h->proxy))
+        return 0;
+    size_t bytes = (size_t)h->image.device_size * sizeof *d->notifs;
+    if (h->ops->peek(h->backend, d->notifs, h->image.notifs, bytes) != DCUDA_OK ||
+        h->ops->peek(h->backend, d->barriers, h->image.barriers, sizeof d->barriers) != DCUDA_OK)
+        return 0;
+    for (int r = 0; r < h->image.device_size; r++) {
+        const dcuda_rank_status_t *s = &h->status_h[r];
+        uint32_t phase = atomic_load_explicit(&s->phase, memory_order_acquire);
+        if (blocked(phase) && counter_now(h, r, s) != atomic_load(&s->seen))
+            return 0; /* something new for it to look at */
+    }
+    return look(h, &again, 0) && again == *print;
+}
+
+/* ---- the rounds --------------------------------------------------------------------- */
+
+static uint32_t asked(dcuda_host_h h)
+{
+    dcu_detector_t *d = h->detector;
+    switch (d->way) {
+    case DL_NODE:
+        return dcu_node_dl_asked();
+    case DL_NET:
+        return dcu_proxy_dl_asked(h->proxy);
+    default:
+        return d->local_asked != d->local_collected ? d->local_asked : 0u;
+    }
+}
+
+static void answer(dcuda_host_h h, uint32_t round, const dcu_quiet_t *q)
+{
+    dcu_detector_t *d = h->detector;
+    if (d->way == DL_NODE)
+        dcu_node_dl_answer(round, q);
+    else if (d->way == DL_NET)
+        dcu_proxy_dl_answer(h->proxy, round, q);
+    else {
+        d->local_sum = *q;
+        d->local_collected = round;
+    }
+}
+
+static void ask(dcuda_host_h h, uint32_t round)
+{
+    dcu_detector_t *d = h->detector;
+    if (d->way == DL_NODE)
+        dcu_node_dl_ask(round);
+    else if (d->way == DL_NET)
+        dcu_proxy_dl_ask(h->proxy, round);
+    else
+        d->local_asked = round;
+}
+
+static int collect(dcuda_host_h h, uint32_t round, dcu_quiet_t *sum)
+{
+    dcu_detector_t *d = h->detector;
+    if (d->way == DL_NODE)
+        return dcu_node_dl_collect(round, sum);
+    if (d->way == DL_NET)
+        return dcu_proxy_dl_collect(h->proxy, round, sum);
+    *sum = d->local_sum;
+    return d->local_collected == round;
+}
+
+/* Process 0: the run is deadlocked. Written where every process (and
+ * every rank of the node) sees it before this one's ranks are released. */
+static void declare(dcuda_host_h h)
+{
+    if (h->detector->way == DL_NODE)
+        dcu_node_dl_declare();
+    else if (h->detector->way == DL_NET)
+        dcu_proxy_dl_declare(h->proxy);
+    h->detector->local_asked = UINT32_MAX; /* the local way: found */
+}
+
+static int declared(dcuda_host_h h)
+{
+    if (h->detector->way == DL_NODE)
+        return dcu_node_dl_declared();
+    if (h->detector->way == DL_NET)
+        return dcu_proxy_dl_declared(h->proxy);
+    return h->detector->local_asked == UINT32_MAX;
+}
+
+/* My answer to the round asked of me, if any. */
+static void answer_round(dcuda_host_h h)
+{
+    dcu_detector_t *d = h->detector;
+    uint32_t round = asked(h);
+    if (!round || round == UINT32_MAX)
+        return;
+    uint64_t print = 0;
+    dcu_quiet_t q = dcu_quiet_none();
+    q.quiet = (uint32_t)snapshot(h, &print);
+    q.changed = !d->answered || print != d->print;
+    d->print = print;
+    d->answered = 1;
+    answer(h, round, &q);
+}
+
+/* Process 0: collects the round in flight and judges it, or asks for the
+ * next once its own ranks are all blocked. */
+static void coordinate(dcuda_host_h h, uint64_t now)
+{
+    dcu_detector_t *d = h->detector;
+    dcu_quiet_t sum;
+    if (d->collecting) {
+        if (!collect(h, d->round, &sum))
+            return;
+        if (sum.quiet && d->prev_quiet && !sum.changed && sum.sent == sum.received)
+            declare(h);
+        d->prev_quiet = (int)sum.quiet;
+        d->collecting = 0;
+        d->done_ns = now;
+    } else if (now - d->done_ns >= DL_GAP_NS && all_blocked(h)) {
+        ask(h, ++d->round);
+        d->collecting = 1;
+    }
+}
+
+void dcu_deadlock_poll(dcuda_host_h h)
+{
+    dcu_detector_t *d = h->detector;
+    uint64_t now = dcu_clock_ns();
+    if (!h->settings.deadlock || h->deadlocked)
+        return;
+    if (declared(h)) { /* its ranks may have been told already (proxy) */
+        dcu_monitor_deadlock(h);
+        return;
+    }
+    if (now < d->next_ns || atomic_load_explicit(h->cancel_h, memory_order_acquire))
+        return;
+    d->next_ns = now + DL_LOOK_NS;
+    answer_round(h);
+    if (h->info.process_index == 0)
+        coordinate(h, now);
+    if (declared(h))
+        dcu_monitor_deadlock(h);
+}
+
+int dcu_deadlock_stalled(dcuda_host_h h, uint64_t ns, char *why, size_t why_size)
+{
+    if (h->detector->way == DL_NET)
+        return dcu_proxy_dl_stalled(h->proxy, ns, why, why_size);
+    return h->detector->way == DL_NODE && dcu_node_stalled(ns, why, why_size);
+}
