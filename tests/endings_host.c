@@ -238,7 +238,10 @@ static struct rlimit address_space; /* before the case lowered it */
 
 static void restore_address_space(void) { setrlimit(RLIMIT_AS, &address_space); }
 
-static int case_threads_fail(int argc, char **argv)
+/* Lowers the address-space limit of the last process so that about
+ * `room_mb` rank threads (a megabyte of stack each) can start, and runs
+ * case c: its launch fails, and every process's run must end. */
+static int threads_fail(int argc, char **argv, long long room_mb, int min_ranks, int c)
 {
     setenv("DCUDA_WATCHDOG", "0", 1);
     setenv("DCUDA_DEADLOCK", "0", 1); /* only the fault may end the run */
@@ -248,7 +251,7 @@ static int case_threads_fail(int argc, char **argv)
     const char *net = getenv("DCUDA_NET");
     const char *why = !on_cpu(&r)      ? "only CPU ranks are threads"
                       : UNDER_SANITIZER ? "a sanitizer reserves address space of its own"
-                      : r.info.rank_responsible < 4 ? "needs 4 ranks a process"
+                      : r.info.rank_responsible < min_ranks ? "needs more ranks a process"
                       : net && strcmp(net, "ucx") == 0
                           ? "the address-space limit that stops the threads would also stop "
                             "UCX's TCP transport from allocating buffers"
@@ -264,17 +267,19 @@ static int case_threads_fail(int argc, char **argv)
     getrlimit(RLIMIT_AS, &address_space);
     long long now = mapped_bytes();
     if (last && now > 0) {
-        struct rlimit tight = { (rlim_t)(now + (3ll << 20)), address_space.rlim_max };
+        struct rlimit tight = { (rlim_t)(now + (room_mb << 20)), address_space.rlim_max };
         TEST_CHECK(setrlimit(RLIMIT_AS, &tight) == 0, "cannot lower the address-space limit");
         r.after_run = restore_address_space;
     }
-    r.d.test_case = FAULT_NONE;
+    r.d.test_case = c;
     dcuda_status_t st = fault_exec_loose(&r);
     r.after_run = NULL;
     if (last) {
         TEST_STATUS(st, DCUDA_ERR_SYSTEM);
         TEST_CHECK(test_find_line(r.out, "dcuda: error:", "cannot start CPU rank"),
                    "no line says which rank could not start");
+    } else if (c == FAULT_MISUSE_AFTER) { /* its own ranks' reports come first */
+        TEST_STATUS(st, DCUDA_ERR_WIN);
     } else {
         TEST_STATUS(st, DCUDA_ERR_ABORTED);
         TEST_CONTAINS(dcuda_host_last_error(r.h), "whose ranks could not start");
@@ -282,6 +287,21 @@ static int case_threads_fail(int argc, char **argv)
     expect_clean_run(&r);
     fault_close(&r);
     return 0;
+}
+
+static int case_threads_fail(int argc, char **argv)
+{
+    return threads_fail(argc, argv, 3, 4, FAULT_NONE);
+}
+
+/* More ranks start than the log ring has entries, and each reports a
+ * misuse once its rank_init failed: the host must print their lines while
+ * they end, not join them first (it once waited for ranks that waited for
+ * room in the log ring). */
+static int case_threads_fail_log(int argc, char **argv)
+{
+    setenv("DCUDA_LOG_ENTRIES", "16", 1);
+    return threads_fail(argc, argv, 48, 64, FAULT_MISUSE_AFTER);
 }
 
 /* ---- many ranks ------------------------------------------------------------------ */
@@ -325,6 +345,7 @@ int main(int argc, char **argv)
         { "first_error", case_first_error },   { "every_error", case_every_error },
         { "watch_counts", case_watch_counts }, { "early_return", case_early_return },
         { "thread_exit", case_thread_exit },   { "threads_fail", case_threads_fail },
+        { "threads_fail_log", case_threads_fail_log },
         { "many_ranks", case_many_ranks },
     };
     return test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));

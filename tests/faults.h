@@ -20,7 +20,9 @@ enum fault_case {
                          * of tag 2; it consumes those of tag 0, then waits for tag 1 */
     FAULT_EARLY_RETURN, /* rank `culprit` returns from the kernel without rank_finish */
     FAULT_THREAD_EXIT,  /* CPU ranks: the thread of rank `culprit` calls pthread_exit */
-    FAULT_LONG_RING     /* `count` rounds of a ring of puts with acks, delay_ms each */
+    FAULT_LONG_RING,    /* `count` rounds of a ring of puts with acks, delay_ms each */
+    FAULT_MISUSE_AFTER  /* a rank whose rank_init failed goes on: a put with no window
+                         * (each such rank reports a misuse) */
 };
 
 /* What rank `rank` sends in round `round` of FAULT_LONG_RING. */

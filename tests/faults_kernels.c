@@ -164,11 +164,14 @@ DCUDA_KERNEL(faults, ctx)
     fault_data_t *d = 0;
     int rank = -1, size = 0, drank = -1;
     int64_t setup = 0, call = 0, value = 0;
-    test_note(&setup, dcuda_rank_init(ctx, &st));
+    int init = dcuda_rank_init(ctx, &st);
+    test_note(&setup, init);
     if (dcuda_get_data(&st, (void **)&d) != DCUDA_OK) {
         dcuda_rank_finish(&st);
         return;
     }
+    if (init != DCUDA_OK && d->test_case == FAULT_MISUSE_AFTER) /* its report is a log entry */
+        (void)dcuda_put(&st, DCUDA_WIN_NONE, 0, 0, sizeof value, &value);
     test_note(&setup, dcuda_comm_rank(&st, DCUDA_COMM_WORLD, &rank));
     test_note(&setup, dcuda_comm_size(&st, DCUDA_COMM_WORLD, &size));
     test_note(&setup, dcuda_comm_rank(&st, DCUDA_COMM_DEVICE, &drank));

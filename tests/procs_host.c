@@ -10,6 +10,19 @@
  * exit_during_run: the same, but process 1 leaves with exit() 0.3 s into
  * the run (as a program that returns from main would): process 0 must
  * learn it as it learns of a death, not wait forever.
+ * exit_during_run_first: process 0 leaves so, and process 1 checks: the
+ * first process of a forked group waits for the others at exit, so they
+ * must learn it without its death (also on the network path).
+ *
+ * skip_run_first, skip_run_last: process 0 (or the last) skips
+ * dcuda_host_run and calls dcuda_host_finish: the others' run and its
+ * finish fail with DCUDA_ERR_PEER, each naming the other's call, instead of
+ * waiting for each other (forked, under mpirun, on the network path).
+ *
+ * settings_differ NAME, settings_same NAME: under mpirun, one process is
+ * given a setting the other is not; its init and every other's fail with
+ * DCUDA_ERR_SETTING naming it (differ), or succeed when the values mean
+ * the same (same: NET=mpi against auto under mpirun).
  *
  * init_fails: under mpirun, one process's dcuda_host_init fails; every
  * process's must then fail, and every process end normally.
@@ -57,9 +70,9 @@ static void *exit_later(void *arg)
 
 enum { DIE_BEFORE_RUN, DIE_DURING_RUN, EXIT_DURING_RUN };
 
-/* Process 1 dies before its run, or 0.3 s into it, or leaves with exit()
- * 0.3 s into it. */
-static int run_death(int argc, char **argv, int how)
+/* Process `victim` dies before its run, or 0.3 s into it, or leaves with
+ * exit() 0.3 s into it; the other of processes 0 and 1 checks. */
+static int run_death(int argc, char **argv, int how, int victim)
 {
     dcuda_host_h h;
     dcuda_rank_info_t info;
@@ -75,13 +88,14 @@ static int run_death(int argc, char **argv, int how)
         return TEST_SKIP;
     }
     pthread_t killer;
-    if (info.process_index == 1) {
+    int checker = 1 - victim;
+    if (info.process_index == victim) {
         if (how == DIE_BEFORE_RUN)
             kill(getpid(), SIGKILL);
         pthread_create(&killer, NULL, how == EXIT_DURING_RUN ? exit_later : kill_self_later, NULL);
     }
     dcuda_status_t st = dcuda_host_run(h, NULL, 0, NULL);
-    if (info.process_index != 0) {
+    if (info.process_index != checker) {
         /* Other survivors: the same outcome, nothing more to check. */
         TEST_STATUS(st, DCUDA_ERR_PEER);
         fflush(NULL);
@@ -89,10 +103,12 @@ static int run_death(int argc, char **argv, int how)
     }
     TEST_STATUS(st, DCUDA_ERR_PEER);
     const char *why = dcuda_host_last_error(h);
-    TEST_CONTAINS(why, "process 1");
+    char named[32];
+    snprintf(named, sizeof named, "process %d", victim);
+    TEST_CONTAINS(why, named);
     if (how == EXIT_DURING_RUN)
         TEST_CONTAINS(why, "exit()");
-    else if (!getenv("OMPI_COMM_WORLD_SIZE")) /* forked: process 0 saw its child end */
+    else if (!getenv("OMPI_COMM_WORLD_SIZE") && checker == 0) /* it saw its child end */
         TEST_CONTAINS(why, "killed by signal 9");
     printf("%s %s (%d failed checks)\n", test_failures ? "FAILED" : "PASSED", argv[1],
            test_failures);
@@ -102,12 +118,96 @@ static int run_death(int argc, char **argv, int how)
     _exit(test_failures ? 1 : 0);
 }
 
-static int case_before_run(int argc, char **argv) { return run_death(argc, argv, DIE_BEFORE_RUN); }
-static int case_during_run(int argc, char **argv) { return run_death(argc, argv, DIE_DURING_RUN); }
+static int case_before_run(int argc, char **argv)
+{
+    return run_death(argc, argv, DIE_BEFORE_RUN, 1);
+}
+static int case_during_run(int argc, char **argv)
+{
+    return run_death(argc, argv, DIE_DURING_RUN, 1);
+}
 static int case_exit_during_run(int argc, char **argv)
 {
-    return run_death(argc, argv, EXIT_DURING_RUN);
+    return run_death(argc, argv, EXIT_DURING_RUN, 1);
 }
+static int case_exit_during_run_first(int argc, char **argv)
+{
+    return run_death(argc, argv, EXIT_DURING_RUN, 0);
+}
+
+/* One process skips dcuda_host_run (process 0 or the last): it calls
+ * dcuda_host_finish while the others are in dcuda_host_run. Every process
+ * learns it and fails, naming the other's call; all end normally. */
+static int run_skip(int argc, char **argv, int first)
+{
+    dcuda_host_h h;
+    dcuda_rank_info_t info;
+    setenv("DCUDA_WATCHDOG", "0", 1);
+    if (!TEST_STATUS(dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(procs_wait), 32, &h), DCUDA_OK))
+        return 1;
+    dcuda_host_get_rank_info(h, &info);
+    if (info.process_count < 2) {
+        printf("SKIP %s: needs 2 processes, have %d\n", argv[1], info.process_count);
+        dcuda_host_finish(h);
+        return TEST_SKIP;
+    }
+    snprintf(test_who, sizeof test_who, "process %d of %d: ", info.process_index,
+             info.process_count);
+    int skipper = first ? 0 : info.process_count - 1;
+    char named[32];
+    snprintf(named, sizeof named, "process %d", skipper);
+    if (info.process_index == skipper) {
+        test_capture_t cap;
+        int capturing = test_capture_begin(&cap);
+        TEST_STATUS(dcuda_host_finish(h), DCUDA_ERR_PEER);
+        char *out = capturing ? test_capture_end(&cap) : NULL;
+        printf("%s", out ? out : "");
+        TEST_CHECK(out && test_find_line(out, "is in dcuda_host_run", "dcuda_host_finish"),
+                   "no line names the process in dcuda_host_run");
+        free(out);
+        return 0;
+    }
+    TEST_STATUS(dcuda_host_run(h, NULL, 0, NULL), DCUDA_ERR_PEER);
+    const char *why = dcuda_host_last_error(h);
+    TEST_CONTAINS(why, named);
+    TEST_CONTAINS(why, "is in dcuda_host_finish");
+    dcuda_status_t fin = dcuda_host_finish(h);
+    TEST_CHECK(fin == DCUDA_OK || fin == DCUDA_ERR_PEER, "dcuda_host_finish returned %s",
+               dcuda_status_name(fin));
+    return 0;
+}
+
+static int case_skip_run_first(int argc, char **argv) { return run_skip(argc, argv, 1); }
+static int case_skip_run_last(int argc, char **argv) { return run_skip(argc, argv, 0); }
+
+/* Under mpirun: argv[2] names the setting; a process given one more
+ * argument (the launch's) has a value the others have not. */
+static int run_settings(int argc, char **argv, int differ)
+{
+    dcuda_host_h h;
+    const char *name = argc > 2 ? argv[2] : "?";
+    test_capture_t cap;
+    if (!test_capture_begin(&cap))
+        return 1;
+    dcuda_status_t st = dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(procs_wait), 32, &h);
+    char *out = test_capture_end(&cap);
+    printf("%s", out ? out : "");
+    if (differ) {
+        char line[64];
+        snprintf(line, sizeof line, "setting %s differs between processes", name);
+        TEST_STATUS(st, DCUDA_ERR_SETTING);
+        TEST_CHECK(out && test_find_line(out, "dcuda: error:", line), "no line '%s'", line);
+    } else {
+        TEST_STATUS(st, DCUDA_OK);
+    }
+    free(out);
+    if (st == DCUDA_OK)
+        TEST_STATUS(dcuda_host_finish(h), DCUDA_OK);
+    return 0;
+}
+
+static int case_settings_differ(int argc, char **argv) { return run_settings(argc, argv, 1); }
+static int case_settings_same(int argc, char **argv) { return run_settings(argc, argv, 0); }
 
 /* Under mpirun, process 1 is given an argument its dcuda_host_init refuses
  * while opening its backend (more CPU ranks than a process can run): every
@@ -222,6 +322,11 @@ int main(int argc, char **argv)
         {"before_run", case_before_run},
         {"during_run", case_during_run},
         {"exit_during_run", case_exit_during_run},
+        {"exit_during_run_first", case_exit_during_run_first},
+        {"skip_run_first", case_skip_run_first},
+        {"skip_run_last", case_skip_run_last},
+        {"settings_differ", case_settings_differ},
+        {"settings_same", case_settings_same},
         {"init_fails", case_init_fails},
         {"exit_status", case_exit_status},
         {"exit_report", case_exit_report},

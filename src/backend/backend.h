@@ -115,11 +115,14 @@ typedef struct dcu_backend_ops {
     /* Starts every rank of the kernel on `ctx` (as ranks reach it; on CPU
      * ranks also the host's view) and returns at once. stream: NULL, or an
      * application's cudaStream_t: the ranks start after its earlier work and
-     * its later work waits for them (CPU ranks have no stream: ignored). */
+     * its later work waits for them (CPU ranks have no stream: ignored).
+     * When it fails, ranks that did start may still run (their waits are
+     * cancelled): the host serves them until finished, then joins. */
     dcuda_status_t (*launch)(dcu_backend_t *b, dcuda_context_t *ctx, void *stream);
-    /* Have all ranks returned? Never blocks. */
+    /* Have all ranks returned (all that started)? Never blocks. */
     int (*finished)(dcu_backend_t *b);
-    /* Waits for the ranks and releases what launch took. */
+    /* Waits for the ranks and releases what launch took (also after a
+     * launch that failed). */
     dcuda_status_t (*join)(dcu_backend_t *b);
 } dcu_backend_ops_t;
 

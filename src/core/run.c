@@ -127,6 +127,8 @@ static dcuda_status_t prepare(dcuda_host_h h, void *user_data, size_t user_size,
     return st;
 }
 
+static dcuda_status_t serve(dcuda_host_h h);
+
 /* Starts the ranks (after the application's earlier work on `stream`). A
  * failure is reported to the peers, whose ranks would wait for these. */
 static dcuda_status_t launch(dcuda_host_h h, void *stream)
@@ -138,14 +140,13 @@ static dcuda_status_t launch(dcuda_host_h h, void *stream)
     watch_exit(h);
     dcuda_status_t st = h->ops->launch(h->backend, h->dev_ctx, stream);
     if (st != DCUDA_OK) {
-        atomic_store_explicit(&running_host, NULL, memory_order_release);
         char why[128];
         snprintf(why, sizeof why, "process %d, whose ranks could not start (%s)",
                  h->info.process_index, dcuda_status_name(st));
         dcu_monitor_end_run(h, why, "the ranks could not start");
-        dcu_proxy_drain(h->proxy); /* the news leaves before the error returns */
-        h->run.t1 = dcu_clock_ns();
-        dcu_node_run_end();
+        /* Ranks that did start end (their waits were cancelled): they are
+         * served until then (their log lines, the news leaving), joined. */
+        (void)serve(h);
     }
     return st;
 }

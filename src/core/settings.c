@@ -377,7 +377,11 @@ dcuda_status_t dcu_settings_agree(const dcuda_settings_t *s)
     if (!all)
         return DCUDA_ERR_NO_MEMORY;
     memset(&mine, 0, sizeof mine);
-    snprintf(mine.net, sizeof mine.net, "%s", s->net);
+    /* auto means the same manager in every process: MPI under mpirun. */
+    const char *net = s->net;
+    if (strcmp(net, "auto") == 0)
+        net = strcmp(dcu_boot_mode_name(), "MPI") == 0 ? "mpi" : "ucx";
+    snprintf(mine.net, sizeof mine.net, "%s", net);
     snprintf(mine.on_error, sizeof mine.on_error, "%s", s->on_error);
     mine.net_force = (int32_t)s->net_force;
     mine.deadlock = (int32_t)s->deadlock;

@@ -360,12 +360,12 @@ static dcuda_status_t cpu_launch(dcu_backend_t *b, dcuda_context_t *ctx, void *s
     }
     pthread_attr_destroy(&attr);
     /* Ranks that did start wait in rank_init's barrier for the missing
-     * ones: end the run (their waits end with DCUDA_ERR_ABORTED) and join.
-     * The host tells the other processes. */
-    if (st != DCUDA_OK) {
+     * ones: end the run (their waits end with DCUDA_ERR_ABORTED). They are
+     * left to the host, which serves them (their log lines may outnumber
+     * the log ring's entries) until they finish, then joins; it tells the
+     * other processes. */
+    if (st != DCUDA_OK)
         atomic_store_explicit(ctx->cancel, DCUDA_CANCEL_ERROR, memory_order_release);
-        cpu_join(b);
-    }
     return st;
 }
 
