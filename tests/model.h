@@ -19,10 +19,12 @@
  *
  * While it runs a rank consumes the notifications of each source in order
  * and checks, after each, that the data of every earlier put of that
- * source is in place (a byte may also already hold a later put's data);
- * at the end of a phase every source notifies each of its targets once
- * more and the target checks its slots exactly. The host then compares
- * every window with a replay of the whole program.
+ * source is in place (every byte that no later put of the source rewrites:
+ * those it may be writing while the rank looks, and they are checked after
+ * the later put's notification); at the end of a phase every source
+ * notifies each of its targets once more and the target checks its slots
+ * exactly. The host then compares every window with a replay of the whole
+ * program.
  */
 #ifndef DCUDA_TESTS_MODEL_H
 #define DCUDA_TESTS_MODEL_H
@@ -191,6 +193,69 @@ TEST_FN uint8_t model_byte(uint32_t seed, int s, int f, int step, uint64_t pos)
 TEST_FN uint8_t model_canary(uint32_t seed, int t, int q, uint64_t pos)
 {
     return test_byte(seed ^ 0xc0ffee11u, (uint32_t)t << 16 | (uint32_t)q, pos);
+}
+
+/* One source's writing operations to one target in a phase, in step
+ * order. */
+typedef struct model_list {
+    int count;
+    int step[MODEL_MAX_STEPS];
+    uint64_t offset[MODEL_MAX_STEPS];
+    uint64_t size[MODEL_MAX_STEPS];
+} model_list_t;
+
+TEST_FN void model_list(uint32_t seed, int s, int t, int f, int steps, int world, uint64_t region,
+                        model_list_t *l)
+{
+    l->count = 0;
+    for (int step = 0; step < steps; step++) {
+        model_op_t op = model_op(seed, s, f, step, world, region);
+        if (op.target != t || !model_writes(&op))
+            continue;
+        l->step[l->count] = step;
+        l->offset[l->count] = op.offset;
+        l->size[l->count] = op.size;
+        l->count++;
+    }
+}
+
+TEST_FN int model_covers(const model_list_t *l, int j, uint64_t pos)
+{
+    return pos >= l->offset[j] && pos - l->offset[j] < l->size[j];
+}
+
+/* Does an entry after step `upto` write byte `pos`? Such a byte is checked
+ * after that entry's notification (its source may be writing it now). */
+TEST_FN int model_rewritten(const model_list_t *l, int upto, uint64_t pos)
+{
+    for (int j = l->count - 1; j >= 0 && l->step[j] > upto; j--)
+        if (model_covers(l, j, pos))
+            return 1;
+    return 0;
+}
+
+/* The entry of steps <= upto that wrote byte `pos` last; entry i wrote it. */
+TEST_FN int model_last_writer(const model_list_t *l, int i, int upto, uint64_t pos)
+{
+    int last = i;
+    for (int j = i + 1; j < l->count && l->step[j] <= upto; j++)
+        if (model_covers(l, j, pos))
+            last = j;
+    return last;
+}
+
+/* Bytes a check after step `upto` looks at: those of the entries of steps
+ * [from, upto] that no later entry rewrites (counted per entry). */
+TEST_FN int64_t model_check_bytes(const model_list_t *l, int from, int upto)
+{
+    int64_t n = 0;
+    for (int i = 0; i < l->count; i++) {
+        if (l->step[i] < from || l->step[i] > upto)
+            continue;
+        for (uint64_t k = 0; k < l->size[i]; k++)
+            n += !model_rewritten(l, upto, l->offset[i] + k);
+    }
+    return n;
 }
 
 /* Bytes of one rank's window part. */

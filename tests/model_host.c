@@ -47,24 +47,41 @@ typedef struct model_run {
     int64_t total_ops, total_notes, total_bytes, host_bytes;
 } model_run_t;
 
+/* The checks rank t makes of source s's operations in phase f: after
+ * each notification (what came since the last), then after the phase's
+ * last one, and all of it; the notifications and bytes they count. */
+static void model_expect_source(const model_data_t *d, int s, int t, int f, int64_t *notes,
+                                int64_t *bytes)
+{
+    model_list_t l;
+    int checked = 0;
+    model_list(d->seed, s, t, f, d->steps, d->world, d->region, &l);
+    for (int step = 0; step < d->steps; step++) {
+        model_op_t op = model_op(d->seed, s, f, step, d->world, d->region);
+        if (op.target != t || !model_notifies(&op))
+            continue;
+        *notes += 1;
+        *bytes += model_check_bytes(&l, checked, step);
+        checked = step + 1;
+    }
+    *notes += 1;
+    *bytes += model_check_bytes(&l, checked, d->steps - 1) + model_check_bytes(&l, 0, d->steps - 1);
+}
+
 /* What rank t must report: operations it issued, notifications it
  * consumed, bytes it checked. */
 static void model_expect(const model_data_t *d, int t, int64_t *ops, int64_t *notes, int64_t *bytes)
 {
     *ops = *notes = *bytes = 0;
     for (int f = 0; f < d->phases; f++)
-        for (int s = 0; s < d->world; s++)
+        for (int s = 0; s < d->world; s++) {
             for (int step = 0; step < d->steps; step++) {
                 model_op_t op = model_op(d->seed, s, f, step, d->world, d->region);
                 *ops += s == t && op.kind != MODEL_NONE;
-                if (op.target != t || op.kind == MODEL_NONE)
-                    continue;
-                *notes += model_notifies(&op);
-                *bytes += model_writes(&op) ? 2 * (int64_t)op.size : 0; /* after it, at the end */
             }
-    for (int f = 0; f < d->phases; f++)
-        for (int s = 0; s < d->world; s++)
-            *notes += model_targets(d->seed, s, t, f, d->world);
+            if (model_targets(d->seed, s, t, f, d->world))
+                model_expect_source(d, s, t, f, notes, bytes);
+        }
 }
 
 /* Slot q of rank t after the whole program, into out. */

@@ -9,14 +9,6 @@
 #include "dcuda/dcuda_rank.h"
 #include "model.h"
 
-/* One source's writing operations to this rank in a phase, in step order. */
-typedef struct model_list {
-    int count;
-    int step[MODEL_MAX_STEPS];
-    uint64_t offset[MODEL_MAX_STEPS];
-    uint64_t size[MODEL_MAX_STEPS];
-} model_list_t;
-
 /* What one thread of a rank knows. Every thread computes the same program;
  * thread 0's counts are written out. */
 typedef struct model_rank {
@@ -41,46 +33,14 @@ TEST_RANK_FN unsigned char *model_slot_mem(const model_rank_t *c, int q)
 }
 
 /* Source s's writing operations to me in phase f. */
-TEST_RANK_FN void model_list(const model_rank_t *c, int s, int f, model_list_t *l)
+TEST_RANK_FN void model_list_mine(const model_rank_t *c, int s, int f, model_list_t *l)
 {
-    l->count = 0;
-    for (int step = 0; step < c->steps; step++) {
-        model_op_t op = model_op(c->seed, s, f, step, c->world, c->region);
-        if (op.target != c->me || !model_writes(&op))
-            continue;
-        l->step[l->count] = step;
-        l->offset[l->count] = op.offset;
-        l->size[l->count] = op.size;
-        l->count++;
-    }
+    model_list(c->seed, s, c->me, f, c->steps, c->world, c->region, l);
 }
 
-TEST_RANK_FN int model_covers(const model_list_t *l, int j, uint64_t pos)
-{
-    return pos >= l->offset[j] && pos - l->offset[j] < l->size[j];
-}
-
-/* Is byte `pos` of the slot right once every operation of steps <= upto
- * has arrived: the last of them that wrote it, or an operation after
- * `upto` (which may have arrived too)? Entry i wrote it. */
-TEST_RANK_FN int model_byte_ok(const model_rank_t *c, const model_list_t *l, int s, int f, int i,
-                               int upto, uint64_t pos, uint8_t v, uint8_t *want)
-{
-    int last = i, j = i + 1;
-    for (; j < l->count && l->step[j] <= upto; j++)
-        if (model_covers(l, j, pos))
-            last = j;
-    *want = model_byte(c->seed, s, f, l->step[last], pos);
-    if (v == *want)
-        return 1;
-    for (; j < l->count; j++)
-        if (model_covers(l, j, pos) && model_byte(c->seed, s, f, l->step[j], pos) == v)
-            return 1;
-    return 0;
-}
-
-/* The bytes of entries of steps [from, upto] that are wrong, scanned from
- * `start` every `stride` bytes of each; the first in *at (entry, byte). */
+/* The bytes of entries of steps [from, upto] that are wrong, of those no
+ * later entry rewrites, scanned from `start` every `stride` bytes of each;
+ * the first in *at (entry, byte). */
 TEST_RANK_FN int64_t model_scan(const model_rank_t *c, const model_list_t *l, int s, int f,
                                 int from, int upto, uint64_t start, uint64_t stride, int *at_entry,
                                 uint64_t *at_pos, uint8_t *got, uint8_t *want)
@@ -92,11 +52,14 @@ TEST_RANK_FN int64_t model_scan(const model_rank_t *c, const model_list_t *l, in
             continue;
         for (uint64_t k = start; k < l->size[i]; k += stride) {
             uint64_t pos = l->offset[i] + k;
-            uint8_t w;
-            if (model_byte_ok(c, l, s, f, i, upto, pos, slot[pos], &w))
+            if (model_rewritten(l, upto, pos))
+                continue;
+            int last = model_last_writer(l, i, upto, pos);
+            uint8_t w = model_byte(c->seed, s, f, l->step[last], pos);
+            if (slot[pos] == w)
                 continue;
             if (bad++ == 0) {
-                *at_entry = i;
+                *at_entry = last;
                 *at_pos = pos;
                 *got = slot[pos];
                 *want = w;
@@ -116,7 +79,7 @@ TEST_RANK_FN void model_check(model_rank_t *c, int s, int f, int from, int upto)
     int entry = 0;
     uint64_t pos = 0;
     uint8_t got = 0, want = 0;
-    model_list(c, s, f, &l);
+    model_list_mine(c, s, f, &l);
     if (dcuda_thread_index() == 0)
         *c->flag = 0;
     dcuda_rank_sync();
@@ -129,9 +92,7 @@ TEST_RANK_FN void model_check(model_rank_t *c, int s, int f, int from, int upto)
     dcuda_rank_sync(); /* every thread read it before thread 0 clears it again */
     if (dcuda_thread_index() != 0)
         return;
-    for (int i = 0; i < l.count; i++)
-        if (l.step[i] >= from && l.step[i] <= upto)
-            c->bytes += (int64_t)l.size[i];
+    c->bytes += model_check_bytes(&l, from, upto);
     if (!any)
         return;
     (void)model_scan(c, &l, s, f, from, upto, 0, 1, &entry, &pos, &got, &want);

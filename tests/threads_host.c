@@ -165,21 +165,27 @@ static int case_busy(int argc, char **argv)
     threads_data_t d;
     if (open_runtime(argc, argv, &h, &info, &d))
         return 1;
+    int64_t word = 42, *probe = NULL; /* memory the ranks do not touch */
+    TEST_STATUS(dcuda_host_alloc(h, sizeof word, (void **)&probe), DCUDA_OK);
+    TEST_STATUS(dcuda_host_copy_in(h, probe, &word, sizeof word), DCUDA_OK);
     d.work = 300000000ull; /* a few hundred milliseconds of the last rank */
+    threads_data_t other = d; /* the run's own struct is the other thread's now */
     run_arg_t a = { h, &d, DCUDA_OK };
     pthread_t t;
     pthread_create(&t, NULL, run_main, &a);
     sleep_ms(50);
     void *mem = NULL;
-    int64_t word = 0;
+    word = 0;
     TEST_STATUS(dcuda_host_alloc(h, 64, &mem), DCUDA_ERR_IN_PROGRESS);
-    TEST_STATUS(dcuda_host_free(h, d.res), DCUDA_ERR_IN_PROGRESS);
+    TEST_STATUS(dcuda_host_free(h, other.res), DCUDA_ERR_IN_PROGRESS);
     TEST_STATUS(dcuda_host_finish(h), DCUDA_ERR_IN_PROGRESS);
-    TEST_STATUS(dcuda_host_run(h, &d, sizeof d, NULL), DCUDA_ERR_IN_PROGRESS);
-    TEST_STATUS(dcuda_host_copy_out(h, &word, d.res, sizeof word), DCUDA_OK);
+    TEST_STATUS(dcuda_host_run(h, &other, sizeof other, NULL), DCUDA_ERR_IN_PROGRESS);
+    TEST_STATUS(dcuda_host_copy_out(h, &word, probe, sizeof word), DCUDA_OK);
+    TEST_CHECK(word == 42, "a copy during the run read %lld", (long long)word);
     TEST_STATUS(dcuda_host_get_rank_info(h, &seen), DCUDA_OK);
     pthread_join(t, NULL);
     TEST_STATUS(a.st, DCUDA_OK);
+    TEST_STATUS(dcuda_host_free(h, probe), DCUDA_OK);
     TEST_STATUS(dcuda_host_free(h, d.res), DCUDA_OK);
     TEST_STATUS(dcuda_host_finish(h), DCUDA_OK);
     return 0;

@@ -57,6 +57,9 @@
 #define UCX_BYE_BIT ((ucp_tag_t)1 << 63)
 /* ucp_worker_progress calls in one progress at most. */
 #define UCX_PROGRESS_ROUNDS 64
+/* The transports of the context unless UCX_TLS says otherwise: every one
+ * but those between processes of one host. */
+#define UCX_NET_TLS "^sm"
 /* How long close waits for its goodbyes and endpoint flushes. */
 #define UCX_CLOSE_NS (2 * DCU_NS_PER_S)
 /* How long a failed endpoint may wait for its peer's goodbye. */
@@ -126,6 +129,14 @@ static int start_worker(dcu_net_t *n, ucp_address_t **addr, size_t *len)
     ucs_status_t st = ucp_config_read(NULL, NULL, &config);
     if (st != UCS_OK)
         return ucx_failed(n, "ucp_config_read", st);
+    /* Processes of a node reach each other through dcuda's own shared
+     * memory (or CUDA IPC); this context is for the network alone. Without
+     * the shared-memory transports it makes no segments that another user
+     * of the group could attach (mode 0660). UCX_TLS, when set, decides. */
+    if (!getenv("UCX_TLS") && (st = ucp_config_modify(config, "TLS", UCX_NET_TLS)) != UCS_OK) {
+        ucp_config_release(config);
+        return ucx_failed(n, "ucp_config_modify(TLS=" UCX_NET_TLS ")", st);
+    }
     ucp_params_t params = {
         .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS |
                       UCP_PARAM_FIELD_MT_WORKERS_SHARED | UCP_PARAM_FIELD_NAME,
