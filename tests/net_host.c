@@ -5,7 +5,12 @@
  * (DCUDA_NET_FORCE=1), forked: process 1 dies (SIGKILL) 0.3 s into a run in
  * which every rank waits forever, with the watchdog off. Process 0 must
  * learn it from its network manager (the peer's connection is lost): the
- * run fails with DCUDA_ERR_PEER and a message that names process 1.
+ * run fails with DCUDA_ERR_PEER and a message that names process 1, its pid
+ * and host.
+ *
+ * dcuda_test_net transports: with the UCX manager and no UCX_TLS, the
+ * network path maps no shared-memory segment of UCX's (dcuda reaches
+ * processes of a node by its own means; UCX's segments are mode 0660).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -13,6 +18,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,7 +60,7 @@ static int case_lost_peer(int argc, char **argv)
     printf("process 0: run returned %s: %s\n", dcuda_status_name(st), why);
     TEST_STATUS(st, DCUDA_ERR_PEER);
     TEST_CONTAINS(why, "network");
-    TEST_CONTAINS(why, "process 1");
+    TEST_CONTAINS(why, "process 1 (pid ");
     printf("%s lost_peer (%d failed checks)\n", test_failures ? "FAILED" : "PASSED", test_failures);
     /* Process 1's death was the point: leave without the exit-time check
      * that fails a program whose processes died. */
@@ -62,10 +68,43 @@ static int case_lost_peer(int argc, char **argv)
     _exit(test_failures ? 1 : 0);
 }
 
+/* Lines of /proc/self/maps that name needle. */
+static int maps_with(const char *needle)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512];
+    int n = 0;
+    while (f && fgets(line, sizeof line, f))
+        n += strstr(line, needle) != NULL;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+static int case_transports(int argc, char **argv)
+{
+    dcuda_host_h h;
+    dcuda_rank_info_t info;
+    if (getenv("UCX_TLS")) {
+        printf("SKIP transports: UCX_TLS is set (it decides the transports)\n");
+        return TEST_SKIP;
+    }
+    if (!TEST_STATUS(dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(net_wait), 32, &h), DCUDA_OK))
+        return 1;
+    dcuda_host_get_rank_info(h, &info);
+    TEST_CHECK(info.node_count == info.process_count, "%d processes on %d nodes",
+               info.process_count, info.node_count);
+    TEST_CHECK(maps_with("ucx_shm") == 0 && maps_with("/dev/shm/ucx") == 0,
+               "UCX mapped shared-memory segments of its own");
+    TEST_STATUS(dcuda_host_finish(h), DCUDA_OK);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const test_case_t cases[] = {
         { "lost_peer", case_lost_peer },
+        { "transports", case_transports },
     };
     return test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
 }
