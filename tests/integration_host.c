@@ -5,6 +5,8 @@
  *                 that much scratch memory of its own (dcuda_rank_shared),
  *                 16-byte aligned, holding what its threads wrote (checked
  *                 against the host's own checksum); without it, none
+ *   shared_bounds GPU ranks: scratch sizes at both sides of every limit of a
+ *                 block's shared memory, and too many threads a rank
  *   shared_limit  more than a GPU block can have is refused at init, naming
  *                 the limit; bad params are refused
  *   mpi_comm      (under mpirun -np 4) the program splits MPI_COMM_WORLD in
@@ -155,6 +157,65 @@ static int case_shared_limit(int argc, char **argv)
     TEST_CHECK(out && test_find_line(out, "dcuda: error:", "at most"),
                "the refusal does not name the limit");
     free(out);
+    return 0;
+}
+
+/* GPU ranks: scratch sizes at both sides of every limit of a block's
+ * shared memory, for a kernel with static shared memory of its own (its
+ * rank state): what every block gets unasked (48 KiB, static and dynamic
+ * together: just below, just above, and 48 KiB of scratch alone, which
+ * was refused), the most a block can be allowed (accepted, and one byte
+ * more refused naming the limit); and more threads than a block has,
+ * refused naming them. Each size accepted runs and uses all of it. */
+static int case_shared_bounds(int argc, char **argv)
+{
+    const char *backend = getenv("DCUDA_BACKEND");
+    if (!backend || strcmp(backend, "cuda") != 0) {
+        printf("SKIP %s: the limits are a GPU block's\n", argv[1]);
+        return TEST_SKIP;
+    }
+#if defined(TEST_HAVE_CUDA)
+    dcuda_host_h h;
+    dcuda_kernel_t k = DCUDA_KERNEL_REF(integration);
+    if (!TEST_STATUS(dcuda_host_init(argc, argv, k, 64, &h), DCUDA_OK))
+        return 0;
+    TEST_STATUS(dcuda_host_finish(h), DCUDA_OK); /* the group and this process's GPU chosen */
+    struct cudaFuncAttributes attr;
+    struct cudaDeviceProp prop;
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&prop, dev) != cudaSuccess ||
+        cudaFuncGetAttributes(&attr, k.gpu) != cudaSuccess) {
+        TEST_CHECK(0, "cannot ask CUDA for the kernel's and the GPU's limits");
+        return 0;
+    }
+    size_t fixed = attr.sharedSizeBytes, unasked = prop.sharedMemPerBlock;
+    size_t most = prop.sharedMemPerBlockOptin - fixed;
+    printf("%s: %zu bytes of static shared memory; %zu a block unasked, %zu at most\n", argv[1],
+           fixed, unasked, (size_t)prop.sharedMemPerBlockOptin);
+    const size_t fits[] = { unasked - fixed, unasked - fixed + 1, 48u * 1024u, most };
+    for (size_t i = 0; i < sizeof fits / sizeof fits[0]; i++)
+        run_with_shared(argc, argv, fits[i]);
+    dcuda_init_params_t params = DCUDA_INIT_PARAMS_DEFAULT;
+    params.threads_per_rank = 64;
+    params.shared_bytes = most + 1;
+    char limit[64];
+    snprintf(limit, sizeof limit, "at most %zu bytes", most);
+    test_capture_t cap;
+    if (!test_capture_begin(&cap))
+        return 1;
+    TEST_STATUS(dcuda_host_init_params(argc, argv, k, &params, &h), DCUDA_ERR_SETTING);
+    params.shared_bytes = 0;
+    params.threads_per_rank = attr.maxThreadsPerBlock + 1;
+    TEST_STATUS(dcuda_host_init_params(argc, argv, k, &params, &h), DCUDA_ERR_BACKEND);
+    char *out = test_capture_end(&cap);
+    printf("%s", out ? out : "");
+    TEST_CHECK(out && test_find_line(out, "dcuda: error:", limit), "no line names %s", limit);
+    TEST_CHECK(out && test_find_line(out, "dcuda: error:", "threads"),
+               "the refusal of %d threads does not say why", attr.maxThreadsPerBlock + 1);
+    free(out);
+#else
+    (void)argc;
+#endif
     return 0;
 }
 
@@ -462,12 +523,22 @@ static void check_register_misuse(dcuda_host_h h, int gpu, void *block, int64_t 
     (void)block;
 }
 
-/* The application's memory is registered, or (CPU ranks sharing the node
- * with other processes) refused: then the ring runs on dcuda's. */
+/* Where the second of the two registrations of the ring's memory starts
+ * (its first ranks' parts in one, the others in the other). */
+static size_t second_part(const dcuda_rank_info_t *info)
+{
+    return (size_t)(info->rank_responsible / 2) * INT_REG_WORDS;
+}
+
+/* The application's memory is registered, as two ranges of one allocation
+ * (the ring's first parts, then the others; with one process as with
+ * several), or (CPU ranks sharing the node with other processes) refused:
+ * then the ring runs on dcuda's. */
 static int64_t *register_or_alloc(dcuda_host_h h, const dcuda_rank_info_t *info, int64_t *reg,
                                   size_t bytes, void *block, int *registered)
 {
     int gpu = on_gpu(info), shared_node = !gpu && info->process_count > info->node_count;
+    size_t split = second_part(info);
     *registered = 0;
     if (shared_node) {
         TEST_STATUS(dcuda_host_register(h, reg, bytes), DCUDA_ERR_UNSUPPORTED);
@@ -475,13 +546,14 @@ static int64_t *register_or_alloc(dcuda_host_h h, const dcuda_rank_info_t *info,
         TEST_STATUS(dcuda_host_alloc(h, bytes, &mem), DCUDA_OK);
         return mem;
     }
-    if (!TEST_STATUS(dcuda_host_register(h, reg, bytes), DCUDA_OK))
+    if (split && !TEST_STATUS(dcuda_host_register(h, reg, split * sizeof *reg), DCUDA_OK))
+        return NULL;
+    if (!TEST_STATUS(dcuda_host_register(h, reg + split, bytes - split * sizeof *reg), DCUDA_OK))
         return NULL;
     *registered = 1;
-    TEST_STATUS(dcuda_host_register(h, reg + 1, 8), DCUDA_ERR_INVALID_ARG); /* overlaps */
-    TEST_STATUS(dcuda_host_free(h, reg), DCUDA_ERR_INVALID_ARG); /* the application's */
-    if (gpu && info->process_count > 1) /* peers open an allocation once */
-        TEST_STATUS(dcuda_host_register(h, block, 8), DCUDA_ERR_INVALID_ARG);
+    TEST_STATUS(dcuda_host_register(h, reg + split + 1, 8), DCUDA_ERR_INVALID_ARG); /* overlaps */
+    TEST_STATUS(dcuda_host_free(h, reg + split), DCUDA_ERR_INVALID_ARG); /* the application's */
+    (void)block;
     return reg;
 }
 
@@ -544,8 +616,11 @@ static int case_register(int argc, char **argv)
         check_parts(h, &info, d.reg, bytes);
     }
     if (registered) {
-        TEST_STATUS(dcuda_host_deregister(h, reg), DCUDA_OK);
-        TEST_STATUS(dcuda_host_deregister(h, reg), DCUDA_ERR_INVALID_ARG);
+        size_t split = second_part(&info);
+        if (split)
+            TEST_STATUS(dcuda_host_deregister(h, reg), DCUDA_OK);
+        TEST_STATUS(dcuda_host_deregister(h, reg + split), DCUDA_OK);
+        TEST_STATUS(dcuda_host_deregister(h, reg + split), DCUDA_ERR_INVALID_ARG);
     }
     TEST_STATUS(dcuda_host_finish(h), DCUDA_OK);
     app_free(gpu, block);
@@ -558,6 +633,7 @@ int main(int argc, char **argv)
     static const test_case_t cases[] = {
         { "shared", case_shared },
         { "shared_limit", case_shared_limit },
+        { "shared_bounds", case_shared_bounds },
         { "mpi_comm", case_mpi_comm },
         { "async", case_async },
         { "register", case_register },

@@ -221,8 +221,9 @@ DCUDA_API dcuda_status_t dcuda_host_copy_out(dcuda_host_h host, void *dst, const
  * dcuda_host_alloc's is: by the ranks of the other processes of the node
  * and over the network path. Ranks of this process reach any memory of
  * their device without it. On a GPU: device memory of cudaMalloc on this
- * process's GPU (a range inside one allocation; one registration per
- * allocation), exported to the other processes with a CUDA IPC handle. On
+ * process's GPU (a range inside one allocation; several ranges of one
+ * allocation may each be registered, in one process or several), exported
+ * to the other processes with a CUDA IPC handle. On
  * CPU ranks: any host memory, but the other processes of the node cannot
  * map it (DCUDA_ERR_UNSUPPORTED when there are any: use dcuda_host_alloc).
  * The memory stays the application's: it must outlive the registration,

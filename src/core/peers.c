@@ -91,11 +91,10 @@ dcuda_status_t dcu_mem_alloc_user(dcuda_host_h h, size_t size, void **ptr)
     return st;
 }
 
-/* Does [at, at + size) overlap a recorded allocation or registration, or
- * lie in the same allocation as another registration (peers open an
- * allocation once)? Names it in why. */
-static int clashes(dcuda_host_h h, uint64_t at, uint64_t size, const dcu_export_t *ex, char *why,
-                   size_t why_size)
+/* Does [at, at + size) overlap a recorded allocation or registration?
+ * Names it in why. (Ranges of one allocation that do not overlap may each
+ * be registered: a peer opens the allocation for each, as CUDA counts.) */
+static int clashes(dcuda_host_h h, uint64_t at, uint64_t size, char *why, size_t why_size)
 {
     for (int i = 0; i < h->mem_count; i++) {
         const dcu_mem_rec_t *m = &h->mems[i];
@@ -104,12 +103,6 @@ static int clashes(dcuda_host_h h, uint64_t at, uint64_t size, const dcu_export_
             snprintf(why, why_size, "overlaps %s at %p (%llu bytes)",
                      m->registered ? "a registration" : "an allocation of dcuda", m->ptr,
                      (unsigned long long)m->ex.size);
-            return 1;
-        }
-        if (m->registered && ex->kind != DCU_EXPORT_NONE && m->ex.kind == ex->kind &&
-            base - m->ex.offset == at - ex->offset) {
-            snprintf(why, why_size, "lies in the same allocation as the registration at %p: "
-                     "register one range per allocation", m->ptr);
             return 1;
         }
     }
@@ -135,7 +128,7 @@ dcuda_status_t dcu_mem_register(dcuda_host_h h, void *ptr, size_t size)
         return st;
     char why[160];
     uint64_t at = (uint64_t)(uintptr_t)ptr;
-    if (clashes(h, at, size, &ex, why, sizeof why)) {
+    if (clashes(h, at, size, why, sizeof why)) {
         dcu_msg_error("dcuda_host_register: %zu bytes at %p: %s", size, ptr, why);
         return DCUDA_ERR_INVALID_ARG;
     }

@@ -114,26 +114,52 @@ static int cuda_devices(int in_child, char *why, size_t why_size)
     return count;
 }
 
-/* Lets the kernel's blocks have b->shared_bytes of dynamic shared memory
- * (above 48 KiB a kernel must ask), or says the most they can have. */
+/* Lets the kernel's blocks have b->shared_bytes of dynamic shared memory,
+ * or says the most they can have. A block whose static and dynamic shared
+ * memory together pass what every block gets unasked (48 KiB) must be
+ * allowed more: the kernel is always told its dynamic size, so a smaller
+ * one after a larger is right too. */
 static dcuda_status_t allow_shared(dcu_backend_t *b, const dcu_backend_request_t *req,
-                                   const struct cudaDeviceProp *prop)
+                                   const struct cudaDeviceProp *prop,
+                                   const struct cudaFuncAttributes *attr)
 {
-    struct cudaFuncAttributes attr;
-    CUDA_TRY(cudaFuncGetAttributes(&attr, b->kernel), "the kernel's attributes");
-    size_t most = prop->sharedMemPerBlockOptin - attr.sharedSizeBytes;
+    size_t most = prop->sharedMemPerBlockOptin - attr->sharedSizeBytes;
     if (b->shared_bytes > most) {
         dcu_msg_error("shared_bytes %zu: a block of kernel %s can have at most %zu bytes of "
                       "dynamic shared memory on %s (%zu of %zu are its static shared memory)",
-                      b->shared_bytes, req->kernel.name, most, prop->name, attr.sharedSizeBytes,
+                      b->shared_bytes, req->kernel.name, most, prop->name, attr->sharedSizeBytes,
                       prop->sharedMemPerBlockOptin);
         return DCUDA_ERR_SETTING;
     }
-    if (b->shared_bytes > 48u * 1024u)
-        CUDA_TRY(cudaFuncSetAttribute(b->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      (int)b->shared_bytes),
-                 "allowing the kernel its dynamic shared memory");
+    CUDA_TRY(cudaFuncSetAttribute(b->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  (int)b->shared_bytes),
+             "allowing the kernel its dynamic shared memory");
     return DCUDA_OK;
+}
+
+/* Why not one block of the kernel fits an SM, by what it needs. */
+static void explain_no_fit(const dcu_backend_t *b, const dcu_backend_request_t *req,
+                           const struct cudaDeviceProp *prop, const struct cudaFuncAttributes *attr)
+{
+    long regs = (long)attr->numRegs * b->threads;
+    size_t shared = attr->sharedSizeBytes + b->shared_bytes;
+    if (b->threads > attr->maxThreadsPerBlock)
+        dcu_msg_error("kernel %s cannot run %d threads per rank on %s: its blocks can have at "
+                      "most %d threads (its %d registers a thread allow no more)",
+                      req->kernel.name, b->threads, prop->name, attr->maxThreadsPerBlock,
+                      attr->numRegs);
+    else if (regs > prop->regsPerBlock || regs > prop->regsPerMultiprocessor)
+        dcu_msg_error("kernel %s with %d threads per rank cannot run on %s: a block needs %ld "
+                      "registers (%d a thread), an SM has %d",
+                      req->kernel.name, b->threads, prop->name, regs, attr->numRegs,
+                      prop->regsPerMultiprocessor);
+    else
+        dcu_msg_error("kernel %s with %d threads per rank cannot run on %s: a block needs %zu "
+                      "bytes of shared memory (%zu static, %zu of shared_bytes) and %ld "
+                      "registers (%d a thread); an SM has %zu bytes and %d registers",
+                      req->kernel.name, b->threads, prop->name, shared, attr->sharedSizeBytes,
+                      b->shared_bytes, regs, attr->numRegs, prop->sharedMemPerMultiprocessor,
+                      prop->regsPerMultiprocessor);
 }
 
 /* Ranks = blocks that fit on the GPU at once (bounded by the RANKS setting). */
@@ -141,7 +167,13 @@ static dcuda_status_t size_grid(dcu_backend_t *b, const dcu_backend_request_t *r
                                 const struct cudaDeviceProp *prop)
 {
     int per_sm = 0;
-    dcuda_status_t st = allow_shared(b, req, prop);
+    struct cudaFuncAttributes attr;
+    CUDA_TRY(cudaFuncGetAttributes(&attr, b->kernel), "the kernel's attributes");
+    if (b->threads > attr.maxThreadsPerBlock) {
+        explain_no_fit(b, req, prop, &attr);
+        return DCUDA_ERR_BACKEND;
+    }
+    dcuda_status_t st = allow_shared(b, req, prop, &attr);
     if (st != DCUDA_OK)
         return st;
     CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, b->kernel, b->threads,
@@ -149,9 +181,7 @@ static dcuda_status_t size_grid(dcu_backend_t *b, const dcu_backend_request_t *r
              "occupancy of the kernel");
     int fit = per_sm * prop->multiProcessorCount;
     if (fit <= 0) {
-        dcu_msg_error("kernel %s with %d threads per rank cannot run on %s (too many registers "
-                      "or too much shared memory per block)",
-                      req->kernel.name, b->threads, prop->name);
+        explain_no_fit(b, req, prop, &attr);
         return DCUDA_ERR_BACKEND;
     }
     if (req->ranks > fit) {
