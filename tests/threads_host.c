@@ -6,13 +6,17 @@
  *               live, the other call is refused (one process)
  *   alloc       four threads allocate, copy, check and free at once; every
  *               call succeeds and every block holds what its thread wrote
- *   busy        while dcuda_host_run runs on one thread, another's
- *               allocation, free and finish are DCUDA_ERR_IN_PROGRESS,
- *               its copies and queries work
+ *   busy        while dcuda_host_run runs on one thread (its ranks hold until
+ *               the other thread copies in a release word), the other's
+ *               allocation, free, finish and run are DCUDA_ERR_IN_PROGRESS,
+ *               its copies and queries work; released, the run ends by itself
  *   abort       every rank waits for a notification nobody sends; a thread
  *               of process 0 (or of the last process: abort_last) calls
  *               dcuda_host_abort; the run ends with DCUDA_ERR_ABORTED in
  *               every process, naming that process and its reason
+ *   abort_every a thread of every process calls dcuda_host_abort at once: the
+ *               run ends with DCUDA_ERR_ABORTED everywhere, naming one of
+ *               them (a call that comes after the run ended is refused)
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -158,24 +162,57 @@ static int open_runtime(int argc, char **argv, dcuda_host_h *h, dcuda_rank_info_
     return TEST_STATUS(dcuda_host_alloc(*h, bytes, (void **)&d->res), DCUDA_OK) ? 0 : 1;
 }
 
+/* Every rank of this process ended its wait or barrier with `expected`. */
+static void check_results(dcuda_host_h h, const dcuda_rank_info_t *info, const threads_data_t *d,
+                          dcuda_status_t expected)
+{
+    int64_t res[512];
+    int n = info->rank_responsible < 512 ? info->rank_responsible : 512;
+    TEST_STATUS(dcuda_host_copy_out(h, res, d->res, (size_t)n * sizeof *res), DCUDA_OK);
+    for (int r = 0; r < n; r++)
+        TEST_CHECK(res[r] == expected, "rank %d's call returned %s", info->rank_start + r,
+                   dcuda_status_name((dcuda_status_t)res[r]));
+}
+
+/* Whether a run is in flight: dcuda_host_get_timings says so, and changes
+ * nothing. Waits at most 10 s for it. */
+static int wait_for_run(dcuda_host_h h)
+{
+    const double *t;
+    int n;
+    for (int i = 0; i < 10000; i++) {
+        if (dcuda_host_get_timings(h, &t, &n) == DCUDA_ERR_IN_PROGRESS)
+            return 1;
+        sleep_ms(1);
+    }
+    return 0;
+}
+
+/* The run on another thread holds its ranks until this thread, done with
+ * its calls, releases them (a word it copies in): the run then ends by
+ * itself, in every process once every process's checks are done. */
 static int case_busy(int argc, char **argv)
 {
     dcuda_host_h h;
     dcuda_rank_info_t info, seen;
     threads_data_t d;
+    setenv("DCUDA_WATCHDOG", "0", 1);
     if (open_runtime(argc, argv, &h, &info, &d))
         return 1;
-    int64_t word = 42, *probe = NULL; /* memory the ranks do not touch */
+    int64_t word = 42, *probe = NULL, *release = NULL; /* memory the ranks only read */
     TEST_STATUS(dcuda_host_alloc(h, sizeof word, (void **)&probe), DCUDA_OK);
+    TEST_STATUS(dcuda_host_alloc(h, sizeof word, (void **)&release), DCUDA_OK);
     TEST_STATUS(dcuda_host_copy_in(h, probe, &word, sizeof word), DCUDA_OK);
-    d.work = 300000000ull; /* a few hundred milliseconds of the last rank */
+    word = 0;
+    TEST_STATUS(dcuda_host_copy_in(h, release, &word, sizeof word), DCUDA_OK);
+    d.hold = 1;
+    d.release = release;
     threads_data_t other = d; /* the run's own struct is the other thread's now */
     run_arg_t a = { h, &d, DCUDA_OK };
     pthread_t t;
     pthread_create(&t, NULL, run_main, &a);
-    sleep_ms(50);
+    TEST_CHECK(wait_for_run(h), "the run did not start within 10 s");
     void *mem = NULL;
-    word = 0;
     TEST_STATUS(dcuda_host_alloc(h, 64, &mem), DCUDA_ERR_IN_PROGRESS);
     TEST_STATUS(dcuda_host_free(h, other.res), DCUDA_ERR_IN_PROGRESS);
     TEST_STATUS(dcuda_host_finish(h), DCUDA_ERR_IN_PROGRESS);
@@ -183,9 +220,14 @@ static int case_busy(int argc, char **argv)
     TEST_STATUS(dcuda_host_copy_out(h, &word, probe, sizeof word), DCUDA_OK);
     TEST_CHECK(word == 42, "a copy during the run read %lld", (long long)word);
     TEST_STATUS(dcuda_host_get_rank_info(h, &seen), DCUDA_OK);
+    TEST_CHECK(seen.process_index == info.process_index, "rank info during the run changed");
+    word = 1;
+    TEST_STATUS(dcuda_host_copy_in(h, release, &word, sizeof word), DCUDA_OK);
     pthread_join(t, NULL);
     TEST_STATUS(a.st, DCUDA_OK);
+    check_results(h, &info, &d, DCUDA_OK);
     TEST_STATUS(dcuda_host_free(h, probe), DCUDA_OK);
+    TEST_STATUS(dcuda_host_free(h, release), DCUDA_OK);
     TEST_STATUS(dcuda_host_free(h, d.res), DCUDA_OK);
     TEST_STATUS(dcuda_host_finish(h), DCUDA_OK);
     return 0;
@@ -205,7 +247,24 @@ static void *abort_main(void *p)
     return NULL;
 }
 
-static int run_abort(int argc, char **argv, int last)
+enum { ABORT_FIRST, ABORT_LAST, ABORT_EVERY };
+
+/* The run's ending names an aborting process and its reason. */
+static void check_abort_named(dcuda_host_h h, int aborter, const char *reason)
+{
+    const char *why = dcuda_host_last_error(h);
+    TEST_CONTAINS(why, "dcuda_host_abort");
+    if (aborter < 0) { /* any of them: each gave its own reason */
+        TEST_CONTAINS(why, "the test's reason");
+        return;
+    }
+    char who[48];
+    snprintf(who, sizeof who, "process %d", aborter);
+    TEST_CONTAINS(why, reason);
+    TEST_CONTAINS(why, who);
+}
+
+static int run_abort(int argc, char **argv, int mode)
 {
     dcuda_host_h h;
     dcuda_rank_info_t info;
@@ -214,32 +273,27 @@ static int run_abort(int argc, char **argv, int last)
     setenv("DCUDA_DEADLOCK", "0", 1); /* only the abort may end the run */
     if (open_runtime(argc, argv, &h, &info, &d))
         return 1;
-    int aborter = last ? info.process_count - 1 : 0;
+    int aborter = mode == ABORT_EVERY ? -1 : mode == ABORT_LAST ? info.process_count - 1 : 0;
+    int aborts = aborter < 0 || info.process_index == aborter;
     char reason[64];
-    snprintf(reason, sizeof reason, "the test's reason %d", 4242 + aborter);
+    snprintf(reason, sizeof reason, "the test's reason %d",
+             4242 + (aborter < 0 ? info.process_index : aborter));
     TEST_STATUS(dcuda_host_abort(h, reason), DCUDA_ERR_INVALID_ARG); /* no run in flight */
     d.wait_forever = 1;
     abort_arg_t a = { h, reason, DCUDA_OK };
     pthread_t t;
-    if (info.process_index == aborter)
+    if (aborts)
         pthread_create(&t, NULL, abort_main, &a);
     TEST_STATUS(dcuda_host_run(h, &d, sizeof d, NULL), DCUDA_ERR_ABORTED);
-    if (info.process_index == aborter) {
+    if (aborts) {
         pthread_join(t, NULL);
-        TEST_STATUS(a.st, DCUDA_OK);
+        /* With every process aborting, another's abort may have ended this
+         * run before this call: then no run is in flight. */
+        TEST_CHECK(a.st == DCUDA_OK || (aborter < 0 && a.st == DCUDA_ERR_INVALID_ARG),
+                   "dcuda_host_abort returned %s", dcuda_status_name(a.st));
     }
-    const char *why = dcuda_host_last_error(h);
-    char who[48];
-    snprintf(who, sizeof who, "process %d", aborter);
-    TEST_CONTAINS(why, "dcuda_host_abort");
-    TEST_CONTAINS(why, reason);
-    TEST_CONTAINS(why, who);
-    int64_t res[512];
-    int n = info.rank_responsible < 512 ? info.rank_responsible : 512;
-    TEST_STATUS(dcuda_host_copy_out(h, res, d.res, (size_t)n * sizeof *res), DCUDA_OK);
-    for (int r = 0; r < n; r++)
-        TEST_CHECK(res[r] == DCUDA_ERR_ABORTED, "rank %d's wait returned %s",
-                   info.rank_start + r, dcuda_status_name((dcuda_status_t)res[r]));
+    check_abort_named(h, aborter, reason);
+    check_results(h, &info, &d, DCUDA_ERR_ABORTED);
     /* The next run is not affected. */
     d.wait_forever = 0;
     d.work = 1000;
@@ -249,14 +303,19 @@ static int run_abort(int argc, char **argv, int last)
     return 0;
 }
 
-static int case_abort(int argc, char **argv) { return run_abort(argc, argv, 0); }
-static int case_abort_last(int argc, char **argv) { return run_abort(argc, argv, 1); }
+static int case_abort(int argc, char **argv) { return run_abort(argc, argv, ABORT_FIRST); }
+static int case_abort_last(int argc, char **argv) { return run_abort(argc, argv, ABORT_LAST); }
+static int case_abort_every(int argc, char **argv) { return run_abort(argc, argv, ABORT_EVERY); }
 
 int main(int argc, char **argv)
 {
     static const test_case_t cases[] = {
-        { "init", case_init },   { "alloc", case_alloc },           { "busy", case_busy },
-        { "abort", case_abort }, { "abort_last", case_abort_last },
+        { "init", case_init },
+        { "alloc", case_alloc },
+        { "busy", case_busy },
+        { "abort", case_abort },
+        { "abort_last", case_abort_last },
+        { "abort_every", case_abort_every },
     };
     return test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
 }

@@ -1,9 +1,10 @@
 /*
  * Rank code of the host-thread suite (dcuda_test_threads): every rank
  * waits for a notification nobody sends (only an abort, or the deadlock
- * detector, ends such a run), or the ranks meet after the last one has
- * computed for a while (a run that lasts but ends by itself). Rank API
- * only; written once for CPU and GPU ranks.
+ * detector, ends such a run), or the ranks meet once each process's host
+ * released its first rank (a word it copies in during the run), or after
+ * the last one has computed for a while (a run that lasts but ends by
+ * itself). Rank API only; written once for CPU and GPU ranks.
  */
 #include "dcuda/dcuda_rank.h"
 #include "threads.h"
@@ -22,6 +23,10 @@ DCUDA_KERNEL(threads, ctx)
     int s;
     if (d->wait_forever) {
         s = dcuda_wait_notifications(&st, THREADS_TAG_NOBODY, 1);
+    } else if (d->hold) {
+        while (drank == 0 && *d->release == 0) { /* the host's word, copied in mid-run */
+        }
+        s = dcuda_comm_barrier(&st, DCUDA_COMM_WORLD);
     } else {
         volatile uint32_t x = 1u; /* computed, not optimised away */
         for (uint64_t i = 0; rank == size - 1 && i < d->work; i++)

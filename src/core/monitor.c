@@ -454,5 +454,9 @@ void dcu_monitor_drain(dcuda_host_h h)
     drain_log(h);
     abort_check(h);
     leave_check(h);
+    /* The ranks may have ended on a lost peer (the proxy heard it left)
+     * before the periodic check named it: the run's error names it. */
+    if (atomic_load_explicit(h->cancel_h, memory_order_acquire) == DCUDA_CANCEL_PEER)
+        peers_check(h);
     report_repeats(h);
 }
