@@ -75,8 +75,8 @@ struct dcuda_host {
     uint64_t mem_serial;
     dcu_import_t *imports;
     int import_count, import_cap;
-    void *node_rank; /* the node segment as ranks reach it */
-    char lost[256];  /* why a peer process was lost during the run */
+    void *node_rank;     /* the node segment as ranks reach it */
+    char lost[256];      /* why a peer process was lost during the run */
     char abort_why[256]; /* what ended the run early (ON_ERROR=abort etc.), and by whom */
 
     /* The processes: each one's first WORLD rank ([count]: WORLD size) and
@@ -159,6 +159,12 @@ dcuda_status_t dcu_peers_agree(dcuda_host_h h);
 dcuda_status_t dcu_peers_exchange(dcuda_host_h h);
 void dcu_peers_release(dcuda_host_h h);
 
+/* What a blocked rank waits for, as one look at its status saw it. */
+typedef struct dcu_rank_view {
+    uint32_t phase, tag, count, comm, target;
+} dcu_rank_view_t;
+void dcu_rank_view(const dcuda_rank_status_t *s, dcu_rank_view_t *v);
+
 /* monitor.c: prints rank log lines, runs the watchdog and watches the peer
  * processes while ranks run. */
 dcuda_status_t dcu_monitor_create(dcuda_host_h h);
@@ -182,6 +188,10 @@ void dcu_deadlock_destroy(dcuda_host_h h);
 void dcu_deadlock_start(dcuda_host_h h);
 /* Every monitor round: answers, asks (process 0), ends a deadlocked run. */
 void dcu_deadlock_poll(dcuda_host_h h);
+/* This process's ranks and their counters as its last quiet snapshot saw
+ * them: the deadlocked state, which the report shows (the ranks of a node
+ * may have heard of the deadlock and moved on before this process reports). */
+const dcu_rank_view_t *dcu_deadlock_views(dcuda_host_h h, const dcuda_notif_counters_t **arrived);
 /* A peer process that has not answered for `ns` (stopped, or its host
  * thread held up): 1, naming it in why. */
 int dcu_deadlock_stalled(dcuda_host_h h, uint64_t ns, char *why, size_t why_size);

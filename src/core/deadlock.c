@@ -37,33 +37,46 @@ struct dcu_detector {
     dcuda_notif_counters_t *notifs; /* host copy of the ranks' counters */
     dcuda_barrier_t barriers[DCUDA_COMM_COUNT];
     uint32_t *episodes; /* [ranks]: the first look's */
-    uint64_t print;     /* my state at my last answer */
-    int answered;       /* I answered a round of this run */
-    uint64_t next_ns;   /* when to look next */
-    /* Process 0. */
-    uint32_t round; /* the last round asked */
-    int collecting;
-    int prev_quiet; /* the round before was quiet everywhere */
-    uint64_t done_ns;
-    /* The local way's one round. */
-    uint32_t local_asked, local_collected;
-    dcu_quiet_t local_sum;
+    /* The ranks and their counters at my last quiet snapshot. */
+    dcuda_notif_counters_t *quiet_notifs;
+    dcu_rank_view_t *views;
+    struct {              /* one run's, zero at its start */
+        uint64_t print;   /* my state at my last answer */
+        int answered;     /* I answered a round of this run */
+        int viewed;       /* views hold a quiet snapshot of this run */
+        uint64_t next_ns; /* when to look next */
+        /* Process 0. */
+        uint32_t round; /* the last round asked */
+        int collecting;
+        int prev_quiet; /* the round before was quiet everywhere */
+        uint64_t done_ns;
+        /* The local way's one round. */
+        uint32_t local_asked, local_collected;
+        dcu_quiet_t local_sum;
+    } run;
 };
+
+static void free_detector(dcu_detector_t *d)
+{
+    free(d->notifs);
+    free(d->episodes);
+    free(d->quiet_notifs);
+    free(d->views);
+    free(d);
+}
 
 dcuda_status_t dcu_deadlock_create(dcuda_host_h h)
 {
     dcu_detector_t *d = calloc(1, sizeof *d);
-    int n = h->image.device_size;
-    if (d) {
-        d->notifs = calloc((size_t)n, sizeof *d->notifs);
-        d->episodes = calloc((size_t)n, sizeof *d->episodes);
-    }
-    if (!d || !d->notifs || !d->episodes) {
-        if (d) {
-            free(d->notifs);
-            free(d->episodes);
-        }
-        free(d);
+    size_t n = (size_t)h->image.device_size;
+    if (!d)
+        return DCUDA_ERR_NO_MEMORY;
+    d->notifs = calloc(n, sizeof *d->notifs);
+    d->episodes = calloc(n, sizeof *d->episodes);
+    d->quiet_notifs = calloc(n, sizeof *d->quiet_notifs);
+    d->views = calloc(n, sizeof *d->views);
+    if (!d->notifs || !d->episodes || !d->quiet_notifs || !d->views) {
+        free_detector(d);
         return DCUDA_ERR_NO_MEMORY;
     }
     d->way = h->info.process_count == 1 ? DL_LOCAL : h->net_peers ? DL_NET : DL_NODE;
@@ -75,23 +88,15 @@ void dcu_deadlock_destroy(dcuda_host_h h)
 {
     if (!h->detector)
         return;
-    free(h->detector->notifs);
-    free(h->detector->episodes);
-    free(h->detector);
+    free_detector(h->detector);
     h->detector = NULL;
 }
 
 void dcu_deadlock_start(dcuda_host_h h)
 {
     dcu_detector_t *d = h->detector;
-    int way = d->way;
-    dcuda_notif_counters_t *notifs = d->notifs;
-    uint32_t *episodes = d->episodes;
-    memset(d, 0, sizeof *d);
-    d->way = way;
-    d->notifs = notifs;
-    d->episodes = episodes;
-    d->done_ns = dcu_clock_ns();
+    memset(&d->run, 0, sizeof d->run);
+    d->run.done_ns = dcu_clock_ns();
 }
 
 /* ---- one process's snapshot ------------------------------------------------------ */
@@ -156,6 +161,25 @@ static int look(dcuda_host_h h, uint64_t *print, int first)
     return quiet;
 }
 
+void dcu_rank_view(const dcuda_rank_status_t *s, dcu_rank_view_t *v)
+{
+    v->phase = atomic_load_explicit(&s->phase, memory_order_acquire);
+    v->tag = atomic_load_explicit(&s->tag, memory_order_relaxed);
+    v->count = atomic_load_explicit(&s->count, memory_order_relaxed);
+    v->comm = atomic_load_explicit(&s->comm, memory_order_relaxed);
+    v->target = atomic_load_explicit(&s->target, memory_order_relaxed);
+}
+
+/* A quiet snapshot: what the report of a deadlock shows. */
+static void keep_views(dcuda_host_h h)
+{
+    dcu_detector_t *d = h->detector;
+    for (int r = 0; r < h->image.device_size; r++)
+        dcu_rank_view(&h->status_h[r], &d->views[r]);
+    memcpy(d->quiet_notifs, d->notifs, (size_t)h->image.device_size * sizeof *d->notifs);
+    d->run.viewed = 1;
+}
+
 /* Whether this process is quiet now, and its state (ranks and counts). */
 static int snapshot(dcuda_host_h h, uint64_t *print)
 {
@@ -173,7 +197,24 @@ static int snapshot(dcuda_host_h h, uint64_t *print)
         if (blocked(phase) && counter_now(h, r, s) != atomic_load(&s->seen))
             return 0; /* something new for it to look at */
     }
-    return look(h, &again, 0) && again == *print;
+    if (!look(h, &again, 0) || again != *print)
+        return 0;
+    keep_views(h);
+    return 1;
+}
+
+const dcu_rank_view_t *dcu_deadlock_views(dcuda_host_h h, const dcuda_notif_counters_t **arrived)
+{
+    dcu_detector_t *d = h->detector;
+    if (!d->run.viewed) { /* no quiet snapshot (a process of no ranks): as they are now */
+        size_t bytes = (size_t)h->image.device_size * sizeof *d->quiet_notifs;
+        if (h->ops->peek(h->backend, d->quiet_notifs, h->image.notifs, bytes) != DCUDA_OK)
+            memset(d->quiet_notifs, 0, bytes);
+        for (int r = 0; r < h->image.device_size; r++)
+            dcu_rank_view(&h->status_h[r], &d->views[r]);
+    }
+    *arrived = d->quiet_notifs;
+    return d->views;
 }
 
 /* ---- the rounds --------------------------------------------------------------------- */
@@ -187,7 +228,7 @@ static uint32_t asked(dcuda_host_h h)
     case DL_NET:
         return dcu_proxy_dl_asked(h->proxy);
     default:
-        return d->local_asked != d->local_collected ? d->local_asked : 0u;
+        return d->run.local_asked != d->run.local_collected ? d->run.local_asked : 0u;
     }
 }
 
@@ -199,8 +240,8 @@ static void answer(dcuda_host_h h, uint32_t round, const dcu_quiet_t *q)
     else if (d->way == DL_NET)
         dcu_proxy_dl_answer(h->proxy, round, q);
     else {
-        d->local_sum = *q;
-        d->local_collected = round;
+        d->run.local_sum = *q;
+        d->run.local_collected = round;
     }
 }
 
@@ -212,7 +253,7 @@ static void ask(dcuda_host_h h, uint32_t round)
     else if (d->way == DL_NET)
         dcu_proxy_dl_ask(h->proxy, round);
     else
-        d->local_asked = round;
+        d->run.local_asked = round;
 }
 
 static int collect(dcuda_host_h h, uint32_t round, dcu_quiet_t *sum)
@@ -222,8 +263,8 @@ static int collect(dcuda_host_h h, uint32_t round, dcu_quiet_t *sum)
         return dcu_node_dl_collect(round, sum);
     if (d->way == DL_NET)
         return dcu_proxy_dl_collect(h->proxy, round, sum);
-    *sum = d->local_sum;
-    return d->local_collected == round;
+    *sum = d->run.local_sum;
+    return d->run.local_collected == round;
 }
 
 /* Process 0: the run is deadlocked. Written where every process (and
@@ -234,7 +275,7 @@ static void declare(dcuda_host_h h)
         dcu_node_dl_declare();
     else if (h->detector->way == DL_NET)
         dcu_proxy_dl_declare(h->proxy);
-    h->detector->local_asked = UINT32_MAX; /* the local way: found */
+    h->detector->run.local_asked = UINT32_MAX; /* the local way: found */
 }
 
 static int declared(dcuda_host_h h)
@@ -243,7 +284,7 @@ static int declared(dcuda_host_h h)
         return dcu_node_dl_declared();
     if (h->detector->way == DL_NET)
         return dcu_proxy_dl_declared(h->proxy);
-    return h->detector->local_asked == UINT32_MAX;
+    return h->detector->run.local_asked == UINT32_MAX;
 }
 
 /* My answer to the round asked of me, if any. */
@@ -256,9 +297,9 @@ static void answer_round(dcuda_host_h h)
     uint64_t print = 0;
     dcu_quiet_t q = dcu_quiet_none();
     q.quiet = (uint32_t)snapshot(h, &print);
-    q.changed = !d->answered || print != d->print;
-    d->print = print;
-    d->answered = 1;
+    q.changed = !d->run.answered || print != d->run.print;
+    d->run.print = print;
+    d->run.answered = 1;
     answer(h, round, &q);
 }
 
@@ -268,17 +309,17 @@ static void coordinate(dcuda_host_h h, uint64_t now)
 {
     dcu_detector_t *d = h->detector;
     dcu_quiet_t sum;
-    if (d->collecting) {
-        if (!collect(h, d->round, &sum))
+    if (d->run.collecting) {
+        if (!collect(h, d->run.round, &sum))
             return;
-        if (sum.quiet && d->prev_quiet && !sum.changed && sum.sent == sum.received)
+        if (sum.quiet && d->run.prev_quiet && !sum.changed && sum.sent == sum.received)
             declare(h);
-        d->prev_quiet = (int)sum.quiet;
-        d->collecting = 0;
-        d->done_ns = now;
-    } else if (now - d->done_ns >= DL_GAP_NS && all_blocked(h)) {
-        ask(h, ++d->round);
-        d->collecting = 1;
+        d->run.prev_quiet = (int)sum.quiet;
+        d->run.collecting = 0;
+        d->run.done_ns = now;
+    } else if (now - d->run.done_ns >= DL_GAP_NS && all_blocked(h)) {
+        ask(h, ++d->run.round);
+        d->run.collecting = 1;
     }
 }
 
@@ -292,9 +333,9 @@ void dcu_deadlock_poll(dcuda_host_h h)
         dcu_monitor_deadlock(h);
         return;
     }
-    if (now < d->next_ns || atomic_load_explicit(h->cancel_h, memory_order_acquire))
+    if (now < d->run.next_ns || atomic_load_explicit(h->cancel_h, memory_order_acquire))
         return;
-    d->next_ns = now + DL_LOOK_NS;
+    d->run.next_ns = now + DL_LOOK_NS;
     answer_round(h);
     if (h->info.process_index == 0)
         coordinate(h, now);

@@ -54,6 +54,7 @@ struct dcu_monitor {
     uint64_t next_check_ns;
     rank_watch_t *watch;
     dcuda_notif_counters_t *notifs; /* host copy, for reports */
+    dcu_rank_view_t *views;         /* the ranks' status, for reports */
     repeat_count_t repeats[MONITOR_REPEAT_KEYS];
     int repeat_keys;
 };
@@ -65,11 +66,13 @@ dcuda_status_t dcu_monitor_create(dcuda_host_h h)
     if (m) {
         m->watch = calloc((size_t)n, sizeof *m->watch);
         m->notifs = calloc((size_t)n, sizeof *m->notifs);
+        m->views = calloc((size_t)n, sizeof *m->views);
     }
-    if (!m || !m->watch || !m->notifs) {
+    if (!m || !m->watch || !m->notifs || !m->views) {
         if (m) {
             free(m->watch);
             free(m->notifs);
+            free(m->views);
         }
         free(m);
         return DCUDA_ERR_NO_MEMORY;
@@ -85,6 +88,7 @@ void dcu_monitor_destroy(dcuda_host_h h)
         return;
     free(h->monitor->watch);
     free(h->monitor->notifs);
+    free(h->monitor->views);
     free(h->monitor);
     h->monitor = NULL;
 }
@@ -194,45 +198,43 @@ static void describe_ready(const dcuda_notif_counters_t *arrived,
 }
 
 /* One blocked rank's line: `who` starts it ("watchdog", "deadlock"),
- * secs (how long it has waited) is left out when negative. */
-static void report_rank(dcuda_host_h h, const char *who, int r, const dcuda_rank_status_t *s,
-                        double secs)
+ * secs (how long it has waited) is left out when negative; `arrived` is
+ * its counters as last read. */
+static void report_rank(dcuda_host_h h, const char *who, int r, const dcu_rank_view_t *v,
+                        const dcuda_notif_counters_t *arrived, double secs)
 {
-    dcu_monitor_t *m = h->monitor;
     int world = h->image.world_first + r;
     char waited[32] = "";
     if (secs >= 0)
         snprintf(waited, sizeof waited, " %.1f s", secs);
-    if (atomic_load(&s->phase) == DCUDA_PHASE_WAITING) {
+    if (v->phase == DCUDA_PHASE_WAITING) {
         char ready[256];
-        describe_ready(&m->notifs[r], &h->consumed_seen_h[r], ready, sizeof ready);
+        describe_ready(arrived, &h->consumed_seen_h[r], ready, sizeof ready);
         fprintf(stderr,
                 "dcuda: %s:   rank %d waits%s for %u notification(s) of tag %u; "
                 "ready since its last consume: %s\n",
-                who, world, waited, (unsigned)atomic_load(&s->count),
-                (unsigned)atomic_load(&s->tag), ready);
+                who, world, waited, (unsigned)v->count, (unsigned)v->tag, ready);
     } else {
         fprintf(stderr,
-                "dcuda: %s:   rank %d waits%s in a barrier on %s (barrier count %u needed)\n",
-                who, world, waited, atomic_load(&s->comm) == 0 ? "WORLD" : "DEVICE",
-                (unsigned)atomic_load(&s->target));
+                "dcuda: %s:   rank %d waits%s in a barrier on %s (barrier count %u needed)\n", who,
+                world, waited, v->comm == 0 ? "WORLD" : "DEVICE", (unsigned)v->target);
     }
 }
 
 /* The blocked ranks of this process, a line each (at most
- * WATCHDOG_REPORT_LINES); the number of them. */
-static int report_blocked(dcuda_host_h h, const char *who, uint64_t now, int timed)
+ * WATCHDOG_REPORT_LINES), as `views` and `arrived` show them; the number
+ * of them. `now` times each wait (0: untimed). */
+static int report_blocked(dcuda_host_h h, const char *who, const dcu_rank_view_t *views,
+                          const dcuda_notif_counters_t *arrived, uint64_t now)
 {
     dcu_monitor_t *m = h->monitor;
     int lines = 0;
     for (int r = 0; r < h->image.device_size; r++) {
-        const dcuda_rank_status_t *s = &h->status_h[r];
-        uint32_t phase = atomic_load(&s->phase);
-        if (phase != DCUDA_PHASE_WAITING && phase != DCUDA_PHASE_BARRIER)
+        if (views[r].phase != DCUDA_PHASE_WAITING && views[r].phase != DCUDA_PHASE_BARRIER)
             continue;
-        double secs = timed ? (double)(now - m->watch[r].since_ns) / DCU_NS_PER_S : -1.0;
+        double secs = now ? (double)(now - m->watch[r].since_ns) / DCU_NS_PER_S : -1.0;
         if (lines++ < WATCHDOG_REPORT_LINES)
-            report_rank(h, who, r, s, secs);
+            report_rank(h, who, r, &views[r], &arrived[r], secs);
         m->watch[r].reported = m->watch[r].episode + 1;
     }
     if (lines > WATCHDOG_REPORT_LINES)
@@ -263,7 +265,9 @@ static void watchdog_report(dcuda_host_h h, uint64_t now)
             "dcuda: watchdog: %sno progress for %.1f s: %d of %d ranks blocked, %d finished, "
             "%d running\n",
             dcu_msg_who(), h->settings.watchdog, blocked, n, finished, n - blocked - finished);
-    (void)report_blocked(h, "watchdog", now, 1);
+    for (int r = 0; r < n; r++)
+        dcu_rank_view(&h->status_h[r], &m->views[r]);
+    (void)report_blocked(h, "watchdog", m->views, m->notifs, now);
     char stalled[320];
     if (dcu_deadlock_stalled(h, (uint64_t)(h->settings.watchdog * DCU_NS_PER_S), stalled,
                              sizeof stalled))
@@ -418,14 +422,13 @@ static void leave_check(dcuda_host_h h)
 
 void dcu_monitor_deadlock(dcuda_host_h h)
 {
-    dcu_monitor_t *m = h->monitor;
+    const dcuda_notif_counters_t *arrived;
+    const dcu_rank_view_t *views = dcu_deadlock_views(h, &arrived);
     h->deadlocked = 1;
-    if (!peek_counters(h, m->notifs, h->image.device_size))
-        memset(m->notifs, 0, (size_t)h->image.device_size * sizeof *m->notifs);
     dcu_msg_error("deadlock: every rank of every process is blocked and nothing is in flight, "
                   "so the run ends (its waits return DCUDA_ERR_DEADLOCK); this process's "
                   "blocked ranks:");
-    if (report_blocked(h, "deadlock", 0, 0) == 0)
+    if (report_blocked(h, "deadlock", views, arrived, 0) == 0)
         fprintf(stderr, "dcuda: deadlock:   none (its ranks finished)\n");
     fflush(stderr);
     dcu_node_dl_declare(); /* before my ranks go on: the node's ranks read it */
