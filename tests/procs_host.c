@@ -51,7 +51,7 @@ DCUDA_KERNEL_DECLARE(procs_wait);
 static void *kill_self_later(void *arg)
 {
     (void)arg;
-    struct timespec ts = {0, 300 * 1000 * 1000};
+    struct timespec ts = { 0, 300 * 1000 * 1000 };
     nanosleep(&ts, NULL);
     kill(getpid(), SIGKILL);
     return NULL;
@@ -62,7 +62,7 @@ static void *kill_self_later(void *arg)
 static void *exit_later(void *arg)
 {
     (void)arg;
-    struct timespec ts = {0, 300 * 1000 * 1000};
+    struct timespec ts = { 0, 300 * 1000 * 1000 };
     nanosleep(&ts, NULL);
     fflush(NULL);
     exit(0);
@@ -82,8 +82,8 @@ static int run_death(int argc, char **argv, int how, int victim)
         return 1;
     dcuda_host_get_rank_info(h, &info);
     if (info.process_count < 2) {
-        printf("SKIP %s: needs 2 processes (DCUDA_PROCESSES=2 or mpirun -np 2), have %d\n",
-               argv[1], info.process_count);
+        printf("SKIP %s: needs 2 processes (DCUDA_PROCESSES=2 or mpirun -np 2), have %d\n", argv[1],
+               info.process_count);
         dcuda_host_finish(h);
         return TEST_SKIP;
     }
@@ -180,18 +180,30 @@ static int run_skip(int argc, char **argv, int first)
 static int case_skip_run_first(int argc, char **argv) { return run_skip(argc, argv, 1); }
 static int case_skip_run_last(int argc, char **argv) { return run_skip(argc, argv, 0); }
 
+/* dcuda_host_init with its output captured (and printed): its status in
+ * *st, the text in *out (NULL if it could not be read back); 0 if the
+ * output could not be captured at all. */
+static int init_captured(int argc, char **argv, dcuda_host_h *h, dcuda_status_t *st, char **out)
+{
+    test_capture_t cap;
+    if (!test_capture_begin(&cap))
+        return 0;
+    *st = dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(procs_wait), 32, h);
+    *out = test_capture_end(&cap);
+    printf("%s", *out ? *out : "");
+    return 1;
+}
+
 /* Under mpirun: argv[2] names the setting; a process given one more
  * argument (the launch's) has a value the others have not. */
 static int run_settings(int argc, char **argv, int differ)
 {
     dcuda_host_h h;
     const char *name = argc > 2 ? argv[2] : "?";
-    test_capture_t cap;
-    if (!test_capture_begin(&cap))
+    dcuda_status_t st;
+    char *out;
+    if (!init_captured(argc, argv, &h, &st, &out))
         return 1;
-    dcuda_status_t st = dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(procs_wait), 32, &h);
-    char *out = test_capture_end(&cap);
-    printf("%s", out ? out : "");
     if (differ) {
         char line[64];
         snprintf(line, sizeof line, "setting %s differs between processes", name);
@@ -217,12 +229,10 @@ static int case_init_fails(int argc, char **argv)
 {
     dcuda_host_h h;
     int refused_here = argc > 2; /* the launch gave this process the bad argument */
-    test_capture_t cap;
-    if (!test_capture_begin(&cap))
+    dcuda_status_t st;
+    char *out;
+    if (!init_captured(argc, argv, &h, &st, &out))
         return 1;
-    dcuda_status_t st = dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(procs_wait), 32, &h);
-    char *out = test_capture_end(&cap);
-    printf("%s", out ? out : "");
     if (refused_here) {
         TEST_STATUS(st, DCUDA_ERR_SETTING);
     } else {
@@ -319,17 +329,17 @@ static int case_exit_report(int argc, char **argv) { return run_exit_case(argc, 
 int main(int argc, char **argv)
 {
     static const test_case_t cases[] = {
-        {"before_run", case_before_run},
-        {"during_run", case_during_run},
-        {"exit_during_run", case_exit_during_run},
-        {"exit_during_run_first", case_exit_during_run_first},
-        {"skip_run_first", case_skip_run_first},
-        {"skip_run_last", case_skip_run_last},
-        {"settings_differ", case_settings_differ},
-        {"settings_same", case_settings_same},
-        {"init_fails", case_init_fails},
-        {"exit_status", case_exit_status},
-        {"exit_report", case_exit_report},
+        { "before_run", case_before_run },
+        { "during_run", case_during_run },
+        { "exit_during_run", case_exit_during_run },
+        { "exit_during_run_first", case_exit_during_run_first },
+        { "skip_run_first", case_skip_run_first },
+        { "skip_run_last", case_skip_run_last },
+        { "settings_differ", case_settings_differ },
+        { "settings_same", case_settings_same },
+        { "init_fails", case_init_fails },
+        { "exit_status", case_exit_status },
+        { "exit_report", case_exit_report },
     };
     return test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
 }

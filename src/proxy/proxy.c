@@ -93,15 +93,15 @@ struct dcu_proxy {
      * processes (parent (i - 1) / 2, children 2i + 1 and 2i + 2), process 0
      * its root, which asks. */
     struct {
-        uint32_t asked;         /* the round asked of this process (0: none yet) */
-        int mine_in;            /* my own answer to it is in `sum` */
-        int replies;            /* children that answered it */
-        dcu_quiet_t sum;        /* my answer folded with my children's */
-        uint32_t collected;     /* root: the round whose answer is complete */
-        dcu_quiet_t result;     /* root: that answer */
-        int found;              /* the root found this run deadlocked */
-        uint64_t asked_ns;      /* when the round was asked (stalled children) */
-        int answered_by[2];     /* which children answered it */
+        uint32_t asked;     /* the round asked of this process (0: none yet) */
+        int mine_in;        /* my own answer to it is in `sum` */
+        int replies;        /* children that answered it */
+        dcu_quiet_t sum;    /* my answer folded with my children's */
+        uint32_t collected; /* root: the round whose answer is complete */
+        dcu_quiet_t result; /* root: that answer */
+        int found;          /* the root found this run deadlocked */
+        uint64_t asked_ns;  /* when the round was asked (stalled children) */
+        int answered_by[2]; /* which children answered it */
     } dl;
 };
 
@@ -217,17 +217,25 @@ static void apply_barrier(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, 
     arrive(p, from, h->epoch);
 }
 
+/* A peer's message text, printable characters only (it comes from outside),
+ * into dst; `fallback` when the message had none. */
+static void copy_peer_text(char *dst, size_t size, const dcu_wire_header_t *h, const char *body,
+                           const char *fallback, int from)
+{
+    size_t n = h->length < size - 1 ? h->length : size - 1;
+    for (size_t i = 0; i < n; i++)
+        dst[i] = body[i] >= 0x20 && body[i] < 0x7f ? body[i] : '?';
+    dst[n] = '\0';
+    if (n == 0)
+        snprintf(dst, size, fallback, from);
+}
+
 /* A process ended this run early: its waits end here too. */
 static void apply_abort(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body)
 {
     if (p->aborted[0])
         return;
-    size_t n = h->length < sizeof p->aborted - 1 ? h->length : sizeof p->aborted - 1;
-    for (size_t i = 0; i < n; i++) /* outside text: printable only */
-        p->aborted[i] = body[i] >= 0x20 && body[i] < 0x7f ? body[i] : '?';
-    p->aborted[n] = '\0';
-    if (n == 0)
-        snprintf(p->aborted, sizeof p->aborted, "process %d", from);
+    copy_peer_text(p->aborted, sizeof p->aborted, h, body, "process %d", from);
     uint32_t none = DCUDA_CANCEL_NONE;
     atomic_compare_exchange_strong_explicit(p->c.cancel, &none, DCUDA_CANCEL_ERROR,
                                             memory_order_acq_rel, memory_order_acquire);
@@ -240,12 +248,7 @@ static void apply_left(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, con
 {
     if (p->left[0])
         return;
-    size_t n = h->length < sizeof p->left - 1 ? h->length : sizeof p->left - 1;
-    for (size_t i = 0; i < n; i++) /* outside text: printable only */
-        p->left[i] = body[i] >= 0x20 && body[i] < 0x7f ? body[i] : '?';
-    p->left[n] = '\0';
-    if (n == 0)
-        snprintf(p->left, sizeof p->left, "process %d left while its ranks ran", from);
+    copy_peer_text(p->left, sizeof p->left, h, body, "process %d left while its ranks ran", from);
     uint32_t none = DCUDA_CANCEL_NONE;
     atomic_compare_exchange_strong_explicit(p->c.cancel, &none, DCUDA_CANCEL_PEER,
                                             memory_order_acq_rel, memory_order_acquire);
@@ -273,7 +276,8 @@ static void receive(void *arg, int from, const void *data, size_t size)
     const char *body = (const char *)data + sizeof h;
     if (h.flags & DCU_WIRE_ENDED) /* the run ended before what this carries */
         dl_found(p);
-    p->received += h.type == DCU_WIRE_PUT || h.type == DCU_WIRE_NOTIFY || h.type == DCU_WIRE_BARRIER;
+    p->received +=
+        h.type == DCU_WIRE_PUT || h.type == DCU_WIRE_NOTIFY || h.type == DCU_WIRE_BARRIER;
     switch (h.type) {
     case DCU_WIRE_PUT:
         dcu_trace_mark(DCU_TRACE_RECEIVED, h.count);
@@ -320,8 +324,7 @@ static void send_to(dcu_proxy_t *p, int q, dcu_wire_header_t *h)
 {
     if (p->dl.found)
         h->flags |= DCU_WIRE_ENDED;
-    p->sent += h->type == DCU_WIRE_PUT || h->type == DCU_WIRE_NOTIFY ||
-               h->type == DCU_WIRE_BARRIER;
+    p->sent += h->type == DCU_WIRE_PUT || h->type == DCU_WIRE_NOTIFY || h->type == DCU_WIRE_BARRIER;
     if (p->c.net_ops->send(p->net, q, h, sizeof *h + h->length) != DCUDA_OK)
         fail(p, "cannot send to process %d: %s", q, p->c.net_ops->why(p->net));
 }
