@@ -46,6 +46,15 @@ TEST_FN uint64_t test_word(uint32_t a, uint32_t b, uint64_t i)
     return ((uint64_t)hi << 32 | lo) | 1u;
 }
 
+/* A word the host copies in while the ranks run (dcuda_host_copy_in),
+ * polled whole: a volatile load on a GPU, an atomic one on CPU ranks (whose
+ * host copies during a run are atomic word by word). */
+#if defined(__CUDACC__)
+TEST_FN int64_t test_poll_word(const int64_t *p) { return *(const volatile int64_t *)p; }
+#else
+TEST_FN int64_t test_poll_word(const int64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+#endif
+
 /* Keeps the first failing status (negative) seen in *first. */
 TEST_FN void test_note(int64_t *first, int status)
 {

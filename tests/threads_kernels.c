@@ -24,7 +24,7 @@ DCUDA_KERNEL(threads, ctx)
     if (d->wait_forever) {
         s = dcuda_wait_notifications(&st, THREADS_TAG_NOBODY, 1);
     } else if (d->hold) {
-        while (drank == 0 && *d->release == 0) { /* the host's word, copied in mid-run */
+        while (drank == 0 && test_poll_word(d->release) == 0) { /* copied in mid-run */
         }
         s = dcuda_comm_barrier(&st, DCUDA_COMM_WORLD);
     } else {
