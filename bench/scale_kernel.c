@@ -1,0 +1,49 @@
+/*
+ * Rank code of the scale benchmark: WORLD barriers, WORLD window creation
+ * and free, and a message rate (every rank notifies a rank of the next
+ * process, as fast as it can, and waits for as many from the previous
+ * one), each between a timer pair. Rank API only; CPU and GPU ranks.
+ */
+#include "dcuda/dcuda_rank.h"
+#include "scale.h"
+
+DCUDA_KERNEL(scale, ctx)
+{
+    DCUDA_SHARED dcuda_state_t st;
+    scale_args_t *a;
+    int me = 0, world = 0, mine = 0, drank = 0;
+    dcuda_win_t w;
+    if (dcuda_rank_init(ctx, &st) != DCUDA_OK)
+        return;
+    dcuda_get_data(&st, (void **)&a);
+    dcuda_comm_rank(&st, DCUDA_COMM_WORLD, &me);
+    dcuda_comm_size(&st, DCUDA_COMM_WORLD, &world);
+    dcuda_comm_rank(&st, DCUDA_COMM_DEVICE, &drank);
+    dcuda_comm_size(&st, DCUDA_COMM_DEVICE, &mine);
+    char *part = a->part + (size_t)drank * SCALE_PART;
+    dcuda_comm_barrier(&st, DCUDA_COMM_WORLD); /* every process started */
+
+    dcuda_start_cpu_timer(&st);
+    for (int i = 0; i < a->barriers; i++)
+        dcuda_comm_barrier(&st, DCUDA_COMM_WORLD);
+    dcuda_stop_cpu_timer(&st);
+
+    dcuda_start_cpu_timer(&st);
+    for (int i = 0; i < a->windows; i++) {
+        dcuda_win_create(&st, DCUDA_COMM_WORLD, part, SCALE_PART, &w);
+        dcuda_win_free(&st, w);
+    }
+    dcuda_stop_cpu_timer(&st);
+
+    /* Ranks of a process are contiguous and as many in each process here
+     * (the host checks): the rank `mine` further is in the next process. */
+    int next = (me + mine) % world;
+    dcuda_comm_barrier(&st, DCUDA_COMM_WORLD);
+    dcuda_start_cpu_timer(&st);
+    for (int i = 0; i < a->messages; i++)
+        dcuda_notify(&st, next, DCUDA_COMM_WORLD, 1);
+    if (a->messages > 0)
+        dcuda_wait_notifications(&st, 1, a->messages);
+    dcuda_stop_cpu_timer(&st);
+    dcuda_rank_finish(&st);
+}
