@@ -74,7 +74,7 @@ static int parse_args(int argc, char **argv, scale_opts_t *o)
     *o = (scale_opts_t){ 200, 50, 2000, 0 };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int *target = !strcmp(a, "-b") ? &o->barriers
+        int *target = !strcmp(a, "-b")   ? &o->barriers
                       : !strcmp(a, "-w") ? &o->windows
                       : !strcmp(a, "-n") ? &o->messages
                                          : NULL;
@@ -160,12 +160,17 @@ int main(int argc, char **argv)
     if (st == DCUDA_OK)
         st = dcuda_host_get_timings(h, &t, &count);
     if (st != DCUDA_OK || count != SCALE_TIMERS) {
-        fprintf(stderr, "dcuda_scale: process %d: the run failed: %s\n", me,
-                dcuda_status_name(st));
+        fprintf(stderr, "dcuda_scale: process %d: the run failed: %s\n", me, dcuda_status_name(st));
         MPI_Abort(MPI_COMM_WORLD, 1);
+        return 1;
     }
-    double mine[7] = { init_ms, rss_init, status_mib("VmRSS:") - rss_init, t[SCALE_T_BARRIER],
-                       t[SCALE_T_WINDOW], t[SCALE_T_MESSAGES], 0.0 };
+    double mine[7] = { init_ms,
+                       rss_init,
+                       status_mib("VmRSS:") - rss_init,
+                       t[SCALE_T_BARRIER],
+                       t[SCALE_T_WINDOW],
+                       t[SCALE_T_MESSAGES],
+                       0.0 };
     /* Notifications this process's ranks sent, per second of its span. */
     mine[6] = t[SCALE_T_MESSAGES] > 0
                   ? (double)o.messages * info.rank_responsible / (t[SCALE_T_MESSAGES] * 1e-3)

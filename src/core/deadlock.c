@@ -170,7 +170,8 @@ void dcu_rank_view(const dcuda_rank_status_t *s, dcu_rank_view_t *v)
     v->target = atomic_load_explicit(&s->target, memory_order_relaxed);
 }
 
-/* A quiet snapshot: what the report of a deadlock shows. */
+/* The ranks as they are now, with the counters last peeked: at a quiet
+ * snapshot, what the report of a deadlock shows. */
 static void keep_views(dcuda_host_h h)
 {
     dcu_detector_t *d = h->detector;
@@ -207,11 +208,10 @@ const dcu_rank_view_t *dcu_deadlock_views(dcuda_host_h h, const dcuda_notif_coun
 {
     dcu_detector_t *d = h->detector;
     if (!d->run.viewed) { /* no quiet snapshot (a process of no ranks): as they are now */
-        size_t bytes = (size_t)h->image.device_size * sizeof *d->quiet_notifs;
-        if (h->ops->peek(h->backend, d->quiet_notifs, h->image.notifs, bytes) != DCUDA_OK)
-            memset(d->quiet_notifs, 0, bytes);
-        for (int r = 0; r < h->image.device_size; r++)
-            dcu_rank_view(&h->status_h[r], &d->views[r]);
+        size_t bytes = (size_t)h->image.device_size * sizeof *d->notifs;
+        if (h->ops->peek(h->backend, d->notifs, h->image.notifs, bytes) != DCUDA_OK)
+            memset(d->notifs, 0, bytes);
+        keep_views(h);
     }
     *arrived = d->quiet_notifs;
     return d->views;

@@ -256,8 +256,9 @@ static void watchdog_report(dcuda_host_h h, uint64_t now)
     int n = h->image.device_size, blocked = 0, finished = 0;
     if (!peek_counters(h, m->notifs, n))
         memset(m->notifs, 0, (size_t)n * sizeof *m->notifs);
-    for (int r = 0; r < n; r++) {
-        uint32_t phase = atomic_load(&h->status_h[r].phase);
+    for (int r = 0; r < n; r++) { /* one look: the counts and the lines agree */
+        dcu_rank_view(&h->status_h[r], &m->views[r]);
+        uint32_t phase = m->views[r].phase;
         blocked += phase == DCUDA_PHASE_WAITING || phase == DCUDA_PHASE_BARRIER;
         finished += phase == DCUDA_PHASE_FINISHED;
     }
@@ -265,8 +266,6 @@ static void watchdog_report(dcuda_host_h h, uint64_t now)
             "dcuda: watchdog: %sno progress for %.1f s: %d of %d ranks blocked, %d finished, "
             "%d running\n",
             dcu_msg_who(), h->settings.watchdog, blocked, n, finished, n - blocked - finished);
-    for (int r = 0; r < n; r++)
-        dcu_rank_view(&h->status_h[r], &m->views[r]);
     (void)report_blocked(h, "watchdog", m->views, m->notifs, now);
     char stalled[320];
     if (dcu_deadlock_stalled(h, (uint64_t)(h->settings.watchdog * DCU_NS_PER_S), stalled,

@@ -277,12 +277,17 @@ static void cpu_free_mapped(dcu_backend_t *b, void *host_ptr)
  * with an atomic load sees the old or the new value, never a torn one, and
  * no data race. As fast as memcpy for large copies (20 GB/s for 64 MiB on
  * one core), 0.1 us more for 4 KiB. */
+static inline void copy_byte(char *dst, const char *src)
+{
+    __atomic_store_n(dst, __atomic_load_n(src, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+}
+
 static void copy_beside_ranks(char *dst, const char *src, size_t size)
 {
     size_t i = 0;
     if ((((uintptr_t)dst ^ (uintptr_t)src) & 7u) == 0) {
         for (; i < size && ((uintptr_t)(dst + i) & 7u); i++)
-            __atomic_store_n(dst + i, __atomic_load_n(src + i, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+            copy_byte(dst + i, src + i);
         for (; i + 8 <= size; i += 8)
             __atomic_store_n(
                 (uint64_t *)(void *)(dst + i),
@@ -290,7 +295,7 @@ static void copy_beside_ranks(char *dst, const char *src, size_t size)
                 __ATOMIC_RELAXED);
     }
     for (; i < size; i++)
-        __atomic_store_n(dst + i, __atomic_load_n(src + i, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+        copy_byte(dst + i, src + i);
 }
 
 static dcuda_status_t cpu_copy(dcu_backend_t *b, void *dst, const void *src, size_t size)
