@@ -53,7 +53,7 @@ typedef struct dcu_backend_request {
     int device;         /* the device of this host it drives (GPU: its index) */
     int host_processes; /* processes on this host, a device each */
     int peer_count;     /* devices of this host it must reach directly ... */
-    int peers[DCUDA_MAX_PROCESSES]; /* ... (the processes of its node) */
+    int peers[DCUDA_MAX_NODE_PROCESSES]; /* ... (the processes of its node) */
 } dcu_backend_request_t;
 
 /* What the backend will run, filled by open. */

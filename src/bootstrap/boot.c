@@ -42,10 +42,11 @@ static struct {
     boot_mode_t mode;
     int count;
     int index;
-    int nodes;                     /* node count (0: not found yet) */
-    int node[DCUDA_MAX_PROCESSES]; /* node of each process */
-    int host[DCUDA_MAX_PROCESSES]; /* host key of each process */
-    boot_who_t *who;               /* [count], once the nodes are found */
+    int nodes;            /* node count (0: not found yet) */
+    int *node;            /* [count]: node of each process, once found */
+    int *host;            /* [count]: host key of each process */
+    int *host_index;      /* [count]: its index among its host's processes */
+    boot_who_t *who;      /* [count], once the nodes are found */
     dcu_boot_call_t call;          /* the call this process's steps belong to */
     uint32_t steps;                /* steps taken */
     int stopped;                   /* no more steps together (why says why) */
@@ -103,14 +104,14 @@ int dcu_boot_under_launcher(void)
 }
 
 /* Processes wanted when no launcher decides: the setting, else one per GPU
- * (at most DCUDA_MAX_PROCESSES), else one. */
+ * (at most a node's), else one. */
 static int wanted_processes(long processes, dcu_boot_count_fn count_gpus)
 {
     if (processes > 0)
         return (int)processes;
     int gpus = count_gpus ? count_gpus() : 0;
     if (gpus > 1)
-        return gpus < DCUDA_MAX_PROCESSES ? gpus : DCUDA_MAX_PROCESSES;
+        return gpus < DCUDA_MAX_NODE_PROCESSES ? gpus : DCUDA_MAX_NODE_PROCESSES;
     return 1;
 }
 
@@ -129,23 +130,28 @@ static dcuda_status_t start_under_launcher(long processes)
 #endif
 }
 
-int dcu_boot_node(int p) { return p >= 0 && p < boot.count ? boot.node[p] : 0; }
+int dcu_boot_node(int p) { return boot.node && p >= 0 && p < boot.count ? boot.node[p] : 0; }
 int dcu_boot_node_count(void) { return boot.nodes ? boot.nodes : 1; }
 
 int dcu_boot_host_index(int p)
 {
-    int i = 0;
-    for (int q = 0; q < p && q < boot.count; q++)
-        i += boot.host[q] == boot.host[p];
-    return i;
+    return boot.host_index && p >= 0 && p < boot.count ? boot.host_index[p] : 0;
 }
 
 int dcu_boot_host_size(int p)
 {
     int n = 0;
-    for (int q = 0; q < boot.count; q++)
+    for (int q = 0; boot.host && q < boot.count; q++)
         n += boot.host[q] == boot.host[p];
     return n > 0 ? n : 1;
+}
+
+int dcu_boot_node_size(void)
+{
+    int n = 0, mine = dcu_boot_node(boot.index);
+    for (int q = 0; q < dcu_boot_size(); q++)
+        n += dcu_boot_node(q) == mine;
+    return n;
 }
 
 /* ---- steps ------------------------------------------------------------------- */
@@ -326,10 +332,42 @@ int dcu_boot_exit_status(int status)
 
 /* ---- the start -------------------------------------------------------------------- */
 
+/* The nodes, numbered in order of their first process: a host's processes
+ * in groups of DCUDA_MAX_NODE_PROCESSES (in process order), or one a
+ * process with own_nodes. A host's previous process is found through a
+ * table of the hosts seen so far (few: a linear search). */
+static dcuda_status_t number_nodes(const boot_who_t *all, int own_nodes)
+{
+    int *last = malloc((size_t)boot.count * sizeof *last); /* a host's latest process */
+    boot.node = malloc((size_t)boot.count * sizeof *boot.node);
+    boot.host = malloc((size_t)boot.count * sizeof *boot.host);
+    boot.host_index = malloc((size_t)boot.count * sizeof *boot.host_index);
+    if (!last || !boot.node || !boot.host || !boot.host_index) {
+        free(last);
+        return DCUDA_ERR_NO_MEMORY;
+    }
+    int hosts = 0;
+    for (int p = 0; p < boot.count; p++) {
+        int h = 0;
+        while (h < hosts && all[last[h]].key != all[p].key)
+            h++;
+        int before = h < hosts ? last[h] : -1;
+        boot.host[p] = all[p].key;
+        boot.host_index[p] = before < 0 ? 0 : boot.host_index[before] + 1;
+        if (own_nodes || before < 0 || boot.host_index[p] % DCUDA_MAX_NODE_PROCESSES == 0)
+            boot.node[p] = boot.nodes++;
+        else
+            boot.node[p] = boot.node[before];
+        last[h] = p;
+        hosts += h == hosts;
+    }
+    free(last);
+    return DCUDA_OK;
+}
+
 /* Every process learns every process's host key (the launcher's view of
  * shared memory; forked processes share one host), pid and host name, and
- * numbers the nodes in order of their first process: one per host, or one
- * per process with own_nodes. */
+ * numbers the nodes. */
 dcuda_status_t dcu_boot_find_nodes(int own_nodes)
 {
     if (boot.nodes)
@@ -352,14 +390,7 @@ dcuda_status_t dcu_boot_find_nodes(int own_nodes)
     }
     boot.who = all;
     boot.nodes = 0;
-    for (int p = 0; p < boot.count; p++) {
-        int q = 0;
-        while (q < p && all[q].key != all[p].key)
-            q++;
-        boot.host[p] = all[p].key;
-        boot.node[p] = own_nodes ? boot.nodes++ : q < p ? boot.node[q] : boot.nodes++;
-    }
-    return DCUDA_OK;
+    return number_nodes(all, own_nodes);
 }
 
 /* More than one process is wanted but this one must not fork them. */
@@ -383,7 +414,12 @@ dcuda_status_t dcu_boot_start(long processes, dcu_boot_count_fn count_gpus,
     } else {
         int count = wanted_processes(processes, count_gpus);
         const char *hazard = count > 1 && fork_hazard ? fork_hazard() : NULL;
-        if (hazard)
+        if (count > DCUDA_MAX_NODE_PROCESSES) {
+            dcu_msg_error("setting PROCESSES: %d forked processes share one node, which holds "
+                          "at most %d: start more with mpirun -np %d",
+                          count, DCUDA_MAX_NODE_PROCESSES, count);
+            st = DCUDA_ERR_SETTING;
+        } else if (hazard)
             st = refuse_fork(count, hazard);
         else if (count > 1 && (st = dcu_boot_fork_start(count, &boot.index)) == DCUDA_OK) {
             boot.mode = BOOT_FORK;

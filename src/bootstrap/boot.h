@@ -88,8 +88,9 @@ const char *dcu_boot_mode_name(void);
 
 /* The node process p runs on (0 .. node count - 1, in the order of the
  * nodes' first processes): processes of one node reach each other's
- * memory; the others, the network path. With own_nodes every process is a
- * node of its own. */
+ * memory; the others, the network path. A host's processes form nodes of
+ * DCUDA_MAX_NODE_PROCESSES in process order; with own_nodes every process
+ * is a node of its own. */
 int dcu_boot_node(int p);
 int dcu_boot_node_count(void);
 /* Where process p runs as the machine sees it, own_nodes or not: its index
@@ -97,6 +98,8 @@ int dcu_boot_node_count(void);
  * and how many processes that host runs. */
 int dcu_boot_host_index(int p);
 int dcu_boot_host_size(int p);
+/* Processes on this process's node (itself included). */
+int dcu_boot_node_size(void);
 
 /* A step that exchanges nothing: every process reaches it. */
 dcuda_status_t dcu_boot_barrier(void);

@@ -39,18 +39,18 @@
  * double-buffered by round, so a process may write round r + 1 while the
  * others still read round r. */
 typedef struct fork_area {
-    _Atomic int32_t pid[DCUDA_MAX_PROCESSES];
-    _Atomic uint32_t round[DCUDA_MAX_PROCESSES]; /* allgathers contributed to */
-    unsigned char slot[2][DCUDA_MAX_PROCESSES][DCU_BOOT_RECORD_BYTES];
+    _Atomic int32_t pid[DCUDA_MAX_NODE_PROCESSES];
+    _Atomic uint32_t round[DCUDA_MAX_NODE_PROCESSES]; /* allgathers contributed to */
+    unsigned char slot[2][DCUDA_MAX_NODE_PROCESSES][DCU_BOOT_RECORD_BYTES];
 } fork_area_t;
 
 static struct {
     fork_area_t *area;
     int count, index;
     uint32_t rounds;
-    pid_t children[DCUDA_MAX_PROCESSES]; /* process 0 */
-    int status[DCUDA_MAX_PROCESSES];
-    int reaped[DCUDA_MAX_PROCESSES];
+    pid_t children[DCUDA_MAX_NODE_PROCESSES]; /* process 0 */
+    int status[DCUDA_MAX_NODE_PROCESSES];
+    int reaped[DCUDA_MAX_NODE_PROCESSES];
     int waited; /* process 0 has waited for every other */
 } fk;
 

@@ -97,11 +97,6 @@ static dcuda_status_t join(long processes, MPI_Comm base, int *count, int *index
         return mpi_fail("MPI_Comm_dup", err);
     MPI_Comm_rank(mp.comm, &rank);
     MPI_Comm_size(mp.comm, &size);
-    if (size > DCUDA_MAX_PROCESSES) {
-        dcu_msg_error("MPI bootstrap: %d processes, but this build supports at most %d", size,
-                      DCUDA_MAX_PROCESSES);
-        return DCUDA_ERR_SETTING;
-    }
     if (processes && processes != size) {
         dcu_msg_error("MPI bootstrap: %d processes, but DCUDA_PROCESSES asks for %ld", size,
                       processes);

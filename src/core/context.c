@@ -28,10 +28,10 @@ static dcuda_status_t alloc_peer_tables(dcuda_host_h h)
     if (st != DCUDA_OK)
         return st;
     c->peers = (dcuda_peer_t *)p;
-    if (procs > 1 &&
-        (st = dcu_mem_alloc(h, procs * DCUDA_MAX_SEGMENTS * sizeof(dcuda_segment_t), &p)))
+    size_t segments = dcu_peer_segments();
+    if (segments && (st = dcu_mem_alloc(h, segments * sizeof(dcuda_segment_t), &p)))
         return st;
-    c->segments = procs > 1 ? (dcuda_segment_t *)p : NULL;
+    c->segments = segments ? (dcuda_segment_t *)p : NULL;
     c->node_slots = h->node_rank ? ((dcu_node_t *)h->node_rank)->slots : NULL;
     c->node_deadlock = h->node_rank ? &((dcu_node_t *)h->node_rank)->deadlocked : NULL;
     return DCUDA_OK;

@@ -80,9 +80,10 @@ struct dcuda_host {
     char abort_why[256]; /* what ended the run early (ON_ERROR=abort etc.), and by whom */
 
     /* The processes: each one's first WORLD rank ([count]: WORLD size) and
-     * the path to it; the network manager when some path is the network. */
-    int32_t proc_first[DCUDA_MAX_PROCESSES + 1];
-    uint8_t path[DCUDA_MAX_PROCESSES];
+     * the path to it ([count], from dcu_peers_agree); the network manager
+     * when some path is the network. */
+    int32_t *proc_first;
+    uint8_t *path;
     int net_peers;
     const dcu_net_ops_t *net_ops;
     dcu_net_t *net;
@@ -157,7 +158,11 @@ dcuda_status_t dcu_peers_agree(dcuda_host_h h);
 /* Before a run: publishes this process's allocations, maps the peers' new
  * ones and fills the peer and segment tables the ranks read. Collective. */
 dcuda_status_t dcu_peers_exchange(dcuda_host_h h);
+/* Releases the peers' mappings and the process tables. */
 void dcu_peers_release(dcuda_host_h h);
+/* Entries of the segment table: the allocations the node's other
+ * processes may export (processes of other nodes export nothing here). */
+size_t dcu_peer_segments(void);
 
 /* What a blocked rank waits for, as one look at its status saw it. */
 typedef struct dcu_rank_view {

@@ -231,26 +231,33 @@ static void choose_paths(dcuda_host_h h)
 dcuda_status_t dcu_peers_agree(dcuda_host_h h)
 {
     int count = dcu_boot_size(), me = dcu_boot_rank();
-    agree_entry_t mine, all[DCUDA_MAX_PROCESSES];
+    agree_entry_t mine, *all = calloc((size_t)count, sizeof *all);
+    h->proc_first = calloc((size_t)count + 1u, sizeof *h->proc_first);
+    h->path = calloc((size_t)count, sizeof *h->path);
+    if (!all || !h->proc_first || !h->path) {
+        free(all); /* proc_first and path go with the host */
+        return DCUDA_ERR_NO_MEMORY;
+    }
     memset(&mine, 0, sizeof mine);
     mine.rank_count = h->info.rank_responsible;
     strncpy(mine.backend, h->ops->name, sizeof mine.backend - 1);
     strncpy(mine.kernel, h->kernel.name, sizeof mine.kernel - 1);
     dcuda_status_t st = dcu_boot_allgather(&mine, all, sizeof mine);
-    if (st != DCUDA_OK)
-        return st;
     int world = 0;
-    for (int p = 0; p < count; p++) {
+    for (int p = 0; st == DCUDA_OK && p < count; p++) {
         if (!same_run(&all[p], &mine)) {
             dcu_msg_error("process %d runs kernel %s on %s ranks but process %d runs kernel %s "
                           "on %s ranks: every process must start the same kernel on the same "
                           "backend",
                           me, mine.kernel, mine.backend, p, all[p].kernel, all[p].backend);
-            return DCUDA_ERR_BACKEND;
+            st = DCUDA_ERR_BACKEND;
         }
         h->proc_first[p] = world;
         world += all[p].rank_count;
     }
+    free(all);
+    if (st != DCUDA_OK)
+        return st;
     h->proc_first[count] = world;
     choose_paths(h);
     h->info.rank_count = world;
@@ -268,6 +275,11 @@ dcuda_status_t dcu_peers_agree(dcuda_host_h h)
 }
 
 /* ---- mapping the peers' allocations --------------------------------------- */
+
+size_t dcu_peer_segments(void)
+{
+    return (size_t)(dcu_boot_node_size() - 1) * DCUDA_MAX_SEGMENTS;
+}
 
 /* My allocations that peers map, in the node segment. Memory no peer can
  * map (the application's, on the network path) is not among them, and
@@ -341,9 +353,9 @@ static dcuda_status_t map_peers(dcuda_host_h h)
         *im = h->imports[--h->import_count];
     }
     for (int p = 0; p < count; p++) {
-        const dcu_node_proc_t *q = dcu_node_proc(p);
         if (p == me || h->path[p] == DCUDA_PATH_NET)
             continue; /* processes of other nodes map nothing of ours, nor we of theirs */
+        const dcu_node_proc_t *q = dcu_node_proc(p);
         for (uint32_t k = 0; k < q->export_count; k++) {
             if (find_import(h, p, q->exports[k].serial))
                 continue;
@@ -375,12 +387,15 @@ static const char *path_name(uint32_t path)
 static dcuda_status_t fill_tables(dcuda_host_h h)
 {
     int count = dcu_boot_size(), me = dcu_boot_rank();
-    /* Peers' allocations only: a process alone has none. */
-    size_t cap = (size_t)(count - 1) * DCUDA_MAX_SEGMENTS, n = 0;
+    /* The node's peers' allocations only: a process alone has none. */
+    size_t cap = dcu_peer_segments(), n = 0;
     dcuda_segment_t *segs = calloc(cap ? cap : 1, sizeof *segs);
-    dcuda_peer_t peers[DCUDA_MAX_PROCESSES];
-    if (!segs)
+    dcuda_peer_t *peers = calloc((size_t)count, sizeof *peers);
+    if (!segs || !peers) {
+        free(segs);
+        free(peers);
         return DCUDA_ERR_NO_MEMORY;
+    }
     for (int p = 0; p < count; p++) {
         dcuda_peer_t *peer = &peers[p];
         memset(peer, 0, sizeof *peer);
@@ -410,6 +425,7 @@ static dcuda_status_t fill_tables(dcuda_host_h h)
         if (!peer->notifs || !peer->win_world) {
             dcu_msg_error("the tables of process %d are not mapped in process %d", p, me);
             free(segs);
+            free(peers);
             return DCUDA_ERR_SYSTEM;
         }
     }
@@ -418,6 +434,7 @@ static dcuda_status_t fill_tables(dcuda_host_h h)
     if (st == DCUDA_OK && n)
         st = h->ops->copy_in(h->backend, h->image.segments, segs, n * sizeof *segs);
     free(segs);
+    free(peers);
     if (st == DCUDA_OK && count > 1)
         dcu_msg_info("process %d reaches %d peer process(es) through %s (%zu mapped "
                      "allocations) and %d through the network",
@@ -432,12 +449,12 @@ static void align_node_slots(dcuda_host_h h)
 {
     dcu_node_t *node = dcu_node();
     uint32_t base = 0;
-    for (int p = 0; p < dcu_boot_size(); p++) {
-        uint32_t v = atomic_load_explicit(&node->slots[p].arrived, memory_order_acquire);
-        if (p == 0 || (int32_t)(v - base) > 0)
+    for (int l = 0; l < dcu_node_count(); l++) {
+        uint32_t v = atomic_load_explicit(&node->slots[l].arrived, memory_order_acquire);
+        if (l == 0 || (int32_t)(v - base) > 0)
             base = v;
     }
-    atomic_store_explicit(&node->slots[dcu_boot_rank()].arrived, base, memory_order_release);
+    atomic_store_explicit(&node->slots[dcu_node_index()].arrived, base, memory_order_release);
     h->image.node_base = base;
 }
 
@@ -464,4 +481,8 @@ void dcu_peers_release(dcuda_host_h h)
     free(h->imports);
     h->imports = NULL;
     h->import_count = h->import_cap = 0;
+    free(h->proc_first);
+    free(h->path);
+    h->proc_first = NULL;
+    h->path = NULL;
 }

@@ -256,6 +256,8 @@ static dcuda_status_t load_arguments(int argc, char **argv, dcuda_settings_t *s)
 
 /* Bounds of the settings that have them. */
 #define SETTING_RANKS_MAX (1L << 20)
+/* Processes a WORLD of int ranks can number (no job-wide array holds them). */
+#define SETTING_PROCESSES_MAX (1L << 24)
 #define SETTING_LOG_ENTRIES_MIN 16L
 #define SETTING_LOG_ENTRIES_MAX (1L << 20)
 
@@ -269,8 +271,9 @@ static dcuda_status_t validate(dcuda_settings_t *s)
         dcu_msg_error("setting RANKS: %ld is not in 0..%ld", s->ranks, SETTING_RANKS_MAX);
         return DCUDA_ERR_SETTING;
     }
-    if (s->processes < 0 || s->processes > DCUDA_MAX_PROCESSES) {
-        dcu_msg_error("setting PROCESSES: %ld is not in 0..%d", s->processes, DCUDA_MAX_PROCESSES);
+    if (s->processes < 0 || s->processes > SETTING_PROCESSES_MAX) {
+        dcu_msg_error("setting PROCESSES: %ld is not in 0..%ld", s->processes,
+                      SETTING_PROCESSES_MAX);
         return DCUDA_ERR_SETTING;
     }
     if (!(s->watchdog >= 0)) {

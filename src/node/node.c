@@ -30,32 +30,44 @@
 /* How long a dying child may take to be reaped before it is described. */
 #define NODE_REAP_PATIENCE_MS 1000
 
+/* The node's processes are numbered 0 .. count - 1 here (their place in
+ * the segment); member[] maps that place to the program's numbering. */
 static struct {
     dcu_node_t *seg;
     int fd; /* the node's first process: the segment's memfd, kept open for the others */
     int count, index;
-    pid_t pids[DCUDA_MAX_PROCESSES];
+    int member[DCUDA_MAX_NODE_PROCESSES];
+    pid_t pids[DCUDA_MAX_NODE_PROCESSES];
     int lost;        /* a peer died */
     int exit_marked; /* the peers were told how this process exits */
-} node = { NULL, -1, 1, 0, { 0 }, 0, 0 };
-
-/* Does process p run on my node (p itself excepted)? */
-static int node_peer(int p)
-{
-    return p != node.index && dcu_boot_node(p) == dcu_boot_node(node.index);
-}
-
-/* The first process of my node: it owns the segment. */
-static int node_leader(void)
-{
-    int p = 0;
-    while (dcu_boot_node(p) != dcu_boot_node(node.index))
-        p++;
-    return p;
-}
+} node = { NULL, -1, 1, 0, { 0 }, { 0 }, 0, 0 };
 
 dcu_node_t *dcu_node(void) { return node.seg; }
-dcu_node_proc_t *dcu_node_proc(int p) { return &node.seg->procs[p]; }
+int dcu_node_index(void) { return node.index; }
+int dcu_node_count(void) { return node.count; }
+
+dcu_node_proc_t *dcu_node_proc(int p)
+{
+    for (int l = 0; l < node.count; l++)
+        if (node.member[l] == p)
+            return &node.seg->procs[l];
+    return NULL;
+}
+
+/* My node's processes, in the program's order (the first owns the
+ * segment), and my place among them. */
+static void find_members(void)
+{
+    int mine = dcu_boot_node(dcu_boot_rank());
+    node.count = 0;
+    for (int p = 0; p < dcu_boot_size() && node.count < DCUDA_MAX_NODE_PROCESSES; p++) {
+        if (dcu_boot_node(p) != mine)
+            continue;
+        if (p == dcu_boot_rank())
+            node.index = node.count;
+        node.member[node.count++] = p;
+    }
+}
 
 /* ---- sharing the segment ------------------------------------------------------ */
 
@@ -151,9 +163,10 @@ int dcu_node_peer_aborted(char *why, size_t why_size)
     if (!node.seg)
         return 0;
     uint32_t run = atomic_load_explicit(&node.seg->procs[node.index].runs, memory_order_relaxed);
-    for (int p = 0; p < node.count; p++) {
-        dcu_node_proc_t *q = &node.seg->procs[p];
-        if (!node_peer(p) || atomic_load_explicit(&q->aborted_run, memory_order_acquire) != run)
+    for (int l = 0; l < node.count; l++) {
+        dcu_node_proc_t *q = &node.seg->procs[l];
+        if (l == node.index ||
+            atomic_load_explicit(&q->aborted_run, memory_order_acquire) != run)
             continue;
         snprintf(why, why_size, "%s", q->abort_why);
         return 1;
@@ -165,23 +178,26 @@ dcuda_status_t dcu_node_open(void)
 {
     if (node.seg || dcu_boot_size() <= 1)
         return DCUDA_OK;
-    node.count = dcu_boot_size();
-    node.index = dcu_boot_rank();
-    struct {
+    find_members();
+    struct pid_fd {
         int32_t pid, fd;
-    } mine = { (int32_t)getpid(), -1 }, all[DCUDA_MAX_PROCESSES];
-    int leader = node_leader();
-    dcuda_status_t st = node.index == leader ? create_segment() : DCUDA_OK;
+    } mine = { (int32_t)getpid(), -1 }, *all = malloc((size_t)dcu_boot_size() * sizeof *all);
+    if (!all)
+        return DCUDA_ERR_NO_MEMORY; /* the others' next step fails on this one's absence */
+    int leader = node.member[0];
+    dcuda_status_t st = node.index == 0 ? create_segment() : DCUDA_OK;
     mine.fd = node.fd;
     /* A leader takes part even when it failed (fd -1), so nobody waits. */
     dcuda_status_t gathered = dcu_boot_allgather(&mine, all, sizeof mine);
+    struct pid_fd lead = all[leader];
+    for (int l = 0; gathered == DCUDA_OK && l < node.count; l++)
+        node.pids[l] = (pid_t)all[node.member[l]].pid;
+    free(all);
     if (st != DCUDA_OK || gathered != DCUDA_OK)
         return st != DCUDA_OK ? st : gathered;
-    if (all[leader].fd < 0)
+    if (lead.fd < 0)
         return DCUDA_ERR_SYSTEM; /* the leader reported why */
-    for (int p = 0; p < node.count; p++)
-        node.pids[p] = (pid_t)all[p].pid;
-    if (node.index != leader && (st = open_segment(node.pids[leader], all[leader].fd)) != DCUDA_OK)
+    if (node.index != 0 && (st = open_segment((pid_t)lead.pid, lead.fd)) != DCUDA_OK)
         return st;
     dcu_node_proc_t *me = &node.seg->procs[node.index];
     atomic_store(&me->pid, (int32_t)getpid());
@@ -205,10 +221,11 @@ static void describe_end(int p, char *out, size_t size)
         snprintf(out, size, "ended with status %d without exit()", WEXITSTATUS(status));
 }
 
-static int peer_died(int p, char *why, size_t why_size)
+static int peer_died(int l, char *why, size_t why_size)
 {
-    dcu_node_proc_t *q = &node.seg->procs[p];
-    pid_t pid = node.pids[p];
+    dcu_node_proc_t *q = &node.seg->procs[l];
+    pid_t pid = node.pids[l];
+    int p = node.member[l];
     uint32_t state = atomic_load_explicit(&q->state, memory_order_acquire);
     char how[96];
     if (state == DCU_PROC_LEFT_RUN)
@@ -227,8 +244,8 @@ static int peer_died(int p, char *why, size_t why_size)
 
 int dcu_node_lost(char *why, size_t why_size)
 {
-    for (int p = 0; p < node.count && node.seg; p++)
-        if (node_peer(p) && peer_died(p, why, why_size))
+    for (int l = 0; l < node.count && node.seg; l++)
+        if (l != node.index && peer_died(l, why, why_size))
             return 1;
     return 0;
 }
@@ -303,16 +320,16 @@ void dcu_node_alive(void)
 int dcu_node_stalled(uint64_t ns, char *why, size_t why_size)
 {
     uint64_t now = dcu_clock_ns();
-    for (int p = 0; p < node.count && node.seg; p++) {
-        dcu_node_proc_t *q = &node.seg->procs[p];
+    for (int l = 0; l < node.count && node.seg; l++) {
+        dcu_node_proc_t *q = &node.seg->procs[l];
         uint64_t alive = atomic_load_explicit(&q->alive_ns, memory_order_relaxed);
-        if (!node_peer(p) || !atomic_load_explicit(&q->in_run, memory_order_relaxed) ||
+        if (l == node.index || !atomic_load_explicit(&q->in_run, memory_order_relaxed) ||
             alive == 0 || now - alive < ns)
             continue;
         snprintf(why, why_size,
                  "process %d (pid %d, %d rank(s) from WORLD rank %d) has not served its ranks "
                  "for %.1f s (stopped, or its host thread held up)",
-                 p, (int)node.pids[p], q->rank_count, q->world_first,
+                 node.member[l], (int)node.pids[l], q->rank_count, q->world_first,
                  (double)(now - alive) / DCU_NS_PER_S);
         return 1;
     }

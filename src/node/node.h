@@ -8,8 +8,9 @@
  * The segment exists when the program runs as several processes, one per
  * node: the node's first process creates it and the node's others map it,
  * learning where through the bootstrap's allgather, however the processes
- * were started. Its procs[] are indexed by process; only the node's own
- * are filled.
+ * were started. Its procs[] and slots[] are indexed by the process's place
+ * among the node's processes (in process order); dcu_node_proc takes a
+ * process's index in the program.
  */
 #ifndef DCU_NODE_NODE_H
 #define DCU_NODE_NODE_H
@@ -68,8 +69,8 @@ typedef struct dcu_node {
      * process completes after that ended reads it (rank-visible). */
     DCUDA_ATOMIC(uint32_t) deadlocked;
     uint32_t reserved[13];
-    dcuda_node_slot_t slots[DCUDA_MAX_PROCESSES]; /* WORLD barrier arrivals (rank-visible) */
-    dcu_node_proc_t procs[DCUDA_MAX_PROCESSES];
+    dcuda_node_slot_t slots[DCUDA_MAX_NODE_PROCESSES]; /* WORLD barrier arrivals (rank-visible) */
+    dcu_node_proc_t procs[DCUDA_MAX_NODE_PROCESSES];
 } dcu_node_t;
 
 /* Shares the node segment among the bootstrap's processes (collective;
@@ -77,7 +78,12 @@ typedef struct dcu_node {
 dcuda_status_t dcu_node_open(void);
 /* The segment, or NULL when the program runs as one process. */
 dcu_node_t *dcu_node(void);
+/* Process p's entry (p a process of my node, in the program's numbering). */
 dcu_node_proc_t *dcu_node_proc(int p);
+/* My place among the node's processes (my slot and entry), and how many
+ * processes the node has. */
+int dcu_node_index(void);
+int dcu_node_count(void);
 /* Nonzero (and a message) when a peer process of the node died: ended
  * without exit(), was killed, or left with exit() while its ranks ran.
  * Cheap enough to call every few milliseconds. */

@@ -218,7 +218,7 @@ static int ref_bounds(ref_value_t v[TABLE_SIZE])
     if (v[S_WATCHDOG].d > 1e9)
         v[S_WATCHDOG].d = 0;
     return one_of(v[S_BACKEND].s, backends) && ranks >= 0 && ranks <= (1L << 20) && procs >= 0 &&
-           procs <= 16 && log >= 16 && log <= (1L << 20) && (log & (log - 1)) == 0 &&
+           procs <= (1L << 24) && log >= 16 && log <= (1L << 20) && (log & (log - 1)) == 0 &&
            v[S_NOTIF_START].u <= 0xffffffffUL &&
            one_of(v[S_NET].s, nets) && one_of(v[S_ON_ERROR].s, on_error);
 }
@@ -452,7 +452,7 @@ void fuzz_seeds(fuzz_emit_fn emit, void *arg)
                                       "\001-x",
                                       "\007",
                                       NULL };
-    static const char *const s3[] = { "\006WATCHDOG=2.5", "\006RANK=3", "\006PROCESSES=16",
+    static const char *const s3[] = { "\006WATCHDOG=2.5", "\006RANK=3", "\006PROCESSES=65",
                                       "\006WATCHDOG_CANCEL=+1", NULL };
     static const char *const s4[] = { "\010--dcuda_ranks=3", "\006LOG_ENTRIES=1000", NULL };
     /* Blanks before a number's 0x, and before a minus that an unsigned

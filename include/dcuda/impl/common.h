@@ -68,16 +68,22 @@ DCU_HD int dcu_device_rank_of(const dcuda_state_t *st, int comm, int rank)
     return (rank >= 0 && rank < st->device_size) ? rank : -1;
 }
 
-/* Process holding WORLD rank `rank` (ranks are contiguous per process), or
- * -1. */
+/* Process holding WORLD rank `rank` (ranks are contiguous per process, in
+ * process order), or -1: a binary search of the peer table (log2 P loads
+ * of memory no rank writes). Put routes remember what it finds. */
 DCU_HD int dcu_process_of(const dcuda_state_t *st, int rank)
 {
     if (rank < 0 || rank >= st->world_size)
         return -1;
-    int p = st->process_count - 1;
-    while (p > 0 && rank < st->peer_first[p])
-        p--;
-    return p;
+    int lo = 0, hi = st->process_count - 1; /* peers[lo].world_first <= rank */
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        if (st->peers[mid].world_first <= rank)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
 }
 
 /* Where a notification to `rank` of comm goes: the path there (dcuda_path)
@@ -93,10 +99,11 @@ DCU_HD dcuda_notif_counters_t *dcu_target_notifs(const dcuda_state_t *st, int co
     int p = dcu_process_of(st, rank);
     if (p < 0)
         return (dcuda_notif_counters_t *)0;
-    *path = st->peer_path[p];
+    const dcuda_peer_t *q = &st->peers[p];
+    *path = q->path;
     if (*path == DCUDA_PATH_NET)
         return (dcuda_notif_counters_t *)0;
-    return &st->peer_notifs[p][rank - st->peer_first[p]];
+    return &q->notifs[rank - q->world_first];
 }
 
 /* Rank `rank`'s part of WORLD window slot `slot` when that rank lives in a
@@ -147,11 +154,6 @@ DCU_HD void dcu_state_bind(dcuda_state_t *st, const dcuda_context_t *ctx, int de
     st->notifs = ctx->notifs;
     st->inbox = ctx->net ? ctx->inbox + (size_t)device_rank * DCUDA_INBOX_ENTRIES
                          : (const dcuda_inbox_entry_t *)0;
-    for (int p = 0; p < ctx->process_count && p < DCUDA_MAX_PROCESSES; p++) {
-        st->peer_first[p] = ctx->peers[p].world_first;
-        st->peer_notifs[p] = ctx->peers[p].notifs;
-        st->peer_path[p] = (uint8_t)ctx->peers[p].path;
-    }
     for (int c = 0; c < DCUDA_COMM_COUNT; c++) {
         st->win_entries[c] = ctx->win_entries[c];
         st->barrier_epoch[c] = 0;

@@ -17,13 +17,14 @@
 #include "base.h"
 #include "ring.h"
 
-#define DCUDA_LAYOUT_VERSION 9u
+#define DCUDA_LAYOUT_VERSION 10u
 #define DCUDA_CONTEXT_MAGIC 0x64637564u /* "dcud" */
 #define DCUDA_STATE_MAGIC 0x72616e6bu   /* "rank" */
 
-/* Processes (one device each) of one program, on all its nodes together
- * (an MPI job of more is refused at init). */
-#define DCUDA_MAX_PROCESSES 16
+/* Processes (one device each) of one node: what the node segment holds.
+ * A job has any number of nodes; a host that runs more processes is split
+ * into nodes of this many, which reach each other over the network path. */
+#define DCUDA_MAX_NODE_PROCESSES 64
 /* Rank-visible allocations of one process that peers can map. */
 #define DCUDA_MAX_SEGMENTS 256
 
@@ -214,7 +215,7 @@ typedef struct dcuda_context {
     uint32_t node_base;             /* node_slots' value for WORLD barrier 0 of this run */
     dcuda_peer_t *peers;            /* [process_count], mine included (path DEVICE) */
     dcuda_segment_t *segments;      /* peers' allocations reachable from here */
-    dcuda_node_slot_t *node_slots;  /* [process_count], shared host memory */
+    dcuda_node_slot_t *node_slots;  /* [node processes], shared host memory */
     dcuda_notif_counters_t *notifs; /* [device_size] */
     dcuda_barrier_t *barriers;      /* [DCUDA_COMM_COUNT] */
     dcuda_win_entry_t *win_entries[DCUDA_COMM_COUNT]; /* [MAX_WINDOWS][comm size] */
@@ -295,11 +296,6 @@ typedef struct dcuda_state {
     const dcuda_peer_t *peers;
     dcuda_notif_counters_t *notifs;
     const dcuda_inbox_entry_t *inbox; /* mine (NULL: no process on the network path) */
-    /* Copies of the peer table's lookups: the WORLD rank of each process's
-     * first rank, and its counters as this rank reaches them. */
-    int32_t peer_first[DCUDA_MAX_PROCESSES];
-    dcuda_notif_counters_t *peer_notifs[DCUDA_MAX_PROCESSES];
-    uint8_t peer_path[DCUDA_MAX_PROCESSES]; /* dcuda_path to each process */
     dcuda_win_entry_t *win_entries[DCUDA_COMM_COUNT];
     dcuda_put_route_t routes[DCUDA_PUT_ROUTES];
     uint8_t win_gen[DCUDA_COMM_COUNT][DCUDA_MAX_WINDOWS];
@@ -321,8 +317,8 @@ DCUDA_STATIC_ASSERT(sizeof(dcuda_peer_t) == 48, "peer");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 288, "context");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_put_route_t) == 56, "put route");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
-DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 328, "state copies of the context");
-DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 912, "state counters");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 1936, "state fits shared memory budget");
+DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 120, "state copies of the context");
+DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 704, "state counters");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 1728, "state fits shared memory budget");
 
 #endif /* DCUDA_SHARED_LAYOUT_H */
