@@ -18,7 +18,7 @@
 #define FUZZ_ROUNDS 200000
 #define PROCS 4
 #define WORLD 12 /* 3 ranks a process */
-#define TYPES 8  /* message types 1 .. TYPES */
+#define TYPES 10 /* message types 1 .. TYPES */
 #define ANSWER_BYTES 24 /* a REPLY's body: a dcu_quiet_t */
 
 static const dcu_wire_limits_t limits = { PROCS, WORLD, 4096 };
@@ -61,6 +61,10 @@ static int valid(const unsigned char *m, size_t size, int from)
         return h.epoch != 0 && h.length == ANSWER_BYTES;
     case DCU_WIRE_FOUND:
         return h.length == 0;
+    case DCU_WIRE_ROUND: /* a barrier, a round of at most 31 */
+        return h.epoch != 0 && h.tag < 31 && h.length == 0;
+    case DCU_WIRE_ACK: /* a count */
+        return h.length == 0;
     default:
         return 0;
     }
@@ -79,7 +83,10 @@ static size_t make(unsigned char *m, int type, int from)
     h.dst_rank = (3 * from + 4) % WORLD;
     h.tag = type == DCU_WIRE_BARRIER ? 0 : 8;
     h.slot = 5;
-    h.epoch = type == DCU_WIRE_BARRIER || type == DCU_WIRE_PROBE || type == DCU_WIRE_REPLY ? 2 : 0;
+    h.epoch = type == DCU_WIRE_BARRIER || type == DCU_WIRE_PROBE || type == DCU_WIRE_REPLY ||
+                      type == DCU_WIRE_ROUND
+                  ? 2
+                  : 0;
     h.offset = 64;
     h.count = type == DCU_WIRE_PUT ? body : type == DCU_WIRE_BARRIER ? 3 : 0;
     memcpy(m, &h, sizeof h);

@@ -9,9 +9,10 @@
  * Messages keep the order of the commands that made them; the manager keeps
  * the order of each pair of processes; arrivals go to their rank's inbox in
  * order, and the rank applies them in order, the data of a put before the
- * notification that tells of it. A WORLD barrier completes only once
- * nothing that arrived is held for lack of inbox room, so a rank that sees
- * it finds everything sent before it in its inbox.
+ * notification that tells of it. A WORLD barrier (netbar.h) completes
+ * only once what was sent to my ranks before the others entered it is in
+ * their inboxes (not held for lack of room), so a rank that sees it finds
+ * everything sent before it there.
  *
  * A large put (PUT_READ) is read from rank memory by the backend's copy
  * engine into a ring of pinned staging buffers and sent chunk by chunk as
@@ -28,6 +29,7 @@
 
 #include "command.h"
 #include "inbox.h"
+#include "netbar.h"
 #include "node/node.h"
 #include "trace.h"
 #include "util/clock.h"
@@ -70,11 +72,7 @@ struct dcu_proxy {
     dcu_inboxes_t *inboxes;   /* what arrives for my ranks */
     dcuda_win_entry_t *parts; /* [windows][ranks]: my ranks' parts of WORLD windows */
     uint64_t parts_known;     /* bit per window slot */
-    struct {
-        uint32_t epoch;
-        int arrived;
-    } bar[2];               /* arrivals at the next two WORLD barriers */
-    uint32_t barriers_done; /* WORLD barriers of this run completed */
+    dcu_netbar_t bar; /* the WORLD barriers of this run */
     /* Large puts read from rank memory: a ring of jobs (one per rank at
      * most, since each waits for its answer), the one being read, and the
      * staging ring, filled at `fill` and sent from `drain` in order. */
@@ -167,36 +165,48 @@ static void apply_notify(dcu_proxy_t *p, const dcu_wire_header_t *h)
     deliver(p, h, r, 0u, NULL);
 }
 
-/* Completes the next barrier once every process arrived at it. */
-static void complete_barriers(dcu_proxy_t *p)
+static void send_step(dcu_proxy_t *p, int q, uint8_t type, uint32_t epoch, uint32_t round);
+
+/* Acknowledges what my ranks' inboxes took, once nothing is held. */
+static void send_acks(dcu_proxy_t *p)
 {
+    int q;
+    uint32_t count;
+    while (!p->failure[0] && dcu_netbar_owed(&p->bar, dcu_inbox_held(p->inboxes), &q, &count))
+        send_step(p, q, DCU_WIRE_ACK, 0, count);
+}
+
+/* Moves the WORLD barrier my device is in on: sends the rounds due, and
+ * completes it when it can (its ranks then leave it). */
+static void advance_barriers(dcu_proxy_t *p)
+{
+    int q, held = dcu_inbox_held(p->inboxes);
+    uint32_t round;
     for (;;) {
-        uint32_t e = p->barriers_done + 1u;
-        if (p->bar[e & 1u].epoch != e || p->bar[e & 1u].arrived < p->c.process_count ||
-            dcu_inbox_held(p->inboxes) > 0)
+        while (!p->failure[0] && dcu_netbar_send(&p->bar, &q, &round))
+            send_step(p, q, DCU_WIRE_ROUND, p->bar.entered, round);
+        if (p->failure[0] || !dcu_netbar_complete(&p->bar, held))
             return;
-        p->bar[e & 1u].epoch = 0;
-        p->bar[e & 1u].arrived = 0;
-        p->barriers_done = e;
-        atomic_store_explicit(p->c.net_barrier, e, memory_order_release);
+        atomic_store_explicit(p->c.net_barrier, p->bar.done, memory_order_release);
     }
 }
 
-/* Process `from` reached WORLD barrier `epoch` (of this run): the next one,
- * or the one after (it may be one ahead, never two). */
-static void arrive(dcu_proxy_t *p, int from, uint32_t epoch)
+/* A barrier step's verdict: NULL, or why process `from` sent a wrong one. */
+static void barrier_verdict(dcu_proxy_t *p, int from, const dcu_wire_header_t *h,
+                            const char *bad)
 {
-    if (epoch != p->barriers_done + 1u && epoch != p->barriers_done + 2u) {
-        fail(p, "process %d reached WORLD barrier %u while this one completed %u", from, epoch,
-             p->barriers_done);
-        return;
-    }
-    if (p->bar[epoch & 1u].epoch != epoch) {
-        p->bar[epoch & 1u].epoch = epoch;
-        p->bar[epoch & 1u].arrived = 0;
-    }
-    p->bar[epoch & 1u].arrived++;
-    complete_barriers(p);
+    if (bad)
+        fail(p, "process %d: %s (WORLD barrier %u; this process completed %u)", from, bad,
+             h->epoch, p->bar.done);
+    else
+        advance_barriers(p);
+}
+
+static void apply_step(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
+{
+    barrier_verdict(p, from, h,
+                    h->type == DCU_WIRE_ROUND ? dcu_netbar_heard(&p->bar, from, h->epoch, h->tag)
+                                              : dcu_netbar_acked(&p->bar, from, h->tag));
 }
 
 static void apply_barrier(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const void *body)
@@ -214,7 +224,7 @@ static void apply_barrier(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, 
             return;
         }
     }
-    arrive(p, from, h->epoch);
+    barrier_verdict(p, from, h, dcu_netbar_arrive(&p->bar, from, h->epoch));
 }
 
 /* A peer's message text, printable characters only (it comes from outside),
@@ -259,6 +269,14 @@ const char *dcu_proxy_left(const dcu_proxy_t *p) { return p->left[0] ? p->left :
 static void dl_receive(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body);
 static void dl_found(dcu_proxy_t *p);
 
+/* Messages that move ranks on (the deadlock detector counts them: while
+ * one is on its way, the ranks may not be stuck). */
+static int moves_ranks(uint8_t type)
+{
+    return type == DCU_WIRE_PUT || type == DCU_WIRE_NOTIFY || type == DCU_WIRE_BARRIER ||
+           type == DCU_WIRE_ROUND || type == DCU_WIRE_ACK;
+}
+
 static void receive(void *arg, int from, const void *data, size_t size)
 {
     dcu_proxy_t *p = arg;
@@ -276,15 +294,16 @@ static void receive(void *arg, int from, const void *data, size_t size)
     const char *body = (const char *)data + sizeof h;
     if (h.flags & DCU_WIRE_ENDED) /* the run ended before what this carries */
         dl_found(p);
-    p->received +=
-        h.type == DCU_WIRE_PUT || h.type == DCU_WIRE_NOTIFY || h.type == DCU_WIRE_BARRIER;
+    p->received += moves_ranks(h.type);
     switch (h.type) {
     case DCU_WIRE_PUT:
+        dcu_netbar_taken(&p->bar, from);
         dcu_trace_mark(DCU_TRACE_RECEIVED, h.count);
         apply_put(p, &h, body);
         dcu_trace_mark(DCU_TRACE_WRITTEN, h.count);
         break;
     case DCU_WIRE_NOTIFY:
+        dcu_netbar_taken(&p->bar, from);
         dcu_trace_mark(DCU_TRACE_RECEIVED, 0);
         apply_notify(p, &h);
         dcu_trace_mark(DCU_TRACE_WRITTEN, 0);
@@ -299,6 +318,10 @@ static void receive(void *arg, int from, const void *data, size_t size)
     case DCU_WIRE_REPLY:
     case DCU_WIRE_FOUND:
         dl_receive(p, from, &h, body);
+        break;
+    case DCU_WIRE_ROUND:
+    case DCU_WIRE_ACK:
+        apply_step(p, from, &h);
         break;
     default:
         apply_barrier(p, from, &h, body);
@@ -324,7 +347,9 @@ static void send_to(dcu_proxy_t *p, int q, dcu_wire_header_t *h)
 {
     if (p->dl.found)
         h->flags |= DCU_WIRE_ENDED;
-    p->sent += h->type == DCU_WIRE_PUT || h->type == DCU_WIRE_NOTIFY || h->type == DCU_WIRE_BARRIER;
+    p->sent += moves_ranks(h->type);
+    if (h->type == DCU_WIRE_PUT || h->type == DCU_WIRE_NOTIFY)
+        dcu_netbar_sent(&p->bar, q);
     if (p->c.net_ops->send(p->net, q, h, sizeof *h + h->length) != DCUDA_OK)
         fail(p, "cannot send to process %d: %s", q, p->c.net_ops->why(p->net));
 }
@@ -547,16 +572,25 @@ static int read_parts(dcu_proxy_t *p, uint32_t slot)
     return 1;
 }
 
-/* My device reached WORLD barrier `epoch` (a checked command): every other
- * process hears of it (with my ranks' parts of the window it creates, if
- * any). */
-static void send_barrier(dcu_proxy_t *p, const dcuda_cmd_t *cmd)
+/* A barrier step without a body to process q: a ROUND (epoch, its round
+ * in tag) or an ACK (the count in tag). */
+static void send_step(dcu_proxy_t *p, int q, uint8_t type, uint32_t epoch, uint32_t tag)
 {
-    uint32_t epoch = (uint32_t)cmd->args[0], slot = (uint32_t)cmd->args[1];
-    int with_parts = slot != DCUDA_CMD_NO_SLOT;
-    if (with_parts && !read_parts(p, slot))
+    dcu_wire_header_t *h = message(p, type, 0);
+    if (!h)
         return;
-    size_t length = with_parts ? (size_t)p->c.ranks * sizeof(dcuda_win_entry_t) : 0;
+    h->epoch = epoch;
+    h->tag = tag;
+    send_to(p, q, h);
+}
+
+/* Barrier `epoch` creates window `slot`: every other process hears of it
+ * with my ranks' parts of the window. */
+static void send_parts(dcu_proxy_t *p, uint32_t epoch, uint32_t slot)
+{
+    if (!read_parts(p, slot))
+        return;
+    size_t length = (size_t)p->c.ranks * sizeof(dcuda_win_entry_t);
     for (int q = 0; q < p->c.process_count && !p->failure[0]; q++) {
         if (q == p->c.process_index)
             continue;
@@ -566,12 +600,23 @@ static void send_barrier(dcu_proxy_t *p, const dcuda_cmd_t *cmd)
         h->epoch = epoch;
         h->slot = slot;
         h->src_rank = p->world_first;
-        h->count = with_parts ? (uint64_t)p->c.ranks : 0u;
-        if (with_parts)
-            memcpy(h + 1, p->parts + (size_t)slot * (size_t)p->c.ranks, length);
+        h->count = (uint64_t)p->c.ranks;
+        memcpy(h + 1, p->parts + (size_t)slot * (size_t)p->c.ranks, length);
         send_to(p, q, h);
     }
-    arrive(p, p->c.process_index, epoch);
+}
+
+/* My device reached WORLD barrier `epoch` (a checked command). One that
+ * creates a window goes to every process with the parts; any other runs
+ * its rounds once what my ranks sent is acknowledged (netbar.h). */
+static void send_barrier(dcu_proxy_t *p, const dcuda_cmd_t *cmd)
+{
+    uint32_t epoch = (uint32_t)cmd->args[0], slot = (uint32_t)cmd->args[1];
+    int all_to_all = slot != DCUDA_CMD_NO_SLOT;
+    if (all_to_all)
+        send_parts(p, epoch, slot);
+    dcu_netbar_enter(&p->bar, epoch, all_to_all);
+    advance_barriers(p);
 }
 
 /* Answers one command in its sender's reply slot. */
@@ -790,6 +835,8 @@ int dcu_proxy_poll(dcu_proxy_t *p)
         int r = p->c.net_ops->progress(p->net);
         if (r < 0)
             fail(p, "network: %s", p->c.net_ops->why(p->net));
+        if (r == 0) /* nothing more arrived for now */
+            send_acks(p);
         did |= r > 0;
     }
     if (p->net && !p->failure[0] && dcu_inbox_held(p->inboxes) > 0) {
@@ -797,7 +844,7 @@ int dcu_proxy_poll(dcu_proxy_t *p)
         if (r < 0)
             fail(p, "cannot write a put that waited for inbox room");
         if (r > 0)
-            complete_barriers(p);
+            advance_barriers(p);
         did |= r > 0;
     }
     return did;
@@ -841,8 +888,7 @@ void dcu_proxy_reset(dcu_proxy_t *p)
             p->staging[i].state = STAGING_FREE;
     p->job_head = p->job_count = p->job_reading = 0;
     p->drain = p->fill;
-    memset(p->bar, 0, sizeof p->bar);
-    p->barriers_done = 0;
+    dcu_netbar_reset(&p->bar);
     atomic_store_explicit(p->c.net_barrier, 0u, memory_order_relaxed);
 }
 
@@ -853,7 +899,8 @@ static dcuda_status_t open_net(dcu_proxy_t *p)
     p->inboxes = dcu_inboxes_create(c->inbox, c->inbox_tail, c->ranks, c->ops, c->backend);
     p->parts = calloc((size_t)DCUDA_MAX_WINDOWS * (size_t)c->ranks, sizeof *p->parts);
     p->jobs = calloc((size_t)c->ranks, sizeof *p->jobs);
-    if (!p->inboxes || !p->parts || !p->jobs)
+    if (!p->inboxes || !p->parts || !p->jobs ||
+        dcu_netbar_init(&p->bar, c->process_count, c->process_index) != DCUDA_OK)
         return DCUDA_ERR_NO_MEMORY;
     for (int i = 0; i < PROXY_STAGING; i++)
         if (!(p->staging[i].msg = pinned_alloc(p, sizeof(dcu_wire_header_t) + DCU_NET_PUT_CHUNK)))
@@ -904,5 +951,6 @@ void dcu_proxy_destroy(dcu_proxy_t *p)
             pinned_free(p, p->staging[i].msg);
     free(p->jobs);
     free(p->parts);
+    dcu_netbar_free(&p->bar);
     free(p);
 }

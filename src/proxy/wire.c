@@ -74,6 +74,13 @@ static const char *check_body(const dcu_wire_header_t *h, const dcu_wire_limits_
                                                   : "a reply's body is not an answer";
     case DCU_WIRE_FOUND:
         return h->length == 0 ? NULL : "a verdict carries no body";
+    case DCU_WIRE_ROUND:
+        return h->epoch == 0                  ? "barrier epoch 0"
+               : h->tag >= DCU_WIRE_ROUNDS   ? "barrier round out of range"
+               : h->length == 0              ? NULL
+                                             : "a barrier round carries no body";
+    case DCU_WIRE_ACK:
+        return h->length == 0 ? NULL : "an acknowledgement carries no body";
     default:
         return "unknown message type";
     }

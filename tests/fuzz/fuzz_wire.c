@@ -50,7 +50,7 @@ static setting_t read_setting(fuzz_reader_t *r)
 }
 
 /* wire.h's format, as this file reads it: a header of 56 bytes (magic
- * 0xdc0d, version 3, type, body length, sender, ranks, tag, slot, epoch,
+ * 0xdc0d, version 4, type, body length, sender, ranks, tag, slot, epoch,
  * offset, count, the sender's run, flags: 0 or 1), the body after it. */
 static int rank_in(int32_t r, const setting_t *s) { return r >= 0 && r < s->lim.world_size; }
 
@@ -81,6 +81,10 @@ static int valid_body(const dcu_wire_header_t *h, const setting_t *s)
         return h->epoch != 0 && h->length == 24;
     case 8: /* FOUND: no body */
         return h->length == 0;
+    case 9: /* ROUND: a barrier (epoch) 1 and up, a round (tag) 0..30, no body */
+        return h->epoch != 0 && h->tag <= 30 && h->length == 0;
+    case 10: /* ACK: a count (tag), no body */
+        return h->length == 0;
     default:
         return 0;
     }
@@ -92,7 +96,7 @@ static int valid(const uint8_t *m, size_t size, const setting_t *s)
     if (size < 56)
         return 0;
     memcpy(&h, m, sizeof h);
-    if (h.magic != 0xdc0d || h.version != 3 || size > s->lim.max_size || h.length != size - 56 ||
+    if (h.magic != 0xdc0d || h.version != 4 || size > s->lim.max_size || h.length != size - 56 ||
         h.flags > 1u)
         return 0;
     if (s->from < 0 || s->from >= s->lim.processes || h.src_proc != s->from || h.run == 0)
@@ -134,9 +138,9 @@ static size_t make_seed(uint8_t buf[8 + 56 + 64], uint8_t type, uint32_t body)
     dcu_wire_header(&h, type, body, 1, 3); /* of the third run */
     h.src_rank = 2;
     h.dst_rank = 5;
-    h.tag = type == 2 ? 4 : 0;
+    h.tag = type == 2 ? 4 : type == 9 ? 1 : type == 10 ? 7 : 0;
     h.slot = type == 3 && body == 0 ? 0xffffffffu : 3;
-    h.epoch = type == 3 || type == 6 || type == 7 ? 1 : 0;
+    h.epoch = type == 3 || type == 6 || type == 7 || type == 9 ? 1 : 0;
     h.offset = 16;
     h.count = type == 1 ? body : body / 16;
     memset(buf, 0, 8);
@@ -161,4 +165,6 @@ void fuzz_seeds(fuzz_emit_fn emit, void *arg)
     emit(arg, buf, make_seed(buf, 6, 0));
     emit(arg, buf, make_seed(buf, 7, 24));
     emit(arg, buf, make_seed(buf, 8, 0));
+    emit(arg, buf, make_seed(buf, 9, 0));
+    emit(arg, buf, make_seed(buf, 10, 0));
 }

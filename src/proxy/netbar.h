@@ -1,0 +1,86 @@
+/*
+ * The WORLD barrier among the processes when some of them are on the
+ * network path, as a state machine the proxy drives: it sends and
+ * receives, this decides (no I/O here, so a test can drive it).
+ *
+ * A plain barrier is a dissemination barrier: in round k a process tells
+ * process (me + 2^k) mod P and waits to hear from (me - 2^k) mod P, for
+ * ceil(log2 P) rounds, one message a round. It keeps the barrier's promise
+ * (a rank that leaves it finds in its inbox everything sent to it before
+ * the others entered it) through acknowledgements: a process counts the
+ * puts and notifications it sends to each process, the receiver counts
+ * what it took from each sender and, whenever it has nothing else to do
+ * and nothing is held for lack of inbox room, tells each sender how many
+ * (ACK). A process starts its rounds once every process it sent to has
+ * acknowledged all of it, which by then is usually the case already.
+ *
+ * A barrier that creates a window still goes to every process, carrying
+ * the parts (each process counts P arrivals; the order of each pair of
+ * processes keeps the promise there).
+ *
+ * A process is at most one barrier ahead of another (it cannot finish the
+ * next before every process entered it), so arrivals are kept for two
+ * barriers, by the parity of their epoch.
+ */
+#ifndef DCU_PROXY_NETBAR_H
+#define DCU_PROXY_NETBAR_H
+
+#include <stdint.h>
+
+#include "dcuda/dcuda_status.h"
+
+/* What arrived for one barrier. */
+typedef struct dcu_netbar_arrivals {
+    uint32_t epoch;
+    int arrived;    /* all-to-all arrivals, mine included */
+    uint32_t heard; /* bit k: round k's message arrived */
+} dcu_netbar_arrivals_t;
+
+typedef struct dcu_netbar {
+    int procs, me;
+    uint32_t done;    /* barriers completed (of this run) */
+    uint32_t entered; /* the barrier my device entered (== done: none in progress) */
+    int all_to_all;   /* it carries window parts: P arrivals */
+    int ack_wait;     /* processes whose acknowledgement it still waits for */
+    int rounds;       /* rounds of a plain barrier: ceil(log2 procs) */
+    int round;        /* its rounds sent */
+    dcu_netbar_arrivals_t at[2];
+    /* Puts and notifications sent to each process, and acknowledged; bit
+     * per process that may owe an acknowledgement. */
+    uint32_t *sent, *acked;
+    uint64_t *unacked;
+    int words;
+    /* Taken from each process, and acknowledged to it; the processes owed
+     * an acknowledgement. */
+    uint32_t *taken, *told;
+    int *owed;
+    int owed_count;
+} dcu_netbar_t;
+
+dcuda_status_t dcu_netbar_init(dcu_netbar_t *b, int procs, int me);
+void dcu_netbar_free(dcu_netbar_t *b);
+/* A new run: no barrier done, nothing counted. */
+void dcu_netbar_reset(dcu_netbar_t *b);
+
+/* A put or a notification went to process q; one came from process q. */
+void dcu_netbar_sent(dcu_netbar_t *b, int q);
+void dcu_netbar_taken(dcu_netbar_t *b, int q);
+/* The next acknowledgement to send, once nothing is held (held == 0): 1,
+ * to whom and the count it acknowledges; else 0. */
+int dcu_netbar_owed(dcu_netbar_t *b, int held, int *to, uint32_t *count);
+/* Process q acknowledged `count` of what I sent it. NULL, or why that
+ * cannot be right. */
+const char *dcu_netbar_acked(dcu_netbar_t *b, int q, uint32_t count);
+
+/* My device entered barrier `epoch` (done + 1). */
+void dcu_netbar_enter(dcu_netbar_t *b, uint32_t epoch, int all_to_all);
+/* Arrivals. NULL, or why the message cannot be right (the proxy fails). */
+const char *dcu_netbar_arrive(dcu_netbar_t *b, int from, uint32_t epoch);
+const char *dcu_netbar_heard(dcu_netbar_t *b, int from, uint32_t epoch, uint32_t round);
+/* The next round message to send now: 1, to whom and its round, or 0. */
+int dcu_netbar_send(dcu_netbar_t *b, int *to, uint32_t *round);
+/* 1 when the barrier entered completes now (it is then done); an
+ * all-to-all one waits for held == 0. */
+int dcu_netbar_complete(dcu_netbar_t *b, int held);
+
+#endif /* DCU_PROXY_NETBAR_H */
