@@ -37,7 +37,7 @@ test-tsan:
 	cmake -S . -B build-tsan -DDCUDA_SANITIZE=thread -DDCUDA_WITH_CUDA=OFF -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS)
 	cmake --build build-tsan -j $(JOBS)
 	cd build-tsan && $(TSAN_ENV) ctest $(CTEST_FLAGS) -L cpu -j $(JOBS)
-	cd build-tsan && $(TSAN_ENV) TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan-mpi.supp" ctest $(CTEST_FLAGS) -L net -LE cpu -j $(JOBS)
+	cd build-tsan && $(TSAN_ENV) TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan-mpi.supp" ctest $(CTEST_FLAGS) -L net -LE "cpu|scale" -j $(JOBS)
 
 # libFuzzer runs of the fuzz harnesses (tests/fuzz, docs/fuzzing.md): a
 # clang build of their own (build-fuzz: ASan+UBSan, no CUDA, MPI or UCX),
