@@ -17,7 +17,10 @@ exe=$build/bench/dcuda_scale
 [ -x "$exe" ] || { echo "no $exe: build with MPI first" >&2; exit 2; }
 case $net in mpi | ucx) ;; *) echo "manager $net: mpi or ucx" >&2; exit 2 ;; esac
 export DCUDA_BACKEND=cpu DCUDA_RANKS=$ranks DCUDA_NET_FORCE=1 DCUDA_NET=$net
-export OMPI_MCA_btl=self,tcp UCX_TLS=tcp UCX_NET_DEVICES=lo DCUDA_WATCHDOG=60
+# MPI's transport between the processes of one host: OMPI_MCA_btl (default
+# TCP; hundreds of processes run out of loopback ports there: self,vader,tcp
+# takes MPI's shared memory); dcuda's network path between them either way.
+export OMPI_MCA_btl=${OMPI_MCA_btl:-self,tcp} UCX_TLS=tcp UCX_NET_DEVICES=lo DCUDA_WATCHDOG=60
 fwd=(-x DCUDA_BACKEND -x DCUDA_RANKS -x DCUDA_NET_FORCE -x DCUDA_NET -x OMPI_MCA_btl -x UCX_TLS
      -x UCX_NET_DEVICES -x DCUDA_WATCHDOG)
 header=--header
@@ -32,4 +35,4 @@ for p in $counts; do
     rm -f "$csv.$p.err"
     header=
 done
-column -s, -t <"$csv"
+if command -v column >/dev/null; then column -s, -t <"$csv"; else cat "$csv"; fi
