@@ -554,7 +554,9 @@ int dcu_proxy_idle(dcu_proxy_t *p)
 {
     if (dcu_ring_next(&p->queue) || p->job_count)
         return 0;
-    return !p->net || (dcu_inbox_held(p->inboxes) == 0 && dcu_inbox_unread(p->inboxes) == 0);
+    /* An acknowledgement not sent yet may still end a barrier's wait. */
+    return !p->net || (dcu_inbox_held(p->inboxes) == 0 && dcu_inbox_unread(p->inboxes) == 0 &&
+                       p->bar.owed_count == 0);
 }
 
 /* My ranks' parts of WORLD window `slot`, as they published them. */

@@ -79,7 +79,8 @@ void dcu_proxy_leave(dcu_proxy_t *p, const char *why);
 const char *dcu_proxy_left(const dcu_proxy_t *p);
 
 /* Nothing in the proxy's hands: no command waiting to be served, no large
- * put being read, nothing held for inbox room or unread in an inbox. */
+ * put being read, nothing held for inbox room or unread in an inbox, no
+ * acknowledgement owed. */
 int dcu_proxy_idle(dcu_proxy_t *p);
 
 /* The deadlock detector's rounds over the network (core/deadlock.c): a
