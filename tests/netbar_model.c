@@ -105,7 +105,8 @@ static void enter(int me)
         for (int q = 0; q < w.P; q++)
             if (q != me)
                 push(me, q, (msg_t){ M_ARRIVE, e, 0 });
-    dcu_netbar_enter(&p->b, e, w.all_to_all[e]);
+    const char *bad = dcu_netbar_enter(&p->b, e, w.all_to_all[e]);
+    TEST_CHECK(bad == NULL, "process %d cannot enter barrier %u: %s", me, e, bad ? bad : "");
     drive(me);
 }
 

@@ -115,8 +115,10 @@ static dcu_netbar_arrivals_t *arrivals(dcu_netbar_t *b, uint32_t epoch)
     return &b->at[epoch & 1u];
 }
 
-void dcu_netbar_enter(dcu_netbar_t *b, uint32_t epoch, int all_to_all)
+const char *dcu_netbar_enter(dcu_netbar_t *b, uint32_t epoch, int all_to_all)
 {
+    if (!arrivals(b, epoch))
+        return "a barrier more than one ahead of this process, or one it completed";
     b->entered = epoch;
     b->all_to_all = all_to_all;
     b->round = 0;
@@ -129,8 +131,7 @@ void dcu_netbar_enter(dcu_netbar_t *b, uint32_t epoch, int all_to_all)
             else
                 b->ack_wait++;
         }
-    if (all_to_all)
-        (void)dcu_netbar_arrive(b, b->me, epoch);
+    return all_to_all ? dcu_netbar_arrive(b, b->me, epoch) : NULL;
 }
 
 const char *dcu_netbar_arrive(dcu_netbar_t *b, int from, uint32_t epoch)

@@ -615,9 +615,13 @@ static void send_barrier(dcu_proxy_t *p, const dcuda_cmd_t *cmd)
 {
     uint32_t epoch = (uint32_t)cmd->args[0], slot = (uint32_t)cmd->args[1];
     int all_to_all = slot != DCUDA_CMD_NO_SLOT;
+    if (dcu_netbar_enter(&p->bar, epoch, all_to_all)) {
+        fail(p, "process %d reached WORLD barrier %u while this one completed %u",
+             p->c.process_index, epoch, p->bar.done);
+        return;
+    }
     if (all_to_all)
         send_parts(p, epoch, slot);
-    dcu_netbar_enter(&p->bar, epoch, all_to_all);
     advance_barriers(p);
 }
 

@@ -172,12 +172,15 @@ typedef struct command {
 } command_t;
 
 /* What the proxy is expected to send, in order: messages of the commands
- * it executes at once (PUT, NOTIFY, BARRIER), and the chunks of the large
- * puts it reads. */
+ * it executes at once (PUT, NOTIFY, BARRIER; a barrier that creates no
+ * window sends its first ROUND to the next process, but only while no put
+ * or notification it sent waits for an acknowledgement, and none comes
+ * here), and the chunks of the large puts it reads. */
 typedef struct expected {
     uint32_t ticket;
-    int peer;      /* PUT, NOTIFY, BARRIER */
+    int peer;      /* PUT, NOTIFY, BARRIER, ROUND */
     uint64_t done; /* PUT_READ: bytes sent so far */
+    int round;     /* a ROUND, sent only if nothing was sent before */
 } expected_t;
 
 static struct world {
@@ -189,6 +192,7 @@ static struct world {
     int fails; /* a command the rules refuse, or one that ends the queue */
     expected_t sync[MAX_ENTRIES * MAX_PROCS], reads[MAX_ENTRIES];
     int nsync, nreads, sync_at, reads_at;
+    int data_sent; /* puts and notifications sent (none is ever acknowledged) */
     dcuda_win_entry_t *own_table;
     uint8_t *rank_mem;
     dcu_net_mem_t mem;
@@ -205,7 +209,7 @@ static struct world {
  * past the input. */
 static void plan(uint32_t n)
 {
-    w.ncmds = w.nsync = w.nreads = w.sync_at = w.reads_at = 0;
+    w.ncmds = w.nsync = w.nreads = w.sync_at = w.reads_at = w.data_sent = 0;
     w.fails = 0;
     for (uint32_t t = 0; t < n;) {
         command_t *c = &w.cmds[w.ncmds];
@@ -226,12 +230,15 @@ static void plan(uint32_t n)
         if (c->ref.verdict != DCU_CMD_EXECUTE)
             continue;
         if (h->op == DCUDA_CMD_PUT || h->op == DCUDA_CMD_NOTIFY)
-            w.sync[w.nsync++] = (expected_t){ c->ticket, c->ref.target, 0 };
-        for (int q = 0; h->op == DCUDA_CMD_BARRIER && q < w.s.procs; q++)
+            w.sync[w.nsync++] = (expected_t){ c->ticket, c->ref.target, 0, 0 };
+        int parts = h->op == DCUDA_CMD_BARRIER && (uint32_t)h->args[1] != DCUDA_CMD_NO_SLOT;
+        for (int q = 0; parts && q < w.s.procs; q++)
             if (q != w.s.me)
-                w.sync[w.nsync++] = (expected_t){ c->ticket, q, 0 };
+                w.sync[w.nsync++] = (expected_t){ c->ticket, q, 0, 0 };
+        if (h->op == DCUDA_CMD_BARRIER && !parts && w.s.procs > 1)
+            w.sync[w.nsync++] = (expected_t){ c->ticket, (w.s.me + 1) % w.s.procs, 0, 1 };
         if (h->op == DCUDA_CMD_PUT_READ && readable(NULL, h->args[4], h->args[3]))
-            w.reads[w.nreads++] = (expected_t){ c->ticket, c->ref.target, 0 };
+            w.reads[w.nreads++] = (expected_t){ c->ticket, c->ref.target, 0, 0 };
     }
 }
 
@@ -272,18 +279,33 @@ static void check_chunk(const dcu_wire_header_t *h, const uint8_t *body)
     w.reads_at += last;
 }
 
-/* Checks a message (header h, body) of a PUT, NOTIFY or BARRIER expected
- * next. */
+/* Passes over the ROUNDs expected next that were rightly not sent: a put
+ * or a notification sent before waits for its acknowledgement. */
+static void skip_withheld_rounds(void)
+{
+    while (w.sync_at < w.nsync && w.sync[w.sync_at].round && w.data_sent > 0)
+        w.sync_at++;
+}
+
+/* Checks a message (header h, body) of a PUT, NOTIFY, BARRIER or ROUND
+ * expected next. */
 static void check_sync(int peer, const dcu_wire_header_t *h, const uint8_t *body)
 {
+    skip_withheld_rounds();
     FUZZ_CHECK(w.sync_at < w.nsync, "a message (type %u) no command asked for", h->type);
     expected_t *x = &w.sync[w.sync_at++];
     const dcuda_cmd_t *c = &w.shadow[x->ticket];
     uint8_t want = c->op == DCUDA_CMD_PUT      ? DCU_WIRE_PUT
                    : c->op == DCUDA_CMD_NOTIFY ? DCU_WIRE_NOTIFY
+                   : x->round                  ? DCU_WIRE_ROUND
                                                : DCU_WIRE_BARRIER;
     FUZZ_CHECK(h->type == want && peer == x->peer, "a message of type %u to %d, expected %u to %d",
                h->type, peer, want, x->peer);
+    if (want == DCU_WIRE_ROUND) {
+        FUZZ_CHECK(h->epoch == (uint32_t)c->args[0] && h->tag == 0,
+                   "a barrier round %u of epoch %u", h->tag, h->epoch);
+        return;
+    }
     if (want == DCU_WIRE_BARRIER) {
         uint32_t slot = (uint32_t)c->args[1];
         int parts = slot != DCUDA_CMD_NO_SLOT;
@@ -336,6 +358,7 @@ static dcuda_status_t net_send(dcu_net_t *n, int peer, void *data, size_t size)
         check_chunk(&h, (const uint8_t *)data + sizeof h);
     else
         check_sync(peer, &h, (const uint8_t *)data + sizeof h);
+    w.data_sent += h.type == DCU_WIRE_PUT || h.type == DCU_WIRE_NOTIFY;
     return DCUDA_OK;
 }
 
@@ -632,6 +655,7 @@ static void run_proxy(void)
         FUZZ_CHECK(strstr(failure, "reached WORLD barrier") ||
                        strstr(failure, "sent a put to read"),
                    "the proxy failed on commands the rules allow: %s", failure);
+    skip_withheld_rounds();
     if (!failure)
         FUZZ_CHECK(tail == tickets && w.sync_at == w.nsync && w.reads_at == w.nreads,
                    "consumed %u of %u entries, sent %d of %d messages and %d of %d large puts",
