@@ -24,7 +24,7 @@
 
 #define MAX_P 40
 #define BARRIERS 12
-#define QUEUE 4096
+#define QUEUE 512 /* messages a channel holds: far more than a run puts in one */
 
 enum { M_PUT = 1, M_ROUND, M_ACK, M_ARRIVE };
 
@@ -42,7 +42,7 @@ typedef struct proc {
     dcu_netbar_t b;
     int in_barrier;     /* 0: running */
     int puts_left;      /* before the next barrier */
-    int held[QUEUE];    /* sources of the puts held, in order */
+    int held[MAX_P * BARRIERS * 6]; /* sources of the puts held, in order (every put of the run) */
     int held_count;
     uint32_t delivered[MAX_P]; /* puts from each process in my inboxes */
     uint32_t sent[MAX_P];      /* puts I sent to each process */
@@ -133,7 +133,7 @@ static void receive(int me, int from)
         bad = dcu_netbar_acked(&p->b, from, m.value);
         break;
     default:
-        bad = dcu_netbar_arrive(&p->b, from, m.epoch);
+        bad = dcu_netbar_arrive(&p->b, m.epoch);
         break;
     }
     TEST_CHECK(bad == NULL, "process %d refused a message of type %d from %d: %s", me, m.type,

@@ -131,12 +131,11 @@ const char *dcu_netbar_enter(dcu_netbar_t *b, uint32_t epoch, int all_to_all)
             else
                 b->ack_wait++;
         }
-    return all_to_all ? dcu_netbar_arrive(b, b->me, epoch) : NULL;
+    return all_to_all ? dcu_netbar_arrive(b, epoch) : NULL;
 }
 
-const char *dcu_netbar_arrive(dcu_netbar_t *b, int from, uint32_t epoch)
+const char *dcu_netbar_arrive(dcu_netbar_t *b, uint32_t epoch)
 {
-    (void)from;
     dcu_netbar_arrivals_t *a = arrivals(b, epoch);
     if (!a)
         return "a barrier more than one ahead of this process, or one it completed";

@@ -75,8 +75,9 @@ const char *dcu_netbar_acked(dcu_netbar_t *b, int q, uint32_t count);
 /* My device entered barrier `epoch`: NULL, or why it cannot (the barrier
  * is not the next one or the one after, as for any process's arrival). */
 const char *dcu_netbar_enter(dcu_netbar_t *b, uint32_t epoch, int all_to_all);
-/* Arrivals. NULL, or why the message cannot be right (the proxy fails). */
-const char *dcu_netbar_arrive(dcu_netbar_t *b, int from, uint32_t epoch);
+/* Arrivals: a process at an all-to-all barrier, a round's message from
+ * `from`. NULL, or why the message cannot be right (the proxy fails). */
+const char *dcu_netbar_arrive(dcu_netbar_t *b, uint32_t epoch);
 const char *dcu_netbar_heard(dcu_netbar_t *b, int from, uint32_t epoch, uint32_t round);
 /* The next round message to send now: 1, to whom and its round, or 0. */
 int dcu_netbar_send(dcu_netbar_t *b, int *to, uint32_t *round);

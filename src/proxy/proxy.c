@@ -224,7 +224,7 @@ static void apply_barrier(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, 
             return;
         }
     }
-    barrier_verdict(p, from, h, dcu_netbar_arrive(&p->bar, from, h->epoch));
+    barrier_verdict(p, from, h, dcu_netbar_arrive(&p->bar, h->epoch));
 }
 
 /* A peer's message text, printable characters only (it comes from outside),
