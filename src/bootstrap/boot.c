@@ -146,14 +146,6 @@ int dcu_boot_host_size(int p)
     return n > 0 ? n : 1;
 }
 
-int dcu_boot_node_size(void)
-{
-    int n = 0, mine = dcu_boot_node(boot.index);
-    for (int q = 0; q < dcu_boot_size(); q++)
-        n += dcu_boot_node(q) == mine;
-    return n;
-}
-
 /* ---- steps ------------------------------------------------------------------- */
 
 /* The host steps stop: every later one fails at once, saying why. When a

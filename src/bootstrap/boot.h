@@ -98,8 +98,6 @@ int dcu_boot_node_count(void);
  * and how many processes that host runs. */
 int dcu_boot_host_index(int p);
 int dcu_boot_host_size(int p);
-/* Processes on this process's node (itself included). */
-int dcu_boot_node_size(void);
 
 /* A step that exchanges nothing: every process reaches it. */
 dcuda_status_t dcu_boot_barrier(void);

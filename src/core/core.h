@@ -161,7 +161,8 @@ dcuda_status_t dcu_peers_exchange(dcuda_host_h h);
 /* Releases the peers' mappings and the process tables. */
 void dcu_peers_release(dcuda_host_h h);
 /* Entries of the segment table: the allocations the node's other
- * processes may export (processes of other nodes export nothing here). */
+ * processes may export (processes of other nodes export nothing here;
+ * after dcu_node_open). */
 size_t dcu_peer_segments(void);
 
 /* What a blocked rank waits for, as one look at its status saw it. */

@@ -278,7 +278,7 @@ dcuda_status_t dcu_peers_agree(dcuda_host_h h)
 
 size_t dcu_peer_segments(void)
 {
-    return (size_t)(dcu_boot_node_size() - 1) * DCUDA_MAX_SEGMENTS;
+    return (size_t)(dcu_node_count() - 1) * DCUDA_MAX_SEGMENTS;
 }
 
 /* My allocations that peers map, in the node segment. Memory no peer can
