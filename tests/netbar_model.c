@@ -2,8 +2,7 @@
  * The WORLD barrier over the network path (src/proxy/netbar.h) against a
  * model of its promise, in a seeded random simulation: P processes (2 to
  * 40) with a FIFO channel for each ordered pair send puts to random
- * processes and enter barriers (plain ones, and ones that create a window,
- * which go to every process); messages are delivered in random order
+ * processes and enter barriers; messages are delivered in random order
  * across channels, puts are held for lack of inbox room at random and
  * released later, acknowledgements leave at random moments.
  *
@@ -11,7 +10,7 @@
  * it, and every put any process sent to this one before entering it is in
  * this one's inboxes (not in flight, not held). Checked at the end: every
  * process completed every barrier (nothing waits for ever), and each
- * barrier took the messages its kind allows (log2 P rounds a process).
+ * barrier took ceil(log2 P) rounds a process.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
@@ -26,7 +25,7 @@
 #define BARRIERS 12
 #define QUEUE 512 /* messages a channel holds: far more than a run puts in one */
 
-enum { M_PUT = 1, M_ROUND, M_ACK, M_ARRIVE };
+enum { M_PUT = 1, M_ROUND, M_ACK };
 
 typedef struct msg {
     int type;
@@ -40,8 +39,8 @@ typedef struct chan {
 
 typedef struct proc {
     dcu_netbar_t b;
-    int in_barrier;     /* 0: running */
-    int puts_left;      /* before the next barrier */
+    int in_barrier;                 /* 0: running */
+    int puts_left;                  /* before the next barrier */
     int held[MAX_P * BARRIERS * 6]; /* sources of the puts held, in order (every put of the run) */
     int held_count;
     uint32_t delivered[MAX_P]; /* puts from each process in my inboxes */
@@ -53,7 +52,6 @@ static struct {
     int P;
     proc_t pr[MAX_P];
     chan_t ch[MAX_P][MAX_P]; /* [from][to] */
-    int all_to_all[BARRIERS + 1];
     int entered[BARRIERS + 1][MAX_P];
     uint32_t sent_at_entry[BARRIERS + 1][MAX_P][MAX_P]; /* [e][from][to] */
     uint64_t rng;
@@ -79,7 +77,7 @@ static void drive(int me)
         push(me, to, (msg_t){ M_ROUND, p->b.entered, round });
         p->rounds_sent++;
     }
-    if (!p->in_barrier || !dcu_netbar_complete(&p->b, p->held_count))
+    if (!p->in_barrier || !dcu_netbar_complete(&p->b))
         return;
     uint32_t e = p->b.done;
     for (int q = 0; q < w.P; q++) {
@@ -101,11 +99,7 @@ static void enter(int me)
     w.entered[e][me] = 1;
     memcpy(w.sent_at_entry[e][me], p->sent, sizeof p->sent);
     p->in_barrier = 1;
-    if (w.all_to_all[e])
-        for (int q = 0; q < w.P; q++)
-            if (q != me)
-                push(me, q, (msg_t){ M_ARRIVE, e, 0 });
-    const char *bad = dcu_netbar_enter(&p->b, e, w.all_to_all[e]);
+    const char *bad = dcu_netbar_enter(&p->b, e);
     TEST_CHECK(bad == NULL, "process %d cannot enter barrier %u: %s", me, e, bad ? bad : "");
     drive(me);
 }
@@ -129,15 +123,12 @@ static void receive(int me, int from)
     case M_ROUND:
         bad = dcu_netbar_heard(&p->b, from, m.epoch, m.value);
         break;
-    case M_ACK:
+    default: /* M_ACK */
         bad = dcu_netbar_acked(&p->b, from, m.value);
         break;
-    default:
-        bad = dcu_netbar_arrive(&p->b, m.epoch);
-        break;
     }
-    TEST_CHECK(bad == NULL, "process %d refused a message of type %d from %d: %s", me, m.type,
-               from, bad ? bad : "");
+    TEST_CHECK(bad == NULL, "process %d refused a message of type %d from %d: %s", me, m.type, from,
+               bad ? bad : "");
     drive(me);
 }
 
@@ -187,8 +178,6 @@ static int simulate(uint64_t seed)
     memset(&w, 0, sizeof w);
     w.rng = seed * 0x9e3779b97f4a7c15ull + 1;
     w.P = 2 + (int)(test_rng(&w.rng) % (MAX_P - 1));
-    for (int e = 1; e <= BARRIERS; e++)
-        w.all_to_all[e] = test_rng(&w.rng) % 4 == 0;
     for (int q = 0; q < w.P; q++) {
         TEST_CHECK(dcu_netbar_init(&w.pr[q].b, w.P, q) == DCUDA_OK, "init");
         dcu_netbar_reset(&w.pr[q].b);
@@ -204,17 +193,14 @@ static int simulate(uint64_t seed)
     int log2p = 0;
     while ((1 << log2p) < w.P)
         log2p++;
-    int plain = 0;
-    for (int e = 1; e <= BARRIERS; e++)
-        plain += !w.all_to_all[e];
     for (int q = 0; q < w.P; q++) {
         proc_t *p = &w.pr[q];
         TEST_CHECK(p->b.done == BARRIERS && !p->in_barrier,
                    "seed %llu: process %d of %d stopped at barrier %u of %d",
                    (unsigned long long)seed, q, w.P, p->b.done, BARRIERS);
-        TEST_CHECK(p->rounds_sent == (uint32_t)(plain * log2p),
-                   "process %d sent %u rounds for %d plain barriers of %d processes", q,
-                   p->rounds_sent, plain, w.P);
+        TEST_CHECK(p->rounds_sent == (uint32_t)(BARRIERS * log2p),
+                   "process %d sent %u rounds for %d barriers of %d processes", q, p->rounds_sent,
+                   BARRIERS, w.P);
         dcu_netbar_free(&p->b);
     }
     return 0;

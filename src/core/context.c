@@ -14,9 +14,11 @@
 /* Bytes of a ring head (a counter on a cache line of its own). */
 #define HEAD_BYTES 64
 
-static size_t win_table_bytes(int comm_size)
+/* A window table: this process's ranks' parts of each window slot (WORLD's
+ * as DEVICE's: the parts of other processes are theirs to keep). */
+static size_t win_table_bytes(int ranks)
 {
-    return (size_t)DCUDA_MAX_WINDOWS * (size_t)comm_size * sizeof(dcuda_win_entry_t);
+    return (size_t)DCUDA_MAX_WINDOWS * (size_t)ranks * sizeof(dcuda_win_entry_t);
 }
 
 static dcuda_status_t alloc_peer_tables(dcuda_host_h h)
@@ -34,20 +36,6 @@ static dcuda_status_t alloc_peer_tables(dcuda_host_h h)
     c->segments = segments ? (dcuda_segment_t *)p : NULL;
     c->node_slots = h->node_rank ? ((dcu_node_t *)h->node_rank)->slots : NULL;
     c->node_deadlock = h->node_rank ? &((dcu_node_t *)h->node_rank)->deadlocked : NULL;
-    return DCUDA_OK;
-}
-
-/* With a process on the network path: the mirror of the other processes'
- * WORLD window parts. */
-static dcuda_status_t alloc_net_tables(dcuda_host_h h)
-{
-    void *p;
-    dcuda_status_t st;
-    if (!h->image.net)
-        return DCUDA_OK;
-    if ((st = dcu_mem_alloc(h, win_table_bytes(h->image.world_size), &p)))
-        return st;
-    h->mirror = (dcuda_win_entry_t *)p;
     return DCUDA_OK;
 }
 
@@ -86,7 +74,7 @@ static dcuda_status_t alloc_tables(dcuda_host_h h)
     if ((st = dcu_mem_alloc(h, DCUDA_COMM_COUNT * sizeof(dcuda_barrier_t), &p)))
         return st;
     c->barriers = (dcuda_barrier_t *)p;
-    if ((st = dcu_mem_alloc(h, win_table_bytes(c->world_size), &p)))
+    if ((st = dcu_mem_alloc(h, win_table_bytes(c->device_size), &p)))
         return st;
     c->win_entries[0] = (dcuda_win_entry_t *)p;
     if ((st = dcu_mem_alloc(h, win_table_bytes(c->device_size), &p)))
@@ -104,7 +92,7 @@ static dcuda_status_t alloc_tables(dcuda_host_h h)
     if ((st = dcu_mem_alloc(h, HEAD_BYTES, &p)))
         return st;
     c->cmd.head = (DCUDA_ATOMIC(uint32_t) *)p;
-    if ((st = alloc_peer_tables(h)) || (st = alloc_net_tables(h)))
+    if ((st = alloc_peer_tables(h)))
         return st;
     return dcu_mem_alloc(h, sizeof(dcuda_context_t), (void **)&h->dev_ctx);
 }
@@ -198,10 +186,10 @@ void dcu_context_destroy(dcuda_host_h h)
 {
     const dcu_backend_ops_t *ops = h->ops;
     dcuda_context_t *c = &h->image;
-    void *dev[] = { h->mirror,         c->notifs,  c->barriers,         c->win_entries[0],
-                    c->win_entries[1], c->timers,  (void *)c->log.head, (void *)c->cmd.head,
-                    c->error,          h->dev_ctx, h->user_dev,         c->peers,
-                    c->segments };
+    void *dev[] = { c->notifs,           c->barriers, c->win_entries[0],
+                    c->win_entries[1],   c->timers,   (void *)c->log.head,
+                    (void *)c->cmd.head, c->error,    h->dev_ctx,
+                    h->user_dev,         c->peers,    c->segments };
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
         if (dev[i])
             dcu_mem_free(h, dev[i]);
@@ -227,7 +215,6 @@ void dcu_context_destroy(dcuda_host_h h)
     h->net_barrier_h = NULL;
     h->inbox_h = NULL;
     h->inbox_tail_h = NULL;
-    h->mirror = NULL;
 }
 
 /* Copies `count` copies of the `elem_size` bytes at elem to rank memory. */
@@ -261,7 +248,7 @@ static dcuda_status_t reset_rank_tables(dcuda_host_h h)
                                (size_t)c->device_size * DCUDA_TAG_COUNT)) ||
         (st = fill_rank_memory(h, c->barriers, &barrier, sizeof barrier, DCUDA_COMM_COUNT)) ||
         (st = fill_rank_memory(h, c->win_entries[0], &no_window, sizeof no_window,
-                               (size_t)DCUDA_MAX_WINDOWS * (size_t)c->world_size)) ||
+                               (size_t)DCUDA_MAX_WINDOWS * (size_t)c->device_size)) ||
         (st = fill_rank_memory(h, c->win_entries[1], &no_window, sizeof no_window,
                                (size_t)DCUDA_MAX_WINDOWS * (size_t)c->device_size)) ||
         (st = fill_rank_memory(h, c->timers, &timer, sizeof timer, DCUDA_MAX_TIMERS)))
@@ -280,18 +267,6 @@ static void reset_mapped_tables(dcuda_host_h h)
 {
     memset(h->status_h, 0, (size_t)h->image.device_size * sizeof(dcuda_rank_status_t));
     *h->cancel_h = 0;
-}
-
-/* No window part is mirrored (the inboxes go on from run to run: the
- * proxy settled them after the last). */
-static dcuda_status_t reset_net_tables(dcuda_host_h h)
-{
-    dcuda_context_t *c = &h->image;
-    static const dcuda_win_entry_t no_window;
-    if (!c->net)
-        return DCUDA_OK;
-    return fill_rank_memory(h, h->mirror, &no_window, sizeof no_window,
-                            (size_t)DCUDA_MAX_WINDOWS * (size_t)c->world_size);
 }
 
 static dcuda_status_t stage_user_data(dcuda_host_h h, const void *user, size_t user_size)
@@ -314,8 +289,6 @@ static dcuda_status_t stage_user_data(dcuda_host_h h, const void *user, size_t u
 dcuda_status_t dcu_context_reset(dcuda_host_h h, const void *user, size_t user_size)
 {
     dcuda_status_t st = reset_rank_tables(h);
-    if (st == DCUDA_OK)
-        st = reset_net_tables(h);
     if (st == DCUDA_OK)
         st = stage_user_data(h, user, user_size);
     if (st != DCUDA_OK)

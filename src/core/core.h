@@ -87,7 +87,6 @@ struct dcuda_host {
     int net_peers;
     const dcu_net_ops_t *net_ops;
     dcu_net_t *net;
-    dcuda_win_entry_t *mirror; /* rank-visible: parts of NET processes' WORLD windows */
     DCUDA_ATOMIC(uint32_t) * cmd_tail_h;
     DCUDA_ATOMIC(uint32_t) * net_barrier_h;
     dcuda_inbox_entry_t *inbox_h; /* the ranks' inboxes (NET only) */

@@ -408,10 +408,8 @@ static dcuda_status_t fill_tables(dcuda_host_h h)
             peer->win_world = h->image.win_entries[0 /* WORLD */];
             continue;
         }
-        if (peer->path == DCUDA_PATH_NET) { /* its counters are the proxies' to reach */
-            peer->win_world = h->mirror;
+        if (peer->path == DCUDA_PATH_NET) /* its counters and parts are the proxies' to reach */
             continue;
-        }
         const dcu_node_proc_t *q = dcu_node_proc(p);
         for (int i = 0; i < h->import_count && n < cap; i++) {
             const dcu_import_t *im = &h->imports[i];

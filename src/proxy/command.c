@@ -7,16 +7,24 @@
 
 #include <stdio.h>
 
-/* The process that holds WORLD rank r, or -1. */
+/* The process that holds WORLD rank r, or -1 (binary search of the first
+ * ranks, which grow with the process). */
 static int process_of(const dcu_cmd_limits_t *lim, int64_t r)
 {
-    for (int q = 0; q < lim->process_count; q++)
-        if (r >= lim->proc_first[q] && r < lim->proc_first[q + 1])
-            return q;
-    return -1;
+    int lo = 0, hi = lim->process_count;
+    if (r < lim->proc_first[0] || r >= lim->proc_first[hi])
+        return -1;
+    while (hi - lo > 1) { /* proc_first[lo] <= r < proc_first[hi] */
+        int mid = lo + (hi - lo) / 2;
+        if (r >= lim->proc_first[mid])
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
-/* The target of a PUT, PUT_READ or NOTIFY: a rank of a process on the
+/* The target of a PUT, PUT_READ, NOTIFY or PART: a rank of a process on the
  * network path, and a tag in range (or none). The process, or -1. */
 static int net_target(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *lim, char *why,
                       size_t why_size)
@@ -75,6 +83,18 @@ static int put_read_ok(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *lim, char
     return 1;
 }
 
+/* A PART: a window slot, and a tag for its answer. */
+static int part_ok(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *lim, char *why, size_t why_size)
+{
+    if (!cmd->tag || cmd->args[1] >= DCUDA_MAX_WINDOWS) {
+        snprintf(why, why_size, "rank %d asked for the part of rank %lld in window %llu%s",
+                 lim->world_first + cmd->rank, (long long)cmd->args[0],
+                 (unsigned long long)cmd->args[1], cmd->tag ? "" : " and waits for no answer");
+        return 0;
+    }
+    return 1;
+}
+
 /* A BARRIER: an epoch of this run, and no window or one in range. */
 static int barrier_ok(const dcuda_cmd_t *cmd, char *why, size_t why_size)
 {
@@ -105,6 +125,8 @@ static dcu_cmd_verdict_t check_net_op(const dcuda_cmd_t *cmd, const dcu_cmd_limi
         ok = put_ok(cmd, lim, info->entries, why, why_size) && put_span_ok(cmd, lim, why, why_size);
     else if (cmd->op == DCUDA_CMD_PUT_READ)
         ok = put_read_ok(cmd, lim, why, why_size) && put_span_ok(cmd, lim, why, why_size);
+    else if (cmd->op == DCUDA_CMD_PART)
+        ok = part_ok(cmd, lim, why, why_size);
     else if (cmd->args[5] == 0) { /* NOTIFY */
         snprintf(why, why_size, "rank %d sent a notification without a tag",
                  lim->world_first + cmd->rank);
@@ -130,6 +152,7 @@ dcu_cmd_verdict_t dcu_cmd_check(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *
     case DCUDA_CMD_PUT_READ:
     case DCUDA_CMD_NOTIFY:
     case DCUDA_CMD_BARRIER:
+    case DCUDA_CMD_PART:
         return check_net_op(cmd, lim, info, why, why_size);
     default:
         snprintf(why, why_size, "rank %d sent unknown command %u", lim->world_first + cmd->rank,

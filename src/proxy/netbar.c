@@ -47,7 +47,7 @@ void dcu_netbar_reset(dcu_netbar_t *b)
 {
     size_t n = (size_t)b->procs;
     b->done = b->entered = 0;
-    b->all_to_all = b->ack_wait = b->round = 0;
+    b->ack_wait = b->round = 0;
     memset(b->at, 0, sizeof b->at);
     memset(b->sent, 0, n * sizeof *b->sent);
     memset(b->acked, 0, n * sizeof *b->acked);
@@ -81,12 +81,9 @@ int dcu_netbar_owed(dcu_netbar_t *b, int held, int *to, uint32_t *count)
     return 1;
 }
 
-/* Is the barrier entered waiting for acknowledgements (it is in progress,
- * plain, and has not started its rounds)? */
-static int waits_for_acks(const dcu_netbar_t *b)
-{
-    return b->entered != b->done && !b->all_to_all && b->round == 0;
-}
+/* Is the barrier entered waiting for acknowledgements (it is in progress
+ * and has not started its rounds)? */
+static int waits_for_acks(const dcu_netbar_t *b) { return b->entered != b->done && b->round == 0; }
 
 const char *dcu_netbar_acked(dcu_netbar_t *b, int q, uint32_t count)
 {
@@ -109,18 +106,16 @@ static dcu_netbar_arrivals_t *arrivals(dcu_netbar_t *b, uint32_t epoch)
         return NULL;
     if (b->at[epoch & 1u].epoch != epoch) {
         b->at[epoch & 1u].epoch = epoch;
-        b->at[epoch & 1u].arrived = 0;
         b->at[epoch & 1u].heard = 0;
     }
     return &b->at[epoch & 1u];
 }
 
-const char *dcu_netbar_enter(dcu_netbar_t *b, uint32_t epoch, int all_to_all)
+const char *dcu_netbar_enter(dcu_netbar_t *b, uint32_t epoch)
 {
     if (!arrivals(b, epoch))
         return "a barrier more than one ahead of this process, or one it completed";
     b->entered = epoch;
-    b->all_to_all = all_to_all;
     b->round = 0;
     b->ack_wait = 0;
     for (int w = 0; w < b->words; w++) /* those acknowledged in full owe nothing */
@@ -131,17 +126,6 @@ const char *dcu_netbar_enter(dcu_netbar_t *b, uint32_t epoch, int all_to_all)
             else
                 b->ack_wait++;
         }
-    return all_to_all ? dcu_netbar_arrive(b, epoch) : NULL;
-}
-
-const char *dcu_netbar_arrive(dcu_netbar_t *b, uint32_t epoch)
-{
-    dcu_netbar_arrivals_t *a = arrivals(b, epoch);
-    if (!a)
-        return "a barrier more than one ahead of this process, or one it completed";
-    if (a->arrived >= b->procs)
-        return "more arrivals at a barrier than processes";
-    a->arrived++;
     return NULL;
 }
 
@@ -164,7 +148,7 @@ const char *dcu_netbar_heard(dcu_netbar_t *b, int from, uint32_t epoch, uint32_t
 
 int dcu_netbar_send(dcu_netbar_t *b, int *to, uint32_t *round)
 {
-    if (b->entered == b->done || b->all_to_all || b->ack_wait > 0 || b->round >= b->rounds)
+    if (b->entered == b->done || b->ack_wait > 0 || b->round >= b->rounds)
         return 0;
     if (b->round > 0) {
         dcu_netbar_arrivals_t *a = arrivals(b, b->entered);
@@ -177,18 +161,15 @@ int dcu_netbar_send(dcu_netbar_t *b, int *to, uint32_t *round)
     return 1;
 }
 
-int dcu_netbar_complete(dcu_netbar_t *b, int held)
+int dcu_netbar_complete(dcu_netbar_t *b)
 {
     if (b->entered == b->done)
         return 0;
     dcu_netbar_arrivals_t *a = arrivals(b, b->entered);
-    int complete = b->all_to_all ? a->arrived == b->procs && held == 0
-                                 : b->ack_wait == 0 && b->round == b->rounds &&
-                                       (b->rounds == 0 || (a->heard >> (b->rounds - 1)) & 1u);
-    if (!complete)
+    if (b->ack_wait > 0 || b->round < b->rounds ||
+        (b->rounds > 0 && !((a->heard >> (b->rounds - 1)) & 1u)))
         return 0;
     a->epoch = 0;
-    a->arrived = 0;
     a->heard = 0;
     b->done = b->entered;
     return 1;

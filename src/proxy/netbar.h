@@ -14,9 +14,9 @@
  * (ACK). A process starts its rounds once every process it sent to has
  * acknowledged all of it, which by then is usually the case already.
  *
- * A barrier that creates a window still goes to every process, carrying
- * the parts (each process counts P arrivals; the order of each pair of
- * processes keeps the promise there).
+ * A barrier that creates a window is no different: nobody sends parts;
+ * a process asks a part's owner when one of its ranks first needs it
+ * (parts.h).
  *
  * A process is at most one barrier ahead of another (it cannot finish the
  * next before every process entered it), so arrivals are kept for two
@@ -32,7 +32,6 @@
 /* What arrived for one barrier. */
 typedef struct dcu_netbar_arrivals {
     uint32_t epoch;
-    int arrived;    /* all-to-all arrivals, mine included */
     uint32_t heard; /* bit k: round k's message arrived */
 } dcu_netbar_arrivals_t;
 
@@ -40,9 +39,8 @@ typedef struct dcu_netbar {
     int procs, me;
     uint32_t done;    /* barriers completed (of this run) */
     uint32_t entered; /* the barrier my device entered (== done: none in progress) */
-    int all_to_all;   /* it carries window parts: P arrivals */
     int ack_wait;     /* processes whose acknowledgement it still waits for */
-    int rounds;       /* rounds of a plain barrier: ceil(log2 procs) */
+    int rounds;       /* rounds of a barrier: ceil(log2 procs) */
     int round;        /* its rounds sent */
     dcu_netbar_arrivals_t at[2];
     /* Puts and notifications sent to each process, and acknowledged; bit
@@ -73,16 +71,14 @@ int dcu_netbar_owed(dcu_netbar_t *b, int held, int *to, uint32_t *count);
 const char *dcu_netbar_acked(dcu_netbar_t *b, int q, uint32_t count);
 
 /* My device entered barrier `epoch`: NULL, or why it cannot (the barrier
- * is not the next one or the one after, as for any process's arrival). */
-const char *dcu_netbar_enter(dcu_netbar_t *b, uint32_t epoch, int all_to_all);
-/* Arrivals: a process at an all-to-all barrier, a round's message from
- * `from`. NULL, or why the message cannot be right (the proxy fails). */
-const char *dcu_netbar_arrive(dcu_netbar_t *b, uint32_t epoch);
+ * is not the next one or the one after, as for any process's rounds). */
+const char *dcu_netbar_enter(dcu_netbar_t *b, uint32_t epoch);
+/* A round's message from `from`. NULL, or why the message cannot be right
+ * (the proxy fails). */
 const char *dcu_netbar_heard(dcu_netbar_t *b, int from, uint32_t epoch, uint32_t round);
 /* The next round message to send now: 1, to whom and its round, or 0. */
 int dcu_netbar_send(dcu_netbar_t *b, int *to, uint32_t *round);
-/* 1 when the barrier entered completes now (it is then done); an
- * all-to-all one waits for held == 0. */
-int dcu_netbar_complete(dcu_netbar_t *b, int held);
+/* 1 when the barrier entered completes now (it is then done). */
+int dcu_netbar_complete(dcu_netbar_t *b);
 
 #endif /* DCU_PROXY_NETBAR_H */

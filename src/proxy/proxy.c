@@ -30,6 +30,7 @@
 #include "command.h"
 #include "inbox.h"
 #include "netbar.h"
+#include "parts.h"
 #include "node/node.h"
 #include "trace.h"
 #include "util/clock.h"
@@ -72,6 +73,7 @@ struct dcu_proxy {
     dcu_inboxes_t *inboxes;   /* what arrives for my ranks */
     dcuda_win_entry_t *parts; /* [windows][ranks]: my ranks' parts of WORLD windows */
     uint64_t parts_known;     /* bit per window slot */
+    dcu_parts_t remote;       /* parts of other processes' ranks, asked of their owners */
     dcu_netbar_t bar; /* the WORLD barriers of this run */
     /* Large puts read from rank memory: a ring of jobs (one per rank at
      * most, since each waits for its answer), the one being read, and the
@@ -180,12 +182,12 @@ static void send_acks(dcu_proxy_t *p)
  * completes it when it can (its ranks then leave it). */
 static void advance_barriers(dcu_proxy_t *p)
 {
-    int q, held = dcu_inbox_held(p->inboxes);
+    int q;
     uint32_t round;
     for (;;) {
         while (!p->failure[0] && dcu_netbar_send(&p->bar, &q, &round))
             send_step(p, q, DCU_WIRE_ROUND, p->bar.entered, round);
-        if (p->failure[0] || !dcu_netbar_complete(&p->bar, held))
+        if (p->failure[0] || !dcu_netbar_complete(&p->bar))
             return;
         atomic_store_explicit(p->c.net_barrier, p->bar.done, memory_order_release);
     }
@@ -207,24 +209,6 @@ static void apply_step(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
     barrier_verdict(p, from, h,
                     h->type == DCU_WIRE_ROUND ? dcu_netbar_heard(&p->bar, from, h->epoch, h->tag)
                                               : dcu_netbar_acked(&p->bar, from, h->tag));
-}
-
-static void apply_barrier(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const void *body)
-{
-    int32_t first = p->c.proc_first[from], ranks = p->c.proc_first[from + 1] - first;
-    if (h->count && (h->src_rank != first || (int64_t)h->count != ranks)) {
-        fail(p, "process %d sent the parts of %llu ranks from rank %d; it has %d from %d", from,
-             (unsigned long long)h->count, h->src_rank, ranks, first);
-        return;
-    }
-    if (h->count && p->c.path[from] == DCUDA_PATH_NET) {
-        void *at = p->c.mirror + (size_t)h->slot * (size_t)p->world_size + (size_t)first;
-        if (p->c.ops->copy_in(p->c.backend, at, body, (size_t)h->length) != DCUDA_OK) {
-            fail(p, "cannot mirror the window parts of process %d", from);
-            return;
-        }
-    }
-    barrier_verdict(p, from, h, dcu_netbar_arrive(&p->bar, h->epoch));
 }
 
 /* A peer's message text, printable characters only (it comes from outside),
@@ -268,13 +252,18 @@ const char *dcu_proxy_left(const dcu_proxy_t *p) { return p->left[0] ? p->left :
 
 static void dl_receive(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body);
 static void dl_found(dcu_proxy_t *p);
+/* execute's answer for a command it answered itself or will answer later
+ * (a PUT_READ once read, a PART once its owner told it). */
+#define PROXY_LATER 1
+static void tell_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h);
+static void apply_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h);
 
 /* Messages that move ranks on (the deadlock detector counts them: while
  * one is on its way, the ranks may not be stuck). */
 static int moves_ranks(uint8_t type)
 {
-    return type == DCU_WIRE_PUT || type == DCU_WIRE_NOTIFY || type == DCU_WIRE_BARRIER ||
-           type == DCU_WIRE_ROUND || type == DCU_WIRE_ACK;
+    return type == DCU_WIRE_PUT || type == DCU_WIRE_NOTIFY || type == DCU_WIRE_ROUND ||
+           type == DCU_WIRE_ACK || type == DCU_WIRE_PART_ASK || type == DCU_WIRE_PART;
 }
 
 static void receive(void *arg, int from, const void *data, size_t size)
@@ -323,8 +312,11 @@ static void receive(void *arg, int from, const void *data, size_t size)
     case DCU_WIRE_ACK:
         apply_step(p, from, &h);
         break;
-    default:
-        apply_barrier(p, from, &h, body);
+    case DCU_WIRE_PART_ASK:
+        tell_part(p, from, &h);
+        break;
+    default: /* DCU_WIRE_PART */
+        apply_part(p, from, &h);
         break;
     }
 }
@@ -552,7 +544,7 @@ int dcu_proxy_dl_stalled(const dcu_proxy_t *p, uint64_t ns, char *why, size_t wh
 
 int dcu_proxy_idle(dcu_proxy_t *p)
 {
-    if (dcu_ring_next(&p->queue) || p->job_count)
+    if (dcu_ring_next(&p->queue) || p->job_count || (p->net && p->remote.asking))
         return 0;
     /* An acknowledgement not sent yet may still end a barrier's wait. */
     return !p->net || (dcu_inbox_held(p->inboxes) == 0 && dcu_inbox_unread(p->inboxes) == 0 &&
@@ -563,8 +555,7 @@ int dcu_proxy_idle(dcu_proxy_t *p)
 static int read_parts(dcu_proxy_t *p, uint32_t slot)
 {
     dcuda_win_entry_t *mine = p->parts + (size_t)slot * (size_t)p->c.ranks;
-    const dcuda_win_entry_t *there =
-        p->c.own_table + (size_t)slot * (size_t)p->world_size + (size_t)p->world_first;
+    const dcuda_win_entry_t *there = p->c.own_table + (size_t)slot * (size_t)p->c.ranks;
     if (p->c.ops->copy_out(p->c.backend, mine, there, (size_t)p->c.ranks * sizeof *mine) !=
         DCUDA_OK) {
         fail(p, "cannot read the parts of window %u", slot);
@@ -586,58 +577,126 @@ static void send_step(dcu_proxy_t *p, int q, uint8_t type, uint32_t epoch, uint3
     send_to(p, q, h);
 }
 
-/* Barrier `epoch` creates window `slot`: every other process hears of it
- * with my ranks' parts of the window. */
-static void send_parts(dcu_proxy_t *p, uint32_t epoch, uint32_t slot)
-{
-    if (!read_parts(p, slot))
-        return;
-    size_t length = (size_t)p->c.ranks * sizeof(dcuda_win_entry_t);
-    for (int q = 0; q < p->c.process_count && !p->failure[0]; q++) {
-        if (q == p->c.process_index)
-            continue;
-        dcu_wire_header_t *h = message(p, DCU_WIRE_BARRIER, length);
-        if (!h)
-            return;
-        h->epoch = epoch;
-        h->slot = slot;
-        h->src_rank = p->world_first;
-        h->count = (uint64_t)p->c.ranks;
-        memcpy(h + 1, p->parts + (size_t)slot * (size_t)p->c.ranks, length);
-        send_to(p, q, h);
-    }
-}
-
-/* My device reached WORLD barrier `epoch` (a checked command). One that
- * creates a window goes to every process with the parts; any other runs
- * its rounds once what my ranks sent is acknowledged (netbar.h). */
+/* My device reached WORLD barrier `epoch` (a checked command), which
+ * creates window `slot` or none: my ranks' parts of a new window are read
+ * (other processes will ask for them once they passed it) and what was
+ * known of the slot's last window is stale; the barrier runs its rounds
+ * once what my ranks sent is acknowledged (netbar.h). */
 static void send_barrier(dcu_proxy_t *p, const dcuda_cmd_t *cmd)
 {
     uint32_t epoch = (uint32_t)cmd->args[0], slot = (uint32_t)cmd->args[1];
-    int all_to_all = slot != DCUDA_CMD_NO_SLOT;
-    if (dcu_netbar_enter(&p->bar, epoch, all_to_all)) {
+    if (dcu_netbar_enter(&p->bar, epoch)) {
         fail(p, "process %d reached WORLD barrier %u while this one completed %u",
              p->c.process_index, epoch, p->bar.done);
         return;
     }
-    if (all_to_all)
-        send_parts(p, epoch, slot);
+    if (slot != DCUDA_CMD_NO_SLOT) {
+        if (!read_parts(p, slot))
+            return;
+        dcu_parts_new_window(&p->remote, slot);
+    }
     advance_barriers(p);
 }
 
-/* Answers one command in its sender's reply slot. */
+/* Answers device rank r's command of reply tag `tag`, with a value. */
+static void answer_value(dcu_proxy_t *p, int r, uint32_t tag, dcuda_status_t status,
+                         uint64_t value)
+{
+    dcuda_cmd_reply_t *reply = &p->c.replies[r];
+    reply->status = status;
+    reply->value = value;
+    atomic_store_explicit(&reply->seq, tag, memory_order_release);
+}
+
+/* Answers one command in its sender's reply slot (the value: when). */
 static void answer(dcu_proxy_t *p, const dcuda_cmd_t *c, dcuda_status_t status)
 {
-    dcuda_cmd_reply_t *r = &p->c.replies[c->rank];
-    r->status = status;
-    r->value = dcu_clock_ns();
-    atomic_store_explicit(&r->seq, c->tag, memory_order_release);
+    answer_value(p, c->rank, c->tag, status, dcu_clock_ns());
+}
+
+/* ---- window parts of other processes' ranks (parts.h) ---------------------------- */
+
+/* A checked PART command: answered at once when the part is known, else
+ * once its owner (process q) told it. */
+static int ask_part(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q)
+{
+    uint32_t slot = (uint32_t)cmd->args[1];
+    int32_t rank = (int32_t)cmd->args[0];
+    uint64_t size;
+    if (dcu_parts_find(&p->remote, slot, rank, &size)) {
+        answer_value(p, cmd->rank, cmd->tag, DCUDA_OK, size);
+        return PROXY_LATER;
+    }
+    dcu_wire_header_t *h = message(p, DCU_WIRE_PART_ASK, 0);
+    if (!h)
+        return DCUDA_ERR_PEER;
+    h->src_rank = p->world_first + cmd->rank;
+    h->dst_rank = rank;
+    h->slot = slot;
+    h->tag = cmd->tag;
+    send_to(p, q, h);
+    dcu_parts_ask(&p->remote, cmd->rank, slot, rank, cmd->tag);
+    return PROXY_LATER;
+}
+
+/* Process `from` asks for my rank's part of a window it passed the
+ * creation barrier of (so did I: its parts were read). */
+static void tell_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
+{
+    int r = h->dst_rank - p->world_first;
+    if (r < 0 || r >= p->c.ranks || !((p->parts_known >> h->slot) & 1u) ||
+        h->src_rank < p->c.proc_first[from] || h->src_rank >= p->c.proc_first[from + 1]) {
+        fail(p, "process %d asked for the part of rank %d in window %u for rank %d, which "
+                "this process cannot tell",
+             from, h->dst_rank, h->slot, h->src_rank);
+        return;
+    }
+    dcu_wire_header_t *m = message(p, DCU_WIRE_PART, 0);
+    if (!m)
+        return;
+    m->src_rank = h->dst_rank;
+    m->dst_rank = h->src_rank;
+    m->slot = h->slot;
+    m->tag = h->tag;
+    m->count = p->parts[(size_t)h->slot * (size_t)p->c.ranks + (size_t)r].size;
+    send_to(p, from, m);
+}
+
+/* The owner's answer to my ask: kept, and its rank answered. */
+static void apply_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
+{
+    int r = h->dst_rank - p->world_first;
+    const char *bad =
+        h->src_rank < p->c.proc_first[from] || h->src_rank >= p->c.proc_first[from + 1]
+            ? "a part of a rank it does not hold"
+            : dcu_parts_answered(&p->remote, r, h->slot, h->src_rank, h->tag);
+    if (bad) {
+        fail(p, "process %d: %s (rank %d, window %u, for rank %d)", from, bad, h->src_rank,
+             h->slot, h->dst_rank);
+        return;
+    }
+    if (dcu_parts_store(&p->remote, h->slot, h->src_rank, h->count) != DCUDA_OK) {
+        fail(p, "out of memory for the window parts of other processes");
+        return;
+    }
+    answer_value(p, r, h->tag, DCUDA_OK, h->count);
+}
+
+/* Once the proxy failed or a peer was lost, no answer may come: the
+ * ranks that wait for a part are answered DCUDA_ERR_PEER. */
+static void abandon_asks(dcu_proxy_t *p)
+{
+    int r;
+    uint32_t tag;
+    if (!p->remote.asking ||
+        (!p->failure[0] &&
+         atomic_load_explicit(p->c.cancel, memory_order_acquire) != DCUDA_CANCEL_PEER))
+        return;
+    while (dcu_parts_next_waiting(&p->remote, &r, &tag))
+        answer_value(p, r, tag, DCUDA_ERR_PEER, 0u);
 }
 
 /* ---- large puts, read from rank memory -------------------------------------------- */
-
-/* execute's answer for a PUT_READ it queued: answered once read. */
-#define PROXY_LATER 1
 
 static read_job_t *job_at(dcu_proxy_t *p, int i)
 {
@@ -793,6 +852,8 @@ static int execute(dcu_proxy_t *p, const dcuda_cmd_t *cmd, uint32_t t, dcu_cmd_v
         return DCUDA_OK;
     case DCUDA_CMD_PUT_READ:
         return accept_read(p, cmd, info->target);
+    case DCUDA_CMD_PART:
+        return ask_part(p, cmd, info->target);
     case DCUDA_CMD_PUT:
         send_put(p, cmd, t, info->target);
         break;
@@ -837,6 +898,7 @@ int dcu_proxy_poll(dcu_proxy_t *p)
 {
     int did = serve_commands(p);
     did |= advance_reads(p);
+    abandon_asks(p);
     if (p->net && !p->failure[0]) {
         int r = p->c.net_ops->progress(p->net);
         if (r < 0)
@@ -886,6 +948,7 @@ void dcu_proxy_reset(dcu_proxy_t *p)
     if (!p->net)
         return;
     p->parts_known = 0;
+    dcu_parts_reset(&p->remote);
     /* A run that ended on a lost peer may leave reads behind (its ranks were
      * answered): their buffers are free again; those the manager still
      * sends come back through release_message. */
@@ -906,7 +969,8 @@ static dcuda_status_t open_net(dcu_proxy_t *p)
     p->parts = calloc((size_t)DCUDA_MAX_WINDOWS * (size_t)c->ranks, sizeof *p->parts);
     p->jobs = calloc((size_t)c->ranks, sizeof *p->jobs);
     if (!p->inboxes || !p->parts || !p->jobs ||
-        dcu_netbar_init(&p->bar, c->process_count, c->process_index) != DCUDA_OK)
+        dcu_netbar_init(&p->bar, c->process_count, c->process_index) != DCUDA_OK ||
+        dcu_parts_init(&p->remote, c->ranks) != DCUDA_OK)
         return DCUDA_ERR_NO_MEMORY;
     for (int i = 0; i < PROXY_STAGING; i++)
         if (!(p->staging[i].msg = pinned_alloc(p, sizeof(dcu_wire_header_t) + DCU_NET_PUT_CHUNK)))
@@ -957,6 +1021,7 @@ void dcu_proxy_destroy(dcu_proxy_t *p)
             pinned_free(p, p->staging[i].msg);
     free(p->jobs);
     free(p->parts);
+    dcu_parts_free(&p->remote);
     dcu_netbar_free(&p->bar);
     free(p);
 }

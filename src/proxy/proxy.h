@@ -5,7 +5,8 @@
  * for processes of other nodes into messages of a network manager (reading
  * the source of a large put from rank memory itself); and
  * hands the puts and notifications that arrive to its ranks' inboxes
- * (inbox.h), and counts barrier arrivals.
+ * (inbox.h), runs the WORLD barrier (netbar.h) and tells its ranks the
+ * window parts of ranks on other nodes (parts.h).
  *
  * The proxy reads the queue where the host reaches it (mapped host memory)
  * and writes rank memory through the backend. It is polled by the thread
@@ -37,10 +38,9 @@ typedef struct dcu_proxy_config {
     const dcu_backend_ops_t *ops; /* rank memory */
     dcu_backend_t *backend;
     int process_count, process_index;
-    const int32_t *proc_first;           /* [process_count + 1] first WORLD rank of each */
-    const uint8_t *path;                 /* [process_count] dcuda_path to each */
-    dcuda_win_entry_t *own_table;        /* rank memory: my WORLD table [windows][WORLD] */
-    dcuda_win_entry_t *mirror;           /* rank memory: NET processes' parts, same shape */
+    const int32_t *proc_first;            /* [process_count + 1] first WORLD rank of each */
+    const uint8_t *path;                  /* [process_count] dcuda_path to each */
+    dcuda_win_entry_t *own_table;         /* rank memory: my WORLD table [windows][ranks] */
     dcuda_inbox_entry_t *inbox;           /* host view: [ranks][DCUDA_INBOX_ENTRIES] */
     DCUDA_ATOMIC(uint32_t) * inbox_tail;  /* host view: [ranks] entries each consumed */
     DCUDA_ATOMIC(uint32_t) * net_barrier; /* host view: WORLD barriers completed */
@@ -79,8 +79,8 @@ void dcu_proxy_leave(dcu_proxy_t *p, const char *why);
 const char *dcu_proxy_left(const dcu_proxy_t *p);
 
 /* Nothing in the proxy's hands: no command waiting to be served, no large
- * put being read, nothing held for inbox room or unread in an inbox, no
- * acknowledgement owed. */
+ * put being read, no rank waiting for a window part, nothing held for
+ * inbox room or unread in an inbox, no acknowledgement owed. */
 int dcu_proxy_idle(dcu_proxy_t *p);
 
 /* The deadlock detector's rounds over the network (core/deadlock.c): a

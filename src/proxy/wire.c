@@ -48,21 +48,6 @@ static const char *check_body(const dcu_wire_header_t *h, const dcu_wire_limits_
         if (h->tag == 0 || h->tag > DCUDA_TAG_COUNT)
             return "tag out of range";
         return h->length == 0 ? NULL : "a notification carries no body";
-    case DCU_WIRE_BARRIER:
-        if (h->epoch == 0)
-            return "barrier epoch 0";
-        if (h->slot != DCUDA_CMD_NO_SLOT && h->slot >= DCUDA_MAX_WINDOWS)
-            return "window slot out of range";
-        if (h->count > (uint64_t)lim->world_size ||
-            h->count * sizeof(dcuda_win_entry_t) != h->length)
-            return "parts do not match the length";
-        if (h->slot == DCUDA_CMD_NO_SLOT && h->count != 0)
-            return "parts without a window";
-        if (h->count && !rank_ok(h->src_rank, lim))
-            return "first rank out of range";
-        if (h->count && (uint64_t)h->src_rank + h->count > (uint64_t)lim->world_size)
-            return "parts beyond WORLD";
-        return NULL;
     case DCU_WIRE_ABORT:
     case DCU_WIRE_LEFT:
         return h->length <= DCU_WIRE_ABORT_MAX ? NULL : "reason too long";
@@ -81,6 +66,13 @@ static const char *check_body(const dcu_wire_header_t *h, const dcu_wire_limits_
                                              : "a barrier round carries no body";
     case DCU_WIRE_ACK:
         return h->length == 0 ? NULL : "an acknowledgement carries no body";
+    case DCU_WIRE_PART_ASK:
+    case DCU_WIRE_PART:
+        if (!rank_ok(h->src_rank, lim) || !rank_ok(h->dst_rank, lim))
+            return "rank out of range";
+        if (h->slot >= DCUDA_MAX_WINDOWS)
+            return "window slot out of range";
+        return h->length == 0 ? NULL : "a window part message carries no body";
     default:
         return "unknown message type";
     }

@@ -16,24 +16,29 @@
 #include "dcuda/shared/layout.h"
 
 #define DCU_WIRE_MAGIC 0xdc0du
-#define DCU_WIRE_VERSION 4u
+#define DCU_WIRE_VERSION 5u
 /* Bytes of an ABORT or LEFT message's text at most. */
 #define DCU_WIRE_ABORT_MAX 256u
 
 enum dcu_wire_type {
-    DCU_WIRE_PUT = 1,     /* body: the payload */
-    DCU_WIRE_NOTIFY = 2,  /* no body */
-    DCU_WIRE_BARRIER = 3, /* body: the sender's ranks' parts of the window it creates */
-    DCU_WIRE_ABORT = 4,   /* body: why the sender ended its run (text, no NUL) */
-    DCU_WIRE_LEFT = 5,    /* body: how the sender left its run (text, no NUL) */
+    DCU_WIRE_PUT = 1,    /* body: the payload */
+    DCU_WIRE_NOTIFY = 2, /* no body */
+    /* 3: the all-to-all barrier that carried window parts (version 4) */
+    DCU_WIRE_ABORT = 4, /* body: why the sender ended its run (text, no NUL) */
+    DCU_WIRE_LEFT = 5,  /* body: how the sender left its run (text, no NUL) */
     /* The deadlock detector's rounds, down and up a tree of processes
      * (core/deadlock.c): */
     DCU_WIRE_PROBE = 6, /* epoch: the round asked for; no body */
     DCU_WIRE_REPLY = 7, /* epoch: the round; body: a dcu_quiet_t, the subtree's answer */
     DCU_WIRE_FOUND = 8, /* every rank of every process is blocked: the run ends; no body */
-    /* The WORLD barrier that creates no window (netbar.h); no body: */
+    /* The WORLD barrier (netbar.h); no body: */
     DCU_WIRE_ROUND = 9, /* epoch: the barrier; tag: its dissemination round (0 .. 30) */
-    DCU_WIRE_ACK = 10   /* tag: puts and notifications taken from the receiver so far */
+    DCU_WIRE_ACK = 10,  /* tag: puts and notifications taken from the receiver so far */
+    /* Window parts of ranks on other nodes (parts.h); no body: */
+    DCU_WIRE_PART_ASK = 11, /* src_rank asks for dst_rank's part of window slot; tag: the
+                             * asker's reply tag */
+    DCU_WIRE_PART = 12      /* the answer: src_rank's part of slot is count bytes, for
+                             * dst_rank; tag echoed */
 };
 /* Rounds of a dissemination barrier at most (2^31 processes). */
 #define DCU_WIRE_ROUNDS 31u
@@ -44,15 +49,15 @@ typedef struct dcu_wire_header {
     uint8_t type;     /* dcu_wire_type */
     uint32_t length;  /* bytes of body after the header */
     int32_t src_proc; /* sending process */
-    int32_t src_rank; /* PUT, NOTIFY: WORLD rank of the sender */
-    int32_t dst_rank; /* PUT, NOTIFY: WORLD rank of the target */
+    int32_t src_rank; /* PUT, NOTIFY: WORLD rank of the sender; PART_ASK, PART above */
+    int32_t dst_rank; /* PUT, NOTIFY: WORLD rank of the target; PART_ASK, PART above */
     uint32_t tag;     /* PUT, NOTIFY: tag + 1 (0: a put that does not notify); ROUND: the
                        * round; ACK: the count */
-    uint32_t slot;    /* PUT: window slot; BARRIER: window slot or DCUDA_CMD_NO_SLOT */
-    uint32_t epoch;   /* BARRIER, ROUND: WORLD barrier of this run;
+    uint32_t slot;    /* PUT, PART_ASK, PART: window slot */
+    uint32_t epoch;   /* ROUND: WORLD barrier of this run;
                        * PROBE, REPLY: the detector's round */
     uint64_t offset;  /* PUT: in the target's part of the window */
-    uint64_t count;   /* PUT: payload bytes; BARRIER: parts in the body */
+    uint64_t count;   /* PUT: payload bytes; PART: the part's size */
     uint32_t run;     /* the sender's run (1, 2, ...): a message of an earlier run, one that
                        * ended early, is dropped */
     uint32_t flags;   /* DCU_WIRE_ENDED */

@@ -17,7 +17,7 @@
  *    room is made, and polled. Every message the proxy sends is the next
  *    one the commands call for (type, ranks, tag, slot, offset, payload:
  *    the entries after a PUT's header, the source of a large put, the
- *    window parts of a barrier) and passes the receiver's dcu_wire_check;
+ *    window part a PART asks its owner for) and passes the receiver's dcu_wire_check;
  *    it fails once a command is refused, and only then or on a command
  *    whose fault lies in the order of commands (a barrier epoch out of
  *    turn, more large puts waiting than ranks); otherwise it consumes the
@@ -91,7 +91,7 @@ static void read_setting(fuzz_reader_t *r, setting_t *s)
 typedef struct ref {
     dcu_cmd_verdict_t verdict;
     uint32_t entries; /* a PUT's args[4], else 1 */
-    int target;       /* the process of a PUT, PUT_READ or NOTIFY executed */
+    int target;       /* the process of a PUT, PUT_READ, NOTIFY or PART executed */
 } ref_t;
 
 /* A command of a known op for the network path, by its args[]. */
@@ -115,6 +115,8 @@ static dcu_cmd_verdict_t ref_net_op(const dcuda_cmd_t *c, const setting_t *s, re
         return DCU_CMD_REFUSED;
     if (c->op == DCUDA_CMD_NOTIFY)
         return tag ? DCU_CMD_EXECUTE : DCU_CMD_REFUSED;
+    if (c->op == DCUDA_CMD_PART) /* [1] a slot; answered */
+        return slot < DCUDA_MAX_WINDOWS && c->tag ? DCU_CMD_EXECUTE : DCU_CMD_REFUSED;
     if (slot >= DCUDA_MAX_WINDOWS || c->args[2] + size < c->args[2]) /* [2] + [3] may not wrap */
         return DCU_CMD_REFUSED;
     if (c->op == DCUDA_CMD_PUT) /* the payload fits the entries after the header */
@@ -130,7 +132,7 @@ static ref_t ref_check(const dcuda_cmd_t *c, const setting_t *s)
         r.verdict = DCU_CMD_UNREADABLE;
     else if (c->op == DCUDA_CMD_PING)
         r.verdict = DCU_CMD_EXECUTE;
-    else if (c->op >= DCUDA_CMD_PUT && c->op <= DCUDA_CMD_PUT_READ)
+    else if (c->op >= DCUDA_CMD_PUT && c->op <= DCUDA_CMD_PART)
         r.verdict = ref_net_op(c, s, &r);
     else
         r.verdict = DCU_CMD_UNKNOWN;
@@ -172,13 +174,13 @@ typedef struct command {
 } command_t;
 
 /* What the proxy is expected to send, in order: messages of the commands
- * it executes at once (PUT, NOTIFY, BARRIER; a barrier that creates no
- * window sends its first ROUND to the next process, but only while no put
- * or notification it sent waits for an acknowledgement, and none comes
- * here), and the chunks of the large puts it reads. */
+ * it executes at once (PUT, NOTIFY, PART: its PART_ASK, as no part is
+ * known here; BARRIER: its first ROUND to the next process, but only while
+ * no put or notification it sent waits for an acknowledgement, and none
+ * comes here), and the chunks of the large puts it reads. */
 typedef struct expected {
     uint32_t ticket;
-    int peer;      /* PUT, NOTIFY, BARRIER, ROUND */
+    int peer;      /* PUT, NOTIFY, PART_ASK, ROUND */
     uint64_t done; /* PUT_READ: bytes sent so far */
     int round;     /* a ROUND, sent only if nothing was sent before */
 } expected_t;
@@ -229,13 +231,9 @@ static void plan(uint32_t n)
             break;
         if (c->ref.verdict != DCU_CMD_EXECUTE)
             continue;
-        if (h->op == DCUDA_CMD_PUT || h->op == DCUDA_CMD_NOTIFY)
+        if (h->op == DCUDA_CMD_PUT || h->op == DCUDA_CMD_NOTIFY || h->op == DCUDA_CMD_PART)
             w.sync[w.nsync++] = (expected_t){ c->ticket, c->ref.target, 0, 0 };
-        int parts = h->op == DCUDA_CMD_BARRIER && (uint32_t)h->args[1] != DCUDA_CMD_NO_SLOT;
-        for (int q = 0; parts && q < w.s.procs; q++)
-            if (q != w.s.me)
-                w.sync[w.nsync++] = (expected_t){ c->ticket, q, 0, 0 };
-        if (h->op == DCUDA_CMD_BARRIER && !parts && w.s.procs > 1)
+        if (h->op == DCUDA_CMD_BARRIER && w.s.procs > 1)
             w.sync[w.nsync++] = (expected_t){ c->ticket, (w.s.me + 1) % w.s.procs, 0, 1 };
         if (h->op == DCUDA_CMD_PUT_READ && readable(NULL, h->args[4], h->args[3]))
             w.reads[w.nreads++] = (expected_t){ c->ticket, c->ref.target, 0, 0 };
@@ -287,7 +285,7 @@ static void skip_withheld_rounds(void)
         w.sync_at++;
 }
 
-/* Checks a message (header h, body) of a PUT, NOTIFY, BARRIER or ROUND
+/* Checks a message (header h, body) of a PUT, NOTIFY, PART_ASK or ROUND
  * expected next. */
 static void check_sync(int peer, const dcu_wire_header_t *h, const uint8_t *body)
 {
@@ -297,8 +295,8 @@ static void check_sync(int peer, const dcu_wire_header_t *h, const uint8_t *body
     const dcuda_cmd_t *c = &w.shadow[x->ticket];
     uint8_t want = c->op == DCUDA_CMD_PUT      ? DCU_WIRE_PUT
                    : c->op == DCUDA_CMD_NOTIFY ? DCU_WIRE_NOTIFY
-                   : x->round                  ? DCU_WIRE_ROUND
-                                               : DCU_WIRE_BARRIER;
+                   : c->op == DCUDA_CMD_PART   ? DCU_WIRE_PART_ASK
+                                               : DCU_WIRE_ROUND;
     FUZZ_CHECK(h->type == want && peer == x->peer, "a message of type %u to %d, expected %u to %d",
                h->type, peer, want, x->peer);
     if (want == DCU_WIRE_ROUND) {
@@ -306,28 +304,14 @@ static void check_sync(int peer, const dcu_wire_header_t *h, const uint8_t *body
                    "a barrier round %u of epoch %u", h->tag, h->epoch);
         return;
     }
-    if (want == DCU_WIRE_BARRIER) {
-        uint32_t slot = (uint32_t)c->args[1];
-        int parts = slot != DCUDA_CMD_NO_SLOT;
-        FUZZ_CHECK(h->epoch == (uint32_t)c->args[0] && h->slot == slot &&
-                       h->src_rank == w.s.proc_first[w.s.me] &&
-                       h->count == (parts ? (uint64_t)w.s.ranks : 0u),
-                   "a barrier message of epoch %u, slot %u, %llu parts", h->epoch, h->slot,
-                   (unsigned long long)h->count);
-        if (parts)
-            FUZZ_CHECK(memcmp(body,
-                              w.own_table + (size_t)slot * (size_t)w.s.proc_first[w.s.procs] +
-                                  (size_t)w.s.proc_first[w.s.me],
-                              (size_t)w.s.ranks * sizeof(dcuda_win_entry_t)) == 0,
-                       "a barrier's parts are not my ranks' parts of window %u", slot);
-        return;
-    }
     FUZZ_CHECK(h->src_rank == w.s.proc_first[w.s.me] + c->rank &&
                    h->dst_rank == (int32_t)c->args[0] &&
-                   (want != DCU_WIRE_PUT || h->slot == c->args[1]),
+                   (want == DCU_WIRE_NOTIFY || h->slot == c->args[1]),
                "a message from rank %d to %d, slot %u", h->src_rank, h->dst_rank, h->slot);
     if (want == DCU_WIRE_PUT)
         check_put(h, body, c, x->ticket);
+    else if (want == DCU_WIRE_PART_ASK)
+        FUZZ_CHECK(h->tag == c->tag, "an ask for a part with reply tag %u, not %u", h->tag, c->tag);
     else
         FUZZ_CHECK(h->tag == c->args[5], "a notification with tag %u", h->tag);
 }
@@ -601,7 +585,6 @@ static void config(run_t *r)
     r->c.proc_first = w.s.proc_first;
     r->c.path = w.s.path;
     r->c.own_table = w.own_table;
-    r->c.mirror = zeroed((size_t)DCUDA_MAX_WINDOWS * (size_t)world, sizeof(dcuda_win_entry_t));
     r->c.inbox = zeroed((size_t)w.s.ranks * DCUDA_INBOX_ENTRIES, sizeof(dcuda_inbox_entry_t));
     r->c.inbox_tail = zeroed((size_t)w.s.ranks, sizeof(uint32_t));
     r->c.net_barrier = &r->net_barrier;
@@ -668,7 +651,6 @@ static void run_proxy(void)
     free(w.queue);
     free(w.own_table);
     free(r.c.replies);
-    free(r.c.mirror);
     free(r.c.inbox);
     free((void *)r.c.inbox_tail);
 }
@@ -741,6 +723,7 @@ void fuzz_seeds(fuzz_emit_fn emit, void *arg)
     seed_cmd(&s, 0, DCUDA_CMD_BARRIER, 0, 2, 3, 0, 0, 0, 0);
     seed_cmd(&s, 1, DCUDA_CMD_PUT_READ, 2, 2, 1, 0, 300, 64, 9);
     seed_cmd(&s, 0, DCUDA_CMD_PUT_READ, 3, 4, 1, 0, 10, READABLE, 0);
+    seed_cmd(&s, 1, DCUDA_CMD_PART, 4, 3, 3, 0, 0, 0, 0);
     emit(arg, s.b, s.n);
     /* 1 rank, a queue of 16: puts that wrap around its end. */
     seed_start(&s, 0x04, 0x01, 0x02);

@@ -106,15 +106,6 @@ DCU_HD dcuda_notif_counters_t *dcu_target_notifs(const dcuda_state_t *st, int co
     return &q->notifs[rank - q->world_first];
 }
 
-/* Rank `rank`'s part of WORLD window slot `slot` when that rank lives in a
- * process on the network path: the proxies' mirror of its table, as its
- * owner sees it (no address of it is used here). */
-DCU_HD dcuda_win_entry_t dcu_net_part(const dcuda_state_t *st, int slot, int rank)
-{
-    const dcuda_peer_t *q = &st->peers[dcu_process_of(st, rank)];
-    return q->win_world[(size_t)slot * (size_t)st->world_size + (size_t)rank];
-}
-
 /* Rank `rank`'s part of WORLD window slot `slot` when that rank lives in
  * another process of the node: read from that process's table and
  * translated to where this process reaches it. DCUDA_ERR_UNREACHABLE (and the part as its owner
@@ -124,7 +115,7 @@ DCU_HD_COLD dcuda_status_t dcu_remote_part(const dcuda_state_t *st, int slot, in
 {
     int p = dcu_process_of(st, rank);
     const dcuda_peer_t *q = &st->peers[p];
-    *part = q->win_world[(size_t)slot * (size_t)st->world_size + (size_t)rank];
+    *part = q->win_world[(size_t)slot * (size_t)q->rank_count + (size_t)(rank - q->world_first)];
     if (part->size == 0)
         return DCUDA_OK;
     const dcuda_segment_t *segs = st->ctx->segments + q->segment_first;
@@ -161,6 +152,9 @@ DCU_HD void dcu_state_bind(dcuda_state_t *st, const dcuda_context_t *ctx, int de
     }
     for (int i = 0; i < DCUDA_PUT_ROUTES; i++)
         st->routes[i].win = DCUDA_WIN_NONE;
+    st->net_part_win = DCUDA_WIN_NONE;
+    st->net_part_rank = -1;
+    st->net_part_size = 0;
     st->timer_next = 0;
     st->cmd_tag = 0;
     st->cmd_consumed = 0; /* the command ring starts empty */
@@ -177,6 +171,19 @@ DCU_HD int dcu_win_slot(uint32_t win) { return (int)(win & ((1u << DCUDA_WIN_SLO
 DCU_HD int dcu_win_comm(uint32_t win) { return (int)((win >> DCUDA_WIN_COMM_SHIFT) & 0xfu); }
 
 DCU_HD uint32_t dcu_win_gen(uint32_t win) { return (win >> DCUDA_WIN_GEN_SHIFT) & 0xffu; }
+
+/* Rank `rank`'s part of WORLD window `win` when that rank lives in a
+ * process on the network path: its size as the proxy last told this rank
+ * (dcu_net_part_fetch; no address of it is used here), or 0 if the proxy
+ * has told of another part since. */
+DCU_HD dcuda_win_entry_t dcu_net_part(const dcuda_state_t *st, int slot, int rank)
+{
+    dcuda_win_entry_t part = { 0u, 0u };
+    if (st->net_part_win != DCUDA_WIN_NONE && dcu_win_slot(st->net_part_win) == slot &&
+        st->net_part_rank == rank)
+        part.size = st->net_part_size;
+    return part;
+}
 
 /* Is `win` a live window of this rank? Reserved bits must be zero. */
 DCU_HD dcuda_status_t dcu_check_win(const dcuda_state_t *st, uint32_t win)
@@ -201,10 +208,13 @@ DCU_HD int dcu_free_slot(const dcuda_state_t *st, int comm)
     return -1;
 }
 
+/* The part of rank `rank` (of comm) in window slot `slot`, for a rank of
+ * this process: both tables hold this process's ranks only, WORLD's by
+ * WORLD rank - world_first, so a table grows with the process, not the job. */
 DCU_HD dcuda_win_entry_t *dcu_win_entry(const dcuda_state_t *st, int comm, int slot, int rank)
 {
-    size_t size = (size_t)dcu_comm_size(st, comm);
-    return &st->win_entries[comm][(size_t)slot * size + (size_t)rank];
+    int i = comm == DCU_COMM_WORLD ? rank - st->world_first : rank;
+    return &st->win_entries[comm][(size_t)slot * (size_t)st->device_size + (size_t)i];
 }
 
 DCU_HD dcuda_put_route_t *dcu_route(const dcuda_state_t *st, uint32_t win, int rank)
@@ -221,6 +231,8 @@ DCU_HD void dcu_routes_drop(dcuda_state_t *st, int comm, int slot)
         if (w != DCUDA_WIN_NONE && ((w & 0xfffu) == freed || st->routes[i].src_slot == freed))
             st->routes[i].win = DCUDA_WIN_NONE;
     }
+    if (st->net_part_win != DCUDA_WIN_NONE && (st->net_part_win & 0xfffu) == freed)
+        st->net_part_win = DCUDA_WIN_NONE;
 }
 
 /* Window creation, before its barrier: my part of slot `slot` of comm is

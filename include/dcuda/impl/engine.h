@@ -286,8 +286,10 @@ DCU_FN_COLD void dcu_cmd_post(dcuda_state_t *st, uint32_t op, uint64_t a0, uint6
 /* Leader: post a command (args as its op says) and wait for its reply
  * (both in pinned host memory on a GPU: posted writes out, reads of host
  * memory while waiting). The proxy answers in ticket order after
- * recycling, so the reply shows every ticket up to this one consumed. */
-DCU_FN_COLD dcuda_status_t dcu_command_call(dcuda_state_t *st, uint32_t op, const uint64_t *args)
+ * recycling, so the reply shows every ticket up to this one consumed. The
+ * reply's value goes to *value when value is not NULL. */
+DCU_FN_COLD dcuda_status_t dcu_command_call(dcuda_state_t *st, uint32_t op, const uint64_t *args,
+                                            uint64_t *value)
 {
     const dcuda_context_t *ctx = st->ctx;
     uint32_t tag = ++st->cmd_tag;
@@ -299,13 +301,15 @@ DCU_FN_COLD dcuda_status_t dcu_command_call(dcuda_state_t *st, uint32_t op, cons
         (void)dcu_pause(&w);
     if ((int32_t)(t + 1u - st->cmd_consumed) > 0)
         st->cmd_consumed = t + 1u;
+    if (value)
+        *value = r->value;
     return (dcuda_status_t)r->status;
 }
 
 DCU_FN_COLD dcuda_status_t dcu_command_leader(dcuda_state_t *st, uint32_t op)
 {
     const uint64_t args[6] = { 0u, 0u, 0u, 0u, 1u, 0u };
-    return dcu_command_call(st, op, args);
+    return dcu_command_call(st, op, args, (uint64_t *)0);
 }
 
 /* ---- barriers ----------------------------------------------------------- */
@@ -659,7 +663,39 @@ DCU_FN_COLD dcuda_status_t dcu_put_read(dcuda_state_t *st, uint32_t win, int ran
         (uint64_t)rank, (uint64_t)dcu_win_slot(win), offset,
         size,           (uint64_t)(uintptr_t)src,    notify ? (uint64_t)tag + 1u : 0u
     };
-    return dcu_command_call(st, DCUDA_CMD_PUT_READ, args);
+    return dcu_command_call(st, DCUDA_CMD_PUT_READ, args, (uint64_t *)0);
+}
+
+/* Leader: asks the proxy for the part of WORLD rank `rank` (on the network
+ * path) in window `win`, and keeps its size in the state. */
+DCU_FN_COLD dcuda_status_t dcu_net_part_ask(dcuda_state_t *st, uint32_t win, int rank)
+{
+    const uint64_t args[6] = { (uint64_t)rank, (uint64_t)dcu_win_slot(win), 0u, 0u, 1u, 0u };
+    uint64_t size = 0;
+    dcuda_status_t s = dcu_command_call(st, DCUDA_CMD_PART, args, &size);
+    if (s == DCUDA_OK) {
+        st->net_part_win = win;
+        st->net_part_rank = rank;
+        st->net_part_size = size;
+    }
+    return s;
+}
+
+/* Before a put's full checks (all threads): when its target is a rank on
+ * the network path whose part the proxy did not tell this rank last, the
+ * leader asks for it (the proxy asks the owner once a window). Calls the
+ * checks refuse anyway are left to them. */
+DCU_FN_COLD dcuda_status_t dcu_net_part_fetch(dcuda_state_t *st, uint32_t win, int rank)
+{
+    if (dcu_check_win(st, win) != DCUDA_OK || dcu_win_comm(win) != DCU_COMM_WORLD || rank < 0 ||
+        rank >= st->world_size || dcu_device_rank_of(st, DCU_COMM_WORLD, rank) >= 0 ||
+        (st->net_part_win == win && st->net_part_rank == rank))
+        return DCUDA_OK;
+    int p = dcu_process_of(st, rank);
+    if (p < 0 || st->peers[p].path != DCUDA_PATH_NET)
+        return DCUDA_OK;
+    DCU_ON_LEADER(st, dcu_net_part_ask(st, win, rank));
+    return (dcuda_status_t)st->result;
 }
 
 /* A put to a rank on the network path (all threads): a large one the
@@ -742,6 +778,8 @@ DCU_FN dcuda_status_t dcu_put(dcuda_state_t *st, uint32_t win, int rank, size_t 
     } else if (!dcu_state_ok(st)) {
         return dcu_report_uninit(st, call);
     } else if (notify && (s = dcu_checked_tag(st, tag, call)) != DCUDA_OK) {
+        return s;
+    } else if ((s = dcu_net_part_fetch(st, win, rank)) != DCUDA_OK) {
         return s;
     } else if ((s = dcu_put_slow(st, win, rank, offset, size, src, &p, call)) == DCUDA_OK) {
         dst = p.dst;

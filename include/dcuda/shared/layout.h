@@ -17,7 +17,7 @@
 #include "base.h"
 #include "ring.h"
 
-#define DCUDA_LAYOUT_VERSION 10u
+#define DCUDA_LAYOUT_VERSION 11u
 #define DCUDA_CONTEXT_MAGIC 0x64637564u /* "dcud" */
 #define DCUDA_STATE_MAGIC 0x72616e6bu   /* "rank" */
 
@@ -96,8 +96,8 @@ typedef struct dcuda_segment {
 
 /* A process of the program as the ranks of this one see it. Its tables are
  * translated to addresses this process reaches; a process on the network
- * path has no counters here (NULL), and its WORLD table is the mirror the
- * proxies keep (parts as their owners see them). */
+ * path has neither here (NULL): its parts are asked of the proxy
+ * (DCUDA_CMD_PART), which asks their owner once. */
 typedef struct dcuda_peer {
     int32_t world_first;    /* WORLD rank of its first rank */
     int32_t rank_count;     /* its ranks */
@@ -106,7 +106,7 @@ typedef struct dcuda_peer {
     uint32_t segment_count;
     uint32_t reserved;
     struct dcuda_notif_counters *notifs; /* [rank_count] */
-    struct dcuda_win_entry *win_world;   /* its WORLD window table */
+    struct dcuda_win_entry *win_world;   /* its WORLD window table [windows][rank_count] */
     uint64_t reserved2;
 } dcuda_peer_t;
 
@@ -218,7 +218,7 @@ typedef struct dcuda_context {
     dcuda_node_slot_t *node_slots;  /* [node processes], shared host memory */
     dcuda_notif_counters_t *notifs; /* [device_size] */
     dcuda_barrier_t *barriers;      /* [DCUDA_COMM_COUNT] */
-    dcuda_win_entry_t *win_entries[DCUDA_COMM_COUNT]; /* [MAX_WINDOWS][comm size] */
+    dcuda_win_entry_t *win_entries[DCUDA_COMM_COUNT]; /* [MAX_WINDOWS][device_size] */
     dcuda_timer_slot_t *timers;                       /* [DCUDA_MAX_TIMERS] */
     dcuda_rank_status_t *rank_status;                 /* [device_size], host-visible */
     dcuda_error_record_t *error;                      /* read by the host after a run */
@@ -302,6 +302,10 @@ typedef struct dcuda_state {
     uint32_t cmd_consumed; /* commands known consumed by the proxy */
     uint32_t inbox_pos;    /* inbox entries consumed */
     uint32_t consumed[DCUDA_TAG_COUNT];
+    /* The last part the proxy told of a rank on the network path. */
+    uint64_t net_part_size;
+    uint32_t net_part_win; /* its window handle (DCUDA_WIN_NONE: none) */
+    int32_t net_part_rank; /* its WORLD rank */
 } dcuda_state_t;
 
 DCUDA_STATIC_ASSERT(sizeof(dcuda_notif_counters_t) == 4 * DCUDA_TAG_COUNT, "notif counters");
@@ -319,6 +323,6 @@ DCUDA_STATIC_ASSERT(sizeof(dcuda_put_route_t) == 56, "put route");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 120, "state copies of the context");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 704, "state counters");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 1728, "state fits shared memory budget");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 1744, "state fits shared memory budget");
 
 #endif /* DCUDA_SHARED_LAYOUT_H */

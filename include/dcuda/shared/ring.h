@@ -24,7 +24,7 @@
 #include "base.h"
 
 #define DCUDA_LOG_RING_VERSION 1u
-#define DCUDA_CMD_RING_VERSION 2u
+#define DCUDA_CMD_RING_VERSION 3u
 
 /* Characters of text in one log entry (longer messages are truncated). */
 #define DCUDA_LOG_TEXT 224
@@ -87,11 +87,12 @@ typedef struct dcuda_log_entry {
  * host memory, rarely needed); a command never spans more than the ring.
  */
 enum dcuda_cmd_op {
-    DCUDA_CMD_PING = 1,    /* answer at once: measures the queue round trip */
-    DCUDA_CMD_PUT = 2,     /* to a rank on the network path; payload entries follow */
-    DCUDA_CMD_NOTIFY = 3,  /* a notification to a rank on the network path */
-    DCUDA_CMD_BARRIER = 4, /* the device's ranks reached a WORLD barrier (network path) */
-    DCUDA_CMD_PUT_READ = 5 /* a large put the proxy reads from rank memory (network path) */
+    DCUDA_CMD_PING = 1,     /* answer at once: measures the queue round trip */
+    DCUDA_CMD_PUT = 2,      /* to a rank on the network path; payload entries follow */
+    DCUDA_CMD_NOTIFY = 3,   /* a notification to a rank on the network path */
+    DCUDA_CMD_BARRIER = 4,  /* the device's ranks reached a WORLD barrier (network path) */
+    DCUDA_CMD_PUT_READ = 5, /* a large put the proxy reads from rank memory (network path) */
+    DCUDA_CMD_PART = 6      /* the size of a part of a rank on the network path */
 };
 
 /* args[] of each op. PUT: [0] target WORLD rank, [1] window slot, [2] offset
@@ -102,7 +103,10 @@ enum dcuda_cmd_op {
  * rank memory; it wants a reply: DCUDA_OK once the proxy has read the whole
  * source and handed it to the network, DCUDA_ERR_UNSUPPORTED (nothing
  * read) when the source is not memory the proxy can read, which the rank
- * then sends in PUT commands. */
+ * then sends in PUT commands. PART: [0] a WORLD rank on the network path,
+ * [1] a window slot (of WORLD) live there; it wants a reply: the size of
+ * that rank's part in `value` (the proxy asks the part's owner once and
+ * keeps the answer until the slot's next window). */
 #define DCUDA_CMD_NO_SLOT 0xffffffffu
 /* Most payload bytes one PUT command carries. */
 #define DCUDA_NET_CHUNK_MAX 65536u
