@@ -12,8 +12,10 @@
  * included), the growth of resident memory across the run MiB, WORLD
  * barrier us, WORLD window create + free us, notifications a process
  * sends per second through its proxy (mean), and the bytes of the window
- * tables (the WORLD table and its mirror) a process holds by the layout's
- * rule, which GPU ranks keep in GPU memory.
+ * tables (WORLD's and DEVICE's, of the process's own ranks) a process
+ * holds by the layout's rule, which GPU ranks keep in GPU memory. The
+ * parts of other processes' ranks a proxy asked for are host memory,
+ * within the resident memory.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -106,9 +108,9 @@ static void print_row(const scale_opts_t *o, const dcuda_rank_info_t *info, cons
                       const double *sum)
 {
     int p = info->process_count;
-    double world = (double)info->rank_count;
-    /* The WORLD window table and its mirror: DCUDA_MAX_WINDOWS x WORLD entries each. */
-    double tables = 2.0 * DCUDA_MAX_WINDOWS * world * sizeof(dcuda_win_entry_t);
+    /* The WORLD and DEVICE window tables: DCUDA_MAX_WINDOWS x my ranks entries each. */
+    double tables =
+        2.0 * DCUDA_MAX_WINDOWS * (double)info->rank_responsible * sizeof(dcuda_win_entry_t);
     double msgs = o->messages > 0 && mx[5] > 0 ? sum[6] / p : 0.0;
     if (o->header)
         printf("processes,world_ranks,ranks_per_process,init_ms,rss_mib_max,rss_mib_mean,"
