@@ -662,10 +662,13 @@ static void tell_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
     send_to(p, from, m);
 }
 
-/* The owner's answer to my ask: kept, and its rank answered. */
+/* The owner's answer to my ask: kept, and its rank answered (after a
+ * cancel its rank may have been answered already: abandon_asks). */
 static void apply_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
 {
     int r = h->dst_rank - p->world_first;
+    if (atomic_load_explicit(p->c.cancel, memory_order_acquire) != DCUDA_CANCEL_NONE)
+        return;
     const char *bad =
         h->src_rank < p->c.proc_first[from] || h->src_rank >= p->c.proc_first[from + 1]
             ? "a part of a rank it does not hold"
@@ -682,18 +685,20 @@ static void apply_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
     answer_value(p, r, h->tag, DCUDA_OK, h->count);
 }
 
-/* Once the proxy failed or a peer was lost, no answer may come: the
- * ranks that wait for a part are answered DCUDA_ERR_PEER. */
+/* Once the proxy failed or the run was cancelled (a lost peer, an error
+ * or a stall elsewhere), an answer may never come and the run ends anyway:
+ * the ranks that wait for a part are answered DCUDA_ERR_PEER or
+ * DCUDA_ERR_ABORTED (a wait for a part is not one the cancel ends). */
 static void abandon_asks(dcu_proxy_t *p)
 {
     int r;
-    uint32_t tag;
-    if (!p->remote.asking ||
-        (!p->failure[0] &&
-         atomic_load_explicit(p->c.cancel, memory_order_acquire) != DCUDA_CANCEL_PEER))
+    uint32_t tag, cancel = atomic_load_explicit(p->c.cancel, memory_order_acquire);
+    if (!p->remote.asking || (!p->failure[0] && cancel == DCUDA_CANCEL_NONE))
         return;
+    dcuda_status_t why =
+        p->failure[0] || cancel == DCUDA_CANCEL_PEER ? DCUDA_ERR_PEER : DCUDA_ERR_ABORTED;
     while (dcu_parts_next_waiting(&p->remote, &r, &tag))
-        answer_value(p, r, tag, DCUDA_ERR_PEER, 0u);
+        answer_value(p, r, tag, why, 0u);
 }
 
 /* ---- large puts, read from rank memory -------------------------------------------- */
