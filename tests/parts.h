@@ -15,7 +15,8 @@
  * beyond it. A put outside the target's part must return
  * DCUDA_ERR_BOUNDS and touch nothing; one inside must land. The value of
  * a byte depends only on the round, the target and its place in the
- * region, so overlapping puts of different sources agree, and after its
+ * region, so overlapping puts of different sources agree (a WORLD barrier
+ * after each step keeps their stores apart), and after its
  * notifications a rank checks its whole region: bytes some put of the
  * round covered hold the round's values, the others the round's canary.
  * Parts of ranks of other nodes are what the proxies ask their owners for

@@ -110,6 +110,9 @@ TEST_RANK_FN void parts_round(parts_rank_t *c, int r)
     for (int j = 0; j < PARTS_OPS; j++) {
         parts_put(c, r, j);
         incoming += parts_incoming(c->seed, r, j, c->me, c->world).inside;
+        /* Puts of different sources may cover the same bytes (with the same
+         * values): one step at a time, or their stores would race. */
+        parts_ok(c, dcuda_comm_barrier(c->st, DCUDA_COMM_WORLD));
     }
     if (incoming)
         parts_ok(c, dcuda_wait_notifications(c->st, PARTS_TAG, incoming));
