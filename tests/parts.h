@@ -170,6 +170,13 @@ TEST_FN int parts_covered(uint32_t seed, int r, int t, uint64_t pos, int world)
     return 0;
 }
 
+/* What byte pos of rank t's region must hold after round r's puts. */
+TEST_FN uint8_t parts_want(uint32_t seed, int r, int t, uint64_t pos, int world)
+{
+    return parts_covered(seed, r, t, pos, world) ? parts_byte(seed, r, t, pos)
+                                                 : parts_canary(seed, r, t, pos);
+}
+
 /* The order round r frees its windows in: the i-th freed is window
  * 1 + (i + rotation) % n. */
 TEST_FN int parts_freed(uint32_t seed, int r, int i)

@@ -70,9 +70,7 @@ static void parts_check_rank(parts_run_t *m, int dr)
     m->total_refused += res[PARTS_RES_REFUSED];
     const unsigned char *region = m->buf + (size_t)dr * PARTS_BYTES;
     for (uint64_t pos = 0; last >= 0 && pos < PARTS_REGION; pos++) {
-        uint8_t want = parts_covered(d->seed, last, t, pos, d->world)
-                           ? parts_byte(d->seed, last, t, pos)
-                           : parts_canary(d->seed, last, t, pos);
+        uint8_t want = parts_want(d->seed, last, t, pos, d->world);
         if (region[pos] != want) {
             TEST_CHECK(0,
                        "seed %u, rank %d: byte %" PRIu64 " of its region is %u after the "

@@ -61,10 +61,7 @@ TEST_RANK_FN int64_t parts_scan(const parts_rank_t *c, int r, uint64_t start, ui
 {
     int64_t bad = 0;
     for (uint64_t pos = start; pos < PARTS_REGION; pos += stride) {
-        uint8_t want = parts_covered(c->seed, r, c->me, pos, c->world)
-                           ? parts_byte(c->seed, r, c->me, pos)
-                           : parts_canary(c->seed, r, c->me, pos);
-        if (c->region[pos] != want && bad++ == 0)
+        if (c->region[pos] != parts_want(c->seed, r, c->me, pos, c->world) && bad++ == 0)
             *at = pos;
     }
     return bad;
@@ -92,9 +89,7 @@ TEST_RANK_FN void parts_check(parts_rank_t *c, int r)
     if (c->bad == 0)
         dcuda_log(c->st, "parts: rank %d, round %d: byte %llu of its region holds %u, expected %u",
                   c->me, r, (unsigned long long)at, (unsigned)c->region[at],
-                  (unsigned)(parts_covered(c->seed, r, c->me, at, c->world)
-                                 ? parts_byte(c->seed, r, c->me, at)
-                                 : parts_canary(c->seed, r, c->me, at)));
+                  (unsigned)parts_want(c->seed, r, c->me, at, c->world));
     c->bad += bad;
 }
 

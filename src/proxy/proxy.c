@@ -639,13 +639,19 @@ static int ask_part(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q)
     return PROXY_LATER;
 }
 
+/* Does process q hold WORLD rank `rank`? */
+static int holds(const dcu_proxy_t *p, int q, int32_t rank)
+{
+    return rank >= p->c.proc_first[q] && rank < p->c.proc_first[q + 1];
+}
+
 /* Process `from` asks for my rank's part of a window it passed the
  * creation barrier of (so did I: its parts were read). */
 static void tell_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
 {
     int r = h->dst_rank - p->world_first;
     if (r < 0 || r >= p->c.ranks || !((p->parts_known >> h->slot) & 1u) ||
-        h->src_rank < p->c.proc_first[from] || h->src_rank >= p->c.proc_first[from + 1]) {
+        !holds(p, from, h->src_rank)) {
         fail(p, "process %d asked for the part of rank %d in window %u for rank %d, which "
                 "this process cannot tell",
              from, h->dst_rank, h->slot, h->src_rank);
@@ -669,10 +675,9 @@ static void apply_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
     int r = h->dst_rank - p->world_first;
     if (atomic_load_explicit(p->c.cancel, memory_order_acquire) != DCUDA_CANCEL_NONE)
         return;
-    const char *bad =
-        h->src_rank < p->c.proc_first[from] || h->src_rank >= p->c.proc_first[from + 1]
-            ? "a part of a rank it does not hold"
-            : dcu_parts_answered(&p->remote, r, h->slot, h->src_rank, h->tag);
+    const char *bad = !holds(p, from, h->src_rank)
+                          ? "a part of a rank it does not hold"
+                          : dcu_parts_answered(&p->remote, r, h->slot, h->src_rank, h->tag);
     if (bad) {
         fail(p, "process %d: %s (rank %d, window %u, for rank %d)", from, bad, h->src_rank,
              h->slot, h->dst_rank);
