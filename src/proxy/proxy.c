@@ -40,6 +40,9 @@
 
 /* How long the end of a run waits for its messages to leave. */
 #define PROXY_DRAIN_NS (5 * DCU_NS_PER_S)
+/* How long after a cancel the ranks that wait for a window part wait on
+ * for their answer (abandon_asks). */
+#define PROXY_ASK_GRACE_NS (1 * DCU_NS_PER_S)
 /* Pinned buffers a large put streams through (DCU_NET_PUT_CHUNK each):
  * reads of rank memory fill them while the manager sends the ones before. */
 #define PROXY_STAGING 4
@@ -74,6 +77,7 @@ struct dcu_proxy {
     dcuda_win_entry_t *parts; /* [windows][ranks]: my ranks' parts of WORLD windows */
     uint64_t parts_known;     /* bit per window slot */
     dcu_parts_t remote;       /* parts of other processes' ranks, asked of their owners */
+    uint64_t cancel_seen_ns;  /* when asks first met this run's cancel (0: not yet) */
     dcu_netbar_t bar; /* the WORLD barriers of this run */
     /* Large puts read from rank memory: a ring of jobs (one per rank at
      * most, since each waits for its answer), the one being read, and the
@@ -668,16 +672,17 @@ static void tell_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
     send_to(p, from, m);
 }
 
-/* The owner's answer to my ask: kept, and its rank answered (after a
- * cancel its rank may have been answered already: abandon_asks). */
+/* The owner's answer to my ask: kept, and its rank answered. After a
+ * cancel its rank may have been answered already (abandon_asks): an
+ * answer nobody waits for is then dropped. */
 static void apply_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
 {
     int r = h->dst_rank - p->world_first;
-    if (atomic_load_explicit(p->c.cancel, memory_order_acquire) != DCUDA_CANCEL_NONE)
-        return;
     const char *bad = !holds(p, from, h->src_rank)
                           ? "a part of a rank it does not hold"
                           : dcu_parts_answered(&p->remote, r, h->slot, h->src_rank, h->tag);
+    if (bad && atomic_load_explicit(p->c.cancel, memory_order_acquire) != DCUDA_CANCEL_NONE)
+        return;
     if (bad) {
         fail(p, "process %d: %s (rank %d, window %u, for rank %d)", from, bad, h->src_rank,
              h->slot, h->dst_rank);
@@ -690,9 +695,11 @@ static void apply_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
     answer_value(p, r, h->tag, DCUDA_OK, h->count);
 }
 
-/* Once the proxy failed or the run was cancelled (a lost peer, an error
- * or a stall elsewhere), an answer may never come and the run ends anyway:
- * the ranks that wait for a part are answered DCUDA_ERR_PEER or
+/* Once the proxy failed or a peer was lost, no answer may come: the ranks
+ * that wait for a part are answered DCUDA_ERR_PEER. Once the run was
+ * cancelled otherwise (an error or a stall), the owners still answer
+ * while they serve the run, but may leave it first: after
+ * PROXY_ASK_GRACE_NS the ranks that still wait are answered
  * DCUDA_ERR_ABORTED (a wait for a part is not one the cancel ends). */
 static void abandon_asks(dcu_proxy_t *p)
 {
@@ -700,6 +707,13 @@ static void abandon_asks(dcu_proxy_t *p)
     uint32_t tag, cancel = atomic_load_explicit(p->c.cancel, memory_order_acquire);
     if (!p->remote.asking || (!p->failure[0] && cancel == DCUDA_CANCEL_NONE))
         return;
+    if (!p->failure[0] && cancel != DCUDA_CANCEL_PEER) {
+        uint64_t now = dcu_clock_ns();
+        if (!p->cancel_seen_ns)
+            p->cancel_seen_ns = now;
+        if (now - p->cancel_seen_ns < PROXY_ASK_GRACE_NS)
+            return;
+    }
     dcuda_status_t why =
         p->failure[0] || cancel == DCUDA_CANCEL_PEER ? DCUDA_ERR_PEER : DCUDA_ERR_ABORTED;
     while (dcu_parts_next_waiting(&p->remote, &r, &tag))
@@ -959,6 +973,7 @@ void dcu_proxy_reset(dcu_proxy_t *p)
         return;
     p->parts_known = 0;
     dcu_parts_reset(&p->remote);
+    p->cancel_seen_ns = 0;
     /* A run that ended on a lost peer may leave reads behind (its ranks were
      * answered): their buffers are free again; those the manager still
      * sends come back through release_message. */
