@@ -15,8 +15,8 @@
  * beyond it. A put outside the target's part must return
  * DCUDA_ERR_BOUNDS and touch nothing; one inside must land. The value of
  * a byte depends only on the round, the target and its place in the
- * region, so overlapping puts of different sources agree (a WORLD barrier
- * after each step keeps their stores apart), and after its
+ * region, and put j writes only band j of it (parts_band: puts of
+ * different sources never cover the same bytes), and after its
  * notifications a rank checks its whole region: bytes some put of the
  * round covered hold the round's values, the others the round's canary.
  * Parts of ranks of other nodes are what the proxies ask their owners for
@@ -98,6 +98,20 @@ TEST_FN int parts_shift(uint32_t seed, int r, int j, int world)
     return (int)(parts_hash(seed, (uint32_t)r, (uint32_t)j, 0x5417u) % (uint32_t)world);
 }
 
+/* The offsets of a part (at `off`, of `size` bytes) that put j may write:
+ * those in band j of the region (PARTS_REGION / PARTS_OPS bytes), so that
+ * the puts a target receives (one a step, from different sources) never
+ * cover the same bytes and need no order among them. [*lo, *hi) may be
+ * empty. */
+TEST_FN void parts_band(int j, parts_part_t p, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t band = PARTS_REGION / PARTS_OPS, first = (uint64_t)j * band, end = first + band;
+    *lo = first > p.off ? first - p.off : 0u;
+    *hi = end > p.off ? end - p.off : 0u;
+    *hi = *hi < p.size ? *hi : p.size;
+    *lo = *lo < *hi ? *lo : *hi;
+}
+
 /* Put j of rank s in round r. */
 TEST_FN parts_op_t parts_op(uint32_t seed, int r, int j, int s, int world)
 {
@@ -106,15 +120,21 @@ TEST_FN parts_op_t parts_op(uint32_t seed, int r, int j, int s, int world)
     uint32_t k = parts_hash(seed ^ 0x77u, (uint32_t)r, (uint32_t)j, (uint32_t)s);
     op.target = (s + parts_shift(seed, r, j, world)) % world;
     op.win = (int)(h % (uint32_t)(parts_windows(seed, r) + 1));
-    uint64_t part = parts_part(seed, r, op.win, op.target).size;
+    parts_part_t p = parts_part(seed, r, op.win, op.target);
+    uint64_t part = p.size, lo, hi;
+    parts_band(j, p, &lo, &hi);
     uint64_t size = (uint64_t)((k >> 3) % (PARTS_MAX_PUT + 1u));
-    switch (k % 8u) {
+    uint64_t in_band = lo + (uint64_t)((k >> 13) % (uint32_t)(hi - lo + 1u));
+    uint32_t kind = k % 8u;
+    if (kind == 1u && !(hi == part && lo < hi))
+        kind = 2u; /* the part's last byte is not in the band */
+    switch (kind) {
     case 0: /* nothing at all */
         op.size = 0;
         op.offset = (uint64_t)((k >> 13) % (uint32_t)(part + 1u));
         break;
     case 1: /* up to the part's last byte */
-        op.size = size < part ? size : part;
+        op.size = size < hi - lo ? size : hi - lo;
         op.offset = part - op.size;
         break;
     case 2: /* one byte past it */
@@ -126,13 +146,13 @@ TEST_FN parts_op_t parts_op(uint32_t seed, int r, int j, int s, int world)
         op.offset = part + 1u + (uint64_t)((k >> 20) % 64u);
         break;
     case 4:
-    case 5: /* anywhere in it, cut to fit */
-        op.offset = (uint64_t)((k >> 13) % (uint32_t)(part + 1u));
-        op.size = size < part - op.offset ? size : part - op.offset;
+    case 5: /* in the band, cut to fit */
+        op.offset = in_band;
+        op.size = size < hi - in_band ? size : hi - in_band;
         break;
-    default: /* anywhere in it, perhaps running past */
-        op.size = size;
-        op.offset = (uint64_t)((k >> 13) % (uint32_t)(part + 1u));
+    default: /* from the band, perhaps running past the part (never past the band in it) */
+        op.offset = in_band;
+        op.size = in_band + size <= part && in_band + size > hi ? hi - in_band : size;
         break;
     }
     op.inside = op.offset <= part && op.size <= part - op.offset;

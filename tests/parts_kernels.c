@@ -93,6 +93,7 @@ TEST_RANK_FN void parts_check(parts_rank_t *c, int r)
     c->bad += bad;
 }
 
+/* Round r: my windows of the round, my puts, then what came to me. */
 TEST_RANK_FN void parts_round(parts_rank_t *c, int r)
 {
     int n = parts_windows(c->seed, r), incoming = 0;
@@ -105,9 +106,6 @@ TEST_RANK_FN void parts_round(parts_rank_t *c, int r)
     for (int j = 0; j < PARTS_OPS; j++) {
         parts_put(c, r, j);
         incoming += parts_incoming(c->seed, r, j, c->me, c->world).inside;
-        /* Puts of different sources may cover the same bytes (with the same
-         * values): one step at a time, or their stores would race. */
-        parts_ok(c, dcuda_comm_barrier(c->st, DCUDA_COMM_WORLD));
     }
     if (incoming)
         parts_ok(c, dcuda_wait_notifications(c->st, PARTS_TAG, incoming));
