@@ -366,6 +366,13 @@ static int case_settings_values(int argc, char **argv)
     env_setting("DCUDA_NOTIF_START", "\t7", DCUDA_OK);
     env_setting("DCUDA_NOTIF_START", " -18446744073709551615", DCUDA_ERR_SETTING);
     env_setting("DCUDA_NOTIF_START", " -0", DCUDA_ERR_SETTING);
+    /* The network credit: 4096 bytes to 2^32. */
+    env_setting("DCUDA_NET_CREDIT", "4096", DCUDA_OK);
+    env_setting("DCUDA_NET_CREDIT", "0x100000000", DCUDA_OK);
+    env_setting("DCUDA_NET_CREDIT", "4095", DCUDA_ERR_SETTING);
+    env_setting("DCUDA_NET_CREDIT", "0", DCUDA_ERR_SETTING);
+    env_setting("DCUDA_NET_CREDIT", "4294967297", DCUDA_ERR_SETTING);
+    env_setting("DCUDA_NET_CREDIT", "-4096", DCUDA_ERR_SETTING);
     /* 0/1 settings refuse other numbers. */
     static const char *flags[] = { "DCUDA_WATCHDOG_CANCEL", "DCUDA_VERBOSE", "DCUDA_NET_FORCE" };
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {

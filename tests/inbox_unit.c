@@ -7,8 +7,10 @@
  * header (every flag right) for the position that entry has one lap later,
  * so an inbox that ever lets a rank poll stale payload is caught. Checks: the
  * consumer's memory and counts equal a reference applied in arrival order,
- * at every step; nothing is held once the consumer has drained; settle
- * applies what is left. Deterministic, well under a second.
+ * at every step; each message is told written (landed) once, in arrival
+ * order, and what is held is what was delivered and not told yet; nothing
+ * is held once the consumer has drained; settle applies what is left.
+ * Deterministic, well under a second.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdatomic.h>
@@ -39,7 +41,29 @@ static DCUDA_ATOMIC(uint32_t) tail;
 static unsigned char memory[MEMORY], reference[MEMORY];
 static uint32_t counted[TAGS], expected[TAGS];
 static uint32_t pos; /* the consumer's position */
+/* Messages delivered and told written: each carries its number as its
+ * sender, and its number + 100 as its bytes. */
+static int delivered, landed;
+static uint64_t delivered_bytes, landed_bytes;
 static int syncs;    /* SYNC messages seen (a large put after inbox data) */
+
+static void on_landed(void *arg, int from, uint32_t bytes)
+{
+    (void)arg;
+    TEST_CHECK(from == landed && bytes == (uint32_t)from + 100u,
+               "message %d (%u bytes) told written, expected message %d", from, bytes, landed);
+    landed++;
+    landed_bytes += bytes;
+}
+
+/* The next message's source (its number). */
+static dcu_inbox_source_t source(void)
+{
+    dcu_inbox_source_t src = { delivered, (uint32_t)delivered + 100u };
+    delivered++;
+    delivered_bytes += src.bytes;
+    return src;
+}
 
 /* The consumer (a rank): applies messages in order, at most `budget`. */
 static int consume(int budget)
@@ -101,7 +125,7 @@ static void hostile(unsigned char *p, uint32_t n, uint32_t head)
 int main(void)
 {
     static const dcu_backend_ops_t ops = { .copy_in = copy_in };
-    dcu_inboxes_t *in = dcu_inboxes_create(ring, &tail, 1, &ops, NULL);
+    dcu_inboxes_t *in = dcu_inboxes_create(ring, &tail, 1, &ops, NULL, on_landed, NULL);
     TEST_CHECK(in != NULL, "cannot create the inbox");
     static unsigned char payload[3 * DCU_INBOX_EAGER_MAX];
     int puts = 0, large = 0, held_seen = 0;
@@ -114,7 +138,8 @@ int main(void)
             uint32_t at = next(MEMORY - n + 1u), tag = next(TAGS + 1u);
             hostile(payload, n, dcu_inbox_head(in, 0));
             TEST_STATUS(
-                dcu_inbox_deliver(in, 0, (uint64_t)(uintptr_t)(memory + at), payload, n, tag),
+                dcu_inbox_deliver(in, 0, (uint64_t)(uintptr_t)(memory + at), payload, n, tag,
+                                  source()),
                 DCUDA_OK);
             memcpy(reference + at, payload, n);
             large += n > DCU_INBOX_EAGER_MAX;
@@ -123,13 +148,18 @@ int main(void)
                 expected[tag - 1u]++;
         } else if (what < 8) {
             uint32_t tag = 1u + next(TAGS);
-            TEST_STATUS(dcu_inbox_deliver(in, 0, 0u, NULL, 0u, tag), DCUDA_OK);
+            TEST_STATUS(dcu_inbox_deliver(in, 0, 0u, NULL, 0u, tag, source()), DCUDA_OK);
             expected[tag - 1u]++;
         } else {
             consume((int)next(8));
         }
         held_seen |= dcu_inbox_held(in) > 0;
         TEST_CHECK(dcu_inbox_retry(in) >= 0, "retry failed");
+        TEST_CHECK(dcu_inbox_held(in) == (size_t)(delivered - landed) &&
+                       dcu_inbox_held_bytes(in) == delivered_bytes - landed_bytes,
+                   "step %d: %zu messages (%llu bytes) held, %d (%llu) not told written", step,
+                   dcu_inbox_held(in), (unsigned long long)dcu_inbox_held_bytes(in),
+                   delivered - landed, (unsigned long long)(delivered_bytes - landed_bytes));
     }
     /* Drain: the consumer applies everything, the writer writes what it held. */
     for (int rounds = 0; rounds < 100000; rounds++) {
@@ -138,7 +168,9 @@ int main(void)
         if (!applied && !dcu_inbox_held(in))
             break;
     }
-    TEST_CHECK(dcu_inbox_held(in) == 0, "%zu messages still held", dcu_inbox_held(in));
+    TEST_CHECK(dcu_inbox_held(in) == 0 && dcu_inbox_held_bytes(in) == 0 && landed == delivered,
+               "%zu messages still held, %d of %d told written", dcu_inbox_held(in), landed,
+               delivered);
     TEST_CHECK(memcmp(memory, reference, MEMORY) == 0, "the memory differs from the reference");
     for (int t = 0; t < TAGS; t++)
         TEST_CHECK(counted[t] == expected[t], "tag %d: counted %u, expected %u", t, counted[t],
@@ -148,7 +180,8 @@ int main(void)
 
     /* Settle: what a rank left unread is applied by the proxy. */
     hostile(payload, 100, dcu_inbox_head(in, 0));
-    TEST_STATUS(dcu_inbox_deliver(in, 0, (uint64_t)(uintptr_t)memory, payload, 100, 0), DCUDA_OK);
+    TEST_STATUS(dcu_inbox_deliver(in, 0, (uint64_t)(uintptr_t)memory, payload, 100, 0, source()),
+                DCUDA_OK);
     memcpy(reference, payload, 100);
     TEST_STATUS(dcu_inbox_settle(in), DCUDA_OK);
     TEST_CHECK(memcmp(memory, reference, MEMORY) == 0, "settle did not apply the last put");

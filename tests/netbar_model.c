@@ -4,11 +4,16 @@
  * 40) with a FIFO channel for each ordered pair send puts to random
  * processes and enter barriers; messages are delivered in random order
  * across channels, puts are held for lack of inbox room at random and
- * released later, acknowledgements leave at random moments.
+ * released later, acknowledgements leave at random moments. Puts have
+ * random sizes, some larger than the credit (drawn per seed), and a put
+ * waits while its target's credit does not allow it.
  *
  * Checked whenever a process completes a barrier: every process entered
  * it, and every put any process sent to this one before entering it is in
- * this one's inboxes (not in flight, not held). Checked at the end: every
+ * this one's inboxes (not in flight, not held). Checked after every step:
+ * what a process has sent another and that one has not taken (on its way
+ * or held) is within the credit, or a single message; every receiver
+ * accepts every arrival under its credit check. Checked at the end: every
  * process completed every barrier (nothing waits for ever), and each
  * barrier took ceil(log2 P) rounds a process.
  */
@@ -30,7 +35,14 @@ enum { M_PUT = 1, M_ROUND, M_ACK };
 typedef struct msg {
     int type;
     uint32_t epoch, value;
+    uint64_t bytes; /* PUT: its size; ACK: the bytes acknowledged */
 } msg_t;
+
+/* A put held for lack of inbox room. */
+typedef struct held {
+    int from;
+    uint64_t bytes;
+} held_t;
 
 typedef struct chan {
     msg_t m[QUEUE];
@@ -40,8 +52,10 @@ typedef struct chan {
 typedef struct proc {
     dcu_netbar_t b;
     int in_barrier;                 /* 0: running */
-    int puts_left;                  /* before the next barrier */
-    int held[MAX_P * BARRIERS * 6]; /* sources of the puts held, in order (every put of the run) */
+    int puts_left;                     /* before the next barrier */
+    int next_to;                       /* the next put's target and size */
+    uint64_t next_bytes;
+    held_t held[MAX_P * BARRIERS * 6]; /* the puts held, in order (every put of the run) */
     int held_count;
     uint32_t delivered[MAX_P]; /* puts from each process in my inboxes */
     uint32_t sent[MAX_P];      /* puts I sent to each process */
@@ -54,6 +68,11 @@ static struct {
     chan_t ch[MAX_P][MAX_P]; /* [from][to] */
     int entered[BARRIERS + 1][MAX_P];
     uint32_t sent_at_entry[BARRIERS + 1][MAX_P][MAX_P]; /* [e][from][to] */
+    /* Puts sent and not yet taken (in flight or held): [from][to]. */
+    int untaken[MAX_P][MAX_P];
+    uint64_t untaken_bytes[MAX_P][MAX_P];
+    uint64_t credit;
+    long waits; /* steps a put waited for credit */
     uint64_t rng;
 } w;
 
@@ -74,7 +93,7 @@ static void drive(int me)
     int to;
     uint32_t round;
     while (dcu_netbar_send(&p->b, &to, &round)) {
-        push(me, to, (msg_t){ M_ROUND, p->b.entered, round });
+        push(me, to, (msg_t){ M_ROUND, p->b.entered, round, 0 });
         p->rounds_sent++;
     }
     if (!p->in_barrier || !dcu_netbar_complete(&p->b))
@@ -104,6 +123,24 @@ static void enter(int me)
     drive(me);
 }
 
+/* A put from `from` is in my inbox. */
+static void take(int me, int from, uint64_t bytes)
+{
+    w.pr[me].delivered[from]++;
+    w.untaken[from][me]--;
+    w.untaken_bytes[from][me] -= bytes;
+    dcu_netbar_taken(&w.pr[me].b, from, bytes);
+}
+
+/* The next put's target and size: up to three times the credit. */
+static void draw_put(int me)
+{
+    proc_t *p = &w.pr[me];
+    int q = (int)(test_rng(&w.rng) % (uint64_t)(w.P - 1));
+    p->next_to = q + (q >= me);
+    p->next_bytes = 56u + test_rng(&w.rng) % (test_rng(&w.rng) % 8 == 0 ? 3u * w.credit : 256u);
+}
+
 static void receive(int me, int from)
 {
     proc_t *p = &w.pr[me];
@@ -114,17 +151,17 @@ static void receive(int me, int from)
     const char *bad = NULL;
     switch (m.type) {
     case M_PUT:
-        dcu_netbar_taken(&p->b, from);
+        bad = dcu_netbar_arrived(&p->b, from, m.bytes, w.credit);
         if (p->held_count > 0 || test_rng(&w.rng) % 3 == 0)
-            p->held[p->held_count++] = from; /* the inbox is full: held */
+            p->held[p->held_count++] = (held_t){ from, m.bytes }; /* the inbox is full: held */
         else
-            p->delivered[from]++;
+            take(me, from, m.bytes);
         break;
     case M_ROUND:
         bad = dcu_netbar_heard(&p->b, from, m.epoch, m.value);
         break;
     default: /* M_ACK */
-        bad = dcu_netbar_acked(&p->b, from, m.value);
+        bad = dcu_netbar_acked(&p->b, from, m.value, m.bytes);
         break;
     }
     TEST_CHECK(bad == NULL, "process %d refused a message of type %d from %d: %s", me, m.type, from,
@@ -140,11 +177,14 @@ static int step(int me)
     for (int q = 0; q < w.P; q++)
         if (w.ch[q][me].count)
             choices[n++] = q; /* receive from q */
-    if (!p->in_barrier && p->b.done < BARRIERS)
+    int may_put =
+        p->puts_left > 0 && dcu_netbar_may_send(&p->b, p->next_to, p->next_bytes, w.credit);
+    if (!p->in_barrier && p->b.done < BARRIERS && (p->puts_left == 0 || may_put))
         choices[n++] = -1; /* send a put, or enter */
+    w.waits += !p->in_barrier && p->puts_left > 0 && !may_put;
     if (p->held_count)
         choices[n++] = -2; /* the inbox takes a held put */
-    if (p->b.owed_count && !p->held_count)
+    if (p->b.owed_count)
         choices[n++] = -3; /* acknowledge */
     if (n == 0)
         return 0;
@@ -152,23 +192,31 @@ static int step(int me)
     if (c >= 0) {
         receive(me, c);
     } else if (c == -1 && p->puts_left > 0) {
-        int q = (int)(test_rng(&w.rng) % (uint64_t)(w.P - 1));
-        q += q >= me;
-        push(me, q, (msg_t){ M_PUT, 0, 0 });
-        dcu_netbar_sent(&p->b, q);
+        int q = p->next_to;
+        push(me, q, (msg_t){ M_PUT, 0, 0, p->next_bytes });
+        dcu_netbar_sent(&p->b, q, p->next_bytes);
+        w.untaken[me][q]++;
+        w.untaken_bytes[me][q] += p->next_bytes;
+        TEST_CHECK(w.untaken[me][q] == 1 || w.untaken_bytes[me][q] <= w.credit,
+                   "process %d has %d puts of %llu bytes untaken by %d, credit %llu", me,
+                   w.untaken[me][q], (unsigned long long)w.untaken_bytes[me][q], q,
+                   (unsigned long long)w.credit);
         p->sent[q]++;
         p->puts_left--;
+        draw_put(me);
     } else if (c == -1) {
         enter(me);
     } else if (c == -2) {
-        p->delivered[p->held[0]]++;
+        held_t h = p->held[0];
         memmove(p->held, p->held + 1, (size_t)--p->held_count * sizeof *p->held);
+        take(me, h.from, h.bytes);
         drive(me);
     } else {
         int to;
         uint32_t count;
-        while (dcu_netbar_owed(&p->b, p->held_count, &to, &count))
-            push(me, to, (msg_t){ M_ACK, 0, count });
+        uint64_t bytes;
+        while (dcu_netbar_owed(&p->b, &to, &count, &bytes))
+            push(me, to, (msg_t){ M_ACK, 0, count, bytes });
     }
     return 1;
 }
@@ -178,10 +226,12 @@ static int simulate(uint64_t seed)
     memset(&w, 0, sizeof w);
     w.rng = seed * 0x9e3779b97f4a7c15ull + 1;
     w.P = 2 + (int)(test_rng(&w.rng) % (MAX_P - 1));
+    w.credit = 64u << (test_rng(&w.rng) % 8);
     for (int q = 0; q < w.P; q++) {
         TEST_CHECK(dcu_netbar_init(&w.pr[q].b, w.P, q) == DCUDA_OK, "init");
         dcu_netbar_reset(&w.pr[q].b);
         w.pr[q].puts_left = (int)(test_rng(&w.rng) % 6);
+        draw_put(q);
     }
     for (long steps = 0; steps < 10000000; steps++) {
         int me = (int)(test_rng(&w.rng) % (uint64_t)w.P), moved = 0;
@@ -208,10 +258,13 @@ static int simulate(uint64_t seed)
 
 static int run_model(int argc, char **argv)
 {
-    long seeds = argc > 2 ? strtol(argv[2], NULL, 10) : 200;
-    for (long s = 1; s <= seeds && test_failures == 0; s++)
+    long seeds = argc > 2 ? strtol(argv[2], NULL, 10) : 200, waits = 0;
+    for (long s = 1; s <= seeds && test_failures == 0; s++) {
         simulate((uint64_t)s);
-    printf("%ld seeds\n", seeds);
+        waits += w.waits;
+    }
+    TEST_CHECK(seeds < 20 || waits > 0, "no put ever waited for credit in %ld seeds", seeds);
+    printf("%ld seeds, %ld steps a put waited for credit\n", seeds, waits);
     return 0;
 }
 

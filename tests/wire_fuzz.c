@@ -36,7 +36,7 @@ static int valid(const unsigned char *m, size_t size, int from)
     memcpy(&h, m, sizeof h);
     int framed = h.magic == DCU_WIRE_MAGIC && h.version == DCU_WIRE_VERSION &&
                  size <= limits.max_size && h.length == size - sizeof h && h.src_proc == from &&
-                 from >= 0 && from < PROCS && h.run != 0 && h.flags <= 1u;
+                 from >= 0 && from < PROCS && h.run != 0 && h.flags <= 3u;
     if (!framed)
         return 0;
     int ranks = h.src_rank >= 0 && h.src_rank < WORLD && h.dst_rank >= 0 && h.dst_rank < WORLD;
@@ -57,7 +57,7 @@ static int valid(const unsigned char *m, size_t size, int from)
         return h.length == 0;
     case DCU_WIRE_ROUND: /* a barrier, a round of at most 31 */
         return h.epoch != 0 && h.tag < 31 && h.length == 0;
-    case DCU_WIRE_ACK: /* a count */
+    case DCU_WIRE_ACK: /* any count and bytes (the barrier checks them) */
         return h.length == 0;
     case DCU_WIRE_PART_ASK: /* two ranks, a slot; any tag and count */
     case DCU_WIRE_PART:

@@ -260,6 +260,8 @@ static dcuda_status_t load_arguments(int argc, char **argv, dcuda_settings_t *s)
 #define SETTING_PROCESSES_MAX (1L << 24)
 #define SETTING_LOG_ENTRIES_MIN 16L
 #define SETTING_LOG_ENTRIES_MAX (1L << 20)
+#define SETTING_NET_CREDIT_MIN 4096UL
+#define SETTING_NET_CREDIT_MAX 0x100000000UL
 
 static dcuda_status_t validate(dcuda_settings_t *s)
 {
@@ -295,6 +297,11 @@ static dcuda_status_t validate(dcuda_settings_t *s)
     if (strcmp(s->net, "auto") && strcmp(s->net, "mpi") && strcmp(s->net, "ucx") &&
         strcmp(s->net, "none")) {
         dcu_msg_error("setting NET: '%s' is not auto, mpi, ucx or none", s->net);
+        return DCUDA_ERR_SETTING;
+    }
+    if (s->net_credit < SETTING_NET_CREDIT_MIN || s->net_credit > SETTING_NET_CREDIT_MAX) {
+        dcu_msg_error("setting NET_CREDIT: %lu is not a number of bytes in %lu..%lu",
+                      s->net_credit, SETTING_NET_CREDIT_MIN, SETTING_NET_CREDIT_MAX);
         return DCUDA_ERR_SETTING;
     }
     if (s->notif_start > 0xffffffffUL) {
@@ -347,6 +354,7 @@ typedef struct shared_settings {
     char on_error[16];
     int32_t net_force;
     int32_t deadlock;
+    uint64_t net_credit; /* a receiver refuses a sender beyond it */
 } shared_settings_t;
 
 /* The first shared setting in which a and b differ: its name and both
@@ -370,6 +378,11 @@ static const char *differing(const shared_settings_t *a, const shared_settings_t
         snprintf(vb, size, "%d", force ? (int)b->net_force : (int)b->deadlock);
         return force ? "NET_FORCE" : "DEADLOCK";
     }
+    if (a->net_credit != b->net_credit) {
+        snprintf(va, size, "%llu", (unsigned long long)a->net_credit);
+        snprintf(vb, size, "%llu", (unsigned long long)b->net_credit);
+        return "NET_CREDIT";
+    }
     return NULL;
 }
 
@@ -388,6 +401,7 @@ dcuda_status_t dcu_settings_agree(const dcuda_settings_t *s)
     snprintf(mine.on_error, sizeof mine.on_error, "%s", s->on_error);
     mine.net_force = (int32_t)s->net_force;
     mine.deadlock = (int32_t)s->deadlock;
+    mine.net_credit = (uint64_t)s->net_credit;
     dcuda_status_t st = dcu_boot_allgather(&mine, all, sizeof mine);
     for (int p = 0; st == DCUDA_OK && p < count; p++) {
         char va[24], vb[24];

@@ -40,6 +40,11 @@
                                 "under mpirun, else ucx), mpi, ucx or none")               \
     X(net_force, NET_FORCE, BOOL, "0", "1: every other process counts as on another node, so " \
                                       "the network path runs between processes of one host") \
+    X(net_credit, NET_CREDIT, UINT, "4194304", "bytes of puts and notifications a process "  \
+                                              "may have sent another over the network path " \
+                                              "before that one took them into its ranks' "    \
+                                              "inboxes (what each sender may hold of its "    \
+                                              "memory; one message always goes), 4096..2^32") \
     X(deadlock, DEADLOCK, BOOL, "1", "1: a run whose ranks are all blocked with nothing in "    \
                                      "flight, in every process, ends with DCUDA_ERR_DEADLOCK "  \
                                      "and a report (0: it waits; the watchdog reports)")        \
@@ -61,6 +66,7 @@ typedef struct dcuda_settings {
     unsigned long notif_start;
     char net[16];
     long net_force;
+    unsigned long net_credit;
     long deadlock;
     long verbose;
 } dcuda_settings_t;

@@ -27,6 +27,7 @@ DCUDA_STATIC_ASSERT(2u * (2u + DCU_INBOX_EAGER_MAX / ENTRY_BYTES) + 1u <= DCUDA_
 /* A message that waits for room. */
 typedef struct held {
     struct held *next;
+    dcu_inbox_source_t src;
     uint64_t dst;
     uint32_t count, tag;
     int has_data;
@@ -46,7 +47,10 @@ struct dcu_inboxes {
     int ranks;
     const dcu_backend_ops_t *ops;
     dcu_backend_t *backend;
+    dcu_inbox_landed_fn landed;
+    void *landed_arg;
     size_t held;
+    uint64_t held_bytes;
     writer_t w[];
 };
 
@@ -162,12 +166,13 @@ static int try_write(dcu_inboxes_t *in, int r, uint64_t dst, const void *data, u
 }
 
 static dcuda_status_t hold(dcu_inboxes_t *in, int r, uint64_t dst, const void *data, uint32_t count,
-                           uint32_t tag)
+                           uint32_t tag, dcu_inbox_source_t src)
 {
     held_t *m = malloc(sizeof *m + (data ? count : 0u));
     if (!m)
         return DCUDA_ERR_NO_MEMORY;
     m->next = NULL;
+    m->src = src;
     m->dst = dst;
     m->count = data ? count : 0u;
     m->tag = tag;
@@ -181,18 +186,21 @@ static dcuda_status_t hold(dcu_inboxes_t *in, int r, uint64_t dst, const void *d
         w->first = m;
     w->last = m;
     in->held++;
+    in->held_bytes += src.bytes;
     return DCUDA_OK;
 }
 
 dcuda_status_t dcu_inbox_deliver(dcu_inboxes_t *in, int r, uint64_t dst, const void *data,
-                                 uint32_t count, uint32_t tag)
+                                 uint32_t count, uint32_t tag, dcu_inbox_source_t src)
 {
     if (!in->w[r].first) {
         int done = try_write(in, r, dst, data, count, tag);
+        if (done > 0)
+            in->landed(in->landed_arg, src.from, src.bytes);
         if (done != 0)
             return done > 0 ? DCUDA_OK : DCUDA_ERR_SYSTEM;
     }
-    return hold(in, r, dst, data, count, tag);
+    return hold(in, r, dst, data, count, tag, src);
 }
 
 static void pop(dcu_inboxes_t *in, writer_t *w)
@@ -201,6 +209,7 @@ static void pop(dcu_inboxes_t *in, writer_t *w)
     w->first = m->next;
     if (!w->first)
         w->last = NULL;
+    in->held_bytes -= m->src.bytes;
     free(m);
     in->held--;
 }
@@ -217,6 +226,7 @@ int dcu_inbox_retry(dcu_inboxes_t *in)
                 return -1;
             if (done == 0)
                 break;
+            in->landed(in->landed_arg, m->src.from, m->src.bytes);
             pop(in, w);
             did = 1;
         }
@@ -225,6 +235,8 @@ int dcu_inbox_retry(dcu_inboxes_t *in)
 }
 
 size_t dcu_inbox_held(const dcu_inboxes_t *in) { return in->held; }
+
+uint64_t dcu_inbox_held_bytes(const dcu_inboxes_t *in) { return in->held_bytes; }
 
 uint32_t dcu_inbox_head(const dcu_inboxes_t *in, int r) { return in->w[r].head; }
 
@@ -274,7 +286,8 @@ dcuda_status_t dcu_inbox_settle(dcu_inboxes_t *in)
 }
 
 dcu_inboxes_t *dcu_inboxes_create(dcuda_inbox_entry_t *entries, DCUDA_ATOMIC(uint32_t) * tails,
-                                  int ranks, const dcu_backend_ops_t *ops, dcu_backend_t *backend)
+                                  int ranks, const dcu_backend_ops_t *ops, dcu_backend_t *backend,
+                                  dcu_inbox_landed_fn landed, void *landed_arg)
 {
     dcu_inboxes_t *in = calloc(1, sizeof *in + (size_t)ranks * sizeof(writer_t));
     if (!in)
@@ -284,6 +297,8 @@ dcu_inboxes_t *dcu_inboxes_create(dcuda_inbox_entry_t *entries, DCUDA_ATOMIC(uin
     in->ranks = ranks;
     in->ops = ops;
     in->backend = backend;
+    in->landed = landed;
+    in->landed_arg = landed_arg;
     memset(entries, 0, (size_t)ranks * DCUDA_INBOX_ENTRIES * sizeof *entries);
     for (int r = 0; r < ranks; r++)
         atomic_store_explicit(&tails[r], 0u, memory_order_relaxed);

@@ -6,7 +6,9 @@
  * room; a put too large for the inbox waits until the inbox is empty, then
  * the proxy writes its data into rank memory itself (a backend copy) and
  * sends only its notification through the inbox. The order of everything
- * for one rank is the order of arrival.
+ * for one rank is the order of arrival. Each message, once written, is
+ * told to a callback with its sender and size (the proxy's
+ * acknowledgements count what is in an inbox, not what is held).
  */
 #ifndef DCU_PROXY_INBOX_H
 #define DCU_PROXY_INBOX_H
@@ -24,24 +26,36 @@
 
 typedef struct dcu_inboxes dcu_inboxes_t;
 
+/* A message of `bytes` from process `from` is written in an inbox. */
+typedef void (*dcu_inbox_landed_fn)(void *arg, int from, uint32_t bytes);
+
 /* The inboxes of `ranks` ranks (host views of the mapped memory);
  * rank memory is written through the backend. */
 dcu_inboxes_t *dcu_inboxes_create(dcuda_inbox_entry_t *entries, DCUDA_ATOMIC(uint32_t) * tails,
-                                  int ranks, const dcu_backend_ops_t *ops, dcu_backend_t *backend);
+                                  int ranks, const dcu_backend_ops_t *ops, dcu_backend_t *backend,
+                                  dcu_inbox_landed_fn landed, void *landed_arg);
 void dcu_inboxes_destroy(dcu_inboxes_t *in);
+
+/* What arrived: a message of `bytes` from process `from`. */
+typedef struct dcu_inbox_source {
+    int from;
+    uint32_t bytes;
+} dcu_inbox_source_t;
 
 /* A put of `count` bytes for rank r at dst (rank memory, checked by the
  * caller), notified with tag + 1 when tag is nonzero; a notification alone
- * when data is NULL. DCUDA_OK once written or held. */
+ * when data is NULL. DCUDA_OK once written (`landed` was told) or held
+ * (it will be told once written). */
 dcuda_status_t dcu_inbox_deliver(dcu_inboxes_t *in, int r, uint64_t dst, const void *data,
-                                 uint32_t count, uint32_t tag);
+                                 uint32_t count, uint32_t tag, dcu_inbox_source_t src);
 /* Writes what was held where room was made; > 0 if it wrote anything,
  * < 0 if a copy failed. */
 int dcu_inbox_retry(dcu_inboxes_t *in);
 /* Where rank r's next message will start (entries written so far). */
 uint32_t dcu_inbox_head(const dcu_inboxes_t *in, int r);
-/* Messages held for lack of room. */
+/* Messages held for lack of room, and their bytes (message sizes). */
 size_t dcu_inbox_held(const dcu_inboxes_t *in);
+uint64_t dcu_inbox_held_bytes(const dcu_inboxes_t *in);
 /* Ranks whose inbox holds entries they have not consumed yet. */
 int dcu_inbox_unread(const dcu_inboxes_t *in);
 /* After a run (the ranks returned): applies what they left unread and what

@@ -21,23 +21,15 @@ dcuda_status_t dcu_netbar_init(dcu_netbar_t *b, int procs, int me)
     b->me = me;
     b->rounds = ceil_log2(procs);
     b->words = (procs + 63) / 64;
-    b->sent = calloc((size_t)procs, sizeof *b->sent);
-    b->acked = calloc((size_t)procs, sizeof *b->acked);
-    b->taken = calloc((size_t)procs, sizeof *b->taken);
-    b->told = calloc((size_t)procs, sizeof *b->told);
+    b->peer = calloc((size_t)procs, sizeof *b->peer);
     b->owed = calloc((size_t)procs, sizeof *b->owed);
     b->unacked = calloc((size_t)b->words, sizeof *b->unacked);
-    return b->sent && b->acked && b->taken && b->told && b->owed && b->unacked
-               ? DCUDA_OK
-               : DCUDA_ERR_NO_MEMORY;
+    return b->peer && b->owed && b->unacked ? DCUDA_OK : DCUDA_ERR_NO_MEMORY;
 }
 
 void dcu_netbar_free(dcu_netbar_t *b)
 {
-    free(b->sent);
-    free(b->acked);
-    free(b->taken);
-    free(b->told);
+    free(b->peer);
     free(b->owed);
     free(b->unacked);
     memset(b, 0, sizeof *b);
@@ -45,39 +37,58 @@ void dcu_netbar_free(dcu_netbar_t *b)
 
 void dcu_netbar_reset(dcu_netbar_t *b)
 {
-    size_t n = (size_t)b->procs;
     b->done = b->entered = 0;
     b->ack_wait = b->round = 0;
     memset(b->at, 0, sizeof b->at);
-    memset(b->sent, 0, n * sizeof *b->sent);
-    memset(b->acked, 0, n * sizeof *b->acked);
-    memset(b->taken, 0, n * sizeof *b->taken);
-    memset(b->told, 0, n * sizeof *b->told);
+    memset(b->peer, 0, (size_t)b->procs * sizeof *b->peer);
     memset(b->unacked, 0, (size_t)b->words * sizeof *b->unacked);
     b->owed_count = 0;
 }
 
 static int bit(const uint64_t *set, int q) { return (int)((set[q / 64] >> (q % 64)) & 1u); }
 
-void dcu_netbar_sent(dcu_netbar_t *b, int q)
+int dcu_netbar_may_send(const dcu_netbar_t *b, int q, uint64_t bytes, uint64_t credit)
 {
-    b->sent[q]++;
+    uint64_t out = b->peer[q].sent_bytes - b->peer[q].acked_bytes;
+    return out == 0 || (out <= credit && bytes <= credit - out);
+}
+
+void dcu_netbar_sent(dcu_netbar_t *b, int q, uint64_t bytes)
+{
+    b->peer[q].sent++;
+    b->peer[q].sent_bytes += bytes;
     b->unacked[q / 64] |= (uint64_t)1 << (q % 64);
 }
 
-void dcu_netbar_taken(dcu_netbar_t *b, int q)
+/* The sender's view can only lag mine (its acknowledgements are on their
+ * way), so a message it may send fits the credit in mine too. */
+const char *dcu_netbar_arrived(dcu_netbar_t *b, int q, uint64_t bytes, uint64_t credit)
 {
-    if (b->taken[q]++ == b->told[q])
-        b->owed[b->owed_count++] = q; /* each process once: it was owed nothing */
+    dcu_netbar_peer_t *e = &b->peer[q];
+    uint64_t out = e->arrived_bytes - e->told_bytes;
+    e->arrived_bytes += bytes;
+    return out == 0 || (out <= credit && bytes <= credit - out)
+               ? NULL
+               : "more bytes than its credit (NET_CREDIT) allows before an acknowledgement";
 }
 
-int dcu_netbar_owed(dcu_netbar_t *b, int held, int *to, uint32_t *count)
+void dcu_netbar_taken(dcu_netbar_t *b, int q, uint64_t bytes)
 {
-    if (held > 0 || b->owed_count == 0)
+    dcu_netbar_peer_t *e = &b->peer[q];
+    if (e->taken++ == e->told)
+        b->owed[b->owed_count++] = q; /* each process once: it was owed nothing */
+    e->taken_bytes += bytes;
+}
+
+int dcu_netbar_owed(dcu_netbar_t *b, int *to, uint32_t *count, uint64_t *bytes)
+{
+    if (b->owed_count == 0)
         return 0;
     int q = b->owed[--b->owed_count];
+    dcu_netbar_peer_t *e = &b->peer[q];
     *to = q;
-    *count = b->told[q] = b->taken[q];
+    *count = e->told = e->taken;
+    *bytes = e->told_bytes = e->taken_bytes;
     return 1;
 }
 
@@ -85,12 +96,17 @@ int dcu_netbar_owed(dcu_netbar_t *b, int held, int *to, uint32_t *count)
  * and has not started its rounds)? */
 static int waits_for_acks(const dcu_netbar_t *b) { return b->entered != b->done && b->round == 0; }
 
-const char *dcu_netbar_acked(dcu_netbar_t *b, int q, uint32_t count)
+const char *dcu_netbar_acked(dcu_netbar_t *b, int q, uint32_t count, uint64_t bytes)
 {
-    if ((int32_t)(count - b->acked[q]) < 0 || (int32_t)(b->sent[q] - count) < 0)
+    dcu_netbar_peer_t *e = &b->peer[q];
+    if ((int32_t)(count - e->acked) < 0 || (int32_t)(e->sent - count) < 0 ||
+        bytes < e->acked_bytes || bytes > e->sent_bytes)
         return "an acknowledgement of more than was sent, or of less than before";
-    b->acked[q] = count;
-    if (count != b->sent[q] || !bit(b->unacked, q))
+    if ((count == e->sent) != (bytes == e->sent_bytes))
+        return "an acknowledgement whose count and bytes disagree";
+    e->acked = count;
+    e->acked_bytes = bytes;
+    if (count != e->sent || !bit(b->unacked, q))
         return NULL;
     b->unacked[q / 64] &= ~((uint64_t)1 << (q % 64));
     if (waits_for_acks(b))
@@ -121,7 +137,7 @@ const char *dcu_netbar_enter(dcu_netbar_t *b, uint32_t epoch)
     for (int w = 0; w < b->words; w++) /* those acknowledged in full owe nothing */
         for (uint64_t bits = b->unacked[w]; bits; bits &= bits - 1u) {
             int q = w * 64 + __builtin_ctzll(bits);
-            if (b->acked[q] == b->sent[q])
+            if (b->peer[q].acked == b->peer[q].sent)
                 b->unacked[w] &= ~((uint64_t)1 << (q % 64));
             else
                 b->ack_wait++;

@@ -9,10 +9,18 @@
  * (a rank that leaves it finds in its inbox everything sent to it before
  * the others entered it) through acknowledgements: a process counts the
  * puts and notifications it sends to each process, the receiver counts
- * what it took from each sender and, whenever it has nothing else to do
- * and nothing is held for lack of inbox room, tells each sender how many
- * (ACK). A process starts its rounds once every process it sent to has
- * acknowledged all of it, which by then is usually the case already.
+ * what it took into its ranks' inboxes from each sender (a message held
+ * for lack of inbox room counts once written there) and, whenever it has
+ * nothing else to do, tells each sender how many (ACK). A process starts
+ * its rounds once every process it sent to has acknowledged all of it,
+ * which by then is usually the case already.
+ *
+ * The acknowledgements are also credits: they count bytes too, and a
+ * sender has at most `credit` bytes sent to a process that the process has
+ * not acknowledged (one message always goes, whatever its size), so what a
+ * receiver holds of one sender, on its way or waiting for inbox room, is
+ * bounded, and a slow target holds its senders back. The receiver checks
+ * that its senders keep to the credit.
  *
  * A barrier that creates a window is no different: nobody sends parts;
  * a process asks a part's owner when one of its ranks first needs it
@@ -35,6 +43,14 @@ typedef struct dcu_netbar_arrivals {
     uint32_t heard; /* bit k: round k's message arrived */
 } dcu_netbar_arrivals_t;
 
+/* What one process counts of another: puts and notifications (messages
+ * and their bytes) sent to it and acknowledged by it; arrived from it,
+ * taken from it into inboxes, and acknowledged to it. */
+typedef struct dcu_netbar_peer {
+    uint32_t sent, acked, taken, told;
+    uint64_t sent_bytes, acked_bytes, arrived_bytes, taken_bytes, told_bytes;
+} dcu_netbar_peer_t;
+
 typedef struct dcu_netbar {
     int procs, me;
     uint32_t done;    /* barriers completed (of this run) */
@@ -43,14 +59,11 @@ typedef struct dcu_netbar {
     int rounds;       /* rounds of a barrier: ceil(log2 procs) */
     int round;        /* its rounds sent */
     dcu_netbar_arrivals_t at[2];
-    /* Puts and notifications sent to each process, and acknowledged; bit
-     * per process that may owe an acknowledgement. */
-    uint32_t *sent, *acked;
+    dcu_netbar_peer_t *peer; /* [procs] */
+    /* Bit per process that may owe an acknowledgement. */
     uint64_t *unacked;
     int words;
-    /* Taken from each process, and acknowledged to it; the processes owed
-     * an acknowledgement. */
-    uint32_t *taken, *told;
+    /* The processes owed an acknowledgement. */
     int *owed;
     int owed_count;
 } dcu_netbar_t;
@@ -60,15 +73,22 @@ void dcu_netbar_free(dcu_netbar_t *b);
 /* A new run: no barrier done, nothing counted. */
 void dcu_netbar_reset(dcu_netbar_t *b);
 
-/* A put or a notification went to process q; one came from process q. */
-void dcu_netbar_sent(dcu_netbar_t *b, int q);
-void dcu_netbar_taken(dcu_netbar_t *b, int q);
-/* The next acknowledgement to send, once nothing is held (held == 0): 1,
- * to whom and the count it acknowledges; else 0. */
-int dcu_netbar_owed(dcu_netbar_t *b, int held, int *to, uint32_t *count);
-/* Process q acknowledged `count` of what I sent it. NULL, or why that
- * cannot be right. */
-const char *dcu_netbar_acked(dcu_netbar_t *b, int q, uint32_t count);
+/* May a put or notification of `bytes` (its whole message) go to process
+ * q now, with `credit` bytes a receiver? 1 or 0. */
+int dcu_netbar_may_send(const dcu_netbar_t *b, int q, uint64_t bytes, uint64_t credit);
+/* A put or a notification of `bytes` went to process q. */
+void dcu_netbar_sent(dcu_netbar_t *b, int q, uint64_t bytes);
+/* One of `bytes` arrived from process q: NULL, or why q cannot have sent
+ * it (beyond its credit). */
+const char *dcu_netbar_arrived(dcu_netbar_t *b, int q, uint64_t bytes, uint64_t credit);
+/* One of `bytes` from process q is in an inbox (or was dropped). */
+void dcu_netbar_taken(dcu_netbar_t *b, int q, uint64_t bytes);
+/* The next acknowledgement to send: 1, to whom, and the count and bytes
+ * it acknowledges; else 0. */
+int dcu_netbar_owed(dcu_netbar_t *b, int *to, uint32_t *count, uint64_t *bytes);
+/* Process q acknowledged `count` (`bytes`) of what I sent it. NULL, or
+ * why that cannot be right. */
+const char *dcu_netbar_acked(dcu_netbar_t *b, int q, uint32_t count, uint64_t bytes);
 
 /* My device entered barrier `epoch`: NULL, or why it cannot (the barrier
  * is not the next one or the one after, as for any process's rounds). */

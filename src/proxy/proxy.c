@@ -129,10 +129,17 @@ const char *dcu_proxy_failure(const dcu_proxy_t *p) { return p->failure[0] ? p->
 
 /* ---- applying what arrives ------------------------------------------------------ */
 
+/* A message's size as its credit counts it (dcu_netbar_may_send). */
+static uint32_t message_bytes(const dcu_wire_header_t *h)
+{
+    return (uint32_t)(sizeof *h + h->length);
+}
+
 static void deliver(dcu_proxy_t *p, const dcu_wire_header_t *h, int r, uint64_t dst,
                     const void *data)
 {
-    if (dcu_inbox_deliver(p->inboxes, r, dst, data, (uint32_t)h->count, h->tag) != DCUDA_OK)
+    dcu_inbox_source_t src = { h->src_proc, message_bytes(h) };
+    if (dcu_inbox_deliver(p->inboxes, r, dst, data, (uint32_t)h->count, h->tag, src) != DCUDA_OK)
         fail(p, "cannot hand a %s from rank %d to rank %d", data ? "put" : "notification",
              h->src_rank, h->dst_rank);
 }
@@ -171,15 +178,33 @@ static void apply_notify(dcu_proxy_t *p, const dcu_wire_header_t *h)
     deliver(p, h, r, 0u, NULL);
 }
 
-static void send_step(dcu_proxy_t *p, int q, uint8_t type, uint32_t epoch, uint32_t round);
+static void send_round(dcu_proxy_t *p, int q, uint32_t epoch, uint32_t round);
+static dcu_wire_header_t *message(dcu_proxy_t *p, uint8_t type, size_t length);
+static void send_to(dcu_proxy_t *p, int q, dcu_wire_header_t *h);
 
-/* Acknowledges what my ranks' inboxes took, once nothing is held. */
+/* A message from process `from` is in an inbox (inbox.h): what the next
+ * acknowledgement to it counts. */
+static void landed(void *arg, int from, uint32_t bytes)
+{
+    dcu_proxy_t *p = arg;
+    dcu_netbar_taken(&p->bar, from, bytes);
+}
+
+/* Acknowledges what my ranks' inboxes took (the count, and the bytes as
+ * the senders' credit). */
 static void send_acks(dcu_proxy_t *p)
 {
     int q;
     uint32_t count;
-    while (!p->failure[0] && dcu_netbar_owed(&p->bar, dcu_inbox_held(p->inboxes), &q, &count))
-        send_step(p, q, DCU_WIRE_ACK, 0, count);
+    uint64_t bytes;
+    while (!p->failure[0] && dcu_netbar_owed(&p->bar, &q, &count, &bytes)) {
+        dcu_wire_header_t *h = message(p, DCU_WIRE_ACK, 0);
+        if (!h)
+            return;
+        h->tag = count;
+        h->count = bytes;
+        send_to(p, q, h);
+    }
 }
 
 /* Moves the WORLD barrier my device is in on: sends the rounds due, and
@@ -190,7 +215,7 @@ static void advance_barriers(dcu_proxy_t *p)
     uint32_t round;
     for (;;) {
         while (!p->failure[0] && dcu_netbar_send(&p->bar, &q, &round))
-            send_step(p, q, DCU_WIRE_ROUND, p->bar.entered, round);
+            send_round(p, q, p->bar.entered, round);
         if (p->failure[0] || !dcu_netbar_complete(&p->bar))
             return;
         atomic_store_explicit(p->c.net_barrier, p->bar.done, memory_order_release);
@@ -211,8 +236,9 @@ static void barrier_verdict(dcu_proxy_t *p, int from, const dcu_wire_header_t *h
 static void apply_step(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
 {
     barrier_verdict(p, from, h,
-                    h->type == DCU_WIRE_ROUND ? dcu_netbar_heard(&p->bar, from, h->epoch, h->tag)
-                                              : dcu_netbar_acked(&p->bar, from, h->tag));
+                    h->type == DCU_WIRE_ROUND
+                        ? dcu_netbar_heard(&p->bar, from, h->epoch, h->tag)
+                        : dcu_netbar_acked(&p->bar, from, h->tag, h->count));
 }
 
 /* A peer's message text, printable characters only (it comes from outside),
@@ -288,15 +314,21 @@ static void receive(void *arg, int from, const void *data, size_t size)
     if (h.flags & DCU_WIRE_ENDED) /* the run ended before what this carries */
         dl_found(p);
     p->received += moves_ranks(h.type);
+    if (h.type == DCU_WIRE_PUT || h.type == DCU_WIRE_NOTIFY) {
+        uint64_t credit = h.flags & DCU_WIRE_UNCREDITED ? UINT64_MAX : p->c.net_credit;
+        const char *bad = dcu_netbar_arrived(&p->bar, from, message_bytes(&h), credit);
+        if (bad) {
+            fail(p, "process %d sent %s", from, bad);
+            return;
+        }
+    }
     switch (h.type) {
     case DCU_WIRE_PUT:
-        dcu_netbar_taken(&p->bar, from);
         dcu_trace_mark(DCU_TRACE_RECEIVED, h.count);
         apply_put(p, &h, body);
         dcu_trace_mark(DCU_TRACE_WRITTEN, h.count);
         break;
     case DCU_WIRE_NOTIFY:
-        dcu_netbar_taken(&p->bar, from);
         dcu_trace_mark(DCU_TRACE_RECEIVED, 0);
         apply_notify(p, &h);
         dcu_trace_mark(DCU_TRACE_WRITTEN, 0);
@@ -344,10 +376,22 @@ static void send_to(dcu_proxy_t *p, int q, dcu_wire_header_t *h)
     if (p->dl.found)
         h->flags |= DCU_WIRE_ENDED;
     p->sent += moves_ranks(h->type);
-    if (h->type == DCU_WIRE_PUT || h->type == DCU_WIRE_NOTIFY)
-        dcu_netbar_sent(&p->bar, q);
+    if (h->type == DCU_WIRE_PUT || h->type == DCU_WIRE_NOTIFY) {
+        if (!dcu_netbar_may_send(&p->bar, q, message_bytes(h), p->c.net_credit))
+            h->flags |= DCU_WIRE_UNCREDITED; /* after a cancel (credit_allows) */
+        dcu_netbar_sent(&p->bar, q, message_bytes(h));
+    }
     if (p->c.net_ops->send(p->net, q, h, sizeof *h + h->length) != DCUDA_OK)
         fail(p, "cannot send to process %d: %s", q, p->c.net_ops->why(p->net));
+}
+
+/* May a message of `bytes` that moves ranks go to process q now? Not
+ * beyond q's credit while the run goes on; once it was cancelled or the
+ * proxy failed, what is sent is no longer waited for, and it goes. */
+static int credit_allows(const dcu_proxy_t *p, int q, uint64_t bytes)
+{
+    return p->failure[0] || atomic_load_explicit(p->c.cancel, memory_order_acquire) ||
+           dcu_netbar_may_send(&p->bar, q, bytes, p->c.net_credit);
 }
 
 /* Copies n bytes of payload from the entries after header ticket t. */
@@ -569,15 +613,14 @@ static int read_parts(dcu_proxy_t *p, uint32_t slot)
     return 1;
 }
 
-/* A barrier step without a body to process q: a ROUND (epoch, its round
- * in tag) or an ACK (the count in tag). */
-static void send_step(dcu_proxy_t *p, int q, uint8_t type, uint32_t epoch, uint32_t tag)
+/* A barrier's round `round` of barrier `epoch` to process q. */
+static void send_round(dcu_proxy_t *p, int q, uint32_t epoch, uint32_t round)
 {
-    dcu_wire_header_t *h = message(p, type, 0);
+    dcu_wire_header_t *h = message(p, DCU_WIRE_ROUND, 0);
     if (!h)
         return;
     h->epoch = epoch;
-    h->tag = tag;
+    h->tag = round;
     send_to(p, q, h);
 }
 
@@ -782,6 +825,8 @@ static int send_reads(dcu_proxy_t *p)
 {
     int did = 0;
     for (staging_t *b; (b = &p->staging[p->drain])->state == STAGING_READING && !p->failure[0];) {
+        if (!credit_allows(p, p->jobs[b->job].q, sizeof *b->msg + b->msg->count))
+            break;
         int r = p->c.ops->read_done(p->c.backend, b->ticket);
         if (r < 0)
             fail(p, "cannot read the source of a put of rank %d", b->msg->src_rank);
@@ -891,9 +936,24 @@ static int execute(dcu_proxy_t *p, const dcuda_cmd_t *cmd, uint32_t t, dcu_cmd_v
     return p->failure[0] ? DCUDA_ERR_PEER : DCUDA_OK;
 }
 
-/* Serves every command that is ready, in ticket order. Once the proxy
- * failed it still consumes them, executing none and answering each that
- * waits with DCUDA_ERR_PEER, so that no rank waits for it forever. */
+/* Must the executable command `cmd` wait for its target's credit? */
+static int waits_for_credit(const dcu_proxy_t *p, const dcuda_cmd_t *cmd,
+                            const dcu_cmd_info_t *info)
+{
+    uint64_t bytes = sizeof(dcu_wire_header_t);
+    if (cmd->op == DCUDA_CMD_PUT)
+        bytes += cmd->args[3];
+    else if (cmd->op != DCUDA_CMD_NOTIFY)
+        return 0;
+    return !credit_allows(p, info->target, bytes);
+}
+
+/* Serves every command that is ready, in ticket order, up to one that
+ * waits for its target's credit (it stays first: the ranks' commands
+ * keep their order, and a rank whose command waits applies what arrives
+ * in its inbox meanwhile, which lets its own senders go on). Once the
+ * proxy failed it still consumes them, executing none and answering each
+ * that waits with DCUDA_ERR_PEER, so that no rank waits for it forever. */
 static int serve_commands(dcu_proxy_t *p)
 {
     int served = 0;
@@ -908,6 +968,8 @@ static int serve_commands(dcu_proxy_t *p)
             fail(p, "%s", why);
             break; /* a queue that lies about its entries cannot be read on */
         }
+        if (v == DCU_CMD_EXECUTE && !p->failure[0] && waits_for_credit(p, &cmd, &info))
+            break;
         int reply = p->failure[0] ? DCUDA_ERR_PEER : execute(p, &cmd, t, v, &info, why);
         dcu_ring_done_n(&p->queue, info.entries);
         atomic_store_explicit(p->c.cmd_tail, p->queue.tail, memory_order_release);
@@ -990,7 +1052,8 @@ void dcu_proxy_reset(dcu_proxy_t *p)
 static dcuda_status_t open_net(dcu_proxy_t *p)
 {
     const dcu_proxy_config_t *c = &p->c;
-    p->inboxes = dcu_inboxes_create(c->inbox, c->inbox_tail, c->ranks, c->ops, c->backend);
+    p->inboxes =
+        dcu_inboxes_create(c->inbox, c->inbox_tail, c->ranks, c->ops, c->backend, landed, p);
     p->parts = calloc((size_t)DCUDA_MAX_WINDOWS * (size_t)c->ranks, sizeof *p->parts);
     p->jobs = calloc((size_t)c->ranks, sizeof *p->jobs);
     if (!p->inboxes || !p->parts || !p->jobs ||

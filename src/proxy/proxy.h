@@ -45,6 +45,9 @@ typedef struct dcu_proxy_config {
     DCUDA_ATOMIC(uint32_t) * inbox_tail;  /* host view: [ranks] entries each consumed */
     DCUDA_ATOMIC(uint32_t) * net_barrier; /* host view: WORLD barriers completed */
     DCUDA_ATOMIC(uint32_t) * cancel;      /* host view: the run's cancel flag */
+    /* Bytes of puts and notifications sent to a process and not yet
+     * acknowledged by it, at most (NET_CREDIT; the same in every process). */
+    uint64_t net_credit;
     /* Is [addr, addr + size) rank memory the proxy may read (the source of
      * a large put)? NULL: none is. */
     int (*readable)(void *arg, uint64_t addr, uint64_t size);

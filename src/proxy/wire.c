@@ -97,7 +97,7 @@ int dcu_wire_check(const void *msg, size_t size, int from, const dcu_wire_limits
             bad = "sender does not match";
         else if (h.run == 0)
             bad = "run 0";
-        else if (h.flags & ~DCU_WIRE_ENDED)
+        else if (h.flags & ~(DCU_WIRE_ENDED | DCU_WIRE_UNCREDITED))
             bad = "unknown flags";
         else
             bad = check_body(&h, lim);

@@ -16,7 +16,7 @@
 #include "dcuda/shared/layout.h"
 
 #define DCU_WIRE_MAGIC 0xdc0du
-#define DCU_WIRE_VERSION 5u
+#define DCU_WIRE_VERSION 6u
 /* Bytes of an ABORT or LEFT message's text at most. */
 #define DCU_WIRE_ABORT_MAX 256u
 
@@ -33,7 +33,8 @@ enum dcu_wire_type {
     DCU_WIRE_FOUND = 8, /* every rank of every process is blocked: the run ends; no body */
     /* The WORLD barrier (netbar.h); no body: */
     DCU_WIRE_ROUND = 9, /* epoch: the barrier; tag: its dissemination round (0 .. 30) */
-    DCU_WIRE_ACK = 10,  /* tag: puts and notifications taken from the receiver so far */
+    DCU_WIRE_ACK = 10,  /* tag: puts and notifications of the receiver taken into inboxes so
+                         * far; count: their bytes (whole messages), its credit */
     /* Window parts of ranks on other nodes (parts.h); no body: */
     DCU_WIRE_PART_ASK = 11, /* src_rank asks for dst_rank's part of window slot; tag: the
                              * asker's reply tag */
@@ -52,20 +53,24 @@ typedef struct dcu_wire_header {
     int32_t src_rank; /* PUT, NOTIFY: WORLD rank of the sender; PART_ASK, PART above */
     int32_t dst_rank; /* PUT, NOTIFY: WORLD rank of the target; PART_ASK, PART above */
     uint32_t tag;     /* PUT, NOTIFY: tag + 1 (0: a put that does not notify); ROUND: the
-                       * round; ACK: the count */
+                       * round; ACK: the messages taken */
     uint32_t slot;    /* PUT, PART_ASK, PART: window slot */
     uint32_t epoch;   /* ROUND: WORLD barrier of this run;
                        * PROBE, REPLY: the detector's round */
     uint64_t offset;  /* PUT: in the target's part of the window */
-    uint64_t count;   /* PUT: payload bytes; PART: the part's size */
+    uint64_t count;   /* PUT: payload bytes; PART: the part's size; ACK: the bytes taken */
     uint32_t run;     /* the sender's run (1, 2, ...): a message of an earlier run, one that
                        * ended early, is dropped */
-    uint32_t flags;   /* DCU_WIRE_ENDED */
+    uint32_t flags;   /* DCU_WIRE_ENDED, DCU_WIRE_UNCREDITED */
 } dcu_wire_header_t;
 
 /* Sent after the deadlock detector ended the sender's run: the receiver's
  * run has ended too, before what the message carries is applied. */
 #define DCU_WIRE_ENDED 1u
+/* A put or notification sent beyond the receiver's credit, once the
+ * sender's run was cancelled (its targets may have stopped taking what
+ * arrives): not held to the credit. */
+#define DCU_WIRE_UNCREDITED 2u
 
 DCUDA_STATIC_ASSERT(sizeof(dcu_wire_header_t) == 56, "wire header");
 

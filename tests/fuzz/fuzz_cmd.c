@@ -589,6 +589,8 @@ static void config(run_t *r)
     r->c.inbox_tail = zeroed((size_t)w.s.ranks, sizeof(uint32_t));
     r->c.net_barrier = &r->net_barrier;
     r->c.cancel = &r->cancel;
+    /* No process here acknowledges: a credit for every message an input makes. */
+    r->c.net_credit = (uint64_t)MAX_SENT * DCU_NET_MAX_MESSAGE;
     r->c.readable = readable;
 }
 

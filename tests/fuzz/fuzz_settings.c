@@ -68,7 +68,8 @@ enum {
     S_LOG_ENTRIES,
     S_NOTIF_START,
     S_NET,
-    S_ON_ERROR
+    S_ON_ERROR,
+    S_NET_CREDIT
 };
 
 /* clang-format off */
@@ -83,6 +84,7 @@ static const ref_setting_t table[] = {
     [S_NOTIF_START] = REF_(notif_start, NOTIF_START, UINT, "0"),
     [S_NET] = REF_(net, NET, STRING, "auto"),
     [S_ON_ERROR] = REF_(on_error, ON_ERROR, STRING, "abort"),
+    [S_NET_CREDIT] = REF_(net_credit, NET_CREDIT, UINT, "4194304"),
     REF_(watchdog_cancel, WATCHDOG_CANCEL, BOOL, "0"),
     REF_(net_force, NET_FORCE, BOOL, "0"),
     REF_(deadlock, DEADLOCK, BOOL, "1"),
@@ -219,7 +221,8 @@ static int ref_bounds(ref_value_t v[TABLE_SIZE])
         v[S_WATCHDOG].d = 0;
     return one_of(v[S_BACKEND].s, backends) && ranks >= 0 && ranks <= (1L << 20) && procs >= 0 &&
            procs <= (1L << 24) && log >= 16 && log <= (1L << 20) && (log & (log - 1)) == 0 &&
-           v[S_NOTIF_START].u <= 0xffffffffUL &&
+           v[S_NOTIF_START].u <= 0xffffffffUL && v[S_NET_CREDIT].u >= 4096 &&
+           v[S_NET_CREDIT].u <= 0x100000000UL &&
            one_of(v[S_NET].s, nets) && one_of(v[S_ON_ERROR].s, on_error);
 }
 

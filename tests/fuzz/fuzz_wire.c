@@ -18,10 +18,10 @@
 
 const char fuzz_name[] = "wire";
 const unsigned fuzz_replay_rounds = 400000;
-const char *const fuzz_tokens[] = { "\x0d\xdc\x05\x01",
-                                    "\x0d\xdc\x05\x02",
-                                    "\x0d\xdc\x05\x0b",
-                                    "\x0d\xdc\x05\x0c",
+const char *const fuzz_tokens[] = { "\x0d\xdc\x06\x01",
+                                    "\x0d\xdc\x06\x02",
+                                    "\x0d\xdc\x06\x0b",
+                                    "\x0d\xdc\x06\x0c",
                                     "\xff\xff\xff\xff",
                                     "\x38",
                                     NULL };
@@ -50,8 +50,8 @@ static setting_t read_setting(fuzz_reader_t *r)
 }
 
 /* wire.h's format, as this file reads it: a header of 56 bytes (magic
- * 0xdc0d, version 5, type, body length, sender, ranks, tag, slot, epoch,
- * offset, count, the sender's run, flags: 0 or 1), the body after it. */
+ * 0xdc0d, version 6, type, body length, sender, ranks, tag, slot, epoch,
+ * offset, count, the sender's run, flags: 0 to 3), the body after it. */
 static int rank_in(int32_t r, const setting_t *s) { return r >= 0 && r < s->lim.world_size; }
 
 static int valid_body(const dcu_wire_header_t *h, const setting_t *s)
@@ -75,7 +75,7 @@ static int valid_body(const dcu_wire_header_t *h, const setting_t *s)
         return h->length == 0;
     case 9: /* ROUND: a barrier (epoch) 1 and up, a round (tag) 0..30, no body */
         return h->epoch != 0 && h->tag <= 30 && h->length == 0;
-    case 10: /* ACK: a count (tag), no body */
+    case 10: /* ACK: a count (tag) and its bytes (count), no body */
         return h->length == 0;
     case 11: /* PART_ASK: two ranks, a window slot, no body */
     case 12: /* PART: the same, the part's size in count */
@@ -91,8 +91,8 @@ static int valid(const uint8_t *m, size_t size, const setting_t *s)
     if (size < 56)
         return 0;
     memcpy(&h, m, sizeof h);
-    if (h.magic != 0xdc0d || h.version != 5 || size > s->lim.max_size || h.length != size - 56 ||
-        h.flags > 1u)
+    if (h.magic != 0xdc0d || h.version != 6 || size > s->lim.max_size || h.length != size - 56 ||
+        h.flags > 3u)
         return 0;
     if (s->from < 0 || s->from >= s->lim.processes || h.src_proc != s->from || h.run == 0)
         return 0;
@@ -137,7 +137,7 @@ static size_t make_seed(uint8_t buf[8 + 56 + 64], uint8_t type, uint32_t body)
     h.slot = 3;
     h.epoch = type == 6 || type == 7 || type == 9 ? 1 : 0;
     h.offset = 16;
-    h.count = type == 1 ? body : type == 12 ? 4096 : 0;
+    h.count = type == 1 ? body : type == 12 ? 4096 : type == 10 ? 7 * 56 : 0;
     memset(buf, 0, 8);
     buf[0] = 2;          /* from 1 */
     buf[1] = 2 | 1 << 3; /* 3 processes of 2 ranks */

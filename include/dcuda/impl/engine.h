@@ -274,11 +274,36 @@ DCU_FN void dcu_cmd_header(const dcuda_state_t *st, uint32_t t, uint32_t op, uin
     dcu_ring_publish(c, t);
 }
 
+/* Leader, while it waits for its proxy (room in the command queue, a
+ * reply): now and then applies what arrived in its inbox; 1 if it applied
+ * anything. A proxy whose next command waits for its target's credit
+ * (src/proxy/netbar.h) goes on once the target's ranks applied what they
+ * have, and they may be waiting for this rank's proxy in turn. */
+DCU_FN_COLD int dcu_apply_while_waiting(dcuda_state_t *st, const dcu_waiter_t *w)
+{
+    return st->inbox && (w->polls & (DCU_WAIT_INBOX_EVERY - 1u)) == 0 &&
+           dcu_inbox_drain(st, dcu_one_lane(), DCUDA_INBOX_ENTRIES) > 0;
+}
+
+/* Leader: takes n consecutive tickets of the command queue (n <= its
+ * capacity) and returns the first once their entries are free
+ * (back-pressure: nothing is overwritten). */
+DCU_FN uint32_t dcu_cmd_take(dcuda_state_t *st, uint32_t n)
+{
+    const dcuda_context_t *ctx = st->ctx;
+    uint32_t t = dcu_tickets(ctx->cmd.head, n);
+    dcu_waiter_t w = DCU_WAITER_INIT;
+    while (!dcu_cmd_free(&ctx->cmd, ctx->cmd_tail, t, n, &st->cmd_consumed))
+        if (!dcu_apply_while_waiting(st, &w))
+            dcu_pause_host(&w);
+    return t;
+}
+
 /* Leader: a command of one entry, no reply awaited. Its publication is a
  * release of everything the rank did before. */
 DCU_FN_COLD void dcu_cmd_post(dcuda_state_t *st, uint32_t op, uint64_t a0, uint64_t a1, uint64_t a5)
 {
-    uint32_t t = dcu_cmd_reserve(&st->ctx->cmd, st->ctx->cmd_tail, 1u, &st->cmd_consumed);
+    uint32_t t = dcu_cmd_take(st, 1u);
     uint64_t args[6] = { a0, a1, 0u, 0u, 1u, a5 };
     dcu_cmd_header(st, t, op, 0u, args);
 }
@@ -293,12 +318,13 @@ DCU_FN_COLD dcuda_status_t dcu_command_call(dcuda_state_t *st, uint32_t op, cons
 {
     const dcuda_context_t *ctx = st->ctx;
     uint32_t tag = ++st->cmd_tag;
-    uint32_t t = dcu_cmd_reserve(&ctx->cmd, ctx->cmd_tail, 1u, &st->cmd_consumed);
+    uint32_t t = dcu_cmd_take(st, 1u);
     dcu_cmd_header(st, t, op, tag, args);
     dcuda_cmd_reply_t *r = &ctx->replies[st->device_rank];
     dcu_waiter_t w = DCU_WAITER_INIT;
     while (dcu_ld_acquire(&r->seq, 1) != tag)
-        (void)dcu_pause(&w);
+        if (!dcu_apply_while_waiting(st, &w))
+            (void)dcu_pause(&w);
     if ((int32_t)(t + 1u - st->cmd_consumed) > 0)
         st->cmd_consumed = t + 1u;
     if (value)
@@ -723,7 +749,7 @@ DCU_FN_COLD dcuda_status_t dcu_put_net(dcuda_state_t *st, uint32_t win, int rank
         uint32_t k = 1u + (uint32_t)((n + sizeof(dcuda_cmd_t) - 1u) / sizeof(dcuda_cmd_t));
         int last = done + n == size;
         if (dcu_leader())
-            st->result = (int32_t)dcu_cmd_reserve(ring, st->ctx->cmd_tail, k, &st->cmd_consumed);
+            st->result = (int32_t)dcu_cmd_take(st, k);
         dcu_sync();
         uint32_t t = (uint32_t)st->result;
         dcu_cmd_payload(ring, t, src + done, n);

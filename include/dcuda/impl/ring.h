@@ -21,26 +21,21 @@ DCU_FN void *dcu_ring_take(const dcuda_ring_t *ring, size_t entry_size, uint32_t
     return e;
 }
 
-/* Takes n consecutive tickets of the command ring (n <= capacity) and
- * returns the first once their entries are free: the consumer has consumed
- * their previous lap. *known is how many tickets the caller knows consumed
- * (an acquire saw it); the consumer's count `tail` is read (host memory on
- * a GPU) only when that is not enough. Exact while fewer than 2^31 tickets
- * separate them. */
-DCU_FN uint32_t dcu_cmd_reserve(const dcuda_ring_t *ring, const dcu_u32a_t *tail, uint32_t n,
-                                uint32_t *known)
+/* Are the entries of command tickets t .. t + n - 1 (n <= capacity) free:
+ * has the consumer consumed their previous lap? *known is how many
+ * tickets the caller knows consumed (an acquire saw it); the consumer's
+ * count `tail` is read (host memory on a GPU) only when that is not
+ * enough. Exact while fewer than 2^31 tickets separate them. */
+DCU_FN int dcu_cmd_free(const dcuda_ring_t *ring, const dcu_u32a_t *tail, uint32_t t, uint32_t n,
+                        uint32_t *known)
 {
-    uint32_t t = dcu_tickets(ring->head, n);
     uint32_t need = t + n - ring->capacity; /* consumed tickets this needs */
-    dcu_waiter_t w = DCU_WAITER_INIT;
-    while ((int32_t)(need - *known) > 0) {
-        uint32_t seen = dcu_ld_acquire(tail, 1);
-        if ((int32_t)(seen - *known) > 0)
-            *known = seen;
-        else
-            dcu_pause_host(&w);
-    }
-    return t;
+    if ((int32_t)(need - *known) <= 0)
+        return 1;
+    uint32_t seen = dcu_ld_acquire(tail, 1);
+    if ((int32_t)(seen - *known) > 0)
+        *known = seen;
+    return (int32_t)(need - *known) <= 0;
 }
 
 /* Entry number `ticket` of a ring of entries of `entry_size` bytes. */
