@@ -4,16 +4,20 @@
  * ranks on one host, DCUDA_NET_FORCE=1 makes every process a node of its
  * own); tools/scale.sh runs it over process counts and prints the table.
  *
- *   mpirun -np P dcuda_scale [-b BARRIERS] [-w WINDOWS] [-n MESSAGES] [--header]
+ *   mpirun -np P dcuda_scale [-b BARRIERS] [-w WINDOWS] [-n MESSAGES] [-f FLOOD_MIB]
+ *                            [--header]
  *
  * Prints one CSV row (process 0), the maximum over the processes unless
  * said: processes, ranks in WORLD, ranks a process, dcuda_host_init ms,
  * resident memory after init MiB (max and mean; the network engine's own
  * included), the growth of resident memory across the run MiB, WORLD
  * barrier us, WORLD window create + free us, notifications a process
- * sends per second through its proxy (mean), and the bytes of the window
+ * sends per second through its proxy (mean), the bytes of the window
  * tables (WORLD's and DEVICE's, of the process's own ranks) a process
- * holds by the layout's rule, which GPU ranks keep in GPU memory. The
+ * holds by the layout's rule, which GPU ranks keep in GPU memory, and the
+ * flood: its time ms, and the peak of resident memory during the run
+ * above that after init MiB (what a receiver held while its ranks sent
+ * FLOOD_MIB each to the next process's ranks before consuming any). The
  * parts of other processes' ranks a proxy asked for are host memory,
  * within the resident memory.
  */
@@ -53,6 +57,17 @@ static double status_mib(const char *field)
     return kib < 0 ? -1.0 : kib / 1024.0;
 }
 
+/* The peak of resident memory starts again from now (Linux 4.0 on; where
+ * it cannot, the peak since the start is reported). */
+static void reset_peak(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (f) {
+        fputs("5", f);
+        fclose(f);
+    }
+}
+
 static int parse_count(const char *opt, const char *text, int *out)
 {
     char *end;
@@ -66,19 +81,20 @@ static int parse_count(const char *opt, const char *text, int *out)
 }
 
 typedef struct scale_opts {
-    int barriers, windows, messages, header;
+    int barriers, windows, messages, flood_mib, header;
 } scale_opts_t;
 
 /* 1 on success; 0 after a message (bad option), 2 for --help. dcuda's own
  * --dcuda-* options are left for dcuda_host_init. */
 static int parse_args(int argc, char **argv, scale_opts_t *o)
 {
-    *o = (scale_opts_t){ 200, 50, 2000, 0 };
+    *o = (scale_opts_t){ 200, 50, 2000, 0, 0 };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int *target = !strcmp(a, "-b")   ? &o->barriers
                       : !strcmp(a, "-w") ? &o->windows
                       : !strcmp(a, "-n") ? &o->messages
+                      : !strcmp(a, "-f") ? &o->flood_mib
                                          : NULL;
         if (target && i + 1 < argc) {
             if (!parse_count(a, argv[++i], target))
@@ -97,10 +113,13 @@ static int parse_args(int argc, char **argv, scale_opts_t *o)
 
 static void usage(void)
 {
-    printf("usage: mpirun -np P dcuda_scale [-b BARRIERS] [-w WINDOWS] [-n MESSAGES] [--header]\n"
+    printf("usage: mpirun -np P dcuda_scale [-b BARRIERS] [-w WINDOWS] [-n MESSAGES] "
+           "[-f FLOOD_MIB] [--header]\n"
            "  -b  WORLD barriers timed (200)\n"
            "  -w  WORLD window creations + frees timed (50)\n"
            "  -n  notifications each rank sends to the next process (2000)\n"
+           "  -f  MiB of 4 KiB notified puts each rank sends to the next process before it\n"
+           "      waits for any (0)\n"
            "  --header  print the CSV header line first\n");
 }
 
@@ -114,11 +133,12 @@ static void print_row(const scale_opts_t *o, const dcuda_rank_info_t *info, cons
     double msgs = o->messages > 0 && mx[5] > 0 ? sum[6] / p : 0.0;
     if (o->header)
         printf("processes,world_ranks,ranks_per_process,init_ms,rss_mib_max,rss_mib_mean,"
-               "run_growth_mib,barrier_us,window_us,msgs_per_s_per_process,window_tables_bytes\n");
-    printf("%d,%d,%d,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.0f,%.0f\n", p, info->rank_count,
+               "run_growth_mib,barrier_us,window_us,msgs_per_s_per_process,window_tables_bytes,"
+               "flood_ms,run_peak_mib\n");
+    printf("%d,%d,%d,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.0f,%.0f,%.2f,%.2f\n", p, info->rank_count,
            info->rank_responsible, mx[0], mx[1], sum[1] / p, mx[2],
            o->barriers ? mx[3] * 1e3 / o->barriers : 0.0,
-           o->windows ? mx[4] * 1e3 / o->windows : 0.0, msgs, tables);
+           o->windows ? mx[4] * 1e3 / o->windows : 0.0, msgs, tables, mx[7], mx[8]);
 }
 
 int main(int argc, char **argv)
@@ -141,6 +161,7 @@ int main(int argc, char **argv)
     }
     double init_ms = now_ms() - t0;
     double rss_init = status_mib("VmRSS:");
+    reset_peak();
     dcuda_rank_info_t info;
     dcuda_host_get_rank_info(h, &info);
     int uneven = info.rank_count != info.rank_responsible * info.process_count, any_uneven = 0;
@@ -152,7 +173,8 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    scale_args_t a = { o.barriers, o.windows, o.messages, 0, NULL };
+    int flood = (int)((long)o.flood_mib * 1024 * 1024 / SCALE_FLOOD_PUT);
+    scale_args_t a = { o.barriers, o.windows, o.messages, flood, NULL };
     size_t bytes = (size_t)info.rank_responsible * SCALE_PART;
     dcuda_status_t st = dcuda_host_alloc(h, bytes, (void **)&a.part);
     if (st == DCUDA_OK)
@@ -166,20 +188,22 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
         return 1;
     }
-    double mine[7] = { init_ms,
+    double mine[9] = { init_ms,
                        rss_init,
                        status_mib("VmRSS:") - rss_init,
                        t[SCALE_T_BARRIER],
                        t[SCALE_T_WINDOW],
                        t[SCALE_T_MESSAGES],
-                       0.0 };
+                       0.0,
+                       t[SCALE_T_FLOOD],
+                       status_mib("VmHWM:") - rss_init };
     /* Notifications this process's ranks sent, per second of its span. */
     mine[6] = t[SCALE_T_MESSAGES] > 0
                   ? (double)o.messages * info.rank_responsible / (t[SCALE_T_MESSAGES] * 1e-3)
                   : 0.0;
-    double mx[7], sum[7];
-    MPI_Reduce(mine, mx, 7, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    MPI_Reduce(mine, sum, 7, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    double mx[9], sum[9];
+    MPI_Reduce(mine, mx, 9, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(mine, sum, 9, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     if (me == 0)
         print_row(&o, &info, mx, sum);
     dcuda_host_free(h, a.part);

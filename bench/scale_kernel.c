@@ -1,8 +1,11 @@
 /*
  * Rank code of the scale benchmark: WORLD barriers, WORLD window creation
- * and free, and a message rate (every rank notifies a rank of the next
+ * and free, a message rate (every rank notifies a rank of the next
  * process, as fast as it can, and waits for as many from the previous
- * one), each between a timer pair. Rank API only; CPU and GPU ranks.
+ * one), and a flood (every rank sends that rank its 4 KiB puts before it
+ * waits for any: what a receiver holds meanwhile is what the network
+ * path's credits bound), each between a timer pair. Rank API only; CPU
+ * and GPU ranks.
  */
 #include "dcuda/dcuda_rank.h"
 #include "scale.h"
@@ -45,5 +48,14 @@ DCUDA_KERNEL(scale, ctx)
     if (a->messages > 0)
         dcuda_wait_notifications(&st, 1, a->messages);
     dcuda_stop_cpu_timer(&st);
+
+    dcuda_win_create(&st, DCUDA_COMM_WORLD, part, SCALE_PART, &w);
+    dcuda_start_cpu_timer(&st);
+    for (int i = 0; i < a->flood; i++)
+        dcuda_put_notify(&st, w, next, 0, SCALE_FLOOD_PUT, part + SCALE_FLOOD_PUT, 2);
+    if (a->flood > 0)
+        dcuda_wait_notifications(&st, 2, a->flood);
+    dcuda_stop_cpu_timer(&st);
+    dcuda_win_free(&st, w);
     dcuda_rank_finish(&st);
 }
