@@ -8,6 +8,15 @@
  * run fails with DCUDA_ERR_PEER and a message that names process 1, its pid
  * and host.
  *
+ * dcuda_test_net stalled_peer: the same run, but process 1 stops
+ * (SIGSTOP) 0.3 s into it. No manager notices a stopped process; the
+ * proxies' beats do: process 0 names process 1 (its pid and host, and
+ * that it sent nothing) within 5 s of the stop (checked with slack for a
+ * loaded machine), both runs fail with DCUDA_ERR_PEER once process 0
+ * resumed process 1 (the pid in the message), and both finish (under
+ * mpirun the job then ends without MPI_Finalize, as after any lost peer:
+ * judged by process 0's output).
+ *
  * dcuda_test_net transports: with the UCX manager and no UCX_TLS, the
  * network path maps no shared-memory segment of UCX's (dcuda reaches
  * processes of a node by its own means; UCX's segments are mode 0660).
@@ -68,6 +77,65 @@ static int case_lost_peer(int argc, char **argv)
     _exit(test_failures ? 1 : 0);
 }
 
+static void *stop_self_later(void *arg)
+{
+    (void)arg;
+    struct timespec ts = { 0, 300 * 1000 * 1000 };
+    nanosleep(&ts, NULL);
+    kill(getpid(), SIGSTOP);
+    return NULL;
+}
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int case_stalled_peer(int argc, char **argv)
+{
+    dcuda_host_h h;
+    dcuda_rank_info_t info;
+    setenv("DCUDA_WATCHDOG", "0", 1);
+    setenv("DCUDA_DEADLOCK", "0", 1); /* only the stop may end the run */
+    if (!TEST_STATUS(dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(net_wait), 32, &h), DCUDA_OK))
+        return 1;
+    dcuda_host_get_rank_info(h, &info);
+    test_check_rank_setting(&info);
+    if (info.process_count != 2 || info.node_count != 2) {
+        printf("SKIP stalled_peer: needs 2 processes on 2 nodes (DCUDA_NET_FORCE=1), have %d "
+               "on %d\n",
+               info.process_count, info.node_count);
+        dcuda_host_finish(h);
+        return TEST_SKIP;
+    }
+    pthread_t stopper;
+    if (info.process_index == 1)
+        pthread_create(&stopper, NULL, stop_self_later, NULL);
+    double t0 = seconds_now();
+    dcuda_status_t st = dcuda_host_run(h, NULL, 0, NULL);
+    double took = seconds_now() - t0;
+    const char *why = dcuda_host_last_error(h);
+    printf("process %d: run returned %s after %.1f s: %s\n", info.process_index,
+           dcuda_status_name(st), took, why);
+    TEST_STATUS(st, DCUDA_ERR_PEER);
+    TEST_CONTAINS(why, "process 1 (pid ");
+    TEST_CONTAINS(why, "sent nothing for");
+    if (info.process_index == 0) {
+        const char *at = strstr(why, "(pid ");
+        int pid = at ? atoi(at + 5) : 0;
+        TEST_CHECK(pid > 0, "no pid in '%s'", why);
+        if (pid > 0)
+            kill(pid, SIGCONT);
+        TEST_CHECK(took < 0.3 + 5.0 + 3.0, "process 1 named %.1f s into the run", took);
+    } else {
+        pthread_join(stopper, NULL);
+    }
+    dcuda_host_finish(h); /* the processes take no more steps together (a peer was lost) */
+    return test_failures ? 1 : 0;
+}
+
 /* Lines of /proc/self/maps that name needle. */
 static int maps_with(const char *needle)
 {
@@ -104,6 +172,7 @@ int main(int argc, char **argv)
 {
     static const test_case_t cases[] = {
         { "lost_peer", case_lost_peer },
+        { "stalled_peer", case_stalled_peer },
         { "transports", case_transports },
     };
     return test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));

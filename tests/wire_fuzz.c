@@ -18,7 +18,7 @@
 #define FUZZ_ROUNDS 200000
 #define PROCS 4
 #define WORLD 12        /* 3 ranks a process */
-#define TYPES 12        /* message types 1 .. TYPES */
+#define TYPES 13        /* message types 1 .. TYPES */
 #define RETIRED 3       /* a type of an earlier version: refused */
 #define ANSWER_BYTES 24 /* a REPLY's body: a dcu_quiet_t */
 
@@ -62,6 +62,8 @@ static int valid(const unsigned char *m, size_t size, int from)
     case DCU_WIRE_PART_ASK: /* two ranks, a slot; any tag and count */
     case DCU_WIRE_PART:
         return ranks && h.slot < 64 && h.length == 0;
+    case DCU_WIRE_BEAT: /* alive (tag 0) or done (tag 1) */
+        return h.tag <= 1 && h.length == 0;
     default:
         return 0;
     }
@@ -77,7 +79,7 @@ static size_t make(unsigned char *m, int type, int from)
     dcu_wire_header(&h, (uint8_t)type, (uint32_t)body, from, 3);
     h.src_rank = 3 * from;
     h.dst_rank = (3 * from + 4) % WORLD;
-    h.tag = 8;
+    h.tag = type == DCU_WIRE_BEAT ? 1 : 8;
     h.slot = 5;
     h.epoch = type == DCU_WIRE_PROBE || type == DCU_WIRE_REPLY || type == DCU_WIRE_ROUND ? 2 : 0;
     h.offset = 64;

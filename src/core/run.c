@@ -174,6 +174,7 @@ static dcuda_status_t serve(dcuda_host_h h)
         else if (h->ops->kind == DCU_BACKEND_CPU)
             sched_yield(); /* ranks that share this core (mpirun binds it) go first */
     }
+    dcu_proxy_ranks_done(h->proxy);
     dcuda_status_t st = h->ops->join(h->backend);
     atomic_store_explicit(&running_host, NULL, memory_order_release);
     while (dcu_proxy_poll(h->proxy) > 0) { /* what the ranks queued last */

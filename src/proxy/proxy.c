@@ -43,6 +43,12 @@
 /* How long after a cancel the ranks that wait for a window part wait on
  * for their answer (abandon_asks). */
 #define PROXY_ASK_GRACE_NS (1 * DCU_NS_PER_S)
+/* Beats along the detector's tree while a run goes on: how often a
+ * process beats, and how long a neighbour may stay silent before it is
+ * named lost (a dead or stopped process, or a host thread held up, is
+ * named within PROXY_SILENCE_NS + PROXY_BEAT_NS). */
+#define PROXY_BEAT_NS (DCU_NS_PER_S / 2)
+#define PROXY_SILENCE_NS (4 * DCU_NS_PER_S)
 /* Pinned buffers a large put streams through (DCU_NET_PUT_CHUNK each):
  * reads of rank memory fill them while the manager sends the ones before. */
 #define PROXY_STAGING 4
@@ -93,6 +99,16 @@ struct dcu_proxy {
     /* Messages of this run that move ranks on (puts, notifications,
      * barriers), sent and received: the deadlock detector's counts. */
     uint64_t sent, received;
+    /* Beats: my neighbours in the detector's tree (parent, children),
+     * when each was last heard from this run and whether it said its
+     * ranks are done; when I last beat. */
+    struct {
+        int q;
+        uint64_t heard_ns;
+        int done;
+    } nb[3];
+    int nbs;
+    uint64_t beat_ns;
     /* The deadlock detector's rounds over the network: a tree of the
      * processes (parent (i - 1) / 2, children 2i + 1 and 2i + 2), process 0
      * its root, which asks. */
@@ -282,6 +298,17 @@ const char *dcu_proxy_left(const dcu_proxy_t *p) { return p->left[0] ? p->left :
 
 static void dl_receive(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body);
 static void dl_found(dcu_proxy_t *p);
+
+/* Anything from a neighbour in the tree is a beat; a BEAT of tag 1 says
+ * its ranks are done (it beats no more this run). */
+static void heard(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
+{
+    for (int k = 0; k < p->nbs; k++)
+        if (p->nb[k].q == from) {
+            p->nb[k].heard_ns = dcu_clock_ns();
+            p->nb[k].done |= h->type == DCU_WIRE_BEAT && h->tag == 1;
+        }
+}
 /* execute's answer for a command it answered itself or will answer later
  * (a PUT_READ once read, a PART once its owner told it). */
 #define PROXY_LATER 1
@@ -310,6 +337,7 @@ static void receive(void *arg, int from, const void *data, size_t size)
     /* What a run that ended early left on the way is not this run's. */
     if (h.run != p->run)
         return;
+    heard(p, from, &h);
     const char *body = (const char *)data + sizeof h;
     if (h.flags & DCU_WIRE_ENDED) /* the run ended before what this carries */
         dl_found(p);
@@ -350,6 +378,8 @@ static void receive(void *arg, int from, const void *data, size_t size)
         break;
     case DCU_WIRE_PART_ASK:
         tell_part(p, from, &h);
+        break;
+    case DCU_WIRE_BEAT: /* heard above */
         break;
     default: /* DCU_WIRE_PART */
         apply_part(p, from, &h);
@@ -455,6 +485,80 @@ static void tell_all(dcu_proxy_t *p, uint8_t type, const char *why)
 
 void dcu_proxy_abort(dcu_proxy_t *p, const char *why) { tell_all(p, DCU_WIRE_ABORT, why); }
 void dcu_proxy_leave(dcu_proxy_t *p, const char *why) { tell_all(p, DCU_WIRE_LEFT, why); }
+
+/* ---- beats along the tree ------------------------------------------------------- */
+
+/* My neighbours in the detector's tree, each heard from now (a run
+ * starts in every process after one barrier). */
+static void beats_reset(dcu_proxy_t *p)
+{
+    int me = p->c.process_index, n = 0, cand[3] = { me > 0 ? (me - 1) / 2 : -1, 2 * me + 1,
+                                                    2 * me + 2 };
+    uint64_t now = dcu_clock_ns();
+    for (int k = 0; k < 3; k++)
+        if (cand[k] >= 0 && cand[k] < p->c.process_count) {
+            p->nb[n].q = cand[k];
+            p->nb[n].heard_ns = now;
+            p->nb[n++].done = 0;
+        }
+    p->nbs = n;
+    p->beat_ns = 0;
+}
+
+static void send_beat(dcu_proxy_t *p, int q, uint32_t done)
+{
+    dcu_wire_header_t *h = message(p, DCU_WIRE_BEAT, 0);
+    if (!h)
+        return;
+    h->tag = done;
+    send_to(p, q, h);
+}
+
+/* A neighbour silent for too long while this run goes on: it is lost to
+ * the run, here and, told, in every process. */
+static void name_silent(dcu_proxy_t *p, int q, uint64_t silent_ns)
+{
+    char who[128];
+    if (p->c.net_env.describe)
+        p->c.net_env.describe(q, who, sizeof who);
+    else
+        snprintf(who, sizeof who, "process %d", q);
+    snprintf(p->left, sizeof p->left,
+             "%s sent nothing for %.1f s while its run went on (dead, stopped, or its host "
+             "thread held up; noticed by process %d)",
+             who, (double)silent_ns / DCU_NS_PER_S, p->c.process_index);
+    tell_all(p, DCU_WIRE_LEFT, p->left);
+    uint32_t none = DCUDA_CANCEL_NONE;
+    atomic_compare_exchange_strong_explicit(p->c.cancel, &none, DCUDA_CANCEL_PEER,
+                                            memory_order_acq_rel, memory_order_acquire);
+}
+
+/* Beats my neighbours every PROXY_BEAT_NS, and names one silent for
+ * PROXY_SILENCE_NS. Not once the run was cancelled: a process whose
+ * ranks ended stops beating, and its peers' ranks may still compute. */
+static void beats(dcu_proxy_t *p)
+{
+    uint64_t now = dcu_clock_ns();
+    if (now - p->beat_ns >= PROXY_BEAT_NS) {
+        p->beat_ns = now;
+        for (int k = 0; k < p->nbs; k++)
+            if (!p->nb[k].done)
+                send_beat(p, p->nb[k].q, 0);
+    }
+    if (p->left[0] || atomic_load_explicit(p->c.cancel, memory_order_acquire))
+        return;
+    for (int k = 0; k < p->nbs; k++)
+        if (!p->nb[k].done && now - p->nb[k].heard_ns > PROXY_SILENCE_NS) {
+            name_silent(p, p->nb[k].q, now - p->nb[k].heard_ns);
+            return;
+        }
+}
+
+void dcu_proxy_ranks_done(dcu_proxy_t *p)
+{
+    for (int k = 0; p->net && !p->failure[0] && k < p->nbs; k++)
+        send_beat(p, p->nb[k].q, 1);
+}
 
 /* ---- the deadlock detector's rounds over the network ---------------------------- */
 
@@ -993,6 +1097,8 @@ int dcu_proxy_poll(dcu_proxy_t *p)
             send_acks(p);
         did |= r > 0;
     }
+    if (p->net && !p->failure[0])
+        beats(p);
     if (p->net && !p->failure[0] && dcu_inbox_held(p->inboxes) > 0) {
         int r = dcu_inbox_retry(p->inboxes);
         if (r < 0)
@@ -1033,6 +1139,7 @@ void dcu_proxy_reset(dcu_proxy_t *p)
     memset(&p->dl, 0, sizeof p->dl);
     if (!p->net)
         return;
+    beats_reset(p);
     p->parts_known = 0;
     dcu_parts_reset(&p->remote);
     p->cancel_seen_ns = 0;

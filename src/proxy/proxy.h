@@ -78,8 +78,14 @@ const char *dcu_proxy_aborted(const dcu_proxy_t *p);
  * on the network path hears how (it loses this one to its run). */
 void dcu_proxy_leave(dcu_proxy_t *p, const char *why);
 /* How a process on the network path left this run (the proxy has then
- * cancelled its waits, DCUDA_CANCEL_PEER), or NULL. */
+ * cancelled its waits, DCUDA_CANCEL_PEER), or NULL. While a run goes on,
+ * the proxies beat along the deadlock detector's tree (every 0.5 s); a
+ * neighbour silent for 4 s (dead, stopped, or its host thread held up)
+ * is named here, and every process is told (it leaves their runs too). */
 const char *dcu_proxy_left(const dcu_proxy_t *p);
+/* Every rank of this process returned: my neighbours expect no more
+ * beats this run. */
+void dcu_proxy_ranks_done(dcu_proxy_t *p);
 
 /* Nothing in the proxy's hands: no command waiting to be served, no large
  * put being read, no rank waiting for a window part, nothing held for

@@ -73,6 +73,10 @@ static const char *check_body(const dcu_wire_header_t *h, const dcu_wire_limits_
         if (h->slot >= DCUDA_MAX_WINDOWS)
             return "window slot out of range";
         return h->length == 0 ? NULL : "a window part message carries no body";
+    case DCU_WIRE_BEAT:
+        return h->tag > 1 ? "a beat's tag is not 0 or 1"
+               : h->length == 0 ? NULL
+                                : "a beat carries no body";
     default:
         return "unknown message type";
     }

@@ -38,8 +38,11 @@ enum dcu_wire_type {
     /* Window parts of ranks on other nodes (parts.h); no body: */
     DCU_WIRE_PART_ASK = 11, /* src_rank asks for dst_rank's part of window slot; tag: the
                              * asker's reply tag */
-    DCU_WIRE_PART = 12      /* the answer: src_rank's part of slot is count bytes, for
+    DCU_WIRE_PART = 12,     /* the answer: src_rank's part of slot is count bytes, for
                              * dst_rank; tag echoed */
+    /* Along the detector's tree while a run goes on (proxy.h); no body: */
+    DCU_WIRE_BEAT = 13 /* the sender serves its run; tag 1: no more beats this run (its
+                        * ranks are done) */
 };
 /* Rounds of a dissemination barrier at most (2^31 processes). */
 #define DCU_WIRE_ROUNDS 31u

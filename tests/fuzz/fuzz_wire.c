@@ -22,6 +22,7 @@ const char *const fuzz_tokens[] = { "\x0d\xdc\x06\x01",
                                     "\x0d\xdc\x06\x02",
                                     "\x0d\xdc\x06\x0b",
                                     "\x0d\xdc\x06\x0c",
+                                    "\x0d\xdc\x06\x0d",
                                     "\xff\xff\xff\xff",
                                     "\x38",
                                     NULL };
@@ -80,6 +81,8 @@ static int valid_body(const dcu_wire_header_t *h, const setting_t *s)
     case 11: /* PART_ASK: two ranks, a window slot, no body */
     case 12: /* PART: the same, the part's size in count */
         return ranks && h->slot < 64 && h->length == 0;
+    case 13: /* BEAT: tag 0 or 1 (no more beats), no body */
+        return h->tag <= 1 && h->length == 0;
     default:
         return 0;
     }
@@ -133,7 +136,7 @@ static size_t make_seed(uint8_t buf[8 + 56 + 64], uint8_t type, uint32_t body)
     dcu_wire_header(&h, type, body, 1, 3); /* of the third run */
     h.src_rank = 2;
     h.dst_rank = 5;
-    h.tag = type == 2 ? 4 : type == 9 ? 1 : type == 10 ? 7 : type >= 11 ? 9 : 0;
+    h.tag = type == 2 ? 4 : type == 9 ? 1 : type == 10 ? 7 : type == 13 ? 1 : type >= 11 ? 9 : 0;
     h.slot = 3;
     h.epoch = type == 6 || type == 7 || type == 9 ? 1 : 0;
     h.offset = 16;
@@ -162,4 +165,5 @@ void fuzz_seeds(fuzz_emit_fn emit, void *arg)
     emit(arg, buf, make_seed(buf, 10, 0));
     emit(arg, buf, make_seed(buf, 11, 0));
     emit(arg, buf, make_seed(buf, 12, 0));
+    emit(arg, buf, make_seed(buf, 13, 0));
 }
