@@ -338,7 +338,10 @@ static dcuda_status_t net_send(dcu_net_t *n, int peer, void *data, size_t size)
                "process %d would refuse a message: %s", peer, why);
     FUZZ_CHECK(w.npending < MAX_SENT, "too many messages at once");
     w.pending[w.npending++] = data;
-    if (is_staging(data)) /* large puts are read into the staging buffers */
+    int me = w.s.me, neighbour = peer == (me - 1) / 2 || peer == 2 * me + 1 || peer == 2 * me + 2;
+    if (h.type == DCU_WIRE_BEAT) /* beats go to the tree's neighbours, unasked */
+        FUZZ_CHECK(neighbour && h.tag <= 1, "a beat to process %d (tag %u)", peer, h.tag);
+    else if (is_staging(data)) /* large puts are read into the staging buffers */
         check_chunk(&h, (const uint8_t *)data + sizeof h);
     else
         check_sync(peer, &h, (const uint8_t *)data + sizeof h);
