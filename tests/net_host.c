@@ -36,34 +36,45 @@
 
 DCUDA_KERNEL_DECLARE(net_wait);
 
-static void *kill_self_later(void *arg)
+/* A thread that sends this process the signal *arg 0.3 s from now. */
+static void *signal_self_later(void *arg)
 {
-    (void)arg;
     struct timespec ts = { 0, 300 * 1000 * 1000 };
     nanosleep(&ts, NULL);
-    kill(getpid(), SIGKILL);
+    kill(getpid(), *(const int *)arg);
     return NULL;
+}
+
+/* Init for a case of two processes on two nodes, where only the fault may
+ * end the run (no watchdog, no deadlock detector): 0, or what the case
+ * returns (1: init failed; TEST_SKIP, said why). */
+static int open_two_nodes(int argc, char **argv, const char *name, dcuda_host_h *h,
+                          dcuda_rank_info_t *info)
+{
+    setenv("DCUDA_WATCHDOG", "0", 1);
+    setenv("DCUDA_DEADLOCK", "0", 1);
+    if (!TEST_STATUS(dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(net_wait), 32, h), DCUDA_OK))
+        return 1;
+    dcuda_host_get_rank_info(*h, info);
+    if (info->process_count == 2 && info->node_count == 2)
+        return 0;
+    printf("SKIP %s: needs 2 processes on 2 nodes (DCUDA_NET_FORCE=1), have %d on %d\n", name,
+           info->process_count, info->node_count);
+    dcuda_host_finish(*h);
+    return TEST_SKIP;
 }
 
 static int case_lost_peer(int argc, char **argv)
 {
     dcuda_host_h h;
     dcuda_rank_info_t info;
-    setenv("DCUDA_WATCHDOG", "0", 1);
-    setenv("DCUDA_DEADLOCK", "0", 1); /* only the fault may end the run */
-    if (!TEST_STATUS(dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(net_wait), 32, &h), DCUDA_OK))
-        return 1;
-    dcuda_host_get_rank_info(h, &info);
-    if (info.process_count != 2 || info.node_count != 2) {
-        printf("SKIP lost_peer: needs 2 processes on 2 nodes (DCUDA_NET_FORCE=1), have %d on "
-               "%d\n",
-               info.process_count, info.node_count);
-        dcuda_host_finish(h);
-        return TEST_SKIP;
-    }
+    static const int sig = SIGKILL;
+    int rc = open_two_nodes(argc, argv, "lost_peer", &h, &info);
+    if (rc)
+        return rc;
     pthread_t killer;
     if (info.process_index == 1)
-        pthread_create(&killer, NULL, kill_self_later, NULL);
+        pthread_create(&killer, NULL, signal_self_later, (void *)&sig);
     dcuda_status_t st = dcuda_host_run(h, NULL, 0, NULL);
     const char *why = dcuda_host_last_error(h);
     printf("process 0: run returned %s: %s\n", dcuda_status_name(st), why);
@@ -77,15 +88,6 @@ static int case_lost_peer(int argc, char **argv)
     _exit(test_failures ? 1 : 0);
 }
 
-static void *stop_self_later(void *arg)
-{
-    (void)arg;
-    struct timespec ts = { 0, 300 * 1000 * 1000 };
-    nanosleep(&ts, NULL);
-    kill(getpid(), SIGSTOP);
-    return NULL;
-}
-
 static double seconds_now(void)
 {
     struct timespec ts;
@@ -97,22 +99,14 @@ static int case_stalled_peer(int argc, char **argv)
 {
     dcuda_host_h h;
     dcuda_rank_info_t info;
-    setenv("DCUDA_WATCHDOG", "0", 1);
-    setenv("DCUDA_DEADLOCK", "0", 1); /* only the stop may end the run */
-    if (!TEST_STATUS(dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(net_wait), 32, &h), DCUDA_OK))
-        return 1;
-    dcuda_host_get_rank_info(h, &info);
+    static const int sig = SIGSTOP;
+    int rc = open_two_nodes(argc, argv, "stalled_peer", &h, &info);
+    if (rc)
+        return rc;
     test_check_rank_setting(&info);
-    if (info.process_count != 2 || info.node_count != 2) {
-        printf("SKIP stalled_peer: needs 2 processes on 2 nodes (DCUDA_NET_FORCE=1), have %d "
-               "on %d\n",
-               info.process_count, info.node_count);
-        dcuda_host_finish(h);
-        return TEST_SKIP;
-    }
     pthread_t stopper;
     if (info.process_index == 1)
-        pthread_create(&stopper, NULL, stop_self_later, NULL);
+        pthread_create(&stopper, NULL, signal_self_later, (void *)&sig);
     double t0 = seconds_now();
     dcuda_status_t st = dcuda_host_run(h, NULL, 0, NULL);
     double took = seconds_now() - t0;
