@@ -103,18 +103,13 @@ static void flood_one(flood_run_t *m, uint32_t seed)
         flood_check_rank(m, dr);
 }
 
-static long flood_arg(int argc, char **argv, int i, long dflt)
-{
-    return argc > i ? strtol(argv[i], NULL, 0) : dflt;
-}
-
 static int run_flood(int argc, char **argv)
 {
     flood_run_t m;
     memset(&m, 0, sizeof m);
-    uint32_t seed = (uint32_t)flood_arg(argc, argv, 2, 1);
-    long runs = flood_arg(argc, argv, 3, FLOOD_RUNS);
-    int rounds = (int)flood_arg(argc, argv, 4, FLOOD_ROUNDS);
+    uint32_t seed = (uint32_t)test_arg(argc, argv, 2, 1);
+    long runs = test_arg(argc, argv, 3, FLOOD_RUNS);
+    int rounds = (int)test_arg(argc, argv, 4, FLOOD_ROUNDS);
     if (!TEST_STATUS(dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(flood), 64, &m.h), DCUDA_OK))
         return 1;
     dcuda_host_get_rank_info(m.h, &m.info);

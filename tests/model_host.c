@@ -163,19 +163,14 @@ static void model_one(model_run_t *m, uint32_t seed)
         model_check_rank(m, dr);
 }
 
-static long model_arg(int argc, char **argv, int i, long dflt)
-{
-    return argc > i ? strtol(argv[i], NULL, 0) : dflt;
-}
-
 static int model_main(int argc, char **argv, const model_shape_t *shape)
 {
     model_run_t *m = calloc(1, sizeof *m);
     if (!m)
         return 1;
-    uint32_t seed = (uint32_t)model_arg(argc, argv, 2, 1);
-    long runs = model_arg(argc, argv, 3, shape->runs);
-    int steps = (int)model_arg(argc, argv, 4, shape->steps);
+    uint32_t seed = (uint32_t)test_arg(argc, argv, 2, 1);
+    long runs = test_arg(argc, argv, 3, shape->runs);
+    int steps = (int)test_arg(argc, argv, 4, shape->steps);
     if (!TEST_STATUS(dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(model), 64, &m->h), DCUDA_OK))
         return 1;
     dcuda_host_get_rank_info(m->h, &m->info);

@@ -106,18 +106,13 @@ static void parts_one(parts_run_t *m, uint32_t seed)
         parts_check_rank(m, dr);
 }
 
-static long parts_arg(int argc, char **argv, int i, long dflt)
-{
-    return argc > i ? strtol(argv[i], NULL, 0) : dflt;
-}
-
 static int run_model(int argc, char **argv)
 {
     parts_run_t m;
     memset(&m, 0, sizeof m);
-    uint32_t seed = (uint32_t)parts_arg(argc, argv, 2, 1);
-    long runs = parts_arg(argc, argv, 3, PARTS_RUNS);
-    int rounds = (int)parts_arg(argc, argv, 4, PARTS_ROUNDS);
+    uint32_t seed = (uint32_t)test_arg(argc, argv, 2, 1);
+    long runs = test_arg(argc, argv, 3, PARTS_RUNS);
+    int rounds = (int)test_arg(argc, argv, 4, PARTS_ROUNDS);
     setenv("DCUDA_ON_ERROR", "continue", 1);
     if (!TEST_STATUS(dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(parts), 64, &m.h), DCUDA_OK))
         return 1;

@@ -61,6 +61,12 @@ static inline int test_status_at(const char *file, int line, const char *expr, i
 #define TEST_CONTAINS(text, needle)                                                                \
     TEST_CHECK(strstr((text), (needle)) != NULL, "'%s' not found in: %s", (needle), (text))
 
+/* Argument i of a case's command line as a number (0x for hex), or dflt. */
+static inline long test_arg(int argc, char **argv, int i, long dflt)
+{
+    return argc > i ? strtol(argv[i], NULL, 0) : dflt;
+}
+
 /* A deterministic xorshift generator (seeded by the caller) for the tests
  * that draw random inputs; the next value of *state. */
 static inline uint64_t test_rng(uint64_t *state)

@@ -194,7 +194,8 @@ static void apply_notify(dcu_proxy_t *p, const dcu_wire_header_t *h)
     deliver(p, h, r, 0u, NULL);
 }
 
-static void send_round(dcu_proxy_t *p, int q, uint32_t epoch, uint32_t round);
+static void send_bare(dcu_proxy_t *p, int q, uint8_t type, uint32_t epoch, uint32_t tag,
+                      uint64_t count);
 static dcu_wire_header_t *message(dcu_proxy_t *p, uint8_t type, size_t length);
 static void send_to(dcu_proxy_t *p, int q, dcu_wire_header_t *h);
 
@@ -213,14 +214,8 @@ static void send_acks(dcu_proxy_t *p)
     int q;
     uint32_t count;
     uint64_t bytes;
-    while (!p->failure[0] && dcu_netbar_owed(&p->bar, &q, &count, &bytes)) {
-        dcu_wire_header_t *h = message(p, DCU_WIRE_ACK, 0);
-        if (!h)
-            return;
-        h->tag = count;
-        h->count = bytes;
-        send_to(p, q, h);
-    }
+    while (!p->failure[0] && dcu_netbar_owed(&p->bar, &q, &count, &bytes))
+        send_bare(p, q, DCU_WIRE_ACK, 0, count, bytes);
 }
 
 /* Moves the WORLD barrier my device is in on: sends the rounds due, and
@@ -231,7 +226,7 @@ static void advance_barriers(dcu_proxy_t *p)
     uint32_t round;
     for (;;) {
         while (!p->failure[0] && dcu_netbar_send(&p->bar, &q, &round))
-            send_round(p, q, p->bar.entered, round);
+            send_bare(p, q, DCU_WIRE_ROUND, p->bar.entered, round, 0);
         if (p->failure[0] || !dcu_netbar_complete(&p->bar))
             return;
         atomic_store_explicit(p->c.net_barrier, p->bar.done, memory_order_release);
@@ -424,6 +419,19 @@ static int credit_allows(const dcu_proxy_t *p, int q, uint64_t bytes)
            dcu_netbar_may_send(&p->bar, q, bytes, p->c.net_credit);
 }
 
+/* A message without a body (ROUND, ACK, BEAT) to process q. */
+static void send_bare(dcu_proxy_t *p, int q, uint8_t type, uint32_t epoch, uint32_t tag,
+                      uint64_t count)
+{
+    dcu_wire_header_t *h = message(p, type, 0);
+    if (!h)
+        return;
+    h->epoch = epoch;
+    h->tag = tag;
+    h->count = count;
+    send_to(p, q, h);
+}
+
 /* Copies n bytes of payload from the entries after header ticket t. */
 static void gather(const dcu_proxy_t *p, uint32_t t, char *out, size_t n)
 {
@@ -505,15 +513,6 @@ static void beats_reset(dcu_proxy_t *p)
     p->beat_ns = 0;
 }
 
-static void send_beat(dcu_proxy_t *p, int q, uint32_t done)
-{
-    dcu_wire_header_t *h = message(p, DCU_WIRE_BEAT, 0);
-    if (!h)
-        return;
-    h->tag = done;
-    send_to(p, q, h);
-}
-
 /* A neighbour silent for too long while this run goes on: it is lost to
  * the run, here and, told, in every process. */
 static void name_silent(dcu_proxy_t *p, int q, uint64_t silent_ns)
@@ -543,7 +542,7 @@ static void beats(dcu_proxy_t *p)
         p->beat_ns = now;
         for (int k = 0; k < p->nbs; k++)
             if (!p->nb[k].done)
-                send_beat(p, p->nb[k].q, 0);
+                send_bare(p, p->nb[k].q, DCU_WIRE_BEAT, 0, 0, 0);
     }
     if (p->left[0] || atomic_load_explicit(p->c.cancel, memory_order_acquire))
         return;
@@ -557,7 +556,7 @@ static void beats(dcu_proxy_t *p)
 void dcu_proxy_ranks_done(dcu_proxy_t *p)
 {
     for (int k = 0; p->net && !p->failure[0] && k < p->nbs; k++)
-        send_beat(p, p->nb[k].q, 1);
+        send_bare(p, p->nb[k].q, DCU_WIRE_BEAT, 0, 1, 0);
 }
 
 /* ---- the deadlock detector's rounds over the network ---------------------------- */
@@ -715,17 +714,6 @@ static int read_parts(dcu_proxy_t *p, uint32_t slot)
     }
     p->parts_known |= (uint64_t)1 << slot;
     return 1;
-}
-
-/* A barrier's round `round` of barrier `epoch` to process q. */
-static void send_round(dcu_proxy_t *p, int q, uint32_t epoch, uint32_t round)
-{
-    dcu_wire_header_t *h = message(p, DCU_WIRE_ROUND, 0);
-    if (!h)
-        return;
-    h->epoch = epoch;
-    h->tag = round;
-    send_to(p, q, h);
 }
 
 /* My device reached WORLD barrier `epoch` (a checked command), which
@@ -929,7 +917,7 @@ static int send_reads(dcu_proxy_t *p)
 {
     int did = 0;
     for (staging_t *b; (b = &p->staging[p->drain])->state == STAGING_READING && !p->failure[0];) {
-        if (!credit_allows(p, p->jobs[b->job].q, sizeof *b->msg + b->msg->count))
+        if (!credit_allows(p, p->jobs[b->job].q, message_bytes(b->msg)))
             break;
         int r = p->c.ops->read_done(p->c.backend, b->ticket);
         if (r < 0)
