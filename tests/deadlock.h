@@ -14,7 +14,8 @@ enum dl_case {
     DL_MISSING_BARRIER,  /* rank 0 waits for a notification nobody sends; the rest in a barrier */
     DL_DEVICE_BARRIER,   /* the last rank of each device skips a DEVICE barrier, waiting */
     DL_SLOW,             /* not a deadlock: rank 0 computes a while, then notifies */
-    DL_SLOW_PROCESS      /* not a deadlock: every rank of the last process computes a while */
+    DL_SLOW_PROCESS,     /* not a deadlock: every rank of the last process computes a while */
+    DL_PROCESS_ENDS      /* the last process's ranks return at once; the rest wait for nobody */
 };
 
 /* Result slots of each rank: res[DEVICE rank * DL_SLOTS + slot]. */

@@ -144,6 +144,36 @@ static int check_slow(int argc, char **argv, int c)
     return 0;
 }
 
+/* The last process's ranks returned; every other rank waits for nobody: a
+ * deadlock all the same, found and reported although one process has no
+ * rank left (its proxy still answers), and the run fails in every
+ * process. */
+static int check_process_ends(int argc, char **argv)
+{
+    dl_run_t r;
+    int rc = dl_exec(&r, argc, argv, DL_PROCESS_ENDS, 1);
+    if (rc)
+        return rc;
+    if (r.info.process_count < 2) {
+        printf("SKIP process_ends: needs 2 or more processes, have 1\n");
+        dl_close(&r);
+        return TEST_SKIP;
+    }
+    int last = r.info.rank_start + r.info.rank_responsible == r.info.rank_count;
+    if (last)
+        TEST_CHECK(r.status == DCUDA_ERR_DEADLOCK || r.status == DCUDA_ERR_ABORTED,
+                   "the run returned %s", dcuda_status_name(r.status));
+    else
+        TEST_STATUS(r.status, DCUDA_ERR_DEADLOCK);
+    for (int k = r.info.rank_start; k < r.info.rank_start + r.info.rank_responsible; k++)
+        TEST_STATUS(res(&r, k, DL_RES_CALL), last ? DCUDA_OK : DCUDA_ERR_DEADLOCK);
+    if (!last)
+        TEST_CHECK(test_find_line(r.out, "deadlock: every rank of every process is blocked", NULL),
+                   "no report of the deadlock");
+    dl_close(&r);
+    return 0;
+}
+
 static int case_wrong_tag(int argc, char **argv) { return check_deadlock(argc, argv, DL_WRONG_TAG); }
 static int case_missing_notify(int argc, char **argv)
 {
@@ -157,6 +187,7 @@ static int case_device_barrier(int argc, char **argv)
 {
     return check_deadlock(argc, argv, DL_DEVICE_BARRIER);
 }
+static int case_process_ends(int argc, char **argv) { return check_process_ends(argc, argv); }
 static int case_slow(int argc, char **argv) { return check_slow(argc, argv, DL_SLOW); }
 static int case_slow_process(int argc, char **argv)
 {
@@ -170,6 +201,7 @@ int main(int argc, char **argv)
         { "missing_notify", case_missing_notify },
         { "missing_barrier", case_missing_barrier },
         { "device_barrier", case_device_barrier },
+        { "process_ends", case_process_ends },
         { "slow", case_slow },
         { "slow_process", case_slow_process },
     };

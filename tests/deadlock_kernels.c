@@ -50,6 +50,10 @@ DCUDA_RANK_FN int dl_case(dcuda_state_t *st, const dl_data_t *d, int rank, int s
         if (rank + dsize >= size) /* my process is the last */
             *work = dl_busy(d->work);
         return dcuda_comm_barrier(st, DCUDA_COMM_WORLD);
+    case DL_PROCESS_ENDS:
+        if (rank + dsize >= size) /* my process is the last: done at once */
+            return DCUDA_OK;
+        return dcuda_wait_notifications(st, DL_TAG_NOBODY, 1);
     default:
         return DCUDA_ERR_INVALID_ARG;
     }

@@ -96,6 +96,7 @@ struct dcu_proxy {
     char aborted[256]; /* why a process of another node ended this run */
     char left[256];    /* how a process of another node left this run */
     char failure[256];
+    unsigned spread; /* bit per text (1 ABORT, 2 LEFT) told to my tree neighbours this run */
     /* Messages of this run that move ranks on (puts, notifications,
      * barriers), sent and received: the deadlock detector's counts. */
     uint64_t sent, received;
@@ -265,12 +266,16 @@ static void copy_peer_text(char *dst, size_t size, const dcu_wire_header_t *h, c
         snprintf(dst, size, fallback, from);
 }
 
-/* A process ended this run early: its waits end here too. */
+static void spread(dcu_proxy_t *p, uint8_t type, const char *why, int from);
+
+/* A process ended this run early: its waits end here too, and my
+ * neighbours in the tree hear it. */
 static void apply_abort(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body)
 {
     if (p->aborted[0])
         return;
     copy_peer_text(p->aborted, sizeof p->aborted, h, body, "process %d", from);
+    spread(p, DCU_WIRE_ABORT, p->aborted, from);
     uint32_t none = DCUDA_CANCEL_NONE;
     atomic_compare_exchange_strong_explicit(p->c.cancel, &none, DCUDA_CANCEL_ERROR,
                                             memory_order_acq_rel, memory_order_acquire);
@@ -278,12 +283,14 @@ static void apply_abort(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, co
 
 const char *dcu_proxy_aborted(const dcu_proxy_t *p) { return p->aborted[0] ? p->aborted : NULL; }
 
-/* A process left this run (exit() while its ranks ran): it is lost to it. */
+/* A process left this run (exit() while its ranks ran, or named silent): it
+ * is lost to it, and my neighbours in the tree hear it. */
 static void apply_left(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body)
 {
     if (p->left[0])
         return;
     copy_peer_text(p->left, sizeof p->left, h, body, "process %d left while its ranks ran", from);
+    spread(p, DCU_WIRE_LEFT, p->left, from);
     uint32_t none = DCUDA_CANCEL_NONE;
     atomic_compare_exchange_strong_explicit(p->c.cancel, &none, DCUDA_CANCEL_PEER,
                                             memory_order_acq_rel, memory_order_acquire);
@@ -474,25 +481,46 @@ static void send_notify(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q)
     dcu_trace_mark(DCU_TRACE_SENT, 0);
 }
 
-/* A text of `type` (ABORT, LEFT) to every process on the network path. */
-static void tell_all(dcu_proxy_t *p, uint8_t type, const char *why)
+/* My neighbours in the detector's tree (parent (i - 1) / 2, children
+ * 2i + 1 and 2i + 2) into out; how many. */
+static int tree_neighbours(const dcu_proxy_t *p, int out[3])
 {
-    if (!p->net || p->failure[0])
+    int me = p->c.process_index, n = 0;
+    int cand[3] = { me > 0 ? (me - 1) / 2 : -1, 2 * me + 1, 2 * me + 2 };
+    for (int k = 0; k < 3; k++)
+        if (cand[k] >= 0 && cand[k] < p->c.process_count)
+            out[n++] = cand[k];
+    return n;
+}
+
+/* A text of `type` (ABORT, LEFT) to every process: told to my neighbours
+ * in the detector's tree but `from` (the one it came from; -1: none), once
+ * a run and type, and passed on by each when it first hears it. On a tree
+ * every process hears it, in at most twice its depth (2 log2 P hops), from
+ * any number of first tellers, and no process sends more than 3 copies;
+ * a process cut off by a dead one names that one itself (beats). The
+ * processes of a node go through the manager like any other (as beats). */
+static void spread(dcu_proxy_t *p, uint8_t type, const char *why, int from)
+{
+    unsigned bit = type == DCU_WIRE_ABORT ? 1u : 2u;
+    if (!p->net || p->failure[0] || (p->spread & bit))
         return;
+    p->spread |= bit;
     size_t n = strnlen(why, DCU_WIRE_ABORT_MAX);
-    for (int q = 0; q < p->c.process_count; q++) {
-        if (p->c.path[q] != DCUDA_PATH_NET)
+    int nb[3], count = tree_neighbours(p, nb);
+    for (int k = 0; k < count; k++) {
+        if (nb[k] == from)
             continue;
         dcu_wire_header_t *h = message(p, type, n);
         if (!h)
             return;
         memcpy(h + 1, why, n);
-        send_to(p, q, h);
+        send_to(p, nb[k], h);
     }
 }
 
-void dcu_proxy_abort(dcu_proxy_t *p, const char *why) { tell_all(p, DCU_WIRE_ABORT, why); }
-void dcu_proxy_leave(dcu_proxy_t *p, const char *why) { tell_all(p, DCU_WIRE_LEFT, why); }
+void dcu_proxy_abort(dcu_proxy_t *p, const char *why) { spread(p, DCU_WIRE_ABORT, why, -1); }
+void dcu_proxy_leave(dcu_proxy_t *p, const char *why) { spread(p, DCU_WIRE_LEFT, why, -1); }
 
 /* ---- beats along the tree ------------------------------------------------------- */
 
@@ -500,16 +528,14 @@ void dcu_proxy_leave(dcu_proxy_t *p, const char *why) { tell_all(p, DCU_WIRE_LEF
  * starts in every process after one barrier). */
 static void beats_reset(dcu_proxy_t *p)
 {
-    int me = p->c.process_index, n = 0, cand[3] = { me > 0 ? (me - 1) / 2 : -1, 2 * me + 1,
-                                                    2 * me + 2 };
+    int nb[3];
     uint64_t now = dcu_clock_ns();
-    for (int k = 0; k < 3; k++)
-        if (cand[k] >= 0 && cand[k] < p->c.process_count) {
-            p->nb[n].q = cand[k];
-            p->nb[n].heard_ns = now;
-            p->nb[n++].done = 0;
-        }
-    p->nbs = n;
+    p->nbs = tree_neighbours(p, nb);
+    for (int k = 0; k < p->nbs; k++) {
+        p->nb[k].q = nb[k];
+        p->nb[k].heard_ns = now;
+        p->nb[k].done = 0;
+    }
     p->beat_ns = 0;
 }
 
@@ -526,7 +552,7 @@ static void name_silent(dcu_proxy_t *p, int q, uint64_t silent_ns)
              "%s sent nothing for %.1f s while its run went on (dead, stopped, or its host "
              "thread held up; noticed by process %d)",
              who, (double)silent_ns / DCU_NS_PER_S, p->c.process_index);
-    tell_all(p, DCU_WIRE_LEFT, p->left);
+    spread(p, DCU_WIRE_LEFT, p->left, -1);
     uint32_t none = DCUDA_CANCEL_NONE;
     atomic_compare_exchange_strong_explicit(p->c.cancel, &none, DCUDA_CANCEL_PEER,
                                             memory_order_acq_rel, memory_order_acquire);
@@ -1123,6 +1149,7 @@ void dcu_proxy_reset(dcu_proxy_t *p)
     atomic_store_explicit(p->c.cmd_tail, 0u, memory_order_relaxed);
     p->run++;
     p->aborted[0] = p->left[0] = '\0';
+    p->spread = 0;
     p->sent = p->received = 0;
     memset(&p->dl, 0, sizeof p->dl);
     if (!p->net)

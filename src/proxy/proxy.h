@@ -68,14 +68,14 @@ int dcu_proxy_poll(dcu_proxy_t *p);
 void dcu_proxy_drain(dcu_proxy_t *p);
 /* Why the proxy cannot go on (a bad message, a network error), or NULL. */
 const char *dcu_proxy_failure(const dcu_proxy_t *p);
-/* This process ends the run early: tells every process on the network
- * path why (they cancel their run's waits). */
+/* This process ends the run early: every process hears why (they cancel
+ * their run's waits), passed on along the deadlock detector's tree. */
 void dcu_proxy_abort(dcu_proxy_t *p, const char *why);
 /* Why a process on the network path ended this run (the proxy has then
  * cancelled its waits), or NULL. */
 const char *dcu_proxy_aborted(const dcu_proxy_t *p);
 /* This process leaves its run (exit() while its ranks run): every process
- * on the network path hears how (it loses this one to its run). */
+ * hears how, along the tree (it loses this one to its run). */
 void dcu_proxy_leave(dcu_proxy_t *p, const char *why);
 /* How a process on the network path left this run (the proxy has then
  * cancelled its waits, DCUDA_CANCEL_PEER), or NULL. While a run goes on,

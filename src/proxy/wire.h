@@ -24,8 +24,10 @@ enum dcu_wire_type {
     DCU_WIRE_PUT = 1,    /* body: the payload */
     DCU_WIRE_NOTIFY = 2, /* no body */
     /* 3: the all-to-all barrier that carried window parts (version 4) */
-    DCU_WIRE_ABORT = 4, /* body: why the sender ended its run (text, no NUL) */
-    DCU_WIRE_LEFT = 5,  /* body: how the sender left its run (text, no NUL) */
+    /* Passed on along the tree of processes below (the sender is the
+     * teller, not the process named): */
+    DCU_WIRE_ABORT = 4, /* body: why a process ended the run (text, no NUL) */
+    DCU_WIRE_LEFT = 5,  /* body: how a process left the run (text, no NUL) */
     /* The deadlock detector's rounds, down and up a tree of processes
      * (core/deadlock.c): */
     DCU_WIRE_PROBE = 6, /* epoch: the round asked for; no body */
