@@ -20,6 +20,15 @@
  * dcuda_test_net transports: with the UCX manager and no UCX_TLS, the
  * network path maps no shared-memory segment of UCX's (dcuda reaches
  * processes of a node by its own means; UCX's segments are mode 0660).
+ *
+ * dcuda_test_net connections: with the UCX manager, 8 or more processes
+ * each a node, every rank notifies its counterpart in the next process.
+ * A process connects on first use only: to the next process (the
+ * notifications), the previous one (their acknowledgements), its partners
+ * in the barrier's rounds (me + 2^k) and its neighbours in the tree of
+ * processes (beats); never to all. The manager's verbose notes name each
+ * process it connects to; they are read back and checked against that
+ * set.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -35,6 +44,7 @@
 #include "test_util.h"
 
 DCUDA_KERNEL_DECLARE(net_wait);
+DCUDA_KERNEL_DECLARE(net_ring);
 
 /* A thread that sends this process the signal *arg 0.3 s from now. */
 static void *signal_self_later(void *arg)
@@ -162,12 +172,80 @@ static int case_transports(int argc, char **argv)
     return 0;
 }
 
+/* May process `me` of `procs` connect to process q (see the top)? */
+static int may_connect(int me, int procs, int q)
+{
+    if (q == (me + 1) % procs || q == (me + procs - 1) % procs || q == (me - 1) / 2 ||
+        q == 2 * me + 1 || q == 2 * me + 2)
+        return 1;
+    for (int step = 1; step < procs; step *= 2)
+        if (q == (me + step) % procs)
+            return 1;
+    return 0;
+}
+
+/* The processes the captured notes say this one connected to, checked. */
+static int check_connections(const char *out, int me, int procs)
+{
+    static const char note[] = "UCX network manager: connected to process ";
+    int count = 0, next = 0;
+    for (const char *at = out; (at = strstr(at, note)); at += sizeof note - 1) {
+        int q = atoi(at + sizeof note - 1);
+        count++;
+        next |= q == (me + 1) % procs;
+        TEST_CHECK(q != me && may_connect(me, procs, q),
+                   "process %d connected to process %d, which it has nothing to send", me, q);
+    }
+    TEST_CHECK(next, "process %d never connected to the next process", me);
+    TEST_CHECK(count < procs - 1, "process %d connected to %d of %d processes", me, count,
+               procs - 1);
+    return count;
+}
+
+static int case_connections(int argc, char **argv)
+{
+    dcuda_host_h h;
+    dcuda_rank_info_t info;
+    const char *net = getenv("DCUDA_NET");
+    if (!net || strcmp(net, "ucx") != 0) {
+        printf("SKIP connections: needs DCUDA_NET=ucx (the MPI manager's connections are MPI's)\n");
+        return TEST_SKIP;
+    }
+    setenv("DCUDA_VERBOSE", "1", 1);
+    if (!TEST_STATUS(dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(net_ring), 32, &h), DCUDA_OK))
+        return 1;
+    dcuda_host_get_rank_info(h, &info);
+    if (info.process_count < 8 || info.node_count != info.process_count) {
+        printf("SKIP connections: needs 8 or more processes, each a node (DCUDA_NET_FORCE=1); "
+               "have %d on %d\n",
+               info.process_count, info.node_count);
+        dcuda_host_finish(h);
+        return TEST_SKIP;
+    }
+    test_capture_t cap;
+    if (!test_capture_begin(&cap))
+        return 1;
+    dcuda_status_t st = dcuda_host_run(h, NULL, 0, NULL);
+    char *out = test_capture_end(&cap);
+    TEST_STATUS(st, DCUDA_OK);
+    TEST_CHECK(out != NULL, "no captured output");
+    if (out) {
+        int count = check_connections(out, info.process_index, info.process_count);
+        printf("process %d: connected to %d of %d processes\n", info.process_index, count,
+               info.process_count - 1);
+    }
+    free(out);
+    TEST_STATUS(dcuda_host_finish(h), DCUDA_OK);
+    return test_failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     static const test_case_t cases[] = {
         { "lost_peer", case_lost_peer },
         { "stalled_peer", case_stalled_peer },
         { "transports", case_transports },
+        { "connections", case_connections },
     };
     return test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
 }

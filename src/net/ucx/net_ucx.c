@@ -7,10 +7,12 @@
  * allgather carries, so a first round carries each address's length (0:
  * this process could not start UCX, and every process fails naming it),
  * and the rounds after it the addresses in pieces of the bootstrap's size.
- * Then an endpoint to every other process, and a last round in which all
- * agree that every process connected (over TCP, creating an endpoint
- * connects at once: a process must not leave open, and maybe end, while a
- * peer still connects to it).
+ * A last round agrees that every process posted its receives. Endpoints
+ * are made on first use: the first message to a process connects to it,
+ * so a process holds connections to the processes it sends to (its
+ * partners in the barrier's rounds, its tree neighbours, the targets of
+ * its ranks), not to the job; what it keeps of every process is its
+ * address (tens of bytes) and a few words of state.
  *
  * Order: a message is sent with its sender's process index as tag, and
  * received by a ring of receives posted for any sender, delivered in the
@@ -35,10 +37,11 @@
  * Faults: endpoints use UCP_ERR_HANDLING_MODE_PEER, so a peer process that
  * ends makes its endpoint fail instead of the program. Closing an endpoint
  * also fails the peer's endpoint, so a closing manager first sends every
- * peer a goodbye (a tag of its own, received by a receive of its own): an
- * endpoint that fails after its peer's goodbye is a peer that finished. One
- * that fails without is reported by progress, naming the process, after a
- * short grace in which a goodbye still on its way may arrive.
+ * peer it connected to a goodbye (its own tag bit, received by one receive
+ * for any sender, posted again after each): an endpoint that fails after
+ * its peer's goodbye is a peer that finished. One that fails without is
+ * reported by progress, naming the process, after a short grace in which a
+ * goodbye still on its way may arrive.
  */
 #include <sched.h>
 #include <stdio.h>
@@ -66,13 +69,11 @@
 #define UCX_GRACE_NS (1 * DCU_NS_PER_S)
 
 typedef struct peer {
-    ucp_ep_h ep;
-    void *bye_req;   /* the receive of its goodbye (NULL once it ended) */
-    void *close_req; /* closing its endpoint */
-    char bye_buf[1];
-    int said_bye;
-    ucs_status_t failed; /* UCS_OK until its endpoint fails */
+    ucp_ep_h ep;         /* NULL until the first message to it */
+    void *close_req;     /* closing its endpoint */
     uint64_t failed_ns;
+    ucs_status_t failed; /* UCS_OK until its endpoint fails */
+    int said_bye;
 } peer_t;
 
 typedef struct sent {
@@ -92,6 +93,14 @@ struct dcu_net {
     ucp_worker_h worker;
     int me, count;
     peer_t *peers;
+    /* Every process's worker address, `stride` bytes apart. */
+    char *addrs;
+    size_t stride;
+    /* The processes connected to, in the order connected. */
+    int *linked;
+    int link_count;
+    void *bye_req; /* the receive of the next goodbye, from any process */
+    char bye_buf[1];
     dcu_net_recv_fn recv;
     void *recv_arg;
     dcu_net_mem_t mem;
@@ -205,30 +214,41 @@ static dcuda_status_t gather_addresses(dcu_net_t *n, const dcu_net_env_t *env,
     return st;
 }
 
-static int connect_peers(dcu_net_t *n, const char *addrs, size_t stride)
+/* Process p's endpoint, made on the first message to it; NULL (n->why
+ * says why) when it cannot be made. */
+static ucp_ep_h endpoint(dcu_net_t *n, int p)
 {
-    for (int p = 0; p < n->count; p++) {
-        if (p == n->me)
-            continue;
-        ucp_ep_params_t ep = {
-            .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                          UCP_EP_PARAM_FIELD_ERR_HANDLER,
-            .address = (const ucp_address_t *)(addrs + (size_t)p * stride),
-            .err_mode = UCP_ERR_HANDLING_MODE_PEER,
-            .err_handler = { .cb = ep_failed, .arg = &n->peers[p] },
-        };
-        ucs_status_t st = ucp_ep_create(n->worker, &ep, &n->peers[p].ep);
-        if (st != UCS_OK) {
-            char what[64];
-            snprintf(what, sizeof what, "ucp_ep_create (process %d)", p);
-            return ucx_failed(n, what, st);
-        }
+    peer_t *q = &n->peers[p];
+    if (q->ep)
+        return q->ep;
+    ucp_ep_params_t ep = {
+        .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                      UCP_EP_PARAM_FIELD_ERR_HANDLER,
+        .address = (const ucp_address_t *)(n->addrs + (size_t)p * n->stride),
+        .err_mode = UCP_ERR_HANDLING_MODE_PEER,
+        .err_handler = { .cb = ep_failed, .arg = q },
+    };
+    ucs_status_t st = ucp_ep_create(n->worker, &ep, &q->ep);
+    if (st != UCS_OK) {
+        char what[64];
+        q->ep = NULL;
+        snprintf(what, sizeof what, "ucp_ep_create (process %d)", p);
+        ucx_failed(n, what, st);
+        return NULL;
     }
-    return 0;
+    n->linked[n->link_count++] = p;
+    if (n->describe) {
+        char who[128];
+        n->describe(p, who, sizeof who);
+        dcu_msg_info("UCX network manager: connected to %s (%d of %d processes)", who,
+                     n->link_count, n->count - 1);
+    }
+    return q->ep;
 }
 
-/* Exchanges the addresses and connects; a process that failed to start
- * (addr NULL) still takes part in the first round, so that all fail. */
+/* Exchanges the addresses, kept for connecting on first use; a process
+ * that failed to start (addr NULL) still takes part in the first round, so
+ * that all fail. */
 static dcuda_status_t join(dcu_net_t *n, const dcu_net_env_t *env, const ucp_address_t *addr,
                            size_t len)
 {
@@ -236,14 +256,11 @@ static dcuda_status_t join(dcu_net_t *n, const dcu_net_env_t *env, const ucp_add
     dcuda_status_t st = gather_lengths(n, env, addr ? len : 0, &stride);
     if (st != DCUDA_OK)
         return st;
-    char *addrs = malloc((size_t)n->count * stride);
-    if (!addrs)
+    n->addrs = malloc((size_t)n->count * stride);
+    n->stride = stride;
+    if (!n->addrs)
         return DCUDA_ERR_NO_MEMORY; /* the others wait in the next round: as for MPI */
-    st = gather_addresses(n, env, addr, len, stride, addrs);
-    if (st == DCUDA_OK && connect_peers(n, addrs, stride) != 0)
-        st = DCUDA_ERR_SYSTEM;
-    free(addrs);
-    return st;
+    return gather_addresses(n, env, addr, len, stride, n->addrs);
 }
 
 /* ---- receives ----------------------------------------------------------------------- */
@@ -263,24 +280,23 @@ static int post_recv(dcu_net_t *n, int i)
     return 0;
 }
 
-static int post_bye(dcu_net_t *n, int p)
+/* The receive of the next goodbye, whoever sends it (its tag names the
+ * sender). */
+static int post_bye(dcu_net_t *n)
 {
-    peer_t *q = &n->peers[p];
     ucp_request_param_t param = { .op_attr_mask = UCP_OP_ATTR_FLAG_NO_IMM_CMPL };
-    void *r = ucp_tag_recv_nbx(n->worker, q->bye_buf, 0, UCX_BYE_BIT | (ucp_tag_t)p, ~(ucp_tag_t)0,
-                               &param);
+    void *r = ucp_tag_recv_nbx(n->worker, n->bye_buf, 0, UCX_BYE_BIT, UCX_BYE_BIT, &param);
     if (UCS_PTR_IS_ERR(r) || !r)
         return ucx_failed(n, "ucp_tag_recv_nbx (goodbye)",
                           r ? UCS_PTR_STATUS(r) : UCS_ERR_NO_PROGRESS);
-    q->bye_req = r;
+    n->bye_req = r;
     return 0;
 }
 
 static int post_all(dcu_net_t *n)
 {
-    for (int p = 0; p < n->count; p++)
-        if (p != n->me && post_bye(n, p) != 0)
-            return -1;
+    if (post_bye(n) != 0)
+        return -1;
     for (int i = 0; i < UCX_NET_RECVS; i++) {
         n->slots[i].buf = dcu_net_buffer(&n->mem, DCU_NET_MAX_MESSAGE);
         if (!n->slots[i].buf) {
@@ -316,9 +332,10 @@ static void say_bye(dcu_net_t *n, uint64_t deadline)
 {
     static char none[1];
     ucp_request_param_t param = { .op_attr_mask = 0 };
-    for (int p = 0; p < n->count; p++) {
+    for (int k = 0; k < n->link_count; k++) {
+        int p = n->linked[k];
         peer_t *q = &n->peers[p];
-        if (p == n->me || !q->ep || q->failed != UCS_OK)
+        if (!q->ep || q->failed != UCS_OK)
             continue;
         void *r = ucp_tag_send_nbx(q->ep, none, 0, UCX_BYE_BIT | (ucp_tag_t)n->me, &param);
         if (UCS_PTR_IS_PTR(r) && r &&
@@ -332,18 +349,19 @@ static void say_bye(dcu_net_t *n, uint64_t deadline)
 
 static int closes_done(dcu_net_t *n)
 {
-    for (int p = 0; p < n->count; p++)
-        if (n->peers[p].close_req &&
-            ucp_request_check_status(n->peers[p].close_req) == UCS_INPROGRESS)
+    for (int k = 0; k < n->link_count; k++) {
+        void *r = n->peers[n->linked[k]].close_req;
+        if (r && ucp_request_check_status(r) == UCS_INPROGRESS)
             return 0;
+    }
     return 1;
 }
 
 /* Flushes the endpoints of live peers (force-closes failed ones). */
 static void close_eps(dcu_net_t *n, uint64_t deadline, int force)
 {
-    for (int p = 0; p < n->count; p++) {
-        peer_t *q = &n->peers[p];
+    for (int k = 0; k < n->link_count; k++) {
+        peer_t *q = &n->peers[n->linked[k]];
         if (!q->ep)
             continue;
         ucp_request_param_t param = {
@@ -356,9 +374,9 @@ static void close_eps(dcu_net_t *n, uint64_t deadline, int force)
     }
     if (!force)
         progress_until(n, closes_done, deadline);
-    for (int p = 0; p < n->count; p++)
-        if (n->peers[p].close_req)
-            ucp_request_free(n->peers[p].close_req); /* one still flushing: released when done */
+    for (int k = 0; k < n->link_count; k++)
+        if (n->peers[n->linked[k]].close_req) /* one still flushing: released when done */
+            ucp_request_free(n->peers[n->linked[k]].close_req);
 }
 
 /* Receives and sends still posted: cancelled and released (UCP releases a
@@ -371,11 +389,9 @@ static void release_requests(dcu_net_t *n)
             ucp_request_free(n->slots[i].req);
         }
     }
-    for (int p = 0; n->peers && p < n->count; p++) {
-        if (n->peers[p].bye_req) {
-            ucp_request_cancel(n->worker, n->peers[p].bye_req);
-            ucp_request_free(n->peers[p].bye_req);
-        }
+    if (n->bye_req) {
+        ucp_request_cancel(n->worker, n->bye_req);
+        ucp_request_free(n->bye_req);
     }
     for (int i = 0; i < n->send_count; i++)
         if (n->sends[i].req)
@@ -402,6 +418,8 @@ static void shut(dcu_net_t *n, int bye, int abandon)
         dcu_net_release(&n->mem, n->sends[i].data);
     free(n->sends);
     free(n->peers);
+    free(n->linked);
+    free(n->addrs);
     free(n);
 }
 
@@ -410,9 +428,8 @@ static void shut(dcu_net_t *n, int bye, int abandon)
  * on a connection its peer's death half-closed). */
 static void ucx_close(dcu_net_t *n, int abandon) { shut(n, 1, abandon); }
 
-/* The last round of the start: every process made its endpoints and
- * posted its receives, or every one fails alike; and no process leaves
- * (or dies) before the others have connected to it. */
+/* The last round of the start: every process posted its receives, or
+ * every one fails alike. */
 static dcuda_status_t agree(dcu_net_t *n, const dcu_net_env_t *env, dcuda_status_t mine)
 {
     int32_t ok = mine == DCUDA_OK;
@@ -436,16 +453,19 @@ static dcuda_status_t ucx_open(const dcu_net_env_t *env, dcu_net_recv_fn recv, v
                                dcu_net_t **out)
 {
     dcu_net_t *n = calloc(1, sizeof *n);
-    if (n)
+    if (n) {
         n->peers = calloc((size_t)env->process_count, sizeof *n->peers);
-    if (!n || !n->peers) {
-        free(n);
-        return DCUDA_ERR_NO_MEMORY;
+        n->linked = calloc((size_t)env->process_count, sizeof *n->linked);
     }
-    if (env->gather_max < sizeof(uint64_t)) { /* the first round carries a length */
-        free(n->peers);
+    if (!n || !n->peers || !n->linked || env->gather_max < sizeof(uint64_t)) {
+        dcuda_status_t st = n && n->peers && n->linked ? DCUDA_ERR_INVALID_ARG /* a length */
+                                                       : DCUDA_ERR_NO_MEMORY;
+        if (n) {
+            free(n->peers);
+            free(n->linked);
+        }
         free(n);
-        return DCUDA_ERR_INVALID_ARG;
+        return st;
     }
     n->recv = recv;
     n->recv_arg = recv_arg;
@@ -504,8 +524,13 @@ static dcuda_status_t ucx_send(dcu_net_t *n, int peer, void *data, size_t size)
         dcu_net_release(&n->mem, data);
         return DCUDA_ERR_NO_MEMORY;
     }
+    ucp_ep_h ep = endpoint(n, peer);
+    if (!ep) {
+        dcu_net_release(&n->mem, data);
+        return DCUDA_ERR_SYSTEM;
+    }
     ucp_request_param_t param = { .op_attr_mask = 0 };
-    void *r = ucp_tag_send_nbx(n->peers[peer].ep, data, size, (ucp_tag_t)n->me, &param);
+    void *r = ucp_tag_send_nbx(ep, data, size, (ucp_tag_t)n->me, &param);
     if (UCS_PTR_IS_ERR(r)) {
         dcu_net_release(&n->mem, data);
         char what[64];
@@ -585,24 +610,42 @@ static int complete_sends(dcu_net_t *n)
     return done;
 }
 
-/* A peer whose endpoint failed without its goodbye, once the grace passed. */
+/* Goodbyes that arrived: their senders finished. */
+static int take_byes(dcu_net_t *n)
+{
+    while (n->bye_req) {
+        ucp_tag_recv_info_t info = { 0 };
+        ucs_status_t st = ucp_tag_recv_request_test(n->bye_req, &info);
+        if (st == UCS_INPROGRESS)
+            return 0;
+        ucp_request_free(n->bye_req);
+        n->bye_req = NULL;
+        if (st != UCS_OK)
+            return n->closing ? 0 : ucx_failed(n, "receive (goodbye)", st);
+        ucp_tag_t from = info.sender_tag & ~UCX_BYE_BIT;
+        if (from < (ucp_tag_t)n->count)
+            n->peers[from].said_bye = 1;
+        if (post_bye(n) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* A peer whose endpoint failed without its goodbye, once the grace passed
+ * (only the processes connected to have endpoints to fail). */
 static int check_peers(dcu_net_t *n)
 {
+    if (take_byes(n) < 0)
+        return -1;
     uint64_t now = 0;
-    for (int p = 0; p < n->count; p++) {
-        peer_t *q = &n->peers[p];
-        ucs_status_t st = q->bye_req ? ucp_request_check_status(q->bye_req) : UCS_INPROGRESS;
-        if (st != UCS_INPROGRESS) {
-            q->said_bye = st == UCS_OK;
-            ucp_request_free(q->bye_req);
-            q->bye_req = NULL;
-        }
+    for (int k = 0; k < n->link_count; k++) {
+        peer_t *q = &n->peers[n->linked[k]];
         if (q->failed == UCS_OK || q->said_bye)
             continue;
         if (!now)
             now = dcu_clock_ns();
         if (now - q->failed_ns > UCX_GRACE_NS)
-            return peer_lost(n, p);
+            return peer_lost(n, n->linked[k]);
     }
     return 0;
 }
