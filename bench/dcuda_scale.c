@@ -20,6 +20,13 @@
  * FLOOD_MIB each to the next process's ranks before consuming any). The
  * parts of other processes' ranks a proxy asked for are host memory,
  * within the resident memory.
+ *
+ * Last, resident memory at the end of the run split in two (MiB, max):
+ * the network engine's (what MPI_Init added, and the engine's shared
+ * memory segments mapped since: MPI's per-peer segments, any of UCX's),
+ * and the rest above the program's start (dcuda's own, the program's, and
+ * what an engine allocates inside dcuda_host_init: the UCX manager's
+ * context, worker and endpoints).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -55,6 +62,29 @@ static double status_mib(const char *field)
     if (f)
         fclose(f);
     return kib < 0 ? -1.0 : kib / 1024.0;
+}
+
+/* Resident MiB of the shared mappings of files that are not dcuda's own
+ * (its segments are memfds named dcuda-*): the engines' shared memory. */
+static double engine_shared_mib(void)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    char line[512], perms[8];
+    int shared = 0;
+    double kib = 0.0;
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        int at = 0;
+        if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &lo, &hi, perms, &at) == 3 && at > 0) {
+            const char *path = line + at;
+            shared = perms[3] == 's' && path[0] == '/' && strncmp(path, "/memfd:dcuda", 12) != 0;
+        } else if (shared && strncmp(line, "Rss:", 4) == 0) {
+            kib += strtod(line + 4, NULL);
+        }
+    }
+    if (f)
+        fclose(f);
+    return kib / 1024.0;
 }
 
 /* The peak of resident memory starts again from now (Linux 4.0 on; where
@@ -134,11 +164,12 @@ static void print_row(const scale_opts_t *o, const dcuda_rank_info_t *info, cons
     if (o->header)
         printf("processes,world_ranks,ranks_per_process,init_ms,rss_mib_max,rss_mib_mean,"
                "run_growth_mib,barrier_us,window_us,msgs_per_s_per_process,window_tables_bytes,"
-               "flood_ms,run_peak_mib\n");
-    printf("%d,%d,%d,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.0f,%.0f,%.2f,%.2f\n", p, info->rank_count,
-           info->rank_responsible, mx[0], mx[1], sum[1] / p, mx[2],
+               "flood_ms,run_peak_mib,engine_mib,own_mib\n");
+    printf("%d,%d,%d,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.0f,%.0f,%.2f,%.2f,%.2f,%.2f\n", p,
+           info->rank_count, info->rank_responsible, mx[0], mx[1], sum[1] / p, mx[2],
            o->barriers ? mx[3] * 1e3 / o->barriers : 0.0,
-           o->windows ? mx[4] * 1e3 / o->windows : 0.0, msgs, tables, mx[7], mx[8]);
+           o->windows ? mx[4] * 1e3 / o->windows : 0.0, msgs, tables, mx[7], mx[8], mx[9],
+           mx[10]);
 }
 
 int main(int argc, char **argv)
@@ -150,7 +181,10 @@ int main(int argc, char **argv)
             usage();
         return parsed == 2 ? 0 : 2;
     }
+    double rss_start = status_mib("VmRSS:");
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+    /* What MPI_Init added, its shared segments apart (counted at the end). */
+    double engine_init = status_mib("VmRSS:") - rss_start - engine_shared_mib();
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     dcuda_host_h h;
     MPI_Barrier(MPI_COMM_WORLD);
@@ -188,22 +222,25 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
         return 1;
     }
-    double mine[9] = { init_ms,
+    double rss_end = status_mib("VmRSS:"), engine = engine_init + engine_shared_mib();
+    double mine[11] = { init_ms,
                        rss_init,
-                       status_mib("VmRSS:") - rss_init,
+                       rss_end - rss_init,
                        t[SCALE_T_BARRIER],
                        t[SCALE_T_WINDOW],
                        t[SCALE_T_MESSAGES],
                        0.0,
                        t[SCALE_T_FLOOD],
-                       status_mib("VmHWM:") - rss_init };
+                       status_mib("VmHWM:") - rss_init,
+                       engine,
+                       rss_end - rss_start - engine };
     /* Notifications this process's ranks sent, per second of its span. */
     mine[6] = t[SCALE_T_MESSAGES] > 0
                   ? (double)o.messages * info.rank_responsible / (t[SCALE_T_MESSAGES] * 1e-3)
                   : 0.0;
-    double mx[9], sum[9];
-    MPI_Reduce(mine, mx, 9, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    MPI_Reduce(mine, sum, 9, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    double mx[11], sum[11];
+    MPI_Reduce(mine, mx, 11, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(mine, sum, 11, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     if (me == 0)
         print_row(&o, &info, mx, sum);
     dcuda_host_free(h, a.part);
