@@ -147,10 +147,12 @@ static void usage(void)
            "[-f FLOOD_MIB] [--header]\n"
            "  -b  WORLD barriers timed (200)\n"
            "  -w  WORLD window creations + frees timed (50)\n"
-           "  -n  notifications each rank sends to the next process (2000)\n"
+           "  -n  notifications each rank sends to the next process, in batches of %d each\n"
+           "      waited for (2000)\n"
            "  -f  MiB of 4 KiB notified puts each rank sends to the next process before it\n"
            "      waits for any (0)\n"
-           "  --header  print the CSV header line first\n");
+           "  --header  print the CSV header line first\n",
+           SCALE_BATCH);
 }
 
 static void print_row(const scale_opts_t *o, const dcuda_rank_info_t *info, const double *mx,

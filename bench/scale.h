@@ -15,6 +15,10 @@ typedef struct scale_args {
     char *part; /* [device ranks][SCALE_PART] window memory: a target, then a source */
 } scale_args_t;
 
+/* Notifications go in batches, each waited for before the next: a
+ * pipeline the target's inbox (256 entries a rank) holds, so that the rate
+ * is the path's and not that of messages held for lack of room. */
+#define SCALE_BATCH 128
 #define SCALE_FLOOD_PUT 4096
 #define SCALE_PART (2 * SCALE_FLOOD_PUT)
 /* The timer pairs of a run, in order. */

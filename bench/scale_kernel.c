@@ -1,8 +1,8 @@
 /*
  * Rank code of the scale benchmark: WORLD barriers, WORLD window creation
  * and free, a message rate (every rank notifies a rank of the next
- * process, as fast as it can, and waits for as many from the previous
- * one), and a flood (every rank sends that rank its 4 KiB puts before it
+ * process, in batches of SCALE_BATCH, and waits for as many from the
+ * previous one after each batch), and a flood (every rank sends that rank its 4 KiB puts before it
  * waits for any: what a receiver holds meanwhile is what the network
  * path's credits bound), each between a timer pair. Rank API only; CPU
  * and GPU ranks.
@@ -43,10 +43,12 @@ DCUDA_KERNEL(scale, ctx)
     int next = (me + mine) % world;
     dcuda_comm_barrier(&st, DCUDA_COMM_WORLD);
     dcuda_start_cpu_timer(&st);
-    for (int i = 0; i < a->messages; i++)
-        dcuda_notify(&st, next, DCUDA_COMM_WORLD, 1);
-    if (a->messages > 0)
-        dcuda_wait_notifications(&st, 1, a->messages);
+    for (int i = 0; i < a->messages; i += SCALE_BATCH) {
+        int n = a->messages - i < SCALE_BATCH ? a->messages - i : SCALE_BATCH;
+        for (int k = 0; k < n; k++)
+            dcuda_notify(&st, next, DCUDA_COMM_WORLD, 1);
+        dcuda_wait_notifications(&st, 1, n);
+    }
     dcuda_stop_cpu_timer(&st);
 
     dcuda_win_create(&st, DCUDA_COMM_WORLD, part, SCALE_PART, &w);
