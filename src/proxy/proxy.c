@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "command.h"
+#include "frames.h"
 #include "inbox.h"
 #include "netbar.h"
 #include "parts.h"
@@ -85,6 +86,7 @@ struct dcu_proxy {
     dcu_parts_t remote;       /* parts of other processes' ranks, asked of their owners */
     uint64_t cancel_seen_ns;  /* when asks first met this run's cancel (0: not yet) */
     dcu_netbar_t bar; /* the WORLD barriers of this run */
+    dcu_frames_t frames; /* small messages packed a target, sent after each pass */
     /* Large puts read from rank memory: a ring of jobs (one per rank at
      * most, since each waits for its answer), the one being read, and the
      * staging ring, filled at `fill` and sent from `drain` in order. */
@@ -199,6 +201,7 @@ static void send_bare(dcu_proxy_t *p, int q, uint8_t type, uint32_t epoch, uint3
                       uint64_t count);
 static dcu_wire_header_t *message(dcu_proxy_t *p, uint8_t type, size_t length);
 static void send_to(dcu_proxy_t *p, int q, dcu_wire_header_t *h);
+static void release_message(void *arg, void *msg);
 
 /* A message from process `from` is in an inbox (inbox.h): what the next
  * acknowledgement to it counts. */
@@ -325,9 +328,8 @@ static int moves_ranks(uint8_t type)
            type == DCU_WIRE_ACK || type == DCU_WIRE_PART_ASK || type == DCU_WIRE_PART;
 }
 
-static void receive(void *arg, int from, const void *data, size_t size)
+static void receive_message(dcu_proxy_t *p, int from, const void *data, size_t size)
 {
-    dcu_proxy_t *p = arg;
     dcu_wire_header_t h;
     char why[128];
     if (p->failure[0])
@@ -389,6 +391,18 @@ static void receive(void *arg, int from, const void *data, size_t size)
     }
 }
 
+/* A frame of whole messages from process `from` (frames.h). */
+static void receive(void *arg, int from, const void *data, size_t size)
+{
+    dcu_proxy_t *p = arg;
+    size_t at = 0, offset = 0, n = 0;
+    int r = 0;
+    while (!p->failure[0] && (r = dcu_wire_next(data, size, &at, &offset, &n)) > 0)
+        receive_message(p, from, (const char *)data + offset, n);
+    if (!p->failure[0] && r < 0)
+        fail(p, "refused a message from process %d: a frame that ends inside a message", from);
+}
+
 /* ---- turning commands into messages ----------------------------------------------- */
 
 /* A message of `type` with a body of `length` bytes, its header filled. */
@@ -403,6 +417,26 @@ static dcu_wire_header_t *message(dcu_proxy_t *p, uint8_t type, size_t length)
     return h;
 }
 
+/* Hands a frame, or a message that goes alone, to the manager. */
+static dcuda_status_t send_now(void *arg, int q, void *buf, size_t size)
+{
+    dcu_proxy_t *p = arg;
+    dcuda_status_t st = p->c.net_ops->send(p->net, q, buf, size);
+    if (st != DCUDA_OK)
+        fail(p, "cannot send to process %d: %s", q, p->c.net_ops->why(p->net));
+    return st;
+}
+
+static int is_staging(const dcu_proxy_t *p, const void *msg)
+{
+    for (int i = 0; i < PROXY_STAGING; i++)
+        if (p->staging[i].msg == msg)
+            return 1;
+    return 0;
+}
+
+/* Sends message h (the proxy's from now on) to process q: into q's frame,
+ * or alone, after that frame, when large or in a staging buffer. */
 static void send_to(dcu_proxy_t *p, int q, dcu_wire_header_t *h)
 {
     if (p->dl.found)
@@ -413,8 +447,24 @@ static void send_to(dcu_proxy_t *p, int q, dcu_wire_header_t *h)
             h->flags |= DCU_WIRE_UNCREDITED; /* after a cancel (credit_allows) */
         dcu_netbar_sent(&p->bar, q, message_bytes(h));
     }
-    if (p->c.net_ops->send(p->net, q, h, sizeof *h + h->length) != DCUDA_OK)
-        fail(p, "cannot send to process %d: %s", q, p->c.net_ops->why(p->net));
+    size_t size = sizeof *h + h->length;
+    if (size <= DCU_FRAME_ALONE && !is_staging(p, h)) {
+        if (dcu_frames_add(&p->frames, q, h, size) != DCUDA_OK && !p->failure[0])
+            fail(p, "out of memory for a frame to process %d", q);
+        release_message(p, h);
+    } else if (dcu_frames_flush_to(&p->frames, q) == DCUDA_OK) {
+        send_now(p, q, h, size);
+    } else {
+        release_message(p, h);
+    }
+}
+
+/* Sends every open frame (after each pass, and before the manager is
+ * waited for). */
+static void send_frames(dcu_proxy_t *p)
+{
+    if (p->net && !p->failure[0])
+        dcu_frames_flush(&p->frames);
 }
 
 /* May a message of `bytes` that moves ranks go to process q now? Not
@@ -1101,6 +1151,7 @@ static int serve_commands(dcu_proxy_t *p)
 int dcu_proxy_poll(dcu_proxy_t *p)
 {
     int did = serve_commands(p);
+    send_frames(p);
     did |= advance_reads(p);
     abandon_asks(p);
     if (p->net && !p->failure[0]) {
@@ -1121,6 +1172,7 @@ int dcu_proxy_poll(dcu_proxy_t *p)
             advance_barriers(p);
         did |= r > 0;
     }
+    send_frames(p);
     return did;
 }
 
@@ -1129,6 +1181,7 @@ void dcu_proxy_drain(dcu_proxy_t *p)
     uint64_t start = dcu_clock_ns();
     if (!p->net)
         return;
+    send_frames(p);
     while (p->c.net_ops->pending(p->net) > 0) {
         if (p->c.net_ops->progress(p->net) < 0 || dcu_clock_ns() - start > PROXY_DRAIN_NS) {
             dcu_msg_warn("%d message(s) did not leave at the end of the run",
@@ -1185,6 +1238,7 @@ static dcuda_status_t open_net(dcu_proxy_t *p)
     for (int i = 0; i < PROXY_STAGING; i++)
         if (!(p->staging[i].msg = pinned_alloc(p, sizeof(dcu_wire_header_t) + DCU_NET_PUT_CHUNK)))
             return DCUDA_ERR_NO_MEMORY;
+    dcu_frames_init(&p->frames, send_now, p);
     dcu_net_env_t env = c->net_env;
     env.mem = (dcu_net_mem_t){ pinned_alloc, pinned_free, release_message, p };
     return c->net_ops->open(&env, receive, p, &p->net);
@@ -1221,6 +1275,7 @@ dcuda_status_t dcu_proxy_create(const dcu_proxy_config_t *config, dcu_proxy_t **
 void dcu_proxy_destroy(dcu_proxy_t *p)
 {
     dcu_trace_write(p->c.process_index);
+    dcu_frames_discard(&p->frames); /* drained after every run: only a failure leaves any */
     if (p->net) /* after a lost peer, the manager waits for nothing */
         p->c.net_ops->close(p->net, p->failure[0] ||
                                         atomic_load_explicit(p->c.cancel, memory_order_acquire) ==

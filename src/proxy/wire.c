@@ -113,3 +113,22 @@ int dcu_wire_check(const void *msg, size_t size, int from, const dcu_wire_limits
     *out = h;
     return DCUDA_OK;
 }
+
+int dcu_wire_next(const void *frame, size_t size, size_t *at, size_t *offset, size_t *msg_size)
+{
+    size_t start = *at;
+    if (start == size)
+        return 0;
+    if (start > size || size - start < sizeof(dcu_wire_header_t))
+        return -1;
+    uint32_t length;
+    memcpy(&length, (const char *)frame + start + offsetof(dcu_wire_header_t, length),
+           sizeof length);
+    if (length > size - start - sizeof(dcu_wire_header_t))
+        return -1;
+    size_t end = start + sizeof(dcu_wire_header_t) + length;
+    *offset = start;
+    *msg_size = end - start;
+    *at = end == size ? size : (end + DCU_WIRE_ALIGN - 1u) & ~(size_t)(DCU_WIRE_ALIGN - 1u);
+    return 1;
+}

@@ -6,6 +6,11 @@
  * WORLD size, tag range), and says why not otherwise. A put carries a window
  * slot and an offset, never an address: the receiver finds the memory in
  * its own tables.
+ *
+ * Messages travel in frames (frames.h): one network message holds one or
+ * more whole messages, each at an offset that is a multiple of
+ * DCU_WIRE_ALIGN, and ends where its last message ends; dcu_wire_next
+ * splits a frame, trusting nothing in it either.
  */
 #ifndef DCU_PROXY_WIRE_H
 #define DCU_PROXY_WIRE_H
@@ -16,7 +21,9 @@
 #include "dcuda/shared/layout.h"
 
 #define DCU_WIRE_MAGIC 0xdc0du
-#define DCU_WIRE_VERSION 6u
+#define DCU_WIRE_VERSION 7u
+/* Where the messages of a frame start: multiples of this. */
+#define DCU_WIRE_ALIGN 8u
 /* Bytes of an ABORT or LEFT message's text at most. */
 #define DCU_WIRE_ABORT_MAX 256u
 
@@ -94,5 +101,12 @@ void dcu_wire_header(dcu_wire_header_t *h, uint8_t type, uint32_t length, int sr
  * message from process `from`; otherwise an error and why (not applied). */
 int dcu_wire_check(const void *msg, size_t size, int from, const dcu_wire_limits_t *lim,
                    dcu_wire_header_t *out, char *why, size_t why_size);
+
+/* The next message of a frame of `size` bytes, from *at (0 at first): 1,
+ * its offset and size (its header's length says it), *at moved past it; 0
+ * at the frame's end; -1 when what is left is no whole message (shorter
+ * than a header, longer than the frame, or padding past the end). Only
+ * the framing is checked here: dcu_wire_check checks the message. */
+int dcu_wire_next(const void *frame, size_t size, size_t *at, size_t *offset, size_t *msg_size);
 
 #endif /* DCU_PROXY_WIRE_H */

@@ -17,7 +17,8 @@
  *    room is made, and polled. Every message the proxy sends is the next
  *    one the commands call for (type, ranks, tag, slot, offset, payload:
  *    the entries after a PUT's header, the source of a large put, the
- *    window part a PART asks its owner for) and passes the receiver's dcu_wire_check;
+ *    window part a PART asks its owner for) and passes the receiver's dcu_wire_check
+ *    (messages come packed in frames, split by dcu_wire_next);
  *    it fails once a command is refused, and only then or on a command
  *    whose fault lies in the order of commands (a barrier epoch out of
  *    turn, more large puts waiting than ranks); otherwise it consumes the
@@ -180,9 +181,11 @@ typedef struct command {
  * comes here), and the chunks of the large puts it reads. */
 typedef struct expected {
     uint32_t ticket;
-    int peer;      /* PUT, NOTIFY, PART_ASK, ROUND */
-    uint64_t done; /* PUT_READ: bytes sent so far */
-    int round;     /* a ROUND, sent only if nothing was sent before */
+    int peer;        /* PUT, NOTIFY, PART_ASK, ROUND */
+    uint64_t done;   /* PUT_READ: bytes sent so far */
+    int round;       /* a ROUND, sent only if nothing was sent before */
+    int data_before; /* a ROUND: puts and notifications of the commands before it */
+    int matched;     /* sent (or, a ROUND, rightly withheld) */
 } expected_t;
 
 static struct world {
@@ -194,7 +197,9 @@ static struct world {
     int fails; /* a command the rules refuse, or one that ends the queue */
     expected_t sync[MAX_ENTRIES * MAX_PROCS], reads[MAX_ENTRIES];
     int nsync, nreads, sync_at, reads_at;
-    int data_sent; /* puts and notifications sent (none is ever acknowledged) */
+    int data_sent;   /* puts and notifications sent (none is ever acknowledged) */
+    int chunks_sent; /* chunks of large puts sent */
+    int data_planned; /* puts and notifications of the commands planned so far */
     dcuda_win_entry_t *own_table;
     uint8_t *rank_mem;
     dcu_net_mem_t mem;
@@ -212,6 +217,7 @@ static struct world {
 static void plan(uint32_t n)
 {
     w.ncmds = w.nsync = w.nreads = w.sync_at = w.reads_at = w.data_sent = 0;
+    w.chunks_sent = w.data_planned = 0;
     w.fails = 0;
     for (uint32_t t = 0; t < n;) {
         command_t *c = &w.cmds[w.ncmds];
@@ -232,11 +238,13 @@ static void plan(uint32_t n)
         if (c->ref.verdict != DCU_CMD_EXECUTE)
             continue;
         if (h->op == DCUDA_CMD_PUT || h->op == DCUDA_CMD_NOTIFY || h->op == DCUDA_CMD_PART)
-            w.sync[w.nsync++] = (expected_t){ c->ticket, c->ref.target, 0, 0 };
+            w.sync[w.nsync++] = (expected_t){ c->ticket, c->ref.target, 0, 0, 0, 0 };
+        w.data_planned += h->op == DCUDA_CMD_PUT || h->op == DCUDA_CMD_NOTIFY;
         if (h->op == DCUDA_CMD_BARRIER && w.s.procs > 1)
-            w.sync[w.nsync++] = (expected_t){ c->ticket, (w.s.me + 1) % w.s.procs, 0, 1 };
+            w.sync[w.nsync++] =
+                (expected_t){ c->ticket, (w.s.me + 1) % w.s.procs, 0, 1, w.data_planned, 0 };
         if (h->op == DCUDA_CMD_PUT_READ && readable(NULL, h->args[4], h->args[3]))
-            w.reads[w.nreads++] = (expected_t){ c->ticket, c->ref.target, 0, 0 };
+            w.reads[w.nreads++] = (expected_t){ c->ticket, c->ref.target, 0, 0, 0, 0 };
     }
 }
 
@@ -245,15 +253,16 @@ static void plan(uint32_t n)
 static void check_put(const dcu_wire_header_t *h, const uint8_t *body, const dcuda_cmd_t *c,
                       uint32_t t)
 {
-    const uint8_t *ring = (const uint8_t *)w.queue;
-    size_t bytes = (size_t)w.s.capacity * 64u;
+    /* The entries after the header as the rank wrote them (the queue's own
+     * are marked free, and maybe written again, by the time a frame goes). */
+    const uint8_t *entries = (const uint8_t *)&w.shadow[t + 1u];
     FUZZ_CHECK(h->count == c->args[3] && h->offset == c->args[2] && h->tag == c->args[5],
                "the PUT of ticket %u says %llu bytes at %llu, tag %u", t,
                (unsigned long long)h->count, (unsigned long long)h->offset, h->tag);
-    for (uint64_t i = 0; i < h->count; i++) /* the entries after the header, wrapping */
-        FUZZ_CHECK(body[i] == ring[((size_t)(t + 1u) * 64u + i) % bytes],
-                   "the PUT of ticket %u differs from its entries at byte %llu", t,
-                   (unsigned long long)i);
+    FUZZ_CHECK(t + 1u + (h->count + 63u) / 64u <= MAX_ENTRIES, "a PUT past the input");
+    for (uint64_t i = 0; i < h->count; i++)
+        FUZZ_CHECK(body[i] == entries[i], "the PUT of ticket %u differs from its entries at byte %llu",
+                   t, (unsigned long long)i);
 }
 
 /* Checks a chunk (header h, body) of the large put expected next. */
@@ -277,21 +286,44 @@ static void check_chunk(const dcu_wire_header_t *h, const uint8_t *body)
     w.reads_at += last;
 }
 
-/* Passes over the ROUNDs expected next that were rightly not sent: a put
- * or a notification sent before waits for its acknowledgement. */
-static void skip_withheld_rounds(void)
+/* A ROUND that is rightly not sent: a put or a notification sent before
+ * its barrier waits for an acknowledgement (none comes here). The puts and
+ * notifications before it in the queue are known from the plan; the
+ * chunks of large puts are sent as their reads end, before the barrier
+ * when sent before it is checked (a barrier's round leaves in the frames
+ * of its pass, before the chunks sent in that pass). */
+static int withheld(const expected_t *x)
 {
-    while (w.sync_at < w.nsync && w.sync[w.sync_at].round && w.data_sent > 0)
-        w.sync_at++;
+    return x->round && (x->data_before > 0 || w.chunks_sent > 0);
 }
 
-/* Checks a message (header h, body) of a PUT, NOTIFY, PART_ASK or ROUND
- * expected next. */
+/* Moves sync_at past what was matched, marking withheld rounds matched. */
+static void advance_sync(void)
+{
+    for (; w.sync_at < w.nsync; w.sync_at++) {
+        expected_t *x = &w.sync[w.sync_at];
+        x->matched |= withheld(x);
+        if (!x->matched)
+            return;
+    }
+}
+
+/* Checks a message (header h, body) of a PUT, NOTIFY, PART_ASK or ROUND:
+ * the next one expected for its process (frames keep the order of the
+ * messages to one process, not across processes). */
 static void check_sync(int peer, const dcu_wire_header_t *h, const uint8_t *body)
 {
-    skip_withheld_rounds();
-    FUZZ_CHECK(w.sync_at < w.nsync, "a message (type %u) no command asked for", h->type);
-    expected_t *x = &w.sync[w.sync_at++];
+    expected_t *x = NULL;
+    for (int i = w.sync_at; i < w.nsync && !x; i++) {
+        expected_t *y = &w.sync[i];
+        y->matched |= withheld(y);
+        if (!y->matched && y->peer == peer)
+            x = y;
+    }
+    FUZZ_CHECK(x != NULL, "a message (type %u) to process %d no command asked for", h->type,
+               peer);
+    x->matched = 1;
+    advance_sync();
     const dcuda_cmd_t *c = &w.shadow[x->ticket];
     uint8_t want = c->op == DCUDA_CMD_PUT      ? DCU_WIRE_PUT
                    : c->op == DCUDA_CMD_NOTIFY ? DCU_WIRE_NOTIFY
@@ -327,25 +359,42 @@ static int is_staging(const void *buf)
 
 /* The network manager: a message must be one the receiver accepts and the
  * one expected next; it is released at the next progress. */
-static dcuda_status_t net_send(dcu_net_t *n, int peer, void *data, size_t size)
+static void check_message(int peer, const uint8_t *m, size_t size, int staging)
 {
     dcu_wire_limits_t lim = { w.s.procs, w.s.proc_first[w.s.procs], DCU_NET_MAX_MESSAGE };
     dcu_wire_header_t h;
     char why[128];
-    (void)n;
-    FUZZ_CHECK(peer >= 0 && peer < w.s.procs && peer != w.s.me, "a message to process %d", peer);
-    FUZZ_CHECK(dcu_wire_check(data, size, w.s.me, &lim, &h, why, sizeof why) == DCUDA_OK,
+    FUZZ_CHECK(dcu_wire_check(m, size, w.s.me, &lim, &h, why, sizeof why) == DCUDA_OK,
                "process %d would refuse a message: %s", peer, why);
-    FUZZ_CHECK(w.npending < MAX_SENT, "too many messages at once");
-    w.pending[w.npending++] = data;
     int me = w.s.me, neighbour = peer == (me - 1) / 2 || peer == 2 * me + 1 || peer == 2 * me + 2;
     if (h.type == DCU_WIRE_BEAT) /* beats go to the tree's neighbours, unasked */
         FUZZ_CHECK(neighbour && h.tag <= 1, "a beat to process %d (tag %u)", peer, h.tag);
-    else if (is_staging(data)) /* large puts are read into the staging buffers */
-        check_chunk(&h, (const uint8_t *)data + sizeof h);
+    else if (staging) /* large puts are read into the staging buffers */
+        check_chunk(&h, m + sizeof h);
     else
-        check_sync(peer, &h, (const uint8_t *)data + sizeof h);
+        check_sync(peer, &h, m + sizeof h);
     w.data_sent += h.type == DCU_WIRE_PUT || h.type == DCU_WIRE_NOTIFY;
+}
+
+/* The network manager: a frame of messages (a staging buffer: one chunk),
+ * each one the receiver accepts and the one expected next; released at
+ * the next progress. */
+static dcuda_status_t net_send(dcu_net_t *n, int peer, void *data, size_t size)
+{
+    size_t at = 0, offset = 0, one = 0;
+    int r, staging = is_staging(data);
+    (void)n;
+    FUZZ_CHECK(peer >= 0 && peer < w.s.procs && peer != w.s.me, "a message to process %d", peer);
+    FUZZ_CHECK(w.npending < MAX_SENT, "too many messages at once");
+    w.pending[w.npending++] = data;
+    if (staging) {
+        check_message(peer, data, size, 1);
+        w.chunks_sent++;
+        return DCUDA_OK;
+    }
+    while ((r = dcu_wire_next(data, size, &at, &offset, &one)) > 0)
+        check_message(peer, (const uint8_t *)data + offset, one, 0);
+    FUZZ_CHECK(r == 0, "a frame of %zu bytes that ends inside a message", size);
     return DCUDA_OK;
 }
 
@@ -643,7 +692,7 @@ static void run_proxy(void)
         FUZZ_CHECK(strstr(failure, "reached WORLD barrier") ||
                        strstr(failure, "sent a put to read"),
                    "the proxy failed on commands the rules allow: %s", failure);
-    skip_withheld_rounds();
+    advance_sync();
     if (!failure)
         FUZZ_CHECK(tail == tickets && w.sync_at == w.nsync && w.reads_at == w.nreads,
                    "consumed %u of %u entries, sent %d of %d messages and %d of %d large puts",

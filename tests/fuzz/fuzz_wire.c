@@ -8,7 +8,9 @@
  * the message. dcu_wire_check must accept it exactly when this file's
  * own reading of the format (from wire.h) calls it valid; an accepted
  * header is the message's first bytes; a refusal's reason is terminated
- * inside its buffer and never written beyond.
+ * inside its buffer and never written beyond. The same bytes read as a
+ * frame: dcu_wire_next splits them exactly where this file's reading of
+ * the framing does, and stops where that reading finds no whole message.
  */
 #include <string.h>
 
@@ -18,11 +20,11 @@
 
 const char fuzz_name[] = "wire";
 const unsigned fuzz_replay_rounds = 400000;
-const char *const fuzz_tokens[] = { "\x0d\xdc\x06\x01",
-                                    "\x0d\xdc\x06\x02",
-                                    "\x0d\xdc\x06\x0b",
-                                    "\x0d\xdc\x06\x0c",
-                                    "\x0d\xdc\x06\x0d",
+const char *const fuzz_tokens[] = { "\x0d\xdc\x07\x01",
+                                    "\x0d\xdc\x07\x02",
+                                    "\x0d\xdc\x07\x0b",
+                                    "\x0d\xdc\x07\x0c",
+                                    "\x0d\xdc\x07\x0d",
                                     "\xff\xff\xff\xff",
                                     "\x38",
                                     NULL };
@@ -51,7 +53,7 @@ static setting_t read_setting(fuzz_reader_t *r)
 }
 
 /* wire.h's format, as this file reads it: a header of 56 bytes (magic
- * 0xdc0d, version 6, type, body length, sender, ranks, tag, slot, epoch,
+ * 0xdc0d, version 7, type, body length, sender, ranks, tag, slot, epoch,
  * offset, count, the sender's run, flags: 0 to 3), the body after it. */
 static int rank_in(int32_t r, const setting_t *s) { return r >= 0 && r < s->lim.world_size; }
 
@@ -94,12 +96,48 @@ static int valid(const uint8_t *m, size_t size, const setting_t *s)
     if (size < 56)
         return 0;
     memcpy(&h, m, sizeof h);
-    if (h.magic != 0xdc0d || h.version != 6 || size > s->lim.max_size || h.length != size - 56 ||
+    if (h.magic != 0xdc0d || h.version != 7 || size > s->lim.max_size || h.length != size - 56 ||
         h.flags > 3u)
         return 0;
     if (s->from < 0 || s->from >= s->lim.processes || h.src_proc != s->from || h.run == 0)
         return 0;
     return valid_body(&h, s);
+}
+
+/* Frames (wire.h): whole messages at offsets that are multiples of 8, the
+ * frame ending where its last message ends. The next message from *mine:
+ * 1 and its size (*mine moved on), 0 at the end, -1 when none is whole. */
+static int next_in_frame(const uint8_t *m, size_t n, size_t *mine, size_t *size)
+{
+    uint32_t len;
+    if (*mine == n)
+        return 0;
+    if (*mine > n || n - *mine < 56)
+        return -1;
+    memcpy(&len, m + *mine + 4, sizeof len);
+    if (len > n - *mine - 56)
+        return -1;
+    *size = 56 + (size_t)len;
+    size_t end = *mine + *size;
+    *mine = end == n ? n : (end + 7u) & ~(size_t)7u;
+    return 1;
+}
+
+static void check_frame(const uint8_t *m, size_t n)
+{
+    size_t at = 0, mine = 0;
+    for (;;) {
+        size_t off = 0, size = 0, want_off = mine, want_size = 0;
+        int got = dcu_wire_next(m, n, &at, &off, &size);
+        int want = next_in_frame(m, n, &mine, &want_size);
+        FUZZ_CHECK(got == want, "a frame of %zu bytes: next at %zu gives %d, expected %d", n,
+                   want_off, got, want);
+        if (got != 1)
+            return;
+        FUZZ_CHECK(off == want_off && size == want_size && at == mine,
+                   "a frame's message at %zu of %zu bytes (next %zu), expected %zu of %zu (%zu)",
+                   off, size, at, want_off, want_size, mine);
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -126,6 +164,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             FUZZ_CHECK((unsigned char)why[i] == 0x5a, "reason written at byte %zu of %zu", i,
                        s.why_size);
     }
+    check_frame(m, n);
     return 0;
 }
 
@@ -166,4 +205,12 @@ void fuzz_seeds(fuzz_emit_fn emit, void *arg)
     emit(arg, buf, make_seed(buf, 11, 0));
     emit(arg, buf, make_seed(buf, 12, 0));
     emit(arg, buf, make_seed(buf, 13, 0));
+    /* A frame: a put of 20 bytes, padding to 80, a notification. */
+    uint8_t frame[8 + 80 + 56];
+    make_seed(buf, 1, 20);
+    memcpy(frame, buf, 8 + 76);
+    memset(frame + 8 + 76, 0, 4);
+    make_seed(buf, 2, 0);
+    memcpy(frame + 8 + 80, buf + 8, 56);
+    emit(arg, frame, sizeof frame);
 }
