@@ -98,13 +98,13 @@ static uint8_t *make_message(uint32_t body, size_t *size)
 static void send_message(dcu_frames_t *f, int q, uint8_t *m, size_t size)
 {
     model[model_count++] = (sent_msg_t){ q, size, m };
+    uint8_t *copy = malloc(size); /* the frames' to free */
+    memcpy(copy, m, size);
     if (size <= DCU_FRAME_ALONE) {
-        TEST_STATUS(dcu_frames_add(f, q, m, size), DCUDA_OK);
+        TEST_STATUS(dcu_frames_add(f, q, copy, size), DCUDA_OK);
         return;
     }
     TEST_STATUS(dcu_frames_flush_to(f, q), DCUDA_OK);
-    uint8_t *copy = malloc(size);
-    memcpy(copy, m, size);
     receive(NULL, q, copy, size);
 }
 

@@ -36,32 +36,48 @@ static int find(const dcu_frames_t *f, int q)
 
 static size_t aligned(size_t n) { return (n + DCU_WIRE_ALIGN - 1u) & ~(size_t)(DCU_WIRE_ALIGN - 1u); }
 
-dcuda_status_t dcu_frames_add(dcu_frames_t *f, int q, const void *msg, size_t size)
+/* Frame i's one message into a frame buffer of its own. */
+static dcuda_status_t grow(dcu_frame_t *fr)
+{
+    char *buf = malloc(DCU_FRAME_BYTES);
+    if (!buf)
+        return DCUDA_ERR_NO_MEMORY;
+    memcpy(buf, fr->buf, fr->used);
+    free(fr->buf);
+    fr->buf = buf;
+    fr->cap = DCU_FRAME_BYTES;
+    return DCUDA_OK;
+}
+
+dcuda_status_t dcu_frames_add(dcu_frames_t *f, int q, void *msg, size_t size)
 {
     dcuda_status_t st = DCUDA_OK;
-    if (size > DCU_FRAME_BYTES)
+    if (size > DCU_FRAME_BYTES) {
+        free(msg);
         return DCUDA_ERR_INVALID_ARG;
+    }
+    f->messages_sent++;
     int i = find(f, q);
     if (i >= 0 && aligned(f->open[i].used) + size > DCU_FRAME_BYTES) {
         st = send_frame(f, i);
         i = -1;
     }
-    if (i < 0) {
-        if (f->count == DCU_FRAMES_OPEN && (st = send_frame(f, 0)) != DCUDA_OK)
-            return st;
-        char *buf = malloc(DCU_FRAME_BYTES);
-        if (!buf)
-            return DCUDA_ERR_NO_MEMORY;
-        i = f->count++;
-        f->open[i] = (dcu_frame_t){ q, 0, buf };
+    if (i < 0) { /* a frame of this one message, its own buffer */
+        if (f->count == DCU_FRAMES_OPEN)
+            st = send_frame(f, 0);
+        f->open[f->count++] = (dcu_frame_t){ q, size, 0, msg };
+        return st;
     }
     dcu_frame_t *fr = &f->open[i];
-    size_t at = fr->used ? aligned(fr->used) : 0;
-    if (at > fr->used)
-        memset(fr->buf + fr->used, 0, at - fr->used);
+    if (fr->cap == 0 && (st = grow(fr)) != DCUDA_OK) {
+        free(msg);
+        return st;
+    }
+    size_t at = aligned(fr->used);
+    memset(fr->buf + fr->used, 0, at - fr->used);
     memcpy(fr->buf + at, msg, size);
     fr->used = at + size;
-    f->messages_sent++;
+    free(msg);
     return st;
 }
 

@@ -12,7 +12,10 @@
  * sends the oldest first. The messages to one process stay in the order
  * added: a message that goes alone (large, or whose buffer must go as it
  * is) first sends the frame open to its target. Nothing here sends by
- * itself; the proxy flushes after each pass.
+ * itself; the proxy flushes after each pass. A frame of one message is that
+ * message's own buffer, sent as it is: a frame buffer is made (and the
+ * messages copied into it) from the second message on, so a message alone
+ * in its pass costs what it did before frames.
  */
 #ifndef DCU_PROXY_FRAMES_H
 #define DCU_PROXY_FRAMES_H
@@ -33,7 +36,7 @@ typedef dcuda_status_t (*dcu_frames_send_fn)(void *arg, int q, void *buf, size_t
 
 typedef struct dcu_frame {
     int q;
-    size_t used;
+    size_t used, cap; /* cap 0: buf is the frame's one message, as added */
     char *buf;
 } dcu_frame_t;
 
@@ -47,8 +50,9 @@ typedef struct dcu_frames {
 } dcu_frames_t;
 
 void dcu_frames_init(dcu_frames_t *f, dcu_frames_send_fn send, void *arg);
-/* Copies the message of `size` bytes for process q into its frame. */
-dcuda_status_t dcu_frames_add(dcu_frames_t *f, int q, const void *msg, size_t size);
+/* Adds the message of `size` bytes (from malloc; freed here, also when
+ * this fails) for process q to its frame. */
+dcuda_status_t dcu_frames_add(dcu_frames_t *f, int q, void *msg, size_t size);
 /* Sends q's open frame, if any. */
 dcuda_status_t dcu_frames_flush_to(dcu_frames_t *f, int q);
 /* Sends every open frame, oldest first. */

@@ -448,10 +448,9 @@ static void send_to(dcu_proxy_t *p, int q, dcu_wire_header_t *h)
         dcu_netbar_sent(&p->bar, q, message_bytes(h));
     }
     size_t size = sizeof *h + h->length;
-    if (size <= DCU_FRAME_ALONE && !is_staging(p, h)) {
+    if (size <= DCU_FRAME_ALONE && !is_staging(p, h)) { /* h is from message(): malloc */
         if (dcu_frames_add(&p->frames, q, h, size) != DCUDA_OK && !p->failure[0])
             fail(p, "out of memory for a frame to process %d", q);
-        release_message(p, h);
     } else if (dcu_frames_flush_to(&p->frames, q) == DCUDA_OK) {
         send_now(p, q, h, size);
     } else {
