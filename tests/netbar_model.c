@@ -228,7 +228,7 @@ static int simulate(uint64_t seed)
     w.P = 2 + (int)(test_rng(&w.rng) % (MAX_P - 1));
     w.credit = 64u << (test_rng(&w.rng) % 8);
     for (int q = 0; q < w.P; q++) {
-        TEST_CHECK(dcu_netbar_init(&w.pr[q].b, w.P, q) == DCUDA_OK, "init");
+        TEST_CHECK(dcu_netbar_init(&w.pr[q].b, w.P, q, 0) == DCUDA_OK, "init");
         dcu_netbar_reset(&w.pr[q].b);
         w.pr[q].puts_left = (int)(test_rng(&w.rng) % 6);
         draw_put(q);

@@ -79,7 +79,9 @@ dcuda_status_t dcu_deadlock_create(dcuda_host_h h)
         free_detector(d);
         return DCUDA_ERR_NO_MEMORY;
     }
-    d->way = h->info.process_count == 1 ? DL_LOCAL : h->net_peers ? DL_NET : DL_NODE;
+    /* Over the network as soon as anything goes through it (NET_LOOPBACK
+     * with one process too: its messages are counted on their way). */
+    d->way = h->net_peers ? DL_NET : h->info.process_count == 1 ? DL_LOCAL : DL_NODE;
     h->detector = d;
     return DCUDA_OK;
 }

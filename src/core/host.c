@@ -175,7 +175,7 @@ static dcuda_status_t join_group(const dcuda_settings_t *s)
 {
     dcuda_status_t st = dcu_settings_agree(s);
     if (st == DCUDA_OK)
-        st = dcu_boot_find_nodes((int)s->net_force);
+        st = dcu_boot_find_nodes((int)(s->net_force || s->net_loopback));
     if (st == DCUDA_OK)
         st = dcu_node_open();
     return st;
@@ -270,7 +270,9 @@ static dcuda_status_t pick_net(dcuda_host_h h)
     const char *name = h->settings.net;
     if (strcmp(name, "none") == 0) {
         dcu_msg_error("%d process(es) are on other nodes%s, but NET=none", h->net_peers,
-                      h->settings.net_force ? " (NET_FORCE=1)" : "");
+                      h->settings.net_loopback ? " (NET_LOOPBACK=1)"
+                      : h->settings.net_force  ? " (NET_FORCE=1)"
+                                               : "");
         return DCUDA_ERR_UNSUPPORTED;
     }
     /* auto: MPI where it can run (processes started by mpirun), else UCX. */
@@ -289,10 +291,11 @@ static dcuda_status_t pick_net(dcuda_host_h h)
                       dcu_boot_mode_name());
         return DCUDA_ERR_UNSUPPORTED;
     }
-    dcu_msg_info("process %d reaches %d process(es) of other nodes through the %s network "
-                 "manager%s",
+    dcu_msg_info("process %d reaches %d process(es) through the %s network manager%s",
                  dcu_boot_rank(), h->net_peers, h->net_ops->name,
-                 h->settings.net_force ? " (NET_FORCE=1)" : "");
+                 h->settings.net_loopback ? " (NET_LOOPBACK=1: itself too)"
+                 : h->settings.net_force  ? " (NET_FORCE=1)"
+                                          : "");
     return DCUDA_OK;
 }
 

@@ -212,14 +212,16 @@ static int same_run(const agree_entry_t *a, const agree_entry_t *b)
 }
 
 /* The path to each process: the same node's processes share memory; the
- * others are reached through the proxies. */
+ * others are reached through the proxies. With NET_LOOPBACK every process
+ * is on another node, this one too (its ranks reach each other's WORLD
+ * ranks through the proxies: engine.h). */
 static void choose_paths(dcuda_host_h h)
 {
     int count = dcu_boot_size(), me = dcu_boot_rank();
     h->net_peers = 0;
     for (int p = 0; p < count; p++) {
         if (p == me)
-            h->path[p] = DCUDA_PATH_DEVICE;
+            h->path[p] = h->settings.net_loopback ? DCUDA_PATH_NET : DCUDA_PATH_DEVICE;
         else if (dcu_boot_node(p) == dcu_boot_node(me))
             h->path[p] = (uint8_t)h->ops->peer_path;
         else
@@ -433,11 +435,13 @@ static dcuda_status_t fill_tables(dcuda_host_h h)
         st = h->ops->copy_in(h->backend, h->image.segments, segs, n * sizeof *segs);
     free(segs);
     free(peers);
+    int loop = h->path[me] == DCUDA_PATH_NET, others = h->net_peers - loop;
     if (st == DCUDA_OK && count > 1)
         dcu_msg_info("process %d reaches %d peer process(es) through %s (%zu mapped "
                      "allocations) and %d through the network",
-                     me, count - 1 - h->net_peers, path_name(h->ops->peer_path), n,
-                     h->net_peers);
+                     me, count - 1 - others, path_name(h->ops->peer_path), n, others);
+    if (st == DCUDA_OK && loop)
+        dcu_msg_info("process %d reaches its own ranks through the network (NET_LOOPBACK=1)", me);
     return st;
 }
 

@@ -353,6 +353,7 @@ typedef struct shared_settings {
     char net[16];
     char on_error[16];
     int32_t net_force;
+    int32_t net_loopback;
     int32_t deadlock;
     uint64_t net_credit; /* a receiver refuses a sender beyond it */
 } shared_settings_t;
@@ -378,6 +379,11 @@ static const char *differing(const shared_settings_t *a, const shared_settings_t
         snprintf(vb, size, "%d", force ? (int)b->net_force : (int)b->deadlock);
         return force ? "NET_FORCE" : "DEADLOCK";
     }
+    if (a->net_loopback != b->net_loopback) {
+        snprintf(va, size, "%d", (int)a->net_loopback);
+        snprintf(vb, size, "%d", (int)b->net_loopback);
+        return "NET_LOOPBACK";
+    }
     if (a->net_credit != b->net_credit) {
         snprintf(va, size, "%llu", (unsigned long long)a->net_credit);
         snprintf(vb, size, "%llu", (unsigned long long)b->net_credit);
@@ -400,6 +406,7 @@ dcuda_status_t dcu_settings_agree(const dcuda_settings_t *s)
     snprintf(mine.net, sizeof mine.net, "%s", net);
     snprintf(mine.on_error, sizeof mine.on_error, "%s", s->on_error);
     mine.net_force = (int32_t)s->net_force;
+    mine.net_loopback = (int32_t)s->net_loopback;
     mine.deadlock = (int32_t)s->deadlock;
     mine.net_credit = (uint64_t)s->net_credit;
     dcuda_status_t st = dcu_boot_allgather(&mine, all, sizeof mine);

@@ -40,6 +40,11 @@
                                 "under mpirun, else ucx), mpi, ucx or none")               \
     X(net_force, NET_FORCE, BOOL, "0", "1: every other process counts as on another node, so " \
                                       "the network path runs between processes of one host") \
+    X(net_loopback, NET_LOOPBACK, BOOL, "0", "1: every put, notification and WORLD barrier " \
+                                            "goes through the proxies and the network "     \
+                                            "manager, even to a rank of the same process "  \
+                                            "(implies NET_FORCE): the whole network path "  \
+                                            "with one process")                             \
     X(net_credit, NET_CREDIT, UINT, "4194304", "bytes of puts and notifications a process "  \
                                               "may have sent another over the network path " \
                                               "before that one took them into its ranks' "    \
@@ -66,6 +71,7 @@ typedef struct dcuda_settings {
     unsigned long notif_start;
     char net[16];
     long net_force;
+    long net_loopback;
     unsigned long net_credit;
     long deadlock;
     long verbose;

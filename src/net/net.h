@@ -6,7 +6,7 @@
  *
  * A manager delivers byte strings between processes of the program
  * (numbered as the bootstrap numbers them), in order for each pair of
- * processes. It is driven by one thread: the proxy's (the thread that runs
+ * processes; a process may send to itself (NET_LOOPBACK). It is driven by one thread: the proxy's (the thread that runs
  * dcuda_host_run), which calls progress often while ranks run.
  */
 #ifndef DCU_NET_NET_H

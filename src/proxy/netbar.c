@@ -14,12 +14,14 @@ static int ceil_log2(int n)
     return k;
 }
 
-dcuda_status_t dcu_netbar_init(dcu_netbar_t *b, int procs, int me)
+dcuda_status_t dcu_netbar_init(dcu_netbar_t *b, int procs, int me, int loopback)
 {
     memset(b, 0, sizeof *b);
     b->procs = procs;
     b->me = me;
     b->rounds = ceil_log2(procs);
+    if (loopback && b->rounds == 0)
+        b->rounds = 1; /* a process alone tells itself, through the manager */
     b->words = (procs + 63) / 64;
     b->peer = calloc((size_t)procs, sizeof *b->peer);
     b->owed = calloc((size_t)procs, sizeof *b->owed);

@@ -68,7 +68,9 @@ typedef struct dcu_netbar {
     int owed_count;
 } dcu_netbar_t;
 
-dcuda_status_t dcu_netbar_init(dcu_netbar_t *b, int procs, int me);
+/* loopback: a process alone still runs one round, to itself (NET_LOOPBACK:
+ * every barrier goes through the manager). */
+dcuda_status_t dcu_netbar_init(dcu_netbar_t *b, int procs, int me, int loopback);
 void dcu_netbar_free(dcu_netbar_t *b);
 /* A new run: no barrier done, nothing counted. */
 void dcu_netbar_reset(dcu_netbar_t *b);

@@ -1231,7 +1231,8 @@ static dcuda_status_t open_net(dcu_proxy_t *p)
     p->parts = calloc((size_t)DCUDA_MAX_WINDOWS * (size_t)c->ranks, sizeof *p->parts);
     p->jobs = calloc((size_t)c->ranks, sizeof *p->jobs);
     if (!p->inboxes || !p->parts || !p->jobs ||
-        dcu_netbar_init(&p->bar, c->process_count, c->process_index) != DCUDA_OK ||
+        dcu_netbar_init(&p->bar, c->process_count, c->process_index,
+                        c->path[c->process_index] == DCUDA_PATH_NET) != DCUDA_OK ||
         dcu_parts_init(&p->remote, c->ranks) != DCUDA_OK)
         return DCUDA_ERR_NO_MEMORY;
     for (int i = 0; i < PROXY_STAGING; i++)

@@ -122,7 +122,9 @@ DCU_FN dcuda_status_t dcu_checked_part(const dcuda_state_t *st, int comm, int sl
         return DCUDA_OK;
     }
     if (path == DCUDA_PATH_NET) {
-        *part = dcu_net_part(st, slot, rank);
+        *part = dcu_net_part(st, slot, rank); /* its size, as its owner's proxy told */
+        if (dcu_world_rank_is_mine(st, rank)) /* NET_LOOPBACK: in my address space */
+            part->base = dcu_win_entry(st, comm, slot, rank)->base;
         return DCUDA_OK;
     }
     if (dcu_remote_part(st, slot, rank, part) == DCUDA_OK)
@@ -158,8 +160,9 @@ DCU_FN dcuda_status_t dcu_checked_put(const dcuda_state_t *st, uint32_t win, int
                           s == DCUDA_ERR_WIN_COMM ? "only in windows of the other communicator"
                                                   : "not inside any window of this rank");
     uint64_t d = p->target.base + offset;
-    /* On the network path the target lives in another address space. */
-    if (p->to.path != DCUDA_PATH_NET &&
+    /* On the network path the target lives in another address space (but
+     * for a rank of my device under NET_LOOPBACK). */
+    if ((p->to.path != DCUDA_PATH_NET || dcu_world_rank_is_mine(st, rank)) &&
         (s = dcu_check_overlap(d, (uint64_t)(uintptr_t)src, size)) != DCUDA_OK)
         return DCU_REPORT(st, s, call, "source %p and target %p overlap in %llu bytes", src,
                           (void *)(uintptr_t)d, (unsigned long long)size);

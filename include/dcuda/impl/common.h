@@ -59,13 +59,20 @@ DCU_HD int dcu_comm_rank(const dcuda_state_t *st, int comm)
 }
 
 /* Device rank (index into this device's tables) of a rank given in comm, or
- * -1 if that rank lives on another device. */
+ * -1 if that rank lives on another device, or is reached as if it did: a
+ * WORLD rank of my device under NET_LOOPBACK goes through the proxies. */
 DCU_HD int dcu_device_rank_of(const dcuda_state_t *st, int comm, int rank)
 {
     if (comm == DCU_COMM_DEVICE)
         return rank;
     rank -= st->world_first;
-    return (rank >= 0 && rank < st->device_size) ? rank : -1;
+    return (rank >= 0 && rank < st->device_size && !st->loopback) ? rank : -1;
+}
+
+/* Is WORLD rank `rank` one of my device's (whatever path reaches it)? */
+DCU_HD int dcu_world_rank_is_mine(const dcuda_state_t *st, int rank)
+{
+    return (unsigned)(rank - st->world_first) < (unsigned)st->device_size;
 }
 
 /* Process holding WORLD rank `rank` (ranks are contiguous per process, in
@@ -154,6 +161,8 @@ DCU_HD void dcu_state_bind(dcuda_state_t *st, const dcuda_context_t *ctx, int de
         st->routes[i].win = DCUDA_WIN_NONE;
     st->net_part_win = DCUDA_WIN_NONE;
     st->net_part_rank = -1;
+    st->loopback = ctx->peers[ctx->process_index].path == DCUDA_PATH_NET;
+    st->reserved = 0;
     st->net_part_size = 0;
     st->timer_next = 0;
     st->cmd_tag = 0;
@@ -359,7 +368,9 @@ DCU_HD int dcu_put_fast(const dcuda_state_t *st, uint32_t win, int rank, uint64_
     int ok = (win != DCUDA_WIN_NONE) & (r->win == win) & (r->rank == rank) &
              (offset + size >= offset) & dcu_inside(0, r->target_size, offset, size);
     ok &= (size == 0) | dcu_inside(r->mine_base, r->mine_size, a, size);
-    ok &= (r->path == DCUDA_PATH_NET) | (dcu_apart(d, a, size) & (r->notifs != 0));
+    const int mine = st->loopback & dcu_world_rank_is_mine(st, rank); /* NET_LOOPBACK */
+    ok &= ((r->path == DCUDA_PATH_NET) & !mine) |
+          (dcu_apart(d, a, size) & ((r->notifs != 0) | mine));
     *dst = (char *)(uintptr_t)d;
     return ok;
 }

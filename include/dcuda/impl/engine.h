@@ -52,7 +52,7 @@ DCU_FN int dcu_state_ok(const dcuda_state_t *st) { return st && dcu_state_fields
 DCU_FN dcuda_notif_counters_t *dcu_fast_target(const dcuda_state_t *st, int comm, int rank, int tag,
                                                int *sys)
 {
-    int d = comm == DCU_COMM_DEVICE ? rank : rank - st->world_first;
+    int d = dcu_device_rank_of(st, comm, rank);
     int ok = dcu_state_fields_ok(st) & ((comm == DCU_COMM_DEVICE) | (comm == DCU_COMM_WORLD)) &
              dcu_tag_valid(tag);
     *sys = 0;
@@ -401,7 +401,7 @@ DCU_FN dcuda_status_t dcu_barrier_lanes(dcuda_state_t *st, int comm, uint32_t sl
     const int sys = st->process_count > 1;
     dcu_block_t d = { DCUDA_PHASE_BARRIER, 0,   0,
                       (uint32_t)comm,      DCUDA_WAITS_ON(DCUDA_WAITS_ARRIVED, comm), call };
-    const int on_device = comm != DCU_COMM_WORLD || st->process_count == 1;
+    const int on_device = comm != DCU_COMM_WORLD || (st->process_count == 1 && !st->loopback);
     uint32_t last = 0;
     dcu_lanes_sync(lanes);
     if (dcu_leader()) {

@@ -17,7 +17,7 @@
 #include "base.h"
 #include "ring.h"
 
-#define DCUDA_LAYOUT_VERSION 11u
+#define DCUDA_LAYOUT_VERSION 12u
 #define DCUDA_CONTEXT_MAGIC 0x64637564u /* "dcud" */
 #define DCUDA_STATE_MAGIC 0x72616e6bu   /* "rank" */
 
@@ -306,6 +306,10 @@ typedef struct dcuda_state {
     uint64_t net_part_size;
     uint32_t net_part_win; /* its window handle (DCUDA_WIN_NONE: none) */
     int32_t net_part_rank; /* its WORLD rank */
+    /* NET_LOOPBACK: my process is on its own network path (peers[me].path),
+     * so WORLD targets of my device are reached through the proxies too. */
+    uint32_t loopback;
+    uint32_t reserved;
 } dcuda_state_t;
 
 DCUDA_STATIC_ASSERT(sizeof(dcuda_notif_counters_t) == 4 * DCUDA_TAG_COUNT, "notif counters");
@@ -323,6 +327,6 @@ DCUDA_STATIC_ASSERT(sizeof(dcuda_put_route_t) == 56, "put route");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 120, "state copies of the context");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 704, "state counters");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 1744, "state fits shared memory budget");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 1752, "state fits shared memory budget");
 
 #endif /* DCUDA_SHARED_LAYOUT_H */

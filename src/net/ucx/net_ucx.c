@@ -12,7 +12,8 @@
  * so a process holds connections to the processes it sends to (its
  * partners in the barrier's rounds, its tree neighbours, the targets of
  * its ranks), not to the job; what it keeps of every process is its
- * address (tens of bytes) and a few words of state.
+ * address (tens of bytes) and a few words of state. A process may send
+ * itself (NET_LOOPBACK): its endpoint to its own worker is one like any.
  *
  * Order: a message is sent with its sender's process index as tag, and
  * received by a ring of receives posted for any sender, delivered in the
@@ -240,8 +241,8 @@ static ucp_ep_h endpoint(dcu_net_t *n, int p)
     if (n->describe) {
         char who[128];
         n->describe(p, who, sizeof who);
-        dcu_msg_info("UCX network manager: connected to %s (%d of %d processes)", who,
-                     n->link_count, n->count - 1);
+        dcu_msg_info("UCX network manager: connected to %s (%d connection(s) of %d processes)",
+                     who, n->link_count, n->count);
     }
     return q->ep;
 }
@@ -335,7 +336,7 @@ static void say_bye(dcu_net_t *n, uint64_t deadline)
     for (int k = 0; k < n->link_count; k++) {
         int p = n->linked[k];
         peer_t *q = &n->peers[p];
-        if (!q->ep || q->failed != UCS_OK)
+        if (p == n->me || !q->ep || q->failed != UCS_OK) /* not to itself (NET_LOOPBACK) */
             continue;
         void *r = ucp_tag_send_nbx(q->ep, none, 0, UCX_BYE_BIT | (ucp_tag_t)n->me, &param);
         if (UCS_PTR_IS_PTR(r) && r &&
@@ -512,9 +513,9 @@ static int peer_lost(dcu_net_t *n, int p)
 
 static dcuda_status_t ucx_send(dcu_net_t *n, int peer, void *data, size_t size)
 {
-    if (peer < 0 || peer >= n->count || peer == n->me || n->peers[peer].failed != UCS_OK) {
+    if (peer < 0 || peer >= n->count || n->peers[peer].failed != UCS_OK) {
         dcu_net_release(&n->mem, data);
-        if (peer >= 0 && peer < n->count && peer != n->me)
+        if (peer >= 0 && peer < n->count)
             peer_lost(n, peer);
         else
             snprintf(n->why, sizeof n->why, "UCX network manager: no process %d", peer);
@@ -574,9 +575,9 @@ static int deliver(dcu_net_t *n)
         if (r <= 0)
             return r < 0 ? r : done;
         ucp_tag_t from = n->slots[i].info.sender_tag;
-        if (from >= (ucp_tag_t)n->count || (int)from == n->me) {
+        if (from >= (ucp_tag_t)n->count) {
             snprintf(n->why, sizeof n->why,
-                     "UCX network manager: a message with tag %#llx, from no other process",
+                     "UCX network manager: a message with tag %#llx, from no process",
                      (unsigned long long)from);
             return -1;
         }
