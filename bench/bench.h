@@ -62,8 +62,14 @@ BENCH_FN int bench_device_only(int mode)
     return mode < BENCH_IDLE || (mode >= BENCH_BARRIER && mode <= BENCH_PUT_FLUSH);
 }
 
-/* A peer mode's part in it, by process. */
-enum bench_side { BENCH_SIDE_SEND = 0, BENCH_SIDE_ANSWER = 1, BENCH_SIDE_NONE = 2 };
+/* A peer mode's part in it, by process; HALVES: one process (--loop, for
+ * NET_LOOPBACK) whose first `peer` device ranks send and next `peer` answer. */
+enum bench_side {
+    BENCH_SIDE_SEND = 0,
+    BENCH_SIDE_ANSWER = 1,
+    BENCH_SIDE_NONE = 2,
+    BENCH_SIDE_HALVES = 3
+};
 
 typedef struct bench_args {
     int mode;

@@ -165,9 +165,9 @@ DCUDA_RANK_FN void peer_pingpong(dcuda_state_t *st, const bench_args_t *a, dcuda
  * the target's dst, then waits for the receiver's acknowledgement, so the
  * sender's device timer covers the arrival of the last byte. */
 DCUDA_RANK_FN void peer_bandwidth(dcuda_state_t *st, const bench_args_t *a, dcuda_win_t dst,
-                                  int world, const char *src)
+                                  int world, const char *src, int side)
 {
-    if (a->side == BENCH_SIDE_SEND) {
+    if (side == BENCH_SIDE_SEND) {
         size_t off = 0;
         for (int i = 0; i < a->iters; i++) {
             dcuda_put_notify(st, dst, world + a->peer, off, a->size, src + off, 1);
@@ -182,30 +182,38 @@ DCUDA_RANK_FN void peer_bandwidth(dcuda_state_t *st, const bench_args_t *a, dcud
     }
 }
 
-/* Peer cases: the first a->senders device ranks of processes 0 and 1 take
- * part (parts of a->stride bytes), every other rank has empty parts and
- * waits in the window-free barrier. */
+/* Peer cases: the first a->senders device ranks of processes 0 and 1 (of
+ * each half of one process: BENCH_SIDE_HALVES, the answering half's parts
+ * after the sending half's) take part (parts of a->stride bytes), every
+ * other rank has empty parts and waits in the window-free barrier. */
 DCUDA_RANK_FN void bench_peer(dcuda_state_t *st, const bench_args_t *a)
 {
     int me, world;
     dcuda_win_t src_win, dst_win;
     dcuda_comm_rank(st, DCUDA_COMM_DEVICE, &me);
     dcuda_comm_rank(st, DCUDA_COMM_WORLD, &world);
-    int active = a->side != BENCH_SIDE_NONE && me < a->senders;
-    size_t off = active ? (size_t)me * a->stride : 0;
+    int side = a->side, idx = me, first = 0;
+    if (side == BENCH_SIDE_HALVES) {
+        int answer = me >= a->peer;
+        side = me >= 2 * a->peer ? BENCH_SIDE_NONE : answer ? BENCH_SIDE_ANSWER : BENCH_SIDE_SEND;
+        idx = answer ? me - a->peer : me;
+        first = answer ? a->senders : 0;
+    }
+    int active = side != BENCH_SIDE_NONE && idx < a->senders;
+    size_t off = active ? (size_t)(first + idx) * a->stride : 0;
     size_t part = active ? a->stride : 0;
     char *src = a->src + off;
     dcuda_win_create(st, DCUDA_COMM_WORLD, src, part, &src_win);
     dcuda_win_create(st, DCUDA_COMM_WORLD, a->dst + off, part, &dst_win);
     if (active && a->mode != BENCH_PEER_BW)
-        peer_pingpong(st, a, dst_win, a->side == BENCH_SIDE_SEND, src, a->warmup);
+        peer_pingpong(st, a, dst_win, side == BENCH_SIDE_SEND, src, a->warmup);
     dcuda_comm_barrier(st, DCUDA_COMM_WORLD); /* every process's ranks run before the clock starts */
 
     dcuda_start_cpu_timer(st);
     if (active && a->mode == BENCH_PEER_BW)
-        peer_bandwidth(st, a, dst_win, world, src);
+        peer_bandwidth(st, a, dst_win, world, src, side);
     else if (active)
-        peer_pingpong(st, a, dst_win, a->side == BENCH_SIDE_SEND, src, a->iters);
+        peer_pingpong(st, a, dst_win, side == BENCH_SIDE_SEND, src, a->iters);
     dcuda_stop_cpu_timer(st);
 
     dcuda_win_free(st, dst_win);

@@ -3,6 +3,9 @@
  * device (GPU blocks, or CPU threads without a GPU) and between processes
  * (one device each). Prints one table; --csv=FILE also writes the rows as
  * CSV; --quick makes every case shorter; --peer runs the peer rows alone;
+ * --loop runs them in one process, between the halves of its ranks (with
+ * DCUDA_NET_LOOPBACK=1 they then take the whole network path: proxies and
+ * manager, on one GPU);
  * --latency leaves out the bandwidth rows. As OSU's benchmarks: -m MIN:MAX
  * (or -m MAX) the sizes of the latency sweeps (powers of 2; default 4:65536),
  * -i N the timed rounds of a latency case (default 100000, --quick 2000;
@@ -312,7 +315,10 @@ static peer_setup_t peer_setup(const dcuda_rank_info_t *info, int quick)
     peer_setup_t p = { 0 };
     int world = info->rank_count, procs = info->process_count;
     int r0, r1;
-    if (info->process_index == 0) {
+    if (procs == 1) { /* --loop: the halves of my ranks */
+        p.side = BENCH_SIDE_HALVES;
+        r0 = r1 = info->rank_responsible / 2;
+    } else if (info->process_index == 0) {
         p.side = BENCH_SIDE_SEND;
         r0 = info->rank_responsible;
         r1 = (world - r0) / (procs - 1);
@@ -337,6 +343,9 @@ static peer_setup_t peer_setup(const dcuda_rank_info_t *info, int quick)
     return p;
 }
 
+/* Buffer shares a sender needs: 2 when both sides are in this process. */
+static int halves(const peer_setup_t *p) { return p->side == BENCH_SIDE_HALVES ? 2 : 1; }
+
 static void peer_latency(dcuda_host_h h, const peer_setup_t *p, int ranks, const sweep_t *w,
                          const char *suffix)
 {
@@ -347,7 +356,7 @@ static void peer_latency(dcuda_host_h h, const peer_setup_t *p, int ranks, const
     a.peer = p->first1;
     a.side = p->side;
     a.senders = 1;
-    if (alloc_buffers(h, &a, 1, w->max > 256 ? w->max : 256))
+    if (alloc_buffers(h, &a, halves(p), w->max > 256 ? w->max : 256))
         return;
     for (size_t size = w->min;; size *= 2) {
         int notify = size > w->max; /* the last case: notify only */
@@ -395,7 +404,7 @@ static void peer_bandwidth(dcuda_host_h h, const peer_setup_t *p)
                  : j == 1 ? "peer_put_32_ranks"
                           : "peer_put_all_ranks");
         /* Each sender has its own share of both buffers, a whole number of 4 KiB. */
-        a.stride = fits ? p->budget / (size_t)k & ~(size_t)4095 : 0;
+        a.stride = fits ? p->budget / (size_t)(k * halves(p)) & ~(size_t)4095 : 0;
         /* 8 B, then powers of 4 from 64 B to 64 MiB. */
         for (size_t size = 8; size <= PEER_MAX_SIZE; size = size == 8 ? 64 : size * 4) {
             int run = fits && size <= a.stride;
@@ -531,7 +540,7 @@ static int open_family(const bench_opts_t *o, const char *ranks, int f, dcuda_ho
 
 int main(int argc, char **argv)
 {
-    int quick = 0, peer_only = 0, with_bandwidth = 1, warmup_set = 0, threads = 128;
+    int quick = 0, peer_only = 0, loop = 0, with_bandwidth = 1, warmup_set = 0, threads = 128;
     const char *csv_path = NULL;
     sweep_t w = { 4, 65536, 0, 0 };
     for (int i = 1; i < argc; i++) {
@@ -539,6 +548,8 @@ int main(int argc, char **argv)
             quick = 1;
         else if (strcmp(argv[i], "--peer") == 0)
             peer_only = 1;
+        else if (strcmp(argv[i], "--loop") == 0)
+            loop = 1;
         else if (strcmp(argv[i], "--latency") == 0)
             with_bandwidth = 0;
         else if (strncmp(argv[i], "--csv=", 6) == 0)
@@ -599,12 +610,12 @@ int main(int argc, char **argv)
         }
     }
     /* The peer rows need a second process; the earlier hosts tell. */
-    if (!peer_only && info.process_count < 2) {
+    if (!peer_only && !loop && info.process_count < 2) {
         peer_skipped();
     } else {
-        if (open_family(&o, "1", BENCH_FAMILY_PEER, &h, &info))
+        if (open_family(&o, loop ? "2" : "1", BENCH_FAMILY_PEER, &h, &info))
             return 1;
-        int several = info.process_count >= 2;
+        int several = info.process_count >= 2 || (loop && info.process_count == 1);
         if (several)
             peer_pair(h, &info, quick, &w);
         dcuda_host_finish(h);

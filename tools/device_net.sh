@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# GPU ranks on the network path, forced between the GPUs of one host, in one
-# call: every GPU suite case under mpirun -np 2 with DCUDA_NET_FORCE=1, the
-# demo, the benchmark's peer rows (then remote: through both proxies and
-# MPI, shared-memory transport), the staging probe and the proxies' MPI hop
-# alone. Logs under $OUT; a
-# short table last. Run from the repository root after a GPU build in
-# build-gpu (tools/device_run.sh makes one).
+# GPU ranks on the network path in one call: the GPU suites' loopback
+# entries (ctest -L loop: every WORLD put, notification and barrier through
+# the proxies and MPI, on one GPU), and with two GPUs the demo, the
+# benchmark's peer rows (then remote: through both proxies and MPI,
+# shared-memory transport) with DCUDA_NET_FORCE=1, the staging probe and
+# the proxies' MPI hop alone. Logs under $OUT; a short table last. Run from
+# the repository root after a GPU build in build-gpu (tools/device_run.sh
+# makes one).
 # Usage: tools/device_net.sh [suites] [bench] [trace] (default: suites bench)
-#   suites  the GPU suites and the demo on the network path
+#   suites  the loopback entries of the GPU suites; the demo on two GPUs
 #   bench   the peer rows of the benchmark, the staging and MPI probes
 #   trace   the latency rows again from a build that timestamps the proxies'
 #           hops (DCUDA_PROXY_TRACE), and the hops (tools/trace_hops.py)
@@ -23,24 +24,10 @@ parts=" ${*:-suites bench} "
 export DCUDA_BACKEND=cuda DCUDA_NET_FORCE=1 DCUDA_WATCHDOG_CANCEL=1
 mpi=(mpirun --allow-run-as-root -np 2 -x DCUDA_BACKEND -x DCUDA_NET_FORCE
      -x DCUDA_WATCHDOG_CANCEL -x DCUDA_RANKS)
-pass=0 fail=0
-run() { # exe case
-    if DCUDA_RANKS=8 timeout 120 "${mpi[@]}" "$b/tests/$1" "$2" >"$OUT/t-$1-$2.log" 2>&1 &&
-        [ "$(grep -c '^process [01] of 2: PASSED' "$OUT/t-$1-$2.log")" = 2 ]; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1)); echo "FAIL $1 $2"; tail -5 "$OUT/t-$1-$2.log"
-    fi
-}
+fail=0
 if [[ $parts == *" suites "* ]]; then
-    for c in visibility order tags many wrap overlap flush barrier size0 windows user ack \
-             notify_release mix large ranks256; do run dcuda_test_semantics $c; done
-    for c in rank tag count bounds overflow source win_comm overlap not_init comm win timer \
-             win_limit; do run dcuda_test_misuse $c; done
-    for c in wait log_order barrier; do run dcuda_test_watchdog $c; done
-    run dcuda_test_routes invalidation
-    for c in ping laggard; do run dcuda_test_hostcmd $c; done
-    echo "gpu suites on the network path: $pass passed, $fail failed"
+    (cd $b && ctest -L loop -LE cpu -R "^gpu" --timeout 200 -j 2) >"$OUT/loop.log" 2>&1 || fail=1
+    grep -E "tests passed|\*\*\*Failed|Timeout" "$OUT/loop.log"
     DCUDA_RANKS=0 timeout 120 "${mpi[@]}" $b/apps/demo/dcuda_demo >"$OUT/demo.log" 2>&1
     grep -E "^(reduce|stencil|demo):" "$OUT/demo.log"
 fi
