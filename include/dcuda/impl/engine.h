@@ -815,9 +815,13 @@ DCU_FN dcuda_status_t dcu_put(dcuda_state_t *st, uint32_t win, int rank, size_t 
         return s;
     }
     switch (path) {
-    case DCUDA_PATH_NET: /* commands to the proxies */
-        s = dcu_put_net(st, win, rank, offset, size, (const char *)src, notify, tag);
+    case DCUDA_PATH_NET: { /* commands to the proxies */
+        /* A source that is its own target copies nothing, as on the device
+         * path (a rank of my device under NET_LOOPBACK: dst is its address). */
+        const int same = st->loopback && dcu_world_rank_is_mine(st, rank) && dst == src;
+        s = dcu_put_net(st, win, rank, offset, same ? 0u : size, (const char *)src, notify, tag);
         break;
+    }
     case DCUDA_PATH_SHM:
     case DCUDA_PATH_P2P:
     case DCUDA_PATH_DEVICE:
