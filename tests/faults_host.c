@@ -374,7 +374,8 @@ static int case_settings_values(int argc, char **argv)
     env_setting("DCUDA_NET_CREDIT", "4294967297", DCUDA_ERR_SETTING);
     env_setting("DCUDA_NET_CREDIT", "-4096", DCUDA_ERR_SETTING);
     /* 0/1 settings refuse other numbers. */
-    static const char *flags[] = { "DCUDA_WATCHDOG_CANCEL", "DCUDA_VERBOSE", "DCUDA_NET_FORCE" };
+    static const char *flags[] = { "DCUDA_WATCHDOG_CANCEL", "DCUDA_VERBOSE", "DCUDA_NET_FORCE",
+                                   "DCUDA_NET_LOOPBACK" };
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
         env_setting(flags[i], "2", DCUDA_ERR_SETTING);
         env_setting(flags[i], "-1", DCUDA_ERR_SETTING);

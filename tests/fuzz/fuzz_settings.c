@@ -39,7 +39,7 @@ const unsigned fuzz_replay_rounds = 80000;
 const char *const fuzz_tokens[] = {
     "\002RANKS=", "\003ranks=", "\006PROCESSES=", "\006WATCHDOG=", "\002watchdog-cancel=",
     "\006LOG_ENTRIES=", "\002log-entries=", "\006NOTIF_START=", "\002notif-start=", "\006NET=",
-    "\002net-force=", "\006VERBOSE=", "\002backend=", "\006BACKEND=", "\002on-error=",
+    "\002net-force=", "\002net-loopback=", "\006VERBOSE=", "\002backend=", "\006BACKEND=", "\002on-error=",
     "\006ON_ERROR=", "abort", "continue", "--dcuda-", "--dcuda_",
     "--DCUDA-", "DCUDA_", "0x", "0X", "off", "OFF", "inf", "nan", "1e9", "1e-400", "1e999", "cpu",
     "cuda", "auto", "mpi", "ucx", "none", "-", "+", " ", "\t", "16", "1024", "1048576", "4294967295",
@@ -87,6 +87,7 @@ static const ref_setting_t table[] = {
     [S_NET_CREDIT] = REF_(net_credit, NET_CREDIT, UINT, "4194304"),
     REF_(watchdog_cancel, WATCHDOG_CANCEL, BOOL, "0"),
     REF_(net_force, NET_FORCE, BOOL, "0"),
+    REF_(net_loopback, NET_LOOPBACK, BOOL, "0"),
     REF_(deadlock, DEADLOCK, BOOL, "1"),
     REF_(verbose, VERBOSE, BOOL, "0"),
 };
@@ -451,6 +452,7 @@ void fuzz_seeds(fuzz_emit_fn emit, void *arg)
     static const char *const s2[] = { "\004"
                                       "DCUDA_NET=ucx",
                                       "\006NET_FORCE=1",
+                                      "\006NET_LOOPBACK=0",
                                       "\006verbose=0",
                                       "\001-x",
                                       "\007",
