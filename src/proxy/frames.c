@@ -22,7 +22,6 @@ static dcuda_status_t send_frame(dcu_frames_t *f, int i)
     dcu_frame_t fr = f->open[i];
     memmove(&f->open[i], &f->open[i + 1], (size_t)(f->count - i - 1) * sizeof *f->open);
     f->count--;
-    f->frames_sent++;
     return f->send(f->arg, fr.q, fr.buf, fr.used);
 }
 
@@ -33,8 +32,6 @@ static int find(const dcu_frames_t *f, int q)
             return i;
     return -1;
 }
-
-static size_t aligned(size_t n) { return (n + DCU_WIRE_ALIGN - 1u) & ~(size_t)(DCU_WIRE_ALIGN - 1u); }
 
 /* Frame i's one message into a frame buffer of its own. */
 static dcuda_status_t grow(dcu_frame_t *fr)
@@ -56,9 +53,8 @@ dcuda_status_t dcu_frames_add(dcu_frames_t *f, int q, void *msg, size_t size)
         free(msg);
         return DCUDA_ERR_INVALID_ARG;
     }
-    f->messages_sent++;
     int i = find(f, q);
-    if (i >= 0 && aligned(f->open[i].used) + size > DCU_FRAME_BYTES) {
+    if (i >= 0 && dcu_wire_aligned(f->open[i].used) + size > DCU_FRAME_BYTES) {
         st = send_frame(f, i);
         i = -1;
     }
@@ -73,7 +69,7 @@ dcuda_status_t dcu_frames_add(dcu_frames_t *f, int q, void *msg, size_t size)
         free(msg);
         return st;
     }
-    size_t at = aligned(fr->used);
+    size_t at = dcu_wire_aligned(fr->used);
     memset(fr->buf + fr->used, 0, at - fr->used);
     memcpy(fr->buf + at, msg, size);
     fr->used = at + size;

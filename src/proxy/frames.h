@@ -45,8 +45,6 @@ typedef struct dcu_frames {
     int count;
     dcu_frames_send_fn send;
     void *arg;
-    /* Network messages sent, and wire messages in them (statistics). */
-    unsigned long long frames_sent, messages_sent;
 } dcu_frames_t;
 
 void dcu_frames_init(dcu_frames_t *f, dcu_frames_send_fn send, void *arg);

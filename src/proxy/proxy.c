@@ -427,12 +427,13 @@ static dcuda_status_t send_now(void *arg, int q, void *buf, size_t size)
     return st;
 }
 
-static int is_staging(const dcu_proxy_t *p, const void *msg)
+/* The staging buffer that holds msg, or NULL (a message of its own). */
+static staging_t *staging_of(dcu_proxy_t *p, const void *msg)
 {
     for (int i = 0; i < PROXY_STAGING; i++)
         if (p->staging[i].msg == msg)
-            return 1;
-    return 0;
+            return &p->staging[i];
+    return NULL;
 }
 
 /* Sends message h (the proxy's from now on) to process q: into q's frame,
@@ -448,7 +449,7 @@ static void send_to(dcu_proxy_t *p, int q, dcu_wire_header_t *h)
         dcu_netbar_sent(&p->bar, q, message_bytes(h));
     }
     size_t size = sizeof *h + h->length;
-    if (size <= DCU_FRAME_ALONE && !is_staging(p, h)) { /* h is from message(): malloc */
+    if (size <= DCU_FRAME_ALONE && !staging_of(p, h)) { /* h is from message(): malloc */
         if (dcu_frames_add(&p->frames, q, h, size) != DCUDA_OK && !p->failure[0])
             fail(p, "out of memory for a frame to process %d", q);
     } else if (dcu_frames_flush_to(&p->frames, q) == DCUDA_OK) {
@@ -1039,13 +1040,11 @@ static int advance_reads(dcu_proxy_t *p)
 /* The manager is done with a message: a staging buffer is free again. */
 static void release_message(void *arg, void *msg)
 {
-    dcu_proxy_t *p = arg;
-    for (int i = 0; i < PROXY_STAGING; i++)
-        if (p->staging[i].msg == msg) {
-            p->staging[i].state = STAGING_FREE;
-            return;
-        }
-    free(msg);
+    staging_t *b = staging_of(arg, msg);
+    if (b)
+        b->state = STAGING_FREE;
+    else
+        free(msg);
 }
 
 /* Message buffers in pinned memory: copies to and from GPUs run at full speed. */

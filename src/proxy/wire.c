@@ -129,6 +129,6 @@ int dcu_wire_next(const void *frame, size_t size, size_t *at, size_t *offset, si
     size_t end = start + sizeof(dcu_wire_header_t) + length;
     *offset = start;
     *msg_size = end - start;
-    *at = end == size ? size : (end + DCU_WIRE_ALIGN - 1u) & ~(size_t)(DCU_WIRE_ALIGN - 1u);
+    *at = end == size ? size : dcu_wire_aligned(end);
     return 1;
 }

@@ -102,6 +102,13 @@ void dcu_wire_header(dcu_wire_header_t *h, uint8_t type, uint32_t length, int sr
 int dcu_wire_check(const void *msg, size_t size, int from, const dcu_wire_limits_t *lim,
                    dcu_wire_header_t *out, char *why, size_t why_size);
 
+/* n rounded up to a multiple of DCU_WIRE_ALIGN: where a message after n
+ * bytes of a frame starts. */
+static inline size_t dcu_wire_aligned(size_t n)
+{
+    return (n + DCU_WIRE_ALIGN - 1u) & ~(size_t)(DCU_WIRE_ALIGN - 1u);
+}
+
 /* The next message of a frame of `size` bytes, from *at (0 at first): 1,
  * its offset and size (its header's length says it), *at moved past it; 0
  * at the frame's end; -1 when what is left is no whole message (shorter
