@@ -117,27 +117,21 @@ static int run_flood(int argc, char **argv)
     int mine = m.info.rank_responsible;
     m.d = (flood_data_t){ 0, rounds, m.info.rank_count, NULL, NULL };
     m.buf_bytes = (size_t)mine * (size_t)flood_bytes(m.d.world);
-    m.buf = malloc(m.buf_bytes);
     m.want = malloc((size_t)flood_bytes(m.d.world));
-    m.res = malloc((size_t)mine * FLOOD_SLOTS * sizeof *m.res);
-    int ok = m.buf && m.want && m.res && rounds >= 1 && m.d.world >= 2;
+    int ok = m.want && rounds >= 1 && m.d.world >= 2;
     TEST_CHECK(ok, "out of memory, %d rounds or %d ranks", rounds, m.d.world);
-    if (ok && TEST_STATUS(dcuda_host_alloc(m.h, m.buf_bytes, (void **)&m.d.buf), DCUDA_OK) &&
-        TEST_STATUS(dcuda_host_alloc(m.h, (size_t)mine * FLOOD_SLOTS * 8, (void **)&m.d.res),
-                    DCUDA_OK))
+    if (ok && test_alloc_both(m.h, m.buf_bytes, (void **)&m.buf, (void **)&m.d.buf) &&
+        test_alloc_both(m.h, (size_t)mine * FLOOD_SLOTS * sizeof *m.res, (void **)&m.res,
+                        (void **)&m.d.res))
         for (long run = 0; run < runs && test_failures == 0; run++)
             flood_one(&m, seed + (uint32_t)run);
     printf("%sflood: seeds %u..%u, %d ranks, %d rounds: this process's ranks received %" PRId64
            " puts\n",
            test_who, seed, seed + (uint32_t)runs - 1u, m.d.world, rounds, m.received);
-    if (m.d.buf)
-        TEST_STATUS(dcuda_host_free(m.h, m.d.buf), DCUDA_OK);
-    if (m.d.res)
-        TEST_STATUS(dcuda_host_free(m.h, m.d.res), DCUDA_OK);
+    test_free_both(m.h, m.buf, m.d.buf);
+    test_free_both(m.h, m.res, m.d.res);
     TEST_STATUS(dcuda_host_finish(m.h), DCUDA_OK);
-    free(m.buf);
     free(m.want);
-    free(m.res);
     return 0;
 }
 

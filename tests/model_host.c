@@ -187,10 +187,9 @@ static int model_main(int argc, char **argv, const model_shape_t *shape)
     m->d = (model_data_t){ 0, shape->phases, steps, world, shape->region, NULL, NULL };
     m->part = (size_t)model_part_bytes(world, shape->region);
     m->buf_bytes = m->part * (size_t)m->info.rank_responsible;
-    m->buf = malloc(m->buf_bytes);
     m->want = malloc(shape->region);
-    if (m->buf && m->want &&
-        TEST_STATUS(dcuda_host_alloc(m->h, m->buf_bytes, (void **)&m->d.buf), DCUDA_OK) &&
+    TEST_CHECK(m->want != NULL, "out of memory");
+    if (m->want && test_alloc_both(m->h, m->buf_bytes, (void **)&m->buf, (void **)&m->d.buf) &&
         TEST_STATUS(dcuda_host_alloc(m->h, (size_t)m->info.rank_responsible * MODEL_SLOTS * 8,
                                      (void **)&m->d.res),
                     DCUDA_OK))
@@ -201,10 +200,10 @@ static int model_main(int argc, char **argv, const model_shape_t *shape)
            " bytes; the host compared %" PRId64 " bytes with the replay\n",
            test_who, seed, seed + (uint32_t)runs - 1u, world, m->d.phases, steps, m->total_ops,
            m->total_notes, m->total_bytes, m->host_bytes);
-    TEST_STATUS(dcuda_host_free(m->h, m->d.buf), DCUDA_OK);
-    TEST_STATUS(dcuda_host_free(m->h, m->d.res), DCUDA_OK);
+    test_free_both(m->h, m->buf, m->d.buf);
+    if (m->d.res)
+        TEST_STATUS(dcuda_host_free(m->h, m->d.res), DCUDA_OK);
     TEST_STATUS(dcuda_host_finish(m->h), DCUDA_OK);
-    free(m->buf);
     free(m->want);
     free(m);
     return 0;

@@ -86,11 +86,12 @@ static void parts_one(parts_run_t *m, uint32_t seed)
 {
     parts_data_t *d = &m->d;
     int mine = m->info.rank_responsible;
+    size_t res_bytes = (size_t)mine * PARTS_SLOTS * sizeof *m->res;
     d->seed = seed;
     memset(m->buf, 0, m->buf_bytes);
-    memset(m->res, 0x55, (size_t)mine * PARTS_SLOTS * sizeof *m->res);
+    memset(m->res, 0x55, res_bytes);
     TEST_STATUS(dcuda_host_copy_in(m->h, d->buf, m->buf, m->buf_bytes), DCUDA_OK);
-    TEST_STATUS(dcuda_host_copy_in(m->h, d->res, m->res, (size_t)mine * PARTS_SLOTS * 8), DCUDA_OK);
+    TEST_STATUS(dcuda_host_copy_in(m->h, d->res, m->res, res_bytes), DCUDA_OK);
     double ms = 0;
     dcuda_status_t st = dcuda_host_run(m->h, d, sizeof *d, &ms);
     /* With ON_ERROR=continue the run reports the first refused put, if any. */
@@ -100,8 +101,7 @@ static void parts_one(parts_run_t *m, uint32_t seed)
         return;
     }
     TEST_STATUS(dcuda_host_copy_out(m->h, m->buf, d->buf, m->buf_bytes), DCUDA_OK);
-    TEST_STATUS(dcuda_host_copy_out(m->h, m->res, d->res, (size_t)mine * PARTS_SLOTS * 8),
-                DCUDA_OK);
+    TEST_STATUS(dcuda_host_copy_out(m->h, m->res, d->res, res_bytes), DCUDA_OK);
     for (int dr = 0; dr < mine; dr++)
         parts_check_rank(m, dr);
 }
@@ -121,26 +121,19 @@ static int run_model(int argc, char **argv)
     int mine = m.info.rank_responsible;
     m.d = (parts_data_t){ 0, rounds, m.info.rank_count, NULL, NULL };
     m.buf_bytes = (size_t)mine * PARTS_BYTES;
-    m.buf = malloc(m.buf_bytes);
-    m.res = malloc((size_t)mine * PARTS_SLOTS * sizeof *m.res);
-    TEST_CHECK(m.buf && m.res && rounds >= 1, "out of memory, or %d rounds", rounds);
-    if (m.buf && m.res && rounds >= 1 &&
-        TEST_STATUS(dcuda_host_alloc(m.h, m.buf_bytes, (void **)&m.d.buf), DCUDA_OK) &&
-        TEST_STATUS(dcuda_host_alloc(m.h, (size_t)mine * PARTS_SLOTS * 8, (void **)&m.d.res),
-                    DCUDA_OK))
+    TEST_CHECK(rounds >= 1, "%d rounds", rounds);
+    if (rounds >= 1 && test_alloc_both(m.h, m.buf_bytes, (void **)&m.buf, (void **)&m.d.buf) &&
+        test_alloc_both(m.h, (size_t)mine * PARTS_SLOTS * sizeof *m.res, (void **)&m.res,
+                        (void **)&m.d.res))
         for (long run = 0; run < runs && test_failures == 0; run++)
             parts_one(&m, seed + (uint32_t)run);
     printf("%sparts: seeds %u..%u, %d ranks, %d rounds: this process's ranks issued %" PRId64
            " puts, %" PRId64 " refused as outside their target's part\n",
            test_who, seed, seed + (uint32_t)runs - 1u, m.d.world, rounds, m.total_ops,
            m.total_refused);
-    if (m.d.buf)
-        TEST_STATUS(dcuda_host_free(m.h, m.d.buf), DCUDA_OK);
-    if (m.d.res)
-        TEST_STATUS(dcuda_host_free(m.h, m.d.res), DCUDA_OK);
+    test_free_both(m.h, m.buf, m.d.buf);
+    test_free_both(m.h, m.res, m.d.res);
     TEST_STATUS(dcuda_host_finish(m.h), DCUDA_OK);
-    free(m.buf);
-    free(m.res);
     return 0;
 }
 

@@ -301,6 +301,25 @@ static inline int test_main(int argc, char **argv, const test_case_t *cases, int
     return dcuda_host_exit_status(test_run_case(argc, argv, cases, count));
 }
 
+/* Memory the ranks reach (dcuda_host_alloc) and this process's host copy
+ * of it, `bytes` each, as the randomized drivers fill one before a run
+ * and read the other after: 1, or 0 after a failed check (either could
+ * not be had). */
+static inline int test_alloc_both(dcuda_host_h h, size_t bytes, void **host, void **ranks)
+{
+    *host = malloc(bytes ? bytes : 1);
+    TEST_CHECK(*host != NULL, "out of memory for %zu bytes", bytes);
+    return *host && TEST_STATUS(dcuda_host_alloc(h, bytes, ranks), DCUDA_OK);
+}
+
+/* Releases what test_alloc_both made (either may be NULL). */
+static inline void test_free_both(dcuda_host_h h, void *host, void *ranks)
+{
+    if (ranks)
+        TEST_STATUS(dcuda_host_free(h, ranks), DCUDA_OK);
+    free(host);
+}
+
 /* Output capture: stdout and stderr both go to one temporary file (one
  * open file description, so writes land in the order they are made). The
  * file is unlinked at once and read through its descriptor, so processes
