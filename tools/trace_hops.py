@@ -11,6 +11,10 @@ next event is a command (a ping-pong), B's turnaround: from the inbox
 write until B's proxy finds B's next command (the rank seeing the
 message, acting, and its command reaching the host).
 
+With only dcuda-trace.0.txt (one process on the loopback path,
+NET_LOOPBACK=1), that proxy is both A and B: its i-th message sent is its
+i-th received, and a turnaround ends at the other rank's answer.
+
 usage: trace_hops.py [dir] (files dcuda-trace.0.txt and .1.txt)"""
 import os
 import statistics
@@ -42,10 +46,15 @@ def hops(a, b, out):
 
 def main():
     d = sys.argv[1] if len(sys.argv) > 1 else "."
-    t = [load(os.path.join(d, "dcuda-trace.%d.txt" % p)) for p in (0, 1)]
+    paths = [os.path.join(d, "dcuda-trace.%d.txt" % p) for p in (0, 1)]
     out = {}
-    hops(t[0], t[1], out)
-    hops(t[1], t[0], out)
+    if not os.path.exists(paths[1]):  # loopback: one proxy sends and receives
+        t = load(paths[0])
+        hops(t, t, out)
+    else:
+        t = [load(p) for p in paths]
+        hops(t[0], t[1], out)
+        hops(t[1], t[0], out)
     cols = ["send", "wire", "write", "turn"]
     print("| bytes | messages | " + " | ".join(c + " us" for c in cols) + " |")
     print("|---:|---:|" + "---:|" * len(cols))

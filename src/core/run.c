@@ -23,6 +23,7 @@
 #include "bootstrap/boot.h"
 #include "core.h"
 #include "node/node.h"
+#include "proxy/trace.h"
 #include "util/clock.h"
 #include "util/logfmt.h"
 #include "util/msg.h"
@@ -164,9 +165,11 @@ static dcuda_status_t serve(dcuda_host_h h)
         int busy = dcu_clock_ns() - last_work <= HOST_BUSY_NS;
         if ((!busy || round % HOST_FINISHED_EVERY == 0) && h->ops->finished(h->backend))
             break;
+        uint64_t pass_start = dcu_trace_now();
         int worked = dcu_proxy_poll(h->proxy);
         worked |= dcu_monitor_poll(h);
         check_proxy(h);
+        dcu_trace_pass(dcu_trace_now() - pass_start);
         if (worked)
             last_work = dcu_clock_ns();
         else if (!busy)

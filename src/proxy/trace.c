@@ -20,6 +20,29 @@ typedef struct mark {
 
 static mark_t marks[DCU_TRACE_MARKS];
 static uint32_t mark_count;
+static uint64_t pass_count, pass_ns, pass_max_ns;
+
+uint64_t dcu_trace_now(void) { return dcu_clock_ns(); }
+
+void dcu_trace_pass(uint64_t ns)
+{
+    pass_count++;
+    pass_ns += ns;
+    pass_max_ns = ns > pass_max_ns ? ns : pass_max_ns;
+}
+
+static void write_passes(int process_index)
+{
+    char name[64];
+    snprintf(name, sizeof name, "dcuda-trace.%d.passes.txt", process_index);
+    FILE *f = pass_count ? fopen(name, "w") : NULL;
+    if (f) {
+        fprintf(f, "passes %llu mean_ns %.0f max_ns %llu\n", (unsigned long long)pass_count,
+                (double)pass_ns / (double)pass_count, (unsigned long long)pass_max_ns);
+        fclose(f);
+    }
+    pass_count = pass_ns = pass_max_ns = 0;
+}
 
 void dcu_trace_mark(int event, uint64_t bytes)
 {
@@ -30,6 +53,7 @@ void dcu_trace_mark(int event, uint64_t bytes)
 void dcu_trace_write(int process_index)
 {
     char name[64];
+    write_passes(process_index);
     if (!mark_count)
         return;
     snprintf(name, sizeof name, "dcuda-trace.%d.txt", process_index);

@@ -20,6 +20,7 @@
 
 #include "arrivals.h"
 #include "checks.h"
+#include "marks.h"
 #include "prims.h"
 #include "report.h"
 #include "ring.h"
@@ -195,6 +196,7 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
     dcu_waiter_t w = DCU_WAITER_INIT;
     int published = 0;
     uint32_t seen = 0u; /* the counter's value published (leader) */
+    dcu_mark(st, DCU_MARK_WAIT);
     /* While the wait is young and no inbox needs looking at: only the
      * counter, in the shortest loop (each poll's length is latency). A
      * notification's waiter polls with every lane; a barrier's counter,
@@ -219,8 +221,10 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
             break;
         if (st->inbox &&
             (d.phase == DCUDA_PHASE_WAITING || (w.polls & (DCU_WAIT_INBOX_EVERY - 1u)) == 0) &&
-            dcu_inbox_drain(st, lanes, d.phase == DCUDA_PHASE_WAITING ? 1u : DCUDA_INBOX_ENTRIES))
+            dcu_inbox_drain(st, lanes, d.phase == DCUDA_PHASE_WAITING ? 1u : DCUDA_INBOX_ENTRIES)) {
+            dcu_mark(st, DCU_MARK_APPLIED);
             continue;      /* something arrived: look again at once */
+        }
         if (dcu_pause(&w)) /* still spinning: nothing else to look at yet */
             continue;
         if (!published && w.polls == DCU_WAIT_BLOCKED_POLLS) {
@@ -255,6 +259,7 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
     }
     if (st->inbox && d.phase == DCUDA_PHASE_BARRIER)
         (void)dcu_inbox_drain(st, lanes, DCUDA_INBOX_ENTRIES);
+    dcu_mark(st, DCU_MARK_WOKE);
     return DCUDA_OK;
 }
 
@@ -512,6 +517,7 @@ DCU_FN dcuda_status_t dcu_rank_finish(dcuda_state_t *st)
     if (!dcu_state_ok(st))
         return dcu_report_uninit(st, "dcuda_rank_finish");
     dcuda_status_t s = dcu_barrier(st, DCU_COMM_WORLD, "dcuda_rank_finish");
+    dcu_marks_print(st);
     dcu_sync();
     if (dcu_leader()) {
         if (s == DCUDA_OK)
@@ -744,16 +750,19 @@ DCU_FN_COLD dcuda_status_t dcu_put_net(dcuda_state_t *st, uint32_t win, int rank
         if (s != DCUDA_ERR_UNSUPPORTED)
             return s;
     }
+    dcu_mark(st, DCU_MARK_PUT_NET);
     do {
         size_t n = size - done < chunk ? size - done : chunk;
         uint32_t k = 1u + (uint32_t)((n + sizeof(dcuda_cmd_t) - 1u) / sizeof(dcuda_cmd_t));
         int last = done + n == size;
         if (dcu_leader())
             st->result = (int32_t)dcu_cmd_take(st, k);
+        dcu_mark(st, DCU_MARK_TICKET);
         dcu_sync();
         uint32_t t = (uint32_t)st->result;
         dcu_cmd_payload(ring, t, src + done, n);
         dcu_sync(); /* the payload is written, and every thread has read t */
+        dcu_mark(st, DCU_MARK_PAYLOAD);
         if (dcu_leader()) {
             uint64_t args[6] = { (uint64_t)rank,
                                  (uint64_t)dcu_win_slot(win),
@@ -762,6 +771,7 @@ DCU_FN_COLD dcuda_status_t dcu_put_net(dcuda_state_t *st, uint32_t win, int rank
                                  k,
                                  last && notify ? (uint64_t)tag + 1u : 0u };
             dcu_cmd_header(st, t, DCUDA_CMD_PUT, 0u, args);
+            dcu_mark(st, DCU_MARK_PUBLISHED);
         }
         done += n;
     } while (done < size);
@@ -789,6 +799,7 @@ DCU_FN dcuda_status_t dcu_put(dcuda_state_t *st, uint32_t win, int rank, size_t 
     dcu_sync(); /* the rank's writes to src are done */
     if (!st)
         return dcu_report_uninit(st, call);
+    dcu_mark(st, DCU_MARK_PUT);
     char *dst;
     dcuda_notif_counters_t *notifs;
     uint32_t path;
