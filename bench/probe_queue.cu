@@ -17,6 +17,9 @@
  *             memory) and then the inbox; the message is counted on the
  *             counter, which is read again
  *   warp_ctr  as inbox_ctr, the inbox read as inbox_warp
+ *   apply     as warp_ctr, the counter read with acquire at GPU scope
+ *   apply_tail   as apply, and the consumed count stored to host memory
+ *             (relaxed) before the counter is read again, as the engine does
  *   doorbell  lane 0 polls a word of GPU memory that the host writes with
  *             a stream memory operation (cuStreamWriteValue32)
  * Answering:
@@ -56,10 +59,20 @@
 
 typedef unsigned long long u64;
 
-enum rx { RX_FLAG, RX_INBOX, RX_INBOX_WARP, RX_INBOX_CTR, RX_DOORBELL, RX_WARP_CTR, RXS };
+enum rx {
+    RX_FLAG,
+    RX_INBOX,
+    RX_INBOX_WARP,
+    RX_INBOX_CTR,
+    RX_DOORBELL,
+    RX_WARP_CTR,
+    RX_APPLY,
+    RX_APPLY_TAIL,
+    RXS
+};
 enum tx { TX_FLAG, TX_CMD, TX_CMD_PUT, TX_FLAGGED, TX_FLAGGED_PUT, TXS };
-static const char *const rx_names[RXS] = { "flag",      "inbox",    "inbox_warp",
-                                           "inbox_ctr", "doorbell", "warp_ctr" };
+static const char *const rx_names[RXS] = { "flag",     "inbox",    "inbox_warp", "inbox_ctr",
+                                           "doorbell", "warp_ctr", "apply",      "apply_tail" };
 static const char *const tx_names[TXS] = { "flag", "cmd", "cmd_put", "flagged", "flagged_put" };
 
 /* What both sides share. Host-written words lie in pinned memory (h_*),
@@ -72,6 +85,7 @@ typedef struct shared {
     u64 *h_ring;      /* [RING * 8] rank -> host entries */
     uint32_t *d_head; /* ticket head (GPU memory) */
     uint32_t *d_ctr;  /* the rank's counter (GPU memory) */
+    uint32_t *h_tail; /* rank -> host consumed count */
     u64 *d_send_ns;   /* total send cost */
 } shared_t;
 
@@ -79,6 +93,13 @@ static __device__ __forceinline__ uint32_t ld_acquire_sys(const uint32_t *p)
 {
     uint32_t v;
     asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+static __device__ __forceinline__ uint32_t ld_acquire_gpu(const uint32_t *p)
+{
+    uint32_t v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
     return v;
 }
 
@@ -152,6 +173,21 @@ static __device__ void receive(const shared_t *s, int rx, uint32_t i)
                 break;
             if (inbox_ready_warp(e, pos) && lane0)
                 atomicAdd(s->d_ctr, 1u);
+            __syncwarp();
+        }
+        break;
+    case RX_APPLY:
+    case RX_APPLY_TAIL:
+        for (;;) {
+            uint32_t c = __shfl_sync(0xffffffffu, lane0 ? ld_acquire_gpu(s->d_ctr) : 0u, 0);
+            if (c == i)
+                break;
+            if (inbox_ready_warp(e, pos) && lane0) {
+                atomicAdd(s->d_ctr, 1u);
+                if (rx == RX_APPLY_TAIL)
+                    asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(s->h_tail), "r"(i)
+                                 : "memory");
+            }
             __syncwarp();
         }
         break;
@@ -289,6 +325,8 @@ static void hand(host_t *H, int rx, uint32_t i)
     case RX_INBOX:
     case RX_INBOX_WARP:
     case RX_WARP_CTR:
+    case RX_APPLY:
+    case RX_APPLY_TAIL:
     case RX_INBOX_CTR: {
         u64 *e = H->h.h_inbox + (size_t)(pos % INBOX) * 8u;
         for (int w = 7; w >= 0; w--)
@@ -387,6 +425,7 @@ int main(void)
     memset(&H, 0, sizeof H);
     H.h.h_flag = (uint32_t *)pinned(64, (void **)&d.h_flag);
     H.h.h_ack = (uint32_t *)pinned(64, (void **)&d.h_ack);
+    H.h.h_tail = (uint32_t *)pinned(64, (void **)&d.h_tail);
     H.h.h_inbox = (u64 *)pinned((size_t)INBOX * 64u, (void **)&d.h_inbox);
     H.h.h_ring = (u64 *)pinned((size_t)RING * 64u, (void **)&d.h_ring);
     CHECK(cudaMalloc((void **)&d.d_bell, 256));
@@ -401,7 +440,9 @@ int main(void)
     static const int pairs[][2] = {
         { RX_FLAG, TX_FLAG },
         { RX_INBOX, TX_FLAG },
+        { RX_INBOX_WARP, TX_FLAG },
         { RX_INBOX_CTR, TX_FLAG },
+        { RX_WARP_CTR, TX_FLAG },
         { RX_DOORBELL, TX_FLAG },
         { RX_FLAG, TX_CMD },
         { RX_FLAG, TX_CMD_PUT },
@@ -410,6 +451,11 @@ int main(void)
         { RX_INBOX_CTR, TX_CMD_PUT },
         { RX_INBOX_CTR, TX_FLAGGED_PUT },
         { RX_DOORBELL, TX_FLAGGED_PUT },
+        { RX_WARP_CTR, TX_FLAGGED_PUT },
+        { RX_APPLY, TX_FLAG },
+        { RX_APPLY_TAIL, TX_FLAG },
+        { RX_APPLY, TX_CMD_PUT },
+        { RX_APPLY_TAIL, TX_CMD_PUT },
     };
     printf("%-10s %-12s %10s %10s %9s\n", "receive", "answer", "one_way_us", "round_us", "send_ns");
     for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) {

@@ -10,27 +10,49 @@
 #include "prims.h"
 
 /* The lanes of `lanes`: a put's first bytes, from the data halves of an
- * inbox header's words 5..7, to dst. */
+ * inbox header's words 5..7, to dst (each byte chosen by comparisons, so
+ * that w stays in registers). */
 DCU_FN void dcu_inbox_inline(dcu_lanes_t lanes, char *dst, const uint32_t *w, uint32_t n)
 {
-    for (uint32_t j = (uint32_t)dcu_thread(); j < n; j += (uint32_t)dcu_lanes_count(lanes))
-        dst[j] = (char)DCUDA_INBOX_INLINE_BYTE(w, j);
+    for (uint32_t j = (uint32_t)dcu_thread(); j < n; j += (uint32_t)dcu_lanes_count(lanes)) {
+        uint32_t word = j < 4u ? w[5] : j < 8u ? w[6] : w[7];
+        dst[j] = (char)(word >> (8u * (j % 4u)));
+    }
 }
 
-/* The lanes of `lanes`: applies, in order, up to `most` messages the proxy
- * has left in the rank's inbox (shared/ring.h): a put's data into the
- * rank's memory, then its notification, counted on the rank's own counter
- * by an atomic add of its GPU (so it never races the adds of other ranks).
- * Publishes how far it consumed (with release after a SYNC); returns how
- * many messages it applied. */
-DCU_FN_COLD uint32_t dcu_inbox_drain(dcuda_state_t *st, dcu_lanes_t lanes, uint32_t most)
+/* The lanes of `lanes`: is a message at the rank's next inbox position?
+ * Its first entry's data halves go to w. Inline: the wait loop's turn. */
+DCU_FN int dcu_inbox_look(const dcuda_state_t *st, dcu_lanes_t lanes, uint32_t w[8])
+{
+    uint32_t pos = st->inbox_pos;
+    return dcu_inbox_read(&st->inbox[pos & (DCUDA_INBOX_ENTRIES - 1u)], pos + 1u, lanes, w);
+}
+
+/* What a wait watches while it applies its inbox: the counter, its scope,
+ * and the counter's value after the last notification counted on it
+ * (leader; untouched when none was). */
+typedef struct dcu_watch {
+    const dcu_u32a_t *counter;
+    int sys;
+    uint32_t seen;
+} dcu_watch_t;
+
+/* The lanes of `lanes`: applies, in order, the message whose first entry
+ * dcu_inbox_look read (w) and up to most - 1 after it: a put's data into
+ * the rank's memory, then its notification, counted on the rank's own
+ * counter by an atomic add of its GPU (so it never races the adds of
+ * other ranks; on the watched counter, if any, an add that returns the
+ * sum and acquires). Publishes how far it consumed (with release after a
+ * SYNC); returns how many messages it applied. */
+DCU_FN_COLD uint32_t dcu_inbox_apply(dcuda_state_t *st, dcu_lanes_t lanes, const uint32_t *first,
+                                     uint32_t most, dcu_watch_t *watch)
 {
     uint32_t pos = st->inbox_pos, done = 0, release = 0;
-    while (done < most) {
+    uint32_t w[DCUDA_INBOX_WORDS];
+    for (int i = 0; i < DCUDA_INBOX_WORDS; i++)
+        w[i] = first[i];
+    for (;;) {
         const dcuda_inbox_entry_t *e = &st->inbox[pos & (DCUDA_INBOX_ENTRIES - 1u)];
-        uint32_t w[DCUDA_INBOX_WORDS];
-        if (!dcu_lanes_all(lanes, dcu_inbox_read(e, pos + 1u, w)))
-            break;
         uint32_t kind = DCUDA_INBOX_KIND_OF(w[0]), entries = DCUDA_INBOX_ENTRIES_OF(w[0]);
         if (DCUDA_INBOX_FLAGS_OF(w[0]) & DCUDA_INBOX_ACQUIRE)
             (void)dcu_inbox_acquire(e);
@@ -42,13 +64,20 @@ DCU_FN_COLD uint32_t dcu_inbox_drain(dcuda_state_t *st, dcu_lanes_t lanes, uint3
                 dcu_lanes_copy(lanes, dst + n, (const char *)(e + 1), w[2] - n);
         }
         dcu_lanes_sync(lanes); /* the data is written before it is counted */
-        if (dcu_leader() && kind != DCUDA_INBOX_PAD && w[1]) /* only this rank reads it */
-            dcu_add_u32(&st->notifs[st->device_rank].arrived[w[1] - 1u], 1u);
+        if (dcu_leader() && kind != DCUDA_INBOX_PAD && w[1]) { /* only this rank reads it */
+            dcu_u32a_t *c = &st->notifs[st->device_rank].arrived[w[1] - 1u];
+            if (watch && c == watch->counter)
+                watch->seen = dcu_add_acquire(c, 1u, watch->sys);
+            else
+                dcu_add_u32(c, 1u);
+        }
         release |= kind == DCUDA_INBOX_SYNC;
         pos += entries ? entries : 1u;
-        done++;
+        if (++done >= most ||
+            !dcu_inbox_read(&st->inbox[pos & (DCUDA_INBOX_ENTRIES - 1u)], pos + 1u, lanes, w))
+            break;
     }
-    if (done && dcu_leader()) {
+    if (dcu_leader()) {
         st->inbox_pos = pos;
         if (release) /* the proxy writes my memory next */
             dcu_st_release(&st->ctx->inbox_tail[st->device_rank], pos, 1);
@@ -57,6 +86,14 @@ DCU_FN_COLD uint32_t dcu_inbox_drain(dcuda_state_t *st, dcu_lanes_t lanes, uint3
     }
     dcu_lanes_sync(lanes); /* every lane read inbox_pos before the leader moved it */
     return done;
+}
+
+/* The lanes of `lanes`: applies up to `most` messages of the rank's inbox
+ * (dcu_inbox_apply); how many. */
+DCU_FN uint32_t dcu_inbox_drain(dcuda_state_t *st, dcu_lanes_t lanes, uint32_t most)
+{
+    uint32_t w[DCUDA_INBOX_WORDS];
+    return dcu_inbox_look(st, lanes, w) ? dcu_inbox_apply(st, lanes, w, most, NULL) : 0u;
 }
 
 #endif /* DCUDA_IMPL_ARRIVALS_H */

@@ -167,6 +167,8 @@ DCU_HD void dcu_state_bind(dcuda_state_t *st, const dcuda_context_t *ctx, int de
     st->timer_next = 0;
     st->cmd_tag = 0;
     st->cmd_consumed = 0; /* the command ring starts empty */
+    st->cmd = ctx->cmd;
+    st->cmd_tail = ctx->cmd_tail;
 }
 
 DCU_HD uint32_t dcu_win_encode(int comm, int slot, uint32_t gen)

@@ -212,18 +212,35 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
                             target))
                 return DCUDA_OK;
     }
+    int applied = 0; /* the last turn applied a message */
     for (;;) {
-        uint32_t v = 0u;
+        /* A turn: the inbox's next entry and the counter, both read at
+         * once (the inbox first: its read of host memory is the longer),
+         * no call unless a message is there; right after a message was
+         * applied that was not the one awaited, the counter alone (a
+         * same-device notification may have come meanwhile). */
+        uint32_t v = 0u, head[DCUDA_INBOX_WORDS];
+        const int look = st->inbox && !applied &&
+                         (d.phase == DCUDA_PHASE_WAITING ||
+                          (w.polls & (DCU_WAIT_INBOX_EVERY - 1u)) == 0);
+        const int found = look && dcu_inbox_look(st, lanes, head);
+        applied = 0;
         if (lead)
             v = dcu_ld_acquire(counter, sys);
         v = dcu_lanes_bcast(lanes, v);
         if (dcu_reached(v, target))
             break;
-        if (st->inbox &&
-            (d.phase == DCUDA_PHASE_WAITING || (w.polls & (DCU_WAIT_INBOX_EVERY - 1u)) == 0) &&
-            dcu_inbox_drain(st, lanes, d.phase == DCUDA_PHASE_WAITING ? 1u : DCUDA_INBOX_ENTRIES)) {
+        if (found) {
+            dcu_watch_t watch = { counter, sys, v };
+            uint32_t most = d.phase == DCUDA_PHASE_WAITING ? 1u : DCUDA_INBOX_ENTRIES;
+            (void)dcu_inbox_apply(st, lanes, head, most, &watch);
             dcu_mark(st, DCU_MARK_APPLIED);
-            continue;      /* something arrived: look again at once */
+            dcu_mark_polls(st, w.polls + 1u);
+            v = dcu_lanes_bcast(lanes, watch.seen);
+            if (dcu_reached(v, target))
+                break; /* the message was the one awaited */
+            applied = 1;
+            continue; /* look again at once, at the counter first */
         }
         if (dcu_pause(&w)) /* still spinning: nothing else to look at yet */
             continue;
@@ -270,7 +287,7 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
 DCU_FN void dcu_cmd_header(const dcuda_state_t *st, uint32_t t, uint32_t op, uint32_t reply_tag,
                            const uint64_t *args)
 {
-    dcuda_cmd_t *c = (dcuda_cmd_t *)dcu_ring_entry(&st->ctx->cmd, t, sizeof(dcuda_cmd_t));
+    dcuda_cmd_t *c = (dcuda_cmd_t *)dcu_ring_entry(&st->cmd, t, sizeof(dcuda_cmd_t));
     c->rank = st->device_rank;
     c->op = op;
     c->tag = reply_tag;
@@ -295,10 +312,9 @@ DCU_FN_COLD int dcu_apply_while_waiting(dcuda_state_t *st, const dcu_waiter_t *w
  * (back-pressure: nothing is overwritten). */
 DCU_FN uint32_t dcu_cmd_take(dcuda_state_t *st, uint32_t n)
 {
-    const dcuda_context_t *ctx = st->ctx;
-    uint32_t t = dcu_tickets(ctx->cmd.head, n);
+    uint32_t t = dcu_tickets(st->cmd.head, n);
     dcu_waiter_t w = DCU_WAITER_INIT;
-    while (!dcu_cmd_free(&ctx->cmd, ctx->cmd_tail, t, n, &st->cmd_consumed))
+    while (!dcu_cmd_free(&st->cmd, st->cmd_tail, t, n, &st->cmd_consumed))
         if (!dcu_apply_while_waiting(st, &w))
             dcu_pause_host(&w);
     return t;
@@ -737,7 +753,7 @@ DCU_FN_COLD dcuda_status_t dcu_net_part_fetch(dcuda_state_t *st, uint32_t win, i
 DCU_FN_COLD dcuda_status_t dcu_put_net(dcuda_state_t *st, uint32_t win, int rank, size_t offset,
                                        size_t size, const char *src, int notify, int tag)
 {
-    const dcuda_ring_t *ring = &st->ctx->cmd;
+    const dcuda_ring_t *ring = &st->cmd;
     size_t chunk = dcu_net_chunk(ring), done = 0;
     if (!size && !notify)
         return DCUDA_OK;

@@ -17,7 +17,7 @@
 #include "base.h"
 #include "ring.h"
 
-#define DCUDA_LAYOUT_VERSION 12u
+#define DCUDA_LAYOUT_VERSION 13u
 #define DCUDA_CONTEXT_MAGIC 0x64637564u /* "dcud" */
 #define DCUDA_STATE_MAGIC 0x72616e6bu   /* "rank" */
 
@@ -310,6 +310,12 @@ typedef struct dcuda_state {
      * so WORLD targets of my device are reached through the proxies too. */
     uint32_t loopback;
     uint32_t reserved;
+    /* Copies of the command ring's descriptor and the proxy's consumed
+     * count (the context lies in global memory, and a rank's waits
+     * acquire, which drops what its SM cached: each command would read
+     * them again from L2). */
+    DCUDA_ATOMIC(uint32_t) * cmd_tail;
+    dcuda_ring_t cmd;
 } dcuda_state_t;
 
 DCUDA_STATIC_ASSERT(sizeof(dcuda_notif_counters_t) == 4 * DCUDA_TAG_COUNT, "notif counters");
@@ -327,6 +333,6 @@ DCUDA_STATIC_ASSERT(sizeof(dcuda_put_route_t) == 56, "put route");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 120, "state copies of the context");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 704, "state counters");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 1752, "state fits shared memory budget");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 1784, "state fits shared memory budget");
 
 #endif /* DCUDA_SHARED_LAYOUT_H */

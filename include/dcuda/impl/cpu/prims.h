@@ -91,9 +91,11 @@ DCU_FN void dcu_st_relaxed(dcu_u32a_t *p, uint32_t v, int sys)
 }
 
 /* Reads an inbox entry's eight words; 1 if every word carries `flag`,
- * with their data halves in w. */
-DCU_FN int dcu_inbox_read(const dcuda_inbox_entry_t *e, uint32_t flag, uint32_t w[8])
+ * with their data halves in w (a rank's one thread: `lanes` is itself). */
+DCU_FN int dcu_inbox_read(const dcuda_inbox_entry_t *e, uint32_t flag, dcu_lanes_t lanes,
+                          uint32_t w[8])
 {
+    (void)lanes;
     int ok = 1;
     for (int i = 0; i < DCUDA_INBOX_WORDS; i++) {
         uint64_t x = atomic_load_explicit(&e->word[i], memory_order_acquire);
@@ -138,6 +140,14 @@ DCU_FN void dcu_fence(void) { atomic_thread_fence(memory_order_acq_rel); }
 DCU_FN void dcu_add_u32(dcu_u32a_t *p, uint32_t v)
 {
     atomic_fetch_add_explicit(p, v, memory_order_relaxed);
+}
+
+/* Adds v to *p and returns the sum, acquiring what the adds before it
+ * released (the counter a wait watches: the sum ends the wait at once). */
+DCU_FN uint32_t dcu_add_acquire(dcu_u32a_t *p, uint32_t v, int sys)
+{
+    (void)sys;
+    return atomic_fetch_add_explicit(p, v, memory_order_acquire) + v;
 }
 
 /* 1 if *p was 0 and is now v. */

@@ -105,18 +105,37 @@ DCU_FN void dcu_st_relaxed(uint32_t *p, uint32_t v, int sys)
         asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
-/* Reads an inbox entry's eight words at once (four 16-byte loads in
- * flight, each 8-byte word single-copy atomic); 1 if every word carries
- * `flag`, with their data halves in w. Relaxed: the flags validate the
- * data they travel with. */
-DCU_FN int dcu_inbox_read(const dcuda_inbox_entry_t *e, uint32_t flag, uint32_t w[8])
+/* Reads an inbox entry's eight words; 1 in every lane of `lanes` if every
+ * word carries `flag`, with their data halves in w (in every lane). With
+ * four lanes or more, lanes 0..3 read a quarter each, one 64-byte request
+ * to host memory, and the halves pass by shuffles (each lane reading the
+ * whole entry is four requests, and the wait loop's turns are their
+ * latency); else each lane reads the entry. Each 8-byte word is single-
+ * copy atomic; relaxed: the flags validate the data they travel with. */
+DCU_FN int dcu_inbox_read(const dcuda_inbox_entry_t *e, uint32_t flag, dcu_lanes_t lanes,
+                          uint32_t w[8])
 {
     unsigned long long x[8];
-    for (int i = 0; i < 8; i += 2)
-        asm volatile("ld.relaxed.sys.global.v2.u64 {%0, %1}, [%2];"
-                     : "=l"(x[i]), "=l"(x[i + 1])
-                     : "l"(&e->word[i])
-                     : "memory");
+    if (lanes & 8u) { /* lanes 0..3 at least: lanes are 0 .. n-1 */
+        const unsigned q = threadIdx.x & 31u;
+        unsigned long long a = 0, b = 0;
+        if (q < 4u)
+            asm volatile("ld.relaxed.sys.global.v2.u64 {%0, %1}, [%2];"
+                         : "=l"(a), "=l"(b)
+                         : "l"(&e->word[2u * q])
+                         : "memory");
+#pragma unroll
+        for (int i = 0; i < 8; i += 2) {
+            x[i] = __shfl_sync(lanes, a, i / 2);
+            x[i + 1] = __shfl_sync(lanes, b, i / 2);
+        }
+    } else {
+        for (int i = 0; i < 8; i += 2)
+            asm volatile("ld.relaxed.sys.global.v2.u64 {%0, %1}, [%2];"
+                         : "=l"(x[i]), "=l"(x[i + 1])
+                         : "l"(&e->word[i])
+                         : "memory");
+    }
     int ok = 1;
 #pragma unroll
     for (int i = 0; i < 8; i++) {
@@ -159,6 +178,24 @@ DCU_FN uint32_t dcu_arrive(uint32_t *p)
 DCU_FN void dcu_fence(void) { __threadfence(); }
 
 DCU_FN void dcu_add_u32(uint32_t *p, uint32_t v) { atomicAdd(p, v); }
+
+/* Adds v to *p and returns the sum, acquiring what the adds before it
+ * released (the counter a wait watches: the sum ends the wait at once). */
+DCU_FN uint32_t dcu_add_acquire(uint32_t *p, uint32_t v, int sys)
+{
+    uint32_t old;
+    if (sys)
+        asm volatile("atom.acquire.sys.global.add.u32 %0, [%1], %2;"
+                     : "=r"(old)
+                     : "l"(p), "r"(v)
+                     : "memory");
+    else
+        asm volatile("atom.acquire.gpu.global.add.u32 %0, [%1], %2;"
+                     : "=r"(old)
+                     : "l"(p), "r"(v)
+                     : "memory");
+    return old + v;
+}
 
 /* 1 if *p was 0 and is now v. */
 DCU_FN int dcu_claim_i32(int32_t *p, int32_t v) { return atomicCAS((int *)p, 0, (int)v) == 0; }
