@@ -28,21 +28,21 @@ DCU_FN int dcu_inbox_look(const dcuda_state_t *st, dcu_lanes_t lanes, uint32_t w
     return dcu_inbox_read(&st->inbox[pos & (DCUDA_INBOX_ENTRIES - 1u)], pos + 1u, lanes, w);
 }
 
-/* What a wait watches while it applies its inbox: the counter, its scope,
- * and the counter's value after the last notification counted on it
- * (leader; untouched when none was). */
+/* What a wait watches while it applies its inbox: its counter, and how
+ * many notifications were counted on it (leader). The counter's value
+ * read before, plus these, is a value it has reached: the wait may end
+ * without reading it again. */
 typedef struct dcu_watch {
     const dcu_u32a_t *counter;
-    int sys;
-    uint32_t seen;
+    uint32_t counted;
 } dcu_watch_t;
 
 /* The lanes of `lanes`: applies, in order, the message whose first entry
  * dcu_inbox_look read (w) and up to most - 1 after it: a put's data into
  * the rank's memory, then its notification, counted on the rank's own
  * counter by an atomic add of its GPU (so it never races the adds of
- * other ranks; on the watched counter, if any, an add that returns the
- * sum and acquires). Publishes how far it consumed (with release after a
+ * other ranks; those on the watched counter, if any, are counted in
+ * `watch`). Publishes how far it consumed (with release after a
  * SYNC); returns how many messages it applied. */
 DCU_FN_COLD uint32_t dcu_inbox_apply(dcuda_state_t *st, dcu_lanes_t lanes, const uint32_t *first,
                                      uint32_t most, dcu_watch_t *watch)
@@ -66,10 +66,9 @@ DCU_FN_COLD uint32_t dcu_inbox_apply(dcuda_state_t *st, dcu_lanes_t lanes, const
         dcu_lanes_sync(lanes); /* the data is written before it is counted */
         if (dcu_leader() && kind != DCUDA_INBOX_PAD && w[1]) { /* only this rank reads it */
             dcu_u32a_t *c = &st->notifs[st->device_rank].arrived[w[1] - 1u];
+            dcu_add_u32(c, 1u);
             if (watch && c == watch->counter)
-                watch->seen = dcu_add_acquire(c, 1u, watch->sys);
-            else
-                dcu_add_u32(c, 1u);
+                watch->counted++;
         }
         release |= kind == DCUDA_INBOX_SYNC;
         pos += entries ? entries : 1u;

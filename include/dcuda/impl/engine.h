@@ -212,35 +212,28 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
                             target))
                 return DCUDA_OK;
     }
-    int applied = 0; /* the last turn applied a message */
     for (;;) {
         /* A turn: the inbox's next entry and the counter, both read at
          * once (the inbox first: its read of host memory is the longer),
-         * no call unless a message is there; right after a message was
-         * applied that was not the one awaited, the counter alone (a
-         * same-device notification may have come meanwhile). */
+         * no call unless a message is there. */
         uint32_t v = 0u, head[DCUDA_INBOX_WORDS];
-        const int look = st->inbox && !applied &&
-                         (d.phase == DCUDA_PHASE_WAITING ||
-                          (w.polls & (DCU_WAIT_INBOX_EVERY - 1u)) == 0);
+        const int look = st->inbox && (d.phase == DCUDA_PHASE_WAITING ||
+                                       (w.polls & (DCU_WAIT_INBOX_EVERY - 1u)) == 0);
         const int found = look && dcu_inbox_look(st, lanes, head);
-        applied = 0;
         if (lead)
             v = dcu_ld_acquire(counter, sys);
         v = dcu_lanes_bcast(lanes, v);
         if (dcu_reached(v, target))
             break;
         if (found) {
-            dcu_watch_t watch = { counter, sys, v };
+            dcu_watch_t watch = { counter, 0u };
             uint32_t most = d.phase == DCUDA_PHASE_WAITING ? 1u : DCUDA_INBOX_ENTRIES;
             (void)dcu_inbox_apply(st, lanes, head, most, &watch);
             dcu_mark(st, DCU_MARK_APPLIED);
             dcu_mark_polls(st, w.polls + 1u);
-            v = dcu_lanes_bcast(lanes, watch.seen);
-            if (dcu_reached(v, target))
-                break; /* the message was the one awaited */
-            applied = 1;
-            continue; /* look again at once, at the counter first */
+            if (dcu_reached(v + dcu_lanes_bcast(lanes, watch.counted), target))
+                break; /* reached: v and what the messages counted on it */
+            continue; /* look again at once */
         }
         if (dcu_pause(&w)) /* still spinning: nothing else to look at yet */
             continue;

@@ -142,14 +142,6 @@ DCU_FN void dcu_add_u32(dcu_u32a_t *p, uint32_t v)
     atomic_fetch_add_explicit(p, v, memory_order_relaxed);
 }
 
-/* Adds v to *p and returns the sum, acquiring what the adds before it
- * released (the counter a wait watches: the sum ends the wait at once). */
-DCU_FN uint32_t dcu_add_acquire(dcu_u32a_t *p, uint32_t v, int sys)
-{
-    (void)sys;
-    return atomic_fetch_add_explicit(p, v, memory_order_acquire) + v;
-}
-
 /* 1 if *p was 0 and is now v. */
 DCU_FN int dcu_claim_i32(dcu_i32a_t *p, int32_t v)
 {

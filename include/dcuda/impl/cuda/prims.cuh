@@ -179,23 +179,6 @@ DCU_FN void dcu_fence(void) { __threadfence(); }
 
 DCU_FN void dcu_add_u32(uint32_t *p, uint32_t v) { atomicAdd(p, v); }
 
-/* Adds v to *p and returns the sum, acquiring what the adds before it
- * released (the counter a wait watches: the sum ends the wait at once). */
-DCU_FN uint32_t dcu_add_acquire(uint32_t *p, uint32_t v, int sys)
-{
-    uint32_t old;
-    if (sys)
-        asm volatile("atom.acquire.sys.global.add.u32 %0, [%1], %2;"
-                     : "=r"(old)
-                     : "l"(p), "r"(v)
-                     : "memory");
-    else
-        asm volatile("atom.acquire.gpu.global.add.u32 %0, [%1], %2;"
-                     : "=r"(old)
-                     : "l"(p), "r"(v)
-                     : "memory");
-    return old + v;
-}
 
 /* 1 if *p was 0 and is now v. */
 DCU_FN int dcu_claim_i32(int32_t *p, int32_t v) { return atomicCAS((int *)p, 0, (int)v) == 0; }
