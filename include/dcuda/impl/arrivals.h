@@ -88,8 +88,10 @@ DCU_FN_COLD uint32_t dcu_inbox_apply(dcuda_state_t *st, dcu_lanes_t lanes, const
 }
 
 /* The lanes of `lanes`: applies up to `most` messages of the rank's inbox
- * (dcu_inbox_apply); how many. */
-DCU_FN uint32_t dcu_inbox_drain(dcuda_state_t *st, dcu_lanes_t lanes, uint32_t most)
+ * (dcu_inbox_apply); how many. Out of line: only the wait loop's turn
+ * reads the inbox inline (inlined at every caller, the read grew the
+ * rank code's registers and slowed a same-device barrier). */
+DCU_FN_COLD uint32_t dcu_inbox_drain(dcuda_state_t *st, dcu_lanes_t lanes, uint32_t most)
 {
     uint32_t w[DCUDA_INBOX_WORDS];
     return dcu_inbox_look(st, lanes, w) ? dcu_inbox_apply(st, lanes, w, most, NULL) : 0u;

@@ -179,7 +179,6 @@ DCU_FN void dcu_fence(void) { __threadfence(); }
 
 DCU_FN void dcu_add_u32(uint32_t *p, uint32_t v) { atomicAdd(p, v); }
 
-
 /* 1 if *p was 0 and is now v. */
 DCU_FN int dcu_claim_i32(int32_t *p, int32_t v) { return atomicCAS((int *)p, 0, (int)v) == 0; }
 
