@@ -46,13 +46,16 @@ enum sem_slot {
 };
 
 /* The user struct (copied in before and out after each run; each process
- * of a multi-process run has its own, as it has its own buf and res, of
- * which it holds the parts of its ranks). */
+ * of a multi-process run has its own, as it has its own buf and res). buf
+ * holds the regions of the process's own ranks, from WORLD rank `first`
+ * on (what a process holds grows with its ranks, not with WORLD), except
+ * in the cases of sem_world_buffer, whose buffer has a slot for every
+ * WORLD rank. */
 typedef struct sem_data {
     int32_t test_case;
     int32_t iters;       /* case-specific repetition count */
     uint64_t region;     /* bytes of buf per rank */
-    unsigned char *buf;  /* [ranks * region], rank-visible */
+    unsigned char *buf;  /* [own ranks * region] (or [WORLD ranks * region]), rank-visible */
     int64_t *res;        /* [ranks * SEM_SLOTS], rank-visible */
     uint64_t user_in;    /* user case: set by the host */
     uint64_t user_out;   /* user case: written by rank 0 */
@@ -60,6 +63,7 @@ typedef struct sem_data {
     int32_t ranks_seen;  /* user case: WORLD size, written by rank 0 of DEVICE */
     int32_t first_seen;  /* user case: WORLD rank of rank 0 of DEVICE, written by it */
     int32_t device_seen; /* user case: DEVICE size, written by rank 0 of DEVICE */
+    int32_t first;       /* the WORLD rank of the process's first rank */
 } sem_data_t;
 
 /* Tags. */
@@ -162,6 +166,17 @@ TEST_FN uint64_t sem_tiny_skew(uint64_t i) { return sem_tiny_size(i) % 4u ? 1u :
 #define SEM_LARGE_REGION (3u * SEM_LARGE_BYTES + 65u)
 
 TEST_FN int sem_wrap_tag(int k) { return k == 0 ? 1 : k == 1 ? 2 : 254; }
+
+/* 1 if case c's buffer has a slot for every WORLD rank (small slots, the
+ * same buffer exposed by every rank); else it holds the regions of the
+ * process's own ranks. */
+TEST_FN int sem_world_buffer(int c) { return c == SEM_OVERLAP || c == SEM_BARRIER; }
+
+/* The index of WORLD rank `rank`'s region in the buffer of its process. */
+TEST_FN uint64_t sem_region_index(const sem_data_t *d, int rank)
+{
+    return (uint64_t)(sem_world_buffer(d->test_case) ? rank : rank - d->first);
+}
 
 /* Bytes of buf per rank for a case with `ranks` ranks and `iters`. */
 TEST_FN uint64_t sem_region_bytes(int c, int ranks, int iters)

@@ -55,7 +55,9 @@ static int sem_open(sem_run_t *r, int argc, char **argv, int test_case, int iter
     r->d.test_case = test_case;
     r->d.iters = iters;
     r->d.region = sem_region_bytes(test_case, r->n, iters);
-    r->buf_bytes = (size_t)r->n * (size_t)r->d.region;
+    r->d.first = r->first;
+    r->buf_bytes = (size_t)(sem_world_buffer(test_case) ? r->n : r->end - r->first) *
+                   (size_t)r->d.region;
     r->buf = malloc(r->buf_bytes);
     r->res = malloc((size_t)r->n * SEM_SLOTS * sizeof *r->res);
     if (!r->buf || !r->res ||
@@ -64,8 +66,9 @@ static int sem_open(sem_run_t *r, int argc, char **argv, int test_case, int iter
             dcuda_host_alloc(r->h, (size_t)r->n * SEM_SLOTS * sizeof *r->res, (void **)&r->d.res),
             DCUDA_OK))
         return 1;
+    uint32_t base = sem_world_buffer(test_case) ? 0u : (uint32_t)r->first;
     for (size_t i = 0; i < r->buf_bytes; i++)
-        r->buf[i] = test_byte(0xca, (uint32_t)(i / r->d.region), i % r->d.region);
+        r->buf[i] = test_byte(0xca, base + (uint32_t)(i / r->d.region), i % r->d.region);
     return 0;
 }
 
@@ -120,9 +123,13 @@ static void sem_check_ranks(const sem_run_t *r, int64_t (*checked)(const sem_run
     }
 }
 
+/* WORLD rank `rank`'s region in this process's buffer: one of its own
+ * ranks (or any rank in the cases of sem_world_buffer). */
 static unsigned char *part(const sem_run_t *r, int rank)
 {
-    return r->buf + (size_t)rank * r->d.region;
+    int held = sem_world_buffer(r->d.test_case) || (rank >= r->first && rank < r->end);
+    TEST_CHECK(held, "rank %d's region is not held by this process", rank);
+    return held ? r->buf + sem_region_index(&r->d, rank) * r->d.region : r->buf;
 }
 static int prev(const sem_run_t *r, int rank) { return (rank + r->n - 1) % r->n; }
 
@@ -400,8 +407,9 @@ static int run_many(int argc, char **argv)
         return rc;
     sem_exec(&r, DCUDA_OK);
     sem_check_ranks(&r, many_checked);
-    const uint64_t *slots = (const uint64_t *)part(&r, r.n / 2);
-    for (uint64_t j = 0; test_owns(&r.info, r.n / 2) && j < (uint64_t)r.n * MANY_ITERS; j++)
+    const uint64_t *slots =
+        test_owns(&r.info, r.n / 2) ? (const uint64_t *)part(&r, r.n / 2) : NULL;
+    for (uint64_t j = 0; slots && j < (uint64_t)r.n * MANY_ITERS; j++)
         if (slots[j] != test_word((uint32_t)(j / MANY_ITERS), 3, j % MANY_ITERS)) {
             TEST_CHECK(0, "target slot %" PRIu64 " (from rank %" PRIu64 ") wrong", j,
                        j / MANY_ITERS);
@@ -575,8 +583,8 @@ static int run_ring(int argc, char **argv)
     printf("ring and all-to-one with %d ranks\n", r.n);
     sem_exec(&r, DCUDA_OK);
     sem_check_ranks(&r, ring_checked);
-    const uint64_t *all = (const uint64_t *)part(&r, 0) + RING_ITERS;
-    for (int j = 0; test_owns(&r.info, 0) && j < r.n; j++)
+    const uint64_t *all = test_owns(&r.info, 0) ? (const uint64_t *)part(&r, 0) + RING_ITERS : NULL;
+    for (int j = 0; all && j < r.n; j++)
         TEST_CHECK(all[j] == test_word((uint32_t)j, 9, RING_ITERS), "rank 0: slot of rank %d wrong",
                    j);
     for (int k = r.first; k < r.end; k++)

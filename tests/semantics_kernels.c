@@ -731,7 +731,7 @@ DCUDA_KERNEL(semantics, ctx)
     c.wfirst = c.rank - c.drank;
     c.to = (c.rank + 1) % c.size;
     c.from = (c.rank + c.size - 1) % c.size;
-    c.mine = c.d->buf + (uint64_t)c.rank * c.d->region;
+    c.mine = c.d->buf + sem_region_index(c.d, c.rank) * c.d->region;
     switch (c.d->test_case) {
     case SEM_VISIBILITY:
         case_visibility(&c, SEM_VIS_BYTES, 0);
