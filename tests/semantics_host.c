@@ -56,8 +56,8 @@ static int sem_open(sem_run_t *r, int argc, char **argv, int test_case, int iter
     r->d.iters = iters;
     r->d.region = sem_region_bytes(test_case, r->n, iters);
     r->d.first = r->first;
-    r->buf_bytes = (size_t)(sem_world_buffer(test_case) ? r->n : r->end - r->first) *
-                   (size_t)r->d.region;
+    r->buf_bytes =
+        (size_t)(sem_world_buffer(test_case) ? r->n : r->end - r->first) * (size_t)r->d.region;
     r->buf = malloc(r->buf_bytes);
     r->res = malloc((size_t)r->n * SEM_SLOTS * sizeof *r->res);
     if (!r->buf || !r->res ||
