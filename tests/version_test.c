@@ -1,7 +1,9 @@
 /*
  * The version three ways: the header's macros, the library's
  * dcuda_version(), and the project version CMake read from the header
- * (DCUDA_TEST_PROJECT_VERSION). All must agree.
+ * (DCUDA_TEST_PROJECT_VERSION). All must agree. And what the library says
+ * it was built from (dcuda_version_string, dcuda_build_info) and its
+ * settings' descriptions (dcuda_setting_describe) are well formed.
  */
 #include <stdio.h>
 #include <string.h>
@@ -26,6 +28,59 @@ static void expect_str(const char *what, const char *got, const char *want)
     }
 }
 
+static void expect(const char *what, int ok)
+{
+    if (!ok) {
+        printf("FAIL %s\n", what);
+        failures++;
+    }
+}
+
+/* Every key has a non-empty value, no key twice, unknown keys NULL; the
+ * version string is the version and the describe. */
+static void check_build_info(void)
+{
+    int keys = 0;
+    for (int i = 0; dcuda_build_info_key(i); i++, keys++) {
+        const char *k = dcuda_build_info_key(i), *v = dcuda_build_info(k);
+        expect("a key has a value", v != NULL && v[0] != '\0');
+        for (int j = 0; j < i; j++)
+            expect("keys are unique", strcmp(dcuda_build_info_key(j), k) != 0);
+    }
+    expect("at least the documented 13 keys", keys >= 13);
+    expect("key -1 is NULL", dcuda_build_info_key(-1) == NULL);
+    expect("an unknown key is NULL", dcuda_build_info("no such key") == NULL);
+    expect("a NULL key is NULL", dcuda_build_info(NULL) == NULL);
+    expect_str("build_info version", dcuda_build_info("version"), DCUDA_VERSION_STRING);
+    const char *commit = dcuda_build_info("commit");
+    expect("commit is 40 hex digits or unknown",
+           strcmp(commit, "unknown") == 0 ||
+               (strlen(commit) == 40 && strspn(commit, "0123456789abcdef") == 40));
+    char want[256];
+    snprintf(want, sizeof want, "%s (%s)", DCUDA_VERSION_STRING, dcuda_build_info("describe"));
+    expect_str("dcuda_version_string", dcuda_version_string(), want);
+    const char *backends = dcuda_build_info("backends");
+    expect("backends name cpu", strncmp(backends, "cpu", 3) == 0);
+}
+
+/* Every setting described, names unique, the first call past the end 0. */
+static void check_settings(void)
+{
+    int n = 0;
+    const char *name, *type, *def, *meaning;
+    for (; dcuda_setting_describe(n, &name, &type, &def, &meaning); n++) {
+        expect("a setting has a name, type, default and meaning",
+               name && name[0] && type && def && meaning && meaning[0]);
+        expect("a setting's name has no DCUDA_ prefix", strncmp(name, "DCUDA_", 6) != 0);
+        const char *other;
+        for (int j = 0; j < n; j++)
+            if (dcuda_setting_describe(j, &other, NULL, NULL, NULL))
+                expect("setting names are unique", strcmp(other, name) != 0);
+    }
+    expect("settings exist", n > 10);
+    expect("setting -1 does not", dcuda_setting_describe(-1, &name, NULL, NULL, NULL) == 0);
+}
+
 int main(void)
 {
     int major = -1, minor = -1, patch = -1;
@@ -45,6 +100,8 @@ int main(void)
     snprintf(parts, sizeof parts, "%d.%d.%d", major, minor, patch);
     expect_str("DCUDA_VERSION_STRING", DCUDA_VERSION_STRING, parts);
     expect_str("CMake project version", DCUDA_TEST_PROJECT_VERSION, DCUDA_VERSION_STRING);
+    check_build_info();
+    check_settings();
     if (failures)
         return 1;
     printf("PASSED version %s (%d)\n", DCUDA_VERSION_STRING, number);

@@ -255,6 +255,13 @@ DCUDA_API int dcuda_host_backend_available(const char *backend, char *why, size_
 /* Every setting with its value, default and meaning. */
 DCUDA_API void dcuda_settings_print(FILE *out);
 
+/* Setting number `index` (0, 1, ...): its name without the DCUDA_ prefix
+ * ("RANKS"), type ("int", "uint", "0 or 1", "double" or "string"), default
+ * and meaning, static strings stored where the pointers are not NULL.
+ * Returns 1, or 0 past the last setting (nothing stored). */
+DCUDA_API int dcuda_setting_describe(int index, const char **name, const char **type,
+                                     const char **default_value, const char **meaning);
+
 /* The exit status main should return: `return dcuda_host_exit_status(status);`.
  * In the first process of a group that dcuda_host_init forked, it waits for
  * the other processes to end and returns `status` if that is nonzero, else

@@ -34,6 +34,35 @@ extern "C" {
  * DCUDA_VERSION when a shared library was replaced): stores its parts where
  * the pointers are not NULL and returns it as DCUDA_VERSION would. */
 DCUDA_API int dcuda_version(int *major, int *minor, int *patch);
+
+/* The same with what it was built from: "0.1.0 (DESCRIBE)", DESCRIBE being
+ * dcuda_build_info("describe"). A static string. */
+DCUDA_API const char *dcuda_version_string(void);
+
+/* What the library linked in was built from and with: the value of `key`,
+ * a static string, or NULL for a key it does not know. The keys:
+ *   version             "0.1.0", as dcuda_version
+ *   commit              the git commit of the sources ("unknown" outside a
+ *                       git checkout)
+ *   describe            `git describe --tags --always --dirty` of them (a
+ *                       tag, commits since and the short hash; "-dirty":
+ *                       files differed from the commit), or what the
+ *                       packager named with DCUDA_GIT_DESCRIBE, or "unknown"
+ *   build_type          CMAKE_BUILD_TYPE ("none" when empty)
+ *   compiler            the C compiler and its version
+ *   backends            "cpu" or "cpu cuda"
+ *   managers            the network managers: "mpi", "ucx", "mpi ucx", "none"
+ *   cuda                the CUDA toolkit's version, or "none"
+ *   cuda_architectures  what dcuda's own programs' rank code was built for
+ *                       (CMAKE_CUDA_ARCHITECTURES), or "none"
+ *   mpi                 the MPI implementation and standard of mpi.h, or "none"
+ *   ucx                 UCX's version (pkg-config), or "none"
+ *   sanitizer           "none", "address" or "thread"
+ *   proxy_trace         "on" in a DCUDA_PROXY_TRACE build, else "off"
+ * dcuda_build_info_key(i) names them in this order for i = 0, 1, ..., and
+ * NULL past the last. */
+DCUDA_API const char *dcuda_build_info(const char *key);
+DCUDA_API const char *dcuda_build_info_key(int index);
 #if defined(__cplusplus)
 }
 #endif

@@ -332,6 +332,23 @@ dcuda_status_t dcu_settings_load(int argc, char **argv, dcuda_settings_t *out)
     return st;
 }
 
+int dcuda_setting_describe(int index, const char **name, const char **type,
+                           const char **default_value, const char **meaning)
+{
+    if (index < 0 || (size_t)index >= SETTINGS_COUNT)
+        return 0;
+    const setting_desc_t *d = &settings_table[index];
+    if (name)
+        *name = d->name;
+    if (type)
+        *type = type_name(d->type);
+    if (default_value)
+        *default_value = d->def;
+    if (meaning)
+        *meaning = d->desc;
+    return 1;
+}
+
 void dcuda_settings_print(FILE *out)
 {
     fprintf(out, "%-24s %-7s %-8s %-10s %s\n", "variable", "type", "default", "value", "meaning");

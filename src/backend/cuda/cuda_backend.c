@@ -54,13 +54,39 @@ static dcuda_status_t cuda_fail(cudaError_t err, const char *what)
             return cuda_fail(err_, what);                                                          \
     } while (0)
 
+/* Why cudaGetDeviceCount failed, in the user's terms: no driver at all (a
+ * host without NVIDIA's driver, where the runtime says the driver is
+ * "insufficient"), a driver older than this build's runtime, or a driver
+ * that sees no GPU. */
+static void explain_no_device(cudaError_t err, char *why, size_t why_size)
+{
+    int driver = 0, runtime = CUDART_VERSION;
+    if (cudaDriverGetVersion(&driver) != cudaSuccess)
+        driver = 0;
+    if (driver == 0)
+        snprintf(why, why_size,
+                 "no NVIDIA driver on this host (libcuda not found): GPU ranks need one; CPU "
+                 "ranks run here (DCUDA_BACKEND=cpu)");
+    else if (err == cudaErrorInsufficientDriver || driver < runtime)
+        snprintf(why, why_size,
+                 "the NVIDIA driver supports CUDA %d.%d, this build's CUDA runtime needs %d.%d: "
+                 "update the driver",
+                 driver / 1000, driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10);
+    else if (err == cudaErrorNoDevice)
+        snprintf(why, why_size, "the NVIDIA driver (CUDA %d.%d) sees no GPU", driver / 1000,
+                 driver % 1000 / 10);
+    else
+        snprintf(why, why_size, "no usable CUDA device (%s: %s)", cudaGetErrorName(err),
+                 cudaGetErrorString(err));
+}
+
 /* GPUs visible here, or 0 and the reason. */
 static int count_in_process(char *why, size_t why_size)
 {
     int n = 0;
     cudaError_t err = cudaGetDeviceCount(&n);
     if (err != cudaSuccess)
-        snprintf(why, why_size, "no usable CUDA device (%s)", cudaGetErrorString(err));
+        explain_no_device(err, why, why_size);
     else if (n == 0)
         snprintf(why, why_size, "no CUDA device present");
     return err == cudaSuccess ? n : 0;
