@@ -1,17 +1,20 @@
 /*
  * dcuda_bench: latency and bandwidth of notified RMA between ranks of one
  * device (GPU blocks, or CPU threads without a GPU) and between processes
- * (one device each). Prints one table; --csv=FILE also writes the rows as
- * CSV; --quick makes every case shorter; --peer runs the peer rows alone;
- * --loop runs them in one process, between the halves of its ranks (with
- * DCUDA_NET_LOOPBACK=1 they then take the whole network path: proxies and
- * manager, on one GPU);
+ * (one device each). Prints one table (options: --help, or usage() below):
+ * --csv FILE (or --csv=FILE) also writes the rows as CSV; --quick makes
+ * every case shorter; --peer runs the peer rows alone; --loop runs them in
+ * one process, between the halves of its ranks (with DCUDA_NET_LOOPBACK=1
+ * they then take the whole network path: proxies and manager, on one GPU);
  * --latency leaves out the bandwidth rows. As OSU's benchmarks: -m MIN:MAX
  * (or -m MAX) the sizes of the latency sweeps (powers of 2; default 4:65536),
  * -i N the timed rounds of a latency case (default 100000, --quick 2000;
- * fewer for big messages), -x N the untimed warm-up rounds (default i / 10);
- * -t N the threads of a rank (default 128; every rank call is collective
- * over them).
+ * fewer for big messages), -x N the untimed warm-up rounds (default i / 10),
+ * -f each row's statistics over its runs (min, avg, max, p50, p99 beside the
+ * value, which is the average), -r N the runs of each case (default 1, 10
+ * with -f); -t N the threads of a rank (default 128; every rank call is
+ * collective over them). --dcuda-<name>=<value> arguments go to dcuda; any
+ * other option is refused (exit status 2).
  *
  *   latency    ping-pong between device ranks 0 and 1 (one-way = round trip / 2):
  *              4 B notified put and notification with 2 ranks and with every
@@ -61,15 +64,55 @@ static int idling; /* not process 0 of several: same-device cases run idle */
 static int process;
 static int family; /* enum bench_family of the open host's kernel */
 
-static void row(const char *kind, const char *what, int ranks, size_t size, const char *unit,
-                double value)
+#define BENCH_MAX_RUNS 1000
+static int runs_per_case = 1; /* -r */
+static int full_stats;        /* -f */
+
+/* The device timer spans of one case's runs, in ms. */
+typedef struct runs {
+    double ms[BENCH_MAX_RUNS];
+    int n;
+} runs_t;
+
+static int compare_doubles(const void *a, const void *b)
 {
-    if (quiet)
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The p-th percentile of n sorted values (nearest rank). */
+static double percentile(const double *sorted, int n, double p)
+{
+    int k = (int)(p / 100.0 * n + 0.999999);
+    return sorted[k < 1 ? 0 : k > n ? n - 1 : k - 1];
+}
+
+/* One row: each run's value is k * ms, or k / ms when `per` (a rate);
+ * the row's value is their average, and with -f the minimum, maximum,
+ * median and 99th percentile follow. */
+static void report(const char *kind, const char *what, int ranks, size_t size, const char *unit,
+                   const runs_t *r, double k, int per)
+{
+    double v[BENCH_MAX_RUNS], sum = 0;
+    if (quiet || r->n < 1)
         return;
-    printf("%-10s %-28s %6d %9zu %10s %10.3f\n", kind, what, ranks, size, unit, value);
+    for (int i = 0; i < r->n; i++)
+        sum += v[i] = per ? k / r->ms[i] : k * r->ms[i];
+    qsort(v, (size_t)r->n, sizeof v[0], compare_doubles);
+    double avg = sum / r->n;
+    printf("%-10s %-28s %6d %9zu %10s %10.3f", kind, what, ranks, size, unit, avg);
+    if (full_stats)
+        printf(" %10.3f %10.3f %10.3f %10.3f %5d", v[0], v[r->n - 1], percentile(v, r->n, 50),
+               percentile(v, r->n, 99), r->n);
+    printf("\n");
     fflush(stdout);
-    if (csv)
-        fprintf(csv, "%s,%s,%d,%zu,%s,%.6f\n", kind, what, ranks, size, unit, value);
+    if (csv) {
+        fprintf(csv, "%s,%s,%d,%zu,%s,%.6f", kind, what, ranks, size, unit, avg);
+        if (full_stats)
+            fprintf(csv, ",%.6f,%.6f,%.6f,%.6f,%d", v[0], v[r->n - 1], percentile(v, r->n, 50),
+                    percentile(v, r->n, 99), r->n);
+        fprintf(csv, "\n");
+    }
 }
 
 /* Runs one configuration; returns this device's timer span in ms, or -1. */
@@ -93,6 +136,21 @@ static double run_case(dcuda_host_h h, const bench_args_t *args)
         return -1;
     }
     return t[0];
+}
+
+/* Runs one configuration -r times; 1 if every run gave a span. Every
+ * process runs the same number of times (SPMD). */
+static int run_cases(dcuda_host_h h, const bench_args_t *args, runs_t *r)
+{
+    int good = 1;
+    r->n = 0;
+    for (int i = 0; i < runs_per_case; i++) {
+        double ms = run_case(h, args);
+        good &= ms > 0;
+        if (ms > 0)
+            r->ms[r->n++] = ms;
+    }
+    return good && r->n > 0;
 }
 
 /* The kernel of a family of cases (bench_kernel.c). */
@@ -166,9 +224,9 @@ static void latency_sweep(dcuda_host_h h, const sweep_t *w)
         a.size = size;
         a.iters = rounds_for(w, size);
         a.warmup = w->warmup < a.iters ? w->warmup : a.iters;
-        double ms = run_case(h, &a);
-        if (ms > 0)
-            row("latency", "notified_put", 2, size, "one_way_us", ms * 1e3 / a.iters / 2);
+        runs_t r;
+        if (run_cases(h, &a, &r))
+            report("latency", "notified_put", 2, size, "one_way_us", &r, 1e3 / a.iters / 2, 0);
     }
     dcuda_host_free(h, a.src);
     dcuda_host_free(h, a.dst);
@@ -193,10 +251,10 @@ static void runtime_calls(dcuda_host_h h, int ranks, int iters)
         a.mode = calls[c].mode;
         a.iters = calls[c].mode == BENCH_WIN_CREATE ? iters / 10 + 1 : iters;
         a.size = 8;
-        double ms = run_case(h, &a);
-        if (ms > 0)
-            row("runtime", calls[c].what, ranks, a.size * (calls[c].mode == BENCH_PUT_FLUSH),
-                "us_per_call", ms * 1e3 / a.iters);
+        runs_t r;
+        if (run_cases(h, &a, &r))
+            report("runtime", calls[c].what, ranks, a.size * (calls[c].mode == BENCH_PUT_FLUSH),
+                   "us_per_call", &r, 1e3 / a.iters, 0);
     }
     dcuda_host_free(h, a.src);
     dcuda_host_free(h, a.dst);
@@ -208,9 +266,9 @@ static void world_barrier(dcuda_host_h h, int ranks, int iters)
     bench_args_t a = { 0 };
     a.mode = BENCH_BARRIER_WORLD;
     a.iters = iters;
-    double ms = run_case(h, &a);
-    if (ms > 0)
-        row("runtime", "world_barrier", ranks, 0, "us_per_call", ms * 1e3 / iters);
+    runs_t r;
+    if (run_cases(h, &a, &r))
+        report("runtime", "world_barrier", ranks, 0, "us_per_call", &r, 1e3 / iters, 0);
 }
 
 static void latency(dcuda_host_h h, int ranks, const sweep_t *w, const char *label)
@@ -225,13 +283,13 @@ static void latency(dcuda_host_h h, int ranks, const sweep_t *w, const char *lab
     a.size = 0; /* 4 bytes, the size a constant in the rank code */
     for (int mode = BENCH_PINGPONG_PUT; mode <= BENCH_PINGPONG_NOTIFY; mode++) {
         a.mode = mode;
-        double ms = run_case(h, &a);
+        runs_t r;
         char what[64];
         snprintf(what, sizeof what, "%s%s",
                  mode == BENCH_PINGPONG_PUT ? "notified_put_4B" : "notify", label);
-        if (ms > 0)
-            row("latency", what, ranks, mode == BENCH_PINGPONG_PUT ? 4 : 0, "one_way_us",
-                ms * 1e3 / iters / 2);
+        if (run_cases(h, &a, &r))
+            report("latency", what, ranks, mode == BENCH_PINGPONG_PUT ? 4 : 0, "one_way_us", &r,
+                   1e3 / iters / 2, 0);
     }
     dcuda_host_free(h, a.src);
     dcuda_host_free(h, a.dst);
@@ -244,9 +302,9 @@ static void host_round_trip(dcuda_host_h h, int iters)
         return;
     a.mode = BENCH_HOST_PING;
     a.iters = iters;
-    double ms = run_case(h, &a);
-    if (ms > 0)
-        row("host", "command_queue_ping", 1, 0, "round_trip_us", ms * 1e3 / iters);
+    runs_t r;
+    if (run_cases(h, &a, &r))
+        report("host", "command_queue_ping", 1, 0, "round_trip_us", &r, 1e3 / iters, 0);
     dcuda_host_free(h, a.src);
     dcuda_host_free(h, a.dst);
 }
@@ -266,13 +324,14 @@ static void bandwidth(dcuda_host_h h, int ranks, int all, double total_bytes)
         double it = total_bytes / (senders * (double)size);
         a.iters = it < 20 ? 20 : it > 20000 ? 20000 : (int)it;
         a.size = size;
-        double ms = run_case(h, &a);
-        if (ms > 0)
-            row("bandwidth", all ? "put_all_ranks" : "put_one_rank", all ? ranks : 1, size, "GBps",
-                senders * (double)size * a.iters / (ms * 1e6));
-        if (ms > 0 && size == 8)
-            row("rate", all ? "put_all_ranks" : "put_one_rank", all ? ranks : 1, size, "Mmsg_per_s",
-                senders * a.iters / (ms * 1e3));
+        runs_t r;
+        if (!run_cases(h, &a, &r))
+            continue;
+        report("bandwidth", all ? "put_all_ranks" : "put_one_rank", all ? ranks : 1, size, "GBps",
+               &r, senders * (double)size * a.iters / 1e6, 1);
+        if (size == 8)
+            report("rate", all ? "put_all_ranks" : "put_one_rank", all ? ranks : 1, size,
+                   "Mmsg_per_s", &r, senders * a.iters / 1e3, 1);
     }
     dcuda_host_free(h, a.src);
     dcuda_host_free(h, a.dst);
@@ -364,10 +423,10 @@ static void peer_latency(dcuda_host_h h, const peer_setup_t *p, int ranks, const
         a.size = notify ? 0 : size;
         a.iters = rounds_for(w, a.size);
         a.warmup = w->warmup < a.iters ? w->warmup : a.iters;
-        double ms = run_case(h, &a);
-        if (ms > 0)
-            row("latency", notify ? notify_name : put_name, ranks, a.size, "one_way_us",
-                ms * 1e3 / a.iters / 2);
+        runs_t r;
+        if (run_cases(h, &a, &r))
+            report("latency", notify ? notify_name : put_name, ranks, a.size, "one_way_us", &r,
+                   1e3 / a.iters / 2, 0);
         if (notify)
             break;
     }
@@ -411,10 +470,10 @@ static void peer_bandwidth(dcuda_host_h h, const peer_setup_t *p)
             a.senders = run ? k : 0; /* 0: nobody active, the run only keeps step */
             a.size = size;
             a.iters = run ? peer_iters(p, k, size) : 0;
-            double ms = run_case(h, &a);
-            if (run && ms > 0)
-                row("bandwidth", what, k, size, "GBps",
-                    (double)k * (double)size * a.iters / (ms * 1e6));
+            runs_t r;
+            if (run_cases(h, &a, &r) && run)
+                report("bandwidth", what, k, size, "GBps", &r,
+                       (double)k * (double)size * a.iters / 1e6, 1);
         }
     }
     dcuda_host_free(h, a.src);
@@ -513,11 +572,16 @@ static void print_head(const bench_opts_t *o, const dcuda_rank_info_t *info)
             printf(", %d processes (same-device rows: process 0's device)", info->process_count);
         printf("; %d rounds (%d warm-up) a latency case, sizes %zu..%zu\n", o->w.iters, o->w.warmup,
                o->w.min, o->w.max);
-        printf("%-10s %-28s %6s %9s %10s %10s\n", "kind", "what", "ranks", "bytes", "unit",
-               "value");
+        if (runs_per_case > 1)
+            printf("# each case run %d times; value: the average of the runs\n", runs_per_case);
+        printf("%-10s %-28s %6s %9s %10s %10s", "kind", "what", "ranks", "bytes", "unit", "value");
+        if (full_stats)
+            printf(" %10s %10s %10s %10s %5s", "min", "max", "p50", "p99", "runs");
+        printf("\n");
     }
     if (csv)
-        fprintf(csv, "kind,what,ranks,bytes,unit,value\n");
+        fprintf(csv, "kind,what,ranks,bytes,unit,value%s\n",
+                full_stats ? ",min,max,p50,p99,runs" : "");
 }
 
 /* Opens a host of family f's kernel; 0, or -1. The first one starts the
@@ -538,38 +602,111 @@ static int open_family(const bench_opts_t *o, const char *ranks, int f, dcuda_ho
     return 0;
 }
 
-int main(int argc, char **argv)
+static void usage(FILE *out)
 {
-    int quick = 0, peer_only = 0, loop = 0, with_bandwidth = 1, warmup_set = 0, threads = 128;
-    const char *csv_path = NULL;
-    sweep_t w = { 4, 65536, 0, 0 };
+    fprintf(out,
+            "usage: dcuda_bench [options] [--dcuda-<name>=<value> ...]\n"
+            "  --quick          shorter cases (2000 rounds a latency case, less data)\n"
+            "  --latency        leave out the bandwidth rows\n"
+            "  --peer           the rows between processes 0 and 1 alone\n"
+            "  --loop           the peer rows in one process, between the halves of its ranks\n"
+            "  -m MIN:MAX       latency sweep sizes, powers of 2 (or -m MAX; default 4:65536)\n"
+            "  -i N             timed rounds of a latency case (default 100000, --quick 2000)\n"
+            "  -x N             untimed warm-up rounds (default i / 10)\n"
+            "  -r N             runs of each case (default 1; 10 with -f)\n"
+            "  -f               each row's min, max, p50 and p99 over its runs beside the average\n"
+            "  -t N             threads a rank (default 128)\n"
+            "  --csv FILE       also write the rows as CSV (or --csv=FILE)\n"
+            "  -h, --help       this text\n"
+            "Settings of dcuda (DCUDA_RANKS, DCUDA_NET_LOOPBACK, ...): dcuda_info lists them.\n");
+}
+
+/* What the command line asks for. */
+typedef struct cmdline {
+    int quick, peer_only, loop, with_bandwidth, warmup_set, threads, runs, full;
+    const char *csv_path;
+    sweep_t w;
+} cmdline_t;
+
+/* A count of -r: 1 .. BENCH_MAX_RUNS; 0, or -1 after a message. */
+static int runs_option(const char *value, int *runs)
+{
+    char *end;
+    long v = value ? strtol(value, &end, 10) : 0;
+    if (!value || *end || v < 1 || v > BENCH_MAX_RUNS) {
+        fprintf(stderr, "bench: -r %s: runs of a case from 1 to %d\n", value ? value : "",
+                BENCH_MAX_RUNS);
+        return -1;
+    }
+    *runs = (int)v;
+    return 0;
+}
+
+/* Reads the command line into *c: 0 to run, 1 after --help, 2 after a
+ * message about a bad option. */
+static int parse_options(int argc, char **argv, cmdline_t *c)
+{
+    *c = (cmdline_t){ 0, 0, 0, 1, 0, 128, 0, 0, NULL, { 4, 65536, 0, 0 } };
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--quick") == 0)
-            quick = 1;
-        else if (strcmp(argv[i], "--peer") == 0)
-            peer_only = 1;
-        else if (strcmp(argv[i], "--loop") == 0)
-            loop = 1;
-        else if (strcmp(argv[i], "--latency") == 0)
-            with_bandwidth = 0;
-        else if (strncmp(argv[i], "--csv=", 6) == 0)
-            csv_path = argv[i] + 6;
-        else if (strcmp(argv[i], "-t") == 0) {
-            if (threads_option(i + 1 < argc ? argv[i + 1] : NULL, &threads))
-                return 2;
-            i++;
-        } else if (strcmp(argv[i], "-m") == 0 || strcmp(argv[i], "-i") == 0 ||
-                   strcmp(argv[i], "-x") == 0) {
-            warmup_set |= strcmp(argv[i], "-x") == 0;
-            if (sweep_option(argv[i], i + 1 < argc ? argv[i + 1] : NULL, &w))
-                return 2;
-            i++;
+        const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
+        int bad = 0;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 1;
+        } else if (!strcmp(a, "--quick")) {
+            c->quick = 1;
+        } else if (!strcmp(a, "--peer")) {
+            c->peer_only = 1;
+        } else if (!strcmp(a, "--loop")) {
+            c->loop = 1;
+        } else if (!strcmp(a, "--latency")) {
+            c->with_bandwidth = 0;
+        } else if (!strcmp(a, "-f")) {
+            c->full = 1;
+        } else if (!strncmp(a, "--csv=", 6) && a[6]) {
+            c->csv_path = a + 6;
+        } else if (!strcmp(a, "--csv")) {
+            bad = !next || !*next;
+            if (bad)
+                fprintf(stderr, "bench: --csv needs a file name\n");
+            c->csv_path = next, i++;
+        } else if (!strcmp(a, "-t")) {
+            bad = threads_option(next, &c->threads) != 0, i++;
+        } else if (!strcmp(a, "-r")) {
+            bad = runs_option(next, &c->runs) != 0, i++;
+        } else if (!strcmp(a, "-m") || !strcmp(a, "-i") || !strcmp(a, "-x")) {
+            c->warmup_set |= !strcmp(a, "-x");
+            bad = sweep_option(a, next, &c->w) != 0, i++;
+        } else if (strncmp(a, "--dcuda-", 8) != 0) {
+            fprintf(stderr, "bench: unknown option '%s'\n", a);
+            bad = 1;
+        }
+        if (bad) {
+            fprintf(stderr, "bench: dcuda_bench --help lists the options\n");
+            return 2;
         }
     }
-    if (!w.iters)
-        w.iters = quick ? 2000 : 100000;
-    if (!warmup_set)
-        w.warmup = w.iters / 10;
+    if (!c->w.iters)
+        c->w.iters = c->quick ? 2000 : 100000;
+    if (!c->warmup_set)
+        c->w.warmup = c->w.iters / 10;
+    if (!c->runs)
+        c->runs = c->full ? 10 : 1;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    cmdline_t c;
+    int parsed = parse_options(argc, argv, &c);
+    if (parsed)
+        return parsed == 1 ? 0 : 2;
+    int quick = c.quick, peer_only = c.peer_only, loop = c.loop;
+    int with_bandwidth = c.with_bandwidth, threads = c.threads;
+    const char *csv_path = c.csv_path;
+    sweep_t w = c.w;
+    runs_per_case = c.runs;
+    full_stats = c.full;
     bench_opts_t o = { argc, argv, threads, csv_path, w };
     int iters = w.iters;
     dcuda_host_h h;
