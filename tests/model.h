@@ -7,8 +7,7 @@
  * issue one operation (a put, a notified put or a notification alone) to a
  * target drawn from three per phase (its right neighbour, itself, one
  * more), with sizes across every protocol threshold of every path (0, the
- * leader's few words, a command's inline bytes (8), an inbox entry's
- * inline bytes (12), the inbox, the
+ * leader's few words, an inbox entry's inline bytes, the inbox, the
  * proxy's read of 32 KiB, a command's 64 KiB chunk and, in the large
  * variant, the network's 1 MiB chunk) and offsets that pile up in a hot
  * zone, so that a source's puts overlap. Each rank's window part is a
@@ -116,8 +115,8 @@ TEST_FN int model_targets(uint32_t seed, int s, int t, int f, int world)
     return 0;
 }
 
-/* A size drawn across the thresholds: empty, the leader's few words, the
- * inline bytes of a command (8) and of an inbox entry (12), small, an inbox's worth, across the
+/* A size drawn across the thresholds: empty, the leader's few words and
+ * the inline bytes of an inbox entry, small, an inbox's worth, across the
  * proxy's 32 KiB read, then up to the region (64 KiB commands; 1 MiB
  * network chunks when the region allows). */
 TEST_FN uint64_t model_size(uint32_t h, uint32_t v, uint64_t region)

@@ -70,19 +70,6 @@ static int put_ok(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *lim, uint32_t 
     return 1;
 }
 
-/* A PUT_INLINE: at most DCUDA_CMD_INLINE_MAX bytes, into a window slot. */
-static int put_inline_ok(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *lim, char *why,
-                         size_t why_size)
-{
-    if (cmd->args[3] > DCUDA_CMD_INLINE_MAX || cmd->args[1] >= DCUDA_MAX_WINDOWS) {
-        snprintf(why, why_size, "rank %d sent an inline put of %llu bytes to window %llu",
-                 lim->world_first + cmd->rank, (unsigned long long)cmd->args[3],
-                 (unsigned long long)cmd->args[1]);
-        return 0;
-    }
-    return 1;
-}
-
 /* A PUT_READ: some bytes, into a window slot, and a tag for its answer. */
 static int put_read_ok(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *lim, char *why,
                        size_t why_size)
@@ -136,8 +123,6 @@ static dcu_cmd_verdict_t check_net_op(const dcuda_cmd_t *cmd, const dcu_cmd_limi
         return DCU_CMD_REFUSED;
     if (cmd->op == DCUDA_CMD_PUT)
         ok = put_ok(cmd, lim, info->entries, why, why_size) && put_span_ok(cmd, lim, why, why_size);
-    else if (cmd->op == DCUDA_CMD_PUT_INLINE)
-        ok = put_inline_ok(cmd, lim, why, why_size) && put_span_ok(cmd, lim, why, why_size);
     else if (cmd->op == DCUDA_CMD_PUT_READ)
         ok = put_read_ok(cmd, lim, why, why_size) && put_span_ok(cmd, lim, why, why_size);
     else if (cmd->op == DCUDA_CMD_PART)
@@ -164,7 +149,6 @@ dcu_cmd_verdict_t dcu_cmd_check(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *
     case DCUDA_CMD_PING:
         return DCU_CMD_EXECUTE;
     case DCUDA_CMD_PUT:
-    case DCUDA_CMD_PUT_INLINE:
     case DCUDA_CMD_PUT_READ:
     case DCUDA_CMD_NOTIFY:
     case DCUDA_CMD_BARRIER:

@@ -500,7 +500,7 @@ static void gather(const dcu_proxy_t *p, uint32_t t, char *out, size_t n)
     memcpy(out + a, entries, n - a);
 }
 
-/* A checked PUT or PUT_INLINE (header ticket t) to process q. */
+/* A checked PUT (header ticket t) to process q. */
 static void send_put(dcu_proxy_t *p, const dcuda_cmd_t *cmd, uint32_t t, int q)
 {
     uint64_t size = cmd->args[3];
@@ -513,11 +513,7 @@ static void send_put(dcu_proxy_t *p, const dcuda_cmd_t *cmd, uint32_t t, int q)
     h->slot = (uint32_t)cmd->args[1];
     h->offset = cmd->args[2];
     h->count = size;
-    if (cmd->op == DCUDA_CMD_PUT_INLINE) /* the bytes are in the header */
-        for (uint64_t i = 0; i < size; i++)
-            ((unsigned char *)(h + 1))[i] = (unsigned char)(cmd->args[4] >> (8u * i));
-    else
-        gather(p, t, (char *)(h + 1), (size_t)size);
+    gather(p, t, (char *)(h + 1), (size_t)size);
     send_to(p, q, h);
     dcu_trace_mark(DCU_TRACE_SENT, size);
 }
@@ -1078,7 +1074,7 @@ static int execute(dcu_proxy_t *p, const dcuda_cmd_t *cmd, uint32_t t, dcu_cmd_v
             fail(p, "%s", why);
         return DCUDA_ERR_INVALID_ARG;
     }
-    if (cmd->op == DCUDA_CMD_PUT || cmd->op == DCUDA_CMD_PUT_INLINE)
+    if (cmd->op == DCUDA_CMD_PUT)
         dcu_trace_mark(DCU_TRACE_SEEN, cmd->args[3]);
     else if (cmd->op == DCUDA_CMD_NOTIFY)
         dcu_trace_mark(DCU_TRACE_SEEN, 0);
@@ -1094,7 +1090,6 @@ static int execute(dcu_proxy_t *p, const dcuda_cmd_t *cmd, uint32_t t, dcu_cmd_v
     case DCUDA_CMD_PART:
         return ask_part(p, cmd, info->target);
     case DCUDA_CMD_PUT:
-    case DCUDA_CMD_PUT_INLINE:
         send_put(p, cmd, t, info->target);
         break;
     case DCUDA_CMD_NOTIFY:
@@ -1112,7 +1107,7 @@ static int waits_for_credit(const dcu_proxy_t *p, const dcuda_cmd_t *cmd,
                             const dcu_cmd_info_t *info)
 {
     uint64_t bytes = sizeof(dcu_wire_header_t);
-    if (cmd->op == DCUDA_CMD_PUT || cmd->op == DCUDA_CMD_PUT_INLINE)
+    if (cmd->op == DCUDA_CMD_PUT)
         bytes += cmd->args[3];
     else if (cmd->op != DCUDA_CMD_NOTIFY)
         return 0;

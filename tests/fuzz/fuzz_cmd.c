@@ -122,8 +122,6 @@ static dcu_cmd_verdict_t ref_net_op(const dcuda_cmd_t *c, const setting_t *s, re
         return DCU_CMD_REFUSED;
     if (c->op == DCUDA_CMD_PUT) /* the payload fits the entries after the header */
         return size <= (uint64_t)(r->entries - 1u) * 64u ? DCU_CMD_EXECUTE : DCU_CMD_REFUSED;
-    if (c->op == DCUDA_CMD_PUT_INLINE) /* the bytes fit [4] */
-        return size <= DCUDA_CMD_INLINE_MAX ? DCU_CMD_EXECUTE : DCU_CMD_REFUSED;
     return size > 0 && c->tag ? DCU_CMD_EXECUTE : DCU_CMD_REFUSED; /* PUT_READ: answered */
 }
 
@@ -135,7 +133,7 @@ static ref_t ref_check(const dcuda_cmd_t *c, const setting_t *s)
         r.verdict = DCU_CMD_UNREADABLE;
     else if (c->op == DCUDA_CMD_PING)
         r.verdict = DCU_CMD_EXECUTE;
-    else if (c->op >= DCUDA_CMD_PUT && c->op <= DCUDA_CMD_PUT_INLINE)
+    else if (c->op >= DCUDA_CMD_PUT && c->op <= DCUDA_CMD_PART)
         r.verdict = ref_net_op(c, s, &r);
     else
         r.verdict = DCU_CMD_UNKNOWN;
@@ -239,10 +237,9 @@ static void plan(uint32_t n)
             break;
         if (c->ref.verdict != DCU_CMD_EXECUTE)
             continue;
-        int put = h->op == DCUDA_CMD_PUT || h->op == DCUDA_CMD_PUT_INLINE;
-        if (put || h->op == DCUDA_CMD_NOTIFY || h->op == DCUDA_CMD_PART)
+        if (h->op == DCUDA_CMD_PUT || h->op == DCUDA_CMD_NOTIFY || h->op == DCUDA_CMD_PART)
             w.sync[w.nsync++] = (expected_t){ c->ticket, c->ref.target, 0, 0, 0, 0 };
-        w.data_planned += put || h->op == DCUDA_CMD_NOTIFY;
+        w.data_planned += h->op == DCUDA_CMD_PUT || h->op == DCUDA_CMD_NOTIFY;
         if (h->op == DCUDA_CMD_BARRIER && w.s.procs > 1)
             w.sync[w.nsync++] =
                 (expected_t){ c->ticket, (w.s.me + 1) % w.s.procs, 0, 1, w.data_planned, 0 };
@@ -257,19 +254,12 @@ static void check_put(const dcu_wire_header_t *h, const uint8_t *body, const dcu
                       uint32_t t)
 {
     /* The entries after the header as the rank wrote them (the queue's own
-     * are marked free, and maybe written again, by the time a frame goes);
-     * an inline put's bytes: [4], byte i in bits 8i .. 8i + 7. */
+     * are marked free, and maybe written again, by the time a frame goes). */
     const uint8_t *entries = (const uint8_t *)&w.shadow[t + 1u];
-    uint8_t inline_bytes[8];
-    for (int i = 0; i < 8; i++)
-        inline_bytes[i] = (uint8_t)(c->args[4] >> (8 * i));
-    if (c->op == DCUDA_CMD_PUT_INLINE)
-        entries = inline_bytes;
     FUZZ_CHECK(h->count == c->args[3] && h->offset == c->args[2] && h->tag == c->args[5],
                "the PUT of ticket %u says %llu bytes at %llu, tag %u", t,
                (unsigned long long)h->count, (unsigned long long)h->offset, h->tag);
-    FUZZ_CHECK(c->op == DCUDA_CMD_PUT_INLINE || t + 1u + (h->count + 63u) / 64u <= MAX_ENTRIES,
-               "a PUT past the input");
+    FUZZ_CHECK(t + 1u + (h->count + 63u) / 64u <= MAX_ENTRIES, "a PUT past the input");
     for (uint64_t i = 0; i < h->count; i++)
         FUZZ_CHECK(body[i] == entries[i], "the PUT of ticket %u differs from its entries at byte %llu",
                    t, (unsigned long long)i);
@@ -335,7 +325,7 @@ static void check_sync(int peer, const dcu_wire_header_t *h, const uint8_t *body
     x->matched = 1;
     advance_sync();
     const dcuda_cmd_t *c = &w.shadow[x->ticket];
-    uint8_t want = c->op == DCUDA_CMD_PUT || c->op == DCUDA_CMD_PUT_INLINE ? DCU_WIRE_PUT
+    uint8_t want = c->op == DCUDA_CMD_PUT      ? DCU_WIRE_PUT
                    : c->op == DCUDA_CMD_NOTIFY ? DCU_WIRE_NOTIFY
                    : c->op == DCUDA_CMD_PART   ? DCU_WIRE_PART_ASK
                                                : DCU_WIRE_ROUND;
@@ -788,12 +778,6 @@ void fuzz_seeds(fuzz_emit_fn emit, void *arg)
     seed_cmd(&s, 1, DCUDA_CMD_PUT_READ, 2, 2, 1, 0, 300, 64, 9);
     seed_cmd(&s, 0, DCUDA_CMD_PUT_READ, 3, 4, 1, 0, 10, READABLE, 0);
     seed_cmd(&s, 1, DCUDA_CMD_PART, 4, 3, 3, 0, 0, 0, 0);
-    seed_cmd(&s, 0, DCUDA_CMD_PUT_INLINE, 0, 3, 2, 16, 5, 0x0102030405060708u, 3);
-    seed_cmd(&s, 1, DCUDA_CMD_PUT_INLINE, 0, 4, 1, 0, 0, 0, 9);
-    emit(arg, s.b, s.n);
-    /* An inline put of more bytes than its header holds: refused. */
-    seed_start(&s, 0x04, 0x01, 0x02);
-    seed_cmd(&s, 0, DCUDA_CMD_PUT_INLINE, 0, 1, 0, 0, 9, ~0ull, 0);
     emit(arg, s.b, s.n);
     /* 1 rank, a queue of 16: puts that wrap around its end. */
     seed_start(&s, 0x04, 0x01, 0x02);

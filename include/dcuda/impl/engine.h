@@ -739,36 +739,10 @@ DCU_FN_COLD dcuda_status_t dcu_net_part_fetch(dcuda_state_t *st, uint32_t win, i
     return (dcuda_status_t)st->result;
 }
 
-/* A put of at most DCUDA_CMD_INLINE_MAX bytes to a rank on the network
- * path (all threads): the leader reads the source into one PUT_INLINE
- * command and publishes it; no payload entries, so no block barrier
- * between them and no payload to order before the header. The others
- * wait until the source has been read. rank: WORLD. */
-DCU_FN_COLD dcuda_status_t dcu_put_net_inline(dcuda_state_t *st, uint32_t win, int rank,
-                                              size_t offset, size_t size, const char *src,
-                                              int notify, int tag)
-{
-    if (dcu_leader()) {
-        uint64_t bytes = 0;
-        for (size_t i = 0; i < size; i++)
-            bytes |= (uint64_t)(unsigned char)src[i] << (8u * i);
-        uint32_t t = dcu_cmd_take(st, 1u);
-        dcu_mark(st, DCU_MARK_TICKET);
-        uint64_t args[6] = { (uint64_t)rank, (uint64_t)dcu_win_slot(win),
-                             offset,         size,
-                             bytes,          notify ? (uint64_t)tag + 1u : 0u };
-        dcu_cmd_header(st, t, DCUDA_CMD_PUT_INLINE, 0u, args);
-        dcu_mark(st, DCU_MARK_PUBLISHED);
-    }
-    dcu_sync(); /* the source is read */
-    return DCUDA_OK;
-}
-
-/* A put to a rank on the network path (all threads): a small one in one
- * command, a large one the proxy reads, else (or when it cannot) commands
- * that carry the payload, chunk by chunk, the notification with the last.
- * The source has been read when it returns, as on every other path. rank:
- * WORLD. */
+/* A put to a rank on the network path (all threads): a large one the
+ * proxy reads, else (or when it cannot) commands that carry the payload,
+ * chunk by chunk, the notification with the last. The source has been
+ * read when it returns, as on every other path. rank: WORLD. */
 DCU_FN_COLD dcuda_status_t dcu_put_net(dcuda_state_t *st, uint32_t win, int rank, size_t offset,
                                        size_t size, const char *src, int notify, int tag)
 {
@@ -776,10 +750,6 @@ DCU_FN_COLD dcuda_status_t dcu_put_net(dcuda_state_t *st, uint32_t win, int rank
     size_t chunk = dcu_net_chunk(ring), done = 0;
     if (!size && !notify)
         return DCUDA_OK;
-    if (size <= DCUDA_CMD_INLINE_MAX) {
-        dcu_mark(st, DCU_MARK_PUT_NET);
-        return dcu_put_net_inline(st, win, rank, offset, size, src, notify, tag);
-    }
     if (size >= DCUDA_NET_READ_MIN) {
         if (dcu_leader())
             st->result = dcu_put_read(st, win, rank, offset, size, src, notify, tag);

@@ -24,7 +24,7 @@
 #include "base.h"
 
 #define DCUDA_LOG_RING_VERSION 1u
-#define DCUDA_CMD_RING_VERSION 4u
+#define DCUDA_CMD_RING_VERSION 3u
 
 /* Characters of text in one log entry (longer messages are truncated). */
 #define DCUDA_LOG_TEXT 224
@@ -92,8 +92,7 @@ enum dcuda_cmd_op {
     DCUDA_CMD_NOTIFY = 3,   /* a notification to a rank on the network path */
     DCUDA_CMD_BARRIER = 4,  /* the device's ranks reached a WORLD barrier (network path) */
     DCUDA_CMD_PUT_READ = 5, /* a large put the proxy reads from rank memory (network path) */
-    DCUDA_CMD_PART = 6,     /* the size of a part of a rank on the network path */
-    DCUDA_CMD_PUT_INLINE = 7 /* a small put whose bytes travel in its header (network path) */
+    DCUDA_CMD_PART = 6      /* the size of a part of a rank on the network path */
 };
 
 /* args[] of each op. PUT: [0] target WORLD rank, [1] window slot, [2] offset
@@ -107,13 +106,8 @@ enum dcuda_cmd_op {
  * then sends in PUT commands. PART: [0] a WORLD rank on the network path,
  * [1] a window slot (of WORLD) live there; it wants a reply: the size of
  * that rank's part in `value` (the proxy asks the part's owner once and
- * keeps the answer until the slot's next window). PUT_INLINE: as PUT, but
- * [3] is at most DCUDA_CMD_INLINE_MAX and [4] holds the bytes (byte i in
- * bits 8i .. 8i + 7): one entry, which its rank writes alone, with no
- * payload to order before the header. */
+ * keeps the answer until the slot's next window). */
 #define DCUDA_CMD_NO_SLOT 0xffffffffu
-/* Most bytes a PUT_INLINE carries. */
-#define DCUDA_CMD_INLINE_MAX 8u
 /* Most payload bytes one PUT command carries. */
 #define DCUDA_NET_CHUNK_MAX 65536u
 /* Puts of at least this many bytes to a rank on the network path are read
