@@ -47,6 +47,8 @@
 
 #include <cuda_runtime.h>
 
+#include "probe_ptx.cuh"
+
 #define CHECK(x)                                                                                   \
     do {                                                                                           \
         cudaError_t e_ = (x);                                                                      \
@@ -88,30 +90,6 @@ typedef struct side {
 } side_t;
 
 #define ARENA (4u << 20)
-
-static __device__ __forceinline__ unsigned ld_acquire_sys(const unsigned *p)
-{
-    unsigned v;
-    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
-static __device__ __forceinline__ unsigned ld_relaxed_sys(const unsigned *p)
-{
-    unsigned v;
-    asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
-static __device__ __forceinline__ void red_release_sys(unsigned *p, unsigned v)
-{
-    asm volatile("red.release.sys.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-
-static __device__ __forceinline__ void st_relaxed_sys(unsigned *p, unsigned v)
-{
-    asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
 
 static __device__ __forceinline__ void fence_acq_rel_sys(void)
 {

@@ -18,6 +18,8 @@
 
 #include <cuda_runtime.h>
 
+#include "probe_ptx.cuh"
+
 #define CHECK(x)                                                                                   \
     do {                                                                                           \
         cudaError_t e_ = (x);                                                                      \
@@ -29,36 +31,10 @@
 
 #define ITERS 100000
 
-static __device__ __forceinline__ unsigned ld_acquire(const unsigned *p)
-{
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
-static __device__ __forceinline__ unsigned ld_relaxed(const unsigned *p)
-{
-    unsigned v;
-    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
-static __device__ __forceinline__ void red_release(unsigned *p, unsigned v)
-{
-    asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-
 static __device__ __forceinline__ void red_fence_relaxed(unsigned *p, unsigned v)
 {
     asm volatile("fence.release.gpu;\n\tred.relaxed.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v)
                  : "memory");
-}
-
-static __device__ __forceinline__ unsigned long long global_ns(void)
-{
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
 }
 
 /* How a row acquires, releases and what it stores before the release. */
@@ -82,7 +58,7 @@ static __device__ __forceinline__ void release_to(unsigned *out, unsigned *data,
     if (m.rel == REL_FENCE)
         red_fence_relaxed(out, 1u);
     else
-        red_release(out, 1u);
+        red_release_gpu(out, 1u);
 }
 
 /* Block b polls the counter at cnt + gap * b; `lanes` threads poll (1 or
@@ -107,10 +83,10 @@ __global__ void pingpong(unsigned *cnt, int gap, int lanes, int park, probe_mode
         if (me == 0 && threadIdx.x == 0)
             release_to(out, data, src, m, i);
         if (m.acq == ACQ_LOAD) {
-            while (ld_acquire(in) < i) {
+            while (ld_acquire_gpu(in) < i) {
             }
         } else {
-            while (ld_relaxed(in) < i) {
+            while (ld_relaxed_gpu(in) < i) {
             }
             if (m.acq == ACQ_RELAXED_ACQUIRE)
                 asm volatile("fence.acquire.gpu;" ::: "memory");

@@ -43,6 +43,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "probe_ptx.cuh"
+
 #define CHECK(x)                                                                                   \
     do {                                                                                           \
         cudaError_t e_ = (x);                                                                      \
@@ -89,36 +91,10 @@ typedef struct shared {
     u64 *d_send_ns;   /* total send cost */
 } shared_t;
 
-static __device__ __forceinline__ uint32_t ld_acquire_sys(const uint32_t *p)
-{
-    uint32_t v;
-    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
-static __device__ __forceinline__ uint32_t ld_acquire_gpu(const uint32_t *p)
-{
-    uint32_t v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
-static __device__ __forceinline__ void st_release_sys(uint32_t *p, uint32_t v)
-{
-    asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-
 static __device__ __forceinline__ void st_v2_relaxed_sys(u64 *p, u64 a, u64 b)
 {
     asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(a), "l"(b)
                  : "memory");
-}
-
-static __device__ __forceinline__ u64 globaltimer(void)
-{
-    u64 t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
 }
 
 /* Is inbox entry `pos` written for this lap (every word's flag pos + 1)? */
@@ -291,10 +267,10 @@ __global__ void rank(shared_t s, int rx, int tx, uint32_t rounds)
         if (threadIdx.x < 32)
             receive(&s, rx, i);
         __syncthreads();
-        u64 t0 = globaltimer();
+        u64 t0 = global_ns();
         answer(&s, tx, i, &ticket);
         if (threadIdx.x == 0)
-            spent += globaltimer() - t0;
+            spent += global_ns() - t0;
     }
     if (threadIdx.x == 0)
         *s.d_send_ns = spent;

@@ -1,0 +1,44 @@
+/*
+ * The memory operations the probes time, each one PTX instruction with
+ * its order and scope spelled out (ld/st/red: relaxed, acquire, release;
+ * gpu: the device, sys: the host too), and the GPU's nanosecond timer.
+ * Shared by the probe_*.cu programs; the library's own are in
+ * include/dcuda/impl/cuda/prims.cuh.
+ */
+#ifndef DCUDA_BENCH_PROBE_PTX_CUH
+#define DCUDA_BENCH_PROBE_PTX_CUH
+
+#define PROBE_LD(name, sem, scope)                                                                 \
+    static __device__ __forceinline__ unsigned name(const unsigned *p)                             \
+    {                                                                                              \
+        unsigned v;                                                                                \
+        asm volatile("ld." #sem "." #scope ".global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory"); \
+        return v;                                                                                  \
+    }
+#define PROBE_ST(name, op, sem, scope)                                                             \
+    static __device__ __forceinline__ void name(unsigned *p, unsigned v)                           \
+    {                                                                                              \
+        asm volatile(#op "." #sem "." #scope ".global" op##_SUFFIX " [%0], %1;" ::"l"(p), "r"(v)   \
+                     : "memory");                                                                  \
+    }
+#define st_SUFFIX ".u32"
+#define red_SUFFIX ".add.u32"
+
+PROBE_LD(ld_acquire_sys, acquire, sys)
+PROBE_LD(ld_acquire_gpu, acquire, gpu)
+PROBE_LD(ld_relaxed_sys, relaxed, sys)
+PROBE_LD(ld_relaxed_gpu, relaxed, gpu)
+PROBE_ST(st_release_sys, st, release, sys)
+PROBE_ST(st_relaxed_sys, st, relaxed, sys)
+PROBE_ST(red_release_sys, red, release, sys)
+PROBE_ST(red_release_gpu, red, release, gpu)
+
+/* The GPU's global timer, in ns. */
+static __device__ __forceinline__ unsigned long long global_ns(void)
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+#endif /* DCUDA_BENCH_PROBE_PTX_CUH */
