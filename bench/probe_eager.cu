@@ -114,11 +114,7 @@ static __device__ __forceinline__ void msg_send(u64 *e, unsigned flag, unsigned 
 static __device__ __forceinline__ int msg_ready(const u64 *e, unsigned flag, unsigned *data)
 {
     u64 x[8];
-    for (int i = 0; i < 8; i += 2)
-        asm volatile("ld.relaxed.sys.global.v2.u64 {%0, %1}, [%2];"
-                     : "=l"(x[i]), "=l"(x[i + 1])
-                     : "l"(e + i)
-                     : "memory");
+    read_entry_sys(e, x);
     int ok = 1;
     for (int i = 0; i < 8; i++)
         ok &= (unsigned)(x[i] >> 32) == flag;

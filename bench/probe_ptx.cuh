@@ -33,6 +33,18 @@ PROBE_ST(st_relaxed_sys, st, relaxed, sys)
 PROBE_ST(red_release_sys, red, release, sys)
 PROBE_ST(red_release_gpu, red, release, gpu)
 
+/* The eight 8-byte words of a 64-byte entry, as four relaxed 16-byte
+ * loads of system scope in flight at once. */
+static __device__ __forceinline__ void read_entry_sys(const unsigned long long *e,
+                                                      unsigned long long x[8])
+{
+    for (int i = 0; i < 8; i += 2)
+        asm volatile("ld.relaxed.sys.global.v2.u64 {%0, %1}, [%2];"
+                     : "=l"(x[i]), "=l"(x[i + 1])
+                     : "l"(e + i)
+                     : "memory");
+}
+
 /* The GPU's global timer, in ns. */
 static __device__ __forceinline__ unsigned long long global_ns(void)
 {

@@ -101,11 +101,7 @@ static __device__ __forceinline__ void st_v2_relaxed_sys(u64 *p, u64 a, u64 b)
 static __device__ int inbox_ready(const u64 *e, uint32_t pos)
 {
     u64 x[8];
-    for (int i = 0; i < 8; i += 2)
-        asm volatile("ld.relaxed.sys.global.v2.u64 {%0, %1}, [%2];"
-                     : "=l"(x[i]), "=l"(x[i + 1])
-                     : "l"(e + i)
-                     : "memory");
+    read_entry_sys(e, x);
     int ok = 1;
     for (int i = 0; i < 8; i++)
         ok &= (uint32_t)(x[i] >> 32) == pos + 1u;
