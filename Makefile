@@ -7,7 +7,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 CTEST_FLAGS ?= --output-on-failure
 
-.PHONY: all build demo test check test-asan test-tsan fuzz test-fuzz bench clean
+.PHONY: all build demo test check test-asan test-tsan fuzz test-fuzz bench plots clean
 
 all: build
 
@@ -88,6 +88,13 @@ test: check test-asan test-tsan test-fuzz
 
 bench: build
 	./build/bench/dcuda_bench
+
+# The case studies at their smallest sizes and their figures, under
+# build/plots (python3 with matplotlib: tools/requirements.txt).
+plots: build
+	mkdir -p build/plots
+	python3 tools/case_studies.py --build build --small --rounds 1 --csv build/plots/cases.csv
+	python3 tools/plot_results.py --cases build/plots/cases.csv --out build/plots
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz

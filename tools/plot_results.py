@@ -14,8 +14,9 @@ usage: plot_results.py [--bench bench.csv] [--floors floors.txt]
                        [--nvshmem nvshmem.txt] [--cases case-studies.csv ...]
                        [--out DIR] [--title TEXT]
 
-Every input is optional; a figure whose data is missing is not drawn, and
-the script says which it wrote.
+Every input is optional; a figure whose data is missing is not drawn (a
+case without a checked result included), and the script says which it
+wrote and how many points each draws.
 """
 import argparse
 import collections
@@ -58,12 +59,14 @@ def plot_latency(plt, rows, floors, nvshmem, out, title):
         if x:
             ax.plot(x, y, marker="o", label=label)
             drawn = True
-    for name, label in (("local_device notified_put_4B_fence", "floor: same device, 4 B + fence"),
-                        ("peer_device notified_put_4B_fence", "floor: peer, 4 B + fence")):
+    # The floors and NVSHMEM are measured at 4 B: a line across the sizes,
+    # which says so, rather than a mark at one size.
+    for name, label in (("local_device notified_put_4B_fence", "floor: same device (4 B + fence)"),
+                        ("peer_device notified_put_4B_fence", "floor: peer (4 B + fence)")):
         if name in floors:
-            ax.scatter([4], [floors[name]], marker="_", s=300, label=label)
+            ax.axhline(floors[name], linestyle=":", color="gray", label=label)
     for name, value in sorted(nvshmem.items()):
-        ax.scatter([4], [value], marker="x", s=60, label=f"NVSHMEM: {name}")
+        ax.axhline(value, linestyle="--", linewidth=1, label=f"NVSHMEM {name} (4 B)")
     return finish_sizes(plt, fig, ax, drawn, "one-way latency (us; round trip / 2)",
                         f"Notified put latency{title}", out, "latency.png")
 
@@ -94,13 +97,23 @@ def finish_sizes(plt, fig, ax, drawn, ylabel, title, out, name):
     return save(plt, fig, out, name)
 
 
+SIZE_ORDER = ("thesis", "scaled", "small")
+
+
 def plot_cases(plt, rows, out, title):
-    """One figure a case: median time a step against GPUs, per variant and
-    size (network path forced: its own line)."""
+    """One figure a case with checked results: median time a step against
+    GPUs, per variant, one panel per size the rows hold (thesis, scaled,
+    small; the network path forced: its own line)."""
     written = []
     for case in sorted({r["case"] for r in rows}):
-        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-        for ax, size in zip(axes, ("thesis", "scaled")):
+        sizes = sorted({r["size"] for r in rows if r["case"] == case and r["check"] == "MATCH"
+                        and r["us"]},
+                       key=lambda z: (SIZE_ORDER.index(z) if z in SIZE_ORDER else 9, z))
+        if not sizes:
+            print(f"{case}: no checked result to plot", file=sys.stderr)
+            continue
+        fig, axes = plt.subplots(1, len(sizes), figsize=(5 * len(sizes), 4), squeeze=False)
+        for ax, size in zip(axes[0], sizes):
             groups = collections.defaultdict(lambda: collections.defaultdict(list))
             comm = collections.defaultdict(lambda: collections.defaultdict(list))
             for r in rows:
@@ -134,12 +147,22 @@ def plot_cases(plt, rows, out, title):
     return written
 
 
+def points(fig):
+    """Data points the figure's axes draw (lines and marks)."""
+    n = 0
+    for ax in fig.axes:
+        n += sum(len(line.get_xdata()) for line in ax.get_lines() if line.get_label()[:1] != "_")
+        n += sum(len(c.get_offsets()) for c in ax.collections)
+    return n
+
+
 def save(plt, fig, out, name):
     path = os.path.join(out, name)
+    n = points(fig)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
-    return path
+    return f"{path} ({n} points)"
 
 
 def main():
