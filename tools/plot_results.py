@@ -61,12 +61,15 @@ def plot_latency(plt, rows, floors, nvshmem, out, title):
             drawn = True
     # The floors and NVSHMEM are measured at 4 B: a line across the sizes,
     # which says so, rather than a mark at one size.
-    for name, label in (("local_device notified_put_4B_fence", "floor: same device (4 B + fence)"),
-                        ("peer_device notified_put_4B_fence", "floor: peer (4 B + fence)")):
+    # Each floor in its series' colour (C0 same device, C1 peer).
+    for name, label, colour in (
+            ("local_device notified_put_4B_fence", "floor: same device (4 B + fence)", "C0"),
+            ("peer_device notified_put_4B_fence", "floor: peer (4 B + fence)", "C1")):
         if name in floors:
-            ax.axhline(floors[name], linestyle=":", color="gray", label=label)
-    for name, value in sorted(nvshmem.items()):
-        ax.axhline(value, linestyle="--", linewidth=1, label=f"NVSHMEM {name} (4 B)")
+            ax.axhline(floors[name], linestyle=":", color=colour, label=label)
+    for k, (name, value) in enumerate(sorted(nvshmem.items())):
+        ax.axhline(value, linestyle="--", linewidth=1, color=f"C{k + 2}",
+                   label=f"NVSHMEM {name} (4 B)")
     return finish_sizes(plt, fig, ax, drawn, "one-way latency (us; round trip / 2)",
                         f"Notified put latency{title}", out, "latency.png")
 
