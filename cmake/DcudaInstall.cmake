@@ -42,17 +42,20 @@ foreach(part IN LISTS dcuda_libdir_parts)
 endforeach()
 set(dcuda_pc_libs "")
 set(dcuda_pc_private ${CMAKE_THREAD_LIBS_INIT})
-set(dcuda_pc_requires_private "")
 if(DCUDA_HAVE_CUDA)
   set(dcuda_pc_libs "-L${CUDAToolkit_LIBRARY_DIR} -lcudart")
 endif()
 if(DCUDA_HAVE_MPI)
   list(APPEND dcuda_pc_private ${MPI_C_LINK_FLAGS} ${MPI_C_LIBRARIES})
 endif()
-string(JOIN " " dcuda_pc_libs_private ${dcuda_pc_private})
+# UCX as flags for static linking, not as a required package: a user of
+# the shared library needs no ucx.pc (nor MPI's or UCX's development
+# packages) for pkg-config --cflags --libs dcuda.
 if(DCUDA_HAVE_UCX)
-  set(dcuda_pc_requires_private "ucx")
+  list(APPEND dcuda_pc_private ${DCUDA_UCX_STATIC_LDFLAGS})
 endif()
+list(REMOVE_DUPLICATES dcuda_pc_private)
+string(JOIN " " dcuda_pc_libs_private ${dcuda_pc_private})
 configure_file(${PROJECT_SOURCE_DIR}/cmake/dcuda.pc.in ${PROJECT_BINARY_DIR}/package/dcuda.pc
                @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/package/dcuda.pc

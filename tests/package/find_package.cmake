@@ -3,7 +3,9 @@
 # find_package(dcuda):
 #  1. the install holds headers, both libraries and the package files;
 #  2. CPU ranks only (-DDCUDA_RANK_CODE_CPU_ONLY=ON, no CUDA language): build,
-#     run, check the ring's verdict;
+#     run, check the ring's verdict; then the same from the install moved
+#     to another prefix, by a project that finds neither MPI nor UCX (the
+#     shared library needs neither);
 #  3. with the CUDA backend: a project that does not enable CUDA is refused
 #     at configure time, with the fix named;
 #  4. with nvcc: the GPU form too (CUDA enabled, sm_90), linked against the
@@ -38,6 +40,16 @@ pkg_run("configure, CPU ranks only" text
         COMMAND ${configure} -B ${WORK}/cpu -DDCUDA_RANK_CODE_CPU_ONLY=ON)
 pkg_run("build, CPU ranks only" text COMMAND ${CMAKE_COMMAND} --build ${WORK}/cpu --parallel 2)
 pkg_run_ring("run, CPU ranks only" ${WORK}/cpu/ring)
+set(moved ${WORK}/moved)
+file(RENAME ${prefix} ${moved})
+pkg_run("configure, moved install, no MPI or UCX found" text
+        COMMAND ${CMAKE_COMMAND} -G ${GENERATOR} -S ${example} -B ${WORK}/moved-cpu
+                -DCMAKE_PREFIX_PATH=${moved} -DCMAKE_C_COMPILER=${C_COMPILER}
+                -DCMAKE_BUILD_TYPE=Release -DDCUDA_RANK_CODE_CPU_ONLY=ON
+                -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON -DCMAKE_DISABLE_FIND_PACKAGE_PkgConfig=ON)
+pkg_run("build, moved install" text COMMAND ${CMAKE_COMMAND} --build ${WORK}/moved-cpu --parallel 2)
+pkg_run_ring("run, moved install" ${WORK}/moved-cpu/ring)
+file(RENAME ${moved} ${prefix})
 
 if(NOT HAVE_CUDA)
   message("PASSED package.find_package, CPU form only: "

@@ -1,4 +1,6 @@
-# package.pkg_config: the install used by hand, as docs/install.md says:
+# package.pkg_config: the install used by hand, as docs/install.md says,
+# moved to another prefix after its install, with pkg-config seeing only
+# dcuda.pc (no ucx.pc or other package of the optional dependencies):
 # pkg-config for the flags, the C compiler for host code and the CPU form,
 # and, with nvcc, `nvcc -x cu` for the GPU form (linked by the C++ compiler,
 # which brings the C++ runtime that nvcc's objects call). Each program runs
@@ -13,8 +15,10 @@ set(prefix ${WORK}/prefix)
 set(example ${SOURCE_DIR}/examples/installed)
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
-pkg_install(${prefix})
-set(ENV{PKG_CONFIG_PATH} ${prefix}/${LIBDIR}/pkgconfig)
+pkg_install(${WORK}/installed)
+file(RENAME ${WORK}/installed ${prefix})
+set(ENV{PKG_CONFIG_LIBDIR} ${prefix}/${LIBDIR}/pkgconfig)
+unset(ENV{PKG_CONFIG_PATH})
 
 pkg_run("pkg-config --modversion dcuda" modversion COMMAND ${PKG_CONFIG} --modversion dcuda)
 string(STRIP "${modversion}" modversion)
