@@ -58,7 +58,89 @@ function(dcuda_add_rank_code target)
   endforeach()
   if(gpu)
     set_target_properties(${target} PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
+    dcuda_rank_code_archs_(${target})
   endif()
+endfunction()
+
+# The GPU architectures of a target's rank code, checked: dcuda's rank
+# engine needs compute capability 7.0 or newer (it was tested on 9.0,
+# Hopper). An older one is an error; GPUs here that the list does not build
+# for (CMake's CMAKE_CUDA_ARCHITECTURES_NATIVE) draw a warning; and once a
+# project, a status line says what rank code is built for, so that CMake's
+# default (sm_75 with CUDA 13) is never taken silently.
+function(dcuda_rank_code_archs_ target)
+  get_target_property(archs ${target} CUDA_ARCHITECTURES)
+  if(NOT archs)
+    set(archs "${CMAKE_CUDA_ARCHITECTURES}")
+  endif()
+  dcuda_rank_code_check_archs(${target} "${archs}" "${CMAKE_CUDA_ARCHITECTURES_NATIVE}" error
+                              warning)
+  if(error)
+    message(FATAL_ERROR "${error}")
+  endif()
+  if(warning)
+    message(WARNING "${warning}")
+  endif()
+  get_property(said GLOBAL PROPERTY DCUDA_RANK_CODE_ARCHS_SAID)
+  if(NOT said)
+    set_property(GLOBAL PROPERTY DCUDA_RANK_CODE_ARCHS_SAID ON)
+    message(STATUS "dcuda: GPU rank code built for CUDA architectures ${archs} "
+                   "(CMAKE_CUDA_ARCHITECTURES; dcuda needs 7.0 or newer, tested on 90)")
+  endif()
+endfunction()
+
+# dcuda_rank_code_check_archs(<target> <archs> <native> <error var> <warning var>):
+# the error (an architecture below 7.0) or warning (GPUs in <native> that
+# <archs> has no code of their own for) about a list of CUDA architectures,
+# or empty strings. <archs> as CMAKE_CUDA_ARCHITECTURES takes it: numbers
+# with -real, -virtual or a, or all, all-major, native.
+function(dcuda_rank_code_check_archs target archs native error_var warning_var)
+  set(error "")
+  set(warning "")
+  set(numbers "")
+  set(every OFF) # all, all-major, native: code for every GPU here
+  foreach(a IN LISTS archs)
+    if(a MATCHES "^(all|all-major|native)$")
+      set(every ON)
+      break()
+    endif()
+    if(NOT a MATCHES "^([0-9]+)")
+      set(error "dcuda_add_rank_code(${target}): CUDA architecture '${a}' is not one CMake knows")
+      break()
+    endif()
+    set(number ${CMAKE_MATCH_1})
+    if(number LESS 70)
+      set(error "dcuda_add_rank_code(${target}): CUDA architecture ${a} is below 7.0, the oldest "
+                "dcuda's rank engine runs on (it was tested on 90, Hopper). Set "
+                "CMAKE_CUDA_ARCHITECTURES (or the target's CUDA_ARCHITECTURES) to the GPUs' own, "
+                "e.g. 90, or native.")
+      break()
+    endif()
+    if(NOT a MATCHES "-virtual$") # PTX alone: no code of its own for a GPU
+      list(APPEND numbers ${number})
+    endif()
+  endforeach()
+  if(NOT error AND NOT every)
+    set(missing "")
+    foreach(gpu IN LISTS native)
+      string(REGEX MATCH "^[0-9]+" gpu "${gpu}")
+      if(gpu AND NOT gpu IN_LIST numbers)
+        list(APPEND missing ${gpu})
+      endif()
+    endforeach()
+    if(missing)
+      string(REPLACE ";" " " missing "${missing}")
+      string(REPLACE ";" " " shown "${archs}")
+      set(warning "dcuda_add_rank_code(${target}): rank code is built for CUDA architectures "
+                  "${shown}, not for the GPUs here (${missing}): they would run it compiled at "
+                  "load time from PTX, if at all. Set CMAKE_CUDA_ARCHITECTURES to ${missing} "
+                  "(or native).")
+    endif()
+  endif()
+  string(JOIN "" error ${error})
+  string(JOIN "" warning ${warning})
+  set(${error_var} "${error}" PARENT_SCOPE)
+  set(${warning_var} "${warning}" PARENT_SCOPE)
 endfunction()
 
 # The error for a caller without the CUDA language, naming the fix.
