@@ -99,18 +99,17 @@ static void report(const char *kind, const char *what, int ranks, size_t size, c
     for (int i = 0; i < r->n; i++)
         sum += v[i] = per ? k / r->ms[i] : k * r->ms[i];
     qsort(v, (size_t)r->n, sizeof v[0], compare_doubles);
-    double avg = sum / r->n;
+    double avg = sum / r->n, lo = v[0], hi = v[r->n - 1];
+    double p50 = percentile(v, r->n, 50), p99 = percentile(v, r->n, 99);
     printf("%-10s %-28s %6d %9zu %10s %10.3f", kind, what, ranks, size, unit, avg);
     if (full_stats)
-        printf(" %10.3f %10.3f %10.3f %10.3f %5d", v[0], v[r->n - 1], percentile(v, r->n, 50),
-               percentile(v, r->n, 99), r->n);
+        printf(" %10.3f %10.3f %10.3f %10.3f %5d", lo, hi, p50, p99, r->n);
     printf("\n");
     fflush(stdout);
     if (csv) {
         fprintf(csv, "%s,%s,%d,%zu,%s,%.6f", kind, what, ranks, size, unit, avg);
         if (full_stats)
-            fprintf(csv, ",%.6f,%.6f,%.6f,%.6f,%d", v[0], v[r->n - 1], percentile(v, r->n, 50),
-                    percentile(v, r->n, 99), r->n);
+            fprintf(csv, ",%.6f,%.6f,%.6f,%.6f,%d", lo, hi, p50, p99, r->n);
         fprintf(csv, "\n");
     }
 }
@@ -701,67 +700,64 @@ int main(int argc, char **argv)
     int parsed = parse_options(argc, argv, &c);
     if (parsed)
         return parsed == 1 ? 0 : 2;
-    int quick = c.quick, peer_only = c.peer_only, loop = c.loop;
-    int with_bandwidth = c.with_bandwidth, threads = c.threads;
-    const char *csv_path = c.csv_path;
-    sweep_t w = c.w;
     runs_per_case = c.runs;
     full_stats = c.full;
-    bench_opts_t o = { argc, argv, threads, csv_path, w };
-    int iters = w.iters;
+    bench_opts_t o = { argc, argv, c.threads, c.csv_path, c.w };
+    const sweep_t *w = &c.w;
+    int iters = w->iters;
     dcuda_host_h h;
     dcuda_rank_info_t info = { 0 };
-    if (!peer_only) {
+    if (!c.peer_only) {
         /* Two ranks: the latency, host and runtime rows of one pair. */
         if (open_family(&o, "2", BENCH_FAMILY_LATENCY, &h, &info))
             return 1;
-        latency(h, 2, &w, "");
-        latency_sweep(h, &w);
+        latency(h, 2, w, "");
+        latency_sweep(h, w);
         dcuda_host_finish(h);
         if (open_family(&o, "2", BENCH_FAMILY_RUNTIME, &h, &info))
             return 1;
         host_round_trip(h, iters / 10);
         runtime_calls(h, 2, iters / 10);
         dcuda_host_finish(h);
-        if (with_bandwidth) {
+        if (c.with_bandwidth) {
             if (open_family(&o, "2", BENCH_FAMILY_BANDWIDTH, &h, &info))
                 return 1;
-            bandwidth(h, 2, 0, quick ? 64e6 : 1e9);
+            bandwidth(h, 2, 0, c.quick ? 64e6 : 1e9);
             dcuda_host_finish(h);
         }
         /* Every rank the device holds with each kernel. */
         if (open_family(&o, "0", BENCH_FAMILY_LATENCY, &h, &info))
             return 1;
-        latency(h, info.rank_responsible, &w, "_busy_device");
+        latency(h, info.rank_responsible, w, "_busy_device");
         dcuda_host_finish(h);
         if (open_family(&o, "0", BENCH_FAMILY_RUNTIME, &h, &info))
             return 1;
         runtime_calls(h, info.rank_responsible, iters / 100 + 1);
         world_barrier(h, info.rank_count, iters / 100 + 1);
         dcuda_host_finish(h);
-        if (with_bandwidth) {
+        if (c.with_bandwidth) {
             if (open_family(&o, "0", BENCH_FAMILY_BANDWIDTH, &h, &info))
                 return 1;
-            bandwidth(h, info.rank_responsible, 1, quick ? 256e6 : 8e9);
+            bandwidth(h, info.rank_responsible, 1, c.quick ? 256e6 : 8e9);
             dcuda_host_finish(h);
         }
     }
     /* The peer rows need a second process; the earlier hosts tell. */
-    if (!peer_only && !loop && info.process_count < 2) {
+    if (!c.peer_only && !c.loop && info.process_count < 2) {
         peer_skipped();
     } else {
-        if (open_family(&o, loop ? "2" : "1", BENCH_FAMILY_PEER, &h, &info))
+        if (open_family(&o, c.loop ? "2" : "1", BENCH_FAMILY_PEER, &h, &info))
             return 1;
-        int several = info.process_count >= 2 || (loop && info.process_count == 1);
+        int several = info.process_count >= 2 || (c.loop && info.process_count == 1);
         if (several)
-            peer_pair(h, &info, quick, &w);
+            peer_pair(h, &info, c.quick, w);
         dcuda_host_finish(h);
         if (!several) {
             peer_skipped();
         } else {
             if (open_family(&o, "0", BENCH_FAMILY_PEER, &h, &info))
                 return 1;
-            peer_section(h, &info, quick, &w, with_bandwidth);
+            peer_section(h, &info, c.quick, w, c.with_bandwidth);
             dcuda_host_finish(h);
         }
     }

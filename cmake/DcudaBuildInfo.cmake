@@ -55,5 +55,5 @@ function(dcuda_build_info target dir_var)
     COMMENT "dcuda: the commit built"
     VERBATIM)
   add_dependencies(${target} dcuda_git_info)
-    set(${dir_var} ${dir} PARENT_SCOPE)
+  set(${dir_var} ${dir} PARENT_SCOPE)
 endfunction()

@@ -1,10 +1,10 @@
 # Run at every build (cmake -P): writes OUTPUT, a header naming the commit
 # the sources were built from, only when it changed (so that only the
 # library's build-information object is compiled again).
-#   -DSOURCE_DIR=<tree> -DOUTPUT=<header> [-DGIT_EXECUTABLE=<git>]
+#   -DSOURCE_DIR=<tree> -DOUTPUT=<header> [-DGIT_EXECUTABLE=<git>] [-DDESCRIBE=<text>]
 # Outside a git checkout (a release tarball) both names are "unknown";
-# DCUDA_GIT_DESCRIBE in the environment or cache of the configure step
-# (a packager's record of what the tarball was) is passed as DESCRIBE.
+# the configure step's cache entry DCUDA_GIT_DESCRIBE (a packager's record
+# of what the tarball was) is passed as DESCRIBE.
 set(commit "unknown")
 set(describe "unknown")
 if(DEFINED DESCRIBE AND NOT DESCRIBE STREQUAL "")

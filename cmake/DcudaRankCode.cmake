@@ -84,7 +84,8 @@ function(dcuda_rank_code_archs_ target)
   get_property(said GLOBAL PROPERTY DCUDA_RANK_CODE_ARCHS_SAID)
   if(NOT said)
     set_property(GLOBAL PROPERTY DCUDA_RANK_CODE_ARCHS_SAID ON)
-    message(STATUS "dcuda: GPU rank code built for CUDA architectures ${archs} "
+    string(REPLACE ";" " " shown "${archs}")
+    message(STATUS "dcuda: GPU rank code built for CUDA architectures ${shown} "
                    "(CMAKE_CUDA_ARCHITECTURES; dcuda needs 7.0 or newer, tested on 90)")
   endif()
 endfunction()

@@ -60,8 +60,8 @@ def plot_latency(plt, rows, floors, nvshmem, out, title):
             ax.plot(x, y, marker="o", label=label)
             drawn = True
     # The floors and NVSHMEM are measured at 4 B: a line across the sizes,
-    # which says so, rather than a mark at one size.
-    # Each floor in its series' colour (C0 same device, C1 peer).
+    # which says so, rather than a mark at one size; each floor in its
+    # series' colour (C0 same device, C1 peer).
     for name, label, colour in (
             ("local_device notified_put_4B_fence", "floor: same device (4 B + fence)", "C0"),
             ("peer_device notified_put_4B_fence", "floor: peer (4 B + fence)", "C1")):
@@ -108,9 +108,9 @@ def plot_cases(plt, rows, out, title):
     GPUs, per variant, one panel per size the rows hold (thesis, scaled,
     small; the network path forced: its own line)."""
     written = []
+    checked = [r for r in rows if r["check"] == "MATCH" and r["us"]]
     for case in sorted({r["case"] for r in rows}):
-        sizes = sorted({r["size"] for r in rows if r["case"] == case and r["check"] == "MATCH"
-                        and r["us"]},
+        sizes = sorted({r["size"] for r in checked if r["case"] == case},
                        key=lambda z: (SIZE_ORDER.index(z) if z in SIZE_ORDER else 9, z))
         if not sizes:
             print(f"{case}: no checked result to plot", file=sys.stderr)
@@ -119,8 +119,8 @@ def plot_cases(plt, rows, out, title):
         for ax, size in zip(axes[0], sizes):
             groups = collections.defaultdict(lambda: collections.defaultdict(list))
             comm = collections.defaultdict(lambda: collections.defaultdict(list))
-            for r in rows:
-                if r["case"] != case or r["size"] != size or r["check"] != "MATCH" or not r["us"]:
+            for r in checked:
+                if r["case"] != case or r["size"] != size:
                     continue
                 key = r["variant"] + (" (net)" if r.get("net") == "1" else "")
                 groups[key][int(r["gpus"])].append(float(r["us"]))

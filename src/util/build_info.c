@@ -13,18 +13,17 @@
 
 #if defined(DCUDA_HAVE_MPI)
 #include <mpi.h>
-#define BUILD_MPI_STD_(v, s) "MPI " #v "." #s
-#define BUILD_MPI_STD(v, s) BUILD_MPI_STD_(v, s)
-#define BUILD_XSTR_(x) #x
-#define BUILD_XSTR(x) BUILD_XSTR_(x)
+/* Numbers into text with dcuda_version.h's own macro. */
+#define BUILD_MPI_STD                                                                              \
+    "MPI " DCUDA_VERSION_XSTR_(MPI_VERSION) "." DCUDA_VERSION_XSTR_(MPI_SUBVERSION)
 #if defined(OPEN_MPI)
 #define BUILD_MPI                                                                                  \
-    "Open MPI " BUILD_XSTR(OMPI_MAJOR_VERSION) "." BUILD_XSTR(OMPI_MINOR_VERSION) "." BUILD_XSTR(  \
-        OMPI_RELEASE_VERSION) " (" BUILD_MPI_STD(MPI_VERSION, MPI_SUBVERSION) ")"
+    "Open MPI " DCUDA_VERSION_XSTR_(OMPI_MAJOR_VERSION) "." DCUDA_VERSION_XSTR_(                   \
+        OMPI_MINOR_VERSION) "." DCUDA_VERSION_XSTR_(OMPI_RELEASE_VERSION) " (" BUILD_MPI_STD ")"
 #elif defined(MPICH_VERSION)
-#define BUILD_MPI "MPICH " MPICH_VERSION " (" BUILD_MPI_STD(MPI_VERSION, MPI_SUBVERSION) ")"
+#define BUILD_MPI "MPICH " MPICH_VERSION " (" BUILD_MPI_STD ")"
 #else
-#define BUILD_MPI BUILD_MPI_STD(MPI_VERSION, MPI_SUBVERSION)
+#define BUILD_MPI BUILD_MPI_STD
 #endif
 #else
 #define BUILD_MPI "none"
@@ -48,17 +47,18 @@ static const struct {
     { "sanitizer", DCUDA_BUILD_SANITIZER },
     { "proxy_trace", DCUDA_BUILD_PROXY_TRACE },
 };
+#define BUILD_INFO_COUNT (sizeof build_info / sizeof build_info[0])
 
 const char *dcuda_build_info_key(int index)
 {
-    if (index < 0 || (size_t)index >= sizeof build_info / sizeof build_info[0])
+    if (index < 0 || (size_t)index >= BUILD_INFO_COUNT)
         return NULL;
     return build_info[index].key;
 }
 
 const char *dcuda_build_info(const char *key)
 {
-    for (size_t i = 0; key != NULL && i < sizeof build_info / sizeof build_info[0]; i++)
+    for (size_t i = 0; key != NULL && i < BUILD_INFO_COUNT; i++)
         if (strcmp(build_info[i].key, key) == 0)
             return build_info[i].value;
     return NULL;
