@@ -20,8 +20,9 @@ large_seeds=$(( seeds / 4 > 0 ? seeds / 4 : 1 ))
 ucx_env=(UCX_TLS=tcp UCX_NET_DEVICES=lo)
 mpirun=(mpirun --oversubscribe --allow-run-as-root)
 info=$build/tools/dcuda_info
-# The library's own word on its managers (dcuda_info --json, "managers").
-have_ucx=$([ -x "$info" ] && "$info" --json 2>/dev/null | grep -Eq '"managers": "[^"]*\bucx\b' &&
+# The library's own word on its managers (dcuda_info --json, "managers"; grep
+# -c reads it all: -q would end the pipe early, which pipefail counts as failure).
+have_ucx=$([ -x "$info" ] && "$info" --json 2>/dev/null | grep -Ec '"managers": "[^"]*\bucx\b' >/dev/null &&
     echo 1)
 have_mpi=$(command -v mpirun >/dev/null && echo 1)
 failed=0
