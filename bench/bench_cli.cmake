@@ -4,8 +4,13 @@
 # with -f -r 3 --csv FILE (a space before the file) writes every row's
 # statistics: min <= p50 <= max, min <= value <= max, p99 = max (3 runs:
 # the nearest rank), 3 runs, and value (the average) = (min + p50 + max)
-# / 3, in the table and in the CSV alike.
+# / 3, in the table and in the CSV alike. Then nccl-tests' spellings
+# (-b -e -n -w, sizes with K) and the multi-pair, message-rate rows
+# between two forked processes: --pairs 2,all --rate gives bandwidth rows
+# of 2 and of every rank a side, none of the default counts, and beside
+# each a rate row whose messages a second times its bytes is its bandwidth.
 #   cmake -DBENCH=<dcuda_bench> -DCSV=<file> -P bench_cli.cmake
+cmake_policy(SET CMP0054 NEW) # "rate" in if() is a string, never a variable
 function(fail what)
   message(FATAL_ERROR "FAIL bench.cli: ${what}")
 endfunction()
@@ -14,7 +19,8 @@ execute_process(COMMAND ${BENCH} --help RESULT_VARIABLE rc OUTPUT_VARIABLE out E
 if(NOT rc EQUAL 0 OR NOT out MATCHES "usage: dcuda_bench" OR NOT out MATCHES "-f ")
   fail("--help: exit ${rc}: ${out}${err}")
 endif()
-foreach(bad "-d;cuda" "--bogus" "--csv" "-r;0" "-r;x" "-i" "-m;64:8")
+foreach(bad "-d;cuda" "--bogus" "--csv" "-r;0" "-r;x" "-i" "-m;64:8" "-b;8K;-e;4K" "-e;8M"
+            "-n;x" "--pairs;1,,2" "--pairs=0" "--pairs;1,2,")
   execute_process(COMMAND ${BENCH} ${bad} RESULT_VARIABLE rc OUTPUT_VARIABLE out
                   ERROR_VARIABLE err)
   if(NOT rc EQUAL 2 OR NOT out STREQUAL "" OR err STREQUAL "")
@@ -100,4 +106,58 @@ foreach(line IN LISTS table)
   string(REGEX REPLACE " +" ";" f "${line}")
   check_row(table "${f}" 3000)
 endforeach()
-message("PASSED bench.cli: ${rows} rows with their statistics")
+
+set(PAIRS_CSV "${CSV}.pairs")
+file(REMOVE ${PAIRS_CSV})
+execute_process(COMMAND ${CMAKE_COMMAND} -E env DCUDA_PROCESSES=2
+                        ${BENCH} --peer --quick -b 4 -e 8 -n 150 -w 15 --pairs 2,all --rate
+                        --csv=${PAIRS_CSV}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT EXISTS ${PAIRS_CSV})
+  fail("the multi-pair run: exit ${rc}: ${err}")
+endif()
+if(NOT out MATCHES "150 rounds \\(15 warm-up\\) a latency case, sizes 4\\.\\.8")
+  fail("-n 150 -w 15 -b 4 -e 8 not in the head:\n${out}")
+endif()
+file(STRINGS ${PAIRS_CSV} lines)
+list(POP_FRONT lines head)
+set(sizes "")
+set(named "")
+set(checked 0)
+foreach(line IN LISTS lines)
+  string(REPLACE "," ";" f "${line}")
+  list(GET f 0 kind)
+  list(GET f 1 what)
+  list(GET f 3 bytes)
+  list(GET f 5 value)
+  if(what STREQUAL "peer_notified_put")
+    list(APPEND sizes ${bytes})
+  endif()
+  if(kind STREQUAL "bandwidth")
+    list(APPEND named ${what})
+    millionths(${value} gbps_${what}_${bytes})
+  elseif(kind STREQUAL "rate")
+    millionths(${value} msgs)
+    if(NOT DEFINED gbps_${what}_${bytes})
+      fail("a rate row without its bandwidth row: ${line}")
+    endif()
+    # GB/s = Mmsg/s x bytes / 1000, each side rounded to six decimals.
+    math(EXPR diff "1000 * ${gbps_${what}_${bytes}} - ${msgs} * ${bytes}")
+    math(EXPR slack "500 + ${bytes}")
+    if(diff GREATER slack OR diff LESS -${slack})
+      fail("${what} ${bytes} B: ${value} Mmsg/s is not its bandwidth / size")
+    endif()
+    math(EXPR checked "${checked} + 1")
+  endif()
+endforeach()
+if(NOT sizes STREQUAL "4;8")
+  fail("latency sizes '${sizes}', want 4;8 (-b 4 -e 8)")
+endif()
+list(REMOVE_DUPLICATES named)
+if(NOT named STREQUAL "peer_put_2_ranks;peer_put_all_ranks")
+  fail("multi-pair rows '${named}', want peer_put_2_ranks;peer_put_all_ranks")
+endif()
+if(checked LESS 10)
+  fail("${checked} rate rows checked")
+endif()
+message("PASSED bench.cli: ${rows} rows with their statistics; ${checked} rate rows")

@@ -1,19 +1,14 @@
 /*
  * dcuda_bench: latency and bandwidth of notified RMA between ranks of one
  * device (GPU blocks, or CPU threads without a GPU) and between processes
- * (one device each). Prints one table (options: --help, or usage() below):
- * --csv FILE (or --csv=FILE) also writes the rows as CSV; --quick makes
- * every case shorter; --peer runs the peer rows alone; --loop runs them in
- * one process, between the halves of its ranks (with DCUDA_NET_LOOPBACK=1
- * they then take the whole network path: proxies and manager, on one GPU);
- * --latency leaves out the bandwidth rows. As OSU's benchmarks: -m MIN:MAX
- * (or -m MAX) the sizes of the latency sweeps (powers of 2; default 4:65536),
- * -i N the timed rounds of a latency case (default 100000, --quick 2000;
- * fewer for big messages), -x N the untimed warm-up rounds (default i / 10),
- * -f each row's statistics over its runs (min, avg, max, p50, p99 beside the
- * value, which is the average), -r N the runs of each case (default 1, 10
- * with -f); -t N the threads of a rank (default 128; every rank call is
- * collective over them). --dcuda-<name>=<value> arguments go to dcuda; any
+ * (one device each). Prints one table; its options (bench_options.c,
+ * --help) follow the OSU micro-benchmarks (-m, -i, -x, -f, -r) with
+ * nccl-tests' spellings beside them (-b, -e, -n, -w); --pairs sets the
+ * multi-pair rows' sender counts, --rate adds a message rate beside every
+ * bandwidth row, --csv FILE also writes the rows as CSV. --loop runs the
+ * peer rows in one process, between the halves of its ranks (with
+ * DCUDA_NET_LOOPBACK=1 they then take the whole network path: proxies and
+ * manager, on one GPU). --dcuda-<name>=<value> arguments go to dcuda; any
  * other option is refused (exit status 2).
  *
  *   latency    ping-pong between device ranks 0 and 1 (one-way = round trip / 2):
@@ -26,7 +21,8 @@
  *              command queue (the path remote operations take)
  *   bandwidth  back-to-back notified puts of 8 B .. 4 MiB from rank 0 to 1,
  *              and from every rank r to r+1 at once (bytes copied / time);
- *              rate: the 8 B case in messages per second
+ *              rate: the same runs in messages per second (8 B, or every
+ *              size with --rate)
  *   runtime    (no thesis counterpart) barrier of the device and of WORLD,
  *              window creation + free, put + flush: microseconds a call
  *   peer       with 2+ processes (several GPUs, mpirun, DCUDA_PROCESSES with
@@ -48,6 +44,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "bench_options.h"
 #include "dcuda/dcuda_host.h"
 
 DCUDA_KERNEL_DECLARE(bench_latency);
@@ -55,7 +52,6 @@ DCUDA_KERNEL_DECLARE(bench_bandwidth);
 DCUDA_KERNEL_DECLARE(bench_runtime);
 DCUDA_KERNEL_DECLARE(bench_peer);
 
-#define BENCH_MAX_SIZE ((size_t)4 << 20)
 #define BENCH_ONE_RANK_SPAN ((size_t)256 << 20)
 
 static FILE *csv;
@@ -64,7 +60,6 @@ static int idling; /* not process 0 of several: same-device cases run idle */
 static int process;
 static int family; /* enum bench_family of the open host's kernel */
 
-#define BENCH_MAX_RUNS 1000
 static int runs_per_case = 1; /* -r */
 static int full_stats;        /* -f */
 
@@ -101,7 +96,7 @@ static void report(const char *kind, const char *what, int ranks, size_t size, c
     qsort(v, (size_t)r->n, sizeof v[0], compare_doubles);
     double avg = sum / r->n, lo = v[0], hi = v[r->n - 1];
     double p50 = percentile(v, r->n, 50), p99 = percentile(v, r->n, 99);
-    printf("%-10s %-28s %6d %9zu %10s %10.3f", kind, what, ranks, size, unit, avg);
+    printf("%-10s %-30s %6d %9zu %10s %10.3f", kind, what, ranks, size, unit, avg);
     if (full_stats)
         printf(" %10.3f %10.3f %10.3f %10.3f %5d", lo, hi, p50, p99, r->n);
     printf("\n");
@@ -196,12 +191,6 @@ static int alloc_buffers(dcuda_host_h h, bench_args_t *a, int ranks, size_t stri
         return -1;
     return 0;
 }
-
-/* What -m, -i and -x ask for. */
-typedef struct sweep {
-    size_t min, max; /* latency sizes, powers of 2 from min */
-    int iters, warmup;
-} sweep_t;
 
 /* Timed rounds of a ping-pong of `size`: the asked-for count up to 1 KiB,
  * proportionally fewer above, at least 100. */
@@ -308,6 +297,18 @@ static void host_round_trip(dcuda_host_h h, int iters)
     dcuda_host_free(h, a.dst);
 }
 
+static int rate_all; /* --rate: a message rate beside every bandwidth row */
+
+/* The bandwidth row of one case and, at 8 B or with --rate, its message
+ * rate: `msgs` notified puts of `size` bytes from `senders` ranks. */
+static void report_bandwidth(const char *what, int senders, size_t size, double msgs,
+                             const runs_t *r)
+{
+    report("bandwidth", what, senders, size, "GBps", r, msgs * (double)size / 1e6, 1);
+    if (size == 8 || rate_all)
+        report("rate", what, senders, size, "Mmsg_per_s", r, msgs / 1e3, 1);
+}
+
 static void bandwidth(dcuda_host_h h, int ranks, int all, double total_bytes)
 {
     bench_args_t a = { 0 };
@@ -326,11 +327,8 @@ static void bandwidth(dcuda_host_h h, int ranks, int all, double total_bytes)
         runs_t r;
         if (!run_cases(h, &a, &r))
             continue;
-        report("bandwidth", all ? "put_all_ranks" : "put_one_rank", all ? ranks : 1, size, "GBps",
-               &r, senders * (double)size * a.iters / 1e6, 1);
-        if (size == 8)
-            report("rate", all ? "put_all_ranks" : "put_one_rank", all ? ranks : 1, size,
-                   "Mmsg_per_s", &r, senders * a.iters / 1e3, 1);
+        report_bandwidth(all ? "put_all_ranks" : "put_one_rank", all ? ranks : 1, size,
+                         senders * a.iters, &r);
     }
     dcuda_host_free(h, a.src);
     dcuda_host_free(h, a.dst);
@@ -445,7 +443,18 @@ static int peer_iters(const peer_setup_t *p, int k, size_t size)
     return it < 4 ? 4 : (int)it;
 }
 
-static void peer_bandwidth(dcuda_host_h h, const peer_setup_t *p)
+/* The name of the multi-pair rows of k senders a side (k = 0: all). */
+static void pair_rows_name(char *out, size_t size, int k)
+{
+    if (k == BENCH_PAIRS_ALL)
+        snprintf(out, size, "peer_put_all_ranks");
+    else
+        snprintf(out, size, "peer_put_%d_rank%s", k, k == 1 ? "" : "s");
+}
+
+/* Multi-pair bandwidth (and message rate): for each count k of --pairs,
+ * the first k ranks of each side put back-to-back at once. */
+static void peer_bandwidth(dcuda_host_h h, const peer_setup_t *p, const int *pairs, int counts)
 {
     bench_args_t a = { 0 };
     a.mode = BENCH_PEER_BW;
@@ -453,14 +462,11 @@ static void peer_bandwidth(dcuda_host_h h, const peer_setup_t *p)
     a.side = p->side;
     if (alloc_buffers(h, &a, 1, p->budget))
         return;
-    int ks[3] = { 1, 32, p->pairs };
-    for (int j = 0; j < 3; j++) {
-        int k = ks[j], fits = k >= 1 && k <= p->pairs;
+    for (int j = 0; j < counts; j++) {
+        int k = pairs[j] == BENCH_PAIRS_ALL ? p->pairs : pairs[j];
+        int fits = k >= 1 && k <= p->pairs;
         char what[64];
-        snprintf(what, sizeof what,
-                 j == 0   ? "peer_put_1_rank"
-                 : j == 1 ? "peer_put_32_ranks"
-                          : "peer_put_all_ranks");
+        pair_rows_name(what, sizeof what, pairs[j]);
         /* Each sender has its own share of both buffers, a whole number of 4 KiB. */
         a.stride = fits ? p->budget / (size_t)(k * halves(p)) & ~(size_t)4095 : 0;
         /* 8 B, then powers of 4 from 64 B to 64 MiB. */
@@ -471,8 +477,7 @@ static void peer_bandwidth(dcuda_host_h h, const peer_setup_t *p)
             a.iters = run ? peer_iters(p, k, size) : 0;
             runs_t r;
             if (run_cases(h, &a, &r) && run)
-                report("bandwidth", what, k, size, "GBps", &r,
-                       (double)k * (double)size * a.iters / 1e6, 1);
+                report_bandwidth(what, k, size, (double)k * a.iters, &r);
         }
     }
     dcuda_host_free(h, a.src);
@@ -495,59 +500,18 @@ static void peer_pair(dcuda_host_h h, const dcuda_rank_info_t *info, int quick, 
 
 /* The peer rows of a host of every rank the device holds: latency with the
  * device busy, bandwidth. */
-static void peer_section(dcuda_host_h h, const dcuda_rank_info_t *info, int quick, const sweep_t *w,
-                         int with_bandwidth)
+static void peer_section(dcuda_host_h h, const dcuda_rank_info_t *info, const cmdline_t *c)
 {
-    peer_setup_t p = peer_setup(info, quick);
-    if (!quiet && p.pairs < 32)
-        printf("# peer_put_32_ranks skipped: only %d rank(s) per side\n", p.pairs);
-    peer_latency(h, &p, info->rank_count, w, "_busy_device");
-    if (with_bandwidth)
-        peer_bandwidth(h, &p);
-}
-
-/* Reads -t N (threads a rank) into *threads; 0, or -1 after a message. */
-static int threads_option(const char *value, int *threads)
-{
-    char *end;
-    long v = value ? strtol(value, &end, 10) : 0;
-    if (!value || *end || v < 1 || v > 1024) {
-        fprintf(stderr, "bench: -t %s: threads a rank from 1 to 1024\n", value ? value : "");
-        return -1;
+    peer_setup_t p = peer_setup(info, c->quick);
+    for (int j = 0; c->with_bandwidth && !quiet && j < c->pair_counts; j++) {
+        char what[64];
+        pair_rows_name(what, sizeof what, c->pairs[j]);
+        if (c->pairs[j] > p.pairs)
+            printf("# %s skipped: only %d rank(s) per side\n", what, p.pairs);
     }
-    *threads = (int)v;
-    return 0;
-}
-
-/* Reads -m MIN:MAX (or MAX), -i N, -x N into *w; 0, or -1 after a message. */
-static int sweep_option(const char *flag, const char *value, sweep_t *w)
-{
-    char *end;
-    if (!value) {
-        fprintf(stderr, "bench: %s needs a value\n", flag);
-        return -1;
-    }
-    if (strcmp(flag, "-m") == 0) {
-        unsigned long long lo = strtoull(value, &end, 10), hi = lo;
-        if (*end == ':')
-            hi = strtoull(end + 1, &end, 10);
-        else
-            lo = 4 < hi ? 4 : hi;
-        if (*end || lo < 1 || hi < lo || hi > BENCH_MAX_SIZE) {
-            fprintf(stderr, "bench: -m %s: sizes 1 <= MIN <= MAX <= %zu\n", value,
-                    (size_t)BENCH_MAX_SIZE);
-            return -1;
-        }
-        w->min = (size_t)lo, w->max = (size_t)hi;
-        return 0;
-    }
-    long v = strtol(value, &end, 10);
-    if (*end || v < (strcmp(flag, "-x") == 0 ? 0 : 1) || v > 100000000) {
-        fprintf(stderr, "bench: %s %s: a count from %d\n", flag, value, strcmp(flag, "-x") != 0);
-        return -1;
-    }
-    *(strcmp(flag, "-i") == 0 ? &w->iters : &w->warmup) = (int)v;
-    return 0;
+    peer_latency(h, &p, info->rank_count, &c->w, "_busy_device");
+    if (c->with_bandwidth)
+        peer_bandwidth(h, &p, c->pairs, c->pair_counts);
 }
 
 /* What every host of the run is opened with. */
@@ -573,7 +537,7 @@ static void print_head(const bench_opts_t *o, const dcuda_rank_info_t *info)
                o->w.min, o->w.max);
         if (runs_per_case > 1)
             printf("# each case run %d times; value: the average of the runs\n", runs_per_case);
-        printf("%-10s %-28s %6s %9s %10s %10s", "kind", "what", "ranks", "bytes", "unit", "value");
+        printf("%-10s %-30s %6s %9s %10s %10s", "kind", "what", "ranks", "bytes", "unit", "value");
         if (full_stats)
             printf(" %10s %10s %10s %10s %5s", "min", "max", "p50", "p99", "runs");
         printf("\n");
@@ -601,107 +565,15 @@ static int open_family(const bench_opts_t *o, const char *ranks, int f, dcuda_ho
     return 0;
 }
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: dcuda_bench [options] [--dcuda-<name>=<value> ...]\n"
-            "  --quick          shorter cases (2000 rounds a latency case, less data)\n"
-            "  --latency        leave out the bandwidth rows\n"
-            "  --peer           the rows between processes 0 and 1 alone\n"
-            "  --loop           the peer rows in one process, between the halves of its ranks\n"
-            "  -m MIN:MAX       latency sweep sizes, powers of 2 (or -m MAX; default 4:65536)\n"
-            "  -i N             timed rounds of a latency case (default 100000, --quick 2000)\n"
-            "  -x N             untimed warm-up rounds (default i / 10)\n"
-            "  -r N             runs of each case (default 1; 10 with -f)\n"
-            "  -f               each row's min, max, p50 and p99 over its runs beside the average\n"
-            "  -t N             threads a rank (default 128)\n"
-            "  --csv FILE       also write the rows as CSV (or --csv=FILE)\n"
-            "  -h, --help       this text\n"
-            "Settings of dcuda (DCUDA_RANKS, DCUDA_NET_LOOPBACK, ...): dcuda_info lists them.\n");
-}
-
-/* What the command line asks for. */
-typedef struct cmdline {
-    int quick, peer_only, loop, with_bandwidth, warmup_set, threads, runs, full;
-    const char *csv_path;
-    sweep_t w;
-} cmdline_t;
-
-/* A count of -r: 1 .. BENCH_MAX_RUNS; 0, or -1 after a message. */
-static int runs_option(const char *value, int *runs)
-{
-    char *end;
-    long v = value ? strtol(value, &end, 10) : 0;
-    if (!value || *end || v < 1 || v > BENCH_MAX_RUNS) {
-        fprintf(stderr, "bench: -r %s: runs of a case from 1 to %d\n", value ? value : "",
-                BENCH_MAX_RUNS);
-        return -1;
-    }
-    *runs = (int)v;
-    return 0;
-}
-
-/* Reads the command line into *c: 0 to run, 1 after --help, 2 after a
- * message about a bad option. */
-static int parse_options(int argc, char **argv, cmdline_t *c)
-{
-    *c = (cmdline_t){ 0, 0, 0, 1, 0, 128, 0, 0, NULL, { 4, 65536, 0, 0 } };
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
-        int bad = 0;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 1;
-        } else if (!strcmp(a, "--quick")) {
-            c->quick = 1;
-        } else if (!strcmp(a, "--peer")) {
-            c->peer_only = 1;
-        } else if (!strcmp(a, "--loop")) {
-            c->loop = 1;
-        } else if (!strcmp(a, "--latency")) {
-            c->with_bandwidth = 0;
-        } else if (!strcmp(a, "-f")) {
-            c->full = 1;
-        } else if (!strncmp(a, "--csv=", 6) && a[6]) {
-            c->csv_path = a + 6;
-        } else if (!strcmp(a, "--csv")) {
-            bad = !next || !*next;
-            if (bad)
-                fprintf(stderr, "bench: --csv needs a file name\n");
-            c->csv_path = next, i++;
-        } else if (!strcmp(a, "-t")) {
-            bad = threads_option(next, &c->threads) != 0, i++;
-        } else if (!strcmp(a, "-r")) {
-            bad = runs_option(next, &c->runs) != 0, i++;
-        } else if (!strcmp(a, "-m") || !strcmp(a, "-i") || !strcmp(a, "-x")) {
-            c->warmup_set |= !strcmp(a, "-x");
-            bad = sweep_option(a, next, &c->w) != 0, i++;
-        } else if (strncmp(a, "--dcuda-", 8) != 0) {
-            fprintf(stderr, "bench: unknown option '%s'\n", a);
-            bad = 1;
-        }
-        if (bad) {
-            fprintf(stderr, "bench: dcuda_bench --help lists the options\n");
-            return 2;
-        }
-    }
-    if (!c->w.iters)
-        c->w.iters = c->quick ? 2000 : 100000;
-    if (!c->warmup_set)
-        c->w.warmup = c->w.iters / 10;
-    if (!c->runs)
-        c->runs = c->full ? 10 : 1;
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     cmdline_t c;
-    int parsed = parse_options(argc, argv, &c);
+    int parsed = bench_parse_options(argc, argv, &c);
     if (parsed)
         return parsed == 1 ? 0 : 2;
     runs_per_case = c.runs;
     full_stats = c.full;
+    rate_all = c.rate_all;
     bench_opts_t o = { argc, argv, c.threads, c.csv_path, c.w };
     const sweep_t *w = &c.w;
     int iters = w->iters;
@@ -757,7 +629,7 @@ int main(int argc, char **argv)
         } else {
             if (open_family(&o, "0", BENCH_FAMILY_PEER, &h, &info))
                 return 1;
-            peer_section(h, &info, c.quick, w, c.with_bandwidth);
+            peer_section(h, &info, &c);
             dcuda_host_finish(h);
         }
     }

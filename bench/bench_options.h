@@ -1,0 +1,40 @@
+/*
+ * dcuda_bench's command line: the options of the OSU micro-benchmarks
+ * (-m, -i, -x, -f, -r) with nccl-tests' spellings beside them (-b, -e,
+ * -n, -w), and dcuda_bench's own (--quick, --latency, --peer, --loop,
+ * --pairs, --rate, -t, --csv). Parsed once, before any host is opened.
+ */
+#ifndef DCUDA_BENCH_OPTIONS_H
+#define DCUDA_BENCH_OPTIONS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define BENCH_MAX_SIZE ((size_t)4 << 20) /* largest latency sweep size */
+#define BENCH_MAX_RUNS 1000              /* -r */
+#define BENCH_MAX_PAIR_COUNTS 8          /* --pairs */
+#define BENCH_PAIRS_ALL 0                /* --pairs "all": every rank a side */
+
+/* What -m (-b, -e), -i (-n) and -x (-w) ask for. */
+typedef struct sweep {
+    size_t min, max; /* latency sizes, powers of 2 from min */
+    int iters, warmup;
+} sweep_t;
+
+/* What the command line asks for. */
+typedef struct cmdline {
+    int quick, peer_only, loop, with_bandwidth, threads, runs, full, rate_all;
+    int pairs[BENCH_MAX_PAIR_COUNTS]; /* peer bandwidth: senders a side */
+    int pair_counts;
+    const char *csv_path;
+    sweep_t w;
+} cmdline_t;
+
+/* Reads the command line into *c: 0 to run, 1 after --help (printed),
+ * 2 after a message on stderr about a bad option. Arguments that start
+ * with --dcuda- are left to dcuda. */
+int bench_parse_options(int argc, char **argv, cmdline_t *c);
+
+void bench_usage(FILE *out);
+
+#endif
