@@ -2,12 +2,13 @@
 #   make demo   build and run the demo (GPU if present, CPU ranks otherwise)
 #   make test   build and run the tests: plain, ASan+UBSan and TSan builds,
 #               then the libFuzzer harnesses briefly
-# Other targets: build, bench, check (plain build's tests only), fuzz, clean.
+# Other targets: build, bench, references, check (plain build's tests only),
+# plots, fuzz, clean.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 CTEST_FLAGS ?= --output-on-failure
 
-.PHONY: all build demo test check test-asan test-tsan fuzz test-fuzz bench plots clean
+.PHONY: all build demo test check test-asan test-tsan fuzz test-fuzz bench references plots clean
 
 all: build
 
@@ -88,6 +89,12 @@ test: check test-asan test-tsan test-fuzz
 
 bench: build
 	./build/bench/dcuda_bench
+
+# The reference programs beside the benchmark (a GPU build: the raw floors;
+# with NVSHMEM found, NVSHMEM's figures too), run and compared with
+# dcuda_bench's rows by tools/references.sh (docs/results/README.md).
+references: build
+	cmake --build build -j $(JOBS) --target dcuda_references
 
 # The case studies at their smallest sizes and their figures, under
 # build/plots (python3 with matplotlib: tools/requirements.txt).

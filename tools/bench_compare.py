@@ -2,22 +2,25 @@
 """Prints dcuda_bench results beside the reference figures measured in the same
 call, as ratios against the project's targets:
 
-  same device   dcuda_bench rows vs anchors/floors.cu (raw flag ping-pong,
-                kernel copies, pinned-flag host round trip)
-  peer          dcuda_bench peer_* rows (2+ processes) vs the NVSHMEM anchor
-                (anchors/nvshmem_pingpong.cu: put_signal, fence + signal_op,
-                putmem_block) and floors.cu's cudaMemcpyPeer
+  same device   dcuda_bench rows vs dcuda_ref_floors (bench/ref_floors.cu: raw
+                flag ping-pong, kernel copies, pinned-flag host round trip)
+  peer          dcuda_bench peer_* rows (2+ processes) vs dcuda_ref_nvshmem
+                (bench/ref_nvshmem.cu: put_signal, fence + signal_op,
+                putmem_block) and dcuda_ref_floors' cudaMemcpyPeer
 
 Like is compared with like: a dcuda notification is a release (it orders the
 rank's earlier writes and reads), so notify is divided by the release rows
-(floors' notify_release, NVSHMEM's fence + signal_op); the relaxed rows
-(floors' notify, NVSHMEM's signal_op) order nothing and are printed for the
+(the floors' notify_release, NVSHMEM's fence + signal_op); the relaxed rows
+(the floors' notify_relaxed, NVSHMEM's signal_op) order nothing and are printed for the
 record only.
 
-usage: bench_compare.py BENCH_CSV FLOORS_TXT [NVSHMEM_TXT]
+usage: bench_compare.py BENCH_CSV FLOORS [NVSHMEM]
 
-Any file may be missing or partial: the script says what it lacks and prints
-the rows it can.
+FLOORS and NVSHMEM are the CSV files of the project's reference programs
+(dcuda_ref_floors --csv, dcuda_ref_nvshmem --csv; tools/references.sh runs
+them), in dcuda_bench's CSV format, or the text the anchors print (older
+logs). Any file may be missing or partial: the script says what it lacks
+and prints the rows it can.
 """
 import csv
 import os
@@ -80,6 +83,68 @@ def parse(lines, patterns):
     return medians(seen)
 
 
+# dcuda_ref_floors' latency rows: what -> the key the anchors' text gives.
+FLOOR_SIGNALS = {
+    "notify_relaxed": "notify",
+    "notify_release": "notify_release",
+    "put_4B_release": "notified_put_4B_red_release",
+    "put_4B_fence": "notified_put_4B_fence",
+}
+
+
+def csv_rows(lines):
+    """dcuda_bench-format CSV rows, or None when the lines are not such CSV."""
+    body = [l for l in lines or [] if l.strip() and not l.startswith("#")]
+    if not body or not body[0].startswith("kind,what,"):
+        return None
+    rows = []
+    for r in csv.DictReader(body):
+        try:
+            rows.append((r["kind"], r["what"], int(r["ranks"]), int(r["bytes"]), float(r["value"])))
+        except (KeyError, TypeError, ValueError):
+            continue
+    return rows
+
+
+def floor_key(kind, what, ranks):
+    """The key of one dcuda_ref_floors row, or None."""
+    place, _, signal = what.partition("_")
+    if kind == "latency" and place in ("local", "peer") and signal in FLOOR_SIGNALS:
+        return f"{place}_device {FLOOR_SIGNALS[signal]}"
+    if kind == "bandwidth" and what in ("kernel_copy", "kernel_push"):
+        return f"{what} {ranks}"
+    if kind == "bandwidth" and what in ("memcpy_peer", "memcpy_d2d"):
+        return what
+    if kind == "host" and what == "pinned_flag":
+        return "host_flag_rtt"
+    return None
+
+
+def nvshmem_key(kind, what, ranks, size):
+    """The key of one dcuda_ref_nvshmem row, or None."""
+    if kind == "latency":
+        return what
+    if kind == "bandwidth" and what == "putmem_block":
+        return f"putmem_block {ranks}"
+    if kind == "collective":
+        return f"collective {what} {size}"
+    return None
+
+
+def reference(lines, patterns, key_of):
+    """Figures of a reference file: its CSV rows through key_of, or the
+    anchors' text through patterns; repeated keys give their median."""
+    rows = csv_rows(lines)
+    if rows is None:
+        return parse(lines, patterns)
+    seen = {}
+    for kind, what, ranks, size, value in rows:
+        key = key_of(kind, what, ranks, size)
+        if key:
+            seen.setdefault(key, []).append(value)
+    return medians(seen)
+
+
 def bench(path):
     """{(kind, what): [(bytes, value, ranks)]} from dcuda_bench's CSV; rows
     that do not parse are skipped."""
@@ -128,7 +193,7 @@ def verdict(ratio, target, below):
 
 
 def same_device(b, f):
-    t = Table("same device (dcuda_bench vs floors.cu)")
+    t = Table("same device (dcuda_bench vs the raw floors)")
 
     def lat(what, floor_key, target):
         ours = b.get(("latency", what))
@@ -182,7 +247,7 @@ def size_name(n):
 
 
 def peer(b, f, nv, have_nv):
-    t = Table("peer, process 0 -> process 1 (dcuda_bench vs NVSHMEM anchor and floors.cu)")
+    t = Table("peer, process 0 -> process 1 (dcuda_bench vs NVSHMEM and the raw floors)")
     nv_why = "NVSHMEM figures missing" if not have_nv else "not in NVSHMEM output"
 
     def lat(what, size, nv_key, target):
@@ -272,19 +337,33 @@ def peer(b, f, nv, have_nv):
                 print(f"#   NVSHMEM best putmem_block: {pm:.1f} GB/s")
 
 
+def nvshmem_collectives(nv):
+    """NVSHMEM's block-scoped collectives, for the record (dcuda has its
+    barriers; its collectives are still to come)."""
+    rows = sorted((k.split()[1], int(k.split()[2]), v) for k, v in nv.items()
+                  if k.startswith("collective "))
+    if not rows:
+        return
+    print("\nNVSHMEM collectives, one block a PE (for the record)")
+    print(f"{'collective':28} {'bytes':>9} {'us a call':>10}")
+    for what, size, v in rows:
+        print(f"{what:28} {size:9d} {v:10.3f}")
+
+
 def main():
     if len(sys.argv) < 3 or len(sys.argv) > 4:
         print(__doc__.strip(), file=sys.stderr)
         return 2
     b = bench(sys.argv[1])
     flines = read_lines(sys.argv[2], "floors")
-    f = parse(flines, FLOOR_PATTERNS)
+    f = reference(flines, FLOOR_PATTERNS, lambda k, w, r, _: floor_key(k, w, r))
     nlines = read_lines(sys.argv[3], "NVSHMEM") if len(sys.argv) > 3 else None
-    nv = parse(nlines, NVSHMEM_PATTERNS)
+    nv = reference(nlines, NVSHMEM_PATTERNS, nvshmem_key)
     if nlines is not None and not nv:
         print(f"# NVSHMEM: no figures in {sys.argv[3]} (the anchor failed or was skipped?)")
     same_device(b, f)
     peer(b, f, nv, bool(nv))
+    nvshmem_collectives(nv)
     return 0
 
 

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Builds, tests and benchmarks dcuda on a GPU machine in one go, writing logs
-# under $OUT and printing a short table last. Run from the repository root;
-# the reference programs are expected in ./anchors (a copy of the shared
-# anchors folder). With 2+ GPUs visible the benchmark runs one process per
-# GPU (its peer_* rows) and the NVSHMEM anchor runs too, for bench_compare.py.
+# under $OUT and printing a short table last. Run from the repository root.
+# The project's reference programs (tools/references.sh: raw floors, and
+# NVSHMEM where found) run in the same call, for bench_compare.py; a copy
+# of the shared anchors in ./anchors, where present, runs too, and its
+# floors are compared as well (a check of the reference programs). With 2+
+# GPUs visible the benchmark runs one process per GPU (its peer_* rows).
 # Usage: tools/device_run.sh [quick] [sanitize] [onegpu] [nobench]
 #   quick     shorter benchmark runs
 #   sanitize  also run GPU test cases under compute-sanitizer (several minutes)
@@ -30,7 +32,8 @@ nvidia-smi -L | tee "$OUT/gpus.txt"
 ngpu=$(grep -c "^GPU " "$OUT/gpus.txt")
 echo "== build"
 if ! { cmake -S . -B build-gpu -DDCUDA_WERROR=ON -DCMAKE_CUDA_ARCHITECTURES=90 &&
-       cmake --build build-gpu -j "$jobs"; } >"$OUT/build.log" 2>&1; then
+       cmake --build build-gpu -j "$jobs" &&
+       cmake --build build-gpu -j "$jobs" --target dcuda_references; } >"$OUT/build.log" 2>&1; then
     tail -40 "$OUT/build.log"
     exit 1
 fi
@@ -64,6 +67,7 @@ fi
 
 echo "== benchmark and floors ($ngpu GPU(s); with 2+ dcuda_bench runs one process per GPU)"
 ./build-gpu/bench/dcuda_bench ${quick:+--quick} --csv="$OUT/bench.csv" >"$OUT/bench.txt" 2>&1 || status=1
+tools/references.sh build-gpu "$OUT" ${quick:+--quick} >"$OUT/references.txt" 2>&1 || status=1
 if [ -f anchors/run.sh ]; then
     OUT="$OUT" bash anchors/run.sh floors >"$OUT/floors.log" 2>&1 || status=1
     if [ "$ngpu" -ge 2 ]; then
@@ -73,20 +77,23 @@ if [ -f anchors/run.sh ]; then
         OUT="$OUT" bash anchors/run.sh nvshmem >"$OUT/nvshmem.log" 2>&1 ||
             { echo "nvshmem anchor failed:"; tail -5 "$OUT/nvshmem.log"; }
     fi
-else
-    echo "no anchors/run.sh: no floors or NVSHMEM figures"
 fi
 if [ -x build-gpu/bench/dcuda_probe_latency ]; then
     ./build-gpu/bench/dcuda_probe_latency >"$OUT/probe.txt" 2>&1 || status=1
     cat "$OUT/probe.txt"
 fi
 cat "$OUT/bench.txt"
-nvshmem_txt=
-[ "$ngpu" -ge 2 ] && nvshmem_txt=$OUT/nvshmem.txt
-python3 tools/bench_compare.py "$OUT/bench.csv" "$OUT/floors.txt" $nvshmem_txt |
+cat "$OUT/references.txt"
+python3 tools/bench_compare.py "$OUT/bench.csv" "$OUT/floors.csv" "$OUT/nvshmem.csv" |
     tee "$OUT/compare.txt"
+if [ -f "$OUT/floors.txt" ]; then
+    nvshmem_txt=
+    [ -f "$OUT/nvshmem.txt" ] && nvshmem_txt=$OUT/nvshmem.txt
+    python3 tools/bench_compare.py "$OUT/bench.csv" "$OUT/floors.txt" $nvshmem_txt \
+        >"$OUT/compare-anchors.txt" 2>&1
+fi
 # Few files come back from the machine: the logs travel as one archive.
-keep="bench.txt bench.csv compare.txt ctest-gpu.log"
+keep="bench.txt bench.csv compare.txt references.txt ctest-gpu.log"
 (cd "$OUT" && tar czf /tmp/dcuda-logs.tgz --exclude=logs.tgz . 2>/dev/null
  mv /tmp/dcuda-logs.tgz logs.tgz &&
      for f in *; do case " $keep logs.tgz " in *" $f "*) ;; *) rm -f "$f" ;; esac; done)

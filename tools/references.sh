@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs the project's reference programs of a GPU build and writes their
+# rows in dcuda_bench's CSV format, for tools/bench_compare.py:
+#   OUT/floors.csv   dcuda_ref_floors: raw flag ping-pongs, the pinned-flag
+#                    round trip, kernel and copy-engine bandwidth
+#   OUT/nvshmem.csv  dcuda_ref_nvshmem under mpirun -np 2 (built where
+#                    NVSHMEM was found): put_signal, signal_op, putmem,
+#                    collectives; with one GPU the two PEs share it, which
+#                    NVSHMEM may refuse (said, not fatal)
+# Build them with `make references` (or the target dcuda_references).
+# Usage: tools/references.sh BUILD_DIR OUT_DIR [--quick]
+set -uo pipefail
+build=${1:?usage: tools/references.sh BUILD_DIR OUT_DIR [--quick]}
+out=${2:?usage: tools/references.sh BUILD_DIR OUT_DIR [--quick]}
+quick=${3:-}
+mkdir -p "$out"
+export NVSHMEM_DISABLE_NVLS=1 # NVLink SHARP stays off on the lent machines
+status=0
+floors=$build/bench/dcuda_ref_floors
+if [ -x "$floors" ]; then
+    "$floors" $quick --csv "$out/floors.csv" || status=1
+else
+    echo "references: no $floors (a build without CUDA?)"
+    status=1
+fi
+nvshmem=$build/bench/dcuda_ref_nvshmem
+if [ -x "$nvshmem" ]; then
+    run_as_root=
+    [ "$(id -u)" = 0 ] && run_as_root=--allow-run-as-root
+    mpirun $run_as_root --oversubscribe -np 2 -x NVSHMEM_DISABLE_NVLS "$nvshmem" $quick \
+        --csv "$out/nvshmem.csv" ||
+        echo "references: dcuda_ref_nvshmem failed (exit $?): no NVSHMEM figures"
+else
+    echo "references: no $nvshmem (NVSHMEM not found when configured: DCUDA_NVSHMEM_HOME)"
+fi
+exit $status
