@@ -5,8 +5,9 @@
 #                    round trip, kernel and copy-engine bandwidth
 #   OUT/nvshmem.csv  dcuda_ref_nvshmem under mpirun -np 2 (built where
 #                    NVSHMEM was found): put_signal, signal_op, putmem,
-#                    collectives; with one GPU the two PEs share it, which
-#                    NVSHMEM may refuse (said, not fatal)
+#                    collectives; needs two GPUs (two PEs sharing one
+#                    GPU hung in the first ping-pong on an H100 with
+#                    NVSHMEM 3.4: tried only with DCUDA_REF_SHARE_GPU=1)
 # Build them with `make references` (or the target dcuda_references).
 # Usage: tools/references.sh BUILD_DIR OUT_DIR [--quick]
 set -uo pipefail
@@ -24,13 +25,16 @@ else
     status=1
 fi
 nvshmem=$build/bench/dcuda_ref_nvshmem
-if [ -x "$nvshmem" ]; then
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c "^GPU " || true)
+if [ ! -x "$nvshmem" ]; then
+    echo "references: no $nvshmem (NVSHMEM not found when configured: DCUDA_NVSHMEM_HOME)"
+elif [ "${gpus:-0}" -lt 2 ] && [ "${DCUDA_REF_SHARE_GPU:-0}" != 1 ]; then
+    echo "references: dcuda_ref_nvshmem needs 2 GPUs ($gpus visible): no NVSHMEM figures"
+else
     run_as_root=
     [ "$(id -u)" = 0 ] && run_as_root=--allow-run-as-root
-    mpirun $run_as_root --oversubscribe -np 2 -x NVSHMEM_DISABLE_NVLS "$nvshmem" $quick \
-        --csv "$out/nvshmem.csv" ||
+    timeout 300 mpirun $run_as_root --oversubscribe -np 2 -x NVSHMEM_DISABLE_NVLS "$nvshmem" \
+        $quick --csv "$out/nvshmem.csv" ||
         echo "references: dcuda_ref_nvshmem failed (exit $?): no NVSHMEM figures"
-else
-    echo "references: no $nvshmem (NVSHMEM not found when configured: DCUDA_NVSHMEM_HOME)"
 fi
 exit $status
