@@ -10,7 +10,10 @@
  * at every step; each message is told written (landed) once, in arrival
  * order, and what is held is what was delivered and not told yet; nothing
  * is held once the consumer has drained; settle applies what is left.
- * Deterministic, well under a second.
+ * First, by hand: a large put is copied at once behind unread
+ * notifications (they write nothing), and waits behind an unread put with
+ * data until the SYNC after it is consumed. Deterministic, well under a
+ * second.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdatomic.h>
@@ -122,6 +125,41 @@ static void hostile(unsigned char *p, uint32_t n, uint32_t head)
     }
 }
 
+/* Delivers a put of n hostile bytes at memory + at (tag 0: none). */
+static void put(dcu_inboxes_t *in, unsigned char *payload, uint32_t at, uint32_t n, uint32_t tag)
+{
+    hostile(payload, n, dcu_inbox_head(in, 0));
+    TEST_STATUS(dcu_inbox_deliver(in, 0, (uint64_t)(uintptr_t)(memory + at), payload, n, tag,
+                                  source()),
+                DCUDA_OK);
+    memcpy(reference + at, payload, n);
+    if (tag)
+        expected[tag - 1u]++;
+}
+
+/* What unread messages hold a large put back: notifications do not, a put
+ * with data does (until the SYNC after it is consumed). */
+static void large_behind_unread(dcu_inboxes_t *in, unsigned char *payload)
+{
+    uint32_t large = DCU_INBOX_EAGER_MAX + 100u;
+    TEST_STATUS(dcu_inbox_deliver(in, 0, 0u, NULL, 0u, 1u, source()), DCUDA_OK);
+    expected[0]++;
+    put(in, payload, 0u, large, 2u);
+    TEST_CHECK(dcu_inbox_held(in) == 0 && memcmp(memory, payload, large) == 0,
+               "a large put waited behind an unread notification");
+    put(in, payload, 8192u, 100u, 0u); /* data in the inbox, unread */
+    put(in, payload, 8192u + 50u, large, 3u);
+    TEST_CHECK(dcu_inbox_held(in) == 1, "a large put did not wait behind an unread put");
+    for (int round = 0; round < 4 && dcu_inbox_held(in); round++) {
+        consume(1 << 30);
+        TEST_CHECK(dcu_inbox_retry(in) >= 0, "retry failed");
+    }
+    TEST_CHECK(dcu_inbox_held(in) == 0 && syncs == 1,
+               "the large put behind data: %zu held, %d SYNCs", dcu_inbox_held(in), syncs);
+    consume(1 << 30);
+    TEST_CHECK(memcmp(memory, reference, MEMORY) == 0, "the memory differs from the reference");
+}
+
 int main(void)
 {
     static const dcu_backend_ops_t ops = { .copy_in = copy_in };
@@ -129,6 +167,8 @@ int main(void)
     TEST_CHECK(in != NULL, "cannot create the inbox");
     static unsigned char payload[3 * DCU_INBOX_EAGER_MAX];
     int puts = 0, large = 0, held_seen = 0;
+    large_behind_unread(in, payload);
+    syncs = 0;
     for (int step = 0; step < STEPS; step++) {
         uint32_t what = next(10);
         if (what < 7) {

@@ -38,6 +38,7 @@ typedef struct writer {
     uint32_t head;    /* entries written */
     int dirty;        /* the rank may have written data from its inbox since it released */
     int sync_pending; /* a SYNC is written and not yet known consumed */
+    uint32_t sync_at; /* its position */
     held_t *first, *last;
 } writer_t;
 
@@ -114,54 +115,58 @@ static void write_message(dcu_inboxes_t *in, int r, uint32_t kind, uint32_t flag
 }
 
 /* A put too large for the inbox may be copied into rank r's memory once
- * the rank applied everything before it, and released what it wrote
- * doing so: 1 when it may, 0 not yet (a SYNC asks for the release). */
-static int ready_for_copy(dcu_inboxes_t *in, int r, uint32_t used)
+ * the rank applied every put before it that came through the inbox, and
+ * released what it wrote doing so: 1 when it may, 0 not yet (a SYNC asks
+ * for the release). Notifications still unread do not hold it back: they
+ * write nothing the copy could overwrite or be overwritten by. */
+static int ready_for_copy(dcu_inboxes_t *in, int r)
 {
     writer_t *w = &in->w[r];
-    if (used != 0) /* what came before it must be applied first */
-        return 0;
     if (w->sync_pending) { /* consumed: its count was published with release */
+        if ((int32_t)(consumed(in, r) - (w->sync_at + 1u)) < 0)
+            return 0;
         w->sync_pending = 0;
         w->dirty = 0;
     }
     if (!w->dirty)
         return 1;
+    if (w->head - consumed(in, r) + 2u > DCUDA_INBOX_ENTRIES) /* no room for the SYNC yet */
+        return 0; /* (one entry never needs padding; one entry stays free) */
+    w->sync_at = w->head;
     write_message(in, r, DCUDA_INBOX_SYNC, 0u, 1u, 0u, 0u, NULL, 0u);
     w->sync_pending = 1;
     return 0;
 }
 
 /* Writes one message if there is room: 1 written, 0 no room yet, -1 the
- * copy of a large put failed. */
+ * copy of a large put failed. A large put's room (for its notification)
+ * is checked before its data is copied, so a copy is never repeated. */
 static int try_write(dcu_inboxes_t *in, int r, uint64_t dst, const void *data, uint32_t count,
                      uint32_t tag)
 {
     writer_t *w = &in->w[r];
+    int copy = data && count > DCU_INBOX_EAGER_MAX;
+    if (copy && !ready_for_copy(in, r))
+        return 0;
+    int entry = !copy || tag; /* an untagged copied put writes no entry */
+    uint32_t carried = copy ? 0u : count; /* payload bytes in the inbox */
+    uint32_t flags = copy || carried > DCUDA_INBOX_INLINE ? DCUDA_INBOX_ACQUIRE : 0u;
+    uint32_t k = data && !copy ? entries_for(carried) : 1u;
     uint32_t used = w->head - consumed(in, r);
-    uint32_t flags = 0;
-    if (data && count > DCU_INBOX_EAGER_MAX) {
-        if (!ready_for_copy(in, r, used))
-            return 0;
-        if (copy_in(in, dst, data, count) != DCUDA_OK)
-            return -1;
-        if (!tag)
-            return 1;
-        data = NULL; /* only its notification goes through the inbox */
-        count = 0;
-        flags = DCUDA_INBOX_ACQUIRE; /* the rank acquires what the copy wrote */
-    }
-    if (count > DCUDA_INBOX_INLINE)
-        flags = DCUDA_INBOX_ACQUIRE; /* the rank acquires the entries after the first */
-    uint32_t k = data ? entries_for(count) : 1u;
     uint32_t to_end = DCUDA_INBOX_ENTRIES - (w->head & INBOX_MASK);
     uint32_t pad = k > to_end ? to_end : 0u;
-    if (used + pad + k + 1u > DCUDA_INBOX_ENTRIES) /* one entry stays free (see above) */
+    if (entry && used + pad + k + 1u > DCUDA_INBOX_ENTRIES) /* one entry stays free (see above) */
         return 0;
+    if (copy && copy_in(in, dst, data, count) != DCUDA_OK)
+        return -1;
+    if (!entry)
+        return 1;
     if (pad)
         write_message(in, r, DCUDA_INBOX_PAD, 0u, pad, 0u, 0u, NULL, 0u);
-    write_message(in, r, data ? DCUDA_INBOX_PUT : DCUDA_INBOX_NOTIFY, flags, k, tag, dst, data,
-                  count);
+    /* A copied put's notification: the rank acquires what the copy wrote;
+     * a long payload's: the entries after the first. */
+    write_message(in, r, data && !copy ? DCUDA_INBOX_PUT : DCUDA_INBOX_NOTIFY, flags, k, tag, dst,
+                  copy ? NULL : data, carried);
     return 1;
 }
 

@@ -3,9 +3,11 @@
  * dcuda/shared/ring.h): what arrives for a rank from the network goes into
  * its inbox, in arrival order, and the rank applies it while it waits. A
  * message that finds no room is held, in order, until the rank has made
- * room; a put too large for the inbox waits until the inbox is empty, then
+ * room; a put too large for the inbox waits until the rank has applied
+ * (and released) every put before it that came through the inbox, then
  * the proxy writes its data into rank memory itself (a backend copy) and
- * sends only its notification through the inbox. The order of everything
+ * sends only its notification through the inbox: notifications still
+ * unread do not hold it back. The order of everything
  * for one rank is the order of arrival. Each message, once written, is
  * told to a callback with its sender and size (the proxy's
  * acknowledgements count what is in an inbox, not what is held).

@@ -159,11 +159,12 @@ typedef struct dcuda_cmd_reply {
  * A PUT's payload goes to its address and then, when tagged, the rank
  * counts the notification on its own counter (an atomic add on the GPU that
  * holds it: the host never writes a counter). A put too large for the inbox
- * is written by the proxy while the inbox is empty, and only its
- * notification comes, as a NOTIFY; when the rank wrote data from its inbox
- * since it last released, the proxy first sends a SYNC and waits for it to
- * be consumed: the count published after a SYNC is a release, so the
- * rank's writes come before the proxy's.
+ * is written by the proxy itself, and only its notification comes, as a
+ * NOTIFY; when the rank may not yet have applied, or released, data from
+ * its inbox (a PUT written since the last SYNC it consumed), the proxy
+ * first sends a SYNC and waits for it to be consumed: the count published
+ * after a SYNC is a release, so the rank's writes come before the proxy's.
+ * Unread NOTIFYs do not hold the copy back: they write nothing.
  */
 #define DCUDA_INBOX_ENTRIES 256u /* a power of two: 16 KiB per rank */
 #define DCUDA_INBOX_WORDS 8
