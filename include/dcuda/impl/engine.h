@@ -300,16 +300,26 @@ DCU_FN_COLD int dcu_apply_while_waiting(dcuda_state_t *st, const dcu_waiter_t *w
            dcu_inbox_drain(st, dcu_one_lane(), DCUDA_INBOX_ENTRIES) > 0;
 }
 
+/* Tickets to be consumed before a rank's own from which it sleeps long
+ * enough between looks at the queue (dcu_pause_queue) to look into its
+ * inbox at every one. */
+#define DCU_QUEUE_FAR_TICKETS 1024u
+
 /* Leader: takes n consecutive tickets of the command queue (n <= its
  * capacity) and returns the first once their entries are free
- * (back-pressure: nothing is overwritten). */
+ * (back-pressure: nothing is overwritten). A rank far behind looks at the
+ * consumer's count less often (dcu_pause_queue). */
 DCU_FN uint32_t dcu_cmd_take(dcuda_state_t *st, uint32_t n)
 {
     uint32_t t = dcu_tickets(st->cmd.head, n);
     dcu_waiter_t w = DCU_WAITER_INIT;
-    while (!dcu_cmd_free(&st->cmd, st->cmd_tail, t, n, &st->cmd_consumed))
+    while (!dcu_cmd_free(&st->cmd, st->cmd_tail, t, n, &st->cmd_consumed)) {
+        uint32_t behind = t + n - st->cmd.capacity - st->cmd_consumed;
+        if (behind >= DCU_QUEUE_FAR_TICKETS) /* long sleeps: look into the inbox at each */
+            w.polls &= ~(DCU_WAIT_INBOX_EVERY - 1u);
         if (!dcu_apply_while_waiting(st, &w))
-            dcu_pause_host(&w);
+            dcu_pause_queue(&w, behind);
+    }
     return t;
 }
 

@@ -246,4 +246,12 @@ DCU_FN int dcu_spinning(dcu_waiter_t *w)
 /* Waiting on memory the host runtime hands back (ring entries). */
 DCU_FN void dcu_pause_host(dcu_waiter_t *w) { (void)dcu_pause(w); }
 
+/* Waiting for command-queue room (`behind` tickets to go: a GPU rank
+ * sleeps longer the further behind it is; a thread just pauses). */
+DCU_FN void dcu_pause_queue(dcu_waiter_t *w, uint32_t behind)
+{
+    (void)behind;
+    (void)dcu_pause(w);
+}
+
 #endif /* DCUDA_IMPL_CPU_PRIMS_H */

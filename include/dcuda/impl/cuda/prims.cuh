@@ -285,6 +285,13 @@ DCU_FN void dcu_lanes_copy(dcu_lanes_t lanes, char *dst, const char *src, size_t
 #define DCU_WAIT_SLEEP_MAX_NS 4096u
 /* Between polls of host memory (a ring entry the host hands back). */
 #define DCU_WAIT_HOST_SLEEP_NS 1000u
+/* A rank waiting for command-queue room sleeps this long for each ticket
+ * still to be consumed before its own, within [HOST_SLEEP, QUEUE_MAX]:
+ * far-behind ranks (hundreds of them, each needing a lap of 4,096 tickets
+ * consumed) would otherwise read the queue's count across PCIe every
+ * microsecond and slow the proxy and the ranks ahead of them. */
+#define DCU_WAIT_QUEUE_NS_PER_TICKET 8u
+#define DCU_WAIT_QUEUE_MAX_NS 65536u
 #define DCU_WAITER_INIT                                                                            \
     {                                                                                              \
         0u, DCU_WAIT_SLEEP_MIN_NS                                                                  \
@@ -308,6 +315,16 @@ DCU_FN void dcu_pause_host(dcu_waiter_t *w)
 {
     w->polls++;
     __nanosleep(DCU_WAIT_HOST_SLEEP_NS);
+}
+
+/* Waiting for command-queue room, `behind` tickets still to be consumed. */
+DCU_FN void dcu_pause_queue(dcu_waiter_t *w, uint32_t behind)
+{
+    uint32_t ns = behind < DCU_WAIT_QUEUE_MAX_NS / DCU_WAIT_QUEUE_NS_PER_TICKET
+                      ? behind * DCU_WAIT_QUEUE_NS_PER_TICKET
+                      : DCU_WAIT_QUEUE_MAX_NS;
+    w->polls++;
+    __nanosleep(ns > DCU_WAIT_HOST_SLEEP_NS ? ns : DCU_WAIT_HOST_SLEEP_NS);
 }
 
 #endif /* DCUDA_IMPL_CUDA_PRIMS_CUH */
