@@ -28,6 +28,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "ref_rows.h"
 #include <time.h>
 
 #define CHECK(call)                                                                     \
@@ -171,26 +173,12 @@ __global__ void copy16(const int4 *__restrict__ src, int4 *__restrict__ dst, siz
 
 /* ---- host side ------------------------------------------------------------ */
 
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof v[0], compare_doubles);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static void row(const char *kind, const char *what, int ranks, size_t bytes, const char *unit,
                 double value)
 {
-    printf("%-10s %-30s %6d %9zu %12s %10.3f\n", kind, what, ranks, bytes, unit, value);
-    fflush(stdout);
-    if (csv)
-        fprintf(csv, "%s,%s,%d,%zu,%s,%.6f\n", kind, what, ranks, bytes, unit, value);
+    ref_row(csv, kind, what, ranks, bytes, unit, value);
 }
+
 
 static double now_us(void)
 {
@@ -220,7 +208,7 @@ static void local_latency(int rounds)
         }
         char what[64];
         snprintf(what, sizeof what, "local_%s", signal_names[kind]);
-        row("latency", what, 2, kind >= PUT_RELEASE ? 4 : 0, "one_way_us", median(us, runs));
+        row("latency", what, 2, kind >= PUT_RELEASE ? 4 : 0, "one_way_us", ref_median(us, runs));
     }
     CHECK(cudaFree(flags));
     CHECK(cudaFree(data));
@@ -250,42 +238,40 @@ static void host_round_trip(int rounds)
         if (r > 0)
             us[r - 1] = (t1 - t0) / rounds;
     }
-    row("host", "pinned_flag", 1, 4, "round_trip_us", median(us, runs));
+    row("host", "pinned_flag", 1, 4, "round_trip_us", ref_median(us, runs));
     CHECK(cudaFreeHost(from_host));
     CHECK(cudaFreeHost(to_host));
 }
 
-/* GB/s of `reps` kernel copies of COPY_BYTES with `blocks` blocks of 512
- * threads on the current device. */
-static double kernel_copy_gbps(const void *src, void *dst, int blocks, int reps)
+/* One copy of COPY_BYTES from src to dst: by a kernel of `blocks` blocks of
+ * 512 threads on the current device, or (blocks 0) by the copy engine
+ * between devices src_dev and dst_dev (cudaMemcpyPeerAsync). */
+typedef struct copy_job {
+    const void *src;
+    void *dst;
+    int blocks, src_dev, dst_dev;
+} copy_job_t;
+
+static void copy_once(const copy_job_t *j)
 {
-    cudaEvent_t a, b;
-    float ms;
-    CHECK(cudaEventCreate(&a));
-    CHECK(cudaEventCreate(&b));
-    copy16<<<blocks, 512>>>((const int4 *)src, (int4 *)dst, COPY_BYTES / 16); /* warm-up */
-    CHECK(cudaEventRecord(a));
-    for (int i = 0; i < reps; i++)
-        copy16<<<blocks, 512>>>((const int4 *)src, (int4 *)dst, COPY_BYTES / 16);
-    CHECK(cudaEventRecord(b));
-    CHECK(cudaEventSynchronize(b));
-    CHECK(cudaEventElapsedTime(&ms, a, b));
-    CHECK(cudaEventDestroy(a));
-    CHECK(cudaEventDestroy(b));
-    return (double)COPY_BYTES * reps / (ms / 1e3) / 1e9;
+    if (j->blocks > 0)
+        copy16<<<j->blocks, 512>>>((const int4 *)j->src, (int4 *)j->dst, COPY_BYTES / 16);
+    else
+        CHECK(cudaMemcpyPeerAsync(j->dst, j->dst_dev, j->src, j->src_dev, COPY_BYTES, 0));
+    CHECK(cudaGetLastError());
 }
 
-/* GB/s of `reps` cudaMemcpyPeer (or device-to-device, peer < 0) copies. */
-static double memcpy_gbps(void *dst, int dst_dev, const void *src, int src_dev, int reps)
+/* GB/s of `reps` copies after one untimed, timed by events on the stream. */
+static double copy_gbps(const copy_job_t *j, int reps)
 {
     cudaEvent_t a, b;
     float ms;
     CHECK(cudaEventCreate(&a));
     CHECK(cudaEventCreate(&b));
-    CHECK(cudaMemcpyPeer(dst, dst_dev, src, src_dev, COPY_BYTES)); /* warm-up */
+    copy_once(j); /* warm-up */
     CHECK(cudaEventRecord(a));
     for (int i = 0; i < reps; i++)
-        CHECK(cudaMemcpyPeerAsync(dst, dst_dev, src, src_dev, COPY_BYTES, 0));
+        copy_once(j);
     CHECK(cudaEventRecord(b));
     CHECK(cudaEventSynchronize(b));
     CHECK(cudaEventElapsedTime(&ms, a, b));
@@ -299,9 +285,10 @@ static void copy_rows(const char *what, const void *src, void *dst, int sms)
     int counts[] = { 1, 8, 32, sms, 2 * sms, 4 * sms };
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
         double v[MAX_RUNS];
+        copy_job_t j = { src, dst, counts[i], 0, 0 };
         for (int r = 0; r < runs; r++)
-            v[r] = kernel_copy_gbps(src, dst, counts[i], counts[i] < 8 ? 1 : 5);
-        row("bandwidth", what, counts[i], COPY_BYTES, "GBps", median(v, runs));
+            v[r] = copy_gbps(&j, counts[i] < 8 ? 1 : 5);
+        row("bandwidth", what, counts[i], COPY_BYTES, "GBps", ref_median(v, runs));
     }
 }
 
@@ -313,9 +300,10 @@ static void local_bandwidth(int sms)
     CHECK(cudaMemset(a, 1, COPY_BYTES));
     copy_rows("kernel_copy", a, b, sms);
     double v[MAX_RUNS];
+    copy_job_t j = { a, b, 0, 0, 0 };
     for (int r = 0; r < runs; r++)
-        v[r] = memcpy_gbps(b, 0, a, 0, 5);
-    row("bandwidth", "memcpy_d2d", 1, COPY_BYTES, "GBps", median(v, runs));
+        v[r] = copy_gbps(&j, 5);
+    row("bandwidth", "memcpy_d2d", 1, COPY_BYTES, "GBps", ref_median(v, runs));
     CHECK(cudaFree(a));
     CHECK(cudaFree(b));
 }
@@ -376,7 +364,7 @@ static void peer_latency(int rounds)
         }
         char what[64];
         snprintf(what, sizeof what, "peer_%s", signal_names[kind]);
-        row("latency", what, 2, kind >= PUT_RELEASE ? 4 : 0, "one_way_us", median(us, runs));
+        row("latency", what, 2, kind >= PUT_RELEASE ? 4 : 0, "one_way_us", ref_median(us, runs));
     }
     side_free(&s[0], 0);
     side_free(&s[1], 1);
@@ -391,9 +379,10 @@ static void peer_bandwidth(int sms)
     CHECK(cudaMalloc(&a, COPY_BYTES));
     CHECK(cudaMemset(a, 1, COPY_BYTES));
     double v[MAX_RUNS];
+    copy_job_t j = { a, b, 0, 0, 1 };
     for (int r = 0; r < runs; r++)
-        v[r] = memcpy_gbps(b, 1, a, 0, 5);
-    row("bandwidth", "memcpy_peer", 1, COPY_BYTES, "GBps", median(v, runs));
+        v[r] = copy_gbps(&j, 5);
+    row("bandwidth", "memcpy_peer", 1, COPY_BYTES, "GBps", ref_median(v, runs));
     copy_rows("kernel_push", a, b, sms);
     CHECK(cudaFree(a));
     CHECK(cudaSetDevice(1));
@@ -464,9 +453,7 @@ int main(int argc, char **argv)
            "case, median of %d runs\n",
            p.name, p.multiProcessorCount, p.l2CacheSize >> 20, devices,
            devices > 1 && !peers ? " without peer access" : "", rounds, runs);
-    printf("%-10s %-30s %6s %9s %12s %10s\n", "kind", "what", "ranks", "bytes", "unit", "value");
-    if (csv)
-        fprintf(csv, "kind,what,ranks,bytes,unit,value\n");
+    ref_head(csv);
     local_latency(rounds);
     host_round_trip(rounds / 10);
     local_bandwidth(p.multiProcessorCount);

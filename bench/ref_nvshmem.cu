@@ -33,6 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ref_rows.h"
+
 #define CHECK(call)                                                                     \
     do {                                                                                \
         cudaError_t e_ = (call);                                                        \
@@ -138,28 +140,14 @@ __global__ void collective(int kind, char *dst, char *src, size_t bytes, int rou
         *ns = device_ns() - t0;
 }
 
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof v[0], compare_doubles);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
+/* A row, printed and written by PE 0 alone. */
 static void row(const char *kind, const char *what, int ranks, size_t bytes, const char *unit,
                 double value)
 {
-    if (me != 0)
-        return;
-    printf("%-10s %-30s %6d %9zu %12s %10.3f\n", kind, what, ranks, bytes, unit, value);
-    fflush(stdout);
-    if (csv)
-        fprintf(csv, "%s,%s,%d,%zu,%s,%.6f\n", kind, what, ranks, bytes, unit, value);
+    if (me == 0)
+        ref_row(csv, kind, what, ranks, bytes, unit, value);
 }
+
 
 static double span_us(const unsigned long long *ns)
 {
@@ -188,7 +176,7 @@ static void latency(int rounds, unsigned long long *ns)
                 us[r - 1] = span_us(ns) / rounds / 2;
         }
         row("latency", ping_names[kind], 2, kind == SIGNAL_OP || kind == FENCE_SIGNAL_OP ? 0 : 4,
-            "one_way_us", median(us, runs));
+            "one_way_us", ref_median(us, runs));
     }
     nvshmem_free(buf);
     nvshmem_free(sig);
@@ -218,7 +206,7 @@ static void bandwidth(int sms)
             v[r] = (double)BW_BYTES * 5 / (ms / 1e3) / 1e9;
         }
         if (me == 0)
-            row("bandwidth", "putmem_block", counts[c], BW_BYTES, "GBps", median(v, runs));
+            row("bandwidth", "putmem_block", counts[c], BW_BYTES, "GBps", ref_median(v, runs));
         nvshmem_barrier_all();
     }
     CHECK(cudaEventDestroy(a));
@@ -244,7 +232,7 @@ static double collective_us(int kind, char *dst, char *src, size_t bytes, int ro
         if (r > 0)
             us[r - 1] = span_us(ns) / rounds;
     }
-    return median(us, runs);
+    return ref_median(us, runs);
 }
 
 static void collectives(int quick, unsigned long long *ns)
@@ -324,9 +312,7 @@ int main(int argc, char **argv)
         printf("# dcuda_ref_nvshmem: NVSHMEM %d.%d, %d PEs on %d GPU(s) (%s)%s; median of %d runs\n",
                NVSHMEM_VENDOR_MAJOR_VERSION, NVSHMEM_VENDOR_MINOR_VERSION, pes, devices, p.name,
                devices < pes ? ", PEs sharing a GPU" : "", runs);
-        printf("%-10s %-30s %6s %9s %12s %10s\n", "kind", "what", "ranks", "bytes", "unit", "value");
-        if (csv)
-            fprintf(csv, "kind,what,ranks,bytes,unit,value\n");
+        ref_head(csv);
     }
     unsigned long long *ns;
     CHECK(cudaMalloc(&ns, sizeof *ns));
