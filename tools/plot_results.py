@@ -3,15 +3,16 @@
 
   latency.png     one-way latency of notified puts against size: same device
                   and, with 2+ processes, peer (dcuda_bench's -m sweep), with
-                  the floors (anchors/floors.cu) and NVSHMEM's figures
-                  (anchors/nvshmem_pingpong.cu) beside them where given
+                  the floors (dcuda_ref_floors' CSV, or the anchors' text) and
+                  NVSHMEM's figures (dcuda_ref_nvshmem's CSV, or the anchors'
+                  text) beside them where given
   bandwidth.png   GB/s against size: one rank and all ranks, same device and
                   peer
   case_<name>.png each case study's time a step against GPUs, per variant
                   and size, with the baselines' communication time (dashed)
 
-usage: plot_results.py [--bench bench.csv] [--floors floors.txt]
-                       [--nvshmem nvshmem.txt] [--cases case-studies.csv ...]
+usage: plot_results.py [--bench bench.csv] [--floors floors.csv]
+                       [--nvshmem nvshmem.csv] [--cases case-studies.csv ...]
                        [--out DIR] [--title TEXT]
 
 Every input is optional; a figure whose data is missing is not drawn (a
@@ -32,16 +33,18 @@ def read_csv(path):
         return list(csv.DictReader(f))
 
 
-def read_anchor(path, pattern):
-    """{name: value} of the anchor lines matching pattern (name, value groups);
-    a name seen several times keeps its median."""
-    seen = collections.defaultdict(list)
-    with open(path) as f:
-        for line in f:
-            m = re.search(pattern, line)
-            if m:
-                seen[m.group(1)].append(float(m.group(2)))
-    return {k: statistics.median(v) for k, v in seen.items()}
+def read_reference(path, floors):
+    """{name: value} of a reference file, as tools/bench_compare.py reads it
+    (the CSV of dcuda_ref_floors or dcuda_ref_nvshmem, or the anchors'
+    text): floors keyed "local_device notified_put_4B_red_release" and the
+    like, NVSHMEM's one-way latencies by name."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import bench_compare as bc
+    lines = bc.read_lines(path, "floors" if floors else "NVSHMEM")
+    if floors:
+        return bc.reference(lines, bc.FLOOR_PATTERNS, lambda k, w, r, _: bc.floor_key(k, w, r))
+    got = bc.reference(lines, bc.NVSHMEM_PATTERNS, bc.nvshmem_key)
+    return {k: v for k, v in got.items() if " " not in k}  # latencies only
 
 
 def series(rows, kind, what, unit):
@@ -62,11 +65,14 @@ def plot_latency(plt, rows, floors, nvshmem, out, title):
     # The floors and NVSHMEM are measured at 4 B: a line across the sizes,
     # which says so, rather than a mark at one size; each floor in its
     # series' colour (C0 same device, C1 peer).
-    for name, label, colour in (
-            ("local_device notified_put_4B_fence", "floor: same device (4 B + fence)", "C0"),
-            ("peer_device notified_put_4B_fence", "floor: peer (4 B + fence)", "C1")):
-        if name in floors:
-            ax.axhline(floors[name], linestyle=":", color=colour, label=label)
+    for place, label, colour in (("local_device", "floor: same device", "C0"),
+                                 ("peer_device", "floor: peer", "C1")):
+        for form, text in (("notified_put_4B_red_release", "4 B + release add"),
+                           ("notified_put_4B_fence", "4 B + fence")):
+            if f"{place} {form}" in floors:
+                ax.axhline(floors[f"{place} {form}"], linestyle=":", color=colour,
+                           label=f"{label} ({text})")
+                break
     for k, (name, value) in enumerate(sorted(nvshmem.items())):
         ax.axhline(value, linestyle="--", linewidth=1, color=f"C{k + 2}",
                    label=f"NVSHMEM {name} (4 B)")
@@ -186,9 +192,8 @@ def main():
                  "python3-matplotlib)")
     os.makedirs(args.out, exist_ok=True)
     title = f" ({args.title})" if args.title else ""
-    floors = read_anchor(args.floors, r"^(\S+ \S+) one_way_us=([0-9.]+)") if args.floors else {}
-    nvshmem = read_anchor(args.nvshmem, r"^nvshmem peer (\S+) one_way_us=([0-9.]+)") \
-        if args.nvshmem else {}
+    floors = read_reference(args.floors, True) if args.floors else {}
+    nvshmem = read_reference(args.nvshmem, False) if args.nvshmem else {}
     written = []
     if args.bench:
         rows = read_csv(args.bench)

@@ -2,7 +2,9 @@
 # The plots from the case studies' smallest sizes (ctest entry tools.plots):
 # runs tools/case_studies.py --small once on this build (CPU ranks where
 # there is no GPU), then tools/plot_results.py --cases on its CSV, and
-# checks that a figure of each case was written and draws points. Needs
+# checks that a figure of each case was written and draws points; then
+# the latency and bandwidth figures of the committed H100 results (the
+# benchmark's CSV beside dcuda_ref_floors' CSV) are drawn with points. Needs
 # python3 with matplotlib: the first of the interpreters given that has it
 # (exit status 77, a skip, when none has).
 # Usage: tools/plots_check.sh BUILD_DIR OUT_DIR PYTHON...
@@ -32,5 +34,13 @@ for c in particles hdiff spmv power; do
         failed=1
     fi
 done
-[ $failed -eq 0 ] && echo "PASSED tools.plots: a figure with points for each case"
+results=$here/../docs/results/nvidia-h100-x1
+"$py" "$here/plot_results.py" --bench "$results/bench.csv" --floors "$results/floors.csv" \
+    --out "$out/bench" > "$out/bench.log" 2>&1 || { echo "FAIL: plot_results.py --bench"; cat "$out/bench.log"; exit 1; }
+cat "$out/bench.log"
+for f in latency bandwidth; do
+    grep -Eq "$f.png \([1-9][0-9]* points\)" "$out/bench.log" ||
+        { echo "FAIL: $f.png without points"; failed=1; }
+done
+[ $failed -eq 0 ] && echo "PASSED tools.plots: a figure with points for each case, and the bench's"
 exit $failed
