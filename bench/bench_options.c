@@ -57,9 +57,10 @@ static size_t size_value(const char *text, const char **rest)
     if (!text || *text < '0' || *text > '9')
         return 0;
     unsigned long long v = strtoull(text, &end, 10);
-    int shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20
-                : *end == 'G' || *end == 'g'                                 ? 30
-                                                                             : 0;
+    int shift = *end == 'K' || *end == 'k'   ? 10
+                : *end == 'M' || *end == 'm' ? 20
+                : *end == 'G' || *end == 'g' ? 30
+                                             : 0;
     if (shift)
         end++;
     if (v > (unsigned long long)BENCH_MAX_SIZE)
@@ -133,12 +134,12 @@ static int pairs_option(const char *value, cmdline_t *c)
 /* A flag without a value; 1 if it is one. */
 static int flag_option(const char *a, cmdline_t *c)
 {
-    int *which = !strcmp(a, "--quick")     ? &c->quick
-                 : !strcmp(a, "--peer")    ? &c->peer_only
-                 : !strcmp(a, "--loop")    ? &c->loop
-                 : !strcmp(a, "-f")        ? &c->full
-                 : !strcmp(a, "--rate")    ? &c->rate_all
-                                           : NULL;
+    int *which = !strcmp(a, "--quick")  ? &c->quick
+                 : !strcmp(a, "--peer") ? &c->peer_only
+                 : !strcmp(a, "--loop") ? &c->loop
+                 : !strcmp(a, "-f")     ? &c->full
+                 : !strcmp(a, "--rate") ? &c->rate_all
+                                        : NULL;
     if (which)
         *which = 1;
     else if (!strcmp(a, "--latency"))
@@ -160,16 +161,21 @@ static int value_option(const char *a, const char *next, cmdline_t *c, int *warm
         return 0;
     }
     if (!strcmp(a, "-t"))
-        return (v = count_value(a, next, 1, 1024, "threads a rank")) < 0 ? -1 : (c->threads = (int)v, 0);
+        return (v = count_value(a, next, 1, 1024, "threads a rank")) < 0 ? -1
+                                                                         : (c->threads = (int)v, 0);
     if (!strcmp(a, "-r"))
-        return (v = count_value(a, next, 1, BENCH_MAX_RUNS, "runs of a case")) < 0 ? -1
-                                                                                     : (c->runs = (int)v, 0);
+        return (v = count_value(a, next, 1, BENCH_MAX_RUNS, "runs of a case")) < 0
+                   ? -1
+                   : (c->runs = (int)v, 0);
     if (!strcmp(a, "-i") || !strcmp(a, "-n"))
-        return (v = count_value(a, next, 1, 100000000, "timed rounds")) < 0 ? -1 : (c->w.iters = (int)v, 0);
+        return (v = count_value(a, next, 1, 100000000, "timed rounds")) < 0
+                   ? -1
+                   : (c->w.iters = (int)v, 0);
     if (!strcmp(a, "-x") || !strcmp(a, "-w")) {
         *warmup_set = 1;
-        return (v = count_value(a, next, 0, 100000000, "warm-up rounds")) < 0 ? -1
-                                                                              : (c->w.warmup = (int)v, 0);
+        return (v = count_value(a, next, 0, 100000000, "warm-up rounds")) < 0
+                   ? -1
+                   : (c->w.warmup = (int)v, 0);
     }
     if (!strcmp(a, "-m") || !strcmp(a, "-b") || !strcmp(a, "-e"))
         return size_option(a, next, &c->w);

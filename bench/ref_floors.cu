@@ -32,13 +32,13 @@
 #include "ref_rows.h"
 #include <time.h>
 
-#define CHECK(call)                                                                     \
-    do {                                                                                \
-        cudaError_t e_ = (call);                                                        \
-        if (e_ != cudaSuccess) {                                                        \
-            fprintf(stderr, "ref_floors: %s: %s\n", #call, cudaGetErrorString(e_));     \
-            exit(1);                                                                    \
-        }                                                                               \
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "ref_floors: %s: %s\n", #call, cudaGetErrorString(e_));                \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 #define MAX_RUNS 101
@@ -80,7 +80,8 @@ template <bool SYS> __device__ __forceinline__ void add_relaxed(unsigned *p)
         atomicAdd(p, 1u);
 }
 
-template <bool SYS> __device__ __forceinline__ void signal(int kind, unsigned *flag, int *data, int v)
+template <bool SYS>
+__device__ __forceinline__ void signal(int kind, unsigned *flag, int *data, int v)
 {
     if (kind == PUT_RELEASE || kind == PUT_FENCE)
         *(volatile int *)data = v;
@@ -178,7 +179,6 @@ static void row(const char *kind, const char *what, int ranks, size_t bytes, con
 {
     ref_row(csv, kind, what, ranks, bytes, unit, value);
 }
-
 
 static double now_us(void)
 {

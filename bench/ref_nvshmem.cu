@@ -35,13 +35,13 @@
 
 #include "ref_rows.h"
 
-#define CHECK(call)                                                                     \
-    do {                                                                                \
-        cudaError_t e_ = (call);                                                        \
-        if (e_ != cudaSuccess) {                                                        \
-            fprintf(stderr, "ref_nvshmem: %s: %s\n", #call, cudaGetErrorString(e_));    \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                               \
-        }                                                                               \
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "ref_nvshmem: %s: %s\n", #call, cudaGetErrorString(e_));               \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
+        }                                                                                          \
     } while (0)
 
 #define MAX_RUNS 101
@@ -147,7 +147,6 @@ static void row(const char *kind, const char *what, int ranks, size_t bytes, con
     if (me == 0)
         ref_row(csv, kind, what, ranks, bytes, unit, value);
 }
-
 
 static double span_us(const unsigned long long *ns)
 {
@@ -295,8 +294,9 @@ int main(int argc, char **argv)
     }
     if (size < 2 || cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1) {
         if (rank == 0)
-            fprintf(stderr, "ref_nvshmem: needs 2 processes and a GPU (%d process(es), %d GPU(s))\n",
-                    size, devices);
+            fprintf(stderr,
+                    "ref_nvshmem: needs 2 processes and a GPU (%d process(es), %d GPU(s))\n", size,
+                    devices);
         MPI_Finalize();
         return 77;
     }
@@ -309,9 +309,10 @@ int main(int argc, char **argv)
     if (me == 0 && csv_path && !(csv = fopen(csv_path, "w")))
         fprintf(stderr, "ref_nvshmem: cannot write %s\n", csv_path);
     if (me == 0) {
-        printf("# dcuda_ref_nvshmem: NVSHMEM %d.%d, %d PEs on %d GPU(s) (%s)%s; median of %d runs\n",
-               NVSHMEM_VENDOR_MAJOR_VERSION, NVSHMEM_VENDOR_MINOR_VERSION, pes, devices, p.name,
-               devices < pes ? ", PEs sharing a GPU" : "", runs);
+        printf(
+            "# dcuda_ref_nvshmem: NVSHMEM %d.%d, %d PEs on %d GPU(s) (%s)%s; median of %d runs\n",
+            NVSHMEM_VENDOR_MAJOR_VERSION, NVSHMEM_VENDOR_MINOR_VERSION, pes, devices, p.name,
+            devices < pes ? ", PEs sharing a GPU" : "", runs);
         ref_head(csv);
     }
     unsigned long long *ns;

@@ -148,7 +148,7 @@ static int try_write(dcu_inboxes_t *in, int r, uint64_t dst, const void *data, u
     int copy = data && count > DCU_INBOX_EAGER_MAX;
     if (copy && !ready_for_copy(in, r))
         return 0;
-    int entry = !copy || tag; /* an untagged copied put writes no entry */
+    int entry = !copy || tag;             /* an untagged copied put writes no entry */
     uint32_t carried = copy ? 0u : count; /* payload bytes in the inbox */
     uint32_t flags = copy || carried > DCUDA_INBOX_INLINE ? DCUDA_INBOX_ACQUIRE : 0u;
     uint32_t k = data && !copy ? entries_for(carried) : 1u;
