@@ -106,8 +106,9 @@ def csv_rows(lines):
     return rows
 
 
-def floor_key(kind, what, ranks):
-    """The key of one dcuda_ref_floors row, or None."""
+def floor_key(kind, what, ranks, size):
+    """The key of one dcuda_ref_floors row, or None (size: unused, as in
+    nvshmem_key's signature)."""
     place, _, signal = what.partition("_")
     if kind == "latency" and place in ("local", "peer") and signal in FLOOR_SIGNALS:
         return f"{place}_device {FLOOR_SIGNALS[signal]}"
@@ -143,6 +144,19 @@ def reference(lines, patterns, key_of):
         if key:
             seen.setdefault(key, []).append(value)
     return medians(seen)
+
+
+def read_floors(path):
+    """The floors of a file (dcuda_ref_floors' CSV or the anchors' text):
+    {key: value}."""
+    return reference(read_lines(path, "floors"), FLOOR_PATTERNS, floor_key)
+
+
+def read_nvshmem(path):
+    """NVSHMEM's figures of a file (dcuda_ref_nvshmem's CSV or the anchors'
+    text): {key: value}, and its lines (None when it could not be read)."""
+    lines = read_lines(path, "NVSHMEM")
+    return reference(lines, NVSHMEM_PATTERNS, nvshmem_key), lines
 
 
 def bench(path):
@@ -355,10 +369,8 @@ def main():
         print(__doc__.strip(), file=sys.stderr)
         return 2
     b = bench(sys.argv[1])
-    flines = read_lines(sys.argv[2], "floors")
-    f = reference(flines, FLOOR_PATTERNS, lambda k, w, r, _: floor_key(k, w, r))
-    nlines = read_lines(sys.argv[3], "NVSHMEM") if len(sys.argv) > 3 else None
-    nv = reference(nlines, NVSHMEM_PATTERNS, nvshmem_key)
+    f = read_floors(sys.argv[2])
+    nv, nlines = read_nvshmem(sys.argv[3]) if len(sys.argv) > 3 else ({}, None)
     if nlines is not None and not nv:
         print(f"# NVSHMEM: no figures in {sys.argv[3]} (the anchor failed or was skipped?)")
     same_device(b, f)

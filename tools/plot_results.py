@@ -23,7 +23,6 @@ import argparse
 import collections
 import csv
 import os
-import re
 import statistics
 import sys
 
@@ -34,16 +33,15 @@ def read_csv(path):
 
 
 def read_reference(path, floors):
-    """{name: value} of a reference file, as tools/bench_compare.py reads it
-    (the CSV of dcuda_ref_floors or dcuda_ref_nvshmem, or the anchors'
-    text): floors keyed "local_device notified_put_4B_red_release" and the
-    like, NVSHMEM's one-way latencies by name."""
+    """{name: value} of a reference file, read by tools/bench_compare.py's
+    readers (the CSV of dcuda_ref_floors or dcuda_ref_nvshmem, or the
+    anchors' text): floors keyed "local_device notified_put_4B_red_release"
+    and the like, NVSHMEM's one-way latencies by name."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import bench_compare as bc
-    lines = bc.read_lines(path, "floors" if floors else "NVSHMEM")
     if floors:
-        return bc.reference(lines, bc.FLOOR_PATTERNS, lambda k, w, r, _: bc.floor_key(k, w, r))
-    got = bc.reference(lines, bc.NVSHMEM_PATTERNS, bc.nvshmem_key)
+        return bc.read_floors(path)
+    got = bc.read_nvshmem(path)[0]
     return {k: v for k, v in got.items() if " " not in k}  # latencies only
 
 
