@@ -114,6 +114,20 @@ static void write_message(dcu_inboxes_t *in, int r, uint32_t kind, uint32_t flag
     w->dirty |= kind == DCUDA_INBOX_PUT && count > 0;
 }
 
+/* Is there room for a message of k entries at rank r's head, with the PAD
+ * before it when it would wrap (*pad, when not NULL), and one entry left
+ * free (see above)? */
+static int fits(const dcu_inboxes_t *in, int r, uint32_t k, uint32_t *pad)
+{
+    const writer_t *w = &in->w[r];
+    uint32_t used = w->head - consumed(in, r);
+    uint32_t to_end = DCUDA_INBOX_ENTRIES - (w->head & INBOX_MASK);
+    uint32_t skip = k > to_end ? to_end : 0u;
+    if (pad)
+        *pad = skip;
+    return used + skip + k + 1u <= DCUDA_INBOX_ENTRIES;
+}
+
 /* A put too large for the inbox may be copied into rank r's memory once
  * the rank applied every put before it that came through the inbox, and
  * released what it wrote doing so: 1 when it may, 0 not yet (a SYNC asks
@@ -130,8 +144,8 @@ static int ready_for_copy(dcu_inboxes_t *in, int r)
     }
     if (!w->dirty)
         return 1;
-    if (w->head - consumed(in, r) + 2u > DCUDA_INBOX_ENTRIES) /* no room for the SYNC yet */
-        return 0; /* (one entry never needs padding; one entry stays free) */
+    if (!fits(in, r, 1u, NULL)) /* no room for the SYNC yet */
+        return 0;
     w->sync_at = w->head;
     write_message(in, r, DCUDA_INBOX_SYNC, 0u, 1u, 0u, 0u, NULL, 0u);
     w->sync_pending = 1;
@@ -144,18 +158,14 @@ static int ready_for_copy(dcu_inboxes_t *in, int r)
 static int try_write(dcu_inboxes_t *in, int r, uint64_t dst, const void *data, uint32_t count,
                      uint32_t tag)
 {
-    writer_t *w = &in->w[r];
     int copy = data && count > DCU_INBOX_EAGER_MAX;
     if (copy && !ready_for_copy(in, r))
         return 0;
     int entry = !copy || tag;             /* an untagged copied put writes no entry */
     uint32_t carried = copy ? 0u : count; /* payload bytes in the inbox */
     uint32_t flags = copy || carried > DCUDA_INBOX_INLINE ? DCUDA_INBOX_ACQUIRE : 0u;
-    uint32_t k = data && !copy ? entries_for(carried) : 1u;
-    uint32_t used = w->head - consumed(in, r);
-    uint32_t to_end = DCUDA_INBOX_ENTRIES - (w->head & INBOX_MASK);
-    uint32_t pad = k > to_end ? to_end : 0u;
-    if (entry && used + pad + k + 1u > DCUDA_INBOX_ENTRIES) /* one entry stays free (see above) */
+    uint32_t k = data && !copy ? entries_for(carried) : 1u, pad = 0u;
+    if (entry && !fits(in, r, k, &pad))
         return 0;
     if (copy && copy_in(in, dst, data, count) != DCUDA_OK)
         return -1;
