@@ -36,8 +36,10 @@ void bench_usage(FILE *out)
             "Settings of dcuda (DCUDA_RANKS, DCUDA_NET_LOOPBACK, ...): dcuda_info lists them.\n");
 }
 
-/* A whole number from lo to hi, or -1 after a message naming `flag`. */
-static long count_value(const char *flag, const char *value, long lo, long hi, const char *what)
+/* A whole number from lo to hi into *out: 0, or -1 after a message
+ * naming `flag`. */
+static int count_option(const char *flag, const char *value, long lo, long hi, const char *what,
+                        int *out)
 {
     char *end;
     long v = value && *value ? strtol(value, &end, 10) : -1;
@@ -46,7 +48,8 @@ static long count_value(const char *flag, const char *value, long lo, long hi, c
                 hi);
         return -1;
     }
-    return v;
+    *out = (int)v;
+    return 0;
 }
 
 /* A size with an optional K, M or G (binary); 0 when it does not parse.
@@ -151,7 +154,6 @@ static int flag_option(const char *a, cmdline_t *c)
  * 1 not such an option. */
 static int value_option(const char *a, const char *next, cmdline_t *c, int *warmup_set)
 {
-    long v;
     if (!strcmp(a, "--csv")) {
         if (!next || !*next) {
             fprintf(stderr, "bench: --csv needs a file name\n");
@@ -161,21 +163,14 @@ static int value_option(const char *a, const char *next, cmdline_t *c, int *warm
         return 0;
     }
     if (!strcmp(a, "-t"))
-        return (v = count_value(a, next, 1, 1024, "threads a rank")) < 0 ? -1
-                                                                         : (c->threads = (int)v, 0);
+        return count_option(a, next, 1, 1024, "threads a rank", &c->threads);
     if (!strcmp(a, "-r"))
-        return (v = count_value(a, next, 1, BENCH_MAX_RUNS, "runs of a case")) < 0
-                   ? -1
-                   : (c->runs = (int)v, 0);
+        return count_option(a, next, 1, BENCH_MAX_RUNS, "runs of a case", &c->runs);
     if (!strcmp(a, "-i") || !strcmp(a, "-n"))
-        return (v = count_value(a, next, 1, 100000000, "timed rounds")) < 0
-                   ? -1
-                   : (c->w.iters = (int)v, 0);
+        return count_option(a, next, 1, 100000000, "timed rounds", &c->w.iters);
     if (!strcmp(a, "-x") || !strcmp(a, "-w")) {
         *warmup_set = 1;
-        return (v = count_value(a, next, 0, 100000000, "warm-up rounds")) < 0
-                   ? -1
-                   : (c->w.warmup = (int)v, 0);
+        return count_option(a, next, 0, 100000000, "warm-up rounds", &c->w.warmup);
     }
     if (!strcmp(a, "-m") || !strcmp(a, "-b") || !strcmp(a, "-e"))
         return size_option(a, next, &c->w);
