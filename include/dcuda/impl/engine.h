@@ -290,13 +290,15 @@ DCU_FN void dcu_cmd_header(const dcuda_state_t *st, uint32_t t, uint32_t op, uin
 }
 
 /* Leader, while it waits for its proxy (room in the command queue, a
- * reply): now and then applies what arrived in its inbox; 1 if it applied
- * anything. A proxy whose next command waits for its target's credit
- * (src/proxy/netbar.h) goes on once the target's ranks applied what they
- * have, and they may be waiting for this rank's proxy in turn. */
-DCU_FN_COLD int dcu_apply_while_waiting(dcuda_state_t *st, const dcu_waiter_t *w)
+ * reply): every `every` polls (a power of two) applies what arrived in its
+ * inbox; 1 if it applied anything. A proxy whose next command waits for
+ * its target's credit (src/proxy/netbar.h) goes on once the target's ranks
+ * applied what they have, and they may be waiting for this rank's proxy in
+ * turn. */
+DCU_FN_COLD int dcu_apply_while_waiting(dcuda_state_t *st, const dcu_waiter_t *w,
+                                        uint32_t every)
 {
-    return st->inbox && (w->polls & (DCU_WAIT_INBOX_EVERY - 1u)) == 0 &&
+    return st->inbox && (w->polls & (every - 1u)) == 0 &&
            dcu_inbox_drain(st, dcu_one_lane(), DCUDA_INBOX_ENTRIES) > 0;
 }
 
@@ -315,9 +317,8 @@ DCU_FN uint32_t dcu_cmd_take(dcuda_state_t *st, uint32_t n)
     dcu_waiter_t w = DCU_WAITER_INIT;
     while (!dcu_cmd_free(&st->cmd, st->cmd_tail, t, n, &st->cmd_consumed)) {
         uint32_t behind = t + n - st->cmd.capacity - st->cmd_consumed;
-        if (behind >= DCU_QUEUE_FAR_TICKETS) /* long sleeps: look into the inbox at each */
-            w.polls &= ~(DCU_WAIT_INBOX_EVERY - 1u);
-        if (!dcu_apply_while_waiting(st, &w))
+        uint32_t every = behind >= DCU_QUEUE_FAR_TICKETS ? 1u : DCU_WAIT_INBOX_EVERY;
+        if (!dcu_apply_while_waiting(st, &w, every)) /* long sleeps: at each look */
             dcu_pause_queue(&w, behind);
     }
     return t;
@@ -347,7 +348,7 @@ DCU_FN_COLD dcuda_status_t dcu_command_call(dcuda_state_t *st, uint32_t op, cons
     dcuda_cmd_reply_t *r = &ctx->replies[st->device_rank];
     dcu_waiter_t w = DCU_WAITER_INIT;
     while (dcu_ld_acquire(&r->seq, 1) != tag)
-        if (!dcu_apply_while_waiting(st, &w))
+        if (!dcu_apply_while_waiting(st, &w, DCU_WAIT_INBOX_EVERY))
             (void)dcu_pause(&w);
     if ((int32_t)(t + 1u - st->cmd_consumed) > 0)
         st->cmd_consumed = t + 1u;

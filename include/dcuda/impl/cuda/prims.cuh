@@ -287,7 +287,7 @@ DCU_FN void dcu_lanes_copy(dcu_lanes_t lanes, char *dst, const char *src, size_t
 #define DCU_WAIT_HOST_SLEEP_NS 1000u
 /* A rank waiting for command-queue room sleeps this long for each ticket
  * still to be consumed before its own, within [HOST_SLEEP, QUEUE_MAX]:
- * far-behind ranks (hundreds of them, each needing a lap of 4,096 tickets
+ * far-behind ranks (hundreds of them, each needing a lap of the queue
  * consumed) would otherwise read the queue's count across PCIe every
  * microsecond and slow the proxy and the ranks ahead of them. */
 #define DCU_WAIT_QUEUE_NS_PER_TICKET 8u
