@@ -27,7 +27,9 @@ enum mis_op {
     MIS_TIMER_START2, /* start twice */
     MIS_TIMER_MANY,   /* DCUDA_MAX_TIMERS pairs, then one more start */
     MIS_AFTER_FINISH, /* rank 0: dcuda_notify after dcuda_rank_finish */
-    MIS_WIN_LIMIT     /* every rank: DEVICE windows until creation fails */
+    MIS_WIN_LIMIT,    /* every rank: DEVICE windows until creation fails */
+    MIS_BROADCAST,    /* dcuda_broadcast(win, offset, size, root = rank) */
+    MIS_ALLREDUCE     /* dcuda_allreduce(win, offset, count = size, type = tag, op = count) */
 };
 
 /* Which window handle the probe uses. */

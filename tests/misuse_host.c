@@ -268,6 +268,43 @@ static int build_tag(const mis_run_t *r, mis_expect_t *e)
     return k;
 }
 
+/* A collective called by one rank with arguments that are wrong on it
+ * alone: refused before it sends anything, so nobody waits for it. */
+static mis_probe_t coll(int op, int win, int root, uint64_t offset, uint64_t size, int type,
+                        int red)
+{
+    mis_probe_t p = put(op, win, root, offset, size, MS_SOURCE, 0, type);
+    p.count = red;
+    return p;
+}
+
+static int build_coll(const mis_run_t *r, mis_expect_t *e)
+{
+    const unsigned part = MIS_TARGET_BYTES + MIS_SOURCE_BYTES;
+    const char *BC = "dcuda_broadcast", *AR = "dcuda_allreduce";
+    int k = 0, n = r->n;
+    EXPECT(e, k, coll(MIS_BROADCAST, MW_WORLD, n, 0, 8, 0, 0), DCUDA_ERR_RANK, BC,
+           "root %d not in 0..%d of WORLD", n, n - 1);
+    EXPECT(e, k, coll(MIS_BROADCAST, MW_WORLD, -1, 0, 8, 0, 0), DCUDA_ERR_RANK, BC,
+           "root -1 not in 0..%d of WORLD", n - 1);
+    EXPECT(e, k, coll(MIS_BROADCAST, MW_WORLD, 0, part - 4, 8, 0, 0), DCUDA_ERR_BOUNDS, BC,
+           "offset %u + 8 bytes outside my %u-byte part", part - 4, part);
+    EXPECT(e, k, coll(MIS_BROADCAST, MW_FREED, 0, 0, 8, 0, 0), DCUDA_ERR_WIN, BC,
+           "is not a live window");
+    EXPECT(e, k, coll(MIS_ALLREDUCE, MW_WORLD, 0, 0, 4, 9, DCUDA_SUM), DCUDA_ERR_INVALID_ARG, AR,
+           "datatype 9 is none of");
+    EXPECT(e, k, coll(MIS_ALLREDUCE, MW_WORLD, 0, 0, 4, DCUDA_INT32, 3), DCUDA_ERR_INVALID_ARG,
+           AR, "op 3 is none of");
+    EXPECT(e, k, coll(MIS_ALLREDUCE, MW_WORLD, 0, 0, SIZE_MAX / 4, DCUDA_DOUBLE, DCUDA_MAX),
+           DCUDA_ERR_OVERFLOW, AR, "count %llu overflows", (unsigned long long)(SIZE_MAX / 4));
+    EXPECT(e, k, coll(MIS_ALLREDUCE, MW_WORLD, 0, 4, 2, DCUDA_DOUBLE, DCUDA_SUM),
+           DCUDA_ERR_INVALID_ARG, AR, "not aligned to its 8-byte elements");
+    unsigned count = part / 8u, room = (unsigned)dcuda_allreduce_room(n, count, DCUDA_INT64);
+    EXPECT(e, k, coll(MIS_ALLREDUCE, MW_WORLD, 0, 0, count, DCUDA_INT64, DCUDA_MIN),
+           DCUDA_ERR_BOUNDS, AR, "offset 0 + %u bytes outside my %u-byte part", room, part);
+    return k;
+}
+
 static int build_count(const mis_run_t *r, mis_expect_t *e)
 {
     int k = 0;
@@ -480,6 +517,7 @@ static int run_not_init(int argc, char **argv)
 static int run_rank(int argc, char **argv) { return probe_case(argc, argv, build_rank); }
 static int run_tag(int argc, char **argv) { return probe_case(argc, argv, build_tag); }
 static int run_count(int argc, char **argv) { return probe_case(argc, argv, build_count); }
+static int run_coll(int argc, char **argv) { return probe_case(argc, argv, build_coll); }
 static int run_bounds(int argc, char **argv) { return probe_case(argc, argv, build_bounds); }
 static int run_overflow(int argc, char **argv) { return probe_case(argc, argv, build_overflow); }
 static int run_source(int argc, char **argv) { return probe_case(argc, argv, build_source); }
@@ -617,6 +655,7 @@ int main(int argc, char **argv)
     static const test_case_t cases[] = {
         {"rank", run_rank},
         {"tag", run_tag},
+        {"coll", run_coll},
         {"count", run_count},
         {"bounds", run_bounds},
         {"overflow", run_overflow},

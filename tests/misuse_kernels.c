@@ -70,6 +70,10 @@ TEST_RANK_FN int64_t probe_call(mis_rank_t *c, const mis_probe_t *p, int64_t *va
     case MIS_WAIT: return dcuda_wait_notifications(st, p->tag, p->count);
     case MIS_TEST: return dcuda_test_notifications(st, p->tag, p->count);
     case MIS_FLUSH: return dcuda_win_flush(st, win);
+    case MIS_BROADCAST: return dcuda_broadcast(st, win, (size_t)p->offset, (size_t)p->size, p->rank);
+    case MIS_ALLREDUCE:
+        return dcuda_allreduce(st, win, (size_t)p->offset, (size_t)p->size,
+                               (dcuda_datatype_t)p->tag, (dcuda_op_t)p->count);
     case MIS_FREE: return dcuda_win_free(st, win);
     case MIS_BARRIER: return dcuda_comm_barrier(st, p->comm);
     case MIS_COMM_SIZE: return dcuda_comm_size(st, p->comm, &n);

@@ -212,9 +212,72 @@ DCUDA_RANK_API dcuda_status_t dcuda_log(dcuda_state_t *st, const char *fmt, ...)
 DCUDA_RANK_API dcuda_status_t dcuda_log(dcuda_state_t *st, const char *fmt, ...);
 #endif
 
+/* ---- collectives ------------------------------------------------------------------- */
+/*
+ * Called by every rank of the window's communicator, in the same order on
+ * each communicator, with the same arguments (but data). They work in place
+ * on the rank's own part of the window, at the same offset in every part,
+ * and return once this rank's result is there and its part is its own
+ * again. No rank writes into another's part for a collective before that
+ * rank has called it, so consecutive collectives may reuse memory. They
+ * use notification tags of their own: the user's 256 tags are untouched.
+ */
+
+typedef enum dcuda_datatype {
+    DCUDA_INT32 = 0,
+    DCUDA_INT64 = 1,
+    DCUDA_FLOAT = 2,
+    DCUDA_DOUBLE = 3
+} dcuda_datatype_t;
+
+typedef enum dcuda_op { DCUDA_SUM = 0, DCUDA_MIN = 1, DCUDA_MAX = 2 } dcuda_op_t;
+
+/* Root's size bytes at offset of its part replace those of every rank's
+ * part (root in the window's communicator). */
+DCUDA_RANK_API dcuda_status_t dcuda_broadcast(dcuda_state_t *st, dcuda_win_t win, size_t offset,
+                                              size_t size, int root);
+/* The count elements of type at offset of every rank's part are replaced
+ * by their element-wise op over the ranks. Every part needs
+ * dcuda_allreduce_room(comm size, count, type) bytes from offset: the data,
+ * then scratch the call overwrites. A sum of floating-point values may
+ * differ from a serial one in its last bits (the order is a tree's). */
+DCUDA_RANK_API dcuda_status_t dcuda_allreduce(dcuda_state_t *st, dcuda_win_t win, size_t offset,
+                                              size_t count, dcuda_datatype_t type, dcuda_op_t op);
+
 #if !defined(__CUDACC__) && defined(__cplusplus)
 }
 #endif
+
+#if defined(__CUDACC__)
+#define DCUDA_HOST_RANK_FN static inline __host__ __device__
+#else
+#define DCUDA_HOST_RANK_FN static inline
+#endif
+
+/* ceil(log2(n)) for n >= 1 (0 for n <= 1). */
+DCUDA_HOST_RANK_FN int dcuda_ceil_log2(int n)
+{
+    int k = 0;
+    while (k < 31 && (1 << k) < n)
+        k++;
+    return k;
+}
+
+/* Bytes of one element of type (0 for none). */
+DCUDA_HOST_RANK_FN size_t dcuda_datatype_bytes(dcuda_datatype_t type)
+{
+    return type == DCUDA_INT32 || type == DCUDA_FLOAT    ? 4u
+           : type == DCUDA_INT64 || type == DCUDA_DOUBLE ? 8u
+                                                         : 0u;
+}
+
+/* Bytes from its offset that dcuda_allreduce needs in every part, on a
+ * communicator of comm_size ranks: count elements of type, and
+ * ceil(log2(comm_size)) times as many for scratch (0 for an unknown type). */
+DCUDA_HOST_RANK_FN size_t dcuda_allreduce_room(int comm_size, size_t count, dcuda_datatype_t type)
+{
+    return count * dcuda_datatype_bytes(type) * (1u + (size_t)dcuda_ceil_log2(comm_size));
+}
 
 #if defined(__CUDACC__)
 #include "impl/cuda/rank.cuh"

@@ -245,7 +245,7 @@ static dcuda_status_t reset_rank_tables(dcuda_host_h h)
     static const dcuda_error_record_t no_error;
     dcuda_status_t st;
     if ((st = fill_rank_memory(h, c->notifs, &start, sizeof start,
-                               (size_t)c->device_size * DCUDA_TAG_COUNT)) ||
+                               (size_t)c->device_size * DCUDA_TAG_SLOTS)) ||
         (st = fill_rank_memory(h, c->barriers, &barrier, sizeof barrier, DCUDA_COMM_COUNT)) ||
         (st = fill_rank_memory(h, c->win_entries[0], &no_window, sizeof no_window,
                                (size_t)DCUDA_MAX_WINDOWS * (size_t)c->device_size)) ||

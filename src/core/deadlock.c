@@ -127,7 +127,7 @@ static uint32_t counter_now(dcuda_host_h h, int r, const dcuda_rank_status_t *s)
     uint32_t index = (waits >> 8) % DCUDA_COMM_COUNT;
     switch (waits & 0xffu) {
     case DCUDA_WAITS_NOTIF:
-        return atomic_load(&d->notifs[r].arrived[atomic_load(&s->tag) % DCUDA_TAG_COUNT]);
+        return atomic_load(&d->notifs[r].arrived[atomic_load(&s->tag) % DCUDA_TAG_SLOTS]);
     case DCUDA_WAITS_ARRIVED:
         return atomic_load(&d->barriers[index].arrived);
     case DCUDA_WAITS_RELEASED:

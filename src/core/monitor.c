@@ -176,6 +176,17 @@ static int drain_log(dcuda_host_h h)
     return printed;
 }
 
+/* A tag as reports name it: "tag 3", or one of the library's, which the
+ * collectives count ("collective tag 1"). */
+static const char *tag_name(uint32_t tag, char *buf, size_t size)
+{
+    if (tag < DCUDA_TAG_COUNT)
+        snprintf(buf, size, "tag %u", (unsigned)tag);
+    else
+        snprintf(buf, size, "collective tag %u", (unsigned)(tag - DCUDA_TAG_COUNT));
+    return buf;
+}
+
 /* Tags with notifications ready for a rank, as "tag 3 x2, tag 9 x1":
  * arrived minus what the rank had consumed when it began to block (it
  * published that for every tag). */
@@ -185,12 +196,13 @@ static void describe_ready(const dcuda_notif_counters_t *arrived,
     size_t len = 0;
     out[0] = '\0';
     int listed = 0;
-    for (int tag = 0; tag < DCUDA_TAG_COUNT && len + 32 < size; tag++) {
+    for (int tag = 0; tag < DCUDA_TAG_SLOTS && len + 48 < size; tag++) {
         uint32_t n = atomic_load(&arrived->arrived[tag]) - atomic_load(&consumed->arrived[tag]);
         if (n == 0 || (int32_t)n < 0)
             continue;
-        len += (size_t)snprintf(out + len, size - len, "%stag %d x%u", listed ? ", " : "", tag,
-                                (unsigned)n);
+        char name[32];
+        len += (size_t)snprintf(out + len, size - len, "%s%s x%u", listed ? ", " : "",
+                                tag_name((uint32_t)tag, name, sizeof name), (unsigned)n);
         listed++;
     }
     if (!listed)
@@ -208,12 +220,13 @@ static void report_rank(dcuda_host_h h, const char *who, int r, const dcu_rank_v
     if (secs >= 0)
         snprintf(waited, sizeof waited, " %.1f s", secs);
     if (v->phase == DCUDA_PHASE_WAITING) {
-        char ready[256];
+        char ready[256], name[32];
         describe_ready(arrived, &h->consumed_seen_h[r], ready, sizeof ready);
         fprintf(stderr,
-                "dcuda: %s:   rank %d waits%s for %u notification(s) of tag %u; "
+                "dcuda: %s:   rank %d waits%s for %u notification(s) of %s; "
                 "ready since its last consume: %s\n",
-                who, world, waited, (unsigned)v->count, (unsigned)v->tag, ready);
+                who, world, waited, (unsigned)v->count, tag_name(v->tag, name, sizeof name),
+                ready);
     } else {
         fprintf(stderr,
                 "dcuda: %s:   rank %d waits%s in a barrier on %s (barrier count %u needed)\n", who,

@@ -30,7 +30,7 @@ static int net_target(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *lim, char 
                       size_t why_size)
 {
     int q = process_of(lim, (int64_t)cmd->args[0]);
-    if (q < 0 || lim->path[q] != DCUDA_PATH_NET || cmd->args[5] > DCUDA_TAG_COUNT) {
+    if (q < 0 || lim->path[q] != DCUDA_PATH_NET || cmd->args[5] > DCUDA_TAG_SLOTS) {
         snprintf(why, why_size,
                  "rank %d sent a command for rank %lld (tag %llu) that no process on the "
                  "network path holds",

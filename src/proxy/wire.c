@@ -33,7 +33,7 @@ static const char *check_body(const dcu_wire_header_t *h, const dcu_wire_limits_
     case DCU_WIRE_PUT:
         if (!rank_ok(h->src_rank, lim) || !rank_ok(h->dst_rank, lim))
             return "rank out of range";
-        if (h->tag > DCUDA_TAG_COUNT)
+        if (h->tag > DCUDA_TAG_SLOTS)
             return "tag out of range";
         if (h->slot >= DCUDA_MAX_WINDOWS)
             return "window slot out of range";
@@ -45,7 +45,7 @@ static const char *check_body(const dcu_wire_header_t *h, const dcu_wire_limits_
     case DCU_WIRE_NOTIFY:
         if (!rank_ok(h->src_rank, lim) || !rank_ok(h->dst_rank, lim))
             return "rank out of range";
-        if (h->tag == 0 || h->tag > DCUDA_TAG_COUNT)
+        if (h->tag == 0 || h->tag > DCUDA_TAG_SLOTS)
             return "tag out of range";
         return h->length == 0 ? NULL : "a notification carries no body";
     case DCU_WIRE_ABORT:

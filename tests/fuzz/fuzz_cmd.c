@@ -112,7 +112,7 @@ static dcu_cmd_verdict_t ref_net_op(const dcuda_cmd_t *c, const setting_t *s, re
         if ((int64_t)c->args[0] >= s->proc_first[q] && (int64_t)c->args[0] < s->proc_first[q + 1] &&
             s->path[q] == DCUDA_PATH_NET)
             r->target = q;
-    if (r->target < 0 || tag > DCUDA_TAG_COUNT)
+    if (r->target < 0 || tag > DCUDA_TAG_SLOTS)
         return DCU_CMD_REFUSED;
     if (c->op == DCUDA_CMD_NOTIFY)
         return tag ? DCU_CMD_EXECUTE : DCU_CMD_REFUSED;

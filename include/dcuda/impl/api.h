@@ -13,6 +13,7 @@
 #ifndef DCUDA_IMPL_API_H
 #define DCUDA_IMPL_API_H
 
+#include "coll.h"
 #include "engine.h"
 
 DCUDA_RANK_API dcuda_status_t dcuda_rank_init(dcuda_context_h ctx, dcuda_state_t *st)
@@ -83,6 +84,16 @@ DCUDA_RANK_API dcuda_status_t dcuda_win_flush(dcuda_state_t *st, dcuda_win_t win
     return dcu_win_flush(st, win);
 }
 
+/* A tag rank code may not name (the library's follow the user's 256): the
+ * engine counts both, so the public calls refuse it first. */
+DCU_FN_COLD dcuda_status_t dcu_user_tag_refused(dcuda_state_t *st, int tag, const char *call)
+{
+    dcu_sync();
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, call);
+    return DCU_REPORT(st, DCUDA_ERR_TAG, call, "tag %d not in 0..%d", tag, DCUDA_TAG_COUNT - 1);
+}
+
 DCUDA_RANK_API dcuda_status_t dcuda_put(dcuda_state_t *st, dcuda_win_t win, int rank, size_t offset,
                                         size_t size, const void *src)
 {
@@ -92,22 +103,42 @@ DCUDA_RANK_API dcuda_status_t dcuda_put(dcuda_state_t *st, dcuda_win_t win, int 
 DCUDA_RANK_API dcuda_status_t dcuda_put_notify(dcuda_state_t *st, dcuda_win_t win, int rank,
                                                size_t offset, size_t size, const void *src, int tag)
 {
+    if (!dcu_user_tag(tag))
+        return dcu_user_tag_refused(st, tag, "dcuda_put_notify");
     return dcu_put(st, win, rank, offset, size, src, 1, tag, "dcuda_put_notify");
 }
 
 DCUDA_RANK_API dcuda_status_t dcuda_notify(dcuda_state_t *st, int rank, dcuda_comm_t comm, int tag)
 {
+    if (!dcu_user_tag(tag))
+        return dcu_user_tag_refused(st, tag, "dcuda_notify");
     return dcu_notify(st, rank, comm, tag);
 }
 
 DCUDA_RANK_API int dcuda_test_notifications(dcuda_state_t *st, int tag, int count)
 {
+    if (!dcu_user_tag(tag))
+        return dcu_user_tag_refused(st, tag, "dcuda_test_notifications");
     return dcu_test_notifications(st, tag, count);
 }
 
 DCUDA_RANK_API dcuda_status_t dcuda_wait_notifications(dcuda_state_t *st, int tag, int count)
 {
+    if (!dcu_user_tag(tag))
+        return dcu_user_tag_refused(st, tag, "dcuda_wait_notifications");
     return dcu_wait_notifications(st, tag, count);
+}
+
+DCUDA_RANK_API dcuda_status_t dcuda_broadcast(dcuda_state_t *st, dcuda_win_t win, size_t offset,
+                                              size_t size, int root)
+{
+    return dcu_broadcast(st, win, offset, size, root);
+}
+
+DCUDA_RANK_API dcuda_status_t dcuda_allreduce(dcuda_state_t *st, dcuda_win_t win, size_t offset,
+                                              size_t count, dcuda_datatype_t type, dcuda_op_t op)
+{
+    return dcu_allreduce(st, win, offset, count, (int)type, (int)op);
 }
 
 DCUDA_RANK_API dcuda_status_t dcuda_start_cpu_timer(dcuda_state_t *st)

@@ -387,6 +387,9 @@ DCU_HD int dcu_notifs_ready(uint32_t arrived, uint32_t consumed, uint32_t count)
 /* Has a growing barrier counter reached its target (modulo 2^32)? */
 DCU_HD int dcu_reached(uint32_t value, uint32_t target) { return (int32_t)(value - target) >= 0; }
 
-DCU_HD int dcu_tag_valid(int tag) { return tag >= 0 && tag < DCUDA_TAG_COUNT; }
+/* A tag the engine counts: the user's, or the library's after them. */
+DCU_HD int dcu_tag_valid(int tag) { return tag >= 0 && tag < DCUDA_TAG_SLOTS; }
+/* A tag rank code may name (the public calls refuse the library's). */
+DCU_HD int dcu_user_tag(int tag) { return tag >= 0 && tag < DCUDA_TAG_COUNT; }
 
 #endif /* DCUDA_IMPL_COMMON_H */

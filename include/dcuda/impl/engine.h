@@ -121,11 +121,11 @@ DCU_FN_COLD void dcu_publish_blocked(const dcuda_state_t *st, dcu_block_t d, uin
     /* What it consumed of every tag, so that the watchdog's "ready" counts
      * are exact (they do not change while the rank stays blocked). */
     dcuda_notif_counters_t *consumed = &st->ctx->consumed_seen[st->device_rank];
-    for (int tag = 0; tag < DCUDA_TAG_COUNT; tag++)
+    for (int tag = 0; tag < DCUDA_TAG_SLOTS; tag++)
         dcu_st_relaxed(&consumed->arrived[tag], st->consumed[tag], 1);
     dcu_st_relaxed(&s->tag, d.tag, 1);
     dcu_st_relaxed(&s->count, d.count, 1);
-    dcu_st_relaxed(&s->consumed, st->consumed[d.tag & (DCUDA_TAG_COUNT - 1)], 1);
+    dcu_st_relaxed(&s->consumed, st->consumed[d.tag % DCUDA_TAG_SLOTS], 1);
     dcu_st_relaxed(&s->comm, d.comm, 1);
     dcu_st_relaxed(&s->target, target, 1);
     dcu_st_relaxed(&s->seen, seen, 1);
@@ -145,6 +145,9 @@ DCU_FN_COLD dcuda_status_t dcu_cancelled(const dcuda_state_t *st, dcu_block_t d,
     if (reason == DCUDA_CANCEL_DEADLOCK) /* the host reported every blocked rank */
         return DCUDA_ERR_DEADLOCK;
     dcuda_status_t why = reason == DCUDA_CANCEL_PEER ? DCUDA_ERR_PEER : DCUDA_ERR_TIMEOUT;
+    if (d.phase == DCUDA_PHASE_WAITING && d.tag >= DCUDA_TAG_COUNT)
+        return DCU_REPORT(st, why, d.call, "waiting for %u notification(s) of collective tag %u",
+                          d.count, d.tag - DCUDA_TAG_COUNT);
     if (d.phase == DCUDA_PHASE_WAITING)
         return DCU_REPORT(st, why, d.call, "waiting for %u notification(s) of tag %u", d.count,
                           d.tag);
@@ -486,7 +489,7 @@ DCU_FN dcuda_status_t dcu_rank_init(const dcuda_context_t *ctx, dcuda_state_t *s
         return DCU_REPORT_NOCTX(DCUDA_ERR_INVALID_ARG, "dcuda_rank_init", "state is NULL");
     /* Counters and generations are per-slot arrays: all threads fill them. */
     uint32_t start = dcu_context_ok(ctx) ? ctx->notif_start : 0u;
-    for (int i = dcu_thread(); i < DCUDA_TAG_COUNT; i += dcu_threads())
+    for (int i = dcu_thread(); i < DCUDA_TAG_SLOTS; i += dcu_threads())
         st->consumed[i] = start;
     for (int i = dcu_thread(); i < DCUDA_COMM_COUNT * DCUDA_MAX_WINDOWS; i += dcu_threads())
         st->win_gen[i / DCUDA_MAX_WINDOWS][i % DCUDA_MAX_WINDOWS] = 0;
@@ -508,7 +511,7 @@ DCU_FN dcu_u32a_t *dcu_my_counter(const dcuda_state_t *st, int tag)
 DCU_FN_COLD void dcu_warn_unconsumed(const dcuda_state_t *st)
 {
     uint32_t tags = 0, others = 0, first_tag = 0, first_count = 0;
-    for (int tag = 0; tag < DCUDA_TAG_COUNT; tag++) {
+    for (int tag = 0; tag < DCUDA_TAG_SLOTS; tag++) {
         uint32_t arrived = dcu_ld_acquire(dcu_my_counter(st, tag), st->process_count > 1);
         uint32_t left = arrived - st->consumed[tag];
         if ((int32_t)left <= 0)
@@ -949,9 +952,10 @@ DCU_FN int dcu_test_notifications(dcuda_state_t *st, int tag, int count)
     return st->result;
 }
 
-DCU_FN dcuda_status_t dcu_wait_notifications(dcuda_state_t *st, int tag, int count)
+/* Waits for count notifications of tag (a library tag too), then consumes
+ * them; `call` is named if the wait is cancelled. */
+DCU_FN dcuda_status_t dcu_wait_tag(dcuda_state_t *st, int tag, int count, const char *call)
 {
-    static const char call[] = "dcuda_wait_notifications";
     dcuda_status_t s = dcu_wait_entry(st, tag, count, call);
     if (s != DCUDA_OK)
         return s;
@@ -969,6 +973,11 @@ DCU_FN dcuda_status_t dcu_wait_notifications(dcuda_state_t *st, int tag, int cou
     }
     dcu_sync();
     return (dcuda_status_t)st->result;
+}
+
+DCU_FN dcuda_status_t dcu_wait_notifications(dcuda_state_t *st, int tag, int count)
+{
+    return dcu_wait_tag(st, tag, count, "dcuda_wait_notifications");
 }
 
 /* ---- host commands ----------------------------------------------------------- */

@@ -17,7 +17,7 @@
 #include "base.h"
 #include "ring.h"
 
-#define DCUDA_LAYOUT_VERSION 13u
+#define DCUDA_LAYOUT_VERSION 14u
 #define DCUDA_CONTEXT_MAGIC 0x64637564u /* "dcud" */
 #define DCUDA_STATE_MAGIC 0x72616e6bu   /* "rank" */
 
@@ -28,8 +28,12 @@
 /* Rank-visible allocations of one process that peers can map. */
 #define DCUDA_MAX_SEGMENTS 256
 
-/* Notification tags are 0..DCUDA_TAG_COUNT-1 (the thesis' 8-bit tags). */
+/* Notification tags are 0..DCUDA_TAG_COUNT-1 (the thesis' 8-bit tags).
+ * The library's own tags (the collectives') follow them: a rank counts
+ * DCUDA_TAG_SLOTS tags, and rank code can name only the first 256. */
 #define DCUDA_TAG_COUNT 256
+#define DCUDA_TAG_LIBRARY 16
+#define DCUDA_TAG_SLOTS (DCUDA_TAG_COUNT + DCUDA_TAG_LIBRARY)
 /* Communicators: WORLD and DEVICE. */
 #define DCUDA_COMM_COUNT 2
 /* Live windows per communicator at one time. */
@@ -47,11 +51,11 @@
 #define DCUDA_WIN_COMM_SHIFT 8
 #define DCUDA_WIN_GEN_SHIFT 16
 
-/* Notification counters of one rank: arrivals per tag since the start,
- * modulo 2^32. Written by any rank that can reach this memory (a release
+/* Notification counters of one rank: arrivals per tag (the library's
+ * included) since the start, modulo 2^32. Written by any rank that can reach this memory (a release
  * add), read only by the owning rank (acquire loads). */
 typedef struct dcuda_notif_counters {
-    DCUDA_ATOMIC(uint32_t) arrived[DCUDA_TAG_COUNT];
+    DCUDA_ATOMIC(uint32_t) arrived[DCUDA_TAG_SLOTS];
 } dcuda_notif_counters_t;
 
 /* Barrier of one communicator: a counter that only grows. A rank in its
@@ -301,7 +305,7 @@ typedef struct dcuda_state {
     uint8_t win_gen[DCUDA_COMM_COUNT][DCUDA_MAX_WINDOWS];
     uint32_t cmd_consumed; /* commands known consumed by the proxy */
     uint32_t inbox_pos;    /* inbox entries consumed */
-    uint32_t consumed[DCUDA_TAG_COUNT];
+    uint32_t consumed[DCUDA_TAG_SLOTS];
     /* The last part the proxy told of a rank on the network path. */
     uint64_t net_part_size;
     uint32_t net_part_win; /* its window handle (DCUDA_WIN_NONE: none) */
@@ -318,7 +322,7 @@ typedef struct dcuda_state {
     dcuda_ring_t cmd;
 } dcuda_state_t;
 
-DCUDA_STATIC_ASSERT(sizeof(dcuda_notif_counters_t) == 4 * DCUDA_TAG_COUNT, "notif counters");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_notif_counters_t) == 4 * DCUDA_TAG_SLOTS, "notif counters");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_barrier_t) == 128, "barrier line");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_win_entry_t) == 16, "window entry");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_timer_slot_t) == 32, "timer slot");
@@ -333,6 +337,6 @@ DCUDA_STATIC_ASSERT(sizeof(dcuda_put_route_t) == 56, "put route");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 120, "state copies of the context");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 704, "state counters");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 1784, "state fits shared memory budget");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 1848, "state fits shared memory budget");
 
 #endif /* DCUDA_SHARED_LAYOUT_H */

@@ -1,0 +1,249 @@
+/*
+ * Collectives on ranks: broadcast and allreduce over the window's
+ * communicator, built on the engine's notified puts with the library's own
+ * tags (after the user's 256), so they run on every path a put runs on.
+ *
+ * One tree for every collective of a communicator: the binomial tree of
+ * its ranks rooted at rank 0 (the parent of v is v with its lowest set bit
+ * cleared; the children of v are v + 2^k for 2^k below that bit). A
+ * broadcast from another root first hands its data to rank 0. Keeping the
+ * tree fixed is what makes counted notifications safe from one collective
+ * to the next: every wait below completes before the rank lets any of the
+ * senders it counts go on to the next collective, so no early arrival of
+ * the next one can be counted in this one. Each communicator has tags of
+ * its own (a rank of WORLD and of DEVICE is in two trees at once).
+ *
+ * No rank writes into another's part for a collective before that rank
+ * has called it: a child announces itself (READY_UP) before its parent's
+ * broadcast data lands, a parent (READY_DOWN) before its children's
+ * allreduce contributions land in its scratch, rank 0 (READY_ROOT) before
+ * a root hands it a broadcast. So consecutive collectives may reuse the
+ * same memory, and a rank's part is its own again when the call returns.
+ */
+#ifndef DCUDA_IMPL_COLL_H
+#define DCUDA_IMPL_COLL_H
+
+#include "engine.h"
+
+/* The library's tags of communicator comm: DCUDA_TAG_COUNT + comm * 8 + kind. */
+enum {
+    DCU_COLL_UP = 0,         /* allreduce: a child's partial result, into my scratch */
+    DCU_COLL_DOWN = 1,       /* the result, from my parent, into my data */
+    DCU_COLL_READY_UP = 2,   /* broadcast: a child has called it */
+    DCU_COLL_READY_DOWN = 3, /* allreduce: my parent has called it (its scratch is free) */
+    DCU_COLL_ROOT = 4,       /* broadcast: the root's data, into rank 0's data */
+    DCU_COLL_READY_ROOT = 5, /* broadcast: rank 0 has called it (to the root) */
+    DCU_COLL_KINDS = 8
+};
+DCUDA_STATIC_ASSERT(DCUDA_COMM_COUNT * DCU_COLL_KINDS <= DCUDA_TAG_LIBRARY, "collective tags");
+
+DCU_FN int dcu_coll_tag(int comm, int kind) { return DCUDA_TAG_COUNT + comm * DCU_COLL_KINDS + kind; }
+
+/* The tree of a communicator of `size` ranks, seen from rank `me`. */
+typedef struct dcu_tree {
+    int me, size;
+    int parent;   /* -1 at rank 0 */
+    int slot;     /* my scratch slot at my parent: log2 of (me - parent) */
+    int children; /* me + 2^k for k < children, those below size */
+} dcu_tree_t;
+
+DCU_FN dcu_tree_t dcu_tree_of(int me, int size)
+{
+    dcu_tree_t t;
+    t.me = me;
+    t.size = size;
+    t.parent = -1;
+    t.slot = 0;
+    int k = 0;
+    while ((1 << k) < size && (me == 0 || !(me & (1 << k))))
+        k++;
+    if (me != 0) {
+        t.parent = me & (me - 1);
+        t.slot = k;
+    }
+    t.children = 0;
+    while (t.children < k && me + (1 << t.children) < size)
+        t.children++;
+    return t;
+}
+
+DCU_FN int dcu_tree_child(const dcu_tree_t *t, int k) { return t->me + (1 << k); }
+
+/* acc[i] = acc[i] op in[i] for i < count, spread over the rank's threads. */
+#define DCU_REDUCE_LOOP(T, acc, in, count, op)                                                     \
+    do {                                                                                           \
+        T *a_ = (T *)(acc);                                                                        \
+        const T *b_ = (const T *)(in);                                                             \
+        size_t i_ = (size_t)dcu_thread(), n_ = (count), step_ = (size_t)dcu_threads();            \
+        if ((op) == DCUDA_SUM)                                                                     \
+            for (; i_ < n_; i_ += step_)                                                           \
+                a_[i_] = a_[i_] + b_[i_];                                                          \
+        else if ((op) == DCUDA_MIN)                                                                \
+            for (; i_ < n_; i_ += step_)                                                           \
+                a_[i_] = b_[i_] < a_[i_] ? b_[i_] : a_[i_];                                        \
+        else                                                                                       \
+            for (; i_ < n_; i_ += step_)                                                           \
+                a_[i_] = b_[i_] > a_[i_] ? b_[i_] : a_[i_];                                        \
+    } while (0)
+
+DCU_FN void dcu_reduce_into(void *acc, const void *in, size_t count, int type, int op)
+{
+    switch (type) {
+    case DCUDA_INT32:
+        DCU_REDUCE_LOOP(int32_t, acc, in, count, op);
+        break;
+    case DCUDA_INT64:
+        DCU_REDUCE_LOOP(int64_t, acc, in, count, op);
+        break;
+    case DCUDA_FLOAT:
+        DCU_REDUCE_LOOP(float, acc, in, count, op);
+        break;
+    default:
+        DCU_REDUCE_LOOP(double, acc, in, count, op);
+        break;
+    }
+}
+
+/* ---- checks -------------------------------------------------------------------- */
+
+/* What a collective needs of its window: valid, and `room` bytes from
+ * offset in my part (`room` 0: compute nothing). *comm and *base get the
+ * window's communicator and my part's address. */
+DCU_FN dcuda_status_t dcu_checked_coll_win(const dcuda_state_t *st, uint32_t win, uint64_t offset,
+                                           uint64_t room, int *comm, char **base,
+                                           const char *call)
+{
+    dcuda_status_t s = dcu_checked_win(st, win, call);
+    if (s != DCUDA_OK)
+        return s;
+    *comm = dcu_win_comm(win);
+    const dcuda_win_entry_t *mine =
+        dcu_win_entry(st, *comm, dcu_win_slot(win), dcu_comm_rank(st, *comm));
+    if ((s = dcu_check_range(mine->size, offset, room)) != DCUDA_OK)
+        return DCU_REPORT(st, s, call,
+                          "offset %llu + %llu bytes outside my %llu-byte part of window %d",
+                          (unsigned long long)offset, (unsigned long long)room,
+                          (unsigned long long)mine->size, dcu_win_slot(win));
+    *base = (char *)(uintptr_t)mine->base + offset;
+    return DCUDA_OK;
+}
+
+/* The bytes count elements of type take, or 0 (reported) if type or op is
+ * none or the size overflows. */
+DCU_FN uint64_t dcu_checked_reduction(const dcuda_state_t *st, size_t count, int type, int op,
+                                      const char *call, dcuda_status_t *s)
+{
+    uint64_t elem = dcuda_datatype_bytes((dcuda_datatype_t)type);
+    *s = DCUDA_OK;
+    if (!elem)
+        *s = DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call,
+                        "datatype %d is none of DCUDA_INT32, INT64, FLOAT, DOUBLE", type);
+    else if (op != DCUDA_SUM && op != DCUDA_MIN && op != DCUDA_MAX)
+        *s = DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call,
+                        "op %d is none of DCUDA_SUM, DCUDA_MIN, DCUDA_MAX", op);
+    else if ((uint64_t)count > UINT64_MAX / 64u / elem)
+        *s = DCU_REPORT(st, DCUDA_ERR_OVERFLOW, call, "count %llu overflows",
+                        (unsigned long long)count);
+    return *s == DCUDA_OK ? (uint64_t)count * elem : 0u;
+}
+
+/* ---- the two collectives ----------------------------------------------------------- */
+
+/* Sends my data (bytes at offset) down to every child, then makes sure
+ * the puts no longer read it (the caller may change it on return). */
+DCU_FN dcuda_status_t dcu_coll_send_down(dcuda_state_t *st, uint32_t win, const dcu_tree_t *t,
+                                         int comm, size_t offset, size_t bytes, const char *data,
+                                         const char *call)
+{
+    dcuda_status_t s = DCUDA_OK;
+    for (int k = t->children - 1; k >= 0 && s == DCUDA_OK; k--) /* the largest subtree first */
+        s = dcu_put(st, win, dcu_tree_child(t, k), offset, bytes, data, 1,
+                    dcu_coll_tag(comm, DCU_COLL_DOWN), call);
+    if (s == DCUDA_OK && t->children)
+        s = dcu_win_flush(st, win);
+    return s;
+}
+
+DCU_FN dcuda_status_t dcu_broadcast(dcuda_state_t *st, uint32_t win, size_t offset, size_t size,
+                                    int root)
+{
+    static const char call[] = "dcuda_broadcast";
+    dcu_sync();
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, call);
+    int comm;
+    char *data = 0;
+    dcuda_status_t s = dcu_checked_coll_win(st, win, offset, size, &comm, &data, call);
+    if (s != DCUDA_OK)
+        return s;
+    dcu_tree_t t = dcu_tree_of(dcu_comm_rank(st, comm), dcu_comm_size(st, comm));
+    if (root < 0 || root >= t.size)
+        return DCU_REPORT(st, DCUDA_ERR_RANK, call, "root %d not in 0..%d of %s", root,
+                          t.size - 1, dcu_comm_name(comm));
+    if (t.parent >= 0)
+        s = dcu_notify(st, t.parent, comm, dcu_coll_tag(comm, DCU_COLL_READY_UP));
+    if (root != 0 && s == DCUDA_OK) { /* the root hands its data to rank 0 */
+        if (t.me == 0)
+            s = dcu_notify(st, root, comm, dcu_coll_tag(comm, DCU_COLL_READY_ROOT));
+        if (t.me == 0 && s == DCUDA_OK)
+            s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_ROOT), 1, call);
+        if (t.me == root && s == DCUDA_OK)
+            s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_READY_ROOT), 1, call);
+        if (t.me == root && s == DCUDA_OK)
+            s = dcu_put(st, win, 0, offset, size, data, 1, dcu_coll_tag(comm, DCU_COLL_ROOT),
+                        call);
+    }
+    if (t.parent >= 0 && s == DCUDA_OK)
+        s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_DOWN), 1, call);
+    if (t.children && s == DCUDA_OK)
+        s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_READY_UP), t.children, call);
+    if (s == DCUDA_OK)
+        s = dcu_coll_send_down(st, win, &t, comm, offset, size, data, call);
+    return s;
+}
+
+DCU_FN dcuda_status_t dcu_allreduce(dcuda_state_t *st, uint32_t win, size_t offset, size_t count,
+                                    int type, int op)
+{
+    static const char call[] = "dcuda_allreduce";
+    dcu_sync();
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, call);
+    dcuda_status_t s;
+    uint64_t bytes = dcu_checked_reduction(st, count, type, op, call, &s);
+    if (s != DCUDA_OK)
+        return s;
+    if ((s = dcu_checked_win(st, win, call)) != DCUDA_OK)
+        return s;
+    int comm = dcu_win_comm(win), size = dcu_comm_size(st, comm);
+    char *data = 0;
+    uint64_t room = dcuda_allreduce_room(size, count, (dcuda_datatype_t)type);
+    if ((s = dcu_checked_coll_win(st, win, offset, room, &comm, &data, call)) != DCUDA_OK)
+        return s;
+    uint64_t elem = bytes / (count ? count : 1u);
+    if (count && (uintptr_t)data % elem != 0)
+        return DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call,
+                          "offset %llu puts the data at %p, not aligned to its %llu-byte elements",
+                          (unsigned long long)offset, (void *)data, (unsigned long long)elem);
+    dcu_tree_t t = dcu_tree_of(dcu_comm_rank(st, comm), size);
+    for (int k = 0; k < t.children && s == DCUDA_OK; k++) /* my scratch is free */
+        s = dcu_notify(st, dcu_tree_child(&t, k), comm, dcu_coll_tag(comm, DCU_COLL_READY_DOWN));
+    if (t.children && s == DCUDA_OK) {
+        s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_UP), t.children, call);
+        for (int k = 0; k < t.children && s == DCUDA_OK; k++)
+            dcu_reduce_into(data, data + (size_t)bytes * (1u + (unsigned)k), count, type, op);
+    }
+    if (t.parent >= 0 && s == DCUDA_OK) {
+        s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_READY_DOWN), 1, call);
+        if (s == DCUDA_OK) /* dcu_put syncs first: the reduction is done */
+            s = dcu_put(st, win, t.parent, offset + (size_t)bytes * (1u + (unsigned)t.slot),
+                        (size_t)bytes, data, 1, dcu_coll_tag(comm, DCU_COLL_UP), call);
+        if (s == DCUDA_OK)
+            s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_DOWN), 1, call);
+    }
+    if (s == DCUDA_OK)
+        s = dcu_coll_send_down(st, win, &t, comm, offset, (size_t)bytes, data, call);
+    return s;
+}
+
+#endif /* DCUDA_IMPL_COLL_H */

@@ -1,0 +1,189 @@
+/*
+ * The randomized test of the collectives (dcuda_broadcast, dcuda_allreduce),
+ * shared by its rank code (coll_kernels.c) and its host driver
+ * (coll_host.c), which both regenerate every step from the seed alone.
+ *
+ * Each rank has three windows: A on WORLD and B on DEVICE (where the
+ * collectives work) and C on WORLD (user puts). A step draws, from the
+ * seed: the communicator, broadcast or allreduce, the root, the datatype
+ * and op, a size across the protocols' thresholds (inline bytes, the tiny
+ * put, the 4 KiB eager limit, several 64 KiB chunks), and an offset. Each
+ * rank fills its data (its own values; a broadcast's root its bytes, the
+ * others noise) and a guard after the room the call may use, sends a
+ * notified put with a user tag to its WORLD neighbour, calls the
+ * collective, then checks the user put, the guard and every element
+ * against a serial computation over the communicator's ranks. Consecutive
+ * steps reuse the same memory at other offsets, and the two communicators
+ * interleave. The host checks the last step of each window again.
+ */
+#ifndef DCUDA_TESTS_COLL_H
+#define DCUDA_TESTS_COLL_H
+
+#include "dcuda/dcuda_rank.h"
+#include "test_common.h"
+
+#define COLL_STEPS 24
+#define COLL_MAX_BYTES 160000u /* a step's data at most (20000 doubles) */
+#define COLL_SLACK 4096u       /* offsets are below this */
+#define COLL_GUARD 64u         /* bytes after the room a call may use */
+#define COLL_USER 64u          /* bytes of a step's user put */
+#define COLL_USER_TAG 7
+#define COLL_GUARD_BYTE 0xa5u
+
+enum coll_kind { COLL_BROADCAST = 0, COLL_ALLREDUCE = 1 };
+
+/* Result slots of each rank: res[rank * COLL_SLOTS + slot]. */
+enum coll_res {
+    COLL_RES_STATUS = 0, /* first failing rank API call (0: none) */
+    COLL_RES_BAD,        /* steps with a wrong element, guard byte or user byte */
+    COLL_RES_STEPS,      /* steps done */
+    COLL_SLOTS
+};
+
+/* The user struct; each process has its own buf and res, of its ranks. */
+typedef struct coll_data {
+    uint32_t seed;
+    int32_t steps;
+    int32_t world;      /* WORLD size the host expects */
+    int32_t device;     /* ranks of each process */
+    unsigned char *buf; /* [device ranks][coll_rank_bytes(world)] */
+    int64_t *res;       /* [device ranks][COLL_SLOTS] */
+} coll_data_t;
+
+typedef struct coll_step {
+    int kind, comm, root, type, op;
+    uint64_t count;  /* elements (a broadcast: bytes) */
+    uint64_t offset; /* in the window's part, a multiple of 8 */
+} coll_step_t;
+
+/* Bytes of window A's or B's part of a communicator of at most `world` ranks. */
+TEST_FN uint64_t coll_part_bytes(int world)
+{
+    return COLL_SLACK + (uint64_t)COLL_MAX_BYTES * (1u + (uint64_t)dcuda_ceil_log2(world)) +
+           COLL_GUARD;
+}
+
+/* A rank's share of buf: A's part, B's part, then C's (user puts received,
+ * a slot a step, then the source). */
+TEST_FN uint64_t coll_user_offset(int world) { return 2u * coll_part_bytes(world); }
+TEST_FN uint64_t coll_user_bytes(void) { return (uint64_t)COLL_USER * (COLL_STEPS + 1u); }
+TEST_FN uint64_t coll_rank_bytes(int world) { return coll_user_offset(world) + coll_user_bytes(); }
+
+TEST_FN uint32_t coll_hash(uint32_t seed, uint32_t s, uint32_t k)
+{
+    return test_mix(seed ^ test_mix(s * 0x9e3779b9u ^ test_mix(k * 0x85ebca6bu + 17u)));
+}
+
+/* Step s of a run on communicators of world_size and device_size ranks. */
+TEST_FN coll_step_t coll_step(uint32_t seed, int s, int world_size, int device_size)
+{
+    static const uint32_t counts[] = { 1u, 2u, 3u, 4u, 5u, 13u, 256u, 1023u, 1024u, 1025u, 2600u };
+    static const uint32_t bytes[] = { 0u, 1u, 3u, 12u, 16u, 17u, 4095u, 4096u, 4097u, 9001u };
+    coll_step_t t;
+    uint32_t h = coll_hash(seed, (uint32_t)s, 0u), g = coll_hash(seed, (uint32_t)s, 1u);
+    t.comm = (int)(h & 1u) ? DCUDA_COMM_DEVICE : DCUDA_COMM_WORLD;
+    t.kind = (int)((h >> 1) & 1u);
+    int size = t.comm == DCUDA_COMM_WORLD ? world_size : device_size;
+    t.root = (int)((h >> 8) % (uint32_t)size);
+    t.type = (int)((h >> 2) & 3u);
+    t.op = (int)((h >> 4) % 3u);
+    int large = (g & 15u) == 0u; /* several 64 KiB chunks */
+    if (t.kind == COLL_BROADCAST)
+        t.count = large ? 65536u + (g >> 8) % (COLL_MAX_BYTES - 65536u) : bytes[(g >> 4) % 10u];
+    else
+        t.count = large ? (COLL_MAX_BYTES / 8u) / 2u + (g >> 8) % (COLL_MAX_BYTES / 16u)
+                        : counts[(g >> 4) % 11u];
+    t.offset = (uint64_t)((g >> 12) % (COLL_SLACK / 8u)) * 8u;
+    return t;
+}
+
+/* Bytes the call may use from the offset (data and scratch). */
+TEST_FN uint64_t coll_room(const coll_step_t *t, int size)
+{
+    if (t->kind == COLL_BROADCAST)
+        return t->count;
+    return dcuda_allreduce_room(size, (size_t)t->count, (dcuda_datatype_t)t->type);
+}
+
+/* Element j of WORLD rank r's input at step s, as an integer in -1000..1000. */
+TEST_FN int32_t coll_ival(uint32_t seed, int s, int r, uint64_t j)
+{
+    return (int32_t)(test_mix(coll_hash(seed, (uint32_t)s, 2u + (uint32_t)r) + (uint32_t)j) %
+                     2001u) -
+           1000;
+}
+
+/* Element j of rank r's input, stored as the step's type at p. Integers:
+ * sums of up to 2^20 ranks stay exact; float and double values are exact
+ * in binary, so a tree's order gives the serial sum. */
+TEST_FN void coll_store(const coll_step_t *t, uint32_t seed, int s, int r, uint64_t j, void *p)
+{
+    int32_t v = coll_ival(seed, s, r, j);
+    switch (t->type) {
+    case DCUDA_INT32:
+        *(int32_t *)p = v;
+        break;
+    case DCUDA_INT64:
+        *(int64_t *)p = (int64_t)v * 0x100000001ll;
+        break;
+    case DCUDA_FLOAT:
+        *(float *)p = (float)v;
+        break;
+    default:
+        *(double *)p = (double)v + 0.25;
+        break;
+    }
+}
+
+/* Element j of the result, over ranks first .. first + size - 1, compared
+ * with the element at p: 1 if equal. */
+TEST_FN int coll_reduced_ok(const coll_step_t *t, uint32_t seed, int s, int first, int size,
+                            uint64_t j, const void *p)
+{
+    double acc = 0;
+    int64_t iacc = 0;
+    for (int m = 0; m < size; m++) {
+        int32_t v = coll_ival(seed, s, first + m, j);
+        int64_t iv = t->type == DCUDA_INT64 ? (int64_t)v * 0x100000001ll : (int64_t)v;
+        double dv = t->type == DCUDA_DOUBLE ? (double)v + 0.25 : (double)v;
+        if (m == 0 || t->op == DCUDA_SUM) {
+            iacc = m == 0 ? iv : iacc + iv;
+            acc = m == 0 ? dv : acc + dv;
+        } else if (t->op == DCUDA_MIN) {
+            iacc = iv < iacc ? iv : iacc;
+            acc = dv < acc ? dv : acc;
+        } else {
+            iacc = iv > iacc ? iv : iacc;
+            acc = dv > acc ? dv : acc;
+        }
+    }
+    switch (t->type) {
+    case DCUDA_INT32:
+        return *(const int32_t *)p == (int32_t)iacc;
+    case DCUDA_INT64:
+        return *(const int64_t *)p == iacc;
+    case DCUDA_FLOAT:
+        return *(const float *)p == (float)acc;
+    default:
+        return *(const double *)p == acc;
+    }
+}
+
+/* Byte i of a broadcast's data at step s (the root's), and a non-root's
+ * noise before the call. */
+TEST_FN uint8_t coll_root_byte(uint32_t seed, int s, uint64_t i)
+{
+    return test_byte(seed ^ 0xb0adu, (uint32_t)s, i);
+}
+TEST_FN uint8_t coll_noise_byte(uint32_t seed, int s, int r, uint64_t i)
+{
+    return test_byte(seed ^ 0x7e57u ^ (uint32_t)r * 0x2545f491u, (uint32_t)s, i);
+}
+
+/* Byte i of WORLD rank r's user put at step s. */
+TEST_FN uint8_t coll_user_byte(uint32_t seed, int s, int r, uint64_t i)
+{
+    return test_byte(seed ^ 0x05e7u ^ (uint32_t)r * 0x9e3779b9u, (uint32_t)s, i);
+}
+
+#endif /* DCUDA_TESTS_COLL_H */

@@ -1,0 +1,148 @@
+/*
+ * Host driver of the collectives' randomized test (coll.h, coll_kernels.c):
+ *
+ *   dcuda_test_coll coll [seed [runs [steps]]]
+ *
+ * Each run zeroes this process's regions, runs the seeded steps, and
+ * checks, for every rank this process owns, what its ranks report (every
+ * step done, none wrong, no failed call) and, seen from the host, the
+ * result of the last step on each communicator against a serial
+ * computation of its own.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
+#include "dcuda/dcuda_host.h"
+#include "dcuda/dcuda_rank.h"
+#include "test_util.h"
+
+DCUDA_KERNEL_DECLARE(coll);
+
+#define COLL_RUNS 2
+
+typedef struct coll_run {
+    dcuda_host_h h;
+    dcuda_rank_info_t info;
+    coll_data_t d;
+    size_t buf_bytes;
+    unsigned char *buf; /* host copy of d.buf */
+    int64_t *res;
+    int64_t steps;
+} coll_run_t;
+
+/* The last step on comm, or -1. */
+static int last_step_on(const coll_data_t *d, int comm)
+{
+    for (int s = d->steps - 1; s >= 0; s--)
+        if (coll_step(d->seed, s, d->world, d->device).comm == comm)
+            return s;
+    return -1;
+}
+
+/* Rank dr's result of the last step on comm, seen from the host. */
+static void coll_check_last(coll_run_t *m, int dr, int comm)
+{
+    const coll_data_t *d = &m->d;
+    int s = last_step_on(d, comm), me = m->info.rank_start + dr;
+    if (s < 0)
+        return;
+    coll_step_t t = coll_step(d->seed, s, d->world, d->device);
+    const unsigned char *data = m->buf + (size_t)dr * coll_rank_bytes(d->world) +
+                                (comm == DCUDA_COMM_WORLD ? 0u : coll_part_bytes(d->world)) +
+                                t.offset;
+    int first = comm == DCUDA_COMM_WORLD ? 0 : m->info.rank_start;
+    int size = comm == DCUDA_COMM_WORLD ? d->world : d->device;
+    size_t elem = dcuda_datatype_bytes((dcuda_datatype_t)t.type);
+    for (uint64_t i = 0; t.kind == COLL_BROADCAST && i < t.count; i++)
+        if (data[i] != coll_root_byte(d->seed, s, i)) {
+            TEST_CHECK(0, "seed %u, rank %d: byte %" PRIu64 " of broadcast step %d is %u, not %u",
+                       d->seed, me, i, s, data[i], coll_root_byte(d->seed, s, i));
+            return;
+        }
+    for (uint64_t j = 0; t.kind == COLL_ALLREDUCE && j < t.count; j++)
+        if (!coll_reduced_ok(&t, d->seed, s, first, size, j, data + j * elem)) {
+            TEST_CHECK(0, "seed %u, rank %d: element %" PRIu64 " of allreduce step %d (type %d, "
+                       "op %d) differs from the serial result", d->seed, me, j, s, t.type, t.op);
+            return;
+        }
+}
+
+static void coll_check_rank(coll_run_t *m, int dr)
+{
+    const coll_data_t *d = &m->d;
+    int me = m->info.rank_start + dr;
+    const int64_t *res = m->res + (size_t)dr * COLL_SLOTS;
+    TEST_CHECK(res[COLL_RES_STATUS] == 0, "seed %u, rank %d: a call failed with %s", d->seed, me,
+               dcuda_status_name((dcuda_status_t)res[COLL_RES_STATUS]));
+    TEST_CHECK(res[COLL_RES_BAD] == 0 && res[COLL_RES_STEPS] == d->steps,
+               "seed %u, rank %d: %" PRId64 " wrong steps (see its log), %" PRId64 " done of %d",
+               d->seed, me, res[COLL_RES_BAD], res[COLL_RES_STEPS], d->steps);
+    m->steps += res[COLL_RES_STEPS];
+    coll_check_last(m, dr, DCUDA_COMM_WORLD);
+    coll_check_last(m, dr, DCUDA_COMM_DEVICE);
+}
+
+/* One run with `seed`; checks this process's ranks. */
+static void coll_one(coll_run_t *m, uint32_t seed)
+{
+    coll_data_t *d = &m->d;
+    int mine = m->info.rank_responsible;
+    size_t res_bytes = (size_t)mine * COLL_SLOTS * sizeof *m->res;
+    d->seed = seed;
+    memset(m->buf, 0, m->buf_bytes);
+    memset(m->res, 0x55, res_bytes);
+    TEST_STATUS(dcuda_host_copy_in(m->h, d->buf, m->buf, m->buf_bytes), DCUDA_OK);
+    TEST_STATUS(dcuda_host_copy_in(m->h, d->res, m->res, res_bytes), DCUDA_OK);
+    double ms = 0;
+    dcuda_status_t st = dcuda_host_run(m->h, d, sizeof *d, &ms);
+    if (st != DCUDA_OK) {
+        TEST_CHECK(0, "seed %u: the run returned %s: %s", seed, dcuda_status_name(st),
+                   dcuda_host_last_error(m->h));
+        return;
+    }
+    TEST_STATUS(dcuda_host_copy_out(m->h, m->buf, d->buf, m->buf_bytes), DCUDA_OK);
+    TEST_STATUS(dcuda_host_copy_out(m->h, m->res, d->res, res_bytes), DCUDA_OK);
+    for (int dr = 0; dr < mine; dr++)
+        coll_check_rank(m, dr);
+}
+
+static int run_coll(int argc, char **argv)
+{
+    coll_run_t m;
+    memset(&m, 0, sizeof m);
+    uint32_t seed = (uint32_t)test_arg(argc, argv, 2, 1);
+    long runs = test_arg(argc, argv, 3, COLL_RUNS);
+    int steps = (int)test_arg(argc, argv, 4, COLL_STEPS);
+    if (!TEST_STATUS(dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(coll), 64, &m.h), DCUDA_OK))
+        return 1;
+    dcuda_host_get_rank_info(m.h, &m.info);
+    test_check_rank_setting(&m.info);
+    int mine = m.info.rank_responsible;
+    m.d = (coll_data_t){ 0, steps, m.info.rank_count, mine, NULL, NULL };
+    int ok = steps >= 1 && steps <= COLL_STEPS;
+    TEST_CHECK(ok, "%d steps (1..%d)", steps, COLL_STEPS);
+    m.buf_bytes = (size_t)mine * (size_t)coll_rank_bytes(m.d.world);
+    if (ok && test_alloc_both(m.h, m.buf_bytes, (void **)&m.buf, (void **)&m.d.buf) &&
+        test_alloc_both(m.h, (size_t)mine * COLL_SLOTS * sizeof *m.res, (void **)&m.res,
+                        (void **)&m.d.res))
+        for (long run = 0; run < runs && test_failures == 0; run++)
+            coll_one(&m, seed + (uint32_t)run);
+    printf("%scoll: seeds %u..%u, %d ranks (%d here), %d steps: this process's ranks did %" PRId64
+           " steps\n",
+           test_who, seed, seed + (uint32_t)runs - 1u, m.d.world, mine, steps, m.steps);
+    test_free_both(m.h, m.buf, m.d.buf);
+    test_free_both(m.h, m.res, m.d.res);
+    TEST_STATUS(dcuda_host_finish(m.h), DCUDA_OK);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const test_case_t cases[] = { { "coll", run_coll } };
+    return test_main(argc, argv, cases, 1);
+}

@@ -1,0 +1,151 @@
+/*
+ * Rank code of the collectives' randomized test (dcuda_test_coll, see
+ * coll.h): each step fills, sends a user put, calls the collective and
+ * checks everything against a serial computation. Written once for CPU and
+ * GPU ranks: fills and checks spread over the threads of a rank, thread 0
+ * counts.
+ */
+#include "coll.h"
+#include "dcuda/dcuda_rank.h"
+
+typedef struct coll_rank {
+    dcuda_state_t *st;
+    const coll_data_t *d;
+    int me, world, drank, dsize;
+    uint32_t seed;
+    unsigned char *region; /* parts of A, B, C */
+    int32_t *flag;         /* shared by the rank's threads */
+    dcuda_win_t win[2];    /* A (WORLD), B (DEVICE): by communicator */
+    dcuda_win_t user;      /* C */
+    int64_t status, bad, steps;
+} coll_rank_t;
+
+TEST_RANK_FN void coll_ok(coll_rank_t *c, int status) { test_note(&c->status, status); }
+
+/* 1 if any thread of the rank saw `bad` (every thread gets the answer). */
+TEST_RANK_FN int coll_any(coll_rank_t *c, int bad)
+{
+    if (dcuda_thread_index() == 0)
+        *c->flag = 0;
+    dcuda_rank_sync();
+    if (bad)
+        *c->flag = 1;
+    dcuda_rank_sync();
+    int any = *c->flag;
+    dcuda_rank_sync(); /* every thread read it before thread 0 clears it again */
+    return any;
+}
+
+TEST_RANK_FN unsigned char *coll_part(coll_rank_t *c, int comm)
+{
+    return c->region + (comm == DCUDA_COMM_WORLD ? 0u : coll_part_bytes(c->world));
+}
+
+/* My data before the call, and the guard after the room it may use. */
+TEST_RANK_FN void coll_fill(coll_rank_t *c, const coll_step_t *t, int s, int size)
+{
+    unsigned char *data = coll_part(c, t->comm) + t->offset;
+    uint64_t room = coll_room(t, size), elem = dcuda_datatype_bytes((dcuda_datatype_t)t->type);
+    int croot = t->comm == DCUDA_COMM_WORLD ? c->me : c->drank;
+    int i0 = dcuda_thread_index(), n = dcuda_thread_count();
+    if (t->kind == COLL_BROADCAST)
+        for (uint64_t i = (uint64_t)i0; i < t->count; i += (uint64_t)n)
+            data[i] = croot == t->root ? coll_root_byte(c->seed, s, i)
+                                       : coll_noise_byte(c->seed, s, c->me, i);
+    else
+        for (uint64_t j = (uint64_t)i0; j < t->count; j += (uint64_t)n)
+            coll_store(t, c->seed, s, c->me, j, data + j * elem);
+    for (uint64_t i = (uint64_t)i0; i < COLL_GUARD; i += (uint64_t)n)
+        data[room + i] = COLL_GUARD_BYTE;
+    unsigned char *src = c->region + coll_user_offset(c->world) + COLL_USER * COLL_STEPS;
+    for (uint64_t i = (uint64_t)i0; i < COLL_USER; i += (uint64_t)n)
+        src[i] = coll_user_byte(c->seed, s, c->me, i);
+    dcuda_rank_sync();
+}
+
+/* 1 if this thread saw a wrong element, guard byte or user byte. */
+TEST_RANK_FN int coll_wrong(coll_rank_t *c, const coll_step_t *t, int s, int size)
+{
+    const unsigned char *data = coll_part(c, t->comm) + t->offset;
+    uint64_t room = coll_room(t, size), elem = dcuda_datatype_bytes((dcuda_datatype_t)t->type);
+    int first = t->comm == DCUDA_COMM_WORLD ? 0 : c->me - c->drank;
+    int i0 = dcuda_thread_index(), n = dcuda_thread_count(), bad = 0;
+    if (t->kind == COLL_BROADCAST)
+        for (uint64_t i = (uint64_t)i0; i < t->count; i += (uint64_t)n)
+            bad |= data[i] != coll_root_byte(c->seed, s, i);
+    else
+        for (uint64_t j = (uint64_t)i0; j < t->count && !bad; j += (uint64_t)n)
+            bad |= !coll_reduced_ok(t, c->seed, s, first, size, j, data + j * elem);
+    for (uint64_t i = (uint64_t)i0; i < COLL_GUARD; i += (uint64_t)n)
+        bad |= data[room + i] != COLL_GUARD_BYTE;
+    int from = (c->me + c->world - 1) % c->world;
+    const unsigned char *got = c->region + coll_user_offset(c->world) + COLL_USER * (uint64_t)s;
+    for (uint64_t i = (uint64_t)i0; i < COLL_USER; i += (uint64_t)n)
+        bad |= got[i] != coll_user_byte(c->seed, s, from, i);
+    return bad;
+}
+
+TEST_RANK_FN void coll_one_step(coll_rank_t *c, int s)
+{
+    coll_step_t t = coll_step(c->seed, s, c->world, c->dsize);
+    int size = t.comm == DCUDA_COMM_WORLD ? c->world : c->dsize;
+    coll_fill(c, &t, s, size);
+    const unsigned char *src = c->region + coll_user_offset(c->world) + COLL_USER * COLL_STEPS;
+    coll_ok(c, dcuda_put_notify(c->st, c->user, (c->me + 1) % c->world, COLL_USER * (uint64_t)s,
+                                COLL_USER, src, COLL_USER_TAG));
+    dcuda_status_t st =
+        t.kind == COLL_BROADCAST
+            ? dcuda_broadcast(c->st, c->win[t.comm], t.offset, t.count, t.root)
+            : dcuda_allreduce(c->st, c->win[t.comm], t.offset, t.count, (dcuda_datatype_t)t.type,
+                              (dcuda_op_t)t.op);
+    coll_ok(c, st);
+    coll_ok(c, dcuda_wait_notifications(c->st, COLL_USER_TAG, 1));
+    coll_ok(c, dcuda_win_flush(c->st, c->user)); /* the source is rewritten next step */
+    if (coll_any(c, coll_wrong(c, &t, s, size)) && dcuda_thread_index() == 0) {
+        if (c->bad == 0)
+            dcuda_log(c->st, "coll: rank %d, step %d: %s on %s (count %llu, offset %llu) is wrong",
+                      c->me, s, t.kind == COLL_BROADCAST ? "broadcast" : "allreduce",
+                      t.comm == DCUDA_COMM_WORLD ? "WORLD" : "DEVICE",
+                      (unsigned long long)t.count, (unsigned long long)t.offset);
+        c->bad++;
+    }
+    c->steps++;
+}
+
+DCUDA_KERNEL(coll, ctx)
+{
+    DCUDA_SHARED dcuda_state_t st;
+    DCUDA_SHARED int32_t flag;
+    coll_rank_t c;
+    c.st = &st;
+    c.flag = &flag;
+    c.status = c.bad = c.steps = 0;
+    coll_ok(&c, dcuda_rank_init(ctx, &st));
+    coll_ok(&c, dcuda_get_data(&st, (void **)&c.d));
+    coll_ok(&c, dcuda_comm_rank(&st, DCUDA_COMM_WORLD, &c.me));
+    coll_ok(&c, dcuda_comm_size(&st, DCUDA_COMM_WORLD, &c.world));
+    coll_ok(&c, dcuda_comm_rank(&st, DCUDA_COMM_DEVICE, &c.drank));
+    coll_ok(&c, dcuda_comm_size(&st, DCUDA_COMM_DEVICE, &c.dsize));
+    c.seed = c.d->seed;
+    int sane = c.world == c.d->world && c.dsize == c.d->device;
+    coll_ok(&c, sane ? DCUDA_OK : DCUDA_ERR_INVALID_ARG);
+    uint64_t part = coll_part_bytes(c.world);
+    c.region = c.d->buf + (uint64_t)c.drank * coll_rank_bytes(c.world);
+    coll_ok(&c, dcuda_win_create(&st, DCUDA_COMM_WORLD, c.region, part, &c.win[DCUDA_COMM_WORLD]));
+    coll_ok(&c, dcuda_win_create(&st, DCUDA_COMM_DEVICE, c.region + part, part,
+                                 &c.win[DCUDA_COMM_DEVICE]));
+    coll_ok(&c, dcuda_win_create(&st, DCUDA_COMM_WORLD, c.region + 2u * part, coll_user_bytes(),
+                                 &c.user));
+    for (int s = 0; sane && s < c.d->steps; s++)
+        coll_one_step(&c, s);
+    coll_ok(&c, dcuda_win_free(&st, c.user));
+    coll_ok(&c, dcuda_win_free(&st, c.win[DCUDA_COMM_DEVICE]));
+    coll_ok(&c, dcuda_win_free(&st, c.win[DCUDA_COMM_WORLD]));
+    coll_ok(&c, dcuda_rank_finish(&st));
+    if (dcuda_thread_index() == 0) {
+        int64_t *res = c.d->res + (int64_t)c.drank * COLL_SLOTS;
+        res[COLL_RES_STATUS] = c.status;
+        res[COLL_RES_BAD] = c.bad;
+        res[COLL_RES_STEPS] = c.steps;
+    }
+}
