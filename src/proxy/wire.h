@@ -21,7 +21,7 @@
 #include "dcuda/shared/layout.h"
 
 #define DCU_WIRE_MAGIC 0xdc0du
-#define DCU_WIRE_VERSION 7u
+#define DCU_WIRE_VERSION 8u /* 8: tags up to DCUDA_TAG_SLOTS (the collectives') */
 /* Where the messages of a frame start: multiples of this. */
 #define DCU_WIRE_ALIGN 8u
 /* Bytes of an ABORT or LEFT message's text at most. */

@@ -53,7 +53,7 @@ static setting_t read_setting(fuzz_reader_t *r)
 }
 
 /* wire.h's format, as this file reads it: a header of 56 bytes (magic
- * 0xdc0d, version 7, type, body length, sender, ranks, tag, slot, epoch,
+ * 0xdc0d, version 8, type, body length, sender, ranks, tag, slot, epoch,
  * offset, count, the sender's run, flags: 0 to 3), the body after it. */
 static int rank_in(int32_t r, const setting_t *s) { return r >= 0 && r < s->lim.world_size; }
 
@@ -61,11 +61,12 @@ static int valid_body(const dcu_wire_header_t *h, const setting_t *s)
 {
     int ranks = rank_in(h->src_rank, s) && rank_in(h->dst_rank, s);
     switch (h->type) {
-    case 1: /* PUT: the payload is the body; a tag 0..256 (0: no notification) */
-        return ranks && h->tag <= 256 && h->slot < 64 && h->count == h->length &&
+    case 1: /* PUT: the payload is the body; a tag 0..272 (0: no notification; 257..272:
+             * the collectives' tags) */
+        return ranks && h->tag <= 272 && h->slot < 64 && h->count == h->length &&
                h->offset <= UINT64_MAX - h->count;
-    case 2: /* NOTIFY: no body, a tag 1..256 */
-        return ranks && h->tag >= 1 && h->tag <= 256 && h->length == 0;
+    case 2: /* NOTIFY: no body, a tag 1..272 */
+        return ranks && h->tag >= 1 && h->tag <= 272 && h->length == 0;
     /* 3: the all-to-all barrier of version 4, no longer a type */
     case 4: /* ABORT: why, as text of at most 256 bytes */
     case 5: /* LEFT: how the sender left, the same */
@@ -96,7 +97,7 @@ static int valid(const uint8_t *m, size_t size, const setting_t *s)
     if (size < 56)
         return 0;
     memcpy(&h, m, sizeof h);
-    if (h.magic != 0xdc0d || h.version != 7 || size > s->lim.max_size || h.length != size - 56 ||
+    if (h.magic != 0xdc0d || h.version != 8 || size > s->lim.max_size || h.length != size - 56 ||
         h.flags > 3u)
         return 0;
     if (s->from < 0 || s->from >= s->lim.processes || h.src_proc != s->from || h.run == 0)
