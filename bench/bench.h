@@ -26,7 +26,9 @@ enum bench_mode {
     BENCH_WIN_CREATE = 10, /* every rank: dcuda_win_create + dcuda_win_free on DEVICE */
     BENCH_PUT_FLUSH = 11, /* rank 0: put of size to rank 1, then dcuda_win_flush */
     /* Every rank of every process. */
-    BENCH_BARRIER_WORLD = 12 /* every rank: dcuda_comm_barrier(WORLD) */
+    BENCH_BARRIER_WORLD = 12, /* every rank: dcuda_comm_barrier(WORLD) */
+    BENCH_ALLREDUCE = 13,     /* every rank: dcuda_allreduce of size / 4 floats (sum), WORLD */
+    BENCH_BROADCAST = 14      /* every rank: dcuda_broadcast of size bytes from rank 0, WORLD */
 };
 
 #if defined(__CUDACC__)
@@ -39,7 +41,8 @@ enum bench_mode {
 enum bench_family {
     BENCH_FAMILY_LATENCY = 0,   /* bench_latency: PINGPONG_PUT, PINGPONG_NOTIFY */
     BENCH_FAMILY_BANDWIDTH = 1, /* bench_bandwidth: BW_ONE, BW_ALL */
-    BENCH_FAMILY_RUNTIME = 2,   /* bench_runtime: HOST_PING, BARRIER .. PUT_FLUSH, BARRIER_WORLD */
+    BENCH_FAMILY_RUNTIME = 2,   /* bench_runtime: HOST_PING, BARRIER .. PUT_FLUSH, and the
+                                 * WORLD modes (BARRIER_WORLD, ALLREDUCE, BROADCAST) */
     BENCH_FAMILY_PEER = 3       /* bench_peer: the PEER_ modes */
 };
 
@@ -55,6 +58,9 @@ BENCH_FN int bench_family_of(int mode)
         return BENCH_FAMILY_PEER;
     return BENCH_FAMILY_RUNTIME;
 }
+
+/* Modes every rank of every process takes part in (a WORLD collective). */
+BENCH_FN int bench_world_mode(int mode) { return mode >= BENCH_BARRIER_WORLD; }
 
 /* Modes measured on process 0's device alone (the others' ranks idle). */
 BENCH_FN int bench_device_only(int mode)

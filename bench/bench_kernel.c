@@ -220,6 +220,33 @@ DCUDA_RANK_FN void bench_peer(dcuda_state_t *st, const bench_args_t *a)
     dcuda_win_free(st, src_win);
 }
 
+/* A WORLD collective, a->iters times after a->warmup untimed ones, on a
+ * WORLD window over the rank's a->stride bytes of dst. */
+DCUDA_RANK_FN void bench_world(dcuda_state_t *st, const bench_args_t *a)
+{
+    int me;
+    dcuda_win_t win;
+    dcuda_comm_rank(st, DCUDA_COMM_DEVICE, &me);
+    char *part = a->stride ? a->dst + (size_t)me * a->stride : NULL; /* the barrier: none */
+    dcuda_win_create(st, DCUDA_COMM_WORLD, part, a->stride, &win);
+    for (int i = 0; i < a->warmup + a->iters; i++) {
+        if (i == a->warmup) {
+            dcuda_comm_barrier(st, DCUDA_COMM_WORLD);
+            dcuda_start_cpu_timer(st);
+        }
+        if (a->mode == BENCH_BARRIER_WORLD)
+            dcuda_comm_barrier(st, DCUDA_COMM_WORLD);
+        else if (a->mode == BENCH_ALLREDUCE)
+            dcuda_allreduce(st, win, 0, a->size / 4, DCUDA_FLOAT, DCUDA_SUM);
+        else
+            dcuda_broadcast(st, win, 0, a->size, 0);
+    }
+    if (a->iters == 0)
+        dcuda_start_cpu_timer(st);
+    dcuda_stop_cpu_timer(st);
+    dcuda_win_free(st, win);
+}
+
 /* A rank of family f's kernel: its state, a private copy of the user
  * struct (no global loads in the loops), the family's cases. */
 BENCH_INLINE void bench_rank(dcuda_context_h ctx, dcuda_state_t *st, const int family)
@@ -230,11 +257,8 @@ BENCH_INLINE void bench_rank(dcuda_context_h ctx, dcuda_state_t *st, const int f
     args = *user;
     if (family == BENCH_FAMILY_PEER) {
         bench_peer(st, &args);
-    } else if (family == BENCH_FAMILY_RUNTIME && args.mode == BENCH_BARRIER_WORLD) {
-        dcuda_start_cpu_timer(st);
-        for (int i = 0; i < args.iters; i++)
-            dcuda_comm_barrier(st, DCUDA_COMM_WORLD);
-        dcuda_stop_cpu_timer(st);
+    } else if (family == BENCH_FAMILY_RUNTIME && bench_world_mode(args.mode)) {
+        bench_world(st, &args);
     } else {
         bench_device(st, &args, family);
     }

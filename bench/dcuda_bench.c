@@ -25,6 +25,9 @@
  *              size with --rate)
  *   runtime    (no thesis counterpart) barrier of the device and of WORLD,
  *              window creation + free, put + flush: microseconds a call
+ *   collective allreduce (sum of floats) and broadcast over WORLD at 8 B,
+ *              1 KiB and 64 KiB, every rank of every process: microseconds
+ *              a call
  *   peer       with 2+ processes (several GPUs, mpirun, DCUDA_PROCESSES with
  *              CPU ranks): rows named peer_*, between processes 0 and 1
  *              (see peer_section below); otherwise one line says why not
@@ -46,6 +49,7 @@
 #include "bench.h"
 #include "bench_options.h"
 #include "dcuda/dcuda_host.h"
+#include "dcuda/dcuda_rank.h"
 
 DCUDA_KERNEL_DECLARE(bench_latency);
 DCUDA_KERNEL_DECLARE(bench_bandwidth);
@@ -254,9 +258,35 @@ static void world_barrier(dcuda_host_h h, int ranks, int iters)
     bench_args_t a = { 0 };
     a.mode = BENCH_BARRIER_WORLD;
     a.iters = iters;
+    a.stride = 0;
     runs_t r;
     if (run_cases(h, &a, &r))
         report("runtime", "world_barrier", ranks, 0, "us_per_call", &r, 1e3 / iters, 0);
+}
+
+/* Microseconds an allreduce (sum of floats) and a broadcast (from rank 0)
+ * of WORLD take, every rank of every process taking part, at 8 B, 1 KiB
+ * and 64 KiB. `devices` ranks of this process. */
+static void world_collectives(dcuda_host_h h, int ranks, int devices, int iters)
+{
+    static const size_t sizes[] = { 8, 1024, 65536 };
+    bench_args_t a = { 0 };
+    size_t room = dcuda_allreduce_room(ranks, sizes[2] / 4, DCUDA_FLOAT);
+    if (dcuda_host_alloc(h, room * (size_t)devices, (void **)&a.dst) != DCUDA_OK)
+        return;
+    a.stride = room;
+    for (int mode = BENCH_ALLREDUCE; mode <= BENCH_BROADCAST; mode++)
+        for (int s = 0; s < 3; s++) {
+            a.mode = mode;
+            a.size = sizes[s];
+            a.iters = iters;
+            a.warmup = iters / 10 + 1;
+            runs_t r;
+            if (run_cases(h, &a, &r))
+                report("collective", mode == BENCH_ALLREDUCE ? "allreduce_sum_float" : "broadcast",
+                       ranks, a.size, "us_per_call", &r, 1e3 / iters, 0);
+        }
+    dcuda_host_free(h, a.dst);
 }
 
 static void latency(dcuda_host_h h, int ranks, const sweep_t *w, const char *label)
@@ -590,6 +620,7 @@ int main(int argc, char **argv)
             return 1;
         host_round_trip(h, iters / 10);
         runtime_calls(h, 2, iters / 10);
+        world_collectives(h, info.rank_count, info.rank_responsible, iters / 10);
         dcuda_host_finish(h);
         if (c.with_bandwidth) {
             if (open_family(&o, "2", BENCH_FAMILY_BANDWIDTH, &h, &info))
@@ -606,6 +637,7 @@ int main(int argc, char **argv)
             return 1;
         runtime_calls(h, info.rank_responsible, iters / 100 + 1);
         world_barrier(h, info.rank_count, iters / 100 + 1);
+        world_collectives(h, info.rank_count, info.rank_responsible, iters / 100 + 1);
         dcuda_host_finish(h);
         if (c.with_bandwidth) {
             if (open_family(&o, "0", BENCH_FAMILY_BANDWIDTH, &h, &info))
