@@ -28,7 +28,8 @@ enum bench_mode {
     /* Every rank of every process. */
     BENCH_BARRIER_WORLD = 12, /* every rank: dcuda_comm_barrier(WORLD) */
     BENCH_ALLREDUCE = 13,     /* every rank: dcuda_allreduce of size / 4 floats (sum), WORLD */
-    BENCH_BROADCAST = 14      /* every rank: dcuda_broadcast of size bytes from rank 0, WORLD */
+    BENCH_BROADCAST = 14,     /* every rank: dcuda_broadcast of size bytes from rank 0, WORLD */
+    BENCH_ALLGATHER = 15      /* every rank: dcuda_allgather of size bytes a rank, WORLD */
 };
 
 #if defined(__CUDACC__)

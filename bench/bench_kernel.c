@@ -238,6 +238,8 @@ DCUDA_RANK_FN void bench_world(dcuda_state_t *st, const bench_args_t *a)
             dcuda_comm_barrier(st, DCUDA_COMM_WORLD);
         else if (a->mode == BENCH_ALLREDUCE)
             dcuda_allreduce(st, win, 0, a->size / 4, DCUDA_FLOAT, DCUDA_SUM);
+        else if (a->mode == BENCH_ALLGATHER)
+            dcuda_allgather(st, win, 0, a->size);
         else
             dcuda_broadcast(st, win, 0, a->size, 0);
     }

@@ -26,8 +26,8 @@
  *   runtime    (no thesis counterpart) barrier of the device and of WORLD,
  *              window creation + free, put + flush: microseconds a call
  *   collective allreduce (sum of floats) and broadcast over WORLD at 8 B,
- *              1 KiB and 64 KiB, every rank of every process: microseconds
- *              a call
+ *              1 KiB and 64 KiB, allgather of 8 B and 1 KiB a rank, every
+ *              rank of every process: microseconds a call
  *   peer       with 2+ processes (several GPUs, mpirun, DCUDA_PROCESSES with
  *              CPU ranks): rows named peer_*, between processes 0 and 1
  *              (see peer_section below); otherwise one line says why not
@@ -264,27 +264,31 @@ static void world_barrier(dcuda_host_h h, int ranks, int iters)
         report("runtime", "world_barrier", ranks, 0, "us_per_call", &r, 1e3 / iters, 0);
 }
 
-/* Microseconds an allreduce (sum of floats) and a broadcast (from rank 0)
- * of WORLD take, every rank of every process taking part, at 8 B, 1 KiB
- * and 64 KiB. `devices` ranks of this process. */
+/* Microseconds an allreduce (sum of floats), a broadcast (from rank 0) and
+ * an allgather (size a rank; 8 B and 1 KiB) of WORLD take, every rank of
+ * every process taking part, at 8 B, 1 KiB and 64 KiB. `devices` ranks of
+ * this process. */
 static void world_collectives(dcuda_host_h h, int ranks, int devices, int iters)
 {
     static const size_t sizes[] = { 8, 1024, 65536 };
+    static const char *const names[] = { "allreduce_sum_float", "broadcast", "allgather" };
     bench_args_t a = { 0 };
     size_t room = dcuda_allreduce_room(ranks, sizes[2] / 4, DCUDA_FLOAT);
+    if (room < sizes[1] * (size_t)ranks)
+        room = sizes[1] * (size_t)ranks;
     if (dcuda_host_alloc(h, room * (size_t)devices, (void **)&a.dst) != DCUDA_OK)
         return;
     a.stride = room;
-    for (int mode = BENCH_ALLREDUCE; mode <= BENCH_BROADCAST; mode++)
-        for (int s = 0; s < 3; s++) {
+    for (int mode = BENCH_ALLREDUCE; mode <= BENCH_ALLGATHER; mode++)
+        for (int s = 0; s < 3 - (mode == BENCH_ALLGATHER); s++) {
             a.mode = mode;
             a.size = sizes[s];
             a.iters = iters;
             a.warmup = iters / 10 + 1;
             runs_t r;
             if (run_cases(h, &a, &r))
-                report("collective", mode == BENCH_ALLREDUCE ? "allreduce_sum_float" : "broadcast",
-                       ranks, a.size, "us_per_call", &r, 1e3 / iters, 0);
+                report("collective", names[mode - BENCH_ALLREDUCE], ranks, a.size, "us_per_call", &r,
+                       1e3 / iters, 0);
         }
     dcuda_host_free(h, a.dst);
 }

@@ -1,11 +1,12 @@
 /*
- * The randomized test of the collectives (dcuda_broadcast, dcuda_allreduce),
+ * The randomized test of the collectives (dcuda_broadcast, dcuda_allreduce,
+ * dcuda_allgather),
  * shared by its rank code (coll_kernels.c) and its host driver
  * (coll_host.c), which both regenerate every step from the seed alone.
  *
  * Each rank has three windows: A on WORLD and B on DEVICE (where the
  * collectives work) and C on WORLD (user puts). A step draws, from the
- * seed: the communicator, broadcast or allreduce, the root, the datatype
+ * seed: the communicator, the collective, the root, the datatype
  * and op, a size across the protocols' thresholds (inline bytes, the tiny
  * put, the 4 KiB eager limit, several 64 KiB chunks), and an offset. Each
  * rank fills its data (its own values; a broadcast's root its bytes, the
@@ -30,7 +31,7 @@
 #define COLL_USER_TAG 7
 #define COLL_GUARD_BYTE 0xa5u
 
-enum coll_kind { COLL_BROADCAST = 0, COLL_ALLREDUCE = 1 };
+enum coll_kind { COLL_BROADCAST = 0, COLL_ALLREDUCE = 1, COLL_ALLGATHER = 2 };
 
 /* Result slots of each rank: res[rank * COLL_SLOTS + slot]. */
 enum coll_res {
@@ -52,7 +53,7 @@ typedef struct coll_data {
 
 typedef struct coll_step {
     int kind, comm, root, type, op;
-    uint64_t count;  /* elements (a broadcast: bytes) */
+    uint64_t count;  /* elements (a broadcast: bytes; an allgather: bytes a rank) */
     uint64_t offset; /* in the window's part, a multiple of 8 */
 } coll_step_t;
 
@@ -82,14 +83,19 @@ TEST_FN coll_step_t coll_step(uint32_t seed, int s, int world_size, int device_s
     coll_step_t t;
     uint32_t h = coll_hash(seed, (uint32_t)s, 0u), g = coll_hash(seed, (uint32_t)s, 1u);
     t.comm = (int)(h & 1u) ? DCUDA_COMM_DEVICE : DCUDA_COMM_WORLD;
-    t.kind = (int)((h >> 1) & 1u);
+    t.kind = (int)((h >> 1) % 3u);
     int size = t.comm == DCUDA_COMM_WORLD ? world_size : device_size;
     t.root = (int)((h >> 8) % (uint32_t)size);
     t.type = (int)((h >> 2) & 3u);
     t.op = (int)((h >> 4) % 3u);
     int large = (g & 15u) == 0u; /* several 64 KiB chunks */
+    /* An allgather's blocks fit the room an allreduce of COLL_MAX_BYTES has. */
+    uint64_t block = (uint64_t)COLL_MAX_BYTES * (1u + (uint64_t)dcuda_ceil_log2(size)) /
+                     (uint64_t)size;
     if (t.kind == COLL_BROADCAST)
         t.count = large ? 65536u + (g >> 8) % (COLL_MAX_BYTES - 65536u) : bytes[(g >> 4) % 10u];
+    else if (t.kind == COLL_ALLGATHER)
+        t.count = large ? block : bytes[(g >> 4) % 10u] < block ? bytes[(g >> 4) % 10u] : block;
     else
         t.count = large ? (COLL_MAX_BYTES / 8u) / 2u + (g >> 8) % (COLL_MAX_BYTES / 16u)
                         : counts[(g >> 4) % 11u];
@@ -102,6 +108,8 @@ TEST_FN uint64_t coll_room(const coll_step_t *t, int size)
 {
     if (t->kind == COLL_BROADCAST)
         return t->count;
+    if (t->kind == COLL_ALLGATHER)
+        return t->count * (uint64_t)size;
     return dcuda_allreduce_room(size, (size_t)t->count, (dcuda_datatype_t)t->type);
 }
 
@@ -178,6 +186,12 @@ TEST_FN uint8_t coll_root_byte(uint32_t seed, int s, uint64_t i)
 TEST_FN uint8_t coll_noise_byte(uint32_t seed, int s, int r, uint64_t i)
 {
     return test_byte(seed ^ 0x7e57u ^ (uint32_t)r * 0x2545f491u, (uint32_t)s, i);
+}
+
+/* Byte i of WORLD rank r's block in an allgather at step s. */
+TEST_FN uint8_t coll_block_byte(uint32_t seed, int s, int r, uint64_t i)
+{
+    return test_byte(seed ^ 0xa119u ^ (uint32_t)r * 0x68e31da4u, (uint32_t)s, i);
 }
 
 /* Byte i of WORLD rank r's user put at step s. */

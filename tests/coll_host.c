@@ -64,6 +64,14 @@ static void coll_check_last(coll_run_t *m, int dr, int comm)
                        d->seed, me, i, s, data[i], coll_root_byte(d->seed, s, i));
             return;
         }
+    for (uint64_t i = 0; t.kind == COLL_ALLGATHER && i < t.count * (uint64_t)size; i++) {
+        uint8_t want = coll_block_byte(d->seed, s, first + (int)(i / t.count), i % t.count);
+        if (data[i] != want) {
+            TEST_CHECK(0, "seed %u, rank %d: byte %" PRIu64 " of allgather step %d is %u, not %u",
+                       d->seed, me, i, s, data[i], want);
+            return;
+        }
+    }
     for (uint64_t j = 0; t.kind == COLL_ALLREDUCE && j < t.count; j++)
         if (!coll_reduced_ok(&t, d->seed, s, first, size, j, data + j * elem)) {
             TEST_CHECK(0, "seed %u, rank %d: element %" PRIu64 " of allreduce step %d (type %d, "

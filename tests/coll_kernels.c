@@ -52,6 +52,11 @@ TEST_RANK_FN void coll_fill(coll_rank_t *c, const coll_step_t *t, int s, int siz
         for (uint64_t i = (uint64_t)i0; i < t->count; i += (uint64_t)n)
             data[i] = croot == t->root ? coll_root_byte(c->seed, s, i)
                                        : coll_noise_byte(c->seed, s, c->me, i);
+    else if (t->kind == COLL_ALLGATHER) /* my block, noise in the others */
+        for (uint64_t i = (uint64_t)i0; i < room; i += (uint64_t)n)
+            data[i] = i / t->count == (uint64_t)croot
+                          ? coll_block_byte(c->seed, s, c->me, i % t->count)
+                          : coll_noise_byte(c->seed, s, c->me, i);
     else
         for (uint64_t j = (uint64_t)i0; j < t->count; j += (uint64_t)n)
             coll_store(t, c->seed, s, c->me, j, data + j * elem);
@@ -73,6 +78,9 @@ TEST_RANK_FN int coll_wrong(coll_rank_t *c, const coll_step_t *t, int s, int siz
     if (t->kind == COLL_BROADCAST)
         for (uint64_t i = (uint64_t)i0; i < t->count; i += (uint64_t)n)
             bad |= data[i] != coll_root_byte(c->seed, s, i);
+    else if (t->kind == COLL_ALLGATHER)
+        for (uint64_t i = (uint64_t)i0; i < room; i += (uint64_t)n)
+            bad |= data[i] != coll_block_byte(c->seed, s, first + (int)(i / t->count), i % t->count);
     else
         for (uint64_t j = (uint64_t)i0; j < t->count && !bad; j += (uint64_t)n)
             bad |= !coll_reduced_ok(t, c->seed, s, first, size, j, data + j * elem);
@@ -94,17 +102,20 @@ TEST_RANK_FN void coll_one_step(coll_rank_t *c, int s)
     coll_ok(c, dcuda_put_notify(c->st, c->user, (c->me + 1) % c->world, COLL_USER * (uint64_t)s,
                                 COLL_USER, src, COLL_USER_TAG));
     dcuda_status_t st =
-        t.kind == COLL_BROADCAST
-            ? dcuda_broadcast(c->st, c->win[t.comm], t.offset, t.count, t.root)
-            : dcuda_allreduce(c->st, c->win[t.comm], t.offset, t.count, (dcuda_datatype_t)t.type,
-                              (dcuda_op_t)t.op);
+        t.kind == COLL_BROADCAST  ? dcuda_broadcast(c->st, c->win[t.comm], t.offset, t.count, t.root)
+        : t.kind == COLL_ALLGATHER ? dcuda_allgather(c->st, c->win[t.comm], t.offset, t.count)
+                                   : dcuda_allreduce(c->st, c->win[t.comm], t.offset, t.count,
+                                                     (dcuda_datatype_t)t.type, (dcuda_op_t)t.op);
     coll_ok(c, st);
     coll_ok(c, dcuda_wait_notifications(c->st, COLL_USER_TAG, 1));
     coll_ok(c, dcuda_win_flush(c->st, c->user)); /* the source is rewritten next step */
     if (coll_any(c, coll_wrong(c, &t, s, size)) && dcuda_thread_index() == 0) {
         if (c->bad == 0)
             dcuda_log(c->st, "coll: rank %d, step %d: %s on %s (count %llu, offset %llu) is wrong",
-                      c->me, s, t.kind == COLL_BROADCAST ? "broadcast" : "allreduce",
+                      c->me, s,
+                      t.kind == COLL_BROADCAST   ? "broadcast"
+                      : t.kind == COLL_ALLGATHER ? "allgather"
+                                                 : "allreduce",
                       t.comm == DCUDA_COMM_WORLD ? "WORLD" : "DEVICE",
                       (unsigned long long)t.count, (unsigned long long)t.offset);
         c->bad++;

@@ -29,7 +29,8 @@ enum mis_op {
     MIS_AFTER_FINISH, /* rank 0: dcuda_notify after dcuda_rank_finish */
     MIS_WIN_LIMIT,    /* every rank: DEVICE windows until creation fails */
     MIS_BROADCAST,    /* dcuda_broadcast(win, offset, size, root = rank) */
-    MIS_ALLREDUCE     /* dcuda_allreduce(win, offset, count = size, type = tag, op = count) */
+    MIS_ALLREDUCE,    /* dcuda_allreduce(win, offset, count = size, type = tag, op = count) */
+    MIS_ALLGATHER     /* dcuda_allgather(win, offset, size) */
 };
 
 /* Which window handle the probe uses. */

@@ -281,7 +281,7 @@ static mis_probe_t coll(int op, int win, int root, uint64_t offset, uint64_t siz
 static int build_coll(const mis_run_t *r, mis_expect_t *e)
 {
     const unsigned part = MIS_TARGET_BYTES + MIS_SOURCE_BYTES;
-    const char *BC = "dcuda_broadcast", *AR = "dcuda_allreduce";
+    const char *BC = "dcuda_broadcast", *AR = "dcuda_allreduce", *AG = "dcuda_allgather";
     int k = 0, n = r->n;
     EXPECT(e, k, coll(MIS_BROADCAST, MW_WORLD, n, 0, 8, 0, 0), DCUDA_ERR_RANK, BC,
            "root %d not in 0..%d of WORLD", n, n - 1);
@@ -302,6 +302,13 @@ static int build_coll(const mis_run_t *r, mis_expect_t *e)
     unsigned count = part / 8u, room = (unsigned)dcuda_allreduce_room(n, count, DCUDA_INT64);
     EXPECT(e, k, coll(MIS_ALLREDUCE, MW_WORLD, 0, 0, count, DCUDA_INT64, DCUDA_MIN),
            DCUDA_ERR_BOUNDS, AR, "offset 0 + %u bytes outside my %u-byte part", room, part);
+    unsigned block = part / (unsigned)n + 1u; /* n blocks are more than the part */
+    EXPECT(e, k, coll(MIS_ALLGATHER, MW_WORLD, 0, 0, block, 0, 0), DCUDA_ERR_BOUNDS, AG,
+           "offset 0 + %u bytes outside my %u-byte part", block * (unsigned)n, part);
+    EXPECT(e, k, coll(MIS_ALLGATHER, MW_WORLD, 0, 0, SIZE_MAX / 2, 0, 0), DCUDA_ERR_OVERFLOW, AG,
+           "size %llu x %d ranks overflows", (unsigned long long)(SIZE_MAX / 2), n);
+    EXPECT(e, k, coll(MIS_ALLGATHER, MW_NEVER, 0, 0, 8, 0, 0), DCUDA_ERR_WIN, AG,
+           "is not a live window");
     return k;
 }
 

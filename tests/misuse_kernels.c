@@ -71,6 +71,7 @@ TEST_RANK_FN int64_t probe_call(mis_rank_t *c, const mis_probe_t *p, int64_t *va
     case MIS_TEST: return dcuda_test_notifications(st, p->tag, p->count);
     case MIS_FLUSH: return dcuda_win_flush(st, win);
     case MIS_BROADCAST: return dcuda_broadcast(st, win, (size_t)p->offset, (size_t)p->size, p->rank);
+    case MIS_ALLGATHER: return dcuda_allgather(st, win, (size_t)p->offset, (size_t)p->size);
     case MIS_ALLREDUCE:
         return dcuda_allreduce(st, win, (size_t)p->offset, (size_t)p->size,
                                (dcuda_datatype_t)p->tag, (dcuda_op_t)p->count);

@@ -243,6 +243,12 @@ DCUDA_RANK_API dcuda_status_t dcuda_broadcast(dcuda_state_t *st, dcuda_win_t win
  * differ from a serial one in its last bits (the order is a tree's). */
 DCUDA_RANK_API dcuda_status_t dcuda_allreduce(dcuda_state_t *st, dcuda_win_t win, size_t offset,
                                               size_t count, dcuda_datatype_t type, dcuda_op_t op);
+/* Every rank's size bytes at offset + rank * size of its part (rank in the
+ * window's communicator) reach that place in every part: each part then
+ * holds all ranks' blocks, in rank order, from offset (comm size * size
+ * bytes). */
+DCUDA_RANK_API dcuda_status_t dcuda_allgather(dcuda_state_t *st, dcuda_win_t win, size_t offset,
+                                              size_t size);
 
 #if !defined(__CUDACC__) && defined(__cplusplus)
 }

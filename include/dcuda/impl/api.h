@@ -141,6 +141,12 @@ DCUDA_RANK_API dcuda_status_t dcuda_allreduce(dcuda_state_t *st, dcuda_win_t win
     return dcu_allreduce(st, win, offset, count, (int)type, (int)op);
 }
 
+DCUDA_RANK_API dcuda_status_t dcuda_allgather(dcuda_state_t *st, dcuda_win_t win, size_t offset,
+                                              size_t size)
+{
+    return dcu_allgather(st, win, offset, size);
+}
+
 DCUDA_RANK_API dcuda_status_t dcuda_start_cpu_timer(dcuda_state_t *st)
 {
     return dcu_timer(st, 0, "dcuda_start_cpu_timer");

@@ -1,5 +1,5 @@
 /*
- * Collectives on ranks: broadcast and allreduce over the window's
+ * Collectives on ranks: broadcast, allreduce and allgather over the window's
  * communicator, built on the engine's notified puts with the library's own
  * tags (after the user's 256), so they run on every path a put runs on.
  *
@@ -68,6 +68,13 @@ DCU_FN dcu_tree_t dcu_tree_of(int me, int size)
 }
 
 DCU_FN int dcu_tree_child(const dcu_tree_t *t, int k) { return t->me + (1 << k); }
+
+/* Ranks of my subtree: me .. me + span - 1. */
+DCU_FN int dcu_tree_span(const dcu_tree_t *t)
+{
+    int span = t->me == 0 ? t->size : 1 << t->slot;
+    return span < t->size - t->me ? span : t->size - t->me;
+}
 
 /* acc[i] = acc[i] op in[i] for i < count, spread over the rank's threads. */
 #define DCU_REDUCE_LOOP(T, acc, in, count, op)                                                     \
@@ -243,6 +250,46 @@ DCU_FN dcuda_status_t dcu_allreduce(dcuda_state_t *st, uint32_t win, size_t offs
     }
     if (s == DCUDA_OK)
         s = dcu_coll_send_down(st, win, &t, comm, offset, (size_t)bytes, data, call);
+    return s;
+}
+
+/* Up the tree, each subtree's blocks are consecutive (ranks v .. v + span
+ * - 1): a child puts its whole subtree's blocks where they belong in its
+ * parent's part, once the parent said it is in; then the whole array goes
+ * down as a broadcast's data. */
+DCU_FN dcuda_status_t dcu_allgather(dcuda_state_t *st, uint32_t win, size_t offset, size_t size)
+{
+    static const char call[] = "dcuda_allgather";
+    dcu_sync();
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, call);
+    dcuda_status_t s = dcu_checked_win(st, win, call);
+    if (s != DCUDA_OK)
+        return s;
+    int comm = dcu_win_comm(win), ranks = dcu_comm_size(st, comm);
+    if ((uint64_t)size > UINT64_MAX / 64u / (uint64_t)ranks)
+        return DCU_REPORT(st, DCUDA_ERR_OVERFLOW, call, "size %llu x %d ranks overflows",
+                          (unsigned long long)size, ranks);
+    uint64_t all = (uint64_t)size * (uint64_t)ranks;
+    char *data = 0;
+    if ((s = dcu_checked_coll_win(st, win, offset, all, &comm, &data, call)) != DCUDA_OK)
+        return s;
+    dcu_tree_t t = dcu_tree_of(dcu_comm_rank(st, comm), ranks);
+    for (int k = 0; k < t.children && s == DCUDA_OK; k++) /* my blocks may be written */
+        s = dcu_notify(st, dcu_tree_child(&t, k), comm, dcu_coll_tag(comm, DCU_COLL_READY_DOWN));
+    if (t.children && s == DCUDA_OK)
+        s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_UP), t.children, call);
+    if (t.parent >= 0 && s == DCUDA_OK) {
+        size_t mine = offset + (size_t)t.me * size, span = (size_t)dcu_tree_span(&t) * size;
+        s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_READY_DOWN), 1, call);
+        if (s == DCUDA_OK)
+            s = dcu_put(st, win, t.parent, mine, span, data + (size_t)t.me * size, 1,
+                        dcu_coll_tag(comm, DCU_COLL_UP), call);
+        if (s == DCUDA_OK)
+            s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_DOWN), 1, call);
+    }
+    if (s == DCUDA_OK)
+        s = dcu_coll_send_down(st, win, &t, comm, offset, (size_t)all, data, call);
     return s;
 }
 
