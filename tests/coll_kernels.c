@@ -7,6 +7,7 @@
  */
 #include "coll.h"
 #include "dcuda/dcuda_rank.h"
+#include "test_rank.h"
 
 typedef struct coll_rank {
     dcuda_state_t *st;
@@ -21,20 +22,6 @@ typedef struct coll_rank {
 } coll_rank_t;
 
 TEST_RANK_FN void coll_ok(coll_rank_t *c, int status) { test_note(&c->status, status); }
-
-/* 1 if any thread of the rank saw `bad` (every thread gets the answer). */
-TEST_RANK_FN int coll_any(coll_rank_t *c, int bad)
-{
-    if (dcuda_thread_index() == 0)
-        *c->flag = 0;
-    dcuda_rank_sync();
-    if (bad)
-        *c->flag = 1;
-    dcuda_rank_sync();
-    int any = *c->flag;
-    dcuda_rank_sync(); /* every thread read it before thread 0 clears it again */
-    return any;
-}
 
 TEST_RANK_FN unsigned char *coll_part(coll_rank_t *c, int comm)
 {
@@ -109,7 +96,7 @@ TEST_RANK_FN void coll_one_step(coll_rank_t *c, int s)
     coll_ok(c, st);
     coll_ok(c, dcuda_wait_notifications(c->st, COLL_USER_TAG, 1));
     coll_ok(c, dcuda_win_flush(c->st, c->user)); /* the source is rewritten next step */
-    if (coll_any(c, coll_wrong(c, &t, s, size)) && dcuda_thread_index() == 0) {
+    if (test_rank_any(c->flag, coll_wrong(c, &t, s, size)) && dcuda_thread_index() == 0) {
         if (c->bad == 0)
             dcuda_log(c->st, "coll: rank %d, step %d: %s on %s (count %llu, offset %llu) is wrong",
                       c->me, s,

@@ -84,21 +84,11 @@ static void flood_one(flood_run_t *m, uint32_t seed)
 {
     flood_data_t *d = &m->d;
     int mine = m->info.rank_responsible;
-    size_t res_bytes = (size_t)mine * FLOOD_SLOTS * sizeof *m->res;
     d->seed = seed;
-    memset(m->buf, 0, m->buf_bytes);
-    memset(m->res, 0x55, res_bytes);
-    TEST_STATUS(dcuda_host_copy_in(m->h, d->buf, m->buf, m->buf_bytes), DCUDA_OK);
-    TEST_STATUS(dcuda_host_copy_in(m->h, d->res, m->res, res_bytes), DCUDA_OK);
-    double ms = 0;
-    dcuda_status_t st = dcuda_host_run(m->h, d, sizeof *d, &ms);
-    if (st != DCUDA_OK) {
-        TEST_CHECK(0, "seed %u: the run returned %s: %s", seed, dcuda_status_name(st),
-                   dcuda_host_last_error(m->h));
+    test_buffers_t b = { m->buf, d->buf, m->buf_bytes, m->res, d->res,
+                         (size_t)mine * FLOOD_SLOTS * sizeof *m->res };
+    if (!test_run_buffers(m->h, d, sizeof *d, &b, seed, DCUDA_OK))
         return;
-    }
-    TEST_STATUS(dcuda_host_copy_out(m->h, m->buf, d->buf, m->buf_bytes), DCUDA_OK);
-    TEST_STATUS(dcuda_host_copy_out(m->h, m->res, d->res, res_bytes), DCUDA_OK);
     for (int dr = 0; dr < mine; dr++)
         flood_check_rank(m, dr);
 }

@@ -7,6 +7,7 @@
  */
 #include "dcuda/dcuda_rank.h"
 #include "flood.h"
+#include "test_rank.h"
 
 typedef struct flood_rank {
     dcuda_state_t *st;
@@ -40,15 +41,7 @@ TEST_RANK_FN void flood_check_slot(flood_rank_t *c, int r, int s, int k)
     int64_t bad = 0;
     for (uint64_t i = (uint64_t)dcuda_thread_index(); i < n; i += (uint64_t)dcuda_thread_count())
         bad += slot[i] != flood_byte(c->seed, r, s, k, i);
-    if (dcuda_thread_index() == 0)
-        *c->flag = 0;
-    dcuda_rank_sync();
-    if (bad)
-        *c->flag = 1;
-    dcuda_rank_sync();
-    int any = *c->flag;
-    dcuda_rank_sync(); /* every thread read it before thread 0 clears it again */
-    if (any && dcuda_thread_index() == 0) {
+    if (test_rank_any(c->flag, bad != 0) && dcuda_thread_index() == 0) {
         if (c->bad == 0)
             dcuda_log(c->st, "flood: rank %d, round %d: put %d of rank %d (%llu bytes) is wrong",
                       c->me, r, k, s, (unsigned long long)n);

@@ -320,6 +320,40 @@ static inline void test_free_both(dcuda_host_h h, void *host, void *ranks)
     free(host);
 }
 
+/* The buffers of a randomized driver: a region and result slots, each as
+ * the host holds it and as the ranks reach it. */
+typedef struct test_buffers {
+    unsigned char *buf;
+    void *ranks_buf;
+    size_t buf_bytes;
+    int64_t *res;
+    void *ranks_res;
+    size_t res_bytes;
+} test_buffers_t;
+
+/* One run of a randomized driver with user struct `data`: the region
+ * zeroed and the results filled with 0x55 (what no rank wrote) go in, the
+ * ranks run, both come back. 1 if they came back; 0 after a failed check
+ * if the run returned neither DCUDA_OK nor `also_ok`. */
+static inline int test_run_buffers(dcuda_host_h h, void *data, size_t size,
+                                   const test_buffers_t *b, uint32_t seed, dcuda_status_t also_ok)
+{
+    memset(b->buf, 0, b->buf_bytes);
+    memset(b->res, 0x55, b->res_bytes);
+    TEST_STATUS(dcuda_host_copy_in(h, b->ranks_buf, b->buf, b->buf_bytes), DCUDA_OK);
+    TEST_STATUS(dcuda_host_copy_in(h, b->ranks_res, b->res, b->res_bytes), DCUDA_OK);
+    double ms = 0;
+    dcuda_status_t st = dcuda_host_run(h, data, size, &ms);
+    if (st != DCUDA_OK && st != also_ok) {
+        TEST_CHECK(0, "seed %u: the run returned %s: %s", seed, dcuda_status_name(st),
+                   dcuda_host_last_error(h));
+        return 0;
+    }
+    TEST_STATUS(dcuda_host_copy_out(h, b->buf, b->ranks_buf, b->buf_bytes), DCUDA_OK);
+    TEST_STATUS(dcuda_host_copy_out(h, b->res, b->ranks_res, b->res_bytes), DCUDA_OK);
+    return 1;
+}
+
 /* Output capture: stdout and stderr both go to one temporary file (one
  * open file description, so writes land in the order they are made). The
  * file is unlinked at once and read through its descriptor, so processes
