@@ -33,11 +33,13 @@ test-asan:
 # UCX's memory hooks (libucm patches mmap and madvise as it loads, in every
 # program linked with UCX) crash under ThreadSanitizer when a thread ends:
 # this run turns them off (the UCX manager over TCP does not use them).
+# Entries labelled tsan_blind are left out: orders that run through another
+# process's rank are invisible to it (tests/CMakeLists.txt says which).
 TSAN_ENV = UCX_MEM_EVENTS=no
 test-tsan:
 	cmake -S . -B build-tsan -DDCUDA_SANITIZE=thread -DDCUDA_WITH_CUDA=OFF -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS)
 	cmake --build build-tsan -j $(JOBS)
-	cd build-tsan && $(TSAN_ENV) ctest $(CTEST_FLAGS) -L cpu -j $(JOBS)
+	cd build-tsan && $(TSAN_ENV) ctest $(CTEST_FLAGS) -L cpu -LE tsan_blind -j $(JOBS)
 	cd build-tsan && $(TSAN_ENV) TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan-mpi.supp" ctest $(CTEST_FLAGS) -L net -LE "cpu|scale" -j $(JOBS)
 
 # libFuzzer runs of the fuzz harnesses (tests/fuzz, docs/fuzzing.md): a
