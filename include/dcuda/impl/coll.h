@@ -16,7 +16,7 @@
  * No rank writes into another's part for a collective before that rank
  * has called it: a child announces itself (READY_UP) before its parent's
  * broadcast data lands, a parent (READY_DOWN) before its children's
- * allreduce contributions land in its scratch, rank 0 (READY_ROOT) before
+ * allreduce or allgather contributions land, rank 0 (READY_ROOT) before
  * a root hands it a broadcast. So consecutive collectives may reuse the
  * same memory, and a rank's part is its own again when the call returns.
  */
@@ -27,10 +27,12 @@
 
 /* The library's tags of communicator comm: DCUDA_TAG_COUNT + comm * 8 + kind. */
 enum {
-    DCU_COLL_UP = 0,         /* allreduce: a child's partial result, into my scratch */
+    DCU_COLL_UP = 0,         /* a child's partial result (allreduce: into my scratch; allgather:
+                              * its subtree's blocks, into their place) */
     DCU_COLL_DOWN = 1,       /* the result, from my parent, into my data */
     DCU_COLL_READY_UP = 2,   /* broadcast: a child has called it */
-    DCU_COLL_READY_DOWN = 3, /* allreduce: my parent has called it (its scratch is free) */
+    DCU_COLL_READY_DOWN = 3, /* allreduce, allgather: my parent has called it (what UP writes
+                              * is free) */
     DCU_COLL_ROOT = 4,       /* broadcast: the root's data, into rank 0's data */
     DCU_COLL_READY_ROOT = 5, /* broadcast: rank 0 has called it (to the root) */
     DCU_COLL_KINDS = 8
@@ -114,8 +116,8 @@ DCU_FN void dcu_reduce_into(void *acc, const void *in, size_t count, int type, i
 /* ---- checks -------------------------------------------------------------------- */
 
 /* What a collective needs of its window: valid, and `room` bytes from
- * offset in my part (`room` 0: compute nothing). *comm and *base get the
- * window's communicator and my part's address. */
+ * offset in my part. *comm gets the window's communicator, *base the
+ * address of offset in my part. */
 DCU_FN dcuda_status_t dcu_checked_coll_win(const dcuda_state_t *st, uint32_t win, uint64_t offset,
                                            uint64_t room, int *comm, char **base,
                                            const char *call)
@@ -154,7 +156,7 @@ DCU_FN uint64_t dcu_checked_reduction(const dcuda_state_t *st, size_t count, int
     return *s == DCUDA_OK ? (uint64_t)count * elem : 0u;
 }
 
-/* ---- the two collectives ----------------------------------------------------------- */
+/* ---- the collectives ------------------------------------------------------------------ */
 
 /* Sends my data (bytes at offset) down to every child, then makes sure
  * the puts no longer read it (the caller may change it on return). */
