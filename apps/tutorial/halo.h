@@ -11,6 +11,10 @@
  *
  * A halo holds a neighbour's edge cell (or the boundary value); the two
  * copies of the cells are the old and the new values of a Jacobi step.
+ *
+ * After the steps every rank learns the hottest cell of the whole line
+ * with dcuda_allreduce, in a peak area of its own (HALO_PEAK_DOUBLES
+ * doubles a rank, the first the value, the rest the call's scratch).
  */
 #ifndef DCUDA_TUTORIAL_HALO_H
 #define DCUDA_TUTORIAL_HALO_H
@@ -41,9 +45,14 @@
 #define HALO_BOUNDARY_LEFT 100.0
 #define HALO_BOUNDARY_RIGHT -40.0
 
+/* Doubles of a rank's peak area: room for dcuda_allreduce of one double
+ * on up to 2^31 ranks (dcuda_allreduce_room). */
+#define HALO_PEAK_DOUBLES 32
+
 /* User struct of the kernel. */
 typedef struct halo_data {
     double *slabs; /* this process's slabs, see above */
+    double *peaks; /* this process's peak areas, one after the other */
     int cells;     /* cells per rank */
     int iters;     /* Jacobi steps; the result is in copy iters % 2 */
     int scheme;    /* HALO_SCHEME_* */
