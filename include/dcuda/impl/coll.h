@@ -115,20 +115,16 @@ DCU_FN void dcu_reduce_into(void *acc, const void *in, size_t count, int type, i
 
 /* ---- checks -------------------------------------------------------------------- */
 
-/* What a collective needs of its window: valid, and `room` bytes from
- * offset in my part. *comm gets the window's communicator, *base the
- * address of offset in my part. */
-DCU_FN dcuda_status_t dcu_checked_coll_win(const dcuda_state_t *st, uint32_t win, uint64_t offset,
-                                           uint64_t room, int *comm, char **base,
-                                           const char *call)
+/* What a collective needs of its (checked) window: `room` bytes from
+ * offset in my part. *base gets the address of offset in my part. */
+DCU_FN dcuda_status_t dcu_checked_room(const dcuda_state_t *st, uint32_t win, uint64_t offset,
+                                       uint64_t room, char **base, const char *call)
 {
-    dcuda_status_t s = dcu_checked_win(st, win, call);
-    if (s != DCUDA_OK)
-        return s;
-    *comm = dcu_win_comm(win);
+    int comm = dcu_win_comm(win);
     const dcuda_win_entry_t *mine =
-        dcu_win_entry(st, *comm, dcu_win_slot(win), dcu_comm_rank(st, *comm));
-    if ((s = dcu_check_range(mine->size, offset, room)) != DCUDA_OK)
+        dcu_win_entry(st, comm, dcu_win_slot(win), dcu_comm_rank(st, comm));
+    dcuda_status_t s = dcu_check_range(mine->size, offset, room);
+    if (s != DCUDA_OK)
         return DCU_REPORT(st, s, call,
                           "offset %llu + %llu bytes outside my %llu-byte part of window %d",
                           (unsigned long long)offset, (unsigned long long)room,
@@ -180,11 +176,13 @@ DCU_FN dcuda_status_t dcu_broadcast(dcuda_state_t *st, uint32_t win, size_t offs
     dcu_sync();
     if (!dcu_state_ok(st))
         return dcu_report_uninit(st, call);
-    int comm;
     char *data = 0;
-    dcuda_status_t s = dcu_checked_coll_win(st, win, offset, size, &comm, &data, call);
+    dcuda_status_t s = dcu_checked_win(st, win, call);
+    if (s == DCUDA_OK)
+        s = dcu_checked_room(st, win, offset, size, &data, call);
     if (s != DCUDA_OK)
         return s;
+    int comm = dcu_win_comm(win);
     dcu_tree_t t = dcu_tree_of(dcu_comm_rank(st, comm), dcu_comm_size(st, comm));
     if (root < 0 || root >= t.size)
         return DCU_REPORT(st, DCUDA_ERR_RANK, call, "root %d not in 0..%d of %s", root,
@@ -227,9 +225,9 @@ DCU_FN dcuda_status_t dcu_allreduce(dcuda_state_t *st, uint32_t win, size_t offs
     int comm = dcu_win_comm(win), size = dcu_comm_size(st, comm);
     char *data = 0;
     uint64_t room = dcuda_allreduce_room(size, count, (dcuda_datatype_t)type);
-    if ((s = dcu_checked_coll_win(st, win, offset, room, &comm, &data, call)) != DCUDA_OK)
+    if ((s = dcu_checked_room(st, win, offset, room, &data, call)) != DCUDA_OK)
         return s;
-    uint64_t elem = bytes / (count ? count : 1u);
+    uint64_t elem = dcuda_datatype_bytes((dcuda_datatype_t)type);
     if (count && (uintptr_t)data % elem != 0)
         return DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call,
                           "offset %llu puts the data at %p, not aligned to its %llu-byte elements",
@@ -274,7 +272,7 @@ DCU_FN dcuda_status_t dcu_allgather(dcuda_state_t *st, uint32_t win, size_t offs
                           (unsigned long long)size, ranks);
     uint64_t all = (uint64_t)size * (uint64_t)ranks;
     char *data = 0;
-    if ((s = dcu_checked_coll_win(st, win, offset, all, &comm, &data, call)) != DCUDA_OK)
+    if ((s = dcu_checked_room(st, win, offset, all, &data, call)) != DCUDA_OK)
         return s;
     dcu_tree_t t = dcu_tree_of(dcu_comm_rank(st, comm), ranks);
     for (int k = 0; k < t.children && s == DCUDA_OK; k++) /* my blocks may be written */
