@@ -43,7 +43,7 @@ enum bench_family {
     BENCH_FAMILY_LATENCY = 0,   /* bench_latency: PINGPONG_PUT, PINGPONG_NOTIFY */
     BENCH_FAMILY_BANDWIDTH = 1, /* bench_bandwidth: BW_ONE, BW_ALL */
     BENCH_FAMILY_RUNTIME = 2,   /* bench_runtime: HOST_PING, BARRIER .. PUT_FLUSH, and the
-                                 * WORLD modes (BARRIER_WORLD, ALLREDUCE, BROADCAST) */
+                                 * WORLD modes (BARRIER_WORLD .. ALLGATHER) */
     BENCH_FAMILY_PEER = 3       /* bench_peer: the PEER_ modes */
 };
 

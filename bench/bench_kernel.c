@@ -220,8 +220,21 @@ DCUDA_RANK_FN void bench_peer(dcuda_state_t *st, const bench_args_t *a)
     dcuda_win_free(st, src_win);
 }
 
-/* A WORLD collective, a->iters times after a->warmup untimed ones, on a
- * WORLD window over the rank's a->stride bytes of dst. */
+/* One call of a WORLD mode, on window win. */
+DCUDA_RANK_FN void bench_world_call(dcuda_state_t *st, const bench_args_t *a, dcuda_win_t win)
+{
+    if (a->mode == BENCH_BARRIER_WORLD)
+        dcuda_comm_barrier(st, DCUDA_COMM_WORLD);
+    else if (a->mode == BENCH_ALLREDUCE)
+        dcuda_allreduce(st, win, 0, a->size / 4, DCUDA_FLOAT, DCUDA_SUM);
+    else if (a->mode == BENCH_ALLGATHER)
+        dcuda_allgather(st, win, 0, a->size);
+    else
+        dcuda_broadcast(st, win, 0, a->size, 0);
+}
+
+/* A WORLD mode, a->iters times after a->warmup untimed ones, on a WORLD
+ * window over the rank's a->stride bytes of dst. */
 DCUDA_RANK_FN void bench_world(dcuda_state_t *st, const bench_args_t *a)
 {
     int me;
@@ -229,22 +242,12 @@ DCUDA_RANK_FN void bench_world(dcuda_state_t *st, const bench_args_t *a)
     dcuda_comm_rank(st, DCUDA_COMM_DEVICE, &me);
     char *part = a->stride ? a->dst + (size_t)me * a->stride : NULL; /* the barrier: none */
     dcuda_win_create(st, DCUDA_COMM_WORLD, part, a->stride, &win);
-    for (int i = 0; i < a->warmup + a->iters; i++) {
-        if (i == a->warmup) {
-            dcuda_comm_barrier(st, DCUDA_COMM_WORLD);
-            dcuda_start_cpu_timer(st);
-        }
-        if (a->mode == BENCH_BARRIER_WORLD)
-            dcuda_comm_barrier(st, DCUDA_COMM_WORLD);
-        else if (a->mode == BENCH_ALLREDUCE)
-            dcuda_allreduce(st, win, 0, a->size / 4, DCUDA_FLOAT, DCUDA_SUM);
-        else if (a->mode == BENCH_ALLGATHER)
-            dcuda_allgather(st, win, 0, a->size);
-        else
-            dcuda_broadcast(st, win, 0, a->size, 0);
-    }
-    if (a->iters == 0)
-        dcuda_start_cpu_timer(st);
+    for (int i = 0; i < a->warmup; i++)
+        bench_world_call(st, a, win);
+    dcuda_comm_barrier(st, DCUDA_COMM_WORLD);
+    dcuda_start_cpu_timer(st);
+    for (int i = 0; i < a->iters; i++)
+        bench_world_call(st, a, win);
     dcuda_stop_cpu_timer(st);
     dcuda_win_free(st, win);
 }

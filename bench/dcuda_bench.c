@@ -258,7 +258,6 @@ static void world_barrier(dcuda_host_h h, int ranks, int iters)
     bench_args_t a = { 0 };
     a.mode = BENCH_BARRIER_WORLD;
     a.iters = iters;
-    a.stride = 0;
     runs_t r;
     if (run_cases(h, &a, &r))
         report("runtime", "world_barrier", ranks, 0, "us_per_call", &r, 1e3 / iters, 0);

@@ -33,15 +33,15 @@ TEST_RANK_FN void coll_fill(coll_rank_t *c, const coll_step_t *t, int s, int siz
 {
     unsigned char *data = coll_part(c, t->comm) + t->offset;
     uint64_t room = coll_room(t, size), elem = dcuda_datatype_bytes((dcuda_datatype_t)t->type);
-    int croot = t->comm == DCUDA_COMM_WORLD ? c->me : c->drank;
+    int crank = t->comm == DCUDA_COMM_WORLD ? c->me : c->drank; /* mine in t->comm */
     int i0 = dcuda_thread_index(), n = dcuda_thread_count();
     if (t->kind == COLL_BROADCAST)
         for (uint64_t i = (uint64_t)i0; i < t->count; i += (uint64_t)n)
-            data[i] = croot == t->root ? coll_root_byte(c->seed, s, i)
+            data[i] = crank == t->root ? coll_root_byte(c->seed, s, i)
                                        : coll_noise_byte(c->seed, s, c->me, i);
     else if (t->kind == COLL_ALLGATHER) /* my block, noise in the others */
         for (uint64_t i = (uint64_t)i0; i < room; i += (uint64_t)n)
-            data[i] = i / t->count == (uint64_t)croot
+            data[i] = i / t->count == (uint64_t)crank
                           ? coll_block_byte(c->seed, s, c->me, i % t->count)
                           : coll_noise_byte(c->seed, s, c->me, i);
     else
