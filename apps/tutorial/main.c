@@ -113,12 +113,11 @@ static double reference_hottest(const double *ref, size_t n)
 
 /* Cells of this process's ranks (slabs copied out) that differ from the
  * reference, and ranks whose hottest cell (peaks copied out) is not the
- * reference's. */
-static size_t compare(const double *slabs, const double *peaks, const double *ref,
+ * reference's `hottest`. */
+static size_t compare(const double *slabs, const double *peaks, const double *ref, double hottest,
                       const halo_data_t *d, const dcuda_rank_info_t *info)
 {
     size_t bad = 0;
-    double hottest = reference_hottest(ref, (size_t)info->rank_count * (size_t)d->cells);
     for (int r = 0; r < info->rank_responsible; r++) {
         bad += !(peaks[(size_t)r * HALO_PEAK_DOUBLES] == hottest);
         const double *slab = slabs + (size_t)r * halo_slab_doubles(d->cells);
@@ -163,6 +162,7 @@ static int run(dcuda_host_h h, halo_data_t *d)
     double *host = malloc(bytes), *peaks = malloc(peak_bytes);
     size_t n = (size_t)info.rank_count * (size_t)d->cells;
     double *ref = reference(n, d->iters);
+    double hottest = ref ? reference_hottest(ref, n) : 0.0;
     dcuda_status_t st = DCUDA_ERR_NO_MEMORY;
     double ms = 0;
     size_t bad = 0;
@@ -175,13 +175,13 @@ static int run(dcuda_host_h h, halo_data_t *d)
         if (st == DCUDA_OK)
             st = dcuda_host_copy_out(h, peaks, d->peaks, peak_bytes);
         if (st == DCUDA_OK)
-            bad = compare(host, peaks, ref, d, &info);
+            bad = compare(host, peaks, ref, hottest, d, &info);
     }
     if (d->slabs)
         dcuda_host_free(h, d->slabs);
     if (d->peaks)
         dcuda_host_free(h, d->peaks);
-    report(h, &info, d, st, bad, ref ? reference_hottest(ref, n) : 0.0, ms);
+    report(h, &info, d, st, bad, hottest, ms);
     free(host);
     free(peaks);
     free(ref);
