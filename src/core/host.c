@@ -353,6 +353,7 @@ static dcuda_status_t create_proxy(dcuda_host_h h)
     c.net_barrier = h->net_barrier_h;
     c.cancel = h->cancel_h;
     c.net_credit = (uint64_t)h->settings.net_credit;
+    c.inbox_max = (uint32_t)h->settings.net_inbox_max;
     c.readable = proxy_may_read;
     c.readable_arg = h;
     return dcu_proxy_create(&c, &h->proxy);

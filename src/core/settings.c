@@ -262,6 +262,8 @@ static dcuda_status_t load_arguments(int argc, char **argv, dcuda_settings_t *s)
 #define SETTING_LOG_ENTRIES_MAX (1L << 20)
 #define SETTING_NET_CREDIT_MIN 4096UL
 #define SETTING_NET_CREDIT_MAX 0x100000000UL
+#define SETTING_NET_INBOX_MIN 4096UL
+#define SETTING_NET_INBOX_MAX 1048576UL
 
 static dcuda_status_t validate(dcuda_settings_t *s)
 {
@@ -302,6 +304,11 @@ static dcuda_status_t validate(dcuda_settings_t *s)
     if (s->net_credit < SETTING_NET_CREDIT_MIN || s->net_credit > SETTING_NET_CREDIT_MAX) {
         dcu_msg_error("setting NET_CREDIT: %lu is not a number of bytes in %lu..%lu",
                       s->net_credit, SETTING_NET_CREDIT_MIN, SETTING_NET_CREDIT_MAX);
+        return DCUDA_ERR_SETTING;
+    }
+    if (s->net_inbox_max < SETTING_NET_INBOX_MIN || s->net_inbox_max > SETTING_NET_INBOX_MAX) {
+        dcu_msg_error("setting NET_INBOX_MAX: %lu is not a number of bytes in %lu..%lu",
+                      s->net_inbox_max, SETTING_NET_INBOX_MIN, SETTING_NET_INBOX_MAX);
         return DCUDA_ERR_SETTING;
     }
     if (s->notif_start > 0xffffffffUL) {

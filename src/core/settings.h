@@ -50,6 +50,12 @@
                                               "before that one took them into its ranks' "    \
                                               "inboxes (what each sender may hold of its "    \
                                               "memory; one message always goes), 4096..2^32") \
+    X(net_inbox_max, NET_INBOX_MAX, UINT, "16384", "largest put (bytes) a proxy hands to its " \
+                                                  "rank through the rank's inbox, in pieces "  \
+                                                  "of 4096 that the rank copies; a larger "     \
+                                                  "one the proxy copies into rank memory "      \
+                                                  "itself (4096: only puts of one piece), "     \
+                                                  "4096..1048576")                              \
     X(deadlock, DEADLOCK, BOOL, "1", "1: a run whose ranks are all blocked with nothing in "    \
                                      "flight, in every process, ends with DCUDA_ERR_DEADLOCK "  \
                                      "and a report (0: it waits; the watchdog reports)")        \
@@ -73,6 +79,7 @@ typedef struct dcuda_settings {
     long net_force;
     long net_loopback;
     unsigned long net_credit;
+    unsigned long net_inbox_max;
     long deadlock;
     long verbose;
 } dcuda_settings_t;

@@ -50,6 +50,7 @@ struct dcu_inboxes {
     dcu_backend_t *backend;
     dcu_inbox_landed_fn landed;
     void *landed_arg;
+    uint32_t pieces_max; /* largest put delivered in pieces through the inbox */
     size_t held;
     uint64_t held_bytes;
     writer_t w[];
@@ -205,17 +206,40 @@ static dcuda_status_t hold(dcu_inboxes_t *in, int r, uint64_t dst, const void *d
     return DCUDA_OK;
 }
 
-dcuda_status_t dcu_inbox_deliver(dcu_inboxes_t *in, int r, uint64_t dst, const void *data,
-                                 uint32_t count, uint32_t tag, dcu_inbox_source_t src)
+/* A piece of a message (or all of it) to rank r, written or held;
+ * `landed` is told of it once written unless src.bytes is 0 (a piece of a
+ * put that is not its last). */
+static dcuda_status_t deliver_piece(dcu_inboxes_t *in, int r, uint64_t dst, const void *data,
+                                    uint32_t count, uint32_t tag, dcu_inbox_source_t src)
 {
     if (!in->w[r].first) {
         int done = try_write(in, r, dst, data, count, tag);
-        if (done > 0)
+        if (done > 0 && src.bytes)
             in->landed(in->landed_arg, src.from, src.bytes);
         if (done != 0)
             return done > 0 ? DCUDA_OK : DCUDA_ERR_SYSTEM;
     }
     return hold(in, r, dst, data, count, tag, src);
+}
+
+dcuda_status_t dcu_inbox_deliver(dcu_inboxes_t *in, int r, uint64_t dst, const void *data,
+                                 uint32_t count, uint32_t tag, dcu_inbox_source_t src)
+{
+    if (!data || count <= DCU_INBOX_EAGER_MAX || count > in->pieces_max)
+        return deliver_piece(in, r, dst, data, count, tag, src);
+    /* In pieces of the eager size, in order: the rank copies each from its
+     * inbox, and the last carries the notification and the message. */
+    const char *bytes = data;
+    dcu_inbox_source_t part = { src.from, 0u };
+    for (uint32_t done = 0; done < count; done += DCU_INBOX_EAGER_MAX) {
+        uint32_t n = count - done < DCU_INBOX_EAGER_MAX ? count - done : DCU_INBOX_EAGER_MAX;
+        int last = done + n == count;
+        dcuda_status_t st = deliver_piece(in, r, dst + done, bytes + done, n, last ? tag : 0u,
+                                          last ? src : part);
+        if (st != DCUDA_OK)
+            return st;
+    }
+    return DCUDA_OK;
 }
 
 static void pop(dcu_inboxes_t *in, writer_t *w)
@@ -241,7 +265,8 @@ int dcu_inbox_retry(dcu_inboxes_t *in)
                 return -1;
             if (done == 0)
                 break;
-            in->landed(in->landed_arg, m->src.from, m->src.bytes);
+            if (m->src.bytes)
+                in->landed(in->landed_arg, m->src.from, m->src.bytes);
             pop(in, w);
             did = 1;
         }
@@ -302,7 +327,8 @@ dcuda_status_t dcu_inbox_settle(dcu_inboxes_t *in)
 
 dcu_inboxes_t *dcu_inboxes_create(dcuda_inbox_entry_t *entries, DCUDA_ATOMIC(uint32_t) * tails,
                                   int ranks, const dcu_backend_ops_t *ops, dcu_backend_t *backend,
-                                  dcu_inbox_landed_fn landed, void *landed_arg)
+                                  dcu_inbox_landed_fn landed, void *landed_arg,
+                                  uint32_t pieces_max)
 {
     dcu_inboxes_t *in = calloc(1, sizeof *in + (size_t)ranks * sizeof(writer_t));
     if (!in)
@@ -314,6 +340,7 @@ dcu_inboxes_t *dcu_inboxes_create(dcuda_inbox_entry_t *entries, DCUDA_ATOMIC(uin
     in->backend = backend;
     in->landed = landed;
     in->landed_arg = landed_arg;
+    in->pieces_max = pieces_max;
     memset(entries, 0, (size_t)ranks * DCUDA_INBOX_ENTRIES * sizeof *entries);
     for (int r = 0; r < ranks; r++)
         atomic_store_explicit(&tails[r], 0u, memory_order_relaxed);

@@ -7,7 +7,10 @@
  * (and released) every put before it that came through the inbox, then
  * the proxy writes its data into rank memory itself (a backend copy) and
  * sends only its notification through the inbox: notifications still
- * unread do not hold it back. The order of everything
+ * unread do not hold it back. A put of up to `pieces_max` bytes goes
+ * through the inbox instead, in pieces of DCU_INBOX_EAGER_MAX that the
+ * rank copies (the proxy's copy is a synchronous round trip of about 10
+ * us on a GPU, during which it serves no other rank). The order of everything
  * for one rank is the order of arrival. Each message, once written, is
  * told to a callback with its sender and size (the proxy's
  * acknowledgements count what is in an inbox, not what is held).
@@ -32,10 +35,12 @@ typedef struct dcu_inboxes dcu_inboxes_t;
 typedef void (*dcu_inbox_landed_fn)(void *arg, int from, uint32_t bytes);
 
 /* The inboxes of `ranks` ranks (host views of the mapped memory);
- * rank memory is written through the backend. */
+ * rank memory is written through the backend. Puts of up to pieces_max
+ * bytes (at most DCU_INBOX_EAGER_MAX: none) go through the inbox. */
 dcu_inboxes_t *dcu_inboxes_create(dcuda_inbox_entry_t *entries, DCUDA_ATOMIC(uint32_t) * tails,
                                   int ranks, const dcu_backend_ops_t *ops, dcu_backend_t *backend,
-                                  dcu_inbox_landed_fn landed, void *landed_arg);
+                                  dcu_inbox_landed_fn landed, void *landed_arg,
+                                  uint32_t pieces_max);
 void dcu_inboxes_destroy(dcu_inboxes_t *in);
 
 /* What arrived: a message of `bytes` from process `from`. */
@@ -55,7 +60,8 @@ dcuda_status_t dcu_inbox_deliver(dcu_inboxes_t *in, int r, uint64_t dst, const v
 int dcu_inbox_retry(dcu_inboxes_t *in);
 /* Where rank r's next message will start (entries written so far). */
 uint32_t dcu_inbox_head(const dcu_inboxes_t *in, int r);
-/* Messages held for lack of room, and their bytes (message sizes). */
+/* Messages held for lack of room (each piece of a put in pieces counts),
+ * and their bytes (message sizes, counted on a put's last piece). */
 size_t dcu_inbox_held(const dcu_inboxes_t *in);
 uint64_t dcu_inbox_held_bytes(const dcu_inboxes_t *in);
 /* Ranks whose inbox holds entries they have not consumed yet. */

@@ -1226,7 +1226,8 @@ static dcuda_status_t open_net(dcu_proxy_t *p)
 {
     const dcu_proxy_config_t *c = &p->c;
     p->inboxes =
-        dcu_inboxes_create(c->inbox, c->inbox_tail, c->ranks, c->ops, c->backend, landed, p);
+        dcu_inboxes_create(c->inbox, c->inbox_tail, c->ranks, c->ops, c->backend, landed, p,
+                           c->inbox_max);
     p->parts = calloc((size_t)DCUDA_MAX_WINDOWS * (size_t)c->ranks, sizeof *p->parts);
     p->jobs = calloc((size_t)c->ranks, sizeof *p->jobs);
     if (!p->inboxes || !p->parts || !p->jobs ||

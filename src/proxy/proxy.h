@@ -48,6 +48,8 @@ typedef struct dcu_proxy_config {
     /* Bytes of puts and notifications sent to a process and not yet
      * acknowledged by it, at most (NET_CREDIT; the same in every process). */
     uint64_t net_credit;
+    /* Largest put handed to a rank through its inbox (NET_INBOX_MAX). */
+    uint32_t inbox_max;
     /* Is [addr, addr + size) rank memory the proxy may read (the source of
      * a large put)? NULL: none is. */
     int (*readable)(void *arg, uint64_t addr, uint64_t size);
