@@ -38,7 +38,9 @@ typedef struct dcu_watch {
 } dcu_watch_t;
 
 /* The lanes of `lanes`: applies, in order, the message whose first entry
- * dcu_inbox_look read (w) and up to most - 1 after it: a put's data into
+ * dcu_inbox_look read (w) and those after it until `most` of them counted
+ * a notification (messages that count none, such as the pieces of a put
+ * before its last, cost no turn of the wait each): a put's data into
  * the rank's memory, then its notification, counted on the rank's own
  * counter by an atomic add of its GPU (so it never races the adds of
  * other ranks; those on the watched counter, if any, are counted in
@@ -47,7 +49,7 @@ typedef struct dcu_watch {
 DCU_FN_COLD uint32_t dcu_inbox_apply(dcuda_state_t *st, dcu_lanes_t lanes, const uint32_t *first,
                                      uint32_t most, dcu_watch_t *watch)
 {
-    uint32_t pos = st->inbox_pos, done = 0, release = 0;
+    uint32_t pos = st->inbox_pos, done = 0, counted = 0, release = 0;
     uint32_t w[DCUDA_INBOX_WORDS];
     for (int i = 0; i < DCUDA_INBOX_WORDS; i++)
         w[i] = first[i];
@@ -64,7 +66,8 @@ DCU_FN_COLD uint32_t dcu_inbox_apply(dcuda_state_t *st, dcu_lanes_t lanes, const
                 dcu_lanes_copy(lanes, dst + n, (const char *)(e + 1), w[2] - n);
         }
         dcu_lanes_sync(lanes); /* the data is written before it is counted */
-        if (dcu_leader() && kind != DCUDA_INBOX_PAD && w[1]) { /* only this rank reads it */
+        const int notifies = kind != DCUDA_INBOX_PAD && w[1];
+        if (dcu_leader() && notifies) { /* only this rank reads it */
             dcu_u32a_t *c = &st->notifs[st->device_rank].arrived[w[1] - 1u];
             dcu_add_u32(c, 1u);
             if (watch && c == watch->counter)
@@ -72,7 +75,9 @@ DCU_FN_COLD uint32_t dcu_inbox_apply(dcuda_state_t *st, dcu_lanes_t lanes, const
         }
         release |= kind == DCUDA_INBOX_SYNC;
         pos += entries ? entries : 1u;
-        if (++done >= most ||
+        done++;
+        counted += notifies ? 1u : 0u;
+        if (counted >= most ||
             !dcu_inbox_read(&st->inbox[pos & (DCUDA_INBOX_ENTRIES - 1u)], pos + 1u, lanes, w))
             break;
     }

@@ -231,34 +231,23 @@ static __device__ __forceinline__ size_t dcu_copy_elems(char *dst, const char *s
     return count * sizeof(T);
 }
 
-/* A 16-byte chunk held in four 32-bit registers, read and written in
- * parts of S bytes (part j of 16 / sizeof(S)): bit operations, so that
- * the chunk never goes to local memory. */
+/* A 16-byte chunk held in four 32-bit registers, read in parts of S
+ * bytes (part j of 16 / sizeof(S)): bit operations, so that the chunk
+ * never goes to local memory. */
 template <typename S> struct dcu_part;
 template <> struct dcu_part<uint2> {
     static __device__ __forceinline__ uint2 get(const uint32_t *w, int j)
     {
         return make_uint2(w[2 * j], w[2 * j + 1]);
     }
-    static __device__ __forceinline__ void set(uint32_t *w, int j, uint2 v)
-    {
-        w[2 * j] = v.x;
-        w[2 * j + 1] = v.y;
-    }
 };
 template <> struct dcu_part<uint32_t> {
     static __device__ __forceinline__ uint32_t get(const uint32_t *w, int j) { return w[j]; }
-    static __device__ __forceinline__ void set(uint32_t *w, int j, uint32_t v) { w[j] = v; }
 };
 template <> struct dcu_part<unsigned short> {
     static __device__ __forceinline__ unsigned short get(const uint32_t *w, int j)
     {
         return (unsigned short)(w[j / 2] >> (16 * (j % 2)));
-    }
-    static __device__ __forceinline__ void set(uint32_t *w, int j, unsigned short v)
-    {
-        uint32_t shift = 16u * (uint32_t)(j % 2);
-        w[j / 2] = (w[j / 2] & ~(0xffffu << shift)) | (uint32_t)v << shift;
     }
 };
 template <> struct dcu_part<unsigned char> {
@@ -266,21 +255,16 @@ template <> struct dcu_part<unsigned char> {
     {
         return (unsigned char)(w[j / 4] >> (8 * (j % 4)));
     }
-    static __device__ __forceinline__ void set(uint32_t *w, int j, unsigned char v)
-    {
-        uint32_t shift = 8u * (uint32_t)(j % 4);
-        w[j / 4] = (w[j / 4] & ~(0xffu << shift)) | (uint32_t)v << shift;
-    }
 };
 
-/* One side 16-byte aligned, the other only `S`-byte aligned (S < 16):
- * whole 16-byte chunks copied with 16-byte accesses on the aligned side
- * and S-byte accesses on the other, DCU_COPY_UNROLL chunks in flight a
- * thread. A rank reading its inbox (host memory: a round trip of about a
- * microsecond a load) into a destination 12 bytes past an aligned one
- * would otherwise load 4 bytes at a time: four round trips for 4 KiB
- * where one suffices. Returns the bytes copied. */
-template <typename S, int SRC_ALIGNED>
+/* From a 16-byte aligned source to a destination only `S`-byte aligned
+ * (S < 16): whole 16-byte chunks, loaded 16 bytes at a time and stored S
+ * bytes at a time, DCU_COPY_UNROLL chunks in flight a thread. A rank
+ * reading its inbox (host memory: a round trip of about a microsecond a
+ * load) into a destination 12 bytes past an aligned one would otherwise
+ * load 4 bytes at a time: four round trips for 4 KiB where one suffices.
+ * Returns the bytes copied. */
+template <typename S>
 static __device__ __forceinline__ size_t dcu_copy_mixed(char *dst, const char *src, size_t n,
                                                         size_t i, size_t nt)
 {
@@ -291,61 +275,47 @@ static __device__ __forceinline__ size_t dcu_copy_mixed(char *dst, const char *s
 #pragma unroll
         for (int k = 0; k < DCU_COPY_UNROLL; k++) {
             size_t e = i + (size_t)k * nt;
-            if (e >= count)
-                continue;
-            if (SRC_ALIGNED) {
+            if (e < count) {
                 uint4 v = *(const uint4 *)(src + e * 16u);
                 c[k][0] = v.x, c[k][1] = v.y, c[k][2] = v.z, c[k][3] = v.w;
-            } else {
-#pragma unroll
-                for (int j = 0; j < per; j++)
-                    dcu_part<S>::set(c[k], j, ((const S *)(src + e * 16u))[j]);
             }
         }
 #pragma unroll
         for (int k = 0; k < DCU_COPY_UNROLL; k++) {
             size_t e = i + (size_t)k * nt;
-            if (e >= count)
-                continue;
-            if (SRC_ALIGNED) {
+            if (e < count) {
 #pragma unroll
                 for (int j = 0; j < per; j++)
                     ((S *)(dst + e * 16u))[j] = dcu_part<S>::get(c[k], j);
-            } else {
-                *(uint4 *)(dst + e * 16u) = make_uint4(c[k][0], c[k][1], c[k][2], c[k][3]);
             }
         }
     }
     return count * 16u;
 }
 
-/* dcu_copy_mixed for the other side's alignment (its low 4 bits, not 0). */
-template <int SRC_ALIGNED>
-static __device__ __noinline__ size_t dcu_copy_mixed_by(char *dst, const char *src, size_t n, size_t i,
-                                           size_t nt, uintptr_t other)
+/* dcu_copy_mixed from a 16-byte aligned source, for the destination's
+ * alignment (its low 4 bits, not 0). */
+static __device__ size_t dcu_copy_from_aligned(char *dst, const char *src, size_t n, size_t i,
+                                               size_t nt)
 {
-    if ((other & 7u) == 0)
-        return dcu_copy_mixed<uint2, SRC_ALIGNED>(dst, src, n, i, nt);
-    if ((other & 3u) == 0)
-        return dcu_copy_mixed<uint32_t, SRC_ALIGNED>(dst, src, n, i, nt);
-    if ((other & 1u) == 0)
-        return dcu_copy_mixed<unsigned short, SRC_ALIGNED>(dst, src, n, i, nt);
-    return dcu_copy_mixed<unsigned char, SRC_ALIGNED>(dst, src, n, i, nt);
+    uintptr_t a = (uintptr_t)dst;
+    if ((a & 7u) == 0)
+        return dcu_copy_mixed<uint2>(dst, src, n, i, nt);
+    if ((a & 3u) == 0)
+        return dcu_copy_mixed<uint32_t>(dst, src, n, i, nt);
+    if ((a & 1u) == 0)
+        return dcu_copy_mixed<unsigned short>(dst, src, n, i, nt);
+    return dcu_copy_mixed<unsigned char>(dst, src, n, i, nt);
 }
 
 /* Copies n bytes with threads 0..nt-1 (this one is thread i), with the
- * widest accesses both addresses allow, narrowing for the tail; when only
- * one address is 16-byte aligned, 16-byte accesses on its side. */
+ * widest accesses both addresses allow, narrowing for the tail. */
 DCU_FN void dcu_copy_by(char *dst, const char *src, size_t n, size_t i, size_t nt)
 {
     uintptr_t align = (uintptr_t)dst | (uintptr_t)src;
     size_t done = 0;
     if ((align & 15u) == 0)
         done += dcu_copy_elems<int4>(dst, src, n, i, nt);
-    else if (((uintptr_t)src & 15u) == 0)
-        done += dcu_copy_mixed_by<1>(dst, src, n, i, nt, (uintptr_t)dst);
-    else if (((uintptr_t)dst & 15u) == 0)
-        done += dcu_copy_mixed_by<0>(dst, src, n, i, nt, (uintptr_t)src);
     if ((align & 7u) == 0 && n - done >= 8)
         done += dcu_copy_elems<uint2>(dst + done, src + done, n - done, i, nt);
     if ((align & 3u) == 0 && n - done >= 4)
@@ -370,10 +340,19 @@ DCU_FN void dcu_copy_tiny(char *dst, const char *src, uint32_t n)
         ((uint32_t *)dst)[k] = ((const uint32_t *)src)[k];
 }
 
-/* Copies n bytes with the lanes of `lanes` (lanes 0 .. k-1 of warp 0). */
+/* Copies n bytes from a 16-byte aligned source (an inbox's payload, in
+ * host memory) with the lanes of `lanes` (lanes 0 .. k-1 of warp 0):
+ * 16-byte loads whatever the destination's alignment (the payload lands
+ * 12 bytes past where its put starts). */
 DCU_FN void dcu_lanes_copy(dcu_lanes_t lanes, char *dst, const char *src, size_t n)
 {
-    dcu_copy_by(dst, src, n, threadIdx.x, (size_t)dcu_lanes_count(lanes));
+    size_t nt = (size_t)dcu_lanes_count(lanes), i = threadIdx.x;
+    if (((uintptr_t)dst & 15u) == 0) {
+        dcu_copy_by(dst, src, n, i, nt);
+        return;
+    }
+    size_t done = dcu_copy_from_aligned(dst, src, n, i, nt);
+    dcu_copy_by(dst + done, src + done, n - done, i, nt);
 }
 
 /* ---- waiting ------------------------------------------------------------------ */
