@@ -86,7 +86,7 @@ static const ref_setting_t table[] = {
     [S_NET] = REF_(net, NET, STRING, "auto"),
     [S_ON_ERROR] = REF_(on_error, ON_ERROR, STRING, "abort"),
     [S_NET_CREDIT] = REF_(net_credit, NET_CREDIT, UINT, "4194304"),
-    [S_NET_INBOX_MAX] = REF_(net_inbox_max, NET_INBOX_MAX, UINT, "16384"),
+    [S_NET_INBOX_MAX] = REF_(net_inbox_max, NET_INBOX_MAX, UINT, "12288"),
     REF_(watchdog_cancel, WATCHDOG_CANCEL, BOOL, "0"),
     REF_(net_force, NET_FORCE, BOOL, "0"),
     REF_(net_loopback, NET_LOOPBACK, BOOL, "0"),
