@@ -1,6 +1,6 @@
 /*
- * The randomized test of the collectives (dcuda_broadcast, dcuda_allreduce,
- * dcuda_allgather),
+ * The randomized test of the collectives (dcuda_broadcast, dcuda_reduce,
+ * dcuda_allreduce, dcuda_reduce_scatter, dcuda_allgather, dcuda_alltoall),
  * shared by its rank code (coll_kernels.c) and its host driver
  * (coll_host.c), which both regenerate every step from the seed alone.
  *
@@ -10,7 +10,8 @@
  * and op, a size across the protocols' thresholds (inline bytes, the tiny
  * put, the 4 KiB eager limit, several 64 KiB chunks), and an offset. Each
  * rank fills its data (its own values; a broadcast's root its bytes, the
- * others noise) and a guard after the room the call may use, sends a
+ * others noise; an alltoall's blocks for each rank, noise where blocks
+ * arrive) and a guard after the room the call may use, sends a
  * notified put with a user tag to its WORLD neighbour, calls the
  * collective, then checks the user put, the guard and every element
  * against a serial computation over the communicator's ranks. Consecutive
@@ -31,7 +32,15 @@
 #define COLL_USER_TAG 7
 #define COLL_GUARD_BYTE 0xa5u
 
-enum coll_kind { COLL_BROADCAST = 0, COLL_ALLREDUCE = 1, COLL_ALLGATHER = 2 };
+enum coll_kind {
+    COLL_BROADCAST = 0,
+    COLL_ALLREDUCE = 1,
+    COLL_ALLGATHER = 2,
+    COLL_REDUCE = 3,
+    COLL_REDUCE_SCATTER = 4,
+    COLL_ALLTOALL = 5,
+    COLL_KINDS = 6
+};
 
 /* Result slots of each rank: res[rank * COLL_SLOTS + slot]. */
 enum coll_res {
@@ -53,7 +62,8 @@ typedef struct coll_data {
 
 typedef struct coll_step {
     int kind, comm, root, type, op;
-    uint64_t count;  /* elements (a broadcast: bytes; an allgather: bytes a rank) */
+    uint64_t count;  /* elements (a reduce-scatter: a rank's block); a broadcast: bytes;
+                      * an allgather, alltoall: bytes a block */
     uint64_t offset; /* in the window's part, a multiple of 8 */
 } coll_step_t;
 
@@ -83,22 +93,26 @@ TEST_FN coll_step_t coll_step(uint32_t seed, int s, int world_size, int device_s
     coll_step_t t;
     uint32_t h = coll_hash(seed, (uint32_t)s, 0u), g = coll_hash(seed, (uint32_t)s, 1u);
     t.comm = (int)(h & 1u) ? DCUDA_COMM_DEVICE : DCUDA_COMM_WORLD;
-    t.kind = (int)((h >> 1) % 3u);
+    t.kind = (int)((h >> 1) % (uint32_t)COLL_KINDS);
     int size = t.comm == DCUDA_COMM_WORLD ? world_size : device_size;
     t.root = (int)((h >> 8) % (uint32_t)size);
     t.type = (int)((h >> 2) & 3u);
     t.op = (int)((h >> 4) % 3u);
     int large = (g & 15u) == 0u; /* several 64 KiB chunks */
-    /* An allgather's blocks fit the room an allreduce of COLL_MAX_BYTES has. */
+    /* An allgather's (an alltoall's) blocks fit the room an allreduce of
+     * COLL_MAX_BYTES has, and a reduce-scatter's data COLL_MAX_BYTES. */
     uint64_t block = (uint64_t)COLL_MAX_BYTES * (1u + (uint64_t)dcuda_ceil_log2(size)) /
-                     (uint64_t)size;
+                     (uint64_t)size / (t.kind == COLL_ALLTOALL ? 2u : 1u);
+    uint64_t share = (uint64_t)COLL_MAX_BYTES / 8u / (uint64_t)size;
+    uint64_t b = bytes[(g >> 4) % 10u], c = counts[(g >> 4) % 11u];
     if (t.kind == COLL_BROADCAST)
-        t.count = large ? 65536u + (g >> 8) % (COLL_MAX_BYTES - 65536u) : bytes[(g >> 4) % 10u];
-    else if (t.kind == COLL_ALLGATHER)
-        t.count = large ? block : bytes[(g >> 4) % 10u] < block ? bytes[(g >> 4) % 10u] : block;
+        t.count = large ? 65536u + (g >> 8) % (COLL_MAX_BYTES - 65536u) : b;
+    else if (t.kind == COLL_ALLGATHER || t.kind == COLL_ALLTOALL)
+        t.count = large ? block : b < block ? b : block;
+    else if (t.kind == COLL_REDUCE_SCATTER)
+        t.count = large ? share : c < share ? c : share;
     else
-        t.count = large ? (COLL_MAX_BYTES / 8u) / 2u + (g >> 8) % (COLL_MAX_BYTES / 16u)
-                        : counts[(g >> 4) % 11u];
+        t.count = large ? (COLL_MAX_BYTES / 8u) / 2u + (g >> 8) % (COLL_MAX_BYTES / 16u) : c;
     t.offset = (uint64_t)((g >> 12) % (COLL_SLACK / 8u)) * 8u;
     return t;
 }
@@ -106,11 +120,26 @@ TEST_FN coll_step_t coll_step(uint32_t seed, int s, int world_size, int device_s
 /* Bytes the call may use from the offset (data and scratch). */
 TEST_FN uint64_t coll_room(const coll_step_t *t, int size)
 {
-    if (t->kind == COLL_BROADCAST)
+    switch (t->kind) {
+    case COLL_BROADCAST:
         return t->count;
-    if (t->kind == COLL_ALLGATHER)
+    case COLL_ALLGATHER:
         return t->count * (uint64_t)size;
-    return dcuda_allreduce_room(size, (size_t)t->count, (dcuda_datatype_t)t->type);
+    case COLL_ALLTOALL:
+        return dcuda_alltoall_room(size, (size_t)t->count);
+    case COLL_REDUCE_SCATTER:
+        return dcuda_reduce_scatter_room(size, (size_t)t->count, (dcuda_datatype_t)t->type);
+    default:
+        return dcuda_allreduce_room(size, (size_t)t->count, (dcuda_datatype_t)t->type);
+    }
+}
+
+/* Elements of a reduction's input a rank fills (0: not a reduction). */
+TEST_FN uint64_t coll_inputs(const coll_step_t *t, int size)
+{
+    if (t->kind == COLL_REDUCE_SCATTER)
+        return t->count * (uint64_t)size;
+    return t->kind == COLL_ALLREDUCE || t->kind == COLL_REDUCE ? t->count : 0u;
 }
 
 /* Element j of WORLD rank r's input at step s, as an integer in -1000..1000. */
@@ -192,6 +221,66 @@ TEST_FN uint8_t coll_noise_byte(uint32_t seed, int s, int r, uint64_t i)
 TEST_FN uint8_t coll_block_byte(uint32_t seed, int s, int r, uint64_t i)
 {
     return test_byte(seed ^ 0xa119u ^ (uint32_t)r * 0x68e31da4u, (uint32_t)s, i);
+}
+
+/* Byte i of the block WORLD rank r sends to rank j (of the step's
+ * communicator) in an alltoall at step s. */
+TEST_FN uint8_t coll_a2a_byte(uint32_t seed, int s, int r, int j, uint64_t i)
+{
+    return test_byte(seed ^ 0xa2a0u ^ (uint32_t)r * 0x68e31da4u ^ (uint32_t)j * 0x2545f491u,
+                     (uint32_t)s, i);
+}
+
+/* What a rank checks after step s: units (bytes, or elements of a
+ * reduction) of its data, each checked by coll_unit_ok. crank: the
+ * rank in the step's communicator, whose WORLD ranks are first .. first
+ * + size - 1. */
+TEST_FN uint64_t coll_units(const coll_step_t *t, int size, int crank)
+{
+    switch (t->kind) {
+    case COLL_BROADCAST:
+    case COLL_ALLREDUCE:
+    case COLL_REDUCE_SCATTER:
+        return t->count;
+    case COLL_REDUCE:
+        return crank == t->root ? t->count : 0u;
+    default: /* allgather: every block; alltoall: those sent and those received */
+        return t->count * (uint64_t)size * (t->kind == COLL_ALLTOALL ? 2u : 1u);
+    }
+}
+
+TEST_FN int coll_unit_ok(const coll_step_t *t, uint32_t seed, int s, int first, int size,
+                         int crank, uint64_t u, const unsigned char *data)
+{
+    uint64_t elem = dcuda_datatype_bytes((dcuda_datatype_t)t->type);
+    switch (t->kind) {
+    case COLL_BROADCAST:
+        return data[u] == coll_root_byte(seed, s, u);
+    case COLL_ALLGATHER:
+        return data[u] == coll_block_byte(seed, s, first + (int)(u / t->count), u % t->count);
+    case COLL_ALLTOALL: {
+        uint64_t block = u / t->count, i = u % t->count;
+        if (block < (uint64_t)size) /* sent: as it was */
+            return data[u] == coll_a2a_byte(seed, s, first + crank, (int)block, i);
+        return data[u] == coll_a2a_byte(seed, s, first + (int)(block - (uint64_t)size), crank, i);
+    }
+    case COLL_REDUCE_SCATTER:
+        return coll_reduced_ok(t, seed, s, first, size, (uint64_t)crank * t->count + u,
+                               data + u * elem);
+    default:
+        return coll_reduced_ok(t, seed, s, first, size, u, data + u * elem);
+    }
+}
+
+/* The collective's name, for reports. */
+TEST_FN const char *coll_name(int kind)
+{
+    return kind == COLL_BROADCAST        ? "broadcast"
+           : kind == COLL_ALLREDUCE      ? "allreduce"
+           : kind == COLL_ALLGATHER      ? "allgather"
+           : kind == COLL_REDUCE         ? "reduce"
+           : kind == COLL_REDUCE_SCATTER ? "reduce_scatter"
+                                         : "alltoall";
 }
 
 /* Byte i of WORLD rank r's user put at step s. */

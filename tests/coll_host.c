@@ -57,25 +57,12 @@ static void coll_check_last(coll_run_t *m, int dr, int comm)
                                 t.offset;
     int first = comm == DCUDA_COMM_WORLD ? 0 : m->info.rank_start;
     int size = comm == DCUDA_COMM_WORLD ? d->world : d->device;
-    size_t elem = dcuda_datatype_bytes((dcuda_datatype_t)t.type);
-    for (uint64_t i = 0; t.kind == COLL_BROADCAST && i < t.count; i++)
-        if (data[i] != coll_root_byte(d->seed, s, i)) {
-            TEST_CHECK(0, "seed %u, rank %d: byte %" PRIu64 " of broadcast step %d is %u, not %u",
-                       d->seed, me, i, s, data[i], coll_root_byte(d->seed, s, i));
-            return;
-        }
-    for (uint64_t i = 0; t.kind == COLL_ALLGATHER && i < t.count * (uint64_t)size; i++) {
-        uint8_t want = coll_block_byte(d->seed, s, first + (int)(i / t.count), i % t.count);
-        if (data[i] != want) {
-            TEST_CHECK(0, "seed %u, rank %d: byte %" PRIu64 " of allgather step %d is %u, not %u",
-                       d->seed, me, i, s, data[i], want);
-            return;
-        }
-    }
-    for (uint64_t j = 0; t.kind == COLL_ALLREDUCE && j < t.count; j++)
-        if (!coll_reduced_ok(&t, d->seed, s, first, size, j, data + j * elem)) {
-            TEST_CHECK(0, "seed %u, rank %d: element %" PRIu64 " of allreduce step %d (type %d, "
-                       "op %d) differs from the serial result", d->seed, me, j, s, t.type, t.op);
+    uint64_t units = coll_units(&t, size, me - first);
+    for (uint64_t u = 0; u < units; u++)
+        if (!coll_unit_ok(&t, d->seed, s, first, size, me - first, u, data)) {
+            TEST_CHECK(0, "seed %u, rank %d: unit %" PRIu64 " of %s step %d (type %d, op %d, "
+                       "count %" PRIu64 ") differs from the serial result", d->seed, me, u,
+                       coll_name(t.kind), s, t.type, t.op, t.count);
             return;
         }
 }

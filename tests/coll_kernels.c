@@ -44,8 +44,13 @@ TEST_RANK_FN void coll_fill(coll_rank_t *c, const coll_step_t *t, int s, int siz
             data[i] = i / t->count == (uint64_t)crank
                           ? coll_block_byte(c->seed, s, c->me, i % t->count)
                           : coll_noise_byte(c->seed, s, c->me, i);
+    else if (t->kind == COLL_ALLTOALL) /* my blocks for each rank, noise where blocks land */
+        for (uint64_t i = (uint64_t)i0; i < room; i += (uint64_t)n)
+            data[i] = i < room / 2u ? coll_a2a_byte(c->seed, s, c->me, (int)(i / t->count),
+                                                    i % t->count)
+                                    : coll_noise_byte(c->seed, s, c->me, i);
     else
-        for (uint64_t j = (uint64_t)i0; j < t->count; j += (uint64_t)n)
+        for (uint64_t j = (uint64_t)i0; j < coll_inputs(t, size); j += (uint64_t)n)
             coll_store(t, c->seed, s, c->me, j, data + j * elem);
     for (uint64_t i = (uint64_t)i0; i < COLL_GUARD; i += (uint64_t)n)
         data[room + i] = COLL_GUARD_BYTE;
@@ -59,18 +64,13 @@ TEST_RANK_FN void coll_fill(coll_rank_t *c, const coll_step_t *t, int s, int siz
 TEST_RANK_FN int coll_wrong(coll_rank_t *c, const coll_step_t *t, int s, int size)
 {
     const unsigned char *data = coll_part(c, t->comm) + t->offset;
-    uint64_t room = coll_room(t, size), elem = dcuda_datatype_bytes((dcuda_datatype_t)t->type);
+    uint64_t room = coll_room(t, size);
     int first = t->comm == DCUDA_COMM_WORLD ? 0 : c->me - c->drank;
+    int crank = c->me - first; /* mine in t->comm */
     int i0 = dcuda_thread_index(), n = dcuda_thread_count(), bad = 0;
-    if (t->kind == COLL_BROADCAST)
-        for (uint64_t i = (uint64_t)i0; i < t->count; i += (uint64_t)n)
-            bad |= data[i] != coll_root_byte(c->seed, s, i);
-    else if (t->kind == COLL_ALLGATHER)
-        for (uint64_t i = (uint64_t)i0; i < room; i += (uint64_t)n)
-            bad |= data[i] != coll_block_byte(c->seed, s, first + (int)(i / t->count), i % t->count);
-    else
-        for (uint64_t j = (uint64_t)i0; j < t->count && !bad; j += (uint64_t)n)
-            bad |= !coll_reduced_ok(t, c->seed, s, first, size, j, data + j * elem);
+    uint64_t units = coll_units(t, size, crank);
+    for (uint64_t u = (uint64_t)i0; u < units && !bad; u += (uint64_t)n)
+        bad |= !coll_unit_ok(t, c->seed, s, first, size, crank, u, data);
     for (uint64_t i = (uint64_t)i0; i < COLL_GUARD; i += (uint64_t)n)
         bad |= data[room + i] != COLL_GUARD_BYTE;
     int from = (c->me + c->world - 1) % c->world;
@@ -78,6 +78,28 @@ TEST_RANK_FN int coll_wrong(coll_rank_t *c, const coll_step_t *t, int s, int siz
     for (uint64_t i = (uint64_t)i0; i < COLL_USER; i += (uint64_t)n)
         bad |= got[i] != coll_user_byte(c->seed, s, from, i);
     return bad;
+}
+
+/* The step's collective. */
+TEST_RANK_FN dcuda_status_t coll_call(coll_rank_t *c, const coll_step_t *t)
+{
+    dcuda_win_t w = c->win[t->comm];
+    dcuda_datatype_t type = (dcuda_datatype_t)t->type;
+    dcuda_op_t op = (dcuda_op_t)t->op;
+    switch (t->kind) {
+    case COLL_BROADCAST:
+        return dcuda_broadcast(c->st, w, t->offset, t->count, t->root);
+    case COLL_ALLGATHER:
+        return dcuda_allgather(c->st, w, t->offset, t->count);
+    case COLL_REDUCE:
+        return dcuda_reduce(c->st, w, t->offset, t->count, type, op, t->root);
+    case COLL_REDUCE_SCATTER:
+        return dcuda_reduce_scatter(c->st, w, t->offset, t->count, type, op);
+    case COLL_ALLTOALL:
+        return dcuda_alltoall(c->st, w, t->offset, t->count);
+    default:
+        return dcuda_allreduce(c->st, w, t->offset, t->count, type, op);
+    }
 }
 
 TEST_RANK_FN void coll_one_step(coll_rank_t *c, int s)
@@ -88,22 +110,13 @@ TEST_RANK_FN void coll_one_step(coll_rank_t *c, int s)
     const unsigned char *src = c->region + coll_user_offset(c->world) + COLL_USER * COLL_STEPS;
     coll_ok(c, dcuda_put_notify(c->st, c->user, (c->me + 1) % c->world, COLL_USER * (uint64_t)s,
                                 COLL_USER, src, COLL_USER_TAG));
-    dcuda_status_t st =
-        t.kind == COLL_BROADCAST  ? dcuda_broadcast(c->st, c->win[t.comm], t.offset, t.count, t.root)
-        : t.kind == COLL_ALLGATHER ? dcuda_allgather(c->st, c->win[t.comm], t.offset, t.count)
-                                   : dcuda_allreduce(c->st, c->win[t.comm], t.offset, t.count,
-                                                     (dcuda_datatype_t)t.type, (dcuda_op_t)t.op);
-    coll_ok(c, st);
+    coll_ok(c, coll_call(c, &t));
     coll_ok(c, dcuda_wait_notifications(c->st, COLL_USER_TAG, 1));
     coll_ok(c, dcuda_win_flush(c->st, c->user)); /* the source is rewritten next step */
     if (test_rank_any(c->flag, coll_wrong(c, &t, s, size)) && dcuda_thread_index() == 0) {
         if (c->bad == 0)
             dcuda_log(c->st, "coll: rank %d, step %d: %s on %s (count %llu, offset %llu) is wrong",
-                      c->me, s,
-                      t.kind == COLL_BROADCAST   ? "broadcast"
-                      : t.kind == COLL_ALLGATHER ? "allgather"
-                                                 : "allreduce",
-                      t.comm == DCUDA_COMM_WORLD ? "WORLD" : "DEVICE",
+                      c->me, s, coll_name(t.kind), t.comm == DCUDA_COMM_WORLD ? "WORLD" : "DEVICE",
                       (unsigned long long)t.count, (unsigned long long)t.offset);
         c->bad++;
     }

@@ -30,7 +30,12 @@ enum mis_op {
     MIS_WIN_LIMIT,    /* every rank: DEVICE windows until creation fails */
     MIS_BROADCAST,    /* dcuda_broadcast(win, offset, size, root = rank) */
     MIS_ALLREDUCE,    /* dcuda_allreduce(win, offset, count = size, type = tag, op = count) */
-    MIS_ALLGATHER     /* dcuda_allgather(win, offset, size) */
+    MIS_ALLGATHER,    /* dcuda_allgather(win, offset, size) */
+    MIS_REDUCE,       /* dcuda_reduce(win, offset, count = size, type = tag, op = count,
+                       * root = rank) */
+    MIS_REDUCE_SCATTER, /* dcuda_reduce_scatter(win, offset, count = size, type = tag,
+                         * op = count) */
+    MIS_ALLTOALL      /* dcuda_alltoall(win, offset, size) */
 };
 
 /* Which window handle the probe uses. */

@@ -195,8 +195,14 @@ static mis_probe_t call(int op, int rank, int comm, int tag, int count, int win)
     return p;
 }
 
+#define MAX_PROBES 24
+
 #define EXPECT(list, n, pr, st, name, ...)                                                         \
     do {                                                                                           \
+        if ((n) >= MAX_PROBES) {                                                                   \
+            fprintf(stderr, "misuse: a case lists more than %d probes\n", MAX_PROBES);          \
+            abort();                                                                               \
+        }                                                                                          \
         mis_expect_t *x_ = &(list)[(n)++];                                                         \
         memset(x_, 0, sizeof *x_);                                                                 \
         x_->probe = (pr);                                                                          \
@@ -204,8 +210,6 @@ static mis_probe_t call(int op, int rank, int comm, int tag, int count, int win)
         x_->call = (name);                                                                         \
         snprintf(x_->detail, sizeof x_->detail, __VA_ARGS__);                                      \
     } while (0)
-
-#define MAX_PROBES 16
 
 /* Opens the runtime, lets `build` list the probes, runs them. */
 static int probe_case(int argc, char **argv, int (*build)(const mis_run_t *, mis_expect_t *))
@@ -278,6 +282,31 @@ static mis_probe_t coll(int op, int win, int root, uint64_t offset, uint64_t siz
     return p;
 }
 
+/* Reduce, reduce-scatter and alltoall: after build_coll's k probes. */
+static int build_coll_more(const mis_run_t *r, mis_expect_t *e, int k)
+{
+    const unsigned part = MIS_TARGET_BYTES + MIS_SOURCE_BYTES;
+    const char *RD = "dcuda_reduce", *RS = "dcuda_reduce_scatter", *AA = "dcuda_alltoall";
+    int n = r->n;
+    EXPECT(e, k, coll(MIS_REDUCE, MW_WORLD, n, 0, 1, DCUDA_INT32, DCUDA_SUM), DCUDA_ERR_RANK, RD,
+           "root %d not in 0..%d of WORLD", n, n - 1);
+    EXPECT(e, k, coll(MIS_REDUCE, MW_DEVICE, 0, 0, 1, 9, DCUDA_SUM), DCUDA_ERR_INVALID_ARG, RD,
+           "datatype 9 is none of");
+    unsigned count = part / 8u / (unsigned)n + 1u; /* n blocks are more than the part */
+    unsigned room = (unsigned)dcuda_reduce_scatter_room(n, count, DCUDA_INT64);
+    EXPECT(e, k, coll(MIS_REDUCE_SCATTER, MW_WORLD, 0, 0, count, DCUDA_INT64, DCUDA_MAX),
+           DCUDA_ERR_BOUNDS, RS, "offset 0 + %u bytes outside my %u-byte part", room, part);
+    EXPECT(e, k, coll(MIS_REDUCE_SCATTER, MW_WORLD, 0, 0, SIZE_MAX / 2, DCUDA_INT32, DCUDA_SUM),
+           DCUDA_ERR_OVERFLOW, RS, "count %llu x %d ranks overflows",
+           (unsigned long long)(SIZE_MAX / 2), n);
+    unsigned block = part / 2u / (unsigned)n + 1u;
+    EXPECT(e, k, coll(MIS_ALLTOALL, MW_WORLD, 0, 0, block, 0, 0), DCUDA_ERR_BOUNDS, AA,
+           "offset 0 + %u bytes outside my %u-byte part", 2u * block * (unsigned)n, part);
+    EXPECT(e, k, coll(MIS_ALLTOALL, MW_FREED, 0, 0, 8, 0, 0), DCUDA_ERR_WIN, AA,
+           "is not a live window");
+    return k;
+}
+
 static int build_coll(const mis_run_t *r, mis_expect_t *e)
 {
     const unsigned part = MIS_TARGET_BYTES + MIS_SOURCE_BYTES;
@@ -309,7 +338,7 @@ static int build_coll(const mis_run_t *r, mis_expect_t *e)
            "size %llu x %d ranks overflows", (unsigned long long)(SIZE_MAX / 2), n);
     EXPECT(e, k, coll(MIS_ALLGATHER, MW_NEVER, 0, 0, 8, 0, 0), DCUDA_ERR_WIN, AG,
            "is not a live window");
-    return k;
+    return build_coll_more(r, e, k);
 }
 
 static int build_count(const mis_run_t *r, mis_expect_t *e)

@@ -75,6 +75,13 @@ TEST_RANK_FN int64_t probe_call(mis_rank_t *c, const mis_probe_t *p, int64_t *va
     case MIS_ALLREDUCE:
         return dcuda_allreduce(st, win, (size_t)p->offset, (size_t)p->size,
                                (dcuda_datatype_t)p->tag, (dcuda_op_t)p->count);
+    case MIS_REDUCE:
+        return dcuda_reduce(st, win, (size_t)p->offset, (size_t)p->size, (dcuda_datatype_t)p->tag,
+                            (dcuda_op_t)p->count, p->rank);
+    case MIS_REDUCE_SCATTER:
+        return dcuda_reduce_scatter(st, win, (size_t)p->offset, (size_t)p->size,
+                                    (dcuda_datatype_t)p->tag, (dcuda_op_t)p->count);
+    case MIS_ALLTOALL: return dcuda_alltoall(st, win, (size_t)p->offset, (size_t)p->size);
     case MIS_FREE: return dcuda_win_free(st, win);
     case MIS_BARRIER: return dcuda_comm_barrier(st, p->comm);
     case MIS_COMM_SIZE: return dcuda_comm_size(st, p->comm, &n);

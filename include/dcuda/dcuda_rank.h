@@ -249,6 +249,30 @@ DCUDA_RANK_API dcuda_status_t dcuda_allreduce(dcuda_state_t *st, dcuda_win_t win
  * bytes). */
 DCUDA_RANK_API dcuda_status_t dcuda_allgather(dcuda_state_t *st, dcuda_win_t win, size_t offset,
                                               size_t size);
+/* The count elements of type at offset of every rank's part, combined
+ * element-wise by op over the ranks, replace root's (root in the window's
+ * communicator). Every part needs dcuda_allreduce_room(comm size, count,
+ * type) bytes from offset; on the other ranks the call leaves partial
+ * results there (the data and the scratch are the call's). */
+DCUDA_RANK_API dcuda_status_t dcuda_reduce(dcuda_state_t *st, dcuda_win_t win, size_t offset,
+                                           size_t count, dcuda_datatype_t type, dcuda_op_t op,
+                                           int root);
+/* Every rank's comm size * count elements of type at offset are combined
+ * element-wise by op over the ranks; rank r's first count elements at
+ * offset are then block r of the result (elements r * count .. r * count
+ * + count - 1). Every part needs dcuda_reduce_scatter_room(comm size,
+ * count, type) bytes from offset (the data, then scratch); past its block
+ * a rank's data is the call's. */
+DCUDA_RANK_API dcuda_status_t dcuda_reduce_scatter(dcuda_state_t *st, dcuda_win_t win,
+                                                   size_t offset, size_t count,
+                                                   dcuda_datatype_t type, dcuda_op_t op);
+/* Every rank's part holds comm size blocks of size bytes at offset, block
+ * j for rank j; the call fills the comm size blocks after them: block i of
+ * those (at offset + (comm size + i) * size) gets what rank i had for me.
+ * The blocks sent are left as they were. Every part needs
+ * dcuda_alltoall_room(comm size, size) bytes from offset. */
+DCUDA_RANK_API dcuda_status_t dcuda_alltoall(dcuda_state_t *st, dcuda_win_t win, size_t offset,
+                                             size_t size);
 
 #if !defined(__CUDACC__) && defined(__cplusplus)
 }
@@ -283,6 +307,21 @@ DCUDA_HOST_RANK_FN size_t dcuda_datatype_bytes(dcuda_datatype_t type)
 DCUDA_HOST_RANK_FN size_t dcuda_allreduce_room(int comm_size, size_t count, dcuda_datatype_t type)
 {
     return count * dcuda_datatype_bytes(type) * (1u + (size_t)dcuda_ceil_log2(comm_size));
+}
+
+/* Bytes from its offset that dcuda_reduce_scatter needs in every part: the
+ * comm_size * count elements of type, and scratch as an allreduce's. */
+DCUDA_HOST_RANK_FN size_t dcuda_reduce_scatter_room(int comm_size, size_t count,
+                                                    dcuda_datatype_t type)
+{
+    return dcuda_allreduce_room(comm_size, count * (size_t)comm_size, type);
+}
+
+/* Bytes from its offset that dcuda_alltoall needs in every part: the
+ * blocks sent and the blocks received, comm_size of size bytes each. */
+DCUDA_HOST_RANK_FN size_t dcuda_alltoall_room(int comm_size, size_t size)
+{
+    return 2u * (size_t)comm_size * size;
 }
 
 #if defined(__CUDACC__)

@@ -147,6 +147,26 @@ DCUDA_RANK_API dcuda_status_t dcuda_allgather(dcuda_state_t *st, dcuda_win_t win
     return dcu_allgather(st, win, offset, size);
 }
 
+DCUDA_RANK_API dcuda_status_t dcuda_reduce(dcuda_state_t *st, dcuda_win_t win, size_t offset,
+                                           size_t count, dcuda_datatype_t type, dcuda_op_t op,
+                                           int root)
+{
+    return dcu_reduce(st, win, offset, count, (int)type, (int)op, root);
+}
+
+DCUDA_RANK_API dcuda_status_t dcuda_reduce_scatter(dcuda_state_t *st, dcuda_win_t win,
+                                                   size_t offset, size_t count,
+                                                   dcuda_datatype_t type, dcuda_op_t op)
+{
+    return dcu_reduce_scatter(st, win, offset, count, (int)type, (int)op);
+}
+
+DCUDA_RANK_API dcuda_status_t dcuda_alltoall(dcuda_state_t *st, dcuda_win_t win, size_t offset,
+                                             size_t size)
+{
+    return dcu_alltoall(st, win, offset, size);
+}
+
 DCUDA_RANK_API dcuda_status_t dcuda_start_cpu_timer(dcuda_state_t *st)
 {
     return dcu_timer(st, 0, "dcuda_start_cpu_timer");

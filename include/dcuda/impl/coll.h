@@ -1,7 +1,8 @@
 /*
- * Collectives on ranks: broadcast, allreduce and allgather over the window's
- * communicator, built on the engine's notified puts with the library's own
- * tags (after the user's 256), so they run on every path a put runs on.
+ * Collectives on ranks: broadcast, reduce, allreduce, reduce-scatter,
+ * allgather and alltoall over the window's communicator, built on the
+ * engine's notified puts with the library's own tags (after the user's
+ * 256), so they run on every path a put runs on.
  *
  * One tree for every collective of a communicator: the binomial tree of
  * its ranks rooted at rank 0 (the parent of v is v with its lowest set bit
@@ -17,8 +18,13 @@
  * has called it: a child announces itself (READY_UP) before its parent's
  * broadcast data lands, a parent (READY_DOWN) before its children's
  * allreduce or allgather contributions land, rank 0 (READY_ROOT) before
- * a root hands it a broadcast. So consecutive collectives may reuse the
- * same memory, and a rank's part is its own again when the call returns.
+ * a root hands it a broadcast. Rank 0 holds a reduction's result only once
+ * every rank has called the collective (each contributed), so it then
+ * writes a reduce's result to its root, and a reduce-scatter's blocks to
+ * every rank, without asking. An alltoall's ranks tell every other one
+ * that they are in (A2A_READY) before any block lands. So consecutive
+ * collectives may reuse the same memory, and a rank's part is its own
+ * again when the call returns.
  */
 #ifndef DCUDA_IMPL_COLL_H
 #define DCUDA_IMPL_COLL_H
@@ -28,13 +34,15 @@
 /* The library's tags of communicator comm: DCUDA_TAG_COUNT + comm * 8 + kind. */
 enum {
     DCU_COLL_UP = 0,         /* a child's partial result (allreduce: into my scratch; allgather:
-                              * its subtree's blocks, into their place) */
+                              * its subtree's blocks, into their place); alltoall: a block */
     DCU_COLL_DOWN = 1,       /* the result, from my parent, into my data */
     DCU_COLL_READY_UP = 2,   /* broadcast: a child has called it */
     DCU_COLL_READY_DOWN = 3, /* allreduce, allgather: my parent has called it (what UP writes
                               * is free) */
     DCU_COLL_ROOT = 4,       /* broadcast: the root's data, into rank 0's data */
     DCU_COLL_READY_ROOT = 5, /* broadcast: rank 0 has called it (to the root) */
+    DCU_COLL_RESULT = 6,     /* reduce, reduce-scatter: my result, from rank 0, into my data */
+    DCU_COLL_A2A_READY = 7,  /* alltoall: a rank has called it (to every other one) */
     DCU_COLL_KINDS = 8
 };
 DCUDA_STATIC_ASSERT(DCUDA_COMM_COUNT * DCU_COLL_KINDS <= DCUDA_TAG_LIBRARY, "collective tags");
@@ -209,6 +217,53 @@ DCU_FN dcuda_status_t dcu_broadcast(dcuda_state_t *st, uint32_t win, size_t offs
     return s;
 }
 
+/* The checks of a reduction of `count` elements of type (op) whose every
+ * part needs `room` bytes from offset; *data and *bytes (of the count
+ * elements) for the caller. */
+DCU_FN dcuda_status_t dcu_reduction_checks(const dcuda_state_t *st, uint32_t win, size_t offset,
+                                           size_t count, int type, int op, uint64_t room,
+                                           char **data, uint64_t *bytes, const char *call)
+{
+    dcuda_status_t s;
+    *bytes = dcu_checked_reduction(st, count, type, op, call, &s);
+    if (s != DCUDA_OK)
+        return s;
+    if ((s = dcu_checked_win(st, win, call)) != DCUDA_OK)
+        return s;
+    if ((s = dcu_checked_room(st, win, offset, room, data, call)) != DCUDA_OK)
+        return s;
+    uint64_t elem = dcuda_datatype_bytes((dcuda_datatype_t)type);
+    if (count && (uintptr_t)*data % elem != 0)
+        return DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call,
+                          "offset %llu puts the data at %p, not aligned to its %llu-byte elements",
+                          (unsigned long long)offset, (void *)*data, (unsigned long long)elem);
+    return DCUDA_OK;
+}
+
+/* Up the tree: my children's partial results (each announced free scratch
+ * first) are reduced into my data, which then goes to my parent's scratch
+ * once it said it is in. At rank 0 the data is then the whole reduction. */
+DCU_FN dcuda_status_t dcu_reduce_up(dcuda_state_t *st, uint32_t win, const dcu_tree_t *t,
+                                    int comm, size_t offset, size_t count, uint64_t bytes,
+                                    char *data, int type, int op, const char *call)
+{
+    dcuda_status_t s = DCUDA_OK;
+    for (int k = 0; k < t->children && s == DCUDA_OK; k++) /* my scratch is free */
+        s = dcu_notify(st, dcu_tree_child(t, k), comm, dcu_coll_tag(comm, DCU_COLL_READY_DOWN));
+    if (t->children && s == DCUDA_OK) {
+        s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_UP), t->children, call);
+        for (int k = 0; k < t->children && s == DCUDA_OK; k++)
+            dcu_reduce_into(data, data + (size_t)bytes * (1u + (unsigned)k), count, type, op);
+    }
+    if (t->parent >= 0 && s == DCUDA_OK) {
+        s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_READY_DOWN), 1, call);
+        if (s == DCUDA_OK) /* dcu_put syncs first: the reduction is done */
+            s = dcu_put(st, win, t->parent, offset + (size_t)bytes * (1u + (unsigned)t->slot),
+                        (size_t)bytes, data, 1, dcu_coll_tag(comm, DCU_COLL_UP), call);
+    }
+    return s;
+}
+
 DCU_FN dcuda_status_t dcu_allreduce(dcuda_state_t *st, uint32_t win, size_t offset, size_t count,
                                     int type, int op)
 {
@@ -216,40 +271,89 @@ DCU_FN dcuda_status_t dcu_allreduce(dcuda_state_t *st, uint32_t win, size_t offs
     dcu_sync();
     if (!dcu_state_ok(st))
         return dcu_report_uninit(st, call);
-    dcuda_status_t s;
-    uint64_t bytes = dcu_checked_reduction(st, count, type, op, call, &s);
-    if (s != DCUDA_OK)
-        return s;
-    if ((s = dcu_checked_win(st, win, call)) != DCUDA_OK)
-        return s;
     int comm = dcu_win_comm(win), size = dcu_comm_size(st, comm);
     char *data = 0;
-    uint64_t room = dcuda_allreduce_room(size, count, (dcuda_datatype_t)type);
-    if ((s = dcu_checked_room(st, win, offset, room, &data, call)) != DCUDA_OK)
+    uint64_t bytes = 0;
+    dcuda_status_t s =
+        dcu_reduction_checks(st, win, offset, count, type, op,
+                             dcuda_allreduce_room(size, count, (dcuda_datatype_t)type), &data,
+                             &bytes, call);
+    if (s != DCUDA_OK)
         return s;
-    uint64_t elem = dcuda_datatype_bytes((dcuda_datatype_t)type);
-    if (count && (uintptr_t)data % elem != 0)
-        return DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call,
-                          "offset %llu puts the data at %p, not aligned to its %llu-byte elements",
-                          (unsigned long long)offset, (void *)data, (unsigned long long)elem);
     dcu_tree_t t = dcu_tree_of(dcu_comm_rank(st, comm), size);
-    for (int k = 0; k < t.children && s == DCUDA_OK; k++) /* my scratch is free */
-        s = dcu_notify(st, dcu_tree_child(&t, k), comm, dcu_coll_tag(comm, DCU_COLL_READY_DOWN));
-    if (t.children && s == DCUDA_OK) {
-        s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_UP), t.children, call);
-        for (int k = 0; k < t.children && s == DCUDA_OK; k++)
-            dcu_reduce_into(data, data + (size_t)bytes * (1u + (unsigned)k), count, type, op);
-    }
-    if (t.parent >= 0 && s == DCUDA_OK) {
-        s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_READY_DOWN), 1, call);
-        if (s == DCUDA_OK) /* dcu_put syncs first: the reduction is done */
-            s = dcu_put(st, win, t.parent, offset + (size_t)bytes * (1u + (unsigned)t.slot),
-                        (size_t)bytes, data, 1, dcu_coll_tag(comm, DCU_COLL_UP), call);
-        if (s == DCUDA_OK)
-            s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_DOWN), 1, call);
-    }
+    s = dcu_reduce_up(st, win, &t, comm, offset, count, bytes, data, type, op, call);
+    if (t.parent >= 0 && s == DCUDA_OK)
+        s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_DOWN), 1, call);
     if (s == DCUDA_OK)
         s = dcu_coll_send_down(st, win, &t, comm, offset, (size_t)bytes, data, call);
+    return s;
+}
+
+/* The reduction reaches rank 0 up the tree; rank 0 then puts it into the
+ * root's data (every rank has contributed, so the root has called). */
+DCU_FN dcuda_status_t dcu_reduce(dcuda_state_t *st, uint32_t win, size_t offset, size_t count,
+                                 int type, int op, int root)
+{
+    static const char call[] = "dcuda_reduce";
+    dcu_sync();
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, call);
+    int comm = dcu_win_comm(win), size = dcu_comm_size(st, comm);
+    char *data = 0;
+    uint64_t bytes = 0;
+    dcuda_status_t s =
+        dcu_reduction_checks(st, win, offset, count, type, op,
+                             dcuda_allreduce_room(size, count, (dcuda_datatype_t)type), &data,
+                             &bytes, call);
+    if (s != DCUDA_OK)
+        return s;
+    if (root < 0 || root >= size)
+        return DCU_REPORT(st, DCUDA_ERR_RANK, call, "root %d not in 0..%d of %s", root, size - 1,
+                          dcu_comm_name(comm));
+    dcu_tree_t t = dcu_tree_of(dcu_comm_rank(st, comm), size);
+    s = dcu_reduce_up(st, win, &t, comm, offset, count, bytes, data, type, op, call);
+    if (root != 0 && t.me == 0 && s == DCUDA_OK)
+        s = dcu_put(st, win, root, offset, (size_t)bytes, data, 1,
+                    dcu_coll_tag(comm, DCU_COLL_RESULT), call);
+    if (root != 0 && t.me == 0 && s == DCUDA_OK)
+        s = dcu_win_flush(st, win);
+    if (root != 0 && t.me == root && s == DCUDA_OK)
+        s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_RESULT), 1, call);
+    return s;
+}
+
+/* The reduction of every rank's size * count elements reaches rank 0 up
+ * the tree; rank 0 then puts block r into rank r's data. */
+DCU_FN dcuda_status_t dcu_reduce_scatter(dcuda_state_t *st, uint32_t win, size_t offset,
+                                         size_t count, int type, int op)
+{
+    static const char call[] = "dcuda_reduce_scatter";
+    dcu_sync();
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, call);
+    int comm = dcu_win_comm(win), size = dcu_comm_size(st, comm);
+    if ((uint64_t)count > UINT64_MAX / 64u / (uint64_t)size)
+        return DCU_REPORT(st, DCUDA_ERR_OVERFLOW, call, "count %llu x %d ranks overflows",
+                          (unsigned long long)count, size);
+    size_t all = count * (size_t)size;
+    char *data = 0;
+    uint64_t bytes = 0;
+    dcuda_status_t s =
+        dcu_reduction_checks(st, win, offset, all, type, op,
+                             dcuda_reduce_scatter_room(size, count, (dcuda_datatype_t)type),
+                             &data, &bytes, call);
+    if (s != DCUDA_OK)
+        return s;
+    dcu_tree_t t = dcu_tree_of(dcu_comm_rank(st, comm), size);
+    s = dcu_reduce_up(st, win, &t, comm, offset, all, bytes, data, type, op, call);
+    size_t block = (size_t)bytes / (size_t)size;
+    for (int r = 1; t.me == 0 && r < size && s == DCUDA_OK; r++)
+        s = dcu_put(st, win, r, offset, block, data + block * (size_t)r, 1,
+                    dcu_coll_tag(comm, DCU_COLL_RESULT), call);
+    if (t.me == 0 && size > 1 && s == DCUDA_OK)
+        s = dcu_win_flush(st, win);
+    if (t.me != 0 && s == DCUDA_OK)
+        s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_RESULT), 1, call);
     return s;
 }
 
@@ -290,6 +394,48 @@ DCU_FN dcuda_status_t dcu_allgather(dcuda_state_t *st, uint32_t win, size_t offs
     }
     if (s == DCUDA_OK)
         s = dcu_coll_send_down(st, win, &t, comm, offset, (size_t)all, data, call);
+    return s;
+}
+
+/* Every rank tells every other one it is in, then puts its block for rank
+ * j into rank j's receive area (the next rank first, so that the ranks
+ * spread over their targets) and copies its own; it returns once every
+ * block for it has landed and its own sources are read. */
+DCU_FN dcuda_status_t dcu_alltoall(dcuda_state_t *st, uint32_t win, size_t offset, size_t size)
+{
+    static const char call[] = "dcuda_alltoall";
+    dcu_sync();
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, call);
+    dcuda_status_t s = dcu_checked_win(st, win, call);
+    if (s != DCUDA_OK)
+        return s;
+    int comm = dcu_win_comm(win), ranks = dcu_comm_size(st, comm), me = dcu_comm_rank(st, comm);
+    if ((uint64_t)size > UINT64_MAX / 64u / (uint64_t)ranks)
+        return DCU_REPORT(st, DCUDA_ERR_OVERFLOW, call, "size %llu x %d ranks overflows",
+                          (unsigned long long)size, ranks);
+    char *data = 0;
+    if ((s = dcu_checked_room(st, win, offset, dcuda_alltoall_room(ranks, size), &data, call)) !=
+        DCUDA_OK)
+        return s;
+    size_t recv = (size_t)ranks * size; /* the receive area, after the blocks sent */
+    for (int k = 1; k < ranks && s == DCUDA_OK; k++)
+        s = dcu_notify(st, (me + k) % ranks, comm, dcu_coll_tag(comm, DCU_COLL_A2A_READY));
+    if (ranks > 1 && s == DCUDA_OK)
+        s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_A2A_READY), ranks - 1, call);
+    for (int k = 1; k < ranks && s == DCUDA_OK; k++) {
+        int j = (me + k) % ranks;
+        s = dcu_put(st, win, j, offset + recv + (size_t)me * size, size, data + (size_t)j * size,
+                    1, dcu_coll_tag(comm, DCU_COLL_UP), call);
+    }
+    if (s != DCUDA_OK)
+        return s;
+    dcu_copy(data + recv + (size_t)me * size, data + (size_t)me * size, size);
+    dcu_sync();
+    if (ranks > 1)
+        s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_UP), ranks - 1, call);
+    if (ranks > 1 && s == DCUDA_OK)
+        s = dcu_win_flush(st, win);
     return s;
 }
 
