@@ -29,7 +29,12 @@ enum bench_mode {
     BENCH_BARRIER_WORLD = 12, /* every rank: dcuda_comm_barrier(WORLD) */
     BENCH_ALLREDUCE = 13,     /* every rank: dcuda_allreduce of size / 4 floats (sum), WORLD */
     BENCH_BROADCAST = 14,     /* every rank: dcuda_broadcast of size bytes from rank 0, WORLD */
-    BENCH_ALLGATHER = 15      /* every rank: dcuda_allgather of size bytes a rank, WORLD */
+    BENCH_ALLGATHER = 15,     /* every rank: dcuda_allgather of size bytes a rank, WORLD */
+    BENCH_REDUCE = 16,        /* every rank: dcuda_reduce of size / 4 floats (sum) to the last
+                               * rank, WORLD */
+    BENCH_REDUCE_SCATTER = 17, /* every rank: dcuda_reduce_scatter of size / 4 floats a rank
+                                * (sum), WORLD */
+    BENCH_ALLTOALL = 18        /* every rank: dcuda_alltoall of size bytes a block, WORLD */
 };
 
 #if defined(__CUDACC__)
@@ -82,7 +87,8 @@ typedef struct bench_args {
     int mode;
     int iters;     /* per sender */
     int peer;      /* same device: device rank answering rank 0 in ping-pong;
-                    * peer modes: WORLD rank of process 1's first rank */
+                    * peer modes: WORLD rank of process 1's first rank;
+                    * BENCH_REDUCE: the root */
     int side;      /* peer modes: enum bench_side of this process */
     int senders;   /* peer modes: ranks taking part on each side (ping-pong: 1) */
     int warmup;    /* ping-pongs: untimed rounds before the timed ones */

@@ -229,6 +229,12 @@ DCUDA_RANK_FN void bench_world_call(dcuda_state_t *st, const bench_args_t *a, dc
         dcuda_allreduce(st, win, 0, a->size / 4, DCUDA_FLOAT, DCUDA_SUM);
     else if (a->mode == BENCH_ALLGATHER)
         dcuda_allgather(st, win, 0, a->size);
+    else if (a->mode == BENCH_REDUCE)
+        dcuda_reduce(st, win, 0, a->size / 4, DCUDA_FLOAT, DCUDA_SUM, a->peer);
+    else if (a->mode == BENCH_REDUCE_SCATTER)
+        dcuda_reduce_scatter(st, win, 0, a->size / 4, DCUDA_FLOAT, DCUDA_SUM);
+    else if (a->mode == BENCH_ALLTOALL)
+        dcuda_alltoall(st, win, 0, a->size);
     else
         dcuda_broadcast(st, win, 0, a->size, 0);
 }

@@ -25,9 +25,11 @@
  *              size with --rate)
  *   runtime    (no thesis counterpart) barrier of the device and of WORLD,
  *              window creation + free, put + flush: microseconds a call
- *   collective allreduce (sum of floats) and broadcast over WORLD at 8 B,
- *              1 KiB and 64 KiB, allgather of 8 B and 1 KiB a rank, every
- *              rank of every process: microseconds a call
+ *   collective allreduce and reduce (sum of floats; the reduce's root the
+ *              last rank) and broadcast over WORLD at 8 B, 1 KiB and 64 KiB;
+ *              allgather, reduce-scatter and alltoall of 8 B and 1 KiB a
+ *              rank (a block); every rank of every process: microseconds
+ *              a call
  *   peer       with 2+ processes (several GPUs, mpirun, DCUDA_PROCESSES with
  *              CPU ranks): rows named peer_*, between processes 0 and 1
  *              (see peer_section below); otherwise one line says why not
@@ -263,30 +265,67 @@ static void world_barrier(dcuda_host_h h, int ranks, int iters)
         report("runtime", "world_barrier", ranks, 0, "us_per_call", &r, 1e3 / iters, 0);
 }
 
-/* Microseconds an allreduce (sum of floats), a broadcast (from rank 0) and
- * an allgather (size a rank; 8 B and 1 KiB) of WORLD take, every rank of
- * every process taking part, at 8 B, 1 KiB and 64 KiB. `devices` ranks of
- * this process. */
+/* The WORLD collectives timed, each at its sizes (8 B, 1 KiB, 64 KiB: the
+ * data of a reduction, a broadcast's bytes, a block of the others). */
+typedef struct world_coll {
+    int mode;
+    const char *name;
+    int sizes; /* the first 2 or all 3 */
+} world_coll_t;
+
+static const world_coll_t world_colls[] = {
+    { BENCH_ALLREDUCE, "allreduce_sum_float", 3 },
+    { BENCH_BROADCAST, "broadcast", 3 },
+    { BENCH_ALLGATHER, "allgather", 2 },
+    { BENCH_REDUCE, "reduce_sum_float", 3 },
+    { BENCH_REDUCE_SCATTER, "reduce_scatter_sum_float", 2 },
+    { BENCH_ALLTOALL, "alltoall", 2 },
+};
+
+/* Bytes from offset 0 that mode needs in every part at size. */
+static size_t world_coll_room(int mode, int ranks, size_t size)
+{
+    switch (mode) {
+    case BENCH_ALLGATHER:
+        return size * (size_t)ranks;
+    case BENCH_REDUCE_SCATTER:
+        return dcuda_reduce_scatter_room(ranks, size / 4, DCUDA_FLOAT);
+    case BENCH_ALLTOALL:
+        return dcuda_alltoall_room(ranks, size);
+    case BENCH_BROADCAST:
+        return size;
+    default:
+        return dcuda_allreduce_room(ranks, size / 4, DCUDA_FLOAT);
+    }
+}
+
+/* Microseconds each collective of world_colls takes, every rank of every
+ * process taking part (a reduce's root is the last rank, so its result
+ * is handed over). `devices` ranks of this process. */
 static void world_collectives(dcuda_host_h h, int ranks, int devices, int iters)
 {
     static const size_t sizes[] = { 8, 1024, 65536 };
-    static const char *const names[] = { "allreduce_sum_float", "broadcast", "allgather" };
+    const int kinds = (int)(sizeof world_colls / sizeof world_colls[0]);
     bench_args_t a = { 0 };
-    size_t room = dcuda_allreduce_room(ranks, sizes[2] / 4, DCUDA_FLOAT);
-    if (room < sizes[1] * (size_t)ranks)
-        room = sizes[1] * (size_t)ranks;
+    size_t room = 0;
+    for (int c = 0; c < kinds; c++)
+        for (int s = 0; s < world_colls[c].sizes; s++) {
+            size_t need = world_coll_room(world_colls[c].mode, ranks, sizes[s]);
+            room = need > room ? need : room;
+        }
     if (dcuda_host_alloc(h, room * (size_t)devices, (void **)&a.dst) != DCUDA_OK)
         return;
     a.stride = room;
-    for (int mode = BENCH_ALLREDUCE; mode <= BENCH_ALLGATHER; mode++)
-        for (int s = 0; s < 3 - (mode == BENCH_ALLGATHER); s++) {
-            a.mode = mode;
+    a.peer = ranks - 1;
+    for (int c = 0; c < kinds; c++)
+        for (int s = 0; s < world_colls[c].sizes; s++) {
+            a.mode = world_colls[c].mode;
             a.size = sizes[s];
             a.iters = iters;
             a.warmup = iters / 10 + 1;
             runs_t r;
             if (run_cases(h, &a, &r))
-                report("collective", names[mode - BENCH_ALLREDUCE], ranks, a.size, "us_per_call", &r,
+                report("collective", world_colls[c].name, ranks, a.size, "us_per_call", &r,
                        1e3 / iters, 0);
         }
     dcuda_host_free(h, a.dst);
