@@ -264,25 +264,44 @@ DCU_FN dcuda_status_t dcu_reduce_up(dcuda_state_t *st, uint32_t win, const dcu_t
     return s;
 }
 
-DCU_FN dcuda_status_t dcu_allreduce(dcuda_state_t *st, uint32_t win, size_t offset, size_t count,
-                                    int type, int op)
+/* The first half of an allreduce and of a reduce (to `root` when
+ * has_root): the checks, then up the tree (dcu_reduce_up); *t, *data and
+ * *bytes for the second half. */
+DCU_FN dcuda_status_t dcu_reduce_start(dcuda_state_t *st, uint32_t win, size_t offset,
+                                       size_t count, int type, int op, int has_root, int root,
+                                       dcu_tree_t *t, char **data, uint64_t *bytes,
+                                       const char *call)
 {
-    static const char call[] = "dcuda_allreduce";
     dcu_sync();
     if (!dcu_state_ok(st))
         return dcu_report_uninit(st, call);
     int comm = dcu_win_comm(win), size = dcu_comm_size(st, comm);
+    dcuda_status_t s =
+        dcu_reduction_checks(st, win, offset, count, type, op,
+                             dcuda_allreduce_room(size, count, (dcuda_datatype_t)type), data,
+                             bytes, call);
+    if (s != DCUDA_OK)
+        return s;
+    if (has_root && (root < 0 || root >= size))
+        return DCU_REPORT(st, DCUDA_ERR_RANK, call, "root %d not in 0..%d of %s", root, size - 1,
+                          dcu_comm_name(comm));
+    *t = dcu_tree_of(dcu_comm_rank(st, comm), size);
+    return dcu_reduce_up(st, win, t, comm, offset, count, *bytes, *data, type, op, call);
+}
+
+DCU_FN dcuda_status_t dcu_allreduce(dcuda_state_t *st, uint32_t win, size_t offset, size_t count,
+                                    int type, int op)
+{
+    static const char call[] = "dcuda_allreduce";
+    int comm = dcu_win_comm(win);
+    dcu_tree_t t = { 0, 1, -1, 0, 0 }; /* set by dcu_reduce_start */
     char *data = 0;
     uint64_t bytes = 0;
     dcuda_status_t s =
-        dcu_reduction_checks(st, win, offset, count, type, op,
-                             dcuda_allreduce_room(size, count, (dcuda_datatype_t)type), &data,
-                             &bytes, call);
+        dcu_reduce_start(st, win, offset, count, type, op, 0, 0, &t, &data, &bytes, call);
     if (s != DCUDA_OK)
         return s;
-    dcu_tree_t t = dcu_tree_of(dcu_comm_rank(st, comm), size);
-    s = dcu_reduce_up(st, win, &t, comm, offset, count, bytes, data, type, op, call);
-    if (t.parent >= 0 && s == DCUDA_OK)
+    if (t.parent >= 0)
         s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_DOWN), 1, call);
     if (s == DCUDA_OK)
         s = dcu_coll_send_down(st, win, &t, comm, offset, (size_t)bytes, data, call);
@@ -295,29 +314,20 @@ DCU_FN dcuda_status_t dcu_reduce(dcuda_state_t *st, uint32_t win, size_t offset,
                                  int type, int op, int root)
 {
     static const char call[] = "dcuda_reduce";
-    dcu_sync();
-    if (!dcu_state_ok(st))
-        return dcu_report_uninit(st, call);
-    int comm = dcu_win_comm(win), size = dcu_comm_size(st, comm);
+    int comm = dcu_win_comm(win);
+    dcu_tree_t t = { 0, 1, -1, 0, 0 }; /* set by dcu_reduce_start */
     char *data = 0;
     uint64_t bytes = 0;
     dcuda_status_t s =
-        dcu_reduction_checks(st, win, offset, count, type, op,
-                             dcuda_allreduce_room(size, count, (dcuda_datatype_t)type), &data,
-                             &bytes, call);
-    if (s != DCUDA_OK)
+        dcu_reduce_start(st, win, offset, count, type, op, 1, root, &t, &data, &bytes, call);
+    if (s != DCUDA_OK || root == 0)
         return s;
-    if (root < 0 || root >= size)
-        return DCU_REPORT(st, DCUDA_ERR_RANK, call, "root %d not in 0..%d of %s", root, size - 1,
-                          dcu_comm_name(comm));
-    dcu_tree_t t = dcu_tree_of(dcu_comm_rank(st, comm), size);
-    s = dcu_reduce_up(st, win, &t, comm, offset, count, bytes, data, type, op, call);
-    if (root != 0 && t.me == 0 && s == DCUDA_OK)
+    if (t.me == 0)
         s = dcu_put(st, win, root, offset, (size_t)bytes, data, 1,
                     dcu_coll_tag(comm, DCU_COLL_RESULT), call);
-    if (root != 0 && t.me == 0 && s == DCUDA_OK)
+    if (t.me == 0 && s == DCUDA_OK)
         s = dcu_win_flush(st, win);
-    if (root != 0 && t.me == root && s == DCUDA_OK)
+    if (t.me == root && s == DCUDA_OK)
         s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_RESULT), 1, call);
     return s;
 }
@@ -357,6 +367,27 @@ DCU_FN dcuda_status_t dcu_reduce_scatter(dcuda_state_t *st, uint32_t win, size_t
     return s;
 }
 
+/* The start of a collective of blocks of `size` bytes, one a rank of the
+ * communicator, `copies` times (allgather 1, alltoall 2: what it sends and
+ * what it receives): the checks; *data is the offset in my part. */
+DCU_FN dcuda_status_t dcu_blocks_start(dcuda_state_t *st, uint32_t win, size_t offset,
+                                       size_t size, unsigned copies, char **data,
+                                       const char *call)
+{
+    dcu_sync();
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, call);
+    dcuda_status_t s = dcu_checked_win(st, win, call);
+    if (s != DCUDA_OK)
+        return s;
+    int ranks = dcu_comm_size(st, dcu_win_comm(win));
+    if ((uint64_t)size > UINT64_MAX / 64u / (uint64_t)ranks)
+        return DCU_REPORT(st, DCUDA_ERR_OVERFLOW, call, "size %llu x %d ranks overflows",
+                          (unsigned long long)size, ranks);
+    return dcu_checked_room(st, win, offset, (uint64_t)copies * (uint64_t)size * (uint64_t)ranks,
+                            data, call);
+}
+
 /* Up the tree, each subtree's blocks are consecutive (ranks v .. v + span
  * - 1): a child puts its whole subtree's blocks where they belong in its
  * parent's part, once the parent said it is in; then the whole array goes
@@ -364,20 +395,12 @@ DCU_FN dcuda_status_t dcu_reduce_scatter(dcuda_state_t *st, uint32_t win, size_t
 DCU_FN dcuda_status_t dcu_allgather(dcuda_state_t *st, uint32_t win, size_t offset, size_t size)
 {
     static const char call[] = "dcuda_allgather";
-    dcu_sync();
-    if (!dcu_state_ok(st))
-        return dcu_report_uninit(st, call);
-    dcuda_status_t s = dcu_checked_win(st, win, call);
+    char *data = 0;
+    dcuda_status_t s = dcu_blocks_start(st, win, offset, size, 1, &data, call);
     if (s != DCUDA_OK)
         return s;
     int comm = dcu_win_comm(win), ranks = dcu_comm_size(st, comm);
-    if ((uint64_t)size > UINT64_MAX / 64u / (uint64_t)ranks)
-        return DCU_REPORT(st, DCUDA_ERR_OVERFLOW, call, "size %llu x %d ranks overflows",
-                          (unsigned long long)size, ranks);
     uint64_t all = (uint64_t)size * (uint64_t)ranks;
-    char *data = 0;
-    if ((s = dcu_checked_room(st, win, offset, all, &data, call)) != DCUDA_OK)
-        return s;
     dcu_tree_t t = dcu_tree_of(dcu_comm_rank(st, comm), ranks);
     for (int k = 0; k < t.children && s == DCUDA_OK; k++) /* my blocks may be written */
         s = dcu_notify(st, dcu_tree_child(&t, k), comm, dcu_coll_tag(comm, DCU_COLL_READY_DOWN));
@@ -404,20 +427,11 @@ DCU_FN dcuda_status_t dcu_allgather(dcuda_state_t *st, uint32_t win, size_t offs
 DCU_FN dcuda_status_t dcu_alltoall(dcuda_state_t *st, uint32_t win, size_t offset, size_t size)
 {
     static const char call[] = "dcuda_alltoall";
-    dcu_sync();
-    if (!dcu_state_ok(st))
-        return dcu_report_uninit(st, call);
-    dcuda_status_t s = dcu_checked_win(st, win, call);
+    char *data = 0;
+    dcuda_status_t s = dcu_blocks_start(st, win, offset, size, 2, &data, call);
     if (s != DCUDA_OK)
         return s;
     int comm = dcu_win_comm(win), ranks = dcu_comm_size(st, comm), me = dcu_comm_rank(st, comm);
-    if ((uint64_t)size > UINT64_MAX / 64u / (uint64_t)ranks)
-        return DCU_REPORT(st, DCUDA_ERR_OVERFLOW, call, "size %llu x %d ranks overflows",
-                          (unsigned long long)size, ranks);
-    char *data = 0;
-    if ((s = dcu_checked_room(st, win, offset, dcuda_alltoall_room(ranks, size), &data, call)) !=
-        DCUDA_OK)
-        return s;
     size_t recv = (size_t)ranks * size; /* the receive area, after the blocks sent */
     for (int k = 1; k < ranks && s == DCUDA_OK; k++)
         s = dcu_notify(st, (me + k) % ranks, comm, dcu_coll_tag(comm, DCU_COLL_A2A_READY));
