@@ -4,9 +4,9 @@
  * regenerate every rank's program from the seed alone.
  *
  * Every rank runs `phases` phases of `steps` steps. At each step a rank may
- * issue one operation (a put, a notified put or a notification alone) to a
- * target drawn from three per phase (its right neighbour, itself, one
- * more), with sizes across every protocol threshold of every path (0, the
+ * issue one operation (a put, a notified put, a notification alone, or a
+ * get, blocking or notified) to a target drawn from three per phase (its
+ * right neighbour, itself, one more), with sizes across every protocol threshold of every path (0, the
  * leader's few words, an inbox entry's inline bytes, the inbox, the
  * proxy's read of 32 KiB, a command's 64 KiB chunk and, in the large
  * variant, the network's 1 MiB chunk) and offsets that pile up in a hot
@@ -25,6 +25,15 @@
  * notifies each of its targets once more and the target checks its slots
  * exactly. The host then compares every window with a replay of the whole
  * program.
+ *
+ * A get of source s from target t reads s's own slot there (q = model_slot(s,
+ * t, f)), which only s writes in phase f, into s's landing area: it must
+ * find exactly what s's puts of earlier steps left, on top of what the
+ * slot held when the phase began (the replay of earlier phases, or the
+ * canary), and nothing of s's later puts. A notified get is checked once
+ * s has issued its next operation (a get: before it), so that a put after
+ * it to the same bytes is in flight while it is served. The rank paints
+ * the expected bytes into an area of its own and compares.
  */
 #ifndef DCUDA_TESTS_MODEL_H
 #define DCUDA_TESTS_MODEL_H
@@ -38,7 +47,16 @@
 /* The hot zone at the start of each slot that half of the puts aim at. */
 #define MODEL_HOT 256u
 
-enum model_kind { MODEL_NONE = 0, MODEL_PUT, MODEL_PUT_NOTIFY, MODEL_NOTIFY };
+enum model_kind {
+    MODEL_NONE = 0,
+    MODEL_PUT,
+    MODEL_PUT_NOTIFY,
+    MODEL_NOTIFY,
+    MODEL_GET,       /* blocking: dcuda_get */
+    MODEL_GET_NOTIFY /* dcuda_get_notify, MODEL_GET_TAG to itself */
+};
+/* The tag of a notified get's notification (slots' tags are below it). */
+#define MODEL_GET_TAG 255
 
 /* Result slots of each rank: res[rank * MODEL_SLOTS + slot]. */
 enum model_res {
@@ -47,6 +65,8 @@ enum model_res {
     MODEL_RES_NOTES,      /* notifications consumed */
     MODEL_RES_BYTES,      /* bytes checked */
     MODEL_RES_OPS,        /* operations issued */
+    MODEL_RES_GETS,       /* gets checked */
+    MODEL_RES_GOT,        /* bytes they brought, checked */
     MODEL_SLOTS
 };
 
@@ -55,9 +75,9 @@ enum model_res {
 typedef struct model_data {
     uint32_t seed;
     int32_t phases, steps;
-    int32_t world; /* WORLD size the host expects */
-    uint64_t region; /* bytes of the staging area and of each slot */
-    unsigned char *buf; /* [device ranks][(world + 1) * region] */
+    int32_t world;      /* WORLD size the host expects */
+    uint64_t region;    /* bytes of the staging area and of each slot */
+    unsigned char *buf; /* [device ranks][model_part_bytes(world, region)] */
     int64_t *res;       /* [device ranks][MODEL_SLOTS] */
 } model_data_t;
 
@@ -67,7 +87,7 @@ typedef struct model_op {
     int target;
     uint64_t offset; /* in the target's slot */
     uint64_t size;
-    uint64_t src; /* in the source's staging area */
+    uint64_t src; /* in the source's staging area (a get: its landing area) */
 } model_op_t;
 
 TEST_FN uint32_t model_hash(uint32_t seed, uint32_t a, uint32_t b, uint32_t c)
@@ -165,7 +185,11 @@ TEST_FN model_op_t model_op(uint32_t seed, int s, int f, int step, int world, ui
         return op;
     op.target = model_candidate(seed, s, f, (int)(MODEL_H(1) % 3u), world);
     uint32_t kind = MODEL_H(2) % 100u;
-    op.kind = kind < 20u ? MODEL_PUT : kind < 75u ? MODEL_PUT_NOTIFY : MODEL_NOTIFY;
+    op.kind = kind < 18u   ? MODEL_PUT
+              : kind < 58u ? MODEL_PUT_NOTIFY
+              : kind < 70u ? MODEL_NOTIFY
+              : kind < 85u ? MODEL_GET
+                           : MODEL_GET_NOTIFY;
     if (op.kind == MODEL_NOTIFY)
         return op;
     op.size = model_size(MODEL_H(3), MODEL_H(4), region);
@@ -182,6 +206,10 @@ TEST_FN int model_notifies(const model_op_t *op)
 TEST_FN int model_writes(const model_op_t *op)
 {
     return (op->kind == MODEL_PUT || op->kind == MODEL_PUT_NOTIFY) && op->size > 0;
+}
+TEST_FN int model_gets(const model_op_t *op)
+{
+    return op->kind == MODEL_GET || op->kind == MODEL_GET_NOTIFY;
 }
 
 /* Byte `pos` of its slot as operation `step` of rank s in phase f writes
@@ -258,10 +286,19 @@ TEST_FN int64_t model_check_bytes(const model_list_t *l, int from, int upto)
     return n;
 }
 
-/* Bytes of one rank's window part. */
+/* One rank's window part: the staging area, a slot per WORLD rank, the
+ * landing area of its gets, and where it paints what a get must bring. */
+TEST_FN uint64_t model_landing(int world, uint64_t region)
+{
+    return (1u + (uint64_t)world) * region;
+}
+TEST_FN uint64_t model_expected(int world, uint64_t region)
+{
+    return (2u + (uint64_t)world) * region;
+}
 TEST_FN uint64_t model_part_bytes(int world, uint64_t region)
 {
-    return ((uint64_t)world + 1u) * region;
+    return ((uint64_t)world + 3u) * region;
 }
 
 #endif /* DCUDA_TESTS_MODEL_H */

@@ -44,7 +44,7 @@ typedef struct model_run {
     unsigned char *buf; /* host copy of d.buf */
     unsigned char *want; /* one slot of the replay */
     int64_t res[MODEL_SLOTS * 512];
-    int64_t total_ops, total_notes, total_bytes, host_bytes;
+    int64_t total_ops, total_notes, total_bytes, total_gets, total_got, host_bytes;
 } model_run_t;
 
 /* The checks rank t makes of source s's operations in phase f: after
@@ -68,16 +68,23 @@ static void model_expect_source(const model_data_t *d, int s, int t, int f, int6
     *bytes += model_check_bytes(&l, checked, d->steps - 1) + model_check_bytes(&l, 0, d->steps - 1);
 }
 
-/* What rank t must report: operations it issued, notifications it
- * consumed, bytes it checked. */
-static void model_expect(const model_data_t *d, int t, int64_t *ops, int64_t *notes, int64_t *bytes)
+/* What rank t must report. */
+typedef struct model_counts {
+    int64_t ops, notes, bytes; /* operations issued, notifications consumed, bytes checked */
+    int64_t gets, got;         /* gets checked, and the bytes they brought */
+} model_counts_t;
+
+static void model_expect(const model_data_t *d, int t, model_counts_t *n)
 {
-    *ops = *notes = *bytes = 0;
+    int64_t *notes = &n->notes, *bytes = &n->bytes;
+    *n = (model_counts_t){ 0, 0, 0, 0, 0 };
     for (int f = 0; f < d->phases; f++)
         for (int s = 0; s < d->world; s++) {
             for (int step = 0; step < d->steps; step++) {
                 model_op_t op = model_op(d->seed, s, f, step, d->world, d->region);
-                *ops += s == t && op.kind != MODEL_NONE;
+                n->ops += s == t && op.kind != MODEL_NONE;
+                n->gets += s == t && model_gets(&op);
+                n->got += s == t && model_gets(&op) ? (int64_t)op.size : 0;
             }
             if (model_targets(d->seed, s, t, f, d->world))
                 model_expect_source(d, s, t, f, notes, bytes);
@@ -106,21 +113,27 @@ static void model_check_rank(model_run_t *m, int dr)
     const model_data_t *d = &m->d;
     int t = m->info.rank_start + dr;
     const int64_t *res = m->res + (size_t)dr * MODEL_SLOTS;
-    int64_t ops, notes, bytes;
-    model_expect(d, t, &ops, &notes, &bytes);
+    model_counts_t n;
+    model_expect(d, t, &n);
     TEST_CHECK(res[MODEL_RES_STATUS] == 0, "seed %u, rank %d: a call failed with %s", d->seed, t,
                dcuda_status_name((dcuda_status_t)res[MODEL_RES_STATUS]));
     TEST_CHECK(res[MODEL_RES_BAD] == 0, "seed %u, rank %d: %" PRId64 " checks failed (see its log)",
                d->seed, t, res[MODEL_RES_BAD]);
-    TEST_CHECK(res[MODEL_RES_OPS] == ops && res[MODEL_RES_NOTES] == notes &&
-                   res[MODEL_RES_BYTES] == bytes,
+    TEST_CHECK(res[MODEL_RES_OPS] == n.ops && res[MODEL_RES_NOTES] == n.notes &&
+                   res[MODEL_RES_BYTES] == n.bytes,
                "seed %u, rank %d: issued %" PRId64 ", consumed %" PRId64 ", checked %" PRId64
                " bytes; expected %" PRId64 ", %" PRId64 ", %" PRId64,
-               d->seed, t, res[MODEL_RES_OPS], res[MODEL_RES_NOTES], res[MODEL_RES_BYTES], ops,
-               notes, bytes);
+               d->seed, t, res[MODEL_RES_OPS], res[MODEL_RES_NOTES], res[MODEL_RES_BYTES], n.ops,
+               n.notes, n.bytes);
+    TEST_CHECK(res[MODEL_RES_GETS] == n.gets && res[MODEL_RES_GOT] == n.got,
+               "seed %u, rank %d: checked %" PRId64 " gets of %" PRId64 " bytes; expected %" PRId64
+               " of %" PRId64,
+               d->seed, t, res[MODEL_RES_GETS], res[MODEL_RES_GOT], n.gets, n.got);
     m->total_ops += res[MODEL_RES_OPS];
     m->total_notes += res[MODEL_RES_NOTES];
     m->total_bytes += res[MODEL_RES_BYTES];
+    m->total_gets += res[MODEL_RES_GETS];
+    m->total_got += res[MODEL_RES_GOT];
     const unsigned char *part = m->buf + (size_t)dr * m->part;
     for (int q = 0; q < d->world; q++) {
         const unsigned char *got = part + (size_t)(1 + q) * d->region;
@@ -197,9 +210,10 @@ static int model_main(int argc, char **argv, const model_shape_t *shape)
             model_one(m, seed + (uint32_t)run);
     printf("%smodel: seeds %u..%u, %d ranks, %d phases of %d steps: this process's ranks issued "
            "%" PRId64 " operations, consumed %" PRId64 " notifications, checked %" PRId64
-           " bytes; the host compared %" PRId64 " bytes with the replay\n",
+           " bytes and %" PRId64 " gets of %" PRId64 " bytes; the host compared %" PRId64
+           " bytes with the replay\n",
            test_who, seed, seed + (uint32_t)runs - 1u, world, m->d.phases, steps, m->total_ops,
-           m->total_notes, m->total_bytes, m->host_bytes);
+           m->total_notes, m->total_bytes, m->total_gets, m->total_got, m->host_bytes);
     test_free_both(m->h, m->buf, m->d.buf);
     if (m->d.res)
         TEST_STATUS(dcuda_host_free(m->h, m->d.res), DCUDA_OK);

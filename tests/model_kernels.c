@@ -2,7 +2,8 @@
  * Rank code of the randomized model test (dcuda_test_model, see model.h):
  * every rank runs its part of the seeded program, consumes each source's
  * notifications in order and checks after each one what that source's
- * earlier puts must have left in its slot. Written once for CPU and GPU
+ * earlier puts must have left in its slot, and checks what each of its
+ * gets brought. Written once for CPU and GPU
  * ranks: the rank API only, fills and checks shared among the threads of
  * a rank, thread 0 reports.
  */
@@ -22,7 +23,8 @@ typedef struct model_rank {
     int32_t *flag;       /* shared by the rank's threads */
     int cursor[MODEL_MAX_RANKS];  /* per source: its next step to look at */
     int checked[MODEL_MAX_RANKS]; /* per source: its steps before this are checked */
-    int64_t status, bad, notes, bytes, ops;
+    int pending_step;             /* a notified get not yet checked (-1: none) */
+    int64_t status, bad, notes, bytes, ops, gets, got;
 } model_rank_t;
 
 TEST_RANK_FN void model_ok(model_rank_t *c, int status) { test_note(&c->status, status); }
@@ -134,6 +136,117 @@ TEST_RANK_FN void model_consume(model_rank_t *c, int s, int f, int limit)
     }
 }
 
+/* The first byte at or after lo that this thread paints: those at off +
+ * me + k * stride are its. */
+TEST_RANK_FN uint64_t model_first_mine(uint64_t off, uint64_t lo, uint64_t me, uint64_t stride)
+{
+    uint64_t base = off + me;
+    return base >= lo ? base : base + (lo - base + stride - 1u) / stride * stride;
+}
+
+/* Paints into out what bytes [off, off + n) of slot q of rank t held
+ * when phase f began: the canary, then each earlier phase's writes (slot
+ * q's owner in that phase), in order. Each thread paints its own bytes
+ * (the strided ones), so no thread waits for another. */
+TEST_RANK_FN void model_paint_before(const model_rank_t *c, int t, int q, int f, uint64_t off,
+                                     uint64_t n, unsigned char *out)
+{
+    const uint64_t me = (uint64_t)dcuda_thread_index(), stride = (uint64_t)dcuda_thread_count();
+    for (uint64_t i = me; i < n; i += stride)
+        out[i] = model_canary(c->seed, t, q, off + i);
+    for (int g = 0; g < f; g++) {
+        int o = model_owner(q, t, g, c->world);
+        model_list_t l;
+        model_list(c->seed, o, t, g, c->steps, c->world, c->region, &l);
+        for (int j = 0; j < l.count; j++) {
+            uint64_t lo = l.offset[j] > off ? l.offset[j] : off;
+            uint64_t hi = l.offset[j] + l.size[j] < off + n ? l.offset[j] + l.size[j] : off + n;
+            for (uint64_t pos = model_first_mine(off, lo, me, stride); pos < hi; pos += stride)
+                out[pos - off] = model_byte(c->seed, o, g, l.step[j], pos);
+        }
+    }
+}
+
+/* What my get of step `step` in phase f (op) must have brought: the
+ * slot as the phase began, then my puts to it of earlier steps. */
+TEST_RANK_FN void model_paint_get(const model_rank_t *c, int f, int step, const model_op_t *op,
+                                  unsigned char *out)
+{
+    const uint64_t me = (uint64_t)dcuda_thread_index(), stride = (uint64_t)dcuda_thread_count();
+    const uint64_t off = op->offset, n = op->size;
+    model_paint_before(c, op->target, model_slot(c->me, op->target, f, c->world), f, off, n, out);
+    model_list_t l;
+    model_list(c->seed, c->me, op->target, f, c->steps, c->world, c->region, &l);
+    for (int j = 0; j < l.count && l.step[j] < step; j++) {
+        uint64_t lo = l.offset[j] > off ? l.offset[j] : off;
+        uint64_t hi = l.offset[j] + l.size[j] < off + n ? l.offset[j] + l.size[j] : off + n;
+        for (uint64_t pos = model_first_mine(off, lo, me, stride); pos < hi; pos += stride)
+            out[pos - off] = model_byte(c->seed, c->me, f, l.step[j], pos);
+    }
+}
+
+/* Checks what my get of step `step` brought into the landing area. */
+TEST_RANK_FN void model_check_get(model_rank_t *c, int f, int step)
+{
+    model_op_t op = model_op(c->seed, c->me, f, step, c->world, c->region);
+    const unsigned char *got = c->part + model_landing(c->world, c->region) + op.src;
+    unsigned char *want = c->part + model_expected(c->world, c->region);
+    model_paint_get(c, f, step, &op, want);
+    if (dcuda_thread_index() == 0)
+        *c->flag = 0;
+    dcuda_rank_sync();
+    for (uint64_t i = (uint64_t)dcuda_thread_index(); i < op.size;
+         i += (uint64_t)dcuda_thread_count())
+        if (got[i] != want[i])
+            *c->flag = 1;
+    dcuda_rank_sync();
+    int any = *c->flag;
+    dcuda_rank_sync();
+    if (dcuda_thread_index() != 0)
+        return;
+    c->gets++;
+    c->got += (int64_t)op.size;
+    if (!any)
+        return;
+    uint64_t i = 0;
+    while (got[i] == want[i])
+        i++;
+    if (c->bad++ == 0)
+        dcuda_log(c->st,
+                  "model: rank %d, phase %d: the %s of step %d from rank %d (%llu bytes at %llu "
+                  "of slot %d) brought %u at byte %llu, expected %u",
+                  c->me, f, op.kind == MODEL_GET ? "get" : "notified get", step, op.target,
+                  (unsigned long long)op.size, (unsigned long long)op.offset,
+                  model_slot(c->me, op.target, f, c->world), (unsigned)got[i],
+                  (unsigned long long)(op.offset + i), (unsigned)want[i]);
+}
+
+/* The notified get still pending, if any: its notification, then its check. */
+TEST_RANK_FN void model_finish_get(model_rank_t *c, int f)
+{
+    if (c->pending_step < 0)
+        return;
+    model_wait(c, MODEL_GET_TAG, (uint32_t)c->pending_step);
+    model_check_get(c, f, c->pending_step);
+    c->pending_step = -1;
+}
+
+/* A get of this step (a notified one waits for the one before it). */
+TEST_RANK_FN void model_issue_get(model_rank_t *c, int f, int step, const model_op_t *op)
+{
+    int q = model_slot(c->me, op->target, f, c->world);
+    uint64_t from = (uint64_t)(1 + q) * c->region + op->offset;
+    unsigned char *dst = c->part + model_landing(c->world, c->region) + op->src;
+    model_finish_get(c, f);
+    if (op->kind == MODEL_GET) {
+        model_ok(c, dcuda_get(c->st, c->win, op->target, from, op->size, dst));
+        model_check_get(c, f, step);
+        return;
+    }
+    model_ok(c, dcuda_get_notify(c->st, c->win, op->target, from, op->size, dst, MODEL_GET_TAG));
+    c->pending_step = step;
+}
+
 /* My operation of this step, its source filled first. */
 TEST_RANK_FN void model_issue(model_rank_t *c, int f, int step)
 {
@@ -144,8 +257,15 @@ TEST_RANK_FN void model_issue(model_rank_t *c, int f, int step)
     uint64_t dst = (uint64_t)(1 + q) * c->region + op.offset;
     unsigned char *src = c->part + op.src;
     c->ops++;
+    if (model_gets(&op)) {
+        model_issue_get(c, f, step, &op);
+        return;
+    }
+    const int pending = c->pending_step; /* checked once this operation is on its way */
     if (op.kind == MODEL_NOTIFY) {
         model_ok(c, dcuda_notify(c->st, op.target, DCUDA_COMM_WORLD, q));
+        if (pending >= 0)
+            model_finish_get(c, f);
         return;
     }
     for (uint64_t i = (uint64_t)dcuda_thread_index(); i < op.size;
@@ -156,12 +276,15 @@ TEST_RANK_FN void model_issue(model_rank_t *c, int f, int step)
         model_ok(c, dcuda_put(c->st, c->win, op.target, dst, op.size, src));
     else
         model_ok(c, dcuda_put_notify(c->st, c->win, op.target, dst, op.size, src, q));
+    if (pending >= 0)
+        model_finish_get(c, f);
 }
 
 TEST_RANK_FN void model_phase(model_rank_t *c, int f)
 {
     for (int s = 0; s < c->world; s++)
         c->cursor[s] = c->checked[s] = 0;
+    c->pending_step = -1;
     for (int step = 0; step < c->steps; step++) {
         /* Notifications of steps at least `lag` behind: never of this
          * step or later, so no rank waits for one that waits for it. */
@@ -174,6 +297,7 @@ TEST_RANK_FN void model_phase(model_rank_t *c, int f)
         }
         model_issue(c, f, step);
     }
+    model_finish_get(c, f);
     /* The end of the phase: one more notification to each of my targets. */
     for (int k = 0; k < 3; k++)
         if (model_first_candidate(c->seed, c->me, f, k, c->world)) {
@@ -200,7 +324,8 @@ DCUDA_KERNEL(model, ctx)
     int drank = 0;
     c.st = &st;
     c.flag = &flag;
-    c.status = c.bad = c.notes = c.bytes = c.ops = 0;
+    c.status = c.bad = c.notes = c.bytes = c.ops = c.gets = c.got = 0;
+    c.pending_step = -1;
     model_ok(&c, dcuda_rank_init(ctx, &st));
     model_ok(&c, dcuda_get_data(&st, (void **)&c.d));
     model_ok(&c, dcuda_comm_rank(&st, DCUDA_COMM_WORLD, &c.me));
@@ -226,5 +351,7 @@ DCUDA_KERNEL(model, ctx)
         res[MODEL_RES_NOTES] = c.notes;
         res[MODEL_RES_BYTES] = c.bytes;
         res[MODEL_RES_OPS] = c.ops;
+        res[MODEL_RES_GETS] = c.gets;
+        res[MODEL_RES_GOT] = c.got;
     }
 }

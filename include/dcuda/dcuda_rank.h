@@ -174,6 +174,28 @@ DCUDA_RANK_API dcuda_status_t dcuda_put_notify(dcuda_state_t *st, dcuda_win_t wi
  * buffer it was told is free. */
 DCUDA_RANK_API dcuda_status_t dcuda_notify(dcuda_state_t *st, int rank, dcuda_comm_t comm, int tag);
 
+/* ---- get ---------------------------------------------------------------------------- */
+/* Reads: the other direction of a put, an operation of its own (the put
+ * path does not pay for it). */
+
+/* Copies size bytes at offset of rank's part of win into dst, which must
+ * lie inside one of my window parts of the same communicator (dst equal
+ * to the target's bytes copies nothing; a partial overlap is an error).
+ * Returns once the data is in dst. A get is ordered after my earlier puts
+ * and notifications to rank: it sees what they wrote. On the network path
+ * it is served once rank's process has applied what reached it before
+ * the get, which needs rank to wait, test or barrier now and then (as any
+ * rank that receives puts does). */
+DCUDA_RANK_API dcuda_status_t dcuda_get(dcuda_state_t *st, dcuda_win_t win, int rank, size_t offset,
+                                        size_t size, void *dst);
+/* As dcuda_get, but returns at once: when the data is in dst, one
+ * notification with tag (0..255) arrives at this rank (wait for it with
+ * dcuda_wait_notifications). Until then dst must not be read or written.
+ * Gets and puts issued after it to the same rank do not reach what it
+ * reads. */
+DCUDA_RANK_API dcuda_status_t dcuda_get_notify(dcuda_state_t *st, dcuda_win_t win, int rank,
+                                               size_t offset, size_t size, void *dst, int tag);
+
 /* ---- notifications ---------------------------------------------------------------- */
 /* Counters are 32 bits and wrap safely while fewer than 2^31 notifications of
  * one tag are pending. */

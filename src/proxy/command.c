@@ -24,7 +24,7 @@ static int process_of(const dcu_cmd_limits_t *lim, int64_t r)
     return lo;
 }
 
-/* The target of a PUT, PUT_READ, NOTIFY or PART: a rank of a process on the
+/* The target of a PUT, PUT_READ, NOTIFY, PART or GET: a rank of a process on the
  * network path, and a tag in range (or none). The process, or -1. */
 static int net_target(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *lim, char *why,
                       size_t why_size)
@@ -95,6 +95,24 @@ static int part_ok(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *lim, char *wh
     return 1;
 }
 
+/* A GET: window slots in range for the target's part and mine, spans that
+ * do not wrap, and a tag for the notification its data brings. */
+static int get_ok(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *lim, char *why, size_t why_size)
+{
+    uint64_t slot = cmd->args[1] & 0xffffffffu, dst_slot = cmd->args[1] >> 32;
+    if (slot >= DCUDA_MAX_WINDOWS || dst_slot >= DCUDA_MAX_WINDOWS || cmd->args[5] == 0 ||
+        cmd->args[4] > UINT64_MAX - cmd->args[3]) {
+        snprintf(why, why_size,
+                 "rank %d sent a get of %llu bytes from window %llu into window %llu at offset "
+                 "%llu (tag %llu)",
+                 lim->world_first + cmd->rank, (unsigned long long)cmd->args[3],
+                 (unsigned long long)slot, (unsigned long long)dst_slot,
+                 (unsigned long long)cmd->args[4], (unsigned long long)cmd->args[5]);
+        return 0;
+    }
+    return put_span_ok(cmd, lim, why, why_size);
+}
+
 /* A BARRIER: an epoch of this run, and no window or one in range. */
 static int barrier_ok(const dcuda_cmd_t *cmd, char *why, size_t why_size)
 {
@@ -127,6 +145,8 @@ static dcu_cmd_verdict_t check_net_op(const dcuda_cmd_t *cmd, const dcu_cmd_limi
         ok = put_read_ok(cmd, lim, why, why_size) && put_span_ok(cmd, lim, why, why_size);
     else if (cmd->op == DCUDA_CMD_PART)
         ok = part_ok(cmd, lim, why, why_size);
+    else if (cmd->op == DCUDA_CMD_GET)
+        ok = get_ok(cmd, lim, why, why_size);
     else if (cmd->args[5] == 0) { /* NOTIFY */
         snprintf(why, why_size, "rank %d sent a notification without a tag",
                  lim->world_first + cmd->rank);
@@ -153,6 +173,7 @@ dcu_cmd_verdict_t dcu_cmd_check(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *
     case DCUDA_CMD_NOTIFY:
     case DCUDA_CMD_BARRIER:
     case DCUDA_CMD_PART:
+    case DCUDA_CMD_GET:
         return check_net_op(cmd, lim, info, why, why_size);
     default:
         snprintf(why, why_size, "rank %d sent unknown command %u", lim->world_first + cmd->rank,

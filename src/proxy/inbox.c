@@ -24,13 +24,16 @@
 DCUDA_STATIC_ASSERT(2u * (2u + DCU_INBOX_EAGER_MAX / ENTRY_BYTES) + 1u <= DCUDA_INBOX_ENTRIES,
                     "an eager put fits an inbox with its padding");
 
-/* A message that waits for room. */
+/* What a held item is. */
+enum { HELD_NOTIFY = 0, HELD_PUT, HELD_READ };
+
+/* A message that waits for room, or a read that waits for its turn. */
 typedef struct held {
     struct held *next;
     dcu_inbox_source_t src;
     uint64_t dst;
     uint32_t count, tag;
-    int has_data;
+    int kind; /* HELD_*: a READ's data is its request */
     char data[];
 } held_t;
 
@@ -50,7 +53,9 @@ struct dcu_inboxes {
     dcu_backend_t *backend;
     dcu_inbox_landed_fn landed;
     void *landed_arg;
-    uint32_t pieces_max; /* largest put delivered in pieces through the inbox */
+    uint32_t pieces_max;      /* largest put delivered in pieces through the inbox */
+    dcu_inbox_serve_fn serve; /* serves a read once its turn came */
+    void *serve_arg;
     size_t held;
     uint64_t held_bytes;
     writer_t w[];
@@ -181,8 +186,26 @@ static int try_write(dcu_inboxes_t *in, int r, uint64_t dst, const void *data, u
     return 1;
 }
 
-static dcuda_status_t hold(dcu_inboxes_t *in, int r, uint64_t dst, const void *data, uint32_t count,
-                           uint32_t tag, dcu_inbox_source_t src)
+/* A read's turn (rank r applied and released every put before it that
+ * came through its inbox): it is served; 1 served, 0 not yet. */
+static int try_read(dcu_inboxes_t *in, int r, const void *req, uint32_t size)
+{
+    if (!ready_for_copy(in, r))
+        return 0;
+    in->serve(in->serve_arg, r, req, size);
+    return 1;
+}
+
+/* One held item's attempt: 1 done, 0 not yet, -1 a copy failed. */
+static int try_held(dcu_inboxes_t *in, int r, const held_t *m)
+{
+    if (m->kind == HELD_READ)
+        return try_read(in, r, m->data, m->count);
+    return try_write(in, r, m->dst, m->kind == HELD_PUT ? m->data : NULL, m->count, m->tag);
+}
+
+static dcuda_status_t hold(dcu_inboxes_t *in, int r, int kind, uint64_t dst, const void *data,
+                           uint32_t count, uint32_t tag, dcu_inbox_source_t src)
 {
     held_t *m = malloc(sizeof *m + (data ? count : 0u));
     if (!m)
@@ -192,7 +215,7 @@ static dcuda_status_t hold(dcu_inboxes_t *in, int r, uint64_t dst, const void *d
     m->dst = dst;
     m->count = data ? count : 0u;
     m->tag = tag;
-    m->has_data = data != NULL;
+    m->kind = kind;
     if (data && count)
         memcpy(m->data, data, count);
     writer_t *w = &in->w[r];
@@ -219,7 +242,7 @@ static dcuda_status_t deliver_piece(dcu_inboxes_t *in, int r, uint64_t dst, cons
         if (done != 0)
             return done > 0 ? DCUDA_OK : DCUDA_ERR_SYSTEM;
     }
-    return hold(in, r, dst, data, count, tag, src);
+    return hold(in, r, data ? HELD_PUT : HELD_NOTIFY, dst, data, count, tag, src);
 }
 
 dcuda_status_t dcu_inbox_deliver(dcu_inboxes_t *in, int r, uint64_t dst, const void *data,
@@ -242,6 +265,20 @@ dcuda_status_t dcu_inbox_deliver(dcu_inboxes_t *in, int r, uint64_t dst, const v
     return DCUDA_OK;
 }
 
+dcuda_status_t dcu_inbox_read(dcu_inboxes_t *in, int r, const void *req, uint32_t size,
+                              dcu_inbox_source_t src)
+{
+    if (!in->w[r].first && try_read(in, r, req, size))
+        return DCUDA_OK;
+    return hold(in, r, HELD_READ, 0u, req, size, 0u, src);
+}
+
+void dcu_inboxes_on_read(dcu_inboxes_t *in, dcu_inbox_serve_fn serve, void *arg)
+{
+    in->serve = serve;
+    in->serve_arg = arg;
+}
+
 static void pop(dcu_inboxes_t *in, writer_t *w)
 {
     held_t *m = w->first;
@@ -260,12 +297,12 @@ int dcu_inbox_retry(dcu_inboxes_t *in)
         writer_t *w = &in->w[r];
         while (w->first) {
             held_t *m = w->first;
-            int done = try_write(in, r, m->dst, m->has_data ? m->data : NULL, m->count, m->tag);
+            int done = try_held(in, r, m);
             if (done < 0)
                 return -1;
             if (done == 0)
                 break;
-            if (m->src.bytes)
+            if (m->src.bytes && m->kind != HELD_READ) /* a read's server tells */
                 in->landed(in->landed_arg, m->src.from, m->src.bytes);
             pop(in, w);
             did = 1;
@@ -317,8 +354,8 @@ dcuda_status_t dcu_inbox_settle(dcu_inboxes_t *in)
         writer_t *w = &in->w[r];
         for (uint32_t pos = consumed(in, r); pos != w->head;)
             pos += settle_one(in, r, pos, &st);
-        for (; w->first; pop(in, w))
-            if (w->first->has_data && st == DCUDA_OK)
+        for (; w->first; pop(in, w)) /* a read left here has no reader any more */
+            if (w->first->kind == HELD_PUT && st == DCUDA_OK)
                 st = copy_in(in, w->first->dst, w->first->data, w->first->count);
         atomic_store_explicit(&in->tails[r], w->head, memory_order_release);
     }

@@ -55,19 +55,35 @@ typedef struct dcu_inbox_source {
  * (it will be told once written). */
 dcuda_status_t dcu_inbox_deliver(dcu_inboxes_t *in, int r, uint64_t dst, const void *data,
                                  uint32_t count, uint32_t tag, dcu_inbox_source_t src);
-/* Writes what was held where room was made; > 0 if it wrote anything,
+/* A read of rank r's memory (a get from another process), `size` bytes
+ * of request that `serve` (dcu_inboxes_on_read) is called with once its
+ * turn comes: after every message for r before it, once r has applied
+ * and released every put before it that came through its inbox (a SYNC
+ * asks for that, as before a large put's copy), at once when nothing is
+ * outstanding. Messages for r after it wait behind it, so the read sees
+ * exactly what arrived before it. `landed` is not told of it (its server
+ * acknowledges it once answered); src.bytes counts while it is held.
+ * DCUDA_OK once served or held. */
+dcuda_status_t dcu_inbox_read(dcu_inboxes_t *in, int r, const void *req, uint32_t size,
+                              dcu_inbox_source_t src);
+typedef void (*dcu_inbox_serve_fn)(void *arg, int r, const void *req, uint32_t size);
+void dcu_inboxes_on_read(dcu_inboxes_t *in, dcu_inbox_serve_fn serve, void *arg);
+/* Writes what was held where room was made (and serves reads whose turn
+ * came); > 0 if it wrote anything,
  * < 0 if a copy failed. */
 int dcu_inbox_retry(dcu_inboxes_t *in);
 /* Where rank r's next message will start (entries written so far). */
 uint32_t dcu_inbox_head(const dcu_inboxes_t *in, int r);
-/* Messages held for lack of room (each piece of a put in pieces counts),
+/* Messages held for lack of room (each piece of a put in pieces counts;
+ * reads waiting for their turn too),
  * and their bytes (message sizes, counted on a put's last piece). */
 size_t dcu_inbox_held(const dcu_inboxes_t *in);
 uint64_t dcu_inbox_held_bytes(const dcu_inboxes_t *in);
 /* Ranks whose inbox holds entries they have not consumed yet. */
 int dcu_inbox_unread(const dcu_inboxes_t *in);
 /* After a run (the ranks returned): applies what they left unread and what
- * was held, data only, and marks every inbox consumed. */
+ * was held, data only (a read still held is dropped), and marks every
+ * inbox consumed. */
 dcuda_status_t dcu_inbox_settle(dcu_inboxes_t *in);
 
 #endif /* DCU_PROXY_INBOX_H */

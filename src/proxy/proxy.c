@@ -65,6 +65,25 @@ typedef struct read_job {
 
 enum { STAGING_FREE = 0, STAGING_READING, STAGING_SENDING };
 
+/* A get another process asked of one of my ranks, as its turn waits in
+ * that rank's inbox (inbox.h): the asker, the bytes, where they go. */
+typedef struct get_request {
+    int32_t asker; /* WORLD rank */
+    int32_t from;  /* its process */
+    uint64_t src;  /* the bytes, in rank memory */
+    uint64_t count;
+    uint32_t tag;    /* tag + 1 of the answer's notification */
+    uint32_t slot;   /* the asker's part that the answer writes ... */
+    uint64_t offset; /* ... from here */
+} get_request_t;
+
+/* A get's answer, read, waiting for its asker's credit. */
+typedef struct get_answer {
+    struct get_answer *next;
+    int q;
+    dcu_wire_header_t *msg;
+} get_answer_t;
+
 typedef struct staging {
     dcu_wire_header_t *msg; /* header and DCU_NET_PUT_CHUNK bytes of body */
     uint64_t ticket;        /* of its read */
@@ -94,6 +113,8 @@ struct dcu_proxy {
     int job_head, job_count, job_reading; /* reading: counted from job_head */
     staging_t staging[PROXY_STAGING];
     int fill, drain;
+    get_answer_t *answers, *answers_last; /* gets' answers waiting for credit, in order */
+    uint64_t *get_out; /* [processes]: bytes (and DCU_PROXY_GET_COST a get) asked, not answered */
     uint32_t run;      /* runs begun (dcu_proxy_reset) */
     char aborted[256]; /* why a process of another node ended this run */
     char left[256];    /* how a process of another node left this run */
@@ -325,8 +346,17 @@ static void apply_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h);
 static int moves_ranks(uint8_t type)
 {
     return type == DCU_WIRE_PUT || type == DCU_WIRE_NOTIFY || type == DCU_WIRE_ROUND ||
-           type == DCU_WIRE_ACK || type == DCU_WIRE_PART_ASK || type == DCU_WIRE_PART;
+           type == DCU_WIRE_ACK || type == DCU_WIRE_PART_ASK || type == DCU_WIRE_PART ||
+           type == DCU_WIRE_GET;
 }
+
+/* Messages held to the receiver's credit and acknowledged by it
+ * (netbar.h). A GET is not: its answer, a PUT, is; the asker holds its
+ * gets to a credit of their own (get_credit_allows). */
+static int credited(uint8_t type) { return type == DCU_WIRE_PUT || type == DCU_WIRE_NOTIFY; }
+
+static void apply_get(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body);
+static void apply_answer(dcu_proxy_t *p, int q, const dcu_wire_header_t *h);
 
 static void receive_message(dcu_proxy_t *p, int from, const void *data, size_t size)
 {
@@ -346,7 +376,7 @@ static void receive_message(dcu_proxy_t *p, int from, const void *data, size_t s
     if (h.flags & DCU_WIRE_ENDED) /* the run ended before what this carries */
         dl_found(p);
     p->received += moves_ranks(h.type);
-    if (h.type == DCU_WIRE_PUT || h.type == DCU_WIRE_NOTIFY) {
+    if (credited(h.type)) {
         uint64_t credit = h.flags & DCU_WIRE_UNCREDITED ? UINT64_MAX : p->c.net_credit;
         const char *bad = dcu_netbar_arrived(&p->bar, from, message_bytes(&h), credit);
         if (bad) {
@@ -354,6 +384,8 @@ static void receive_message(dcu_proxy_t *p, int from, const void *data, size_t s
             return;
         }
     }
+    if (h.flags & DCU_WIRE_ANSWER)
+        apply_answer(p, from, &h);
     switch (h.type) {
     case DCU_WIRE_PUT:
         dcu_trace_mark(DCU_TRACE_RECEIVED, h.count);
@@ -382,6 +414,9 @@ static void receive_message(dcu_proxy_t *p, int from, const void *data, size_t s
         break;
     case DCU_WIRE_PART_ASK:
         tell_part(p, from, &h);
+        break;
+    case DCU_WIRE_GET:
+        apply_get(p, from, &h, body);
         break;
     case DCU_WIRE_BEAT: /* heard above */
         break;
@@ -443,7 +478,7 @@ static void send_to(dcu_proxy_t *p, int q, dcu_wire_header_t *h)
     if (p->dl.found)
         h->flags |= DCU_WIRE_ENDED;
     p->sent += moves_ranks(h->type);
-    if (h->type == DCU_WIRE_PUT || h->type == DCU_WIRE_NOTIFY) {
+    if (credited(h->type)) {
         if (!dcu_netbar_may_send(&p->bar, q, message_bytes(h), p->c.net_credit))
             h->flags |= DCU_WIRE_UNCREDITED; /* after a cancel (credit_allows) */
         dcu_netbar_sent(&p->bar, q, message_bytes(h));
@@ -771,7 +806,7 @@ int dcu_proxy_dl_stalled(const dcu_proxy_t *p, uint64_t ns, char *why, size_t wh
 
 int dcu_proxy_idle(dcu_proxy_t *p)
 {
-    if (dcu_ring_next(&p->queue) || p->job_count || (p->net && p->remote.asking))
+    if (dcu_ring_next(&p->queue) || p->job_count || p->answers || (p->net && p->remote.asking))
         return 0;
     /* An acknowledgement not sent yet may still end a barrier's wait. */
     return !p->net || (dcu_inbox_held(p->inboxes) == 0 && dcu_inbox_unread(p->inboxes) == 0 &&
@@ -929,6 +964,157 @@ static void abandon_asks(dcu_proxy_t *p)
         p->failure[0] || cancel == DCUDA_CANCEL_PEER ? DCUDA_ERR_PEER : DCUDA_ERR_ABORTED;
     while (dcu_parts_next_waiting(&p->remote, &r, &tag))
         answer_value(p, r, tag, why, 0u);
+}
+
+/* ---- gets of other processes' ranks --------------------------------------------- */
+
+/* A checked GET to process q: the asker's part that the answer writes
+ * travels in the body. */
+static void send_get(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q)
+{
+    dcu_wire_header_t *h = message(p, DCU_WIRE_GET, sizeof(dcu_wire_get_t));
+    if (!h)
+        return;
+    const dcu_wire_get_t g = { (uint32_t)(cmd->args[1] >> 32), 0u, cmd->args[4] };
+    h->src_rank = p->world_first + cmd->rank;
+    h->dst_rank = (int32_t)cmd->args[0];
+    h->tag = (uint32_t)cmd->args[5];
+    h->slot = (uint32_t)cmd->args[1];
+    h->offset = cmd->args[2];
+    h->count = cmd->args[3];
+    memcpy(h + 1, &g, sizeof g);
+    p->get_out[q] += h->count + DCU_PROXY_GET_COST;
+    send_to(p, q, h);
+}
+
+/* May a get of `bytes` be asked of process q now? What my gets asked of
+ * it and it has not answered stays within the credit (one get always
+ * goes), so that what a process reads for my gets and holds until its
+ * answers may go is bounded. Once the run was cancelled or the proxy
+ * failed, it goes. Answers return it (apply_answer). */
+static int get_credit_allows(const dcu_proxy_t *p, int q, uint64_t bytes)
+{
+    uint64_t out = p->get_out[q], cost = bytes + DCU_PROXY_GET_COST, credit = p->c.net_credit;
+    return p->failure[0] || atomic_load_explicit(p->c.cancel, memory_order_acquire) || out == 0 ||
+           (out <= credit && cost <= credit - out);
+}
+
+/* A piece of the answer to one of my gets arrived from process q: what it
+ * counted against the credit for gets comes back. */
+static void apply_answer(dcu_proxy_t *p, int q, const dcu_wire_header_t *h)
+{
+    uint64_t back = h->count + (h->tag ? DCU_PROXY_GET_COST : 0u);
+    p->get_out[q] = p->get_out[q] > back ? p->get_out[q] - back : 0u;
+}
+
+/* Process `from` asks for bytes of my rank's part: their turn comes in
+ * that rank's inbox, after everything that reached the rank before. */
+static void apply_get(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body)
+{
+    int r = h->dst_rank - p->world_first;
+    if (r < 0 || r >= p->c.ranks || !holds(p, from, h->src_rank) ||
+        !((p->parts_known >> h->slot) & 1u)) {
+        fail(p, "process %d sent a get for rank %d of rank %d in window %u, which has no part here",
+             from, h->src_rank, h->dst_rank, h->slot);
+        return;
+    }
+    const dcuda_win_entry_t *part = &p->parts[(size_t)h->slot * (size_t)p->c.ranks + (size_t)r];
+    if (h->offset > part->size || h->count > part->size - h->offset) {
+        fail(p,
+             "a get of rank %d of %llu bytes at %llu, outside the %llu-byte part of rank %d in "
+             "window %u",
+             h->src_rank, (unsigned long long)h->count, (unsigned long long)h->offset,
+             (unsigned long long)part->size, h->dst_rank, h->slot);
+        return;
+    }
+    dcu_wire_get_t g;
+    memcpy(&g, body, sizeof g);
+    const get_request_t req = { h->src_rank, from,    part->base + h->offset, h->count, h->tag,
+                                g.slot,      g.offset };
+    const dcu_inbox_source_t src = { from, message_bytes(h) };
+    if (dcu_inbox_read(p->inboxes, r, &req, sizeof req, src) != DCUDA_OK)
+        fail(p, "out of memory for a get of rank %d", h->src_rank);
+}
+
+/* Sends the gets' answers that credit allows, in order. > 0 if any went. */
+static int send_answers(dcu_proxy_t *p)
+{
+    int did = 0;
+    get_answer_t *a;
+    while ((a = p->answers) != NULL && !p->failure[0] &&
+           credit_allows(p, a->q, message_bytes(a->msg))) {
+        p->answers = a->next;
+        if (!p->answers)
+            p->answers_last = NULL;
+        send_to(p, a->q, a->msg);
+        free(a);
+        did = 1;
+    }
+    return did;
+}
+
+static void free_answers(dcu_proxy_t *p)
+{
+    for (get_answer_t *a; (a = p->answers) != NULL;) {
+        p->answers = a->next;
+        free(a->msg);
+        free(a);
+    }
+    p->answers_last = NULL;
+}
+
+/* Queues message h for process q (the proxy's from now on). */
+static void queue_answer(dcu_proxy_t *p, int q, dcu_wire_header_t *h)
+{
+    get_answer_t *a = malloc(sizeof *a);
+    if (!a) {
+        free(h);
+        fail(p, "out of memory for the answer to a get");
+        return;
+    }
+    *a = (get_answer_t){ NULL, q, h };
+    if (p->answers_last)
+        p->answers_last->next = a;
+    else
+        p->answers = a;
+    p->answers_last = a;
+}
+
+/* A get's turn came in rank r's inbox (inbox.h): its bytes are read now,
+ * before anything that reached r after it is applied, into puts of at
+ * most a network chunk to the asker (the last notified), which go as its
+ * credit allows. Serving never waits for credit: a rank's inbox never
+ * waits behind the answer to a get. */
+static void serve_get(void *arg, int r, const void *data, uint32_t size)
+{
+    dcu_proxy_t *p = arg;
+    get_request_t req;
+    uint64_t done = 0;
+    memcpy(&req, data, size < sizeof req ? size : sizeof req);
+    do {
+        uint64_t n = req.count - done < DCU_NET_PUT_CHUNK ? req.count - done : DCU_NET_PUT_CHUNK;
+        int last = done + n == req.count;
+        dcu_wire_header_t *h = message(p, DCU_WIRE_PUT, (size_t)n);
+        if (!h)
+            return;
+        h->src_rank = p->world_first + r;
+        h->dst_rank = req.asker;
+        h->tag = last ? req.tag : 0u;
+        h->slot = req.slot;
+        h->offset = req.offset + done;
+        h->count = n;
+        h->flags = DCU_WIRE_ANSWER;
+        if (n && p->c.ops->copy_out(p->c.backend, h + 1, (const void *)(uintptr_t)(req.src + done),
+                                    (size_t)n) != DCUDA_OK) {
+            free(h);
+            fail(p, "cannot read the part of rank %d for a get of rank %d", p->world_first + r,
+                 req.asker);
+            return;
+        }
+        queue_answer(p, req.from, h);
+        done += n;
+    } while (done < req.count);
+    send_answers(p);
 }
 
 /* ---- large puts, read from rank memory -------------------------------------------- */
@@ -1095,6 +1281,9 @@ static int execute(dcu_proxy_t *p, const dcuda_cmd_t *cmd, uint32_t t, dcu_cmd_v
     case DCUDA_CMD_NOTIFY:
         send_notify(p, cmd, info->target);
         break;
+    case DCUDA_CMD_GET:
+        send_get(p, cmd, info->target);
+        break;
     default: /* DCUDA_CMD_BARRIER */
         send_barrier(p, cmd);
         break;
@@ -1107,6 +1296,8 @@ static int waits_for_credit(const dcu_proxy_t *p, const dcuda_cmd_t *cmd,
                             const dcu_cmd_info_t *info)
 {
     uint64_t bytes = sizeof(dcu_wire_header_t);
+    if (cmd->op == DCUDA_CMD_GET)
+        return !get_credit_allows(p, info->target, cmd->args[3]);
     if (cmd->op == DCUDA_CMD_PUT)
         bytes += cmd->args[3];
     else if (cmd->op != DCUDA_CMD_NOTIFY)
@@ -1151,6 +1342,8 @@ int dcu_proxy_poll(dcu_proxy_t *p)
     int did = serve_commands(p);
     send_frames(p);
     did |= advance_reads(p);
+    if (p->answers)
+        did |= send_answers(p);
     abandon_asks(p);
     if (p->net && !p->failure[0]) {
         int r = p->c.net_ops->progress(p->net);
@@ -1217,6 +1410,8 @@ void dcu_proxy_reset(dcu_proxy_t *p)
             p->staging[i].state = STAGING_FREE;
     p->job_head = p->job_count = p->job_reading = 0;
     p->drain = p->fill;
+    free_answers(p); /* a run that ended early may leave some */
+    memset(p->get_out, 0, (size_t)p->c.process_count * sizeof *p->get_out);
     dcu_netbar_reset(&p->bar);
     atomic_store_explicit(p->c.net_barrier, 0u, memory_order_relaxed);
 }
@@ -1230,7 +1425,10 @@ static dcuda_status_t open_net(dcu_proxy_t *p)
                            c->inbox_max);
     p->parts = calloc((size_t)DCUDA_MAX_WINDOWS * (size_t)c->ranks, sizeof *p->parts);
     p->jobs = calloc((size_t)c->ranks, sizeof *p->jobs);
-    if (!p->inboxes || !p->parts || !p->jobs ||
+    p->get_out = calloc((size_t)c->process_count, sizeof *p->get_out);
+    if (p->inboxes)
+        dcu_inboxes_on_read(p->inboxes, serve_get, p);
+    if (!p->inboxes || !p->parts || !p->jobs || !p->get_out ||
         dcu_netbar_init(&p->bar, c->process_count, c->process_index,
                         c->path[c->process_index] == DCUDA_PATH_NET) != DCUDA_OK ||
         dcu_parts_init(&p->remote, c->ranks) != DCUDA_OK)
@@ -1281,10 +1479,12 @@ void dcu_proxy_destroy(dcu_proxy_t *p)
                                         atomic_load_explicit(p->c.cancel, memory_order_acquire) ==
                                             DCUDA_CANCEL_PEER);
     dcu_inboxes_destroy(p->inboxes);
+    free_answers(p);
     for (int i = 0; i < PROXY_STAGING; i++) /* one an abandoned manager may still read is left */
         if (p->staging[i].msg && p->staging[i].state != STAGING_SENDING)
             pinned_free(p, p->staging[i].msg);
     free(p->jobs);
+    free(p->get_out);
     free(p->parts);
     dcu_parts_free(&p->remote);
     dcu_netbar_free(&p->bar);

@@ -26,8 +26,20 @@ static int rank_ok(int32_t r, const dcu_wire_limits_t *lim)
     return r >= 0 && r < lim->world_size;
 }
 
-/* The type-specific fields of a message whose framing is valid. */
-static const char *check_body(const dcu_wire_header_t *h, const dcu_wire_limits_t *lim)
+/* A GET's body (its length checked): where the answer goes. */
+static const char *check_get(const dcu_wire_header_t *h, const void *body)
+{
+    dcu_wire_get_t g;
+    memcpy(&g, body, sizeof g);
+    if (g.slot >= DCUDA_MAX_WINDOWS || g.reserved != 0)
+        return "a get's answer goes to no window";
+    return g.offset + h->count < g.offset ? "a get's answer overflows" : NULL;
+}
+
+/* The type-specific fields of a message whose framing is valid (body:
+ * its h->length bytes after the header). */
+static const char *check_body(const dcu_wire_header_t *h, const void *body,
+                              const dcu_wire_limits_t *lim)
 {
     switch (h->type) {
     case DCU_WIRE_PUT:
@@ -73,6 +85,18 @@ static const char *check_body(const dcu_wire_header_t *h, const dcu_wire_limits_
         if (h->slot >= DCUDA_MAX_WINDOWS)
             return "window slot out of range";
         return h->length == 0 ? NULL : "a window part message carries no body";
+    case DCU_WIRE_GET:
+        if (!rank_ok(h->src_rank, lim) || !rank_ok(h->dst_rank, lim))
+            return "rank out of range";
+        if (h->tag == 0 || h->tag > DCUDA_TAG_SLOTS)
+            return "tag out of range";
+        if (h->slot >= DCUDA_MAX_WINDOWS)
+            return "window slot out of range";
+        if (h->offset + h->count < h->offset)
+            return "offset + size overflows";
+        if (h->length != sizeof(dcu_wire_get_t))
+            return "a get's body is not where it goes";
+        return check_get(h, body);
     case DCU_WIRE_BEAT:
         return h->tag > 1 ? "a beat's tag is not 0 or 1"
                : h->length == 0 ? NULL
@@ -101,10 +125,12 @@ int dcu_wire_check(const void *msg, size_t size, int from, const dcu_wire_limits
             bad = "sender does not match";
         else if (h.run == 0)
             bad = "run 0";
-        else if (h.flags & ~(DCU_WIRE_ENDED | DCU_WIRE_UNCREDITED))
+        else if (h.flags & ~(DCU_WIRE_ENDED | DCU_WIRE_UNCREDITED | DCU_WIRE_ANSWER))
             bad = "unknown flags";
+        else if ((h.flags & DCU_WIRE_ANSWER) && h.type != DCU_WIRE_PUT)
+            bad = "an answer that is no put";
         else
-            bad = check_body(&h, lim);
+            bad = check_body(&h, (const char *)msg + sizeof h, lim);
     }
     if (bad) {
         snprintf(why, why_size, "%s", bad);

@@ -21,7 +21,7 @@
 #include "dcuda/shared/layout.h"
 
 #define DCU_WIRE_MAGIC 0xdc0du
-#define DCU_WIRE_VERSION 8u /* 8: tags up to DCUDA_TAG_SLOTS (the collectives') */
+#define DCU_WIRE_VERSION 9u /* 9: GET; tags up to DCUDA_TAG_SLOTS (32 of the library's) */
 /* Where the messages of a frame start: multiples of this. */
 #define DCU_WIRE_ALIGN 8u
 /* Bytes of an ABORT or LEFT message's text at most. */
@@ -50,8 +50,12 @@ enum dcu_wire_type {
     DCU_WIRE_PART = 12,     /* the answer: src_rank's part of slot is count bytes, for
                              * dst_rank; tag echoed */
     /* Along the detector's tree while a run goes on (proxy.h); no body: */
-    DCU_WIRE_BEAT = 13 /* the sender serves its run; tag 1: no more beats this run (its
-                        * ranks are done) */
+    DCU_WIRE_BEAT = 13, /* the sender serves its run; tag 1: no more beats this run (its
+                         * ranks are done) */
+    /* A get: src_rank asks for count bytes at offset of dst_rank's part of
+     * window slot; tag: tag + 1 of the PUTs (DCU_WIRE_ANSWER) that answer
+     * it (on the last); body: a dcu_wire_get_t, where the answer goes. */
+    DCU_WIRE_GET = 14
 };
 /* Rounds of a dissemination barrier at most (2^31 processes). */
 #define DCU_WIRE_ROUNDS 31u
@@ -62,19 +66,30 @@ typedef struct dcu_wire_header {
     uint8_t type;     /* dcu_wire_type */
     uint32_t length;  /* bytes of body after the header */
     int32_t src_proc; /* sending process */
-    int32_t src_rank; /* PUT, NOTIFY: WORLD rank of the sender; PART_ASK, PART above */
-    int32_t dst_rank; /* PUT, NOTIFY: WORLD rank of the target; PART_ASK, PART above */
+    int32_t src_rank; /* PUT, NOTIFY: WORLD rank of the sender; PART_ASK, PART, GET above */
+    int32_t dst_rank; /* PUT, NOTIFY: WORLD rank of the target; PART_ASK, PART, GET above */
     uint32_t tag;     /* PUT, NOTIFY: tag + 1 (0: a put that does not notify); ROUND: the
-                       * round; ACK: the messages taken */
-    uint32_t slot;    /* PUT, PART_ASK, PART: window slot */
+                       * round; ACK: the messages taken; GET above */
+    uint32_t slot;    /* PUT, PART_ASK, PART, GET: window slot */
     uint32_t epoch;   /* ROUND: WORLD barrier of this run;
                        * PROBE, REPLY: the detector's round */
-    uint64_t offset;  /* PUT: in the target's part of the window */
-    uint64_t count;   /* PUT: payload bytes; PART: the part's size; ACK: the bytes taken */
+    uint64_t offset;  /* PUT, GET: in the target's part of the window */
+    uint64_t count;   /* PUT: payload bytes; GET: bytes asked for; PART: the part's size;
+                       * ACK: the bytes taken */
     uint32_t run;     /* the sender's run (1, 2, ...): a message of an earlier run, one that
                        * ended early, is dropped */
-    uint32_t flags;   /* DCU_WIRE_ENDED, DCU_WIRE_UNCREDITED */
+    uint32_t flags;   /* DCU_WIRE_ENDED, DCU_WIRE_UNCREDITED, DCU_WIRE_ANSWER (PUT only) */
 } dcu_wire_header_t;
+
+/* A GET's body: the asking rank's part (window slot, offset in it) that
+ * the answer, a PUT to src_rank, writes. */
+typedef struct dcu_wire_get {
+    uint32_t slot;
+    uint32_t reserved; /* 0 */
+    uint64_t offset;
+} dcu_wire_get_t;
+
+DCUDA_STATIC_ASSERT(sizeof(dcu_wire_get_t) == 16, "wire get");
 
 /* Sent after the deadlock detector ended the sender's run: the receiver's
  * run has ended too, before what the message carries is applied. */
@@ -83,6 +98,9 @@ typedef struct dcu_wire_header {
  * sender's run was cancelled (its targets may have stopped taking what
  * arrives): not held to the credit. */
 #define DCU_WIRE_UNCREDITED 2u
+/* A PUT that answers a GET of the receiver (its bytes return the credit
+ * the receiver's gets are held to). */
+#define DCU_WIRE_ANSWER 4u
 
 DCUDA_STATIC_ASSERT(sizeof(dcu_wire_header_t) == 56, "wire header");
 

@@ -17,7 +17,8 @@
  *    room is made, and polled. Every message the proxy sends is the next
  *    one the commands call for (type, ranks, tag, slot, offset, payload:
  *    the entries after a PUT's header, the source of a large put, the
- *    window part a PART asks its owner for) and passes the receiver's dcu_wire_check
+ *    window part a PART asks its owner for, where a GET's answer goes)
+ *    and passes the receiver's dcu_wire_check
  *    (messages come packed in frames, split by dcu_wire_next);
  *    it fails once a command is refused, and only then or on a command
  *    whose fault lies in the order of commands (a barrier epoch out of
@@ -92,8 +93,20 @@ static void read_setting(fuzz_reader_t *r, setting_t *s)
 typedef struct ref {
     dcu_cmd_verdict_t verdict;
     uint32_t entries; /* a PUT's args[4], else 1 */
-    int target;       /* the process of a PUT, PUT_READ, NOTIFY or PART executed */
+    int target;       /* the process of a PUT, PUT_READ, NOTIFY, PART or GET executed */
 } ref_t;
+
+/* A GET's args[]: [1] two window slots (the target's in the low 32 bits,
+ * the receiving part's in the high), [5] a tag + 1 (never 0), [2] + [3]
+ * and [4] + [3] may not wrap. */
+static dcu_cmd_verdict_t ref_get(const dcuda_cmd_t *c)
+{
+    uint64_t size = c->args[3];
+    int ok = (c->args[1] & 0xffffffffu) < DCUDA_MAX_WINDOWS &&
+             (c->args[1] >> 32) < DCUDA_MAX_WINDOWS && c->args[5] != 0 &&
+             c->args[2] + size >= c->args[2] && c->args[4] + size >= c->args[4];
+    return ok ? DCU_CMD_EXECUTE : DCU_CMD_REFUSED;
+}
 
 /* A command of a known op for the network path, by its args[]. */
 static dcu_cmd_verdict_t ref_net_op(const dcuda_cmd_t *c, const setting_t *s, ref_t *r)
@@ -118,6 +131,8 @@ static dcu_cmd_verdict_t ref_net_op(const dcuda_cmd_t *c, const setting_t *s, re
         return tag ? DCU_CMD_EXECUTE : DCU_CMD_REFUSED;
     if (c->op == DCUDA_CMD_PART) /* [1] a slot; answered */
         return slot < DCUDA_MAX_WINDOWS && c->tag ? DCU_CMD_EXECUTE : DCU_CMD_REFUSED;
+    if (c->op == DCUDA_CMD_GET)
+        return ref_get(c);
     if (slot >= DCUDA_MAX_WINDOWS || c->args[2] + size < c->args[2]) /* [2] + [3] may not wrap */
         return DCU_CMD_REFUSED;
     if (c->op == DCUDA_CMD_PUT) /* the payload fits the entries after the header */
@@ -133,7 +148,7 @@ static ref_t ref_check(const dcuda_cmd_t *c, const setting_t *s)
         r.verdict = DCU_CMD_UNREADABLE;
     else if (c->op == DCUDA_CMD_PING)
         r.verdict = DCU_CMD_EXECUTE;
-    else if (c->op >= DCUDA_CMD_PUT && c->op <= DCUDA_CMD_PART)
+    else if (c->op >= DCUDA_CMD_PUT && c->op <= DCUDA_CMD_GET)
         r.verdict = ref_net_op(c, s, &r);
     else
         r.verdict = DCU_CMD_UNKNOWN;
@@ -175,7 +190,7 @@ typedef struct command {
 } command_t;
 
 /* What the proxy is expected to send, in order: messages of the commands
- * it executes at once (PUT, NOTIFY, PART: its PART_ASK, as no part is
+ * it executes at once (PUT, NOTIFY, GET, PART: its PART_ASK, as no part is
  * known here; BARRIER: its first ROUND to the next process, but only while
  * no put or notification it sent waits for an acknowledgement, and none
  * comes here), and the chunks of the large puts it reads. */
@@ -194,7 +209,10 @@ static struct world {
     dcuda_cmd_t shadow[MAX_ENTRIES]; /* the entries as the input has them */
     command_t cmds[MAX_ENTRIES];
     int ncmds;
-    int fails; /* a command the rules refuse, or one that ends the queue */
+    int fails;         /* a command the rules refuse, or one that ends the queue */
+    int stall;         /* a GET that waits for answers (none come here): commands from it on wait */
+    uint32_t stall_at; /* its ticket */
+    uint64_t get_out[MAX_PROCS]; /* bytes of gets asked of each process (proxy.h's rule) */
     expected_t sync[MAX_ENTRIES * MAX_PROCS], reads[MAX_ENTRIES];
     int nsync, nreads, sync_at, reads_at;
     int data_sent;   /* puts and notifications sent (none is ever acknowledged) */
@@ -210,6 +228,19 @@ static struct world {
     int nstaging;
 } w;
 
+/* Must GET h to process q wait for answers to earlier gets? What gets
+ * asked of q and not answered (their bytes and DCU_PROXY_GET_COST each)
+ * stays within the credit, but one always goes. Counts it if it goes. */
+static int get_waits(const dcuda_cmd_t *h, int q)
+{
+    uint64_t cost = h->args[3] + DCU_PROXY_GET_COST, out = w.get_out[q];
+    uint64_t credit = (uint64_t)MAX_SENT * DCU_NET_MAX_MESSAGE; /* config()'s */
+    if (out != 0 && (out > credit || cost > credit - out))
+        return 1;
+    w.get_out[q] = out + cost;
+    return 0;
+}
+
 /* Lists the commands of the n entries and what each should make; those
  * after one that fails the proxy are still written, and should make
  * nothing. An unreadable one ends the list, as a command that would run
@@ -218,7 +249,8 @@ static void plan(uint32_t n)
 {
     w.ncmds = w.nsync = w.nreads = w.sync_at = w.reads_at = w.data_sent = 0;
     w.chunks_sent = w.data_planned = 0;
-    w.fails = 0;
+    w.fails = w.stall = 0;
+    memset(w.get_out, 0, sizeof w.get_out);
     for (uint32_t t = 0; t < n;) {
         command_t *c = &w.cmds[w.ncmds];
         const dcuda_cmd_t *h = &w.shadow[t];
@@ -237,7 +269,13 @@ static void plan(uint32_t n)
             break;
         if (c->ref.verdict != DCU_CMD_EXECUTE)
             continue;
-        if (h->op == DCUDA_CMD_PUT || h->op == DCUDA_CMD_NOTIFY || h->op == DCUDA_CMD_PART)
+        if (h->op == DCUDA_CMD_GET && get_waits(h, c->ref.target)) {
+            w.stall = 1; /* it and every command after it wait: nothing more happens */
+            w.stall_at = c->ticket;
+            break;
+        }
+        if (h->op == DCUDA_CMD_PUT || h->op == DCUDA_CMD_NOTIFY || h->op == DCUDA_CMD_PART ||
+            h->op == DCUDA_CMD_GET)
             w.sync[w.nsync++] = (expected_t){ c->ticket, c->ref.target, 0, 0, 0, 0 };
         w.data_planned += h->op == DCUDA_CMD_PUT || h->op == DCUDA_CMD_NOTIFY;
         if (h->op == DCUDA_CMD_BARRIER && w.s.procs > 1)
@@ -308,7 +346,20 @@ static void advance_sync(void)
     }
 }
 
-/* Checks a message (header h, body) of a PUT, NOTIFY, PART_ASK or ROUND:
+/* Checks a GET message (header h, body) against the command c of ticket t. */
+static void check_get(const dcu_wire_header_t *h, const uint8_t *body, const dcuda_cmd_t *c,
+                      uint32_t t)
+{
+    dcu_wire_get_t g;
+    memcpy(&g, body, sizeof g);
+    FUZZ_CHECK(h->count == c->args[3] && h->offset == c->args[2] && h->tag == c->args[5] &&
+                   g.slot == c->args[1] >> 32 && g.reserved == 0 && g.offset == c->args[4],
+               "the GET of ticket %u says %llu bytes at %llu, tag %u, into window %u at %llu", t,
+               (unsigned long long)h->count, (unsigned long long)h->offset, h->tag, g.slot,
+               (unsigned long long)g.offset);
+}
+
+/* Checks a message (header h, body) of a PUT, NOTIFY, GET, PART_ASK or ROUND:
  * the next one expected for its process (frames keep the order of the
  * messages to one process, not across processes). */
 static void check_sync(int peer, const dcu_wire_header_t *h, const uint8_t *body)
@@ -328,6 +379,7 @@ static void check_sync(int peer, const dcu_wire_header_t *h, const uint8_t *body
     uint8_t want = c->op == DCUDA_CMD_PUT      ? DCU_WIRE_PUT
                    : c->op == DCUDA_CMD_NOTIFY ? DCU_WIRE_NOTIFY
                    : c->op == DCUDA_CMD_PART   ? DCU_WIRE_PART_ASK
+                   : c->op == DCUDA_CMD_GET    ? DCU_WIRE_GET
                                                : DCU_WIRE_ROUND;
     FUZZ_CHECK(h->type == want && peer == x->peer, "a message of type %u to %d, expected %u to %d",
                h->type, peer, want, x->peer);
@@ -338,10 +390,12 @@ static void check_sync(int peer, const dcu_wire_header_t *h, const uint8_t *body
     }
     FUZZ_CHECK(h->src_rank == w.s.proc_first[w.s.me] + c->rank &&
                    h->dst_rank == (int32_t)c->args[0] &&
-                   (want == DCU_WIRE_NOTIFY || h->slot == c->args[1]),
+                   (want == DCU_WIRE_NOTIFY || h->slot == (c->args[1] & 0xffffffffu)),
                "a message from rank %d to %d, slot %u", h->src_rank, h->dst_rank, h->slot);
     if (want == DCU_WIRE_PUT)
         check_put(h, body, c, x->ticket);
+    else if (want == DCU_WIRE_GET)
+        check_get(h, body, c, x->ticket);
     else if (want == DCU_WIRE_PART_ASK)
         FUZZ_CHECK(h->tag == c->tag, "an ask for a part with reply tag %u, not %u", h->tag, c->tag);
     else
@@ -687,14 +741,22 @@ static void run_proxy(void)
     poll_idle(p);
     const char *failure = dcu_proxy_failure(p);
     uint32_t tail = atomic_load(&r.cmd_tail);
-    if (w.fails)
+    if (w.stall && !failure) /* an order fault before it may fail the proxy first (below) */
+        FUZZ_CHECK(tail == w.stall_at,
+                   "a GET that waits for answers: %u entries consumed, %u before it", tail,
+                   w.stall_at);
+    else if (w.fails)
         FUZZ_CHECK(failure != NULL, "a refused command did not fail the proxy");
     if (failure && !w.fails)
         FUZZ_CHECK(strstr(failure, "reached WORLD barrier") ||
                        strstr(failure, "sent a put to read"),
                    "the proxy failed on commands the rules allow: %s", failure);
     advance_sync();
-    if (!failure)
+    if (!failure && w.stall)
+        FUZZ_CHECK(w.sync_at == w.nsync && w.reads_at == w.nreads,
+                   "sent %d of %d messages and %d of %d large puts before a waiting GET", w.sync_at,
+                   w.nsync, w.reads_at, w.nreads);
+    if (!failure && !w.stall)
         FUZZ_CHECK(tail == tickets && w.sync_at == w.nsync && w.reads_at == w.nreads,
                    "consumed %u of %u entries, sent %d of %d messages and %d of %d large puts",
                    tail, tickets, w.sync_at, w.nsync, w.reads_at, w.nreads);
@@ -779,6 +841,7 @@ void fuzz_seeds(fuzz_emit_fn emit, void *arg)
     seed_cmd(&s, 1, DCUDA_CMD_PUT_READ, 2, 2, 1, 0, 300, 64, 9);
     seed_cmd(&s, 0, DCUDA_CMD_PUT_READ, 3, 4, 1, 0, 10, READABLE, 0);
     seed_cmd(&s, 1, DCUDA_CMD_PART, 4, 3, 3, 0, 0, 0, 0);
+    seed_cmd(&s, 0, DCUDA_CMD_GET, 0, 4, 2 | (uint64_t)5 << 32, 16, 300, 40, 8);
     emit(arg, s.b, s.n);
     /* 1 rank, a queue of 16: puts that wrap around its end. */
     seed_start(&s, 0x04, 0x01, 0x02);

@@ -20,11 +20,12 @@
 
 const char fuzz_name[] = "wire";
 const unsigned fuzz_replay_rounds = 400000;
-const char *const fuzz_tokens[] = { "\x0d\xdc\x07\x01",
-                                    "\x0d\xdc\x07\x02",
-                                    "\x0d\xdc\x07\x0b",
-                                    "\x0d\xdc\x07\x0c",
-                                    "\x0d\xdc\x07\x0d",
+const char *const fuzz_tokens[] = { "\x0d\xdc\x09\x01",
+                                    "\x0d\xdc\x09\x02",
+                                    "\x0d\xdc\x09\x0b",
+                                    "\x0d\xdc\x09\x0c",
+                                    "\x0d\xdc\x09\x0d",
+                                    "\x0d\xdc\x09\x0e",
                                     "\xff\xff\xff\xff",
                                     "\x38",
                                     NULL };
@@ -53,20 +54,33 @@ static setting_t read_setting(fuzz_reader_t *r)
 }
 
 /* wire.h's format, as this file reads it: a header of 56 bytes (magic
- * 0xdc0d, version 8, type, body length, sender, ranks, tag, slot, epoch,
- * offset, count, the sender's run, flags: 0 to 3), the body after it. */
+ * 0xdc0d, version 9, type, body length, sender, ranks, tag, slot, epoch,
+ * offset, count, the sender's run, flags: 0 to 7, 4 on a PUT only), the
+ * body after it. */
 static int rank_in(int32_t r, const setting_t *s) { return r >= 0 && r < s->lim.world_size; }
 
-static int valid_body(const dcu_wire_header_t *h, const setting_t *s)
+/* A GET's body of 16 bytes: the asker's window slot (below 64), four
+ * zero bytes, the offset there, which the count may not carry past 2^64. */
+static int valid_get(const dcu_wire_header_t *h, const uint8_t *body)
+{
+    uint32_t slot, zero;
+    uint64_t offset;
+    memcpy(&slot, body, 4);
+    memcpy(&zero, body + 4, 4);
+    memcpy(&offset, body + 8, 8);
+    return slot < 64 && zero == 0 && offset <= UINT64_MAX - h->count;
+}
+
+static int valid_body(const dcu_wire_header_t *h, const uint8_t *body, const setting_t *s)
 {
     int ranks = rank_in(h->src_rank, s) && rank_in(h->dst_rank, s);
     switch (h->type) {
-    case 1: /* PUT: the payload is the body; a tag 0..272 (0: no notification; 257..272:
-             * the collectives' tags) */
-        return ranks && h->tag <= 272 && h->slot < 64 && h->count == h->length &&
+    case 1: /* PUT: the payload is the body; a tag 0..288 (0: no notification; 257..288:
+             * the library's tags) */
+        return ranks && h->tag <= 288 && h->slot < 64 && h->count == h->length &&
                h->offset <= UINT64_MAX - h->count;
-    case 2: /* NOTIFY: no body, a tag 1..272 */
-        return ranks && h->tag >= 1 && h->tag <= 272 && h->length == 0;
+    case 2: /* NOTIFY: no body, a tag 1..288 */
+        return ranks && h->tag >= 1 && h->tag <= 288 && h->length == 0;
     /* 3: the all-to-all barrier of version 4, no longer a type */
     case 4: /* ABORT: why, as text of at most 256 bytes */
     case 5: /* LEFT: how the sender left, the same */
@@ -86,6 +100,10 @@ static int valid_body(const dcu_wire_header_t *h, const setting_t *s)
         return ranks && h->slot < 64 && h->length == 0;
     case 13: /* BEAT: tag 0 or 1 (no more beats), no body */
         return h->tag <= 1 && h->length == 0;
+    case 14: /* GET: two ranks, a tag 1..288, a window slot, offset + count within 2^64,
+              * a body of 16 bytes */
+        return ranks && h->tag >= 1 && h->tag <= 288 && h->slot < 64 &&
+               h->offset <= UINT64_MAX - h->count && h->length == 16 && valid_get(h, body);
     default:
         return 0;
     }
@@ -97,12 +115,12 @@ static int valid(const uint8_t *m, size_t size, const setting_t *s)
     if (size < 56)
         return 0;
     memcpy(&h, m, sizeof h);
-    if (h.magic != 0xdc0d || h.version != 8 || size > s->lim.max_size || h.length != size - 56 ||
-        h.flags > 3u)
+    if (h.magic != 0xdc0d || h.version != 9 || size > s->lim.max_size || h.length != size - 56 ||
+        h.flags > 7u || ((h.flags & 4u) && h.type != 1))
         return 0;
     if (s->from < 0 || s->from >= s->lim.processes || h.src_proc != s->from || h.run == 0)
         return 0;
-    return valid_body(&h, s);
+    return valid_body(&h, m + 56, s);
 }
 
 /* Frames (wire.h): whole messages at offsets that are multiples of 8, the
@@ -177,17 +195,18 @@ static size_t make_seed(uint8_t buf[8 + 56 + 64], uint8_t type, uint32_t body)
     h.src_rank = 2;
     h.dst_rank = 5;
     h.tag = type == 2 ? 4 : type == 9 ? 1 : type == 10 ? 7 : type == 13 ? 1 : type >= 11 ? 9 : 0;
+    h.flags = type == 1 && body == 8 ? 4u : 0u; /* the answer to a get */
     h.slot = 3;
     h.epoch = type == 6 || type == 7 || type == 9 ? 1 : 0;
     h.offset = 16;
-    h.count = type == 1 ? body : type == 12 ? 4096 : type == 10 ? 7 * 56 : 0;
+    h.count = type == 1 ? body : type == 12 ? 4096 : type == 10 ? 7 * 56 : type == 14 ? 300 : 0;
     memset(buf, 0, 8);
     buf[0] = 2;          /* from 1 */
     buf[1] = 2 | 1 << 3; /* 3 processes of 2 ranks */
     buf[2] = 40 << 1;    /* at most 4096 bytes, a reason of 81 */
     memcpy(buf + 8, &h, sizeof h);
     for (uint32_t i = 0; i < body; i++)
-        buf[8 + sizeof h + i] = (uint8_t)(i * 13);
+        buf[8 + sizeof h + i] = (uint8_t)(type == 14 ? (i == 0 ? 2 : i == 8 ? 40 : 0) : i * 13);
     return 8 + sizeof h + body;
 }
 
@@ -206,6 +225,8 @@ void fuzz_seeds(fuzz_emit_fn emit, void *arg)
     emit(arg, buf, make_seed(buf, 11, 0));
     emit(arg, buf, make_seed(buf, 12, 0));
     emit(arg, buf, make_seed(buf, 13, 0));
+    emit(arg, buf, make_seed(buf, 14, 16)); /* a get of 300 bytes into slot 2 at 40 */
+    emit(arg, buf, make_seed(buf, 1, 8));   /* a piece of its answer */
     /* A frame: a put of 20 bytes, padding to 80, a notification. */
     uint8_t frame[8 + 80 + 56];
     make_seed(buf, 1, 20);

@@ -15,6 +15,7 @@
 
 #include "coll.h"
 #include "engine.h"
+#include "get.h"
 
 DCUDA_RANK_API dcuda_status_t dcuda_rank_init(dcuda_context_h ctx, dcuda_state_t *st)
 {
@@ -113,6 +114,20 @@ DCUDA_RANK_API dcuda_status_t dcuda_notify(dcuda_state_t *st, int rank, dcuda_co
     if (!dcu_user_tag(tag))
         return dcu_user_tag_refused(st, tag, "dcuda_notify");
     return dcu_notify(st, rank, comm, tag);
+}
+
+DCUDA_RANK_API dcuda_status_t dcuda_get(dcuda_state_t *st, dcuda_win_t win, int rank, size_t offset,
+                                        size_t size, void *dst)
+{
+    return dcu_get(st, win, rank, offset, size, dst, 0, 0, "dcuda_get");
+}
+
+DCUDA_RANK_API dcuda_status_t dcuda_get_notify(dcuda_state_t *st, dcuda_win_t win, int rank,
+                                               size_t offset, size_t size, void *dst, int tag)
+{
+    if (!dcu_user_tag(tag))
+        return dcu_user_tag_refused(st, tag, "dcuda_get_notify");
+    return dcu_get(st, win, rank, offset, size, dst, 1, tag, "dcuda_get_notify");
 }
 
 DCUDA_RANK_API int dcuda_test_notifications(dcuda_state_t *st, int tag, int count)

@@ -104,11 +104,11 @@ DCU_FN dcuda_status_t dcu_checked_notify(const dcuda_state_t *st, int comm, int 
     return s;
 }
 
-/* A put, checked completely before any memory is touched. */
+/* A put or get, checked completely before any memory is touched. */
 typedef struct dcu_put {
-    char *dst;       /* target address, as this rank reaches it */
+    char *dst;       /* the target's bytes, as this rank reaches them */
     dcu_target_t to; /* where its notification goes */
-    int src_slot;    /* window slot of my part that holds the source */
+    int src_slot;    /* window slot of my part that holds the source (a get's destination) */
     dcuda_win_entry_t target, mine;
 } dcu_put_t;
 
@@ -136,9 +136,12 @@ DCU_FN dcuda_status_t dcu_checked_part(const dcuda_state_t *st, int comm, int sl
                       rank, slot, (void *)(uintptr_t)part->base, (unsigned long long)part->size);
 }
 
-DCU_FN dcuda_status_t dcu_checked_put(const dcuda_state_t *st, uint32_t win, int rank,
-                                      uint64_t offset, uint64_t size, const void *src, dcu_put_t *p,
-                                      const char *call)
+/* A put (local: its source) or a get (local: its destination), checked
+ * completely before any memory is touched: `local_name` words the
+ * refusals of the local buffer ("source", "destination"). */
+DCU_FN dcuda_status_t dcu_checked_access(const dcuda_state_t *st, uint32_t win, int rank,
+                                         uint64_t offset, uint64_t size, const void *local,
+                                         dcu_put_t *p, const char *local_name, const char *call)
 {
     dcuda_status_t s = dcu_checked_win(st, win, call);
     if (s != DCUDA_OK)
@@ -155,17 +158,18 @@ DCU_FN dcuda_status_t dcu_checked_put(const dcuda_state_t *st, uint32_t win, int
                           (unsigned long long)p->target.size, rank, slot, dcu_comm_name(comm));
     p->mine = *dcu_win_entry(st, comm, slot, dcu_comm_rank(st, comm));
     p->src_slot = slot;
-    if ((s = dcu_check_source(st, comm, &p->mine, &p->src_slot, src, size)) != DCUDA_OK)
-        return DCU_REPORT(st, s, call, "source %p..+%llu is %s", src, (unsigned long long)size,
+    if ((s = dcu_check_source(st, comm, &p->mine, &p->src_slot, local, size)) != DCUDA_OK)
+        return DCU_REPORT(st, s, call, "%s %p..+%llu is %s", local_name, local,
+                          (unsigned long long)size,
                           s == DCUDA_ERR_WIN_COMM ? "only in windows of the other communicator"
                                                   : "not inside any window of this rank");
     uint64_t d = p->target.base + offset;
     /* On the network path the target lives in another address space (but
      * for a rank of my device under NET_LOOPBACK). */
     if ((p->to.path != DCUDA_PATH_NET || dcu_world_rank_is_mine(st, rank)) &&
-        (s = dcu_check_overlap(d, (uint64_t)(uintptr_t)src, size)) != DCUDA_OK)
-        return DCU_REPORT(st, s, call, "source %p and target %p overlap in %llu bytes", src,
-                          (void *)(uintptr_t)d, (unsigned long long)size);
+        (s = dcu_check_overlap(d, (uint64_t)(uintptr_t)local, size)) != DCUDA_OK)
+        return DCU_REPORT(st, s, call, "%s %p and target %p overlap in %llu bytes", local_name,
+                          local, (void *)(uintptr_t)d, (unsigned long long)size);
     p->dst = (char *)(uintptr_t)d;
     return DCUDA_OK;
 }

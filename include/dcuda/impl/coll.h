@@ -45,7 +45,8 @@ enum {
     DCU_COLL_A2A_READY = 7,  /* alltoall: a rank has called it (to every other one) */
     DCU_COLL_KINDS = 8
 };
-DCUDA_STATIC_ASSERT(DCUDA_COMM_COUNT * DCU_COLL_KINDS <= DCUDA_TAG_LIBRARY, "collective tags");
+DCUDA_STATIC_ASSERT(DCUDA_TAG_COUNT + DCUDA_COMM_COUNT * DCU_COLL_KINDS <= DCUDA_TAG_GET,
+                    "collective tags before the get's");
 
 DCU_FN int dcu_coll_tag(int comm, int kind) { return DCUDA_TAG_COUNT + comm * DCU_COLL_KINDS + kind; }
 

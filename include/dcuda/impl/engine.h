@@ -809,7 +809,7 @@ DCU_FN_COLD dcuda_status_t dcu_put_slow(const dcuda_state_t *st, uint32_t win, i
                                         size_t offset, size_t size, const void *src, dcu_put_t *p,
                                         const char *call)
 {
-    return dcu_checked_put(st, win, rank, offset, size, src, p, call);
+    return dcu_checked_access(st, win, rank, offset, size, src, p, "source", call);
 }
 
 /* A put, notified with `tag` when `notify`: checks (a remembered route

@@ -17,7 +17,7 @@
 #include "base.h"
 #include "ring.h"
 
-#define DCUDA_LAYOUT_VERSION 14u
+#define DCUDA_LAYOUT_VERSION 15u
 #define DCUDA_CONTEXT_MAGIC 0x64637564u /* "dcud" */
 #define DCUDA_STATE_MAGIC 0x72616e6bu   /* "rank" */
 
@@ -29,11 +29,15 @@
 #define DCUDA_MAX_SEGMENTS 256
 
 /* Notification tags are 0..DCUDA_TAG_COUNT-1 (the thesis' 8-bit tags).
- * The library's own tags (the collectives') follow them: a rank counts
- * DCUDA_TAG_SLOTS tags, and rank code can name only the first 256. */
+ * The library's own tags follow them: a rank counts DCUDA_TAG_SLOTS tags,
+ * and rank code can name only the first 256. Of the library's, the
+ * collectives take the first 16 (impl/coll.h), a blocking get's
+ * completion the next (DCUDA_TAG_GET); the rest are spare (a rank's
+ * counters stay whole cache lines). */
 #define DCUDA_TAG_COUNT 256
-#define DCUDA_TAG_LIBRARY 16
+#define DCUDA_TAG_LIBRARY 32
 #define DCUDA_TAG_SLOTS (DCUDA_TAG_COUNT + DCUDA_TAG_LIBRARY)
+#define DCUDA_TAG_GET (DCUDA_TAG_COUNT + 16)
 /* Communicators: WORLD and DEVICE. */
 #define DCUDA_COMM_COUNT 2
 /* Live windows per communicator at one time. */
@@ -337,6 +341,6 @@ DCUDA_STATIC_ASSERT(sizeof(dcuda_put_route_t) == 56, "put route");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 120, "state copies of the context");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 704, "state counters");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 1848, "state fits shared memory budget");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 1912, "state fits shared memory budget");
 
 #endif /* DCUDA_SHARED_LAYOUT_H */

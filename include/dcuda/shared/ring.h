@@ -24,7 +24,7 @@
 #include "base.h"
 
 #define DCUDA_LOG_RING_VERSION 1u
-#define DCUDA_CMD_RING_VERSION 3u
+#define DCUDA_CMD_RING_VERSION 4u
 
 /* Characters of text in one log entry (longer messages are truncated). */
 #define DCUDA_LOG_TEXT 224
@@ -92,7 +92,8 @@ enum dcuda_cmd_op {
     DCUDA_CMD_NOTIFY = 3,   /* a notification to a rank on the network path */
     DCUDA_CMD_BARRIER = 4,  /* the device's ranks reached a WORLD barrier (network path) */
     DCUDA_CMD_PUT_READ = 5, /* a large put the proxy reads from rank memory (network path) */
-    DCUDA_CMD_PART = 6      /* the size of a part of a rank on the network path */
+    DCUDA_CMD_PART = 6,     /* the size of a part of a rank on the network path */
+    DCUDA_CMD_GET = 7       /* a get from a rank on the network path */
 };
 
 /* args[] of each op. PUT: [0] target WORLD rank, [1] window slot, [2] offset
@@ -106,7 +107,11 @@ enum dcuda_cmd_op {
  * then sends in PUT commands. PART: [0] a WORLD rank on the network path,
  * [1] a window slot (of WORLD) live there; it wants a reply: the size of
  * that rank's part in `value` (the proxy asks the part's owner once and
- * keeps the answer until the slot's next window). */
+ * keeps the answer until the slot's next window). GET: [0] target WORLD
+ * rank, [1] window slot of the target's part | window slot of the
+ * sender's part that receives the data << 32, [2] offset in the target's
+ * part, [3] size, [4] offset in the receiving part, [5] tag + 1 of the
+ * notification the sender gets once the data is there (never 0). */
 #define DCUDA_CMD_NO_SLOT 0xffffffffu
 /* Most payload bytes one PUT command carries. */
 #define DCUDA_NET_CHUNK_MAX 65536u
