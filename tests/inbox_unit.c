@@ -11,10 +11,14 @@
  * order (a put in pieces once, with its last piece), and what is held is
  * what was delivered and not told yet; nothing
  * is held once the consumer has drained; settle applies what is left.
+ * Reads (a get's turn at the target) are drawn too: each must see exactly
+ * the memory that the messages before it in arrival order made (a hash of
+ * the reference at its delivery), be served in arrival order, and hold
+ * the messages after it back until served.
  * First, by hand: a large put is copied at once behind unread
  * notifications (they write nothing), and waits behind an unread put with
- * data until the SYNC after it is consumed. Deterministic, well under a
- * second.
+ * data until the SYNC after it is consumed; so does a read, and a put
+ * after it waits for it. Deterministic, well under a second.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdatomic.h>
@@ -60,6 +64,37 @@ static void on_landed(void *arg, int from, uint32_t bytes)
                "message %d (%u bytes) told written, expected message %d", from, bytes, landed);
     landed++;
     landed_bytes += bytes;
+}
+
+/* A read as this file asks for one: its number among the messages, the
+ * bytes it counts, the memory it reads, and the hash of what it must see. */
+typedef struct read_req {
+    int number;
+    uint32_t bytes, at, n;
+    uint64_t want;
+} read_req_t;
+static int reads, reads_served;
+
+static uint64_t hash(const unsigned char *p, uint32_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (uint32_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* The proxy's side of a read: it sees what the messages before it made,
+ * and counts as a message told written, in order. */
+static void on_read(void *arg, int r, const void *data, uint32_t size)
+{
+    read_req_t q;
+    (void)arg;
+    TEST_CHECK(r == 0 && size == sizeof q, "a read of rank %d, %u bytes of request", r, size);
+    memcpy(&q, data, sizeof q);
+    TEST_CHECK(hash(memory + q.at, q.n) == q.want,
+               "read %d (%u bytes at %u) does not see what arrived before it", q.number, q.n, q.at);
+    on_landed(NULL, q.number, q.bytes);
+    reads_served++;
 }
 
 /* The next message's source (its number). */
@@ -140,6 +175,46 @@ static void put(dcu_inboxes_t *in, unsigned char *payload, uint32_t at, uint32_t
         expected[tag - 1u]++;
 }
 
+/* Asks for a read of n bytes at memory + at: it must see the reference as
+ * it is now. */
+static void ask_read(dcu_inboxes_t *in, uint32_t at, uint32_t n)
+{
+    dcu_inbox_source_t src = source();
+    read_req_t q = { src.from, src.bytes, at, n, hash(reference + at, n) };
+    TEST_STATUS(dcu_inbox_read(in, 0, &q, sizeof q, src), DCUDA_OK);
+    reads++;
+}
+
+/* A read waits behind an unread put with data until the SYNC after it is
+ * consumed, then is served before the put that arrived after it. */
+static void read_behind_unread(dcu_inboxes_t *in, unsigned char *payload)
+{
+    put(in, payload, 1000u, 100u, 0u); /* data in the inbox, unread */
+    ask_read(in, 1000u, 200u);
+    TEST_CHECK(dcu_inbox_held(in) == 1 && reads_served == 0,
+               "a read did not wait behind an unread put");
+    put(in, payload, 1050u, 100u, 1u); /* after it: the read must not see it */
+    TEST_CHECK(dcu_inbox_held(in) == 2, "a put did not wait behind a read");
+    for (int round = 0; round < 4 && dcu_inbox_held(in); round++) {
+        consume(1 << 30);
+        TEST_CHECK(dcu_inbox_retry(in) >= 0, "retry failed");
+    }
+    consume(1 << 30);
+    TEST_CHECK(dcu_inbox_held(in) == 0 && reads_served == 1 && syncs == 1 &&
+                   counted[0] == expected[0],
+               "the read behind data: %zu held, %d served, %d SYNCs", dcu_inbox_held(in),
+               reads_served, syncs);
+    ask_read(in, 1000u, 200u); /* the put after the first read asks for a SYNC again */
+    for (int round = 0; round < 4 && dcu_inbox_held(in); round++) {
+        consume(1 << 30);
+        TEST_CHECK(dcu_inbox_retry(in) >= 0, "retry failed");
+    }
+    ask_read(in, 0u, 64u); /* nothing written since the SYNC: served at once */
+    TEST_CHECK(reads_served == 3 && dcu_inbox_held(in) == 0,
+               "reads after a SYNC: %d served, %zu held", reads_served, dcu_inbox_held(in));
+    TEST_CHECK(memcmp(memory, reference, MEMORY) == 0, "the memory differs from the reference");
+}
+
 /* What unread messages hold a large put back: notifications do not, a put
  * with data does (until the SYNC after it is consumed). */
 static void large_behind_unread(dcu_inboxes_t *in, unsigned char *payload)
@@ -169,12 +244,15 @@ int main(void)
     dcu_inboxes_t *in =
         dcu_inboxes_create(ring, &tail, 1, &ops, NULL, on_landed, NULL, PIECES_MAX);
     TEST_CHECK(in != NULL, "cannot create the inbox");
+    dcu_inboxes_on_read(in, on_read, NULL);
     static unsigned char payload[PIECES_MAX + 2u * DCU_INBOX_EAGER_MAX];
     int puts = 0, pieces = 0, large = 0, held_seen = 0;
     large_behind_unread(in, payload);
     syncs = 0;
+    read_behind_unread(in, payload);
+    syncs = 0;
     for (int step = 0; step < STEPS; step++) {
-        uint32_t what = next(10);
+        uint32_t what = next(11);
         if (what < 7) {
             uint32_t n = what < 4   ? next(64)
                          : what < 6 ? next(DCU_INBOX_EAGER_MAX + 1u)
@@ -195,6 +273,9 @@ int main(void)
             uint32_t tag = 1u + next(TAGS);
             TEST_STATUS(dcu_inbox_deliver(in, 0, 0u, NULL, 0u, tag, source()), DCUDA_OK);
             expected[tag - 1u]++;
+        } else if (what < 9) {
+            uint32_t n = next(2048u);
+            ask_read(in, next(MEMORY - n + 1u), n);
         } else {
             consume((int)next(8));
         }
@@ -223,6 +304,12 @@ int main(void)
     TEST_CHECK(held_seen && large > 100 && pieces > 100 && syncs > 0,
                "the stream never filled the inbox (%d in pieces, %d large, %d syncs)", pieces,
                large, syncs);
+    TEST_CHECK(reads > 1000 && reads_served == reads, "%d of %d reads served", reads_served, reads);
+
+    /* Settle drops a read still held (nobody waits for it any more). */
+    put(in, payload, 0u, 100u, 0u);
+    ask_read(in, 0u, 100u);
+    TEST_CHECK(dcu_inbox_held(in) == 1, "the last read was not held behind unread data");
 
     /* Settle: what a rank left unread is applied by the proxy. */
     hostile(payload, 100, dcu_inbox_head(in, 0));
@@ -236,6 +323,9 @@ int main(void)
     TEST_CHECK((int32_t)(t - pos) >= 3 && (uint32_t)(next_word >> 32) != t + 1u,
                "settle did not mark the inbox consumed (tail %u, consumer at %u)", t, pos);
     dcu_inboxes_destroy(in);
-    printf("inbox: %d puts (%d past the eager limit), all applied in order\n", puts, large);
+    TEST_CHECK(reads_served == reads - 1, "settle served a read");
+    printf("inbox: %d puts (%d past the eager limit), all applied in order; %d reads, each saw "
+           "what arrived before it\n",
+           puts, large, reads);
     return test_failures ? 1 : 0;
 }

@@ -35,7 +35,9 @@ enum mis_op {
                        * root = rank) */
     MIS_REDUCE_SCATTER, /* dcuda_reduce_scatter(win, offset, count = size, type = tag,
                          * op = count) */
-    MIS_ALLTOALL      /* dcuda_alltoall(win, offset, size) */
+    MIS_ALLTOALL,     /* dcuda_alltoall(win, offset, size) */
+    MIS_GET,          /* dcuda_get(win, rank, offset, size, dst = src) */
+    MIS_GET_NOTIFY    /* dcuda_get_notify(..., tag) */
 };
 
 /* Which window handle the probe uses. */
@@ -49,7 +51,7 @@ enum mis_win {
     MW_NONE       /* DCUDA_WIN_NONE */
 };
 
-/* Where the probe's source buffer is (plus src_off). */
+/* Where the probe's source buffer (a get's destination) is (plus src_off). */
 enum mis_src {
     MS_SOURCE = 0, /* my source part (inside W) */
     MS_TARGET,     /* my target part (inside W) */

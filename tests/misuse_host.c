@@ -430,6 +430,47 @@ static int build_overlap(const mis_run_t *r, mis_expect_t *e)
     return k;
 }
 
+/* Gets: the put's checks, the destination worded as such; nothing is
+ * written anywhere. */
+static int build_get(const mis_run_t *r, mis_expect_t *e)
+{
+    const unsigned part = MIS_TARGET_BYTES + MIS_SOURCE_BYTES;
+    const unsigned char *mine = r->d.buf, *source = mine + MIS_TARGET_BYTES;
+    const unsigned char *gap = source + MIS_SOURCE_BYTES, *devpart = gap + MIS_GAP_BYTES;
+    const char *GET = "dcuda_get", *GETN = "dcuda_get_notify";
+    int k = 0, n = r->n, top = DCUDA_TAG_COUNT - 1;
+    EXPECT(e, k, put(MIS_GET, MW_WORLD, n, 0, 8, MS_SOURCE, 0, 0), DCUDA_ERR_RANK, GET,
+           "target rank %d not in 0..%d of WORLD", n, n - 1);
+    EXPECT(e, k, put(MIS_GET_NOTIFY, MW_WORLD, -1, 0, 8, MS_SOURCE, 0, 3), DCUDA_ERR_RANK, GETN,
+           "target rank -1 not in 0..%d of WORLD", n - 1);
+    EXPECT(e, k, put(MIS_GET_NOTIFY, MW_WORLD, 1, 0, 8, MS_SOURCE, 0, top + 1), DCUDA_ERR_TAG,
+           GETN, "tag %d not in 0..%d", top + 1, top);
+    EXPECT(e, k, put(MIS_GET_NOTIFY, MW_WORLD, 1, 0, 8, MS_SOURCE, 0, -2), DCUDA_ERR_TAG, GETN,
+           "tag -2 not in 0..%d", top);
+    EXPECT(e, k, put(MIS_GET, MW_WORLD, 1, part - 4, 8, MS_SOURCE, 0, 0), DCUDA_ERR_BOUNDS, GET,
+           "offset %u + size 8 outside the %u-byte part of rank 1", part - 4, part);
+    EXPECT(e, k, put(MIS_GET_NOTIFY, MW_ZERO, 1, 0, 1, MS_SOURCE, 0, 3), DCUDA_ERR_BOUNDS, GETN,
+           "offset 0 + size 1 outside the 0-byte part of rank 1");
+    EXPECT(e, k, put(MIS_GET, MW_WORLD, 1, 8, SIZE_MAX, MS_SOURCE, 0, 0), DCUDA_ERR_OVERFLOW, GET,
+           "offset 8 + size %llu", (unsigned long long)SIZE_MAX);
+    EXPECT(e, k, put(MIS_GET, MW_WORLD, 1, 0, 8, MS_GAP, 0, 0), DCUDA_ERR_SOURCE, GET,
+           "destination %p..+8 is not inside any window of this rank", (const void *)gap);
+    EXPECT(e, k, put(MIS_GET_NOTIFY, MW_WORLD, 1, 0, 8, MS_SOURCE, MIS_SOURCE_BYTES - 4, 3),
+           DCUDA_ERR_SOURCE, GETN, "destination %p..+8 is not inside",
+           (const void *)(source + MIS_SOURCE_BYTES - 4));
+    EXPECT(e, k, put(MIS_GET, MW_WORLD, 1, 0, 8, MS_DEVPART, 0, 0), DCUDA_ERR_WIN_COMM, GET,
+           "destination %p..+8 is only in windows of the other communicator",
+           (const void *)devpart);
+    EXPECT(e, k, put(MIS_GET, MW_WORLD, 0, 0, 16, MS_TARGET, 8, 0), DCUDA_ERR_OVERLAP, GET,
+           "destination %p and target %p overlap in 16 bytes", (const void *)(mine + 8),
+           (const void *)mine);
+    EXPECT(e, k, put(MIS_GET_NOTIFY, MW_FREED, 1, 0, 8, MS_SOURCE, 0, 3), DCUDA_ERR_WIN, GETN,
+           "is not a live window");
+    EXPECT(e, k, put(MIS_GET, MW_NONE, 1, 0, 8, MS_SOURCE, 0, 0), DCUDA_ERR_WIN, GET,
+           "is not a live window");
+    return k;
+}
+
 static int build_comm(const mis_run_t *r, mis_expect_t *e)
 {
     int k = 0;
@@ -560,6 +601,7 @@ static int run_source(int argc, char **argv) { return probe_case(argc, argv, bui
 static int run_win_comm(int argc, char **argv) { return probe_case(argc, argv, build_win_comm); }
 static int run_overlap(int argc, char **argv) { return probe_case(argc, argv, build_overlap); }
 static int run_comm(int argc, char **argv) { return probe_case(argc, argv, build_comm); }
+static int run_get(int argc, char **argv) { return probe_case(argc, argv, build_get); }
 static int run_win(int argc, char **argv) { return probe_case(argc, argv, build_win); }
 static int run_timer(int argc, char **argv) { return probe_case(argc, argv, build_timer); }
 
@@ -700,6 +742,7 @@ int main(int argc, char **argv)
         {"overlap", run_overlap},
         {"not_init", run_not_init},
         {"comm", run_comm},
+        {"get", run_get},
         {"win", run_win},
         {"timer", run_timer},
         {"win_limit", run_win_limit},

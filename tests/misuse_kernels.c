@@ -67,6 +67,11 @@ TEST_RANK_FN int64_t probe_call(mis_rank_t *c, const mis_probe_t *p, int64_t *va
     case MIS_PUT_NOTIFY:
         return dcuda_put_notify(st, win, p->rank, (size_t)p->offset, (size_t)p->size, src, p->tag);
     case MIS_NOTIFY: return dcuda_notify(st, p->rank, p->comm, p->tag);
+    case MIS_GET:
+        return dcuda_get(st, win, p->rank, (size_t)p->offset, (size_t)p->size, (void *)src);
+    case MIS_GET_NOTIFY:
+        return dcuda_get_notify(st, win, p->rank, (size_t)p->offset, (size_t)p->size,
+                                (void *)src, p->tag);
     case MIS_WAIT: return dcuda_wait_notifications(st, p->tag, p->count);
     case MIS_TEST: return dcuda_test_notifications(st, p->tag, p->count);
     case MIS_FLUSH: return dcuda_win_flush(st, win);

@@ -177,11 +177,14 @@ static int drain_log(dcuda_host_h h)
 }
 
 /* A tag as reports name it: "tag 3", or one of the library's, which the
- * collectives count ("collective tag 1"). */
+ * collectives count ("collective tag 1") and a blocking get ("the get's
+ * completion tag"). */
 static const char *tag_name(uint32_t tag, char *buf, size_t size)
 {
     if (tag < DCUDA_TAG_COUNT)
         snprintf(buf, size, "tag %u", (unsigned)tag);
+    else if (tag == DCUDA_TAG_GET)
+        snprintf(buf, size, "the get's completion tag");
     else
         snprintf(buf, size, "collective tag %u", (unsigned)(tag - DCUDA_TAG_COUNT));
     return buf;

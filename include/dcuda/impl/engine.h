@@ -145,6 +145,8 @@ DCU_FN_COLD dcuda_status_t dcu_cancelled(const dcuda_state_t *st, dcu_block_t d,
     if (reason == DCUDA_CANCEL_DEADLOCK) /* the host reported every blocked rank */
         return DCUDA_ERR_DEADLOCK;
     dcuda_status_t why = reason == DCUDA_CANCEL_PEER ? DCUDA_ERR_PEER : DCUDA_ERR_TIMEOUT;
+    if (d.phase == DCUDA_PHASE_WAITING && d.tag == DCUDA_TAG_GET)
+        return DCU_REPORT(st, why, d.call, "waiting for the data of a get");
     if (d.phase == DCUDA_PHASE_WAITING && d.tag >= DCUDA_TAG_COUNT)
         return DCU_REPORT(st, why, d.call, "waiting for %u notification(s) of collective tag %u",
                           d.count, d.tag - DCUDA_TAG_COUNT);
