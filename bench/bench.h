@@ -34,7 +34,10 @@ enum bench_mode {
                                * rank, WORLD */
     BENCH_REDUCE_SCATTER = 17, /* every rank: dcuda_reduce_scatter of size / 4 floats a rank
                                 * (sum), WORLD */
-    BENCH_ALLTOALL = 18        /* every rank: dcuda_alltoall of size bytes a block, WORLD */
+    BENCH_ALLTOALL = 18,       /* every rank: dcuda_alltoall of size bytes a block, WORLD */
+    /* Gets: complete when the call returns. */
+    BENCH_GET = 19,     /* same device: rank 0 gets size bytes of rank 1's part, DEVICE */
+    BENCH_PEER_GET = 20 /* WORLD rank 0 gets size bytes of process 1's first rank's part */
 };
 
 #if defined(__CUDACC__)
@@ -47,8 +50,8 @@ enum bench_mode {
 enum bench_family {
     BENCH_FAMILY_LATENCY = 0,   /* bench_latency: PINGPONG_PUT, PINGPONG_NOTIFY */
     BENCH_FAMILY_BANDWIDTH = 1, /* bench_bandwidth: BW_ONE, BW_ALL */
-    BENCH_FAMILY_RUNTIME = 2,   /* bench_runtime: HOST_PING, BARRIER .. PUT_FLUSH, and the
-                                 * WORLD modes (BARRIER_WORLD .. ALLGATHER) */
+    BENCH_FAMILY_RUNTIME = 2,   /* bench_runtime: HOST_PING, BARRIER .. PUT_FLUSH, GET, and
+                                 * the WORLD modes (BARRIER_WORLD .. ALLTOALL) */
     BENCH_FAMILY_PEER = 3       /* bench_peer: the PEER_ modes */
 };
 
@@ -60,18 +63,22 @@ BENCH_FN int bench_family_of(int mode)
         return BENCH_FAMILY_LATENCY;
     if (mode <= BENCH_BW_ALL)
         return BENCH_FAMILY_BANDWIDTH;
-    if (mode >= BENCH_PEER_PINGPONG_PUT && mode <= BENCH_PEER_BW)
+    if ((mode >= BENCH_PEER_PINGPONG_PUT && mode <= BENCH_PEER_BW) || mode == BENCH_PEER_GET)
         return BENCH_FAMILY_PEER;
     return BENCH_FAMILY_RUNTIME;
 }
 
 /* Modes every rank of every process takes part in (a WORLD collective). */
-BENCH_FN int bench_world_mode(int mode) { return mode >= BENCH_BARRIER_WORLD; }
+BENCH_FN int bench_world_mode(int mode)
+{
+    return mode >= BENCH_BARRIER_WORLD && mode <= BENCH_ALLTOALL;
+}
 
 /* Modes measured on process 0's device alone (the others' ranks idle). */
 BENCH_FN int bench_device_only(int mode)
 {
-    return mode < BENCH_IDLE || (mode >= BENCH_BARRIER && mode <= BENCH_PUT_FLUSH);
+    return mode < BENCH_IDLE || (mode >= BENCH_BARRIER && mode <= BENCH_PUT_FLUSH) ||
+           mode == BENCH_GET;
 }
 
 /* A peer mode's part in it, by process; HALVES: one process (--loop, for

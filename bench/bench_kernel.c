@@ -6,9 +6,11 @@
  *                    size) and notifications
  *   bench_bandwidth  same device: put bandwidth from one or from all ranks
  *   bench_runtime    same device: host command round trips, barriers,
- *                    window creation, put + flush; and WORLD barriers
+ *                    window creation, put + flush, get; and the WORLD
+ *                    barrier and collectives
  *   bench_peer       between processes: ping-pong between WORLD rank 0 and
- *                    the first rank of process 1, and bandwidth from the
+ *                    the first rank of process 1, gets of the first from
+ *                    the second, and bandwidth from the
  *                    first K ranks of process 0 to the first K of process 1
  *                    (WORLD windows; parts lie in dcuda_host_alloc memory of
  *                    each process)
@@ -82,8 +84,8 @@ DCUDA_RANK_FN void bench_bandwidth(dcuda_state_t *st, const bench_args_t *a, dcu
         dcuda_wait_notifications(st, 1, a->iters);
 }
 
-/* Barriers, window creation or put + flush, a->iters times (no thesis
- * counterpart). */
+/* Barriers, window creation, put + flush or get, a->iters times (no
+ * thesis counterpart). */
 DCUDA_RANK_FN void bench_runtime_call(dcuda_state_t *st, const bench_args_t *a, dcuda_win_t dst,
                                       int me, char *src)
 {
@@ -94,6 +96,8 @@ DCUDA_RANK_FN void bench_runtime_call(dcuda_state_t *st, const bench_args_t *a, 
             dcuda_win_t w;
             dcuda_win_create(st, DCUDA_COMM_DEVICE, src, 256, &w);
             dcuda_win_free(st, w);
+        } else if (me == 0 && a->mode == BENCH_GET) {
+            dcuda_get(st, dst, 1, 0, a->size, src);
         } else if (me == 0) {
             dcuda_put(st, dst, 1, 0, a->size, src);
             dcuda_win_flush(st, dst);
@@ -143,12 +147,19 @@ BENCH_INLINE void bench_device(dcuda_state_t *st, const bench_args_t *a, const i
     dcuda_win_free(st, src_win);
 }
 
-/* WORLD rank 0 <-> WORLD rank a->peer (process 1's first rank). */
+/* WORLD rank 0 <-> WORLD rank a->peer (process 1's first rank); gets:
+ * rank 0 reads the other's part of dst into its src, which the other
+ * need not take part in. */
 DCUDA_RANK_FN void peer_pingpong(dcuda_state_t *st, const bench_args_t *a, dcuda_win_t dst,
                                  int starter, const char *src, int rounds)
 {
     int put = a->mode == BENCH_PEER_PINGPONG_PUT;
     int other = starter ? a->peer : 0;
+    if (a->mode == BENCH_PEER_GET) {
+        for (int i = 0; starter && i < rounds; i++)
+            dcuda_get(st, dst, other, 0, a->size, (char *)src);
+        return;
+    }
     for (int i = 0; i < rounds; i++) {
         if (!starter)
             dcuda_wait_notifications(st, 0, 1);

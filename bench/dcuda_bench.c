@@ -24,7 +24,8 @@
  *              rate: the same runs in messages per second (8 B, or every
  *              size with --rate)
  *   runtime    (no thesis counterpart) barrier of the device and of WORLD,
- *              window creation + free, put + flush: microseconds a call
+ *              window creation + free, put + flush, a get of 8 B (complete
+ *              on return: a round trip): microseconds a call
  *   collective allreduce and reduce (sum of floats; the reduce's root the
  *              last rank) and broadcast over WORLD at 8 B, 1 KiB and 64 KiB;
  *              allgather, reduce-scatter and alltoall of 8 B and 1 KiB a
@@ -227,7 +228,7 @@ static void latency_sweep(dcuda_host_h h, const sweep_t *w)
 }
 
 /* Microseconds a barrier, a window creation + free and (2 ranks) a put of
- * 8 B + flush take, with every rank taking part. */
+ * 8 B + flush and a get of 8 B take, with every rank taking part. */
 static void runtime_calls(dcuda_host_h h, int ranks, int iters)
 {
     bench_args_t a = { 0 };
@@ -238,17 +239,19 @@ static void runtime_calls(dcuda_host_h h, int ranks, int iters)
         const char *what;
     } calls[] = { { BENCH_BARRIER, "device_barrier" },
                   { BENCH_WIN_CREATE, "win_create_free" },
-                  { BENCH_PUT_FLUSH, "put_8B_flush" } };
-    for (int c = 0; c < 3; c++) {
-        if (calls[c].mode == BENCH_PUT_FLUSH && ranks != 2)
+                  { BENCH_PUT_FLUSH, "put_8B_flush" },
+                  { BENCH_GET, "get_8B" } };
+    for (int c = 0; c < 4; c++) {
+        int pair = calls[c].mode == BENCH_PUT_FLUSH || calls[c].mode == BENCH_GET;
+        if (pair && ranks != 2)
             continue;
         a.mode = calls[c].mode;
         a.iters = calls[c].mode == BENCH_WIN_CREATE ? iters / 10 + 1 : iters;
         a.size = 8;
         runs_t r;
         if (run_cases(h, &a, &r))
-            report("runtime", calls[c].what, ranks, a.size * (calls[c].mode == BENCH_PUT_FLUSH),
-                   "us_per_call", &r, 1e3 / a.iters, 0);
+            report("runtime", calls[c].what, ranks, a.size * (size_t)pair, "us_per_call", &r,
+                   1e3 / a.iters, 0);
     }
     dcuda_host_free(h, a.src);
     dcuda_host_free(h, a.dst);
@@ -413,7 +416,9 @@ static void bandwidth(dcuda_host_h h, int ranks, int all, double total_bytes)
  *            round trip / 2; with the pair alone (one rank a process, as
  *            the anchors' one block a GPU), and with every rank the
  *            device holds, the others waiting in a barrier (rows
- *            *_busy_device, as the same-device rows)
+ *            *_busy_device, as the same-device rows); and rank 0's
+ *            blocking gets of the same sizes from the other (peer_get:
+ *            a get is a round trip, and its row says so)
  * bandwidth  the first K ranks of process 0 put back-to-back to the first K
  *            of process 1 (WORLD rank r -> r + ranks of process 0), K = 1, 32
  *            and all; the receivers acknowledge the last put, so process 0's
@@ -498,6 +503,17 @@ static void peer_latency(dcuda_host_h h, const peer_setup_t *p, int ranks, const
                    1e3 / a.iters / 2, 0);
         if (notify)
             break;
+    }
+    char get_name[64];
+    snprintf(get_name, sizeof get_name, "peer_get%s", suffix);
+    a.mode = BENCH_PEER_GET;
+    for (size_t size = w->min; size <= w->max; size *= 2) {
+        a.size = size;
+        a.iters = rounds_for(w, size);
+        a.warmup = w->warmup < a.iters ? w->warmup : a.iters;
+        runs_t r;
+        if (run_cases(h, &a, &r))
+            report("latency", get_name, ranks, size, "round_trip_us", &r, 1e3 / a.iters, 0);
     }
     dcuda_host_free(h, a.src);
     dcuda_host_free(h, a.dst);

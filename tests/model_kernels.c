@@ -213,12 +213,11 @@ TEST_RANK_FN void model_check_get(model_rank_t *c, int f, int step)
         i++;
     if (c->bad++ == 0)
         dcuda_log(c->st,
-                  "model: rank %d, phase %d: the %s of step %d from rank %d (%llu bytes at %llu "
-                  "of slot %d) brought %u at byte %llu, expected %u",
-                  c->me, f, op.kind == MODEL_GET ? "get" : "notified get", step, op.target,
-                  (unsigned long long)op.size, (unsigned long long)op.offset,
-                  model_slot(c->me, op.target, f, c->world), (unsigned)got[i],
-                  (unsigned long long)(op.offset + i), (unsigned)want[i]);
+                  "model: rank %d, phase %d: the get of step %d from rank %d brought %u at byte "
+                  "%llu of slot %d, expected %u",
+                  c->me, f, step, op.target, (unsigned)got[i],
+                  (unsigned long long)(op.offset + i), model_slot(c->me, op.target, f, c->world),
+                  (unsigned)want[i]);
 }
 
 /* The notified get still pending, if any: its notification, then its check. */
