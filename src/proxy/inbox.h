@@ -13,7 +13,8 @@
  * us on a GPU, during which it serves no other rank). The order of everything
  * for one rank is the order of arrival. Each message, once written, is
  * told to a callback with its sender and size (the proxy's
- * acknowledgements count what is in an inbox, not what is held).
+ * acknowledgements count what is in an inbox, not what is held). A read
+ * of rank memory (a get) takes its turn in the same order.
  */
 #ifndef DCU_PROXY_INBOX_H
 #define DCU_PROXY_INBOX_H
