@@ -18,14 +18,28 @@
 #define FUZZ_ROUNDS 200000
 #define PROCS 4
 #define WORLD 12        /* 3 ranks a process */
-#define TYPES 13        /* message types 1 .. TYPES */
+#define TYPES 14        /* message types 1 .. TYPES */
 #define RETIRED 3       /* a type of an earlier version: refused */
 #define ANSWER_BYTES 24 /* a REPLY's body: a dcu_quiet_t */
+#define GET_BYTES 16    /* a GET's body: where its answer goes */
+#define TAGS 288        /* tag + 1 at most: the user's 256 and the library's 32 */
 
 static const dcu_wire_limits_t limits = { PROCS, WORLD, 4096 };
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint64_t next(void) { return test_rng(&rng); }
+
+/* A GET's body: a window slot below 64, four zero bytes, an offset the
+ * count does not carry past 2^64. */
+static int valid_get(const dcu_wire_header_t *h, const unsigned char *body)
+{
+    uint32_t slot, zero;
+    uint64_t offset;
+    memcpy(&slot, body, 4);
+    memcpy(&zero, body + 4, 4);
+    memcpy(&offset, body + 8, 8);
+    return slot < 64 && zero == 0 && offset + h->count >= offset;
+}
 
 /* This test's own statement of a valid message from process `from`. */
 static int valid(const unsigned char *m, size_t size, int from)
@@ -36,16 +50,17 @@ static int valid(const unsigned char *m, size_t size, int from)
     memcpy(&h, m, sizeof h);
     int framed = h.magic == DCU_WIRE_MAGIC && h.version == DCU_WIRE_VERSION &&
                  size <= limits.max_size && h.length == size - sizeof h && h.src_proc == from &&
-                 from >= 0 && from < PROCS && h.run != 0 && h.flags <= 3u;
+                 from >= 0 && from < PROCS && h.run != 0 && h.flags <= 7u &&
+                 (!(h.flags & 4u) || h.type == DCU_WIRE_PUT); /* an answer is a put */
     if (!framed)
         return 0;
     int ranks = h.src_rank >= 0 && h.src_rank < WORLD && h.dst_rank >= 0 && h.dst_rank < WORLD;
     switch (h.type) {
     case DCU_WIRE_PUT:
-        return ranks && h.tag <= 256 && h.slot < 64 && h.count == h.length &&
+        return ranks && h.tag <= TAGS && h.slot < 64 && h.count == h.length &&
                h.offset + h.count >= h.offset;
     case DCU_WIRE_NOTIFY:
-        return ranks && h.tag >= 1 && h.tag <= 256 && h.length == 0;
+        return ranks && h.tag >= 1 && h.tag <= TAGS && h.length == 0;
     case DCU_WIRE_ABORT: /* a run number and up to 256 bytes of text */
     case DCU_WIRE_LEFT:
         return h.length <= 256;
@@ -64,6 +79,10 @@ static int valid(const unsigned char *m, size_t size, int from)
         return ranks && h.slot < 64 && h.length == 0;
     case DCU_WIRE_BEAT: /* alive (tag 0) or done (tag 1) */
         return h.tag <= 1 && h.length == 0;
+    case DCU_WIRE_GET: /* two ranks, a tag, a slot, a span; where the answer goes */
+        return ranks && h.tag >= 1 && h.tag <= TAGS && h.slot < 64 &&
+               h.offset + h.count >= h.offset && h.length == GET_BYTES &&
+               valid_get(&h, m + sizeof h);
     default:
         return 0;
     }
@@ -75,6 +94,7 @@ static size_t make(unsigned char *m, int type, int from)
     size_t body = type == DCU_WIRE_PUT                              ? 40
                   : type == DCU_WIRE_ABORT || type == DCU_WIRE_LEFT ? 30
                   : type == DCU_WIRE_REPLY                          ? ANSWER_BYTES
+                  : type == DCU_WIRE_GET                            ? GET_BYTES
                                                                     : 0;
     dcu_wire_header(&h, (uint8_t)type, (uint32_t)body, from, 3);
     h.src_rank = 3 * from;
@@ -85,8 +105,9 @@ static size_t make(unsigned char *m, int type, int from)
     h.offset = 64;
     h.count = type == DCU_WIRE_PUT ? body : type == DCU_WIRE_PART ? 4096 : 0;
     memcpy(m, &h, sizeof h);
-    for (size_t i = 0; i < body; i++)
-        m[sizeof h + i] = (unsigned char)(i * 7);
+    for (size_t i = 0; i < body; i++) /* a GET's: slot 14, offset 21 */
+        m[sizeof h + i] = type == DCU_WIRE_GET ? (unsigned char)(i == 0 ? 14 : i == 8 ? 21 : 0)
+                                               : (unsigned char)(i * 7);
     return sizeof h + body;
 }
 
@@ -130,7 +151,11 @@ static int run_fuzz(int argc, char **argv)
                 memcpy(m + 4 * (next() % (sizeof(dcu_wire_header_t) / 4)),
                        &(uint32_t){ (uint32_t)(next() % 80) }, 4);
                 break;
-            case 2: /* another size */
+            case 2: /* another size (or a GET's body: a random byte of it) */
+                if (t + 1 == DCU_WIRE_GET && next() % 2) {
+                    m[sizeof(dcu_wire_header_t) + next() % GET_BYTES] = (unsigned char)next();
+                    break;
+                }
                 size = next() % 2 ? sizeof(dcu_wire_header_t) + next() % 200 : next() % 4200;
                 break;
             default: /* random bytes throughout */
