@@ -6,8 +6,9 @@
  * way:
  *
  * - my device, shared memory, a peer GPU: the rank copies the target's
- *   bytes itself (loads from the target's memory, over NVLink for a peer
- *   GPU), then, for dcuda_get_notify, adds one to its own counter;
+ *   bytes itself (loads from the L2 that holds them, over NVLink for a
+ *   peer GPU, never from its own L1), then, for dcuda_get_notify, adds one
+ *   to its own counter;
  * - the network path: the leader posts a GET command; the target's proxy
  *   reads the bytes once every message sent to that rank before the get
  *   is applied (src/proxy/inbox.h), and sends them back as a put into my
@@ -92,10 +93,11 @@ DCU_FN dcuda_status_t dcu_get(dcuda_state_t *st, uint32_t win, int rank, size_t 
     if (path == DCUDA_PATH_NET)
         return dcu_get_net(st, win, rank, offset, size, dst_slot,
                            (uint64_t)(uintptr_t)dst - mine_base, notify, tag, call);
-    /* Loads from the target's memory; a destination that is the source
-     * itself copies nothing. */
+    /* Loads from the target's memory where it is held (not a line this
+     * SM's L1 kept: a get reads what is there now); a destination that is
+     * the source itself copies nothing. */
     if (size && src != (const char *)dst)
-        dcu_copy((char *)dst, src, size);
+        dcu_copy_fresh((char *)dst, src, size);
     dcu_sync(); /* the data is in dst */
     if (dcu_leader() && notify)
         dcu_red_release(dcu_my_counter(st, tag), 1u, 0);

@@ -208,9 +208,20 @@ DCU_FN uint64_t dcu_now_ns(void)
  * its share of HBM bandwidth. */
 #define DCU_COPY_UNROLL 8
 
+/* A load of the copy: plain (the L1 may hold the line), or, for a get,
+ * from the L2 that holds the memory (`ld.global.cg`: a peer GPU's over
+ * NVLink), so that what another SM or GPU stored since this SM last read
+ * the line is seen without a fence. */
+template <bool Fresh, typename T> static __device__ __forceinline__ T dcu_copy_load(const T *p)
+{
+    if (Fresh)
+        return __ldcg(p);
+    return *p;
+}
+
 /* Copy of n bytes by `nt` threads, this one being thread i of them,
  * element type T; returns how many bytes it copied (whole elements only). */
-template <typename T>
+template <typename T, bool Fresh = false>
 static __device__ __forceinline__ size_t dcu_copy_elems(char *dst, const char *src, size_t n,
                                                         size_t i, size_t nt)
 {
@@ -221,13 +232,13 @@ static __device__ __forceinline__ size_t dcu_copy_elems(char *dst, const char *s
         T v[DCU_COPY_UNROLL];
 #pragma unroll
         for (int k = 0; k < DCU_COPY_UNROLL; k++)
-            v[k] = s[i + k * nt];
+            v[k] = dcu_copy_load<Fresh>(s + i + k * nt);
 #pragma unroll
         for (int k = 0; k < DCU_COPY_UNROLL; k++)
             d[i + k * nt] = v[k];
     }
     for (; i < count; i += nt)
-        d[i] = s[i];
+        d[i] = dcu_copy_load<Fresh>(s + i);
     return count * sizeof(T);
 }
 
@@ -309,25 +320,40 @@ static __device__ size_t dcu_copy_from_aligned(char *dst, const char *src, size_
 }
 
 /* Copies n bytes with threads 0..nt-1 (this one is thread i), with the
- * widest accesses both addresses allow, narrowing for the tail. */
-DCU_FN void dcu_copy_by(char *dst, const char *src, size_t n, size_t i, size_t nt)
+ * widest accesses both addresses allow, narrowing for the tail; Fresh:
+ * the loads of a get (dcu_copy_load). */
+template <bool Fresh>
+static __device__ __forceinline__ void dcu_copy_with(char *dst, const char *src, size_t n, size_t i,
+                                                     size_t nt)
 {
     uintptr_t align = (uintptr_t)dst | (uintptr_t)src;
     size_t done = 0;
     if ((align & 15u) == 0)
-        done += dcu_copy_elems<int4>(dst, src, n, i, nt);
+        done += dcu_copy_elems<int4, Fresh>(dst, src, n, i, nt);
     if ((align & 7u) == 0 && n - done >= 8)
-        done += dcu_copy_elems<uint2>(dst + done, src + done, n - done, i, nt);
+        done += dcu_copy_elems<uint2, Fresh>(dst + done, src + done, n - done, i, nt);
     if ((align & 3u) == 0 && n - done >= 4)
-        done += dcu_copy_elems<uint32_t>(dst + done, src + done, n - done, i, nt);
+        done += dcu_copy_elems<uint32_t, Fresh>(dst + done, src + done, n - done, i, nt);
     for (size_t k = done + i; k < n; k += nt)
-        dst[k] = src[k];
+        dst[k] = dcu_copy_load<Fresh>(src + k);
+}
+
+DCU_FN void dcu_copy_by(char *dst, const char *src, size_t n, size_t i, size_t nt)
+{
+    dcu_copy_with<false>(dst, src, n, i, nt);
 }
 
 /* Copies n bytes with every thread of the block. */
 DCU_FN void dcu_copy(char *dst, const char *src, size_t n)
 {
     dcu_copy_by(dst, src, n, threadIdx.x, blockDim.x);
+}
+
+/* A get's copy, every thread of the block: loads from the memory's own L2
+ * (another SM's or GPU's stores since this SM last read it are seen). */
+DCU_FN void dcu_copy_fresh(char *dst, const char *src, size_t n)
+{
+    dcu_copy_with<true>(dst, src, n, threadIdx.x, blockDim.x);
 }
 
 /* One thread: n bytes of whole words, both addresses word-aligned (a
