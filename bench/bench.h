@@ -50,9 +50,10 @@ enum bench_mode {
 enum bench_family {
     BENCH_FAMILY_LATENCY = 0,   /* bench_latency: PINGPONG_PUT, PINGPONG_NOTIFY */
     BENCH_FAMILY_BANDWIDTH = 1, /* bench_bandwidth: BW_ONE, BW_ALL */
-    BENCH_FAMILY_RUNTIME = 2,   /* bench_runtime: HOST_PING, BARRIER .. PUT_FLUSH, GET, and
-                                 * the WORLD modes (BARRIER_WORLD .. ALLTOALL) */
-    BENCH_FAMILY_PEER = 3       /* bench_peer: the PEER_ modes */
+    BENCH_FAMILY_RUNTIME = 2,   /* bench_runtime: HOST_PING, BARRIER .. PUT_FLUSH, and the
+                                 * WORLD modes (BARRIER_WORLD .. ALLTOALL) */
+    BENCH_FAMILY_PEER = 3,      /* bench_peer: the PEER_ modes but PEER_GET */
+    BENCH_FAMILY_GET = 4        /* bench_get: GET, PEER_GET */
 };
 
 /* The family whose kernel runs `mode` (BENCH_IDLE runs in any of the
@@ -63,7 +64,9 @@ BENCH_FN int bench_family_of(int mode)
         return BENCH_FAMILY_LATENCY;
     if (mode <= BENCH_BW_ALL)
         return BENCH_FAMILY_BANDWIDTH;
-    if ((mode >= BENCH_PEER_PINGPONG_PUT && mode <= BENCH_PEER_BW) || mode == BENCH_PEER_GET)
+    if (mode == BENCH_GET || mode == BENCH_PEER_GET)
+        return BENCH_FAMILY_GET;
+    if (mode >= BENCH_PEER_PINGPONG_PUT && mode <= BENCH_PEER_BW)
         return BENCH_FAMILY_PEER;
     return BENCH_FAMILY_RUNTIME;
 }

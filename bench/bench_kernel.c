@@ -6,14 +6,15 @@
  *                    size) and notifications
  *   bench_bandwidth  same device: put bandwidth from one or from all ranks
  *   bench_runtime    same device: host command round trips, barriers,
- *                    window creation, put + flush, get; and the WORLD
- *                    barrier and collectives
+ *                    window creation, put + flush; and WORLD barriers
  *   bench_peer       between processes: ping-pong between WORLD rank 0 and
- *                    the first rank of process 1, gets of the first from
- *                    the second, and bandwidth from the
+ *                    the first rank of process 1, and bandwidth from the
  *                    first K ranks of process 0 to the first K of process 1
  *                    (WORLD windows; parts lie in dcuda_host_alloc memory of
  *                    each process)
+ *   bench_get        gets: rank 0 of rank 1 on the device (DEVICE windows),
+ *                    and WORLD rank 0 of process 1's first rank (the peer
+ *                    cases' windows); the other rank takes no part
  *
  * A kernel holds only its family's code, so that a change to the code one
  * family runs leaves the registers and the code layout of the others as
@@ -84,8 +85,8 @@ DCUDA_RANK_FN void bench_bandwidth(dcuda_state_t *st, const bench_args_t *a, dcu
         dcuda_wait_notifications(st, 1, a->iters);
 }
 
-/* Barriers, window creation, put + flush or get, a->iters times (no
- * thesis counterpart). */
+/* Barriers, window creation or put + flush, a->iters times (no thesis
+ * counterpart). */
 DCUDA_RANK_FN void bench_runtime_call(dcuda_state_t *st, const bench_args_t *a, dcuda_win_t dst,
                                       int me, char *src)
 {
@@ -96,8 +97,6 @@ DCUDA_RANK_FN void bench_runtime_call(dcuda_state_t *st, const bench_args_t *a, 
             dcuda_win_t w;
             dcuda_win_create(st, DCUDA_COMM_DEVICE, src, 256, &w);
             dcuda_win_free(st, w);
-        } else if (me == 0 && a->mode == BENCH_GET) {
-            dcuda_get(st, dst, 1, 0, a->size, src);
         } else if (me == 0) {
             dcuda_put(st, dst, 1, 0, a->size, src);
             dcuda_win_flush(st, dst);
@@ -147,19 +146,12 @@ BENCH_INLINE void bench_device(dcuda_state_t *st, const bench_args_t *a, const i
     dcuda_win_free(st, src_win);
 }
 
-/* WORLD rank 0 <-> WORLD rank a->peer (process 1's first rank); gets:
- * rank 0 reads the other's part of dst into its src, which the other
- * need not take part in. */
+/* WORLD rank 0 <-> WORLD rank a->peer (process 1's first rank). */
 DCUDA_RANK_FN void peer_pingpong(dcuda_state_t *st, const bench_args_t *a, dcuda_win_t dst,
                                  int starter, const char *src, int rounds)
 {
     int put = a->mode == BENCH_PEER_PINGPONG_PUT;
     int other = starter ? a->peer : 0;
-    if (a->mode == BENCH_PEER_GET) {
-        for (int i = 0; starter && i < rounds; i++)
-            dcuda_get(st, dst, other, 0, a->size, (char *)src);
-        return;
-    }
     for (int i = 0; i < rounds; i++) {
         if (!starter)
             dcuda_wait_notifications(st, 0, 1);
@@ -193,16 +185,14 @@ DCUDA_RANK_FN void peer_bandwidth(dcuda_state_t *st, const bench_args_t *a, dcud
     }
 }
 
-/* Peer cases: the first a->senders device ranks of processes 0 and 1 (of
- * each half of one process: BENCH_SIDE_HALVES, the answering half's parts
- * after the sending half's) take part (parts of a->stride bytes), every
- * other rank has empty parts and waits in the window-free barrier. */
-DCUDA_RANK_FN void bench_peer(dcuda_state_t *st, const bench_args_t *a)
+/* Where a rank stands in a peer case: the first a->senders device ranks
+ * of processes 0 and 1 (of each half of one process: BENCH_SIDE_HALVES,
+ * the answering half's parts after the sending half's) take part (parts
+ * of a->stride bytes from *off), every other rank has empty parts. */
+BENCH_INLINE int peer_place(dcuda_state_t *st, const bench_args_t *a, int *side_out, size_t *off)
 {
-    int me, world;
-    dcuda_win_t src_win, dst_win;
+    int me;
     dcuda_comm_rank(st, DCUDA_COMM_DEVICE, &me);
-    dcuda_comm_rank(st, DCUDA_COMM_WORLD, &world);
     int side = a->side, idx = me, first = 0;
     if (side == BENCH_SIDE_HALVES) {
         int answer = me >= a->peer;
@@ -211,7 +201,20 @@ DCUDA_RANK_FN void bench_peer(dcuda_state_t *st, const bench_args_t *a)
         first = answer ? a->senders : 0;
     }
     int active = side != BENCH_SIDE_NONE && idx < a->senders;
-    size_t off = active ? (size_t)(first + idx) * a->stride : 0;
+    *side_out = side;
+    *off = active ? (size_t)(first + idx) * a->stride : 0;
+    return active;
+}
+
+/* Peer cases (peer_place); the ranks that take no part wait in the
+ * window-free barrier. */
+DCUDA_RANK_FN void bench_peer(dcuda_state_t *st, const bench_args_t *a)
+{
+    int world, side;
+    size_t off;
+    dcuda_win_t src_win, dst_win;
+    dcuda_comm_rank(st, DCUDA_COMM_WORLD, &world);
+    int active = peer_place(st, a, &side, &off);
     size_t part = active ? a->stride : 0;
     char *src = a->src + off;
     dcuda_win_create(st, DCUDA_COMM_WORLD, src, part, &src_win);
@@ -227,6 +230,46 @@ DCUDA_RANK_FN void bench_peer(dcuda_state_t *st, const bench_args_t *a)
         peer_pingpong(st, a, dst_win, side == BENCH_SIDE_SEND, src, a->iters);
     dcuda_stop_cpu_timer(st);
 
+    dcuda_win_free(st, dst_win);
+    dcuda_win_free(st, src_win);
+}
+
+/* Gets of a->size bytes at the start of `other`'s part of dst into src
+ * (in my part of the other window), one after another. */
+DCUDA_RANK_FN void get_loop(dcuda_state_t *st, dcuda_win_t dst, int other, char *src, size_t size,
+                            int rounds)
+{
+    for (int i = 0; i < rounds; i++)
+        dcuda_get(st, dst, other, 0, size, src);
+}
+
+/* Gets: on the device (BENCH_GET, rank 0 of rank 1, DEVICE windows) or
+ * between processes (BENCH_PEER_GET, the peer cases' ranks and windows:
+ * the sending side gets of the answering one, which takes no part). */
+DCUDA_RANK_FN void bench_gets(dcuda_state_t *st, const bench_args_t *a)
+{
+    int me, side = BENCH_SIDE_NONE, peer = a->mode == BENCH_PEER_GET;
+    int comm = peer ? DCUDA_COMM_WORLD : DCUDA_COMM_DEVICE;
+    size_t off, part = a->stride;
+    dcuda_win_t src_win, dst_win;
+    dcuda_comm_rank(st, DCUDA_COMM_DEVICE, &me);
+    if (peer && !peer_place(st, a, &side, &off))
+        part = 0;
+    if (!peer) {
+        off = (size_t)me * a->stride;
+        side = me == 0 && a->mode != BENCH_IDLE ? BENCH_SIDE_SEND : BENCH_SIDE_NONE;
+    }
+    char *src = a->src + off;
+    dcuda_win_create(st, comm, src, part, &src_win);
+    dcuda_win_create(st, comm, a->dst + off, part, &dst_win);
+    int other = peer ? a->peer : 1, getter = side == BENCH_SIDE_SEND && part > 0;
+    if (getter)
+        get_loop(st, dst_win, other, src, a->size, a->warmup);
+    dcuda_comm_barrier(st, comm);
+    dcuda_start_cpu_timer(st);
+    if (getter)
+        get_loop(st, dst_win, other, src, a->size, a->iters);
+    dcuda_stop_cpu_timer(st);
     dcuda_win_free(st, dst_win);
     dcuda_win_free(st, src_win);
 }
@@ -279,6 +322,8 @@ BENCH_INLINE void bench_rank(dcuda_context_h ctx, dcuda_state_t *st, const int f
     args = *user;
     if (family == BENCH_FAMILY_PEER) {
         bench_peer(st, &args);
+    } else if (family == BENCH_FAMILY_GET) {
+        bench_gets(st, &args);
     } else if (family == BENCH_FAMILY_RUNTIME && bench_world_mode(args.mode)) {
         bench_world(st, &args);
     } else {
@@ -309,4 +354,10 @@ DCUDA_KERNEL(bench_peer, ctx)
 {
     DCUDA_SHARED dcuda_state_t st;
     bench_rank(ctx, &st, BENCH_FAMILY_PEER);
+}
+
+DCUDA_KERNEL(bench_get, ctx)
+{
+    DCUDA_SHARED dcuda_state_t st;
+    bench_rank(ctx, &st, BENCH_FAMILY_GET);
 }

@@ -24,8 +24,9 @@
  *              rate: the same runs in messages per second (8 B, or every
  *              size with --rate)
  *   runtime    (no thesis counterpart) barrier of the device and of WORLD,
- *              window creation + free, put + flush, a get of 8 B (complete
- *              on return: a round trip): microseconds a call
+ *              window creation + free, put + flush: microseconds a call
+ *   get        rank 0's blocking gets of rank 1's bytes over the sizes of
+ *              -m (rows `get`: a get is a round trip, and the rows say so)
  *   collective allreduce and reduce (sum of floats; the reduce's root the
  *              last rank) and broadcast over WORLD at 8 B, 1 KiB and 64 KiB;
  *              allgather, reduce-scatter and alltoall of 8 B and 1 KiB a
@@ -58,6 +59,7 @@ DCUDA_KERNEL_DECLARE(bench_latency);
 DCUDA_KERNEL_DECLARE(bench_bandwidth);
 DCUDA_KERNEL_DECLARE(bench_runtime);
 DCUDA_KERNEL_DECLARE(bench_peer);
+DCUDA_KERNEL_DECLARE(bench_get);
 
 #define BENCH_ONE_RANK_SPAN ((size_t)256 << 20)
 
@@ -164,6 +166,8 @@ static dcuda_kernel_t family_kernel(int f)
         return DCUDA_KERNEL_REF(bench_bandwidth);
     case BENCH_FAMILY_RUNTIME:
         return DCUDA_KERNEL_REF(bench_runtime);
+    case BENCH_FAMILY_GET:
+        return DCUDA_KERNEL_REF(bench_get);
     default:
         return DCUDA_KERNEL_REF(bench_peer);
     }
@@ -227,8 +231,35 @@ static void latency_sweep(dcuda_host_h h, const sweep_t *w)
     dcuda_host_free(h, a.dst);
 }
 
+/* Blocking gets of `ranks`' first two ranks over the sizes of -m: rank 0
+ * of rank 1 (`peer` setup: p, the peer cases' ranks, rows peer_get*). */
+static void get_sweep(dcuda_host_h h, bench_args_t *a, int ranks, const sweep_t *w,
+                      const char *what)
+{
+    for (size_t size = w->min; size <= w->max; size *= 2) {
+        a->size = size;
+        a->iters = rounds_for(w, size);
+        a->warmup = w->warmup < a->iters ? w->warmup : a->iters;
+        runs_t r;
+        if (run_cases(h, a, &r))
+            report("latency", what, ranks, size, "round_trip_us", &r, 1e3 / a->iters, 0);
+    }
+}
+
+/* The same-device get rows (2 ranks). */
+static void device_gets(dcuda_host_h h, const sweep_t *w)
+{
+    bench_args_t a = { 0 };
+    if (alloc_buffers(h, &a, 2, w->max > 256 ? w->max : 256))
+        return;
+    a.mode = BENCH_GET;
+    get_sweep(h, &a, 2, w, "get");
+    dcuda_host_free(h, a.src);
+    dcuda_host_free(h, a.dst);
+}
+
 /* Microseconds a barrier, a window creation + free and (2 ranks) a put of
- * 8 B + flush and a get of 8 B take, with every rank taking part. */
+ * 8 B + flush take, with every rank taking part. */
 static void runtime_calls(dcuda_host_h h, int ranks, int iters)
 {
     bench_args_t a = { 0 };
@@ -239,19 +270,17 @@ static void runtime_calls(dcuda_host_h h, int ranks, int iters)
         const char *what;
     } calls[] = { { BENCH_BARRIER, "device_barrier" },
                   { BENCH_WIN_CREATE, "win_create_free" },
-                  { BENCH_PUT_FLUSH, "put_8B_flush" },
-                  { BENCH_GET, "get_8B" } };
-    for (int c = 0; c < 4; c++) {
-        int pair = calls[c].mode == BENCH_PUT_FLUSH || calls[c].mode == BENCH_GET;
-        if (pair && ranks != 2)
+                  { BENCH_PUT_FLUSH, "put_8B_flush" } };
+    for (int c = 0; c < 3; c++) {
+        if (calls[c].mode == BENCH_PUT_FLUSH && ranks != 2)
             continue;
         a.mode = calls[c].mode;
         a.iters = calls[c].mode == BENCH_WIN_CREATE ? iters / 10 + 1 : iters;
         a.size = 8;
         runs_t r;
         if (run_cases(h, &a, &r))
-            report("runtime", calls[c].what, ranks, a.size * (size_t)pair, "us_per_call", &r,
-                   1e3 / a.iters, 0);
+            report("runtime", calls[c].what, ranks, a.size * (calls[c].mode == BENCH_PUT_FLUSH),
+                   "us_per_call", &r, 1e3 / a.iters, 0);
     }
     dcuda_host_free(h, a.src);
     dcuda_host_free(h, a.dst);
@@ -417,8 +446,8 @@ static void bandwidth(dcuda_host_h h, int ranks, int all, double total_bytes)
  *            the anchors' one block a GPU), and with every rank the
  *            device holds, the others waiting in a barrier (rows
  *            *_busy_device, as the same-device rows); and rank 0's
- *            blocking gets of the same sizes from the other (peer_get:
- *            a get is a round trip, and its row says so)
+ *            blocking gets of the other's bytes over the same sizes (rows
+ *            peer_get*, round trips)
  * bandwidth  the first K ranks of process 0 put back-to-back to the first K
  *            of process 1 (WORLD rank r -> r + ranks of process 0), K = 1, 32
  *            and all; the receivers acknowledge the last put, so process 0's
@@ -504,17 +533,24 @@ static void peer_latency(dcuda_host_h h, const peer_setup_t *p, int ranks, const
         if (notify)
             break;
     }
-    char get_name[64];
-    snprintf(get_name, sizeof get_name, "peer_get%s", suffix);
+    dcuda_host_free(h, a.src);
+    dcuda_host_free(h, a.dst);
+}
+
+/* The peer get rows: the sending side's first rank gets of the other's. */
+static void peer_gets(dcuda_host_h h, const peer_setup_t *p, int ranks, const sweep_t *w,
+                      const char *suffix)
+{
+    char name[64];
+    snprintf(name, sizeof name, "peer_get%s", suffix);
+    bench_args_t a = { 0 };
     a.mode = BENCH_PEER_GET;
-    for (size_t size = w->min; size <= w->max; size *= 2) {
-        a.size = size;
-        a.iters = rounds_for(w, size);
-        a.warmup = w->warmup < a.iters ? w->warmup : a.iters;
-        runs_t r;
-        if (run_cases(h, &a, &r))
-            report("latency", get_name, ranks, size, "round_trip_us", &r, 1e3 / a.iters, 0);
-    }
+    a.peer = p->first1;
+    a.side = p->side;
+    a.senders = 1;
+    if (alloc_buffers(h, &a, halves(p), w->max > 256 ? w->max : 256))
+        return;
+    get_sweep(h, &a, ranks, w, name);
     dcuda_host_free(h, a.src);
     dcuda_host_free(h, a.dst);
 }
@@ -653,6 +689,21 @@ static int open_family(const bench_opts_t *o, const char *ranks, int f, dcuda_ho
     return 0;
 }
 
+/* The peer get rows of a host of the get kernel on `ranks` ranks a device
+ * (the pair alone, or every rank the device holds: `suffix`). */
+static int peer_get_rows(const bench_opts_t *o, const char *ranks, int quick, const sweep_t *w,
+                         const char *suffix)
+{
+    dcuda_host_h h;
+    dcuda_rank_info_t info = { 0 };
+    if (open_family(o, ranks, BENCH_FAMILY_GET, &h, &info))
+        return 1;
+    peer_setup_t p = peer_setup(&info, quick);
+    peer_gets(h, &p, info.rank_count, w, suffix);
+    dcuda_host_finish(h);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     cmdline_t c;
@@ -673,6 +724,10 @@ int main(int argc, char **argv)
             return 1;
         latency(h, 2, w, "");
         latency_sweep(h, w);
+        dcuda_host_finish(h);
+        if (open_family(&o, "2", BENCH_FAMILY_GET, &h, &info))
+            return 1;
+        device_gets(h, w);
         dcuda_host_finish(h);
         if (open_family(&o, "2", BENCH_FAMILY_RUNTIME, &h, &info))
             return 1;
@@ -721,6 +776,9 @@ int main(int argc, char **argv)
                 return 1;
             peer_section(h, &info, &c);
             dcuda_host_finish(h);
+            if (peer_get_rows(&o, c.loop ? "2" : "1", c.quick, w, "") ||
+                peer_get_rows(&o, "0", c.quick, w, "_busy_device"))
+                return 1;
         }
     }
     if (csv)
