@@ -34,8 +34,9 @@ _Static_assert(sizeof(boot_record_t) == DCU_BOOT_RECORD_BYTES, "boot record");
 /* Who a process is, for messages: its pid and host. */
 typedef struct boot_who {
     int32_t pid;
-    int32_t key; /* its host, as the launcher sees shared memory */
-    char host[DCU_BOOT_GATHER_MAX - 8];
+    int32_t key;  /* its host, as the launcher sees shared memory */
+    int32_t kind; /* of its ranks (dcu_boot_find_nodes) */
+    char host[DCU_BOOT_GATHER_MAX - 12];
 } boot_who_t;
 
 static struct {
@@ -44,7 +45,7 @@ static struct {
     int index;
     int nodes;            /* node count (0: not found yet) */
     int *node;            /* [count]: node of each process, once found */
-    int *host;            /* [count]: host key of each process */
+    int64_t *host;        /* [count]: host key and kind of ranks of each process */
     int *host_index;      /* [count]: its index among its host's processes */
     boot_who_t *who;      /* [count], once the nodes are found */
     dcu_boot_call_t call;          /* the call this process's steps belong to */
@@ -324,6 +325,10 @@ int dcu_boot_exit_status(int status)
 
 /* ---- the start -------------------------------------------------------------------- */
 
+/* A process's host as nodes count it: its key, and the kind of its
+ * ranks (processes of another kind on the same host are another host). */
+static int64_t host_of(const boot_who_t *w) { return (int64_t)w->key * 2 + w->kind; }
+
 /* The nodes, numbered in order of their first process: a host's processes
  * in groups of DCUDA_MAX_NODE_PROCESSES (in process order), or one a
  * process with own_nodes. A host's previous process is found through a
@@ -341,10 +346,10 @@ static dcuda_status_t number_nodes(const boot_who_t *all, int own_nodes)
     int hosts = 0;
     for (int p = 0; p < boot.count; p++) {
         int h = 0;
-        while (h < hosts && all[last[h]].key != all[p].key)
+        while (h < hosts && host_of(&all[last[h]]) != host_of(&all[p]))
             h++;
         int before = h < hosts ? last[h] : -1;
-        boot.host[p] = all[p].key;
+        boot.host[p] = host_of(&all[p]);
         boot.host_index[p] = before < 0 ? 0 : boot.host_index[before] + 1;
         if (own_nodes || before < 0 || boot.host_index[p] % DCUDA_MAX_NODE_PROCESSES == 0)
             boot.node[p] = boot.nodes++;
@@ -360,7 +365,7 @@ static dcuda_status_t number_nodes(const boot_who_t *all, int own_nodes)
 /* Every process learns every process's host key (the launcher's view of
  * shared memory; forked processes share one host), pid and host name, and
  * numbers the nodes. */
-dcuda_status_t dcu_boot_find_nodes(int own_nodes)
+dcuda_status_t dcu_boot_find_nodes(int own_nodes, int kind)
 {
     if (boot.nodes)
         return DCUDA_OK;
@@ -369,6 +374,7 @@ dcuda_status_t dcu_boot_find_nodes(int own_nodes)
         return DCUDA_ERR_NO_MEMORY;
     memset(&mine, 0, sizeof mine);
     mine.pid = (int32_t)getpid();
+    mine.kind = kind != 0;
 #if defined(DCUDA_HAVE_MPI)
     if (boot.mode == BOOT_MPI)
         mine.key = (int32_t)dcu_boot_mpi_node_key();

@@ -74,8 +74,13 @@ dcuda_status_t dcu_boot_start_comm(long processes, const void *mpi_comm);
 int dcu_boot_under_launcher(void);
 /* After the start (once; a step): which processes share a node, and who
  * each process is (pid, host). own_nodes: every process counts as a node
- * of its own (the network path forced between processes of one host). */
-dcuda_status_t dcu_boot_find_nodes(int own_nodes);
+ * of its own (the network path forced between processes of one host).
+ * kind: of this process's ranks (0 CPU, 1 GPU); processes of different
+ * kinds never share a node, so they reach each other through the network
+ * path (a CPU thread cannot store into a GPU's memory, nor a GPU process
+ * map the memfds of CPU ranks), and each kind counts its own processes of
+ * a host (a GPU process's device is its index among them). */
+dcuda_status_t dcu_boot_find_nodes(int own_nodes, int kind);
 /* MPI mode: the address of the communicator the processes use (a
  * duplicate of MPI_COMM_WORLD or of the application's), for the MPI
  * network manager; NULL otherwise. */

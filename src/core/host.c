@@ -170,12 +170,13 @@ static dcuda_status_t start_group(const dcuda_settings_t *s, const dcuda_kernel_
 }
 
 /* After the start, steps of every process: the settings they must share,
- * which of them share a node, and the node segment. */
-static dcuda_status_t join_group(const dcuda_settings_t *s)
+ * which of them share a node (processes of one kind of ranks: `kind`),
+ * and the node segment. */
+static dcuda_status_t join_group(const dcuda_settings_t *s, dcu_backend_kind_t kind)
 {
     dcuda_status_t st = dcu_settings_agree(s);
     if (st == DCUDA_OK)
-        st = dcu_boot_find_nodes((int)(s->net_force || s->net_loopback));
+        st = dcu_boot_find_nodes((int)(s->net_force || s->net_loopback), (int)kind);
     if (st == DCUDA_OK)
         st = dcu_node_open();
     return st;
@@ -441,10 +442,14 @@ static dcuda_status_t host_init(int argc, char **argv, dcuda_kernel_t kernel,
     int together = dcu_boot_size() > 1;
     if (together)
         st = agree(st, "reading its settings");
-    if (st == DCUDA_OK)
-        st = join_group(&h->settings);
+    /* The backend first: processes of GPU ranks and of CPU ranks may run
+     * one program, and a node holds processes of one kind. */
     if (st == DCUDA_OK)
         st = pick_backend(&h->settings, &h->kernel, &h->ops);
+    if (together)
+        st = agree(st, "choosing its backend");
+    if (st == DCUDA_OK)
+        st = join_group(&h->settings, h->ops->kind);
     if (st == DCUDA_OK)
         st = open_backend(h, params);
     if (together)

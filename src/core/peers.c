@@ -205,10 +205,12 @@ typedef struct agree_entry {
     char kernel[52]; /* the kernel's name, cut to fit */
 } agree_entry_t;
 
+/* Every process starts the same kernel; each on its own backend (GPU
+ * ranks and CPU ranks in one program reach each other through the
+ * network path: they are never on one node, dcu_boot_find_nodes). */
 static int same_run(const agree_entry_t *a, const agree_entry_t *b)
 {
-    return strncmp(a->backend, b->backend, sizeof a->backend) == 0 &&
-           strncmp(a->kernel, b->kernel, sizeof a->kernel) == 0;
+    return strncmp(a->kernel, b->kernel, sizeof a->kernel) == 0;
 }
 
 /* The path to each process: the same node's processes share memory; the
@@ -249,8 +251,7 @@ dcuda_status_t dcu_peers_agree(dcuda_host_h h)
     for (int p = 0; st == DCUDA_OK && p < count; p++) {
         if (!same_run(&all[p], &mine)) {
             dcu_msg_error("process %d runs kernel %s on %s ranks but process %d runs kernel %s "
-                          "on %s ranks: every process must start the same kernel on the same "
-                          "backend",
+                          "on %s ranks: every process must start the same kernel",
                           me, mine.kernel, mine.backend, p, all[p].kernel, all[p].backend);
             st = DCUDA_ERR_BACKEND;
         }
