@@ -184,27 +184,43 @@ static void deliver(dcu_proxy_t *p, const dcu_wire_header_t *h, int r, uint64_t 
              h->src_rank, h->dst_rank);
 }
 
-static void apply_put(dcu_proxy_t *p, const dcu_wire_header_t *h, const void *body)
+/* My rank h->dst_rank's part of window h->slot, which the bytes
+ * [h->offset, + h->count) that message h (`what`: a put's target, a get's
+ * source) names must lie in; its device rank in *rank. NULL once the
+ * proxy failed, saying why. */
+static const dcuda_win_entry_t *part_of(dcu_proxy_t *p, const dcu_wire_header_t *h,
+                                        const char *what, int *rank)
 {
     int r = h->dst_rank - p->world_first;
     if (r < 0 || r >= p->c.ranks) {
-        fail(p, "a put from rank %d for rank %d, which is not mine", h->src_rank, h->dst_rank);
-        return;
+        fail(p, "a %s from rank %d for rank %d, which is not mine", what, h->src_rank,
+             h->dst_rank);
+        return NULL;
     }
     if (!((p->parts_known >> h->slot) & 1u)) {
-        fail(p, "a put from rank %d into window %u, which has no part here", h->src_rank, h->slot);
-        return;
+        fail(p, "a %s from rank %d in window %u, which has no part here", what, h->src_rank,
+             h->slot);
+        return NULL;
     }
     const dcuda_win_entry_t *part = &p->parts[(size_t)h->slot * (size_t)p->c.ranks + (size_t)r];
     if (h->offset > part->size || h->count > part->size - h->offset) {
         fail(p,
-             "a put from rank %d of %llu bytes at %llu, outside the %llu-byte part of "
+             "a %s from rank %d of %llu bytes at %llu, outside the %llu-byte part of "
              "rank %d in window %u",
-             h->src_rank, (unsigned long long)h->count, (unsigned long long)h->offset,
+             what, h->src_rank, (unsigned long long)h->count, (unsigned long long)h->offset,
              (unsigned long long)part->size, h->dst_rank, h->slot);
-        return;
+        return NULL;
     }
-    deliver(p, h, r, part->base + h->offset, body);
+    *rank = r;
+    return part;
+}
+
+static void apply_put(dcu_proxy_t *p, const dcu_wire_header_t *h, const void *body)
+{
+    int r;
+    const dcuda_win_entry_t *part = part_of(p, h, "put", &r);
+    if (part)
+        deliver(p, h, r, part->base + h->offset, body);
 }
 
 static void apply_notify(dcu_proxy_t *p, const dcu_wire_header_t *h)
@@ -1011,22 +1027,14 @@ static void apply_answer(dcu_proxy_t *p, int q, const dcu_wire_header_t *h)
  * that rank's inbox, after everything that reached the rank before. */
 static void apply_get(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body)
 {
-    int r = h->dst_rank - p->world_first;
-    if (r < 0 || r >= p->c.ranks || !holds(p, from, h->src_rank) ||
-        !((p->parts_known >> h->slot) & 1u)) {
-        fail(p, "process %d sent a get for rank %d of rank %d in window %u, which has no part here",
-             from, h->src_rank, h->dst_rank, h->slot);
+    int r;
+    if (!holds(p, from, h->src_rank)) {
+        fail(p, "process %d sent a get for rank %d, which it does not hold", from, h->src_rank);
         return;
     }
-    const dcuda_win_entry_t *part = &p->parts[(size_t)h->slot * (size_t)p->c.ranks + (size_t)r];
-    if (h->offset > part->size || h->count > part->size - h->offset) {
-        fail(p,
-             "a get of rank %d of %llu bytes at %llu, outside the %llu-byte part of rank %d in "
-             "window %u",
-             h->src_rank, (unsigned long long)h->count, (unsigned long long)h->offset,
-             (unsigned long long)part->size, h->dst_rank, h->slot);
+    const dcuda_win_entry_t *part = part_of(p, h, "get", &r);
+    if (!part)
         return;
-    }
     dcu_wire_get_t g;
     memcpy(&g, body, sizeof g);
     const get_request_t req = { h->src_rank, from,    part->base + h->offset, h->count, h->tag,
