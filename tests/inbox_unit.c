@@ -71,6 +71,7 @@ static void on_landed(void *arg, int from, uint32_t bytes)
 typedef struct read_req {
     int number;
     uint32_t bytes, at, n;
+    uint32_t turns; /* the turns it takes (a get's answer waiting for credit) */
     uint64_t want;
 } read_req_t;
 static int reads, reads_served;
@@ -83,18 +84,21 @@ static uint64_t hash(const unsigned char *p, uint32_t n)
     return h;
 }
 
-/* The proxy's side of a read: it sees what the messages before it made,
- * and counts as a message told written, in order. */
-static void on_read(void *arg, int r, const void *data, uint32_t size)
+/* The proxy's side of a read: over its turns it sees what the messages
+ * before it made (nothing after it is written meanwhile), and counts as a
+ * message told written, in order. */
+static int on_read(void *arg, int r, void *data, uint32_t size)
 {
-    read_req_t q;
+    read_req_t *q = data;
     (void)arg;
-    TEST_CHECK(r == 0 && size == sizeof q, "a read of rank %d, %u bytes of request", r, size);
-    memcpy(&q, data, sizeof q);
-    TEST_CHECK(hash(memory + q.at, q.n) == q.want,
-               "read %d (%u bytes at %u) does not see what arrived before it", q.number, q.n, q.at);
-    on_landed(NULL, q.number, q.bytes);
+    TEST_CHECK(r == 0 && size == sizeof *q, "a read of rank %d, %u bytes of request", r, size);
+    TEST_CHECK(hash(memory + q->at, q->n) == q->want,
+               "read %d (%u bytes at %u) does not see what arrived before it", q->number, q->n,
+               q->at);
+    if (q->turns-- > 0)
+        return 0;
     reads_served++;
+    return 1;
 }
 
 /* The next message's source (its number). */
@@ -175,12 +179,12 @@ static void put(dcu_inboxes_t *in, unsigned char *payload, uint32_t at, uint32_t
         expected[tag - 1u]++;
 }
 
-/* Asks for a read of n bytes at memory + at: it must see the reference as
- * it is now. */
-static void ask_read(dcu_inboxes_t *in, uint32_t at, uint32_t n)
+/* Asks for a read of n bytes at memory + at, done in 1 + turns turns: it
+ * must see the reference as it is now. */
+static void ask_read(dcu_inboxes_t *in, uint32_t at, uint32_t n, uint32_t turns)
 {
     dcu_inbox_source_t src = source();
-    read_req_t q = { src.from, src.bytes, at, n, hash(reference + at, n) };
+    read_req_t q = { src.from, src.bytes, at, n, turns, hash(reference + at, n) };
     TEST_STATUS(dcu_inbox_read(in, 0, &q, sizeof q, src), DCUDA_OK);
     reads++;
 }
@@ -190,7 +194,7 @@ static void ask_read(dcu_inboxes_t *in, uint32_t at, uint32_t n)
 static void read_behind_unread(dcu_inboxes_t *in, unsigned char *payload)
 {
     put(in, payload, 1000u, 100u, 0u); /* data in the inbox, unread */
-    ask_read(in, 1000u, 200u);
+    ask_read(in, 1000u, 200u, 1u); /* and one more turn once its turn came */
     TEST_CHECK(dcu_inbox_held(in) == 1 && reads_served == 0,
                "a read did not wait behind an unread put");
     put(in, payload, 1050u, 100u, 1u); /* after it: the read must not see it */
@@ -204,12 +208,12 @@ static void read_behind_unread(dcu_inboxes_t *in, unsigned char *payload)
                    counted[0] == expected[0],
                "the read behind data: %zu held, %d served, %d SYNCs", dcu_inbox_held(in),
                reads_served, syncs);
-    ask_read(in, 1000u, 200u); /* the put after the first read asks for a SYNC again */
+    ask_read(in, 1000u, 200u, 0u); /* the put after the first read asks for a SYNC again */
     for (int round = 0; round < 4 && dcu_inbox_held(in); round++) {
         consume(1 << 30);
         TEST_CHECK(dcu_inbox_retry(in) >= 0, "retry failed");
     }
-    ask_read(in, 0u, 64u); /* nothing written since the SYNC: served at once */
+    ask_read(in, 0u, 64u, 0u); /* nothing written since the SYNC: served at once */
     TEST_CHECK(reads_served == 3 && dcu_inbox_held(in) == 0,
                "reads after a SYNC: %d served, %zu held", reads_served, dcu_inbox_held(in));
     TEST_CHECK(memcmp(memory, reference, MEMORY) == 0, "the memory differs from the reference");
@@ -275,7 +279,7 @@ int main(void)
             expected[tag - 1u]++;
         } else if (what < 9) {
             uint32_t n = next(2048u);
-            ask_read(in, next(MEMORY - n + 1u), n);
+            ask_read(in, next(MEMORY - n + 1u), n, next(3));
         } else {
             consume((int)next(8));
         }
@@ -308,7 +312,7 @@ int main(void)
 
     /* Settle drops a read still held (nobody waits for it any more). */
     put(in, payload, 0u, 100u, 0u);
-    ask_read(in, 0u, 100u);
+    ask_read(in, 0u, 100u, 0u);
     TEST_CHECK(dcu_inbox_held(in) == 1, "the last read was not held behind unread data");
 
     /* Settle: what a rank left unread is applied by the proxy. */
@@ -322,8 +326,23 @@ int main(void)
     uint64_t next_word = atomic_load(&ring[t % DCUDA_INBOX_ENTRIES].word[0]);
     TEST_CHECK((int32_t)(t - pos) >= 3 && (uint32_t)(next_word >> 32) != t + 1u,
                "settle did not mark the inbox consumed (tail %u, consumer at %u)", t, pos);
-    dcu_inboxes_destroy(in);
     TEST_CHECK(reads_served == reads - 1, "settle served a read");
+
+    /* The next run starts at the tail, and its first put asks for a SYNC of
+     * its own: the last run's (pending when settled) is not this one's. */
+    pos = t;
+    landed += 2; /* settle dropped the read and applied the put behind it: never told */
+    int before = reads_served;
+    put(in, payload, 300u, 40u, 0u);
+    ask_read(in, 300u, 40u, 0u);
+    TEST_CHECK(dcu_inbox_held(in) == 1 && reads_served == before,
+               "a read of the next run did not wait for its put's SYNC");
+    for (int round = 0; round < 4 && dcu_inbox_held(in); round++) {
+        consume(1 << 30);
+        TEST_CHECK(dcu_inbox_retry(in) >= 0, "retry failed");
+    }
+    TEST_CHECK(reads_served == before + 1, "the next run's read was not served");
+    dcu_inboxes_destroy(in);
     printf("inbox: %d puts (%d past the eager limit), all applied in order; %d reads, each saw "
            "what arrived before it\n",
            puts, large, reads);

@@ -6,7 +6,9 @@
  * across channels, puts are held for lack of inbox room at random and
  * released later, acknowledgements leave at random moments. Puts have
  * random sizes, some larger than the credit (drawn per seed), and a put
- * waits while its target's credit does not allow it.
+ * waits while its target's credit does not allow it. Some messages count
+ * no bytes (gets), and a process sends puts while it is in a barrier too
+ * (the answers to gets, served whenever their turn comes).
  *
  * Checked whenever a process completes a barrier: every process entered
  * it, and every put any process sent to this one before entering it is in
@@ -53,9 +55,10 @@ typedef struct proc {
     dcu_netbar_t b;
     int in_barrier;                 /* 0: running */
     int puts_left;                     /* before the next barrier */
+    int answers_left;                  /* puts it may send while in its next barrier */
     int next_to;                       /* the next put's target and size */
     uint64_t next_bytes;
-    held_t held[MAX_P * BARRIERS * 6]; /* the puts held, in order (every put of the run) */
+    held_t held[MAX_P * BARRIERS * 8]; /* the puts held, in order (every put of the run) */
     int held_count;
     uint32_t delivered[MAX_P]; /* puts from each process in my inboxes */
     uint32_t sent[MAX_P];      /* puts I sent to each process */
@@ -69,7 +72,7 @@ static struct {
     int entered[BARRIERS + 1][MAX_P];
     uint32_t sent_at_entry[BARRIERS + 1][MAX_P][MAX_P]; /* [e][from][to] */
     /* Puts sent and not yet taken (in flight or held): [from][to]. */
-    int untaken[MAX_P][MAX_P];
+    int untaken[MAX_P][MAX_P]; /* puts with bytes (a get counts none) */
     uint64_t untaken_bytes[MAX_P][MAX_P];
     uint64_t credit;
     long waits; /* steps a put waited for credit */
@@ -109,6 +112,7 @@ static void drive(int me)
     }
     p->in_barrier = 0;
     p->puts_left = (int)(test_rng(&w.rng) % 6);
+    p->answers_left = (int)(test_rng(&w.rng) % 3);
 }
 
 static void enter(int me)
@@ -127,18 +131,38 @@ static void enter(int me)
 static void take(int me, int from, uint64_t bytes)
 {
     w.pr[me].delivered[from]++;
-    w.untaken[from][me]--;
+    w.untaken[from][me] -= bytes > 0;
     w.untaken_bytes[from][me] -= bytes;
     dcu_netbar_taken(&w.pr[me].b, from, bytes);
 }
 
-/* The next put's target and size: up to three times the credit. */
+/* The next put's target and size: up to three times the credit, or none
+ * (a get, which counts no bytes). */
 static void draw_put(int me)
 {
     proc_t *p = &w.pr[me];
     int q = (int)(test_rng(&w.rng) % (uint64_t)(w.P - 1));
     p->next_to = q + (q >= me);
     p->next_bytes = 56u + test_rng(&w.rng) % (test_rng(&w.rng) % 8 == 0 ? 3u * w.credit : 256u);
+    if (test_rng(&w.rng) % 8 == 0)
+        p->next_bytes = 0;
+}
+
+/* Sends the drawn put (its sender's count; the receiver's untaken). */
+static void send_put(int me)
+{
+    proc_t *p = &w.pr[me];
+    int q = p->next_to;
+    push(me, q, (msg_t){ M_PUT, 0, 0, p->next_bytes });
+    dcu_netbar_sent(&p->b, q, p->next_bytes);
+    w.untaken[me][q] += p->next_bytes > 0;
+    w.untaken_bytes[me][q] += p->next_bytes;
+    TEST_CHECK(w.untaken[me][q] <= 1 || w.untaken_bytes[me][q] <= w.credit,
+               "process %d has %d puts of %llu bytes untaken by %d, credit %llu", me,
+               w.untaken[me][q], (unsigned long long)w.untaken_bytes[me][q], q,
+               (unsigned long long)w.credit);
+    p->sent[q]++;
+    draw_put(me);
 }
 
 static void receive(int me, int from)
@@ -181,6 +205,10 @@ static int step(int me)
         p->puts_left > 0 && dcu_netbar_may_send(&p->b, p->next_to, p->next_bytes, w.credit);
     if (!p->in_barrier && p->b.done < BARRIERS && (p->puts_left == 0 || may_put))
         choices[n++] = -1; /* send a put, or enter */
+    int may_answer = p->in_barrier && p->answers_left > 0 &&
+                     dcu_netbar_may_send(&p->b, p->next_to, p->next_bytes, w.credit);
+    if (may_answer)
+        choices[n++] = -4; /* in a barrier: a get's answer goes */
     w.waits += !p->in_barrier && p->puts_left > 0 && !may_put;
     if (p->held_count)
         choices[n++] = -2; /* the inbox takes a held put */
@@ -192,18 +220,11 @@ static int step(int me)
     if (c >= 0) {
         receive(me, c);
     } else if (c == -1 && p->puts_left > 0) {
-        int q = p->next_to;
-        push(me, q, (msg_t){ M_PUT, 0, 0, p->next_bytes });
-        dcu_netbar_sent(&p->b, q, p->next_bytes);
-        w.untaken[me][q]++;
-        w.untaken_bytes[me][q] += p->next_bytes;
-        TEST_CHECK(w.untaken[me][q] == 1 || w.untaken_bytes[me][q] <= w.credit,
-                   "process %d has %d puts of %llu bytes untaken by %d, credit %llu", me,
-                   w.untaken[me][q], (unsigned long long)w.untaken_bytes[me][q], q,
-                   (unsigned long long)w.credit);
-        p->sent[q]++;
+        send_put(me);
         p->puts_left--;
-        draw_put(me);
+    } else if (c == -4) {
+        send_put(me);
+        p->answers_left--;
     } else if (c == -1) {
         enter(me);
     } else if (c == -2) {
@@ -231,6 +252,7 @@ static int simulate(uint64_t seed)
         TEST_CHECK(dcu_netbar_init(&w.pr[q].b, w.P, q, 0) == DCUDA_OK, "init");
         dcu_netbar_reset(&w.pr[q].b);
         w.pr[q].puts_left = (int)(test_rng(&w.rng) % 6);
+        w.pr[q].answers_left = (int)(test_rng(&w.rng) % 3);
         draw_put(q);
     }
     for (long steps = 0; steps < 10000000; steps++) {

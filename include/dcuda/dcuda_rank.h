@@ -190,9 +190,10 @@ DCUDA_RANK_API dcuda_status_t dcuda_get(dcuda_state_t *st, dcuda_win_t win, int 
                                         size_t size, void *dst);
 /* As dcuda_get, but returns at once: when the data is in dst, one
  * notification with tag (0..255) arrives at this rank (wait for it with
- * dcuda_wait_notifications). Until then dst must not be read or written.
- * Gets and puts issued after it to the same rank do not reach what it
- * reads. */
+ * dcuda_wait_notifications). Until then dst must not be read or written,
+ * nor its window freed, nor the rank finish. Puts issued after it to the
+ * same rank do not reach what it reads, and a WORLD barrier after it
+ * orders its read (the target's later writes are not seen). */
 DCUDA_RANK_API dcuda_status_t dcuda_get_notify(dcuda_state_t *st, dcuda_win_t win, int rank,
                                                size_t offset, size_t size, void *dst, int tag);
 

@@ -44,6 +44,7 @@ static struct {
     int count;
     int index;
     int nodes;            /* node count (0: not found yet) */
+    int kind;             /* of this process's ranks when the nodes were found */
     int *node;            /* [count]: node of each process, once found */
     int64_t *host;        /* [count]: host key and kind of ranks of each process */
     int *host_index;      /* [count]: its index among its host's processes */
@@ -367,8 +368,16 @@ static dcuda_status_t number_nodes(const boot_who_t *all, int own_nodes)
  * numbers the nodes. */
 dcuda_status_t dcu_boot_find_nodes(int own_nodes, int kind)
 {
+    if (boot.nodes && boot.kind != (kind != 0)) {
+        dcu_msg_error("dcuda_host_init: this process ran %s ranks and now asks for %s ranks; a "
+                      "process keeps the kind of ranks of its first dcuda_host_init (it shares "
+                      "a node with processes of that kind)",
+                      boot.kind ? "GPU" : "CPU", kind ? "GPU" : "CPU");
+        return DCUDA_ERR_BACKEND;
+    }
     if (boot.nodes)
         return DCUDA_OK;
+    boot.kind = kind != 0;
     boot_who_t mine, *all = calloc((size_t)dcu_boot_size(), sizeof *all);
     if (!all)
         return DCUDA_ERR_NO_MEMORY;

@@ -79,7 +79,8 @@ int dcu_boot_under_launcher(void);
  * kinds never share a node, so they reach each other through the network
  * path (a CPU thread cannot store into a GPU's memory, nor a GPU process
  * map the memfds of CPU ranks), and each kind counts its own processes of
- * a host (a GPU process's device is its index among them). */
+ * a host (a GPU process's device is its index among them). Later calls
+ * keep what the first found; one with another kind is DCUDA_ERR_BACKEND. */
 dcuda_status_t dcu_boot_find_nodes(int own_nodes, int kind);
 /* MPI mode: the address of the communicator the processes use (a
  * duplicate of MPI_COMM_WORLD or of the application's), for the MPI

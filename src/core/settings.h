@@ -49,9 +49,7 @@
                                               "may have sent another over the network path " \
                                               "before that one took them into its ranks' "    \
                                               "inboxes (what each sender may hold of its "    \
-                                              "memory; one message always goes), and of "    \
-                                              "gets asked of it and not yet answered, "      \
-                                              "4096..2^32")                                  \
+                                              "memory; one message always goes), 4096..2^32") \
     X(net_inbox_max, NET_INBOX_MAX, UINT, "12288", "largest put (bytes) a proxy hands to its " \
                                                   "rank through the rank's inbox, in pieces "  \
                                                   "of 4096 that the rank copies; a larger "     \

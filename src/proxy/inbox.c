@@ -187,21 +187,29 @@ static int try_write(dcu_inboxes_t *in, int r, uint64_t dst, const void *data, u
 }
 
 /* A read's turn (rank r applied and released every put before it that
- * came through its inbox): it is served; 1 served, 0 not yet. */
-static int try_read(dcu_inboxes_t *in, int r, const void *req, uint32_t size)
+ * came through its inbox): it is served, in one go or over several turns
+ * (its request keeps its progress); 1 done, 0 not yet. */
+static int try_read(dcu_inboxes_t *in, int r, void *req, uint32_t size)
 {
     if (!ready_for_copy(in, r))
         return 0;
-    in->serve(in->serve_arg, r, req, size);
-    return 1;
+    return in->serve(in->serve_arg, r, req, size) != 0;
 }
 
 /* One held item's attempt: 1 done, 0 not yet, -1 a copy failed. */
-static int try_held(dcu_inboxes_t *in, int r, const held_t *m)
+static int try_held(dcu_inboxes_t *in, int r, held_t *m)
 {
     if (m->kind == HELD_READ)
         return try_read(in, r, m->data, m->count);
     return try_write(in, r, m->dst, m->kind == HELD_PUT ? m->data : NULL, m->count, m->tag);
+}
+
+/* A held item done: `landed` is told of it (a read always; a message
+ * unless it is a piece before a put's last). */
+static void tell_done(dcu_inboxes_t *in, const held_t *m)
+{
+    if (m->kind == HELD_READ || m->src.bytes)
+        in->landed(in->landed_arg, m->src.from, m->src.bytes);
 }
 
 static dcuda_status_t hold(dcu_inboxes_t *in, int r, int kind, uint64_t dst, const void *data,
@@ -265,12 +273,34 @@ dcuda_status_t dcu_inbox_deliver(dcu_inboxes_t *in, int r, uint64_t dst, const v
     return DCUDA_OK;
 }
 
+static void pop(dcu_inboxes_t *in, writer_t *w);
+
+/* Rank r's held items, in order, as far as they go: > 0 if any was done,
+ * 0 if none, -1 if a copy failed. */
+static int advance_rank(dcu_inboxes_t *in, int r)
+{
+    writer_t *w = &in->w[r];
+    int did = 0;
+    while (w->first) {
+        held_t *m = w->first;
+        int done = try_held(in, r, m);
+        if (done <= 0)
+            return done < 0 ? -1 : did;
+        tell_done(in, m);
+        pop(in, w);
+        did = 1;
+    }
+    return did;
+}
+
 dcuda_status_t dcu_inbox_read(dcu_inboxes_t *in, int r, const void *req, uint32_t size,
                               dcu_inbox_source_t src)
 {
-    if (!in->w[r].first && try_read(in, r, req, size))
-        return DCUDA_OK;
-    return hold(in, r, HELD_READ, 0u, req, size, 0u, src);
+    int alone = !in->w[r].first; /* its turn is now: try it at once */
+    dcuda_status_t st = hold(in, r, HELD_READ, 0u, req, size, 0u, src);
+    if (st != DCUDA_OK || !alone)
+        return st;
+    return advance_rank(in, r) < 0 ? DCUDA_ERR_SYSTEM : DCUDA_OK;
 }
 
 void dcu_inboxes_on_read(dcu_inboxes_t *in, dcu_inbox_serve_fn serve, void *arg)
@@ -294,19 +324,10 @@ int dcu_inbox_retry(dcu_inboxes_t *in)
 {
     int did = 0;
     for (int r = 0; r < in->ranks && in->held; r++) {
-        writer_t *w = &in->w[r];
-        while (w->first) {
-            held_t *m = w->first;
-            int done = try_held(in, r, m);
-            if (done < 0)
-                return -1;
-            if (done == 0)
-                break;
-            if (m->src.bytes && m->kind != HELD_READ) /* a read's server tells */
-                in->landed(in->landed_arg, m->src.from, m->src.bytes);
-            pop(in, w);
-            did = 1;
-        }
+        int done = advance_rank(in, r);
+        if (done < 0)
+            return -1;
+        did |= done;
     }
     return did;
 }
@@ -358,6 +379,10 @@ dcuda_status_t dcu_inbox_settle(dcu_inboxes_t *in)
             if (w->first->kind == HELD_PUT && st == DCUDA_OK)
                 st = copy_in(in, w->first->dst, w->first->data, w->first->count);
         atomic_store_explicit(&in->tails[r], w->head, memory_order_release);
+        /* Everything is applied: the next run's first put is the first to
+         * ask for a SYNC (a SYNC of this run is not the next run's). */
+        w->dirty = 0;
+        w->sync_pending = 0;
     }
     return st;
 }

@@ -60,14 +60,15 @@ dcuda_status_t dcu_inbox_deliver(dcu_inboxes_t *in, int r, uint64_t dst, const v
  * of request that `serve` (dcu_inboxes_on_read) is called with once its
  * turn comes: after every message for r before it, once r has applied
  * and released every put before it that came through its inbox (a SYNC
- * asks for that, as before a large put's copy), at once when nothing is
- * outstanding. Messages for r after it wait behind it, so the read sees
- * exactly what arrived before it. `landed` is not told of it (its server
- * acknowledges it once answered); src.bytes counts while it is held.
- * DCUDA_OK once served or held. */
+ * asks for that, as before a large put's copy). `serve` returns nonzero
+ * once the read is done, 0 to be called again later (it keeps its
+ * progress in the request). Messages for r after it wait until it is
+ * done, so the read sees exactly what arrived before it. `landed` is told
+ * of it when done, with src.bytes (0 is told too). DCUDA_OK once done or
+ * held. */
 dcuda_status_t dcu_inbox_read(dcu_inboxes_t *in, int r, const void *req, uint32_t size,
                               dcu_inbox_source_t src);
-typedef void (*dcu_inbox_serve_fn)(void *arg, int r, const void *req, uint32_t size);
+typedef int (*dcu_inbox_serve_fn)(void *arg, int r, void *req, uint32_t size);
 void dcu_inboxes_on_read(dcu_inboxes_t *in, dcu_inbox_serve_fn serve, void *arg);
 /* Writes what was held where room was made (and serves reads whose turn
  * came); > 0 if it wrote anything,

@@ -55,10 +55,16 @@ int dcu_netbar_may_send(const dcu_netbar_t *b, int q, uint64_t bytes, uint64_t c
     return out == 0 || (out <= credit && bytes <= credit - out);
 }
 
+static int waits_for_acks(const dcu_netbar_t *b);
+
 void dcu_netbar_sent(dcu_netbar_t *b, int q, uint64_t bytes)
 {
     b->peer[q].sent++;
     b->peer[q].sent_bytes += bytes;
+    /* Sent while the barrier waits for its acknowledgements (a get's
+     * answer: served whenever its turn comes): it waits for this one too. */
+    if (!bit(b->unacked, q) && waits_for_acks(b))
+        b->ack_wait++;
     b->unacked[q / 64] |= (uint64_t)1 << (q % 64);
 }
 
@@ -104,7 +110,7 @@ const char *dcu_netbar_acked(dcu_netbar_t *b, int q, uint32_t count, uint64_t by
     if ((int32_t)(count - e->acked) < 0 || (int32_t)(e->sent - count) < 0 ||
         bytes < e->acked_bytes || bytes > e->sent_bytes)
         return "an acknowledgement of more than was sent, or of less than before";
-    if ((count == e->sent) != (bytes == e->sent_bytes))
+    if (count == e->sent && bytes != e->sent_bytes) /* a GET counts no bytes */
         return "an acknowledgement whose count and bytes disagree";
     e->acked = count;
     e->acked_bytes = bytes;

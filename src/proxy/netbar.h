@@ -8,7 +8,7 @@
  * ceil(log2 P) rounds, one message a round. It keeps the barrier's promise
  * (a rank that leaves it finds in its inbox everything sent to it before
  * the others entered it) through acknowledgements: a process counts the
- * puts and notifications it sends to each process, the receiver counts
+ * puts, notifications and gets it sends to each process, the receiver counts
  * what it took into its ranks' inboxes from each sender (a message held
  * for lack of inbox room counts once written there) and, whenever it has
  * nothing else to do, tells each sender how many (ACK). A process starts
@@ -21,6 +21,11 @@
  * receiver holds of one sender, on its way or waiting for inbox room, is
  * bounded, and a slow target holds its senders back. The receiver checks
  * that its senders keep to the credit.
+ *
+ * A get counts as a message and as no bytes (its answer, puts, counts
+ * them): it is acknowledged once served, so a barrier after it orders it,
+ * and it holds no credit that the answers in the other direction could
+ * wait for.
  *
  * A barrier that creates a window is no different: nobody sends parts;
  * a process asks a part's owner when one of its ranks first needs it

@@ -66,7 +66,8 @@ typedef struct read_job {
 enum { STAGING_FREE = 0, STAGING_READING, STAGING_SENDING };
 
 /* A get another process asked of one of my ranks, as its turn waits in
- * that rank's inbox (inbox.h): the asker, the bytes, where they go. */
+ * that rank's inbox (inbox.h): the asker, the bytes, where they go, and
+ * how many were sent back so far. */
 typedef struct get_request {
     int32_t asker; /* WORLD rank */
     int32_t from;  /* its process */
@@ -75,14 +76,8 @@ typedef struct get_request {
     uint32_t tag;    /* tag + 1 of the answer's notification */
     uint32_t slot;   /* the asker's part that the answer writes ... */
     uint64_t offset; /* ... from here */
+    uint64_t done;   /* bytes read and sent back */
 } get_request_t;
-
-/* A get's answer, read, waiting for its asker's credit. */
-typedef struct get_answer {
-    struct get_answer *next;
-    int q;
-    dcu_wire_header_t *msg;
-} get_answer_t;
 
 typedef struct staging {
     dcu_wire_header_t *msg; /* header and DCU_NET_PUT_CHUNK bytes of body */
@@ -113,8 +108,6 @@ struct dcu_proxy {
     int job_head, job_count, job_reading; /* reading: counted from job_head */
     staging_t staging[PROXY_STAGING];
     int fill, drain;
-    get_answer_t *answers, *answers_last; /* gets' answers waiting for credit, in order */
-    uint64_t *get_out; /* [processes]: bytes (and DCU_PROXY_GET_COST a get) asked, not answered */
     uint32_t run;      /* runs begun (dcu_proxy_reset) */
     char aborted[256]; /* why a process of another node ended this run */
     char left[256];    /* how a process of another node left this run */
@@ -366,13 +359,23 @@ static int moves_ranks(uint8_t type)
            type == DCU_WIRE_GET;
 }
 
-/* Messages held to the receiver's credit and acknowledged by it
- * (netbar.h). A GET is not: its answer, a PUT, is; the asker holds its
- * gets to a credit of their own (get_credit_allows). */
-static int credited(uint8_t type) { return type == DCU_WIRE_PUT || type == DCU_WIRE_NOTIFY; }
+/* Messages acknowledged by their receiver (netbar.h): what a WORLD
+ * barrier waits for. A GET is acknowledged once its bytes are read and
+ * sent back, so a barrier after a get orders it; it counts nothing
+ * against the credit (its answer, puts, does): an answer that waited for
+ * the credit a GET of the other direction held would wait for ever. */
+static int credited(uint8_t type)
+{
+    return type == DCU_WIRE_PUT || type == DCU_WIRE_NOTIFY || type == DCU_WIRE_GET;
+}
+
+/* The bytes of message h that its receiver's credit counts. */
+static uint32_t credit_bytes(const dcu_wire_header_t *h)
+{
+    return h->type == DCU_WIRE_GET ? 0u : message_bytes(h);
+}
 
 static void apply_get(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body);
-static void apply_answer(dcu_proxy_t *p, int q, const dcu_wire_header_t *h);
 
 static void receive_message(dcu_proxy_t *p, int from, const void *data, size_t size)
 {
@@ -394,14 +397,12 @@ static void receive_message(dcu_proxy_t *p, int from, const void *data, size_t s
     p->received += moves_ranks(h.type);
     if (credited(h.type)) {
         uint64_t credit = h.flags & DCU_WIRE_UNCREDITED ? UINT64_MAX : p->c.net_credit;
-        const char *bad = dcu_netbar_arrived(&p->bar, from, message_bytes(&h), credit);
+        const char *bad = dcu_netbar_arrived(&p->bar, from, credit_bytes(&h), credit);
         if (bad) {
             fail(p, "process %d sent %s", from, bad);
             return;
         }
     }
-    if (h.flags & DCU_WIRE_ANSWER)
-        apply_answer(p, from, &h);
     switch (h.type) {
     case DCU_WIRE_PUT:
         dcu_trace_mark(DCU_TRACE_RECEIVED, h.count);
@@ -495,9 +496,9 @@ static void send_to(dcu_proxy_t *p, int q, dcu_wire_header_t *h)
         h->flags |= DCU_WIRE_ENDED;
     p->sent += moves_ranks(h->type);
     if (credited(h->type)) {
-        if (!dcu_netbar_may_send(&p->bar, q, message_bytes(h), p->c.net_credit))
+        if (!dcu_netbar_may_send(&p->bar, q, credit_bytes(h), p->c.net_credit))
             h->flags |= DCU_WIRE_UNCREDITED; /* after a cancel (credit_allows) */
-        dcu_netbar_sent(&p->bar, q, message_bytes(h));
+        dcu_netbar_sent(&p->bar, q, credit_bytes(h));
     }
     size_t size = sizeof *h + h->length;
     if (size <= DCU_FRAME_ALONE && !staging_of(p, h)) { /* h is from message(): malloc */
@@ -822,7 +823,7 @@ int dcu_proxy_dl_stalled(const dcu_proxy_t *p, uint64_t ns, char *why, size_t wh
 
 int dcu_proxy_idle(dcu_proxy_t *p)
 {
-    if (dcu_ring_next(&p->queue) || p->job_count || p->answers || (p->net && p->remote.asking))
+    if (dcu_ring_next(&p->queue) || p->job_count || (p->net && p->remote.asking))
         return 0;
     /* An acknowledgement not sent yet may still end a barrier's wait. */
     return !p->net || (dcu_inbox_held(p->inboxes) == 0 && dcu_inbox_unread(p->inboxes) == 0 &&
@@ -999,28 +1000,7 @@ static void send_get(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q)
     h->offset = cmd->args[2];
     h->count = cmd->args[3];
     memcpy(h + 1, &g, sizeof g);
-    p->get_out[q] += h->count + DCU_PROXY_GET_COST;
     send_to(p, q, h);
-}
-
-/* May a get of `bytes` be asked of process q now? What my gets asked of
- * it and it has not answered stays within the credit (one get always
- * goes), so that what a process reads for my gets and holds until its
- * answers may go is bounded. Once the run was cancelled or the proxy
- * failed, it goes. Answers return it (apply_answer). */
-static int get_credit_allows(const dcu_proxy_t *p, int q, uint64_t bytes)
-{
-    uint64_t out = p->get_out[q], cost = bytes + DCU_PROXY_GET_COST, credit = p->c.net_credit;
-    return p->failure[0] || atomic_load_explicit(p->c.cancel, memory_order_acquire) || out == 0 ||
-           (out <= credit && cost <= credit - out);
-}
-
-/* A piece of the answer to one of my gets arrived from process q: what it
- * counted against the credit for gets comes back. */
-static void apply_answer(dcu_proxy_t *p, int q, const dcu_wire_header_t *h)
-{
-    uint64_t back = h->count + (h->tag ? DCU_PROXY_GET_COST : 0u);
-    p->get_out[q] = p->get_out[q] > back ? p->get_out[q] - back : 0u;
 }
 
 /* Process `from` asks for bytes of my rank's part: their turn comes in
@@ -1037,92 +1017,48 @@ static void apply_get(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, cons
         return;
     dcu_wire_get_t g;
     memcpy(&g, body, sizeof g);
-    const get_request_t req = { h->src_rank, from,    part->base + h->offset, h->count, h->tag,
-                                g.slot,      g.offset };
-    const dcu_inbox_source_t src = { from, message_bytes(h) };
+    const get_request_t req = { h->src_rank, from,     part->base + h->offset, h->count,
+                                h->tag,      g.slot,   g.offset,               0u };
+    const dcu_inbox_source_t src = { from, credit_bytes(h) };
     if (dcu_inbox_read(p->inboxes, r, &req, sizeof req, src) != DCUDA_OK)
-        fail(p, "out of memory for a get of rank %d", h->src_rank);
+        fail(p, "cannot serve a get of rank %d", h->src_rank);
 }
 
-/* Sends the gets' answers that credit allows, in order. > 0 if any went. */
-static int send_answers(dcu_proxy_t *p)
-{
-    int did = 0;
-    get_answer_t *a;
-    while ((a = p->answers) != NULL && !p->failure[0] &&
-           credit_allows(p, a->q, message_bytes(a->msg))) {
-        p->answers = a->next;
-        if (!p->answers)
-            p->answers_last = NULL;
-        send_to(p, a->q, a->msg);
-        free(a);
-        did = 1;
-    }
-    return did;
-}
-
-static void free_answers(dcu_proxy_t *p)
-{
-    for (get_answer_t *a; (a = p->answers) != NULL;) {
-        p->answers = a->next;
-        free(a->msg);
-        free(a);
-    }
-    p->answers_last = NULL;
-}
-
-/* Queues message h for process q (the proxy's from now on). */
-static void queue_answer(dcu_proxy_t *p, int q, dcu_wire_header_t *h)
-{
-    get_answer_t *a = malloc(sizeof *a);
-    if (!a) {
-        free(h);
-        fail(p, "out of memory for the answer to a get");
-        return;
-    }
-    *a = (get_answer_t){ NULL, q, h };
-    if (p->answers_last)
-        p->answers_last->next = a;
-    else
-        p->answers = a;
-    p->answers_last = a;
-}
-
-/* A get's turn came in rank r's inbox (inbox.h): its bytes are read now,
- * before anything that reached r after it is applied, into puts of at
- * most a network chunk to the asker (the last notified), which go as its
- * credit allows. Serving never waits for credit: a rank's inbox never
- * waits behind the answer to a get. */
-static void serve_get(void *arg, int r, const void *data, uint32_t size)
+/* A get's turn in rank r's inbox (inbox.h): its bytes are read and sent
+ * back to the asker in puts of at most a network chunk (the last
+ * notified), each read when the asker's credit lets it go, so that what a
+ * get holds here is one chunk; the rank's later messages wait meanwhile.
+ * 1 once all of it went (or the proxy failed), 0 to go on later. */
+static int serve_get(void *arg, int r, void *data, uint32_t size)
 {
     dcu_proxy_t *p = arg;
-    get_request_t req;
-    uint64_t done = 0;
-    memcpy(&req, data, size < sizeof req ? size : sizeof req);
+    get_request_t *q = data;
+    (void)size;
     do {
-        uint64_t n = req.count - done < DCU_NET_PUT_CHUNK ? req.count - done : DCU_NET_PUT_CHUNK;
-        int last = done + n == req.count;
+        uint64_t n = q->count - q->done < DCU_NET_PUT_CHUNK ? q->count - q->done
+                                                           : DCU_NET_PUT_CHUNK;
+        if (!credit_allows(p, q->from, sizeof(dcu_wire_header_t) + n))
+            return 0;
         dcu_wire_header_t *h = message(p, DCU_WIRE_PUT, (size_t)n);
         if (!h)
-            return;
+            return 1;
         h->src_rank = p->world_first + r;
-        h->dst_rank = req.asker;
-        h->tag = last ? req.tag : 0u;
-        h->slot = req.slot;
-        h->offset = req.offset + done;
+        h->dst_rank = q->asker;
+        h->tag = q->done + n == q->count ? q->tag : 0u;
+        h->slot = q->slot;
+        h->offset = q->offset + q->done;
         h->count = n;
-        h->flags = DCU_WIRE_ANSWER;
-        if (n && p->c.ops->copy_out(p->c.backend, h + 1, (const void *)(uintptr_t)(req.src + done),
+        if (n && p->c.ops->copy_out(p->c.backend, h + 1, (const void *)(uintptr_t)(q->src + q->done),
                                     (size_t)n) != DCUDA_OK) {
             free(h);
             fail(p, "cannot read the part of rank %d for a get of rank %d", p->world_first + r,
-                 req.asker);
-            return;
+                 q->asker);
+            return 1;
         }
-        queue_answer(p, req.from, h);
-        done += n;
-    } while (done < req.count);
-    send_answers(p);
+        send_to(p, q->from, h);
+        q->done += n;
+    } while (q->done < q->count && !p->failure[0]);
+    return 1;
 }
 
 /* ---- large puts, read from rank memory -------------------------------------------- */
@@ -1304,8 +1240,6 @@ static int waits_for_credit(const dcu_proxy_t *p, const dcuda_cmd_t *cmd,
                             const dcu_cmd_info_t *info)
 {
     uint64_t bytes = sizeof(dcu_wire_header_t);
-    if (cmd->op == DCUDA_CMD_GET)
-        return !get_credit_allows(p, info->target, cmd->args[3]);
     if (cmd->op == DCUDA_CMD_PUT)
         bytes += cmd->args[3];
     else if (cmd->op != DCUDA_CMD_NOTIFY)
@@ -1350,8 +1284,6 @@ int dcu_proxy_poll(dcu_proxy_t *p)
     int did = serve_commands(p);
     send_frames(p);
     did |= advance_reads(p);
-    if (p->answers)
-        did |= send_answers(p);
     abandon_asks(p);
     if (p->net && !p->failure[0]) {
         int r = p->c.net_ops->progress(p->net);
@@ -1418,8 +1350,6 @@ void dcu_proxy_reset(dcu_proxy_t *p)
             p->staging[i].state = STAGING_FREE;
     p->job_head = p->job_count = p->job_reading = 0;
     p->drain = p->fill;
-    free_answers(p); /* a run that ended early may leave some */
-    memset(p->get_out, 0, (size_t)p->c.process_count * sizeof *p->get_out);
     dcu_netbar_reset(&p->bar);
     atomic_store_explicit(p->c.net_barrier, 0u, memory_order_relaxed);
 }
@@ -1433,10 +1363,9 @@ static dcuda_status_t open_net(dcu_proxy_t *p)
                            c->inbox_max);
     p->parts = calloc((size_t)DCUDA_MAX_WINDOWS * (size_t)c->ranks, sizeof *p->parts);
     p->jobs = calloc((size_t)c->ranks, sizeof *p->jobs);
-    p->get_out = calloc((size_t)c->process_count, sizeof *p->get_out);
     if (p->inboxes)
         dcu_inboxes_on_read(p->inboxes, serve_get, p);
-    if (!p->inboxes || !p->parts || !p->jobs || !p->get_out ||
+    if (!p->inboxes || !p->parts || !p->jobs ||
         dcu_netbar_init(&p->bar, c->process_count, c->process_index,
                         c->path[c->process_index] == DCUDA_PATH_NET) != DCUDA_OK ||
         dcu_parts_init(&p->remote, c->ranks) != DCUDA_OK)
@@ -1487,12 +1416,10 @@ void dcu_proxy_destroy(dcu_proxy_t *p)
                                         atomic_load_explicit(p->c.cancel, memory_order_acquire) ==
                                             DCUDA_CANCEL_PEER);
     dcu_inboxes_destroy(p->inboxes);
-    free_answers(p);
     for (int i = 0; i < PROXY_STAGING; i++) /* one an abandoned manager may still read is left */
         if (p->staging[i].msg && p->staging[i].state != STAGING_SENDING)
             pinned_free(p, p->staging[i].msg);
     free(p->jobs);
-    free(p->get_out);
     free(p->parts);
     dcu_parts_free(&p->remote);
     dcu_netbar_free(&p->bar);

@@ -46,9 +46,7 @@ typedef struct dcu_proxy_config {
     DCUDA_ATOMIC(uint32_t) * net_barrier; /* host view: WORLD barriers completed */
     DCUDA_ATOMIC(uint32_t) * cancel;      /* host view: the run's cancel flag */
     /* Bytes of puts and notifications sent to a process and not yet
-     * acknowledged by it, at most (NET_CREDIT; the same in every process).
-     * Gets asked of a process and not yet answered are held to it as well
-     * (their bytes, and DCU_PROXY_GET_COST each; one always goes). */
+     * acknowledged by it, at most (NET_CREDIT; the same in every process). */
     uint64_t net_credit;
     /* Largest put handed to a rank through its inbox (NET_INBOX_MAX). */
     uint32_t inbox_max;
@@ -57,10 +55,6 @@ typedef struct dcu_proxy_config {
     int (*readable)(void *arg, uint64_t addr, uint64_t size);
     void *readable_arg;
 } dcu_proxy_config_t;
-
-/* What a get counts against the credit beyond its bytes (so that gets of
- * nothing count too). */
-#define DCU_PROXY_GET_COST 64u
 
 /* Opens the network manager when there is a network path (collective over
  * the program's processes). */

@@ -53,8 +53,9 @@ enum dcu_wire_type {
     DCU_WIRE_BEAT = 13, /* the sender serves its run; tag 1: no more beats this run (its
                          * ranks are done) */
     /* A get: src_rank asks for count bytes at offset of dst_rank's part of
-     * window slot; tag: tag + 1 of the PUTs (DCU_WIRE_ANSWER) that answer
-     * it (on the last); body: a dcu_wire_get_t, where the answer goes. */
+     * window slot; tag: tag + 1 of the PUTs that answer it (on the last);
+     * body: a dcu_wire_get_t, where the answer goes. Acknowledged as puts
+     * are (once answered), but counted as no bytes of the credit. */
     DCU_WIRE_GET = 14
 };
 /* Rounds of a dissemination barrier at most (2^31 processes). */
@@ -78,7 +79,7 @@ typedef struct dcu_wire_header {
                        * ACK: the bytes taken */
     uint32_t run;     /* the sender's run (1, 2, ...): a message of an earlier run, one that
                        * ended early, is dropped */
-    uint32_t flags;   /* DCU_WIRE_ENDED, DCU_WIRE_UNCREDITED, DCU_WIRE_ANSWER (PUT only) */
+    uint32_t flags;   /* DCU_WIRE_ENDED, DCU_WIRE_UNCREDITED */
 } dcu_wire_header_t;
 
 /* A GET's body: the asking rank's part (window slot, offset in it) that
@@ -98,9 +99,6 @@ DCUDA_STATIC_ASSERT(sizeof(dcu_wire_get_t) == 16, "wire get");
  * sender's run was cancelled (its targets may have stopped taking what
  * arrives): not held to the credit. */
 #define DCU_WIRE_UNCREDITED 2u
-/* A PUT that answers a GET of the receiver (its bytes return the credit
- * the receiver's gets are held to). */
-#define DCU_WIRE_ANSWER 4u
 
 DCUDA_STATIC_ASSERT(sizeof(dcu_wire_header_t) == 56, "wire header");
 

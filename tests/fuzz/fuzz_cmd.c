@@ -209,15 +209,12 @@ static struct world {
     dcuda_cmd_t shadow[MAX_ENTRIES]; /* the entries as the input has them */
     command_t cmds[MAX_ENTRIES];
     int ncmds;
-    int fails;         /* a command the rules refuse, or one that ends the queue */
-    int stall;         /* a GET that waits for answers (none come here): commands from it on wait */
-    uint32_t stall_at; /* its ticket */
-    uint64_t get_out[MAX_PROCS]; /* bytes of gets asked of each process (proxy.h's rule) */
+    int fails; /* a command the rules refuse, or one that ends the queue */
     expected_t sync[MAX_ENTRIES * MAX_PROCS], reads[MAX_ENTRIES];
     int nsync, nreads, sync_at, reads_at;
-    int data_sent;   /* puts and notifications sent (none is ever acknowledged) */
+    int data_sent;   /* puts, notifications and gets sent (none is ever acknowledged) */
     int chunks_sent; /* chunks of large puts sent */
-    int data_planned; /* puts and notifications of the commands planned so far */
+    int data_planned; /* puts, notifications and gets of the commands planned so far */
     dcuda_win_entry_t *own_table;
     uint8_t *rank_mem;
     dcu_net_mem_t mem;
@@ -228,19 +225,6 @@ static struct world {
     int nstaging;
 } w;
 
-/* Must GET h to process q wait for answers to earlier gets? What gets
- * asked of q and not answered (their bytes and DCU_PROXY_GET_COST each)
- * stays within the credit, but one always goes. Counts it if it goes. */
-static int get_waits(const dcuda_cmd_t *h, int q)
-{
-    uint64_t cost = h->args[3] + DCU_PROXY_GET_COST, out = w.get_out[q];
-    uint64_t credit = (uint64_t)MAX_SENT * DCU_NET_MAX_MESSAGE; /* config()'s */
-    if (out != 0 && (out > credit || cost > credit - out))
-        return 1;
-    w.get_out[q] = out + cost;
-    return 0;
-}
-
 /* Lists the commands of the n entries and what each should make; those
  * after one that fails the proxy are still written, and should make
  * nothing. An unreadable one ends the list, as a command that would run
@@ -249,8 +233,7 @@ static void plan(uint32_t n)
 {
     w.ncmds = w.nsync = w.nreads = w.sync_at = w.reads_at = w.data_sent = 0;
     w.chunks_sent = w.data_planned = 0;
-    w.fails = w.stall = 0;
-    memset(w.get_out, 0, sizeof w.get_out);
+    w.fails = 0;
     for (uint32_t t = 0; t < n;) {
         command_t *c = &w.cmds[w.ncmds];
         const dcuda_cmd_t *h = &w.shadow[t];
@@ -269,15 +252,11 @@ static void plan(uint32_t n)
             break;
         if (c->ref.verdict != DCU_CMD_EXECUTE)
             continue;
-        if (h->op == DCUDA_CMD_GET && get_waits(h, c->ref.target)) {
-            w.stall = 1; /* it and every command after it wait: nothing more happens */
-            w.stall_at = c->ticket;
-            break;
-        }
         if (h->op == DCUDA_CMD_PUT || h->op == DCUDA_CMD_NOTIFY || h->op == DCUDA_CMD_PART ||
             h->op == DCUDA_CMD_GET)
             w.sync[w.nsync++] = (expected_t){ c->ticket, c->ref.target, 0, 0, 0, 0 };
-        w.data_planned += h->op == DCUDA_CMD_PUT || h->op == DCUDA_CMD_NOTIFY;
+        w.data_planned +=
+            h->op == DCUDA_CMD_PUT || h->op == DCUDA_CMD_NOTIFY || h->op == DCUDA_CMD_GET;
         if (h->op == DCUDA_CMD_BARRIER && w.s.procs > 1)
             w.sync[w.nsync++] =
                 (expected_t){ c->ticket, (w.s.me + 1) % w.s.procs, 0, 1, w.data_planned, 0 };
@@ -324,7 +303,7 @@ static void check_chunk(const dcu_wire_header_t *h, const uint8_t *body)
     w.reads_at += last;
 }
 
-/* A ROUND that is rightly not sent: a put or a notification sent before
+/* A ROUND that is rightly not sent: a put, notification or get sent before
  * its barrier waits for an acknowledgement (none comes here). The puts and
  * notifications before it in the queue are known from the plan; the
  * chunks of large puts are sent as their reads end, before the barrier
@@ -427,7 +406,7 @@ static void check_message(int peer, const uint8_t *m, size_t size, int staging)
         check_chunk(&h, m + sizeof h);
     else
         check_sync(peer, &h, m + sizeof h);
-    w.data_sent += h.type == DCU_WIRE_PUT || h.type == DCU_WIRE_NOTIFY;
+    w.data_sent += h.type == DCU_WIRE_PUT || h.type == DCU_WIRE_NOTIFY || h.type == DCU_WIRE_GET;
 }
 
 /* The network manager: a frame of messages (a staging buffer: one chunk),
@@ -741,22 +720,14 @@ static void run_proxy(void)
     poll_idle(p);
     const char *failure = dcu_proxy_failure(p);
     uint32_t tail = atomic_load(&r.cmd_tail);
-    if (w.stall && !failure) /* an order fault before it may fail the proxy first (below) */
-        FUZZ_CHECK(tail == w.stall_at,
-                   "a GET that waits for answers: %u entries consumed, %u before it", tail,
-                   w.stall_at);
-    else if (w.fails)
+    if (w.fails)
         FUZZ_CHECK(failure != NULL, "a refused command did not fail the proxy");
     if (failure && !w.fails)
         FUZZ_CHECK(strstr(failure, "reached WORLD barrier") ||
                        strstr(failure, "sent a put to read"),
                    "the proxy failed on commands the rules allow: %s", failure);
     advance_sync();
-    if (!failure && w.stall)
-        FUZZ_CHECK(w.sync_at == w.nsync && w.reads_at == w.nreads,
-                   "sent %d of %d messages and %d of %d large puts before a waiting GET", w.sync_at,
-                   w.nsync, w.reads_at, w.nreads);
-    if (!failure && !w.stall)
+    if (!failure)
         FUZZ_CHECK(tail == tickets && w.sync_at == w.nsync && w.reads_at == w.nreads,
                    "consumed %u of %u entries, sent %d of %d messages and %d of %d large puts",
                    tail, tickets, w.sync_at, w.nsync, w.reads_at, w.nreads);

@@ -55,8 +55,7 @@ static setting_t read_setting(fuzz_reader_t *r)
 
 /* wire.h's format, as this file reads it: a header of 56 bytes (magic
  * 0xdc0d, version 9, type, body length, sender, ranks, tag, slot, epoch,
- * offset, count, the sender's run, flags: 0 to 7, 4 on a PUT only), the
- * body after it. */
+ * offset, count, the sender's run, flags: 0 to 3), the body after it. */
 static int rank_in(int32_t r, const setting_t *s) { return r >= 0 && r < s->lim.world_size; }
 
 /* A GET's body of 16 bytes: the asker's window slot (below 64), four
@@ -116,7 +115,7 @@ static int valid(const uint8_t *m, size_t size, const setting_t *s)
         return 0;
     memcpy(&h, m, sizeof h);
     if (h.magic != 0xdc0d || h.version != 9 || size > s->lim.max_size || h.length != size - 56 ||
-        h.flags > 7u || ((h.flags & 4u) && h.type != 1))
+        h.flags > 3u)
         return 0;
     if (s->from < 0 || s->from >= s->lim.processes || h.src_proc != s->from || h.run == 0)
         return 0;
@@ -195,7 +194,6 @@ static size_t make_seed(uint8_t buf[8 + 56 + 64], uint8_t type, uint32_t body)
     h.src_rank = 2;
     h.dst_rank = 5;
     h.tag = type == 2 ? 4 : type == 9 ? 1 : type == 10 ? 7 : type == 13 ? 1 : type >= 11 ? 9 : 0;
-    h.flags = type == 1 && body == 8 ? 4u : 0u; /* the answer to a get */
     h.slot = 3;
     h.epoch = type == 6 || type == 7 || type == 9 ? 1 : 0;
     h.offset = 16;
@@ -226,7 +224,6 @@ void fuzz_seeds(fuzz_emit_fn emit, void *arg)
     emit(arg, buf, make_seed(buf, 12, 0));
     emit(arg, buf, make_seed(buf, 13, 0));
     emit(arg, buf, make_seed(buf, 14, 16)); /* a get of 300 bytes into slot 2 at 40 */
-    emit(arg, buf, make_seed(buf, 1, 8));   /* a piece of its answer */
     /* A frame: a put of 20 bytes, padding to 80, a notification. */
     uint8_t frame[8 + 80 + 56];
     make_seed(buf, 1, 20);
