@@ -34,7 +34,7 @@ typedef struct held {
     uint64_t dst;
     uint32_t count, tag;
     int kind; /* HELD_*: a READ's data is its request */
-    char data[];
+    _Alignas(16) char data[]; /* a READ's request is read in place */
 } held_t;
 
 typedef struct writer {
