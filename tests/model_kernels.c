@@ -144,44 +144,29 @@ TEST_RANK_FN uint64_t model_first_mine(uint64_t off, uint64_t lo, uint64_t me, u
     return base >= lo ? base : base + (lo - base + stride - 1u) / stride * stride;
 }
 
-/* Paints into out what bytes [off, off + n) of slot q of rank t held
- * when phase f began: the canary, then each earlier phase's writes (slot
- * q's owner in that phase), in order. Each thread paints its own bytes
- * (the strided ones), so no thread waits for another. */
-TEST_RANK_FN void model_paint_before(const model_rank_t *c, int t, int q, int f, uint64_t off,
-                                     uint64_t n, unsigned char *out)
-{
-    const uint64_t me = (uint64_t)dcuda_thread_index(), stride = (uint64_t)dcuda_thread_count();
-    for (uint64_t i = me; i < n; i += stride)
-        out[i] = model_canary(c->seed, t, q, off + i);
-    for (int g = 0; g < f; g++) {
-        int o = model_owner(q, t, g, c->world);
-        model_list_t l;
-        model_list(c->seed, o, t, g, c->steps, c->world, c->region, &l);
-        for (int j = 0; j < l.count; j++) {
-            uint64_t lo = l.offset[j] > off ? l.offset[j] : off;
-            uint64_t hi = l.offset[j] + l.size[j] < off + n ? l.offset[j] + l.size[j] : off + n;
-            for (uint64_t pos = model_first_mine(off, lo, me, stride); pos < hi; pos += stride)
-                out[pos - off] = model_byte(c->seed, o, g, l.step[j], pos);
-        }
-    }
-}
-
-/* What my get of step `step` in phase f (op) must have brought: the
- * slot as the phase began, then my puts to it of earlier steps. */
+/* What my get of step `step` in phase f (op) must have brought, painted
+ * into out: the canary of the slot it reads (q, mine in phase f), then
+ * each phase's writes to it by that phase's owner in order, in phase f
+ * (where I own it) those of my steps before this one. Each thread paints
+ * its own bytes (the strided ones), so no thread waits for another. */
 TEST_RANK_FN void model_paint_get(const model_rank_t *c, int f, int step, const model_op_t *op,
                                   unsigned char *out)
 {
     const uint64_t me = (uint64_t)dcuda_thread_index(), stride = (uint64_t)dcuda_thread_count();
     const uint64_t off = op->offset, n = op->size;
-    model_paint_before(c, op->target, model_slot(c->me, op->target, f, c->world), f, off, n, out);
-    model_list_t l;
-    model_list(c->seed, c->me, op->target, f, c->steps, c->world, c->region, &l);
-    for (int j = 0; j < l.count && l.step[j] < step; j++) {
-        uint64_t lo = l.offset[j] > off ? l.offset[j] : off;
-        uint64_t hi = l.offset[j] + l.size[j] < off + n ? l.offset[j] + l.size[j] : off + n;
-        for (uint64_t pos = model_first_mine(off, lo, me, stride); pos < hi; pos += stride)
-            out[pos - off] = model_byte(c->seed, c->me, f, l.step[j], pos);
+    const int t = op->target, q = model_slot(c->me, t, f, c->world);
+    for (uint64_t i = me; i < n; i += stride)
+        out[i] = model_canary(c->seed, t, q, off + i);
+    for (int g = 0; g <= f; g++) {
+        int o = model_owner(q, t, g, c->world); /* me in phase f */
+        model_list_t l;
+        model_list(c->seed, o, t, g, c->steps, c->world, c->region, &l);
+        for (int j = 0; j < l.count && (g < f || l.step[j] < step); j++) {
+            uint64_t lo = l.offset[j] > off ? l.offset[j] : off;
+            uint64_t hi = l.offset[j] + l.size[j] < off + n ? l.offset[j] + l.size[j] : off + n;
+            for (uint64_t pos = model_first_mine(off, lo, me, stride); pos < hi; pos += stride)
+                out[pos - off] = model_byte(c->seed, o, g, l.step[j], pos);
+        }
     }
 }
 
