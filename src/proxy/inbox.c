@@ -204,12 +204,12 @@ static int try_held(dcu_inboxes_t *in, int r, held_t *m)
     return try_write(in, r, m->dst, m->kind == HELD_PUT ? m->data : NULL, m->count, m->tag);
 }
 
-/* A held item done: `landed` is told of it (a read always; a message
- * unless it is a piece before a put's last). */
-static void tell_done(dcu_inboxes_t *in, const held_t *m)
+/* An item of `kind` from src is done: `landed` is told of it (a read
+ * always; a message unless it is a piece before a put's last). */
+static void tell_done(dcu_inboxes_t *in, int kind, dcu_inbox_source_t src)
 {
-    if (m->kind == HELD_READ || m->src.bytes)
-        in->landed(in->landed_arg, m->src.from, m->src.bytes);
+    if (kind == HELD_READ || src.bytes)
+        in->landed(in->landed_arg, src.from, src.bytes);
 }
 
 static dcuda_status_t hold(dcu_inboxes_t *in, int r, int kind, uint64_t dst, const void *data,
@@ -243,14 +243,15 @@ static dcuda_status_t hold(dcu_inboxes_t *in, int r, int kind, uint64_t dst, con
 static dcuda_status_t deliver_piece(dcu_inboxes_t *in, int r, uint64_t dst, const void *data,
                                     uint32_t count, uint32_t tag, dcu_inbox_source_t src)
 {
+    const int kind = data ? HELD_PUT : HELD_NOTIFY;
     if (!in->w[r].first) {
         int done = try_write(in, r, dst, data, count, tag);
-        if (done > 0 && src.bytes)
-            in->landed(in->landed_arg, src.from, src.bytes);
+        if (done > 0)
+            tell_done(in, kind, src);
         if (done != 0)
             return done > 0 ? DCUDA_OK : DCUDA_ERR_SYSTEM;
     }
-    return hold(in, r, data ? HELD_PUT : HELD_NOTIFY, dst, data, count, tag, src);
+    return hold(in, r, kind, dst, data, count, tag, src);
 }
 
 dcuda_status_t dcu_inbox_deliver(dcu_inboxes_t *in, int r, uint64_t dst, const void *data,
@@ -286,7 +287,7 @@ static int advance_rank(dcu_inboxes_t *in, int r)
         int done = try_held(in, r, m);
         if (done <= 0)
             return done < 0 ? -1 : did;
-        tell_done(in, m);
+        tell_done(in, m->kind, m->src);
         pop(in, w);
         did = 1;
     }

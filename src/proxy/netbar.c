@@ -55,7 +55,9 @@ int dcu_netbar_may_send(const dcu_netbar_t *b, int q, uint64_t bytes, uint64_t c
     return out == 0 || (out <= credit && bytes <= credit - out);
 }
 
-static int waits_for_acks(const dcu_netbar_t *b);
+/* Is the barrier entered waiting for acknowledgements (it is in progress
+ * and has not started its rounds)? */
+static int waits_for_acks(const dcu_netbar_t *b) { return b->entered != b->done && b->round == 0; }
 
 void dcu_netbar_sent(dcu_netbar_t *b, int q, uint64_t bytes)
 {
@@ -99,10 +101,6 @@ int dcu_netbar_owed(dcu_netbar_t *b, int *to, uint32_t *count, uint64_t *bytes)
     *bytes = e->told_bytes = e->taken_bytes;
     return 1;
 }
-
-/* Is the barrier entered waiting for acknowledgements (it is in progress
- * and has not started its rounds)? */
-static int waits_for_acks(const dcu_netbar_t *b) { return b->entered != b->done && b->round == 0; }
 
 const char *dcu_netbar_acked(dcu_netbar_t *b, int q, uint32_t count, uint64_t bytes)
 {
