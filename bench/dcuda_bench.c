@@ -211,30 +211,11 @@ static int rounds_for(const sweep_t *w, size_t size)
     return it < 100 ? 100 : (int)it;
 }
 
-/* Ping-pong latency of notified puts over the sizes of -m (2 ranks). */
-static void latency_sweep(dcuda_host_h h, const sweep_t *w)
-{
-    bench_args_t a = { 0 };
-    if (alloc_buffers(h, &a, 2, w->max > 256 ? w->max : 256))
-        return;
-    a.mode = BENCH_PINGPONG_PUT;
-    a.peer = 1;
-    for (size_t size = w->min; size <= w->max; size *= 2) {
-        a.size = size;
-        a.iters = rounds_for(w, size);
-        a.warmup = w->warmup < a.iters ? w->warmup : a.iters;
-        runs_t r;
-        if (run_cases(h, &a, &r))
-            report("latency", "notified_put", 2, size, "one_way_us", &r, 1e3 / a.iters / 2, 0);
-    }
-    dcuda_host_free(h, a.src);
-    dcuda_host_free(h, a.dst);
-}
-
-/* Blocking gets of `ranks`' first two ranks over the sizes of -m: rank 0
- * of rank 1 (`peer` setup: p, the peer cases' ranks, rows peer_get*). */
-static void get_sweep(dcuda_host_h h, bench_args_t *a, int ranks, const sweep_t *w,
-                      const char *what)
+/* A latency row for each size of -m, a->mode's case (`what`, `unit`):
+ * a timed round is `legs` of what a row gives (2: a ping-pong's two
+ * one-way trips; 1: a get's round trip). */
+static void sweep_sizes(dcuda_host_h h, bench_args_t *a, int ranks, const sweep_t *w,
+                        const char *what, const char *unit, int legs)
 {
     for (size_t size = w->min; size <= w->max; size *= 2) {
         a->size = size;
@@ -242,20 +223,35 @@ static void get_sweep(dcuda_host_h h, bench_args_t *a, int ranks, const sweep_t 
         a->warmup = w->warmup < a->iters ? w->warmup : a->iters;
         runs_t r;
         if (run_cases(h, a, &r))
-            report("latency", what, ranks, size, "round_trip_us", &r, 1e3 / a->iters, 0);
+            report("latency", what, ranks, size, unit, &r, 1e3 / a->iters / legs, 0);
     }
 }
 
-/* The same-device get rows (2 ranks). */
-static void device_gets(dcuda_host_h h, const sweep_t *w)
+/* The same-device rows over the sizes of -m of `mode` between device
+ * ranks 0 and 1 (2 ranks). */
+static void device_sweep(dcuda_host_h h, const sweep_t *w, int mode, const char *what,
+                         const char *unit, int legs)
 {
     bench_args_t a = { 0 };
     if (alloc_buffers(h, &a, 2, w->max > 256 ? w->max : 256))
         return;
-    a.mode = BENCH_GET;
-    get_sweep(h, &a, 2, w, "get");
+    a.mode = mode;
+    a.peer = 1;
+    sweep_sizes(h, &a, 2, w, what, unit, legs);
     dcuda_host_free(h, a.src);
     dcuda_host_free(h, a.dst);
+}
+
+/* Ping-pong latency of notified puts over the sizes of -m (2 ranks). */
+static void latency_sweep(dcuda_host_h h, const sweep_t *w)
+{
+    device_sweep(h, w, BENCH_PINGPONG_PUT, "notified_put", "one_way_us", 2);
+}
+
+/* The same-device get rows (2 ranks): rank 0's blocking gets of rank 1. */
+static void device_gets(dcuda_host_h h, const sweep_t *w)
+{
+    device_sweep(h, w, BENCH_GET, "get", "round_trip_us", 1);
 }
 
 /* Microseconds a barrier, a window creation + free and (2 ranks) a put of
@@ -550,7 +546,7 @@ static void peer_gets(dcuda_host_h h, const peer_setup_t *p, int ranks, const sw
     a.senders = 1;
     if (alloc_buffers(h, &a, halves(p), w->max > 256 ? w->max : 256))
         return;
-    get_sweep(h, &a, ranks, w, name);
+    sweep_sizes(h, &a, ranks, w, name, "round_trip_us", 1);
     dcuda_host_free(h, a.src);
     dcuda_host_free(h, a.dst);
 }
