@@ -256,7 +256,7 @@ static dcuda_status_t pick_device(dcu_backend_t *b, const dcu_backend_request_t 
 }
 
 /* Whatever open made (a NULL stream or event is skipped). */
-static void cuda_close(dcu_backend_t *b)
+static void close_here(dcu_backend_t *b)
 {
     for (int i = 0; i < DCU_BACKEND_READS; i++)
         if (b->read_ends[i])
@@ -316,7 +316,7 @@ static dcuda_status_t cuda_open(const dcu_backend_request_t *req, dcu_backend_t 
         if ((err = cudaEventCreateWithFlags(&b->read_ends[i], cudaEventDisableTiming)))
             st = cuda_fail(err, "creating events");
     if (st != DCUDA_OK) {
-        cuda_close(b);
+        close_here(b);
         return st;
     }
     shape->ranks = b->ranks;
@@ -327,7 +327,7 @@ static dcuda_status_t cuda_open(const dcu_backend_request_t *req, dcu_backend_t 
     return DCUDA_OK;
 }
 
-static dcuda_status_t cuda_alloc(dcu_backend_t *b, size_t size, void **ptr, dcu_export_t *ex)
+static dcuda_status_t alloc_here(dcu_backend_t *b, size_t size, void **ptr, dcu_export_t *ex)
 {
     void *p = NULL;
     cudaError_t err = cudaMalloc(&p, size ? size : 1);
@@ -356,14 +356,14 @@ static dcuda_status_t cuda_alloc(dcu_backend_t *b, size_t size, void **ptr, dcu_
     return DCUDA_OK;
 }
 
-static void cuda_free(dcu_backend_t *b, void *ptr, const dcu_export_t *ex)
+static void free_here(dcu_backend_t *b, void *ptr, const dcu_export_t *ex)
 {
     (void)b;
     (void)ex;
     cudaFree(ptr);
 }
 
-static dcuda_status_t cuda_import(dcu_backend_t *b, int proc, const dcu_export_t *ex, void **mapped)
+static dcuda_status_t import_here(dcu_backend_t *b, int proc, const dcu_export_t *ex, void **mapped)
 {
     (void)b;
     cudaIpcMemHandle_t handle;
@@ -377,7 +377,7 @@ static dcuda_status_t cuda_import(dcu_backend_t *b, int proc, const dcu_export_t
     return DCUDA_OK;
 }
 
-static void cuda_unimport(dcu_backend_t *b, void *mapped, uint64_t size)
+static void unimport_here(dcu_backend_t *b, void *mapped, uint64_t size)
 {
     (void)b;
     (void)size;
@@ -405,7 +405,7 @@ static int allocation_of(const void *ptr, uint64_t *base, uint64_t *size)
 
 /* GPU memory the application allocated (cudaMalloc) on this process's GPU:
  * exported with the IPC handle of the allocation that holds it. */
-static dcuda_status_t cuda_register_mem(dcu_backend_t *b, void *ptr, size_t size, dcu_export_t *ex)
+static dcuda_status_t register_mem_here(dcu_backend_t *b, void *ptr, size_t size, dcu_export_t *ex)
 {
     struct cudaPointerAttributes attr;
     cudaError_t err = cudaPointerGetAttributes(&attr, ptr);
@@ -442,7 +442,7 @@ static dcuda_status_t cuda_register_mem(dcu_backend_t *b, void *ptr, size_t size
     return DCUDA_OK;
 }
 
-static dcuda_status_t cuda_map_host(dcu_backend_t *b, void *host, size_t size, void **rank_ptr)
+static dcuda_status_t map_host_here(dcu_backend_t *b, void *host, size_t size, void **rank_ptr)
 {
     (void)b;
     CUDA_TRY(cudaHostRegister(host, size, cudaHostRegisterMapped | cudaHostRegisterPortable),
@@ -451,13 +451,13 @@ static dcuda_status_t cuda_map_host(dcu_backend_t *b, void *host, size_t size, v
     return DCUDA_OK;
 }
 
-static void cuda_unmap_host(dcu_backend_t *b, void *host)
+static void unmap_host_here(dcu_backend_t *b, void *host)
 {
     (void)b;
     cudaHostUnregister(host);
 }
 
-static dcuda_status_t cuda_alloc_mapped(dcu_backend_t *b, size_t size, void **host_ptr,
+static dcuda_status_t alloc_mapped_here(dcu_backend_t *b, size_t size, void **host_ptr,
                                         void **rank_ptr)
 {
     (void)b;
@@ -473,7 +473,7 @@ static dcuda_status_t cuda_alloc_mapped(dcu_backend_t *b, size_t size, void **ho
     return DCUDA_OK;
 }
 
-static void cuda_free_mapped(dcu_backend_t *b, void *host_ptr)
+static void free_mapped_here(dcu_backend_t *b, void *host_ptr)
 {
     (void)b;
     cudaFreeHost(host_ptr);
@@ -481,21 +481,21 @@ static void cuda_free_mapped(dcu_backend_t *b, void *host_ptr)
 
 /* On a stream of their own that waits for nothing else: a copy while the
  * ranks run (dcuda_host_run_start) does not wait for them. */
-static dcuda_status_t cuda_copy_in(dcu_backend_t *b, void *dst, const void *src, size_t size)
+static dcuda_status_t copy_in_here(dcu_backend_t *b, void *dst, const void *src, size_t size)
 {
     CUDA_TRY(cudaMemcpyAsync(dst, src, size, cudaMemcpyDefault, b->copies), "copy to the GPU");
     CUDA_TRY(cudaStreamSynchronize(b->copies), "copy to the GPU");
     return DCUDA_OK;
 }
 
-static dcuda_status_t cuda_copy_out(dcu_backend_t *b, void *dst, const void *src, size_t size)
+static dcuda_status_t copy_out_here(dcu_backend_t *b, void *dst, const void *src, size_t size)
 {
     CUDA_TRY(cudaMemcpyAsync(dst, src, size, cudaMemcpyDefault, b->copies), "copy from the GPU");
     CUDA_TRY(cudaStreamSynchronize(b->copies), "copy from the GPU");
     return DCUDA_OK;
 }
 
-static dcuda_status_t cuda_peek(dcu_backend_t *b, void *dst, const void *src, size_t size)
+static dcuda_status_t peek_here(dcu_backend_t *b, void *dst, const void *src, size_t size)
 {
     CUDA_TRY(cudaMemcpyAsync(dst, src, size, cudaMemcpyDefault, b->peek), "reading the GPU");
     CUDA_TRY(cudaStreamSynchronize(b->peek), "reading the GPU");
@@ -552,7 +552,7 @@ static dcuda_status_t order_after(dcu_backend_t *b, cudaStream_t app)
     return DCUDA_OK;
 }
 
-static dcuda_status_t cuda_launch(dcu_backend_t *b, dcuda_context_t *ctx, void *stream)
+static dcuda_status_t launch_here(dcu_backend_t *b, dcuda_context_t *ctx, void *stream)
 {
     cudaStream_t app = (cudaStream_t)stream;
     if (app) {
@@ -572,12 +572,12 @@ static dcuda_status_t cuda_launch(dcu_backend_t *b, dcuda_context_t *ctx, void *
     return DCUDA_OK;
 }
 
-static int cuda_finished(dcu_backend_t *b)
+static int finished_here(dcu_backend_t *b)
 {
     return cudaStreamQuery(b->stream) != cudaErrorNotReady;
 }
 
-static dcuda_status_t cuda_join(dcu_backend_t *b)
+static dcuda_status_t join_here(dcu_backend_t *b)
 {
     if (!b->launched)
         return DCUDA_OK;
@@ -588,6 +588,130 @@ static dcuda_status_t cuda_join(dcu_backend_t *b)
     if (err != cudaSuccess)
         return cuda_fail(err, "the persistent kernel failed");
     return DCUDA_OK;
+}
+
+/* ---- every op on this process's GPU, whichever thread calls it --------------
+ * A thread the application started has GPU 0 current, not necessarily this
+ * process's: an op makes the process's GPU current for its duration and
+ * gives the caller its own back (an application that drives another GPU
+ * from the same thread keeps it). */
+
+typedef struct device_scope {
+    int caller; /* the caller's current GPU, -1 when it was already ours */
+} device_scope_t;
+
+static device_scope_t scope_enter(const dcu_backend_t *b)
+{
+    device_scope_t s = { -1 };
+    int current = -1;
+    if (cudaGetDevice(&current) != cudaSuccess || current != b->device) {
+        cudaGetLastError();
+        if (cudaSetDevice(b->device) == cudaSuccess)
+            s.caller = current;
+    }
+    return s;
+}
+
+static void scope_leave(device_scope_t s)
+{
+    if (s.caller >= 0)
+        cudaSetDevice(s.caller);
+}
+
+#define ON_DEVICE(b, type, call)                                                                   \
+    do {                                                                                           \
+        device_scope_t scope_ = scope_enter(b);                                                    \
+        type result_ = (call);                                                                     \
+        scope_leave(scope_);                                                                       \
+        return result_;                                                                            \
+    } while (0)
+
+#define ON_DEVICE_VOID(b, call)                                                                    \
+    do {                                                                                           \
+        device_scope_t scope_ = scope_enter(b);                                                    \
+        call;                                                                                      \
+        scope_leave(scope_);                                                                       \
+    } while (0)
+
+static void cuda_close(dcu_backend_t *b)
+{
+    ON_DEVICE_VOID(b, close_here(b));
+}
+
+static dcuda_status_t cuda_alloc(dcu_backend_t *b, size_t size, void **ptr, dcu_export_t *ex)
+{
+    ON_DEVICE(b, dcuda_status_t, alloc_here(b, size, ptr, ex));
+}
+
+static void cuda_free(dcu_backend_t *b, void *ptr, const dcu_export_t *ex)
+{
+    ON_DEVICE_VOID(b, free_here(b, ptr, ex));
+}
+
+static dcuda_status_t cuda_import(dcu_backend_t *b, int proc, const dcu_export_t *ex, void **mapped)
+{
+    ON_DEVICE(b, dcuda_status_t, import_here(b, proc, ex, mapped));
+}
+
+static void cuda_unimport(dcu_backend_t *b, void *mapped, uint64_t size)
+{
+    ON_DEVICE_VOID(b, unimport_here(b, mapped, size));
+}
+
+static dcuda_status_t cuda_register_mem(dcu_backend_t *b, void *ptr, size_t size, dcu_export_t *ex)
+{
+    ON_DEVICE(b, dcuda_status_t, register_mem_here(b, ptr, size, ex));
+}
+
+static dcuda_status_t cuda_map_host(dcu_backend_t *b, void *host, size_t size, void **rank_ptr)
+{
+    ON_DEVICE(b, dcuda_status_t, map_host_here(b, host, size, rank_ptr));
+}
+
+static void cuda_unmap_host(dcu_backend_t *b, void *host)
+{
+    ON_DEVICE_VOID(b, unmap_host_here(b, host));
+}
+
+static dcuda_status_t cuda_alloc_mapped(dcu_backend_t *b, size_t size, void **host_ptr,
+                                        void **rank_ptr)
+{
+    ON_DEVICE(b, dcuda_status_t, alloc_mapped_here(b, size, host_ptr, rank_ptr));
+}
+
+static void cuda_free_mapped(dcu_backend_t *b, void *host_ptr)
+{
+    ON_DEVICE_VOID(b, free_mapped_here(b, host_ptr));
+}
+
+static dcuda_status_t cuda_copy_in(dcu_backend_t *b, void *dst, const void *src, size_t size)
+{
+    ON_DEVICE(b, dcuda_status_t, copy_in_here(b, dst, src, size));
+}
+
+static dcuda_status_t cuda_copy_out(dcu_backend_t *b, void *dst, const void *src, size_t size)
+{
+    ON_DEVICE(b, dcuda_status_t, copy_out_here(b, dst, src, size));
+}
+
+static dcuda_status_t cuda_peek(dcu_backend_t *b, void *dst, const void *src, size_t size)
+{
+    ON_DEVICE(b, dcuda_status_t, peek_here(b, dst, src, size));
+}
+
+static dcuda_status_t cuda_launch(dcu_backend_t *b, dcuda_context_t *ctx, void *stream)
+{
+    ON_DEVICE(b, dcuda_status_t, launch_here(b, ctx, stream));
+}
+
+static int cuda_finished(dcu_backend_t *b)
+{
+    ON_DEVICE(b, int, finished_here(b));
+}
+
+static dcuda_status_t cuda_join(dcu_backend_t *b)
+{
+    ON_DEVICE(b, dcuda_status_t, join_here(b));
 }
 
 const dcu_backend_ops_t dcu_cuda_backend_ops = {
