@@ -4,6 +4,9 @@
  *
  *   init        two threads call dcuda_host_init at once: one runtime is
  *               live, the other call is refused (one process)
+ *   init_thread a thread other than main's calls dcuda_host_init where it
+ *               would fork the other processes: refused, with why (a forked
+ *               child would hold that thread alone)
  *   alloc       four threads allocate, copy, check and free at once; every
  *               call succeeds and every block holds what its thread wrote
  *   busy        while dcuda_host_run runs on one thread (its ranks hold until
@@ -81,6 +84,24 @@ static int case_init(int argc, char **argv)
         else
             TEST_STATUS(a[i].st, DCUDA_ERR_INVALID_ARG);
     }
+    return 0;
+}
+
+/* A first init from another thread that would fork (DCUDA_PROCESSES=2). */
+static int case_init_thread(int argc, char **argv)
+{
+    pthread_barrier_t go;
+    pthread_barrier_init(&go, NULL, 1);
+    init_arg_t a = { &go, argc, argv, NULL, DCUDA_OK };
+    pthread_t t;
+    pthread_create(&t, NULL, init_main, &a);
+    pthread_join(t, NULL);
+    pthread_barrier_destroy(&go);
+    TEST_STATUS(a.st, DCUDA_ERR_UNSUPPORTED);
+    if (a.st == DCUDA_OK)
+        dcuda_host_finish(a.h);
+    if (!test_failures) /* the entry also looks for the refusal's reason */
+        printf("PASSED init_thread\n");
     return 0;
 }
 
@@ -311,6 +332,7 @@ int main(int argc, char **argv)
 {
     static const test_case_t cases[] = {
         { "init", case_init },
+        { "init_thread", case_init_thread },
         { "alloc", case_alloc },
         { "busy", case_busy },
         { "abort", case_abort },

@@ -104,7 +104,12 @@ typedef struct dcuda_rank_info {
 } dcuda_rank_info_t;
 
 /* Start the runtime for kernel with threads_per_rank threads per rank (GPU;
- * CPU ranks have one). Picks the backend (DCUDA_BACKEND=auto|cpu|cuda). */
+ * CPU ranks have one). Picks the backend (DCUDA_BACKEND=auto|cpu|cuda).
+ * The first call forks the other processes when no launcher started them
+ * and more than one is wanted (one a GPU, or DCUDA_PROCESSES): it must then
+ * come from main's thread, before any CUDA call; otherwise it is refused
+ * with DCUDA_ERR_UNSUPPORTED and the reason (a child forked from another
+ * thread would hold that thread alone). */
 DCUDA_API dcuda_status_t dcuda_host_init(int argc, char **argv, dcuda_kernel_t kernel,
                                          int threads_per_rank, dcuda_host_h *host);
 

@@ -16,6 +16,7 @@
 #include "dcuda/shared/layout.h"
 #include "modes.h"
 #include "util/msg.h"
+#include "util/proc.h"
 
 typedef enum boot_mode { BOOT_NONE = 0, BOOT_SINGLE, BOOT_FORK, BOOT_MPI } boot_mode_t;
 
@@ -400,12 +401,21 @@ dcuda_status_t dcu_boot_find_nodes(int own_nodes, int kind)
     return number_nodes(all, own_nodes);
 }
 
+/* Why this process must not fork the others, or NULL. */
+static const char *fork_refusal(dcu_boot_hazard_fn fork_hazard)
+{
+    if (!dcu_proc_on_main_thread())
+        return "dcuda_host_init was called from a thread other than main's, and a forked "
+               "child would hold that thread alone";
+    return fork_hazard ? fork_hazard() : NULL;
+}
+
 /* More than one process is wanted but this one must not fork them. */
 static dcuda_status_t refuse_fork(int count, const char *why)
 {
     dcu_msg_error("%d processes are wanted (one per GPU, or the PROCESSES setting), but %s, so "
-                  "they cannot be forked from it: call dcuda_host_init before any CUDA call, "
-                  "start the processes with mpirun -np %d, or set DCUDA_PROCESSES=1",
+                  "they cannot be forked from it: call dcuda_host_init from main, before any "
+                  "CUDA call, start the processes with mpirun -np %d, or set DCUDA_PROCESSES=1",
                   count, why, count);
     return DCUDA_ERR_UNSUPPORTED;
 }
@@ -420,7 +430,7 @@ dcuda_status_t dcu_boot_start(long processes, dcu_boot_count_fn count_gpus,
         st = start_under_launcher(processes);
     } else {
         int count = wanted_processes(processes, count_gpus);
-        const char *hazard = count > 1 && fork_hazard ? fork_hazard() : NULL;
+        const char *hazard = count > 1 ? fork_refusal(fork_hazard) : NULL;
         if (count > DCUDA_MAX_NODE_PROCESSES) {
             dcu_msg_error("setting PROCESSES: %d forked processes share one node, which holds "
                           "at most %d: start more with mpirun -np %d",

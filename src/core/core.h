@@ -97,9 +97,11 @@ struct dcuda_host {
     dcu_detector_t *detector;
     dcu_proxy_t *proxy;
     int deadlocked; /* the detector ended the run in flight */
-    /* exit() while the ranks run (run.c): the host thread tells the
-     * processes on the network path, then says it did. */
-    _Atomic int leaving, left_told;
+    /* exit() while the ranks run (run.c): the process is exiting (its run
+     * ends as lost, whatever CUDA's exit does to the kernel meanwhile); the
+     * host thread tells the processes on the network path, then says it
+     * did. */
+    _Atomic int exiting, leaving, left_told;
     /* dcuda_host_abort: claimed by one caller, asked (from any thread),
      * and why. */
     _Atomic int abort_claimed, abort_asked;

@@ -60,6 +60,7 @@ static void run_at_exit(void)
     dcuda_host_h h = atomic_load_explicit(&running_host, memory_order_acquire);
     if (!h)
         return;
+    atomic_store_explicit(&h->exiting, 1, memory_order_release);
     dcu_node_mark_exit();
     uint32_t none = DCUDA_CANCEL_NONE;
     atomic_compare_exchange_strong_explicit(h->cancel_h, &none, DCUDA_CANCEL_PEER,
@@ -109,6 +110,7 @@ static dcuda_status_t prepare(dcuda_host_h h, void *user_data, size_t user_size,
     h->lost[0] = '\0';
     h->abort_why[0] = '\0';
     h->deadlocked = 0;
+    atomic_store(&h->exiting, 0);
     atomic_store(&h->leaving, 0);
     atomic_store(&h->left_told, 0);
     atomic_store(&h->abort_claimed, 0);
@@ -223,6 +225,14 @@ static dcuda_status_t conclude(dcuda_host_h h, dcuda_status_t st, double *elapse
         st = dcu_context_collect_timers(h);
     if (elapsed_ms)
         *elapsed_ms = (double)(h->run.t1 - h->run.t0) / DCU_NS_PER_MS;
+    if (atomic_load_explicit(&h->exiting, memory_order_acquire)) {
+        /* Lost to the run as the peers see it; the device may already be
+         * gone (CUDA's own exit handler runs meanwhile): its errors are
+         * a consequence. */
+        snprintf(h->last_error, sizeof h->last_error,
+                 "this process left (exit() or a return from main) while its ranks ran");
+        return DCUDA_ERR_PEER;
+    }
     if (h->lost[0]) {
         snprintf(h->last_error, sizeof h->last_error, "%s", h->lost);
         return DCUDA_ERR_PEER;

@@ -1,7 +1,8 @@
 /*
  * Processes: whether another one has ended, read from /proc/<pid>/stat;
  * whether this one has initialised CUDA, asked of the driver library when
- * it is loaded (never loading it).
+ * it is loaded (never loading it); whether the calling thread is main's
+ * (on Linux its thread id is the process id).
  */
 #include "proc.h"
 
@@ -9,6 +10,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 int dcu_proc_ended(pid_t pid)
 {
@@ -40,3 +43,5 @@ int dcu_proc_cuda_initialised(void)
     dlclose(lib);
     return initialised;
 }
+
+int dcu_proc_on_main_thread(void) { return (pid_t)syscall(SYS_gettid) == getpid(); }

@@ -1,6 +1,8 @@
 /*
- * Processes: whether another one has ended, and whether this one has
- * initialised CUDA (then it must not fork processes that use CUDA).
+ * Processes: whether another one has ended, whether this one has
+ * initialised CUDA (then it must not fork processes that use CUDA), and
+ * whether the calling thread is the process's first (a child forked from
+ * another thread holds that thread alone).
  */
 #ifndef DCU_UTIL_PROC_H
 #define DCU_UTIL_PROC_H
@@ -14,5 +16,8 @@ int dcu_proc_ended(pid_t pid);
  * a child it forks cannot use CUDA then. Asks the driver only when it is
  * loaded already, so it never loads or initialises CUDA itself. */
 int dcu_proc_cuda_initialised(void);
+
+/* 1 if the calling thread is the one that started the process (main's). */
+int dcu_proc_on_main_thread(void);
 
 #endif /* DCU_UTIL_PROC_H */
