@@ -20,9 +20,9 @@
  * allreduce or allgather contributions land, rank 0 (READY_ROOT) before
  * a root hands it a broadcast. Rank 0 holds a reduction's result only once
  * every rank has called the collective (each contributed), so it then
- * writes a reduce's result to its root, and a reduce-scatter's blocks to
- * every rank, without asking. An alltoall's ranks tell every other one
- * that they are in (A2A_READY) before any block lands. So consecutive
+ * writes a reduce's result to its root, and a reduce-scatter's blocks go
+ * down the tree, without asking. An alltoall's ranks pass a barrier of the
+ * communicator before any block lands. So consecutive
  * collectives may reuse the same memory, and a rank's part is its own
  * again when the call returns.
  */
@@ -41,8 +41,9 @@ enum {
                               * is free) */
     DCU_COLL_ROOT = 4,       /* broadcast: the root's data, into rank 0's data */
     DCU_COLL_READY_ROOT = 5, /* broadcast: rank 0 has called it (to the root) */
-    DCU_COLL_RESULT = 6,     /* reduce, reduce-scatter: my result, from rank 0, into my data */
-    DCU_COLL_A2A_READY = 7,  /* alltoall: a rank has called it (to every other one) */
+    DCU_COLL_RESULT = 6,     /* reduce: my result, from rank 0; reduce-scatter: my subtree's
+                              * blocks, from my parent; into my data */
+    DCU_COLL_SPARE = 7,      /* unused (kept: the tags of the next communicator follow) */
     DCU_COLL_KINDS = 8
 };
 DCUDA_STATIC_ASSERT(DCUDA_TAG_COUNT + DCUDA_COMM_COUNT * DCU_COLL_KINDS <= DCUDA_TAG_GET,
@@ -333,8 +334,35 @@ DCU_FN dcuda_status_t dcu_reduce(dcuda_state_t *st, uint32_t win, size_t offset,
     return s;
 }
 
+/* Down the tree, each subtree's blocks are consecutive (ranks v .. v +
+ * span - 1): a rank holding its subtree's blocks (rank 0: the whole
+ * result) puts each child's subtree of them in place in the child's data,
+ * then moves its own block to the front. Log P puts deep, where rank 0
+ * putting every block itself took P - 1 puts in a row. */
+DCU_FN dcuda_status_t dcu_scatter_down(dcuda_state_t *st, uint32_t win, const dcu_tree_t *t,
+                                       int comm, size_t offset, size_t block, char *data,
+                                       const char *call)
+{
+    dcuda_status_t s = DCUDA_OK;
+    if (t->parent >= 0)
+        s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_RESULT), 1, call);
+    for (int k = t->children - 1; k >= 0 && s == DCUDA_OK; k--) { /* the largest subtree first */
+        dcu_tree_t child = dcu_tree_of(dcu_tree_child(t, k), t->size);
+        size_t at = (size_t)child.me * block;
+        s = dcu_put(st, win, child.me, offset + at, (size_t)dcu_tree_span(&child) * block,
+                    data + at, 1, dcu_coll_tag(comm, DCU_COLL_RESULT), call);
+    }
+    if (t->children && s == DCUDA_OK)
+        s = dcu_win_flush(st, win);
+    if (t->me != 0 && s == DCUDA_OK) { /* my block is past the first: no overlap */
+        dcu_copy(data, data + (size_t)t->me * block, block);
+        dcu_sync();
+    }
+    return s;
+}
+
 /* The reduction of every rank's size * count elements reaches rank 0 up
- * the tree; rank 0 then puts block r into rank r's data. */
+ * the tree, and its blocks go down it to their ranks (dcu_scatter_down). */
 DCU_FN dcuda_status_t dcu_reduce_scatter(dcuda_state_t *st, uint32_t win, size_t offset,
                                          size_t count, int type, int op)
 {
@@ -357,14 +385,8 @@ DCU_FN dcuda_status_t dcu_reduce_scatter(dcuda_state_t *st, uint32_t win, size_t
         return s;
     dcu_tree_t t = dcu_tree_of(dcu_comm_rank(st, comm), size);
     s = dcu_reduce_up(st, win, &t, comm, offset, all, bytes, data, type, op, call);
-    size_t block = (size_t)bytes / (size_t)size;
-    for (int r = 1; t.me == 0 && r < size && s == DCUDA_OK; r++)
-        s = dcu_put(st, win, r, offset, block, data + block * (size_t)r, 1,
-                    dcu_coll_tag(comm, DCU_COLL_RESULT), call);
-    if (t.me == 0 && size > 1 && s == DCUDA_OK)
-        s = dcu_win_flush(st, win);
-    if (t.me != 0 && s == DCUDA_OK)
-        s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_RESULT), 1, call);
+    if (s == DCUDA_OK)
+        s = dcu_scatter_down(st, win, &t, comm, offset, (size_t)bytes / (size_t)size, data, call);
     return s;
 }
 
@@ -421,10 +443,12 @@ DCU_FN dcuda_status_t dcu_allgather(dcuda_state_t *st, uint32_t win, size_t offs
     return s;
 }
 
-/* Every rank tells every other one it is in, then puts its block for rank
- * j into rank j's receive area (the next rank first, so that the ranks
- * spread over their targets) and copies its own; it returns once every
- * block for it has landed and its own sources are read. */
+/* A barrier of the communicator tells every rank that all are in (log P
+ * steps, where a notification to every other rank took P - 1 in a row);
+ * then each puts its block for rank j into rank j's receive area (the next
+ * rank first, so that the ranks spread over their targets) and copies its
+ * own; it returns once every block for it has landed and its own sources
+ * are read. */
 DCU_FN dcuda_status_t dcu_alltoall(dcuda_state_t *st, uint32_t win, size_t offset, size_t size)
 {
     static const char call[] = "dcuda_alltoall";
@@ -434,10 +458,8 @@ DCU_FN dcuda_status_t dcu_alltoall(dcuda_state_t *st, uint32_t win, size_t offse
         return s;
     int comm = dcu_win_comm(win), ranks = dcu_comm_size(st, comm), me = dcu_comm_rank(st, comm);
     size_t recv = (size_t)ranks * size; /* the receive area, after the blocks sent */
-    for (int k = 1; k < ranks && s == DCUDA_OK; k++)
-        s = dcu_notify(st, (me + k) % ranks, comm, dcu_coll_tag(comm, DCU_COLL_A2A_READY));
-    if (ranks > 1 && s == DCUDA_OK)
-        s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_A2A_READY), ranks - 1, call);
+    if (ranks > 1)
+        s = dcu_barrier(st, comm, call);
     for (int k = 1; k < ranks && s == DCUDA_OK; k++) {
         int j = (me + k) % ranks;
         s = dcu_put(st, win, j, offset + recv + (size_t)me * size, size, data + (size_t)j * size,
