@@ -34,7 +34,10 @@
  *              a call
  *   peer       with 2+ processes (several GPUs, mpirun, DCUDA_PROCESSES with
  *              CPU ranks): rows named peer_*, between processes 0 and 1
- *              (see peer_section below); otherwise one line says why not
+ *              (see peer_section below), and peer_world_barrier and
+ *              peer_<collective> with one rank a process at 8 B, 4 KiB and
+ *              256 KiB (the sizes dcuda_ref_nvshmem's block-scoped
+ *              collectives run at); otherwise one line says why not
  *
  * Like every dcuda program it runs SPMD: each process makes the same host
  * calls and runs the same cases; only process 0 prints. With several
@@ -282,19 +285,21 @@ static void runtime_calls(dcuda_host_h h, int ranks, int iters)
     dcuda_host_free(h, a.dst);
 }
 
-/* A barrier of WORLD: every rank of every process. */
-static void world_barrier(dcuda_host_h h, int ranks, int iters)
+/* A barrier of WORLD: every rank of every process (row `prefix`world_barrier). */
+static void world_barrier(dcuda_host_h h, int ranks, int iters, const char *prefix)
 {
     bench_args_t a = { 0 };
     a.mode = BENCH_BARRIER_WORLD;
     a.iters = iters;
     runs_t r;
+    char what[64];
+    snprintf(what, sizeof what, "%sworld_barrier", prefix);
     if (run_cases(h, &a, &r))
-        report("runtime", "world_barrier", ranks, 0, "us_per_call", &r, 1e3 / iters, 0);
+        report("runtime", what, ranks, 0, "us_per_call", &r, 1e3 / iters, 0);
 }
 
-/* The WORLD collectives timed, each at its sizes (8 B, 1 KiB, 64 KiB: the
- * data of a reduction, a broadcast's bytes, a block of the others). */
+/* The WORLD collectives timed, each at the first 2 or all 3 of its sizes
+ * (the data of a reduction, a broadcast's bytes, a block of the others). */
 typedef struct world_coll {
     int mode;
     const char *name;
@@ -327,12 +332,19 @@ static size_t world_coll_room(int mode, int ranks, size_t size)
     }
 }
 
+/* The sizes of the WORLD collectives: rows of one device and of a whole
+ * WORLD; and between the processes, one rank each, at sizes that
+ * dcuda_ref_nvshmem measures too. */
+static const size_t world_sizes[] = { 8, 1024, 65536 };
+static const size_t peer_sizes[] = { 8, 4096, 262144 };
+
 /* Microseconds each collective of world_colls takes, every rank of every
  * process taking part (a reduce's root is the last rank, so its result
- * is handed over). `devices` ranks of this process. */
-static void world_collectives(dcuda_host_h h, int ranks, int devices, int iters)
+ * is handed over), at sizes[] (3 of them); rows `prefix`<name>. `devices`
+ * ranks of this process. */
+static void world_collectives(dcuda_host_h h, int ranks, int devices, int iters,
+                              const size_t *sizes, const char *prefix)
 {
-    static const size_t sizes[] = { 8, 1024, 65536 };
     const int kinds = (int)(sizeof world_colls / sizeof world_colls[0]);
     bench_args_t a = { 0 };
     size_t room = 0;
@@ -349,12 +361,13 @@ static void world_collectives(dcuda_host_h h, int ranks, int devices, int iters)
         for (int s = 0; s < world_colls[c].sizes; s++) {
             a.mode = world_colls[c].mode;
             a.size = sizes[s];
-            a.iters = iters;
-            a.warmup = iters / 10 + 1;
+            a.iters = sizes[s] > 65536 ? iters / 8 + 1 : iters;
+            a.warmup = a.iters / 10 + 1;
             runs_t r;
+            char what[64];
+            snprintf(what, sizeof what, "%s%s", prefix, world_colls[c].name);
             if (run_cases(h, &a, &r))
-                report("collective", world_colls[c].name, ranks, a.size, "us_per_call", &r,
-                       1e3 / iters, 0);
+                report("collective", what, ranks, a.size, "us_per_call", &r, 1e3 / a.iters, 0);
         }
     dcuda_host_free(h, a.dst);
 }
@@ -700,6 +713,21 @@ static int peer_get_rows(const bench_opts_t *o, const char *ranks, int quick, co
     return 0;
 }
 
+/* The WORLD barrier and collectives of a host of `ranks` ranks a device
+ * (one a process: the rows to set beside NVSHMEM's, one block a PE), rows
+ * peer_*. */
+static int peer_collective_rows(const bench_opts_t *o, const char *ranks, int iters)
+{
+    dcuda_host_h h;
+    dcuda_rank_info_t info = { 0 };
+    if (open_family(o, ranks, BENCH_FAMILY_RUNTIME, &h, &info))
+        return 1;
+    world_barrier(h, info.rank_count, iters, "peer_");
+    world_collectives(h, info.rank_count, info.rank_responsible, iters, peer_sizes, "peer_");
+    dcuda_host_finish(h);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     cmdline_t c;
@@ -729,7 +757,8 @@ int main(int argc, char **argv)
             return 1;
         host_round_trip(h, iters / 10);
         runtime_calls(h, 2, iters / 10);
-        world_collectives(h, info.rank_count, info.rank_responsible, iters / 10);
+        world_collectives(h, info.rank_count, info.rank_responsible, iters / 10, world_sizes,
+                          "");
         dcuda_host_finish(h);
         if (c.with_bandwidth) {
             if (open_family(&o, "2", BENCH_FAMILY_BANDWIDTH, &h, &info))
@@ -745,8 +774,9 @@ int main(int argc, char **argv)
         if (open_family(&o, "0", BENCH_FAMILY_RUNTIME, &h, &info))
             return 1;
         runtime_calls(h, info.rank_responsible, iters / 100 + 1);
-        world_barrier(h, info.rank_count, iters / 100 + 1);
-        world_collectives(h, info.rank_count, info.rank_responsible, iters / 100 + 1);
+        world_barrier(h, info.rank_count, iters / 100 + 1, "");
+        world_collectives(h, info.rank_count, info.rank_responsible, iters / 100 + 1,
+                          world_sizes, "");
         dcuda_host_finish(h);
         if (c.with_bandwidth) {
             if (open_family(&o, "0", BENCH_FAMILY_BANDWIDTH, &h, &info))
@@ -765,6 +795,8 @@ int main(int argc, char **argv)
         if (several)
             peer_pair(h, &info, c.quick, w);
         dcuda_host_finish(h);
+        if (several && peer_collective_rows(&o, c.loop ? "2" : "1", iters / 10))
+            return 1;
         if (!several) {
             peer_skipped();
         } else {

@@ -351,17 +351,37 @@ def peer(b, f, nv, have_nv):
                 print(f"#   NVSHMEM best putmem_block: {pm:.1f} GB/s")
 
 
-def nvshmem_collectives(nv):
-    """NVSHMEM's block-scoped collectives, for the record (dcuda has its
-    barriers; its collectives are still to come)."""
+# NVSHMEM's block-scoped collective -> dcuda_bench's row of the same work
+# between the processes, one rank each (kind, what).
+COLLECTIVE_PAIRS = {
+    "barrier_all_block": ("runtime", "peer_world_barrier"),
+    "char_broadcast_block": ("collective", "peer_broadcast"),
+    "float_sum_reduce_block": ("collective", "peer_allreduce_sum_float"),
+    "fcollectmem_block": ("collective", "peer_allgather"),
+    "alltoallmem_block": ("collective", "peer_alltoall"),
+}
+
+
+def dcuda_row(b, key, size):
+    """dcuda_bench's value of key at size bytes, or None."""
+    hits = [v for s, v, _ in b.get(key, []) if s == size]
+    return statistics.median(hits) if hits else None
+
+
+def nvshmem_collectives(b, nv):
+    """NVSHMEM's block-scoped collectives (one block a PE) beside dcuda's
+    with one rank a process, at the sizes both measured."""
     rows = sorted((k.split()[1], int(k.split()[2]), v) for k, v in nv.items()
                   if k.startswith("collective "))
     if not rows:
         return
-    print("\nNVSHMEM collectives, one block a PE (for the record)")
-    print(f"{'collective':28} {'bytes':>9} {'us a call':>10}")
+    print("\nCollectives between two GPUs: NVSHMEM, one block a PE; dcuda, one rank a process")
+    print(f"{'collective':28} {'bytes':>9} {'NVSHMEM us':>11} {'dcuda us':>9} {'ratio':>6}")
     for what, size, v in rows:
-        print(f"{what:28} {size:9d} {v:10.3f}")
+        key = COLLECTIVE_PAIRS.get(what)
+        ours = dcuda_row(b, key, 0 if what == "barrier_all_block" else size) if key else None
+        cell = f"{ours:9.3f} {ours / v:6.2f}" if ours is not None and v > 0 else f"{'-':>9} {'-':>6}"
+        print(f"{what:28} {size:9d} {v:11.3f} {cell}")
 
 
 def main():
@@ -375,7 +395,7 @@ def main():
         print(f"# NVSHMEM: no figures in {sys.argv[3]} (the anchor failed or was skipped?)")
     same_device(b, f)
     peer(b, f, nv, bool(nv))
-    nvshmem_collectives(nv)
+    nvshmem_collectives(b, nv)
     return 0
 
 

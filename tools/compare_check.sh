@@ -5,7 +5,8 @@
 # floor of 1.0 (2.50, MISSED against 1.25), a notify of 1.1 against 1.0
 # (1.10, ok), a peer put of 3.0 against NVSHMEM's put_signal of 6.0 (0.50,
 # ok against 0.6), one rank's 64 MiB put of 45 GB/s against a one-block copy
-# of 50 (0.90, ok), and an NVSHMEM collective printed for the record.
+# of 50 (0.90, ok), and NVSHMEM's allreduce of 4 KiB in 12.5 us beside
+# dcuda's of 25 (2.00), its barrier (no dcuda row: a dash).
 # Usage: compare_check.sh PYTHON WORK_DIR
 set -euo pipefail
 py=$1
@@ -18,6 +19,8 @@ latency,notified_put_4B,2,4,one_way_us,2.5
 latency,notify,2,0,one_way_us,1.1
 bandwidth,put_one_rank,1,67108864,GBps,45
 latency,peer_notified_put,2,4,one_way_us,3.0
+collective,peer_allreduce_sum_float,2,4096,us_per_call,25
+collective,peer_allreduce_sum_float,2,8,us_per_call,7
 CSV
 cat >"$work/floors.csv" <<'CSV'
 # dcuda_ref_floors: made up
@@ -36,6 +39,7 @@ latency,put_signal_4B,2,4,one_way_us,6.0
 latency,fence_signal_op,2,0,one_way_us,4.0
 bandwidth,putmem_block,8,268435456,GBps,100
 collective,float_sum_reduce_block,2,4096,us_per_call,12.5
+collective,barrier_all_block,2,0,us_per_call,3.0
 CSV
 "$py" "$here/bench_compare.py" "$work/bench.csv" "$work/floors.csv" "$work/nvshmem.csv" \
     >"$work/compare.txt"
@@ -48,7 +52,8 @@ want notified_put_4B " 2\.50 +<= 1\.25 MISSED"
 want notify " 1\.10 +<= 1\.25 ok"
 want "put_one_rank \(64 MiB\)" " 0\.90 +>= 0\.9 ok"
 want "peer_notified_put 4 B" " 0\.50 +<= 0\.6 ok"
-want float_sum_reduce_block " 4096 +12\.500"
+want float_sum_reduce_block " 4096 +12\.500 +25\.000 +2\.00"
+want barrier_all_block " 0 +3\.000 +- +-"
 # The anchors' text still reads: the same floor as text gives the same ratio.
 printf 'local_device notified_put_4B_red_release one_way_us=1.000\n' >"$work/floors.txt"
 "$py" "$here/bench_compare.py" "$work/bench.csv" "$work/floors.txt" >"$work/compare-text.txt"
