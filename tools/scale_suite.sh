@@ -22,6 +22,10 @@ export DCUDA_BACKEND=cpu DCUDA_RANKS=1 DCUDA_NET_FORCE=1 DCUDA_NET=$net DCUDA_WA
 export OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader,tcp} UCX_TLS=${UCX_TLS:-tcp} UCX_NET_DEVICES=lo
 fwd=(-x DCUDA_BACKEND -x DCUDA_RANKS -x DCUDA_NET_FORCE -x DCUDA_NET -x DCUDA_WATCHDOG_CANCEL
      -x OMPI_MCA_btl -x UCX_TLS -x UCX_NET_DEVICES)
+# A UCX (or MPI) outside the system's paths: where the processes find it.
+for v in LD_LIBRARY_PATH UCX_MODULE_DIR UCX_LOG_LEVEL; do
+    [ -n "${!v:-}" ] && fwd+=(-x "$v")
+done
 out=scale-suite-$net-$procs
 mkdir -p "$out"
 failed=0
