@@ -53,6 +53,9 @@
 /* Pinned buffers a large put streams through (DCU_NET_PUT_CHUNK each):
  * reads of rank memory fill them while the manager sends the ones before. */
 #define PROXY_STAGING 4
+/* Pinned buffers the answers of gets are read into, a chunk each: with the
+ * staging's, at most DCU_BACKEND_READS reads are in flight. */
+#define PROXY_GET_BUFFERS (DCU_BACKEND_READS - PROXY_STAGING)
 
 /* A PUT_READ its rank waits on: its source is read chunk by chunk into the
  * staging buffers, each sent as a PUT message once read. */
@@ -77,6 +80,7 @@ typedef struct get_request {
     uint32_t slot;   /* the asker's part that the answer writes ... */
     uint64_t offset; /* ... from here */
     uint64_t done;   /* bytes read and sent back */
+    int32_t buffer;  /* the get buffer its next chunk is being read into, or -1 */
 } get_request_t;
 
 typedef struct staging {
@@ -108,6 +112,7 @@ struct dcu_proxy {
     int job_head, job_count, job_reading; /* reading: counted from job_head */
     staging_t staging[PROXY_STAGING];
     int fill, drain;
+    staging_t gets[PROXY_GET_BUFFERS]; /* answers of gets, read from rank memory */
     uint32_t run;      /* runs begun (dcu_proxy_reset) */
     char aborted[256]; /* why a process of another node ended this run */
     char left[256];    /* how a process of another node left this run */
@@ -479,12 +484,15 @@ static dcuda_status_t send_now(void *arg, int q, void *buf, size_t size)
     return st;
 }
 
-/* The staging buffer that holds msg, or NULL (a message of its own). */
+/* The staging or get buffer that holds msg, or NULL (a message of its own). */
 static staging_t *staging_of(dcu_proxy_t *p, const void *msg)
 {
     for (int i = 0; i < PROXY_STAGING; i++)
         if (p->staging[i].msg == msg)
             return &p->staging[i];
+    for (int i = 0; i < PROXY_GET_BUFFERS; i++)
+        if (p->gets[i].msg == msg)
+            return &p->gets[i];
     return NULL;
 }
 
@@ -1017,48 +1025,114 @@ static void apply_get(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, cons
         return;
     dcu_wire_get_t g;
     memcpy(&g, body, sizeof g);
-    const get_request_t req = { h->src_rank, from,     part->base + h->offset, h->count,
-                                h->tag,      g.slot,   g.offset,               0u };
+    const get_request_t req = { h->src_rank, from,   part->base + h->offset, h->count,
+                                h->tag,      g.slot, g.offset,               0u,
+                                -1 };
     const dcu_inbox_source_t src = { from, credit_bytes(h) };
     if (dcu_inbox_read(p->inboxes, r, &req, sizeof req, src) != DCUDA_OK)
         fail(p, "cannot serve a get of rank %d", h->src_rank);
 }
 
-/* A get's turn in rank r's inbox (inbox.h): its bytes are read and sent
- * back to the asker in puts of at most a network chunk (the last
- * notified), each read when the asker's credit lets it go, so that what a
- * get holds here is one chunk; the rank's later messages wait meanwhile.
- * 1 once all of it went (or the proxy failed), 0 to go on later. */
+/* Starts the read of a get's next chunk (the answer: a PUT to the asker's
+ * part) into a free get buffer: 1 started, 0 none free yet. */
+static int start_get_read(dcu_proxy_t *p, int r, get_request_t *q)
+{
+    int i = 0;
+    while (i < PROXY_GET_BUFFERS && p->gets[i].state != STAGING_FREE)
+        i++;
+    if (i == PROXY_GET_BUFFERS)
+        return 0;
+    staging_t *b = &p->gets[i];
+    uint64_t n = q->count - q->done < DCU_NET_PUT_CHUNK ? q->count - q->done : DCU_NET_PUT_CHUNK;
+    dcu_wire_header_t *h = b->msg;
+    dcu_wire_header(h, DCU_WIRE_PUT, (uint32_t)n, p->c.process_index, p->run);
+    h->src_rank = p->world_first + r;
+    h->dst_rank = q->asker;
+    h->tag = q->done + n == q->count ? q->tag : 0u;
+    h->slot = q->slot;
+    h->offset = q->offset + q->done;
+    h->count = n;
+    const void *src = (const void *)(uintptr_t)(q->src + q->done);
+    if (p->c.ops->read_start(p->c.backend, h + 1, src, (size_t)n, &b->ticket) != DCUDA_OK) {
+        fail(p, "cannot read the part of rank %d for a get of rank %d", h->src_rank, q->asker);
+        return 1;
+    }
+    b->state = STAGING_READING;
+    q->buffer = i;
+    return 1;
+}
+
+/* Sends a get's chunk once its read is done and the asker's credit lets it
+ * go: a small one as a message of its own (frames pack it), a large one
+ * from its buffer (free again when the manager releases it). 1 sent (or
+ * the proxy failed), 0 not yet. */
+static int send_get_chunk(dcu_proxy_t *p, get_request_t *q)
+{
+    staging_t *b = &p->gets[q->buffer];
+    dcu_wire_header_t *h = b->msg;
+    if (!credit_allows(p, q->from, message_bytes(h)))
+        return 0;
+    int done = p->c.ops->read_done(p->c.backend, b->ticket);
+    if (done < 0)
+        fail(p, "cannot read the part of rank %d for a get of rank %d", h->src_rank, q->asker);
+    if (done == 0)
+        return 0;
+    q->buffer = -1;
+    if (done < 0) {
+        b->state = STAGING_FREE;
+        return 1;
+    }
+    q->done += h->count;
+    size_t size = sizeof *h + h->length;
+    if (size > DCU_FRAME_ALONE) {
+        b->state = STAGING_SENDING;
+        send_to(p, q->from, h);
+        return 1;
+    }
+    dcu_wire_header_t *m = message(p, DCU_WIRE_PUT, h->length);
+    if (m)
+        memcpy(m, h, size);
+    b->state = STAGING_FREE;
+    if (m)
+        send_to(p, q->from, m);
+    return 1;
+}
+
+/* A get's turn in rank r's inbox (inbox.h): its bytes are read by the
+ * backend's copy engine into pinned get buffers, a network chunk at a
+ * time, and sent back to the asker in puts (the last notified), each once
+ * the asker's credit lets it go, so that what a get holds here is one
+ * chunk; the rank's later messages wait meanwhile, and the proxy serves
+ * everything else while a read goes on. 1 once all of it went (or the
+ * proxy failed), 0 to go on later. */
 static int serve_get(void *arg, int r, void *data, uint32_t size)
 {
     dcu_proxy_t *p = arg;
     get_request_t *q = data;
     (void)size;
-    do {
-        uint64_t n = q->count - q->done < DCU_NET_PUT_CHUNK ? q->count - q->done
-                                                           : DCU_NET_PUT_CHUNK;
-        if (!credit_allows(p, q->from, sizeof(dcu_wire_header_t) + n))
+    if (!q->count) { /* nothing to read: the notification alone */
+        if (!credit_allows(p, q->from, sizeof(dcu_wire_header_t)))
             return 0;
-        dcu_wire_header_t *h = message(p, DCU_WIRE_PUT, (size_t)n);
-        if (!h)
-            return 1;
-        h->src_rank = p->world_first + r;
-        h->dst_rank = q->asker;
-        h->tag = q->done + n == q->count ? q->tag : 0u;
-        h->slot = q->slot;
-        h->offset = q->offset + q->done;
-        h->count = n;
-        if (n && p->c.ops->copy_out(p->c.backend, h + 1, (const void *)(uintptr_t)(q->src + q->done),
-                                    (size_t)n) != DCUDA_OK) {
-            free(h);
-            fail(p, "cannot read the part of rank %d for a get of rank %d", p->world_first + r,
-                 q->asker);
-            return 1;
+        dcu_wire_header_t *h = message(p, DCU_WIRE_PUT, 0);
+        if (h) {
+            h->src_rank = p->world_first + r;
+            h->dst_rank = q->asker;
+            h->tag = q->tag;
+            h->slot = q->slot;
+            h->offset = q->offset;
+            send_to(p, q->from, h);
         }
-        send_to(p, q->from, h);
-        q->done += n;
-    } while (q->done < q->count && !p->failure[0]);
-    return 1;
+        return 1;
+    }
+    while (!p->failure[0]) {
+        if (q->buffer < 0 && !start_get_read(p, r, q))
+            return 0;
+        if (p->failure[0] || !send_get_chunk(p, q))
+            break;
+        if (q->done == q->count)
+            return 1;
+    }
+    return p->failure[0] != 0;
 }
 
 /* ---- large puts, read from rank memory -------------------------------------------- */
@@ -1348,6 +1422,14 @@ void dcu_proxy_reset(dcu_proxy_t *p)
     for (int i = 0; i < PROXY_STAGING; i++)
         if (p->staging[i].state == STAGING_READING)
             p->staging[i].state = STAGING_FREE;
+    /* A get's read the run's end dropped (dcu_inbox_settle): its buffer
+     * is free once the copy engine is done with it. */
+    for (int i = 0; i < PROXY_GET_BUFFERS; i++)
+        if (p->gets[i].state == STAGING_READING) {
+            while (p->c.ops->read_done(p->c.backend, p->gets[i].ticket) == 0)
+                dcu_clock_sleep_ns(1000);
+            p->gets[i].state = STAGING_FREE;
+        }
     p->job_head = p->job_count = p->job_reading = 0;
     p->drain = p->fill;
     dcu_netbar_reset(&p->bar);
@@ -1370,9 +1452,11 @@ static dcuda_status_t open_net(dcu_proxy_t *p)
                         c->path[c->process_index] == DCUDA_PATH_NET) != DCUDA_OK ||
         dcu_parts_init(&p->remote, c->ranks) != DCUDA_OK)
         return DCUDA_ERR_NO_MEMORY;
-    for (int i = 0; i < PROXY_STAGING; i++)
-        if (!(p->staging[i].msg = pinned_alloc(p, sizeof(dcu_wire_header_t) + DCU_NET_PUT_CHUNK)))
+    for (int i = 0; i < PROXY_STAGING + PROXY_GET_BUFFERS; i++) {
+        staging_t *b = i < PROXY_STAGING ? &p->staging[i] : &p->gets[i - PROXY_STAGING];
+        if (!(b->msg = pinned_alloc(p, sizeof(dcu_wire_header_t) + DCU_NET_PUT_CHUNK)))
             return DCUDA_ERR_NO_MEMORY;
+    }
     dcu_frames_init(&p->frames, send_now, p);
     dcu_net_env_t env = c->net_env;
     env.mem = (dcu_net_mem_t){ pinned_alloc, pinned_free, release_message, p };
@@ -1416,9 +1500,12 @@ void dcu_proxy_destroy(dcu_proxy_t *p)
                                         atomic_load_explicit(p->c.cancel, memory_order_acquire) ==
                                             DCUDA_CANCEL_PEER);
     dcu_inboxes_destroy(p->inboxes);
-    for (int i = 0; i < PROXY_STAGING; i++) /* one an abandoned manager may still read is left */
-        if (p->staging[i].msg && p->staging[i].state != STAGING_SENDING)
-            pinned_free(p, p->staging[i].msg);
+    for (int i = 0; i < PROXY_STAGING + PROXY_GET_BUFFERS; i++) {
+        /* one an abandoned manager may still read is left */
+        staging_t *b = i < PROXY_STAGING ? &p->staging[i] : &p->gets[i - PROXY_STAGING];
+        if (b->msg && b->state != STAGING_SENDING)
+            pinned_free(p, b->msg);
+    }
     free(p->jobs);
     free(p->parts);
     dcu_parts_free(&p->remote);
