@@ -92,6 +92,9 @@ static dcuda_status_t alloc_tables(dcuda_host_h h)
     if ((st = dcu_mem_alloc(h, HEAD_BYTES, &p)))
         return st;
     c->cmd.head = (DCUDA_ATOMIC(uint32_t) *)p;
+    if ((st = dcu_mem_alloc(h, DCUDA_MAX_NODE_PROCESSES * sizeof(uint32_t), &p)))
+        return st;
+    h->node_push = (DCUDA_ATOMIC(uint32_t) *)p;
     if ((st = alloc_peer_tables(h)))
         return st;
     return dcu_mem_alloc(h, sizeof(dcuda_context_t), (void **)&h->dev_ctx);

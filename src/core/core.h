@@ -67,6 +67,7 @@ struct dcuda_host {
     dcuda_cmd_t *cmd_h;
     dcuda_cmd_reply_t *replies_h;
     void *user_dev; /* rank-visible copy of the user struct */
+    DCUDA_ATOMIC(uint32_t) * node_push; /* my WORLD barrier slots (dcuda_peer_t.node_push) */
     size_t user_capacity;
 
     /* Rank-visible allocations (exported to peers) and peers' ones mapped

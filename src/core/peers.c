@@ -304,6 +304,7 @@ static void publish(dcuda_host_h h)
     mine->export_count = (uint32_t)n;
     mine->notifs_base = (uint64_t)(uintptr_t)h->image.notifs;
     mine->win_world_base = (uint64_t)(uintptr_t)h->image.win_entries[0 /* WORLD */];
+    mine->push_base = (uint64_t)(uintptr_t)h->node_push;
 }
 
 static dcu_import_t *find_import(dcuda_host_h h, int proc, uint64_t serial)
@@ -409,6 +410,7 @@ static dcuda_status_t fill_tables(dcuda_host_h h)
         if (p == me) {
             peer->notifs = h->image.notifs;
             peer->win_world = h->image.win_entries[0 /* WORLD */];
+            peer->node_push = h->node_push;
             continue;
         }
         if (peer->path == DCUDA_PATH_NET) /* its counters and parts are the proxies' to reach */
@@ -423,7 +425,8 @@ static dcuda_status_t fill_tables(dcuda_host_h h)
         peer->segment_count = (uint32_t)n - peer->segment_first;
         peer->notifs = (dcuda_notif_counters_t *)(uintptr_t)translate(h, p, q->notifs_base);
         peer->win_world = (dcuda_win_entry_t *)(uintptr_t)translate(h, p, q->win_world_base);
-        if (!peer->notifs || !peer->win_world) {
+        peer->node_push = (DCUDA_ATOMIC(uint32_t) *)(uintptr_t)translate(h, p, q->push_base);
+        if (!peer->notifs || !peer->win_world || !peer->node_push) {
             dcu_msg_error("the tables of process %d are not mapped in process %d", p, me);
             free(segs);
             free(peers);

@@ -17,7 +17,7 @@
 #include "base.h"
 #include "ring.h"
 
-#define DCUDA_LAYOUT_VERSION 15u
+#define DCUDA_LAYOUT_VERSION 16u
 #define DCUDA_CONTEXT_MAGIC 0x64637564u /* "dcud" */
 #define DCUDA_STATE_MAGIC 0x72616e6bu   /* "rank" */
 
@@ -115,7 +115,9 @@ typedef struct dcuda_peer {
     uint32_t reserved;
     struct dcuda_notif_counters *notifs; /* [rank_count] */
     struct dcuda_win_entry *win_world;   /* its WORLD window table [windows][rank_count] */
-    uint64_t reserved2;
+    /* Its WORLD barrier slots, in its memory, one a process of the node:
+     * process i writes slot i (dcu_node_barrier). */
+    DCUDA_ATOMIC(uint32_t) * node_push;
 } dcuda_peer_t;
 
 /* One rank's part of one window: where it starts and how many bytes. */

@@ -90,6 +90,14 @@ DCU_FN void dcu_st_relaxed(dcu_u32a_t *p, uint32_t v, int sys)
     atomic_store_explicit(p, v, memory_order_relaxed);
 }
 
+/* A release by several stores (the GPU's form: one system fence, then
+ * relaxed stores): here each store is a release of its own. */
+DCU_FN void dcu_release_begin(void) {}
+DCU_FN void dcu_st_released(dcu_u32a_t *p, uint32_t v)
+{
+    atomic_store_explicit(p, v, memory_order_release);
+}
+
 /* Reads an inbox entry's eight words; 1 if every word carries `flag`,
  * with their data halves in w (a rank's one thread: `lanes` is itself). */
 DCU_FN int dcu_inbox_read(const dcuda_inbox_entry_t *e, uint32_t flag, dcu_lanes_t lanes,

@@ -177,6 +177,12 @@ DCU_FN uint32_t dcu_arrive(uint32_t *p)
  * it does next. */
 DCU_FN void dcu_fence(void) { __threadfence(); }
 
+/* A release of the thread's earlier accesses by several stores (to other
+ * processes' GPUs, to host memory): one system fence first
+ * (dcu_release_begin), then each store (dcu_st_released) relaxed. */
+DCU_FN void dcu_release_begin(void) { __threadfence_system(); }
+DCU_FN void dcu_st_released(uint32_t *p, uint32_t v) { dcu_st_relaxed(p, v, 1); }
+
 DCU_FN void dcu_add_u32(uint32_t *p, uint32_t v) { atomicAdd(p, v); }
 
 /* 1 if *p was 0 and is now v. */
