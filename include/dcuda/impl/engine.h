@@ -387,8 +387,7 @@ DCU_FN_COLD dcuda_status_t dcu_node_barrier(dcuda_state_t *st, uint32_t epoch, c
     const int me = st->process_index;
     dcu_block_t d = { DCUDA_PHASE_BARRIER, 0, 0, DCU_COMM_WORLD, 0, call };
     if (dcu_leader()) {
-        dcu_fence(); /* acquire the device's arrivals before releasing them on */
-        dcu_release_begin();
+        dcu_release_begin(); /* also orders the device's arrivals before the stores */
         for (int k = 1; k <= st->process_count; k++) { /* the others first, mine last */
             int p = (me + k) % st->process_count;
             dcu_st_released(&st->peers[p].node_push[me], target);
@@ -402,8 +401,10 @@ DCU_FN_COLD dcuda_status_t dcu_node_barrier(dcuda_state_t *st, uint32_t epoch, c
         if (s != DCUDA_OK)
             return s;
     }
+    /* To the device's ranks: a release at the GPU's scope passes on what
+     * the system-scope acquires above saw (causality is transitive). */
     if (dcu_leader())
-        dcu_st_release(&ctx->barriers[DCU_COMM_WORLD].released, epoch, 1);
+        dcu_st_release(&ctx->barriers[DCU_COMM_WORLD].released, epoch, 0);
     return DCUDA_OK;
 }
 
