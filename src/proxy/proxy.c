@@ -56,6 +56,7 @@
 /* Pinned buffers the answers of gets are read into, a chunk each: with the
  * staging's, at most DCU_BACKEND_READS reads are in flight. */
 #define PROXY_GET_BUFFERS (DCU_BACKEND_READS - PROXY_STAGING)
+#define PROXY_BUFFERS (PROXY_STAGING + PROXY_GET_BUFFERS)
 
 /* A PUT_READ its rank waits on: its source is read chunk by chunk into the
  * staging buffers, each sent as a PUT message once read. */
@@ -474,6 +475,21 @@ static dcu_wire_header_t *message(dcu_proxy_t *p, uint8_t type, size_t length)
     return h;
 }
 
+/* Makes h the header of a PUT of n bytes from src_rank to dst_rank's part
+ * of window slot at offset, notified with tag (tag + 1; 0: none): a
+ * chunk of a large put or of a get's answer. */
+static void put_header(const dcu_proxy_t *p, dcu_wire_header_t *h, int32_t src_rank,
+                       int32_t dst_rank, uint32_t slot, uint64_t offset, uint64_t n, uint32_t tag)
+{
+    dcu_wire_header(h, DCU_WIRE_PUT, (uint32_t)n, p->c.process_index, p->run);
+    h->src_rank = src_rank;
+    h->dst_rank = dst_rank;
+    h->tag = tag;
+    h->slot = slot;
+    h->offset = offset;
+    h->count = n;
+}
+
 /* Hands a frame, or a message that goes alone, to the manager. */
 static dcuda_status_t send_now(void *arg, int q, void *buf, size_t size)
 {
@@ -484,15 +500,18 @@ static dcuda_status_t send_now(void *arg, int q, void *buf, size_t size)
     return st;
 }
 
+/* Pinned buffer i of PROXY_BUFFERS: the staging ring's, then the gets'. */
+static staging_t *buffer_at(dcu_proxy_t *p, int i)
+{
+    return i < PROXY_STAGING ? &p->staging[i] : &p->gets[i - PROXY_STAGING];
+}
+
 /* The staging or get buffer that holds msg, or NULL (a message of its own). */
 static staging_t *staging_of(dcu_proxy_t *p, const void *msg)
 {
-    for (int i = 0; i < PROXY_STAGING; i++)
-        if (p->staging[i].msg == msg)
-            return &p->staging[i];
-    for (int i = 0; i < PROXY_GET_BUFFERS; i++)
-        if (p->gets[i].msg == msg)
-            return &p->gets[i];
+    for (int i = 0; i < PROXY_BUFFERS; i++)
+        if (buffer_at(p, i)->msg == msg)
+            return buffer_at(p, i);
     return NULL;
 }
 
@@ -1045,13 +1064,8 @@ static int start_get_read(dcu_proxy_t *p, int r, get_request_t *q)
     staging_t *b = &p->gets[i];
     uint64_t n = q->count - q->done < DCU_NET_PUT_CHUNK ? q->count - q->done : DCU_NET_PUT_CHUNK;
     dcu_wire_header_t *h = b->msg;
-    dcu_wire_header(h, DCU_WIRE_PUT, (uint32_t)n, p->c.process_index, p->run);
-    h->src_rank = p->world_first + r;
-    h->dst_rank = q->asker;
-    h->tag = q->done + n == q->count ? q->tag : 0u;
-    h->slot = q->slot;
-    h->offset = q->offset + q->done;
-    h->count = n;
+    put_header(p, h, p->world_first + r, q->asker, q->slot, q->offset + q->done, n,
+               q->done + n == q->count ? q->tag : 0u);
     const void *src = (const void *)(uintptr_t)(q->src + q->done);
     if (p->c.ops->read_start(p->c.backend, h + 1, src, (size_t)n, &b->ticket) != DCUDA_OK) {
         fail(p, "cannot read the part of rank %d for a get of rank %d", h->src_rank, q->asker);
@@ -1115,11 +1129,7 @@ static int serve_get(void *arg, int r, void *data, uint32_t size)
             return 0;
         dcu_wire_header_t *h = message(p, DCU_WIRE_PUT, 0);
         if (h) {
-            h->src_rank = p->world_first + r;
-            h->dst_rank = q->asker;
-            h->tag = q->tag;
-            h->slot = q->slot;
-            h->offset = q->offset;
+            put_header(p, h, p->world_first + r, q->asker, q->slot, q->offset, 0u, q->tag);
             send_to(p, q->from, h);
         }
         return 1;
@@ -1171,13 +1181,9 @@ static void start_reads(dcu_proxy_t *p)
             return;
         uint64_t n = size - j->issued < DCU_NET_PUT_CHUNK ? size - j->issued : DCU_NET_PUT_CHUNK;
         dcu_wire_header_t *h = b->msg;
-        dcu_wire_header(h, DCU_WIRE_PUT, (uint32_t)n, p->c.process_index, p->run);
-        h->src_rank = p->world_first + j->cmd.rank;
-        h->dst_rank = (int32_t)j->cmd.args[0];
-        h->tag = j->issued + n == size ? (uint32_t)j->cmd.args[5] : 0u;
-        h->slot = (uint32_t)j->cmd.args[1];
-        h->offset = j->cmd.args[2] + j->issued;
-        h->count = n;
+        put_header(p, h, p->world_first + j->cmd.rank, (int32_t)j->cmd.args[0],
+                   (uint32_t)j->cmd.args[1], j->cmd.args[2] + j->issued, n,
+                   j->issued + n == size ? (uint32_t)j->cmd.args[5] : 0u);
         const void *src = (const void *)(uintptr_t)(j->cmd.args[4] + j->issued);
         if (p->c.ops->read_start(p->c.backend, h + 1, src, (size_t)n, &b->ticket) != DCUDA_OK) {
             fail(p, "cannot read the source of a put of rank %d", h->src_rank);
@@ -1452,11 +1458,10 @@ static dcuda_status_t open_net(dcu_proxy_t *p)
                         c->path[c->process_index] == DCUDA_PATH_NET) != DCUDA_OK ||
         dcu_parts_init(&p->remote, c->ranks) != DCUDA_OK)
         return DCUDA_ERR_NO_MEMORY;
-    for (int i = 0; i < PROXY_STAGING + PROXY_GET_BUFFERS; i++) {
-        staging_t *b = i < PROXY_STAGING ? &p->staging[i] : &p->gets[i - PROXY_STAGING];
-        if (!(b->msg = pinned_alloc(p, sizeof(dcu_wire_header_t) + DCU_NET_PUT_CHUNK)))
+    const size_t buffer_bytes = sizeof(dcu_wire_header_t) + DCU_NET_PUT_CHUNK;
+    for (int i = 0; i < PROXY_BUFFERS; i++)
+        if (!(buffer_at(p, i)->msg = pinned_alloc(p, buffer_bytes)))
             return DCUDA_ERR_NO_MEMORY;
-    }
     dcu_frames_init(&p->frames, send_now, p);
     dcu_net_env_t env = c->net_env;
     env.mem = (dcu_net_mem_t){ pinned_alloc, pinned_free, release_message, p };
@@ -1500,9 +1505,8 @@ void dcu_proxy_destroy(dcu_proxy_t *p)
                                         atomic_load_explicit(p->c.cancel, memory_order_acquire) ==
                                             DCUDA_CANCEL_PEER);
     dcu_inboxes_destroy(p->inboxes);
-    for (int i = 0; i < PROXY_STAGING + PROXY_GET_BUFFERS; i++) {
-        /* one an abandoned manager may still read is left */
-        staging_t *b = i < PROXY_STAGING ? &p->staging[i] : &p->gets[i - PROXY_STAGING];
+    for (int i = 0; i < PROXY_BUFFERS; i++) { /* one an abandoned manager may still read is left */
+        staging_t *b = buffer_at(p, i);
         if (b->msg && b->state != STAGING_SENDING)
             pinned_free(p, b->msg);
     }
