@@ -19,6 +19,14 @@
  * notifications (they write nothing), and waits behind an unread put with
  * data until the SYNC after it is consumed; so does a read, and a put
  * after it waits for it. Deterministic, well under a second.
+ *
+ * With the argument `kept`, the same stream runs with a keeper (the
+ * proxy's receive buffers, spares.h): each large put arrives in a buffer
+ * of its own, which the keeper keeps three times in four; the backend
+ * writes kept bytes late (at a look 0 to 3 looks after it started) and
+ * the rest with a blocking copy. A buffer not kept is overwritten as soon
+ * as the delivery returns, and a kept one as soon as it is given back, so
+ * an inbox that reads bytes it no longer owns is caught by the reference.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdatomic.h>
@@ -44,6 +52,113 @@ static dcuda_status_t copy_in(dcu_backend_t *b, void *dst, const void *src, size
     (void)b;
     memcpy(dst, src, size);
     return DCUDA_OK;
+}
+
+/* The backend's writes (kept mode): made in order, each at a look a random
+ * number of looks after it started. */
+#define WRITES_MAX DCU_BACKEND_WRITES
+static struct {
+    void *dst;
+    const void *src;
+    size_t size;
+    int looks;
+} writes[WRITES_MAX];
+static uint64_t writes_started, writes_done;
+static int writes_late; /* writes that took a look or more */
+
+static dcuda_status_t write_start(dcu_backend_t *b, void *dst, const void *src, size_t size,
+                                  uint64_t *ticket)
+{
+    (void)b;
+    TEST_CHECK(writes_started - writes_done < WRITES_MAX, "more than %d writes in flight",
+               WRITES_MAX);
+    uint64_t t = ++writes_started;
+    writes[t % WRITES_MAX].dst = dst;
+    writes[t % WRITES_MAX].src = src;
+    writes[t % WRITES_MAX].size = size;
+    writes[t % WRITES_MAX].looks = (int)next(4);
+    *ticket = t;
+    return DCUDA_OK;
+}
+
+static int write_done(dcu_backend_t *b, uint64_t ticket)
+{
+    (void)b;
+    if (ticket <= writes_done)
+        return 1;
+    if (writes[ticket % WRITES_MAX].looks-- > 0) {
+        writes_late++;
+        return 0;
+    }
+    for (; writes_done < ticket; writes_done++) {
+        uint64_t t = writes_done + 1u;
+        memcpy(writes[t % WRITES_MAX].dst, writes[t % WRITES_MAX].src, writes[t % WRITES_MAX].size);
+    }
+    return 1;
+}
+
+/* The receive buffer a large put arrives in (kept mode) and the keeper. */
+typedef struct frame {
+    unsigned char *buf;
+    uint32_t size;
+    int refs;
+} frame_t;
+static frame_t *arriving; /* during a delivery */
+static int kept_mode, keeps, frames_live;
+
+static void frame_gone(frame_t *f)
+{
+    memset(f->buf, 0xee, f->size); /* whatever still reads it sees this */
+    free(f->buf);
+    free(f);
+    frames_live--;
+}
+
+static void *keep(void *arg)
+{
+    (void)arg;
+    if (!arriving || next(4) == 0)
+        return NULL;
+    arriving->refs++;
+    keeps++;
+    return arriving;
+}
+
+static void unkeep(void *arg, void *token)
+{
+    (void)arg;
+    frame_t *f = token;
+    TEST_CHECK(f->refs > 0, "a buffer given back more often than kept");
+    if (--f->refs == 0 && f != arriving)
+        frame_gone(f);
+}
+
+/* Delivers a put of n bytes of `payload` (kept mode: from a buffer of its
+ * own, overwritten once the inbox no longer owns it). */
+static dcuda_status_t deliver_put(dcu_inboxes_t *in, uint64_t dst, const unsigned char *payload,
+                                  uint32_t n, uint32_t tag, dcu_inbox_source_t src)
+{
+    if (!kept_mode)
+        return dcu_inbox_deliver(in, 0, dst, payload, n, tag, src);
+    frame_t *f = malloc(sizeof *f);
+    TEST_CHECK(f && (f->buf = malloc(n ? n : 1u)), "out of memory");
+    memcpy(f->buf, payload, n);
+    f->size = n;
+    f->refs = 0;
+    frames_live++;
+    arriving = f;
+    dcuda_status_t st = dcu_inbox_deliver(in, 0, dst, f->buf, n, tag, src);
+    arriving = NULL;
+    if (f->refs == 0)
+        frame_gone(f);
+    return st;
+}
+
+/* Looks at the writes in flight until they are done (kept mode). */
+static void finish_writes(dcu_inboxes_t *in)
+{
+    for (int i = 0; i < 8; i++)
+        TEST_CHECK(dcu_inbox_retry(in) >= 0, "retry failed");
 }
 
 static dcuda_inbox_entry_t ring[DCUDA_INBOX_ENTRIES];
@@ -171,8 +286,7 @@ static void hostile(unsigned char *p, uint32_t n, uint32_t head)
 static void put(dcu_inboxes_t *in, unsigned char *payload, uint32_t at, uint32_t n, uint32_t tag)
 {
     hostile(payload, n, dcu_inbox_head(in, 0));
-    TEST_STATUS(dcu_inbox_deliver(in, 0, (uint64_t)(uintptr_t)(memory + at), payload, n, tag,
-                                  source()),
+    TEST_STATUS(deliver_put(in, (uint64_t)(uintptr_t)(memory + at), payload, n, tag, source()),
                 DCUDA_OK);
     memcpy(reference + at, payload, n);
     if (tag)
@@ -227,7 +341,8 @@ static void large_behind_unread(dcu_inboxes_t *in, unsigned char *payload)
     TEST_STATUS(dcu_inbox_deliver(in, 0, 0u, NULL, 0u, 1u, source()), DCUDA_OK);
     expected[0]++;
     put(in, payload, 0u, large, 2u);
-    TEST_CHECK(dcu_inbox_held(in) == 0 && memcmp(memory, payload, large) == 0,
+    finish_writes(in);
+    TEST_CHECK(dcu_inbox_held(in) == 0 && memcmp(memory, reference, large) == 0,
                "a large put waited behind an unread notification");
     put(in, payload, 8192u, 100u, 0u); /* data in the inbox, unread */
     put(in, payload, 8192u + 50u, large, 3u);
@@ -242,13 +357,20 @@ static void large_behind_unread(dcu_inboxes_t *in, unsigned char *payload)
     TEST_CHECK(memcmp(memory, reference, MEMORY) == 0, "the memory differs from the reference");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    static const dcu_backend_ops_t ops = { .copy_in = copy_in };
+    static const dcu_backend_ops_t ops = { .copy_in = copy_in,
+                                           .write_start = write_start,
+                                           .write_done = write_done };
+    kept_mode = argc > 1 && strcmp(argv[1], "kept") == 0;
     dcu_inboxes_t *in =
         dcu_inboxes_create(ring, &tail, 1, &ops, NULL, on_landed, NULL, PIECES_MAX);
     TEST_CHECK(in != NULL, "cannot create the inbox");
     dcu_inboxes_on_read(in, on_read, NULL);
+    if (kept_mode) {
+        const dcu_inbox_keeper_t keeper = { keep, unkeep, NULL };
+        dcu_inboxes_on_keep(in, &keeper);
+    }
     static unsigned char payload[PIECES_MAX + 2u * DCU_INBOX_EAGER_MAX];
     int puts = 0, pieces = 0, large = 0, held_seen = 0;
     large_behind_unread(in, payload);
@@ -264,8 +386,7 @@ int main(void)
             uint32_t at = next(MEMORY - n + 1u), tag = next(TAGS + 1u);
             hostile(payload, n, dcu_inbox_head(in, 0));
             TEST_STATUS(
-                dcu_inbox_deliver(in, 0, (uint64_t)(uintptr_t)(memory + at), payload, n, tag,
-                                  source()),
+                deliver_put(in, (uint64_t)(uintptr_t)(memory + at), payload, n, tag, source()),
                 DCUDA_OK);
             memcpy(reference + at, payload, n);
             pieces += n > DCU_INBOX_EAGER_MAX && n <= PIECES_MAX;
@@ -310,10 +431,18 @@ int main(void)
                large, syncs);
     TEST_CHECK(reads > 1000 && reads_served == reads, "%d of %d reads served", reads_served, reads);
 
+    if (kept_mode)
+        TEST_CHECK(keeps > 100 && writes_late > 100 && frames_live == 0,
+                   "kept %d puts, %d writes late, %d buffers never given back", keeps,
+                   writes_late, frames_live);
+
     /* Settle drops a read still held (nobody waits for it any more). */
     put(in, payload, 0u, 100u, 0u);
     ask_read(in, 0u, 100u, 0u);
     TEST_CHECK(dcu_inbox_held(in) == 1, "the last read was not held behind unread data");
+    /* ... and applies a large put held behind it (kept: from its buffer). */
+    put(in, payload, 4096u, PIECES_MAX + 64u, 0u);
+    landed++; /* settle applies it untold, as the put behind it */
 
     /* Settle: what a rank left unread is applied by the proxy. */
     hostile(payload, 100, dcu_inbox_head(in, 0));
@@ -332,6 +461,25 @@ int main(void)
      * its own: the last run's (pending when settled) is not this one's. */
     pos = t;
     landed += 2; /* settle dropped the read and applied the put behind it: never told */
+    if (kept_mode) {
+        TEST_CHECK(frames_live == 0, "settle kept %d buffers", frames_live);
+        /* A kept put's write still in flight when the run ends: settle waits for it. */
+        for (int tries = 0; tries < 64 && frames_live == 0; tries++) {
+            put(in, payload, 20000u, PIECES_MAX + 8u, 0u);
+            if (frames_live == 0) { /* not kept this time, or written at once */
+                finish_writes(in);
+                landed = delivered;
+                landed_bytes = delivered_bytes;
+            }
+        }
+        TEST_CHECK(frames_live == 1 && dcu_inbox_held(in) == 1, "no write left in flight");
+        TEST_STATUS(dcu_inbox_settle(in), DCUDA_OK);
+        TEST_CHECK(frames_live == 0 && memcmp(memory, reference, MEMORY) == 0,
+                   "settle did not finish a write in flight");
+        landed = delivered;
+        landed_bytes = delivered_bytes;
+        pos = atomic_load(&tail);
+    }
     int before = reads_served;
     put(in, payload, 300u, 40u, 0u);
     ask_read(in, 300u, 40u, 0u);

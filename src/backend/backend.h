@@ -67,6 +67,8 @@ typedef struct dcu_backend dcu_backend_t;
 
 /* Reads of rank memory (read_start) a backend keeps in flight at most. */
 #define DCU_BACKEND_READS 8
+/* Writes of rank memory (write_start) a backend keeps in flight at most. */
+#define DCU_BACKEND_WRITES 8
 
 typedef struct dcu_backend_ops {
     dcu_backend_kind_t kind;
@@ -109,6 +111,16 @@ typedef struct dcu_backend_ops {
     /* 1 once read `ticket` (and every earlier one) finished, 0 while it runs,
      * < 0 when it failed (reported). Never blocks. */
     int (*read_done)(dcu_backend_t *b, uint64_t ticket);
+    /* Starts copying `size` bytes at src (memory from alloc_mapped, left
+     * alone until done) to rank memory at dst while ranks run; *ticket
+     * names it. Writes finish in the order started, on an engine of their
+     * own (reads do not wait behind them, nor they behind reads); at most
+     * DCU_BACKEND_WRITES are in flight. */
+    dcuda_status_t (*write_start)(dcu_backend_t *b, void *dst, const void *src, size_t size,
+                                  uint64_t *ticket);
+    /* 1 once write `ticket` (and every earlier one) finished, 0 while it
+     * runs, < 0 when it failed (reported). Never blocks. */
+    int (*write_done)(dcu_backend_t *b, uint64_t ticket);
     /* Makes the calling thread ready to drive the device (the host thread
      * of a run started by dcuda_host_run_start); NULL when nothing is needed. */
     dcuda_status_t (*bind_thread)(dcu_backend_t *b);

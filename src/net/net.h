@@ -17,7 +17,7 @@
 
 #include "dcuda/dcuda_status.h"
 
-#define DCU_NET_VERSION 6u
+#define DCU_NET_VERSION 7u
 /* Largest message a manager must carry: a put's payload chunk (at most
  * DCU_NET_PUT_CHUNK) and its header, or a barrier's window parts for tens
  * of thousands of ranks. */
@@ -26,8 +26,13 @@
 
 typedef struct dcu_net dcu_net_t;
 
-/* A message from process `peer` arrived; `data` is valid during the call. */
-typedef void (*dcu_net_recv_fn)(void *arg, int peer, const void *data, size_t size);
+/* A message from process `peer` arrived in `data`, a receive buffer from
+ * env.mem.buffer_alloc (its start). It returns 0 when it is done with the
+ * buffer (the manager receives into it again), nonzero when it keeps it:
+ * the manager then takes a new buffer from buffer_alloc for its next
+ * receive and never touches this one again; the receiver hands it to
+ * buffer_free itself. */
+typedef int (*dcu_net_recv_fn)(void *arg, int peer, void *data, size_t size);
 
 /* Every process contributes `size` (<= gather_max) bytes; all receive all,
  * in process order. Collective (the bootstrap's allgather). */

@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/clock.h"
+
 #define INBOX_MASK (DCUDA_INBOX_ENTRIES - 1u)
 #define ENTRY_BYTES sizeof(dcuda_inbox_entry_t)
 
@@ -27,13 +29,18 @@ DCUDA_STATIC_ASSERT(2u * (2u + DCU_INBOX_EAGER_MAX / ENTRY_BYTES) + 1u <= DCUDA_
 /* What a held item is. */
 enum { HELD_NOTIFY = 0, HELD_PUT, HELD_READ };
 
-/* A message that waits for room, or a read that waits for its turn. */
+/* A message that waits for room, or a read that waits for its turn, or a
+ * large put whose bytes the keeper keeps, while it waits or is written. */
 typedef struct held {
     struct held *next;
     dcu_inbox_source_t src;
     uint64_t dst;
     uint32_t count, tag;
     int kind; /* HELD_*: a READ's data is its request */
+    const char *bytes; /* a put's: `data`, or the keeper's buffer */
+    void *kept;        /* the keeper's token for them, or NULL */
+    uint64_t ticket;   /* of the backend's write, while `writing` */
+    int writing;
     _Alignas(16) char data[]; /* a READ's request is read in place */
 } held_t;
 
@@ -56,6 +63,8 @@ struct dcu_inboxes {
     uint32_t pieces_max;      /* largest put delivered in pieces through the inbox */
     dcu_inbox_serve_fn serve; /* serves a read once its turn came */
     void *serve_arg;
+    dcu_inbox_keeper_t keeper; /* keeps large puts' bytes where they arrived */
+    int writes;                /* backend writes in flight */
     size_t held;
     uint64_t held_bytes;
     writer_t w[];
@@ -186,6 +195,49 @@ static int try_write(dcu_inboxes_t *in, int r, uint64_t dst, const void *data, u
     return 1;
 }
 
+/* A large put whose bytes the keeper keeps: its write starts once its
+ * turn came (as try_write's copy) and the backend takes another write,
+ * and is done once the backend says so, then its notification follows; 1
+ * done, 0 not yet, -1 the write failed. Nothing else for rank r is
+ * written meanwhile, so the room checked for the notification stays. */
+static int try_write_kept(dcu_inboxes_t *in, int r, held_t *m)
+{
+    if (!m->writing) {
+        if (!ready_for_copy(in, r) || (m->tag && !fits(in, r, 1u, NULL)) ||
+            in->writes >= DCU_BACKEND_WRITES)
+            return 0;
+        if (in->ops->write_start(in->backend, (void *)(uintptr_t)m->dst, m->bytes, m->count,
+                                 &m->ticket) != DCUDA_OK)
+            return -1;
+        m->writing = 1;
+        in->writes++;
+    }
+    int done = in->ops->write_done(in->backend, m->ticket);
+    if (done <= 0)
+        return done;
+    m->writing = 0;
+    in->writes--;
+    if (m->tag)
+        write_message(in, r, DCUDA_INBOX_NOTIFY, DCUDA_INBOX_ACQUIRE, 1u, m->tag, m->dst, NULL,
+                      0u);
+    return 1;
+}
+
+/* Waits for the write of a held item in flight (the end of a run, or of
+ * the inboxes), after which its bytes may go: 1 if it was written, 0 if
+ * it had not started, -1 if it failed. */
+static int finish_write(dcu_inboxes_t *in, held_t *m)
+{
+    if (!m->writing)
+        return 0;
+    int done;
+    while ((done = in->ops->write_done(in->backend, m->ticket)) == 0)
+        dcu_clock_sleep_ns(1000);
+    m->writing = 0;
+    in->writes--;
+    return done > 0 ? 1 : -1;
+}
+
 /* A read's turn (rank r applied and released every put before it that
  * came through its inbox): it is served, in one go or over several turns
  * (its request keeps its progress); 1 done, 0 not yet. */
@@ -201,7 +253,9 @@ static int try_held(dcu_inboxes_t *in, int r, held_t *m)
 {
     if (m->kind == HELD_READ)
         return try_read(in, r, m->data, m->count);
-    return try_write(in, r, m->dst, m->kind == HELD_PUT ? m->data : NULL, m->count, m->tag);
+    if (m->kept)
+        return try_write_kept(in, r, m);
+    return try_write(in, r, m->dst, m->kind == HELD_PUT ? m->bytes : NULL, m->count, m->tag);
 }
 
 /* An item of `kind` from src is done: `landed` is told of it (a read
@@ -212,10 +266,12 @@ static void tell_done(dcu_inboxes_t *in, int kind, dcu_inbox_source_t src)
         in->landed(in->landed_arg, src.from, src.bytes);
 }
 
+/* Queues an item for rank r: its bytes copied, unless `kept` (the
+ * keeper's token for them). */
 static dcuda_status_t hold(dcu_inboxes_t *in, int r, int kind, uint64_t dst, const void *data,
-                           uint32_t count, uint32_t tag, dcu_inbox_source_t src)
+                           uint32_t count, uint32_t tag, dcu_inbox_source_t src, void *kept)
 {
-    held_t *m = malloc(sizeof *m + (data ? count : 0u));
+    held_t *m = malloc(sizeof *m + (data && !kept ? count : 0u));
     if (!m)
         return DCUDA_ERR_NO_MEMORY;
     m->next = NULL;
@@ -224,7 +280,10 @@ static dcuda_status_t hold(dcu_inboxes_t *in, int r, int kind, uint64_t dst, con
     m->count = data ? count : 0u;
     m->tag = tag;
     m->kind = kind;
-    if (data && count)
+    m->kept = kept;
+    m->writing = 0;
+    m->bytes = kept ? data : m->data;
+    if (data && count && !kept)
         memcpy(m->data, data, count);
     writer_t *w = &in->w[r];
     if (w->last)
@@ -237,21 +296,37 @@ static dcuda_status_t hold(dcu_inboxes_t *in, int r, int kind, uint64_t dst, con
     return DCUDA_OK;
 }
 
+static int advance_rank(dcu_inboxes_t *in, int r);
+
 /* A piece of a message (or all of it) to rank r, written or held;
  * `landed` is told of it once written unless src.bytes is 0 (a piece of a
- * put that is not its last). */
+ * put that is not its last). A large put whose bytes the keeper keeps is
+ * written by the backend while the proxy goes on (held until done);
+ * otherwise it is copied at once when its turn came, or held as a copy. */
 static dcuda_status_t deliver_piece(dcu_inboxes_t *in, int r, uint64_t dst, const void *data,
                                     uint32_t count, uint32_t tag, dcu_inbox_source_t src)
 {
     const int kind = data ? HELD_PUT : HELD_NOTIFY;
-    if (!in->w[r].first) {
+    const int alone = !in->w[r].first;
+    void *kept = data && count > DCU_INBOX_EAGER_MAX && in->keeper.keep
+                     ? in->keeper.keep(in->keeper.arg)
+                     : NULL;
+    if (alone && !kept) {
         int done = try_write(in, r, dst, data, count, tag);
         if (done > 0)
             tell_done(in, kind, src);
         if (done != 0)
             return done > 0 ? DCUDA_OK : DCUDA_ERR_SYSTEM;
     }
-    return hold(in, r, kind, dst, data, count, tag, src);
+    dcuda_status_t st = hold(in, r, kind, dst, data, count, tag, src, kept);
+    if (st != DCUDA_OK) {
+        if (kept)
+            in->keeper.unkeep(in->keeper.arg, kept);
+        return st;
+    }
+    if (kept && alone && advance_rank(in, r) < 0) /* its write starts now */
+        return DCUDA_ERR_SYSTEM;
+    return DCUDA_OK;
 }
 
 dcuda_status_t dcu_inbox_deliver(dcu_inboxes_t *in, int r, uint64_t dst, const void *data,
@@ -298,7 +373,7 @@ dcuda_status_t dcu_inbox_read(dcu_inboxes_t *in, int r, const void *req, uint32_
                               dcu_inbox_source_t src)
 {
     int alone = !in->w[r].first; /* its turn is now: try it at once */
-    dcuda_status_t st = hold(in, r, HELD_READ, 0u, req, size, 0u, src);
+    dcuda_status_t st = hold(in, r, HELD_READ, 0u, req, size, 0u, src, NULL);
     if (st != DCUDA_OK || !alone)
         return st;
     return advance_rank(in, r) < 0 ? DCUDA_ERR_SYSTEM : DCUDA_OK;
@@ -310,6 +385,11 @@ void dcu_inboxes_on_read(dcu_inboxes_t *in, dcu_inbox_serve_fn serve, void *arg)
     in->serve_arg = arg;
 }
 
+void dcu_inboxes_on_keep(dcu_inboxes_t *in, const dcu_inbox_keeper_t *keeper)
+{
+    in->keeper = *keeper;
+}
+
 static void pop(dcu_inboxes_t *in, writer_t *w)
 {
     held_t *m = w->first;
@@ -317,6 +397,8 @@ static void pop(dcu_inboxes_t *in, writer_t *w)
     if (!w->first)
         w->last = NULL;
     in->held_bytes -= m->src.bytes;
+    if (m->kept)
+        in->keeper.unkeep(in->keeper.arg, m->kept);
     free(m);
     in->held--;
 }
@@ -376,9 +458,13 @@ dcuda_status_t dcu_inbox_settle(dcu_inboxes_t *in)
         writer_t *w = &in->w[r];
         for (uint32_t pos = consumed(in, r); pos != w->head;)
             pos += settle_one(in, r, pos, &st);
-        for (; w->first; pop(in, w)) /* a read left here has no reader any more */
-            if (w->first->kind == HELD_PUT && st == DCUDA_OK)
-                st = copy_in(in, w->first->dst, w->first->data, w->first->count);
+        for (; w->first; pop(in, w)) { /* a read left here has no reader any more */
+            int written = finish_write(in, w->first);
+            if (written < 0)
+                st = DCUDA_ERR_SYSTEM;
+            else if (!written && w->first->kind == HELD_PUT && st == DCUDA_OK)
+                st = copy_in(in, w->first->dst, w->first->bytes, w->first->count);
+        }
         atomic_store_explicit(&in->tails[r], w->head, memory_order_release);
         /* Everything is applied: the next run's first put is the first to
          * ask for a SYNC (a SYNC of this run is not the next run's). */
@@ -415,7 +501,9 @@ void dcu_inboxes_destroy(dcu_inboxes_t *in)
     if (!in)
         return;
     for (int r = 0; r < in->ranks; r++)
-        while (in->w[r].first)
+        while (in->w[r].first) {
+            finish_write(in, in->w[r].first); /* its bytes go with it */
             pop(in, &in->w[r]);
+        }
     free(in);
 }

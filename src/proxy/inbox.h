@@ -7,7 +7,10 @@
  * (and released) every put before it that came through the inbox, then
  * the proxy writes its data into rank memory itself (a backend copy) and
  * sends only its notification through the inbox: notifications still
- * unread do not hold it back. A put of up to `pieces_max` bytes goes
+ * unread do not hold it back. Where its bytes may stay in the buffer they
+ * arrived in (a keeper), that copy runs on the backend's copy engine
+ * while the proxy serves the rest; what follows for the same rank waits
+ * until it is done. A put of up to `pieces_max` bytes goes
  * through the inbox instead, in pieces of DCU_INBOX_EAGER_MAX that the
  * rank copies (the proxy's copy is a synchronous round trip of about 10
  * us on a GPU, during which it serves no other rank). The order of everything
@@ -70,6 +73,18 @@ dcuda_status_t dcu_inbox_read(dcu_inboxes_t *in, int r, const void *req, uint32_
                               dcu_inbox_source_t src);
 typedef int (*dcu_inbox_serve_fn)(void *arg, int r, void *req, uint32_t size);
 void dcu_inboxes_on_read(dcu_inboxes_t *in, dcu_inbox_serve_fn serve, void *arg);
+/* Who may keep a large put's bytes where they arrived (the network
+ * manager's receive buffer) while the backend writes them into rank
+ * memory: keep, asked during dcu_inbox_deliver, returns a token when the
+ * bytes stay valid until unkeep(token), or NULL (they are then copied if
+ * they must wait, and written with a blocking copy). Without a keeper
+ * every large put is written with a blocking copy. */
+typedef struct dcu_inbox_keeper {
+    void *(*keep)(void *arg);
+    void (*unkeep)(void *arg, void *token);
+    void *arg;
+} dcu_inbox_keeper_t;
+void dcu_inboxes_on_keep(dcu_inboxes_t *in, const dcu_inbox_keeper_t *keeper);
 /* Writes what was held where room was made (and serves reads whose turn
  * came); > 0 if it wrote anything,
  * < 0 if a copy failed. */

@@ -32,6 +32,7 @@
 #include "inbox.h"
 #include "netbar.h"
 #include "parts.h"
+#include "spares.h"
 #include "node/node.h"
 #include "trace.h"
 #include "util/clock.h"
@@ -106,6 +107,7 @@ struct dcu_proxy {
     uint64_t cancel_seen_ns;  /* when asks first met this run's cancel (0: not yet) */
     dcu_netbar_t bar; /* the WORLD barriers of this run */
     dcu_frames_t frames; /* small messages packed a target, sent after each pass */
+    dcu_spares_t spares; /* the manager's receive buffers, kept while large puts are written */
     /* Large puts read from rank memory: a ring of jobs (one per rank at
      * most, since each waits for its answer), the one being read, and the
      * staging ring, filled at `fill` and sent from `drain` in order. */
@@ -449,16 +451,19 @@ static void receive_message(dcu_proxy_t *p, int from, const void *data, size_t s
     }
 }
 
-/* A frame of whole messages from process `from` (frames.h). */
-static void receive(void *arg, int from, const void *data, size_t size)
+/* A frame of whole messages from process `from` (frames.h), in a receive
+ * buffer of the manager: nonzero when the inbox keeps it (spares.h). */
+static int receive(void *arg, int from, void *data, size_t size)
 {
     dcu_proxy_t *p = arg;
     size_t at = 0, offset = 0, n = 0;
     int r = 0;
+    dcu_spares_begin(&p->spares, data);
     while (!p->failure[0] && (r = dcu_wire_next(data, size, &at, &offset, &n)) > 0)
         receive_message(p, from, (const char *)data + offset, n);
     if (!p->failure[0] && r < 0)
         fail(p, "refused a message from process %d: a frame that ends inside a message", from);
+    return dcu_spares_end(&p->spares);
 }
 
 /* ---- turning commands into messages ----------------------------------------------- */
@@ -1271,6 +1276,19 @@ static void pinned_free(void *arg, void *buf)
     p->c.ops->free_mapped(p->c.backend, buf);
 }
 
+/* The manager's receive buffers (spares.h). */
+static void *receive_buffer(void *arg, size_t size)
+{
+    dcu_proxy_t *p = arg;
+    return dcu_spares_alloc(&p->spares, size);
+}
+
+static void receive_buffer_free(void *arg, void *buf)
+{
+    dcu_proxy_t *p = arg;
+    dcu_spares_put(&p->spares, buf);
+}
+
 /* ---- the command queue ---------------------------------------------------------- */
 
 /* What command `cmd` (header ticket t, checked: verdict v, info) asks; the
@@ -1463,9 +1481,15 @@ static dcuda_status_t open_net(dcu_proxy_t *p)
         if (!(buffer_at(p, i)->msg = pinned_alloc(p, buffer_bytes)))
             return DCUDA_ERR_NO_MEMORY;
     dcu_frames_init(&p->frames, send_now, p);
+    dcu_spares_init(&p->spares, c->ops, c->backend);
     dcu_net_env_t env = c->net_env;
-    env.mem = (dcu_net_mem_t){ pinned_alloc, pinned_free, release_message, p };
-    return c->net_ops->open(&env, receive, p, &p->net);
+    env.mem = (dcu_net_mem_t){ receive_buffer, receive_buffer_free, release_message, p };
+    dcuda_status_t st = c->net_ops->open(&env, receive, p, &p->net);
+    if (st != DCUDA_OK)
+        return st;
+    const dcu_inbox_keeper_t keeper = { dcu_spares_keep, dcu_spares_unkeep, &p->spares };
+    dcu_inboxes_on_keep(p->inboxes, &keeper);
+    return dcu_spares_fill(&p->spares);
 }
 
 dcuda_status_t dcu_proxy_create(const dcu_proxy_config_t *config, dcu_proxy_t **out)
@@ -1504,7 +1528,9 @@ void dcu_proxy_destroy(dcu_proxy_t *p)
         p->c.net_ops->close(p->net, p->failure[0] ||
                                         atomic_load_explicit(p->c.cancel, memory_order_acquire) ==
                                             DCUDA_CANCEL_PEER);
-    dcu_inboxes_destroy(p->inboxes);
+    dcu_inboxes_destroy(p->inboxes); /* gives back the buffers it kept */
+    if (p->c.net_ops)
+        dcu_spares_free(&p->spares);
     for (int i = 0; i < PROXY_BUFFERS; i++) { /* one an abandoned manager may still read is left */
         staging_t *b = buffer_at(p, i);
         if (b->msg && b->state != STAGING_SENDING)

@@ -51,6 +51,13 @@ struct dcu_backend {
     int started;
     atomic_int finished;
     uint64_t reads_started, reads_finished; /* read_start's tickets */
+    /* write_start's: the copies not yet made (write t at t % WRITES) */
+    struct {
+        void *dst;
+        const void *src;
+        size_t size;
+    } writes[DCU_BACKEND_WRITES];
+    uint64_t writes_started, writes_made, writes_finished;
 };
 
 static long online_cores(void)
@@ -326,6 +333,39 @@ static int cpu_read_done(dcu_backend_t *b, uint64_t ticket)
     return 0;
 }
 
+/* A network put's bytes into rank memory for the proxy: made late, at the
+ * first look at a write (with every write before it), and told done only
+ * at the second, as a copy engine's would be: the proxy must keep the
+ * source until then, and its paths that wait for a write run on CPU ranks
+ * too. */
+static dcuda_status_t cpu_write_start(dcu_backend_t *b, void *dst, const void *src, size_t size,
+                                      uint64_t *ticket)
+{
+    uint64_t t = ++b->writes_started;
+    b->writes[t % DCU_BACKEND_WRITES].dst = dst;
+    b->writes[t % DCU_BACKEND_WRITES].src = src;
+    b->writes[t % DCU_BACKEND_WRITES].size = size;
+    *ticket = t;
+    return DCUDA_OK;
+}
+
+static int cpu_write_done(dcu_backend_t *b, uint64_t ticket)
+{
+    if (ticket <= b->writes_finished)
+        return 1;
+    if (ticket <= b->writes_made) { /* the second look */
+        b->writes_finished = ticket;
+        return 1;
+    }
+    for (; b->writes_made < ticket; b->writes_made++) {
+        uint64_t t = b->writes_made + 1u;
+        copy_beside_ranks(b->writes[t % DCU_BACKEND_WRITES].dst,
+                          b->writes[t % DCU_BACKEND_WRITES].src,
+                          b->writes[t % DCU_BACKEND_WRITES].size);
+    }
+    return 0;
+}
+
 /* The ranks may be writing these counters: read them as atomics. */
 static dcuda_status_t cpu_peek(dcu_backend_t *b, void *dst, const void *src, size_t size)
 {
@@ -439,6 +479,8 @@ const dcu_backend_ops_t dcu_cpu_backend_ops = {
     .peek = cpu_peek,
     .read_start = cpu_read_start,
     .read_done = cpu_read_done,
+    .write_start = cpu_write_start,
+    .write_done = cpu_write_done,
     .launch = cpu_launch,
     .finished = cpu_finished,
     .join = cpu_join,

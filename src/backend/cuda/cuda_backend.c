@@ -38,6 +38,9 @@ struct dcu_backend {
     cudaStream_t reads;  /* the proxy's reads of rank memory (read_start) */
     cudaEvent_t read_ends[DCU_BACKEND_READS]; /* read t ends at read_ends[t % READS] */
     uint64_t reads_started;
+    cudaStream_t writes; /* the proxy's writes of rank memory (write_start) */
+    cudaEvent_t write_ends[DCU_BACKEND_WRITES]; /* write t ends at write_ends[t % WRITES] */
+    uint64_t writes_started;
     int launched;
 };
 
@@ -261,6 +264,9 @@ static void close_here(dcu_backend_t *b)
     for (int i = 0; i < DCU_BACKEND_READS; i++)
         if (b->read_ends[i])
             cudaEventDestroy(b->read_ends[i]);
+    for (int i = 0; i < DCU_BACKEND_WRITES; i++)
+        if (b->write_ends[i])
+            cudaEventDestroy(b->write_ends[i]);
     if (b->stream)
         cudaStreamDestroy(b->stream);
     if (b->peek)
@@ -273,6 +279,8 @@ static void close_here(dcu_backend_t *b)
         cudaEventDestroy(b->ranks_done);
     if (b->reads)
         cudaStreamDestroy(b->reads);
+    if (b->writes)
+        cudaStreamDestroy(b->writes);
     free(b);
 }
 
@@ -306,7 +314,8 @@ static dcuda_status_t cuda_open(const dcu_backend_request_t *req, dcu_backend_t 
     if (st == DCUDA_OK && ((err = cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking)) ||
                            (err = cudaStreamCreateWithFlags(&b->peek, cudaStreamNonBlocking)) ||
                            (err = cudaStreamCreateWithFlags(&b->copies, cudaStreamNonBlocking)) ||
-                           (err = cudaStreamCreateWithFlags(&b->reads, cudaStreamNonBlocking))))
+                           (err = cudaStreamCreateWithFlags(&b->reads, cudaStreamNonBlocking)) ||
+                           (err = cudaStreamCreateWithFlags(&b->writes, cudaStreamNonBlocking))))
         st = cuda_fail(err, "creating streams");
     if (st == DCUDA_OK &&
         ((err = cudaEventCreateWithFlags(&b->app_ready, cudaEventDisableTiming)) ||
@@ -314,6 +323,9 @@ static dcuda_status_t cuda_open(const dcu_backend_request_t *req, dcu_backend_t 
         st = cuda_fail(err, "creating events");
     for (int i = 0; st == DCUDA_OK && i < DCU_BACKEND_READS; i++)
         if ((err = cudaEventCreateWithFlags(&b->read_ends[i], cudaEventDisableTiming)))
+            st = cuda_fail(err, "creating events");
+    for (int i = 0; st == DCUDA_OK && i < DCU_BACKEND_WRITES; i++)
+        if ((err = cudaEventCreateWithFlags(&b->write_ends[i], cudaEventDisableTiming)))
             st = cuda_fail(err, "creating events");
     if (st != DCUDA_OK) {
         close_here(b);
@@ -527,6 +539,33 @@ static int cuda_read_done(dcu_backend_t *b, uint64_t ticket)
     return 1;
 }
 
+/* A network put's bytes into rank memory, on a stream of their own: they
+ * overlap the reads of the puts this process sends. */
+static dcuda_status_t cuda_write_start(dcu_backend_t *b, void *dst, const void *src, size_t size,
+                                       uint64_t *ticket)
+{
+    uint64_t t = b->writes_started + 1u;
+    cudaEvent_t end = b->write_ends[t % DCU_BACKEND_WRITES];
+    CUDA_TRY(cudaMemcpyAsync(dst, src, size, cudaMemcpyDefault, b->writes),
+             "writing a put into rank memory");
+    CUDA_TRY(cudaEventRecord(end, b->writes), "writing a put into rank memory");
+    b->writes_started = t;
+    *ticket = t;
+    return DCUDA_OK;
+}
+
+static int cuda_write_done(dcu_backend_t *b, uint64_t ticket)
+{
+    cudaError_t err = cudaEventQuery(b->write_ends[ticket % DCU_BACKEND_WRITES]);
+    if (err == cudaErrorNotReady)
+        return 0;
+    if (err != cudaSuccess) {
+        cuda_fail(err, "writing a put into rank memory");
+        return -1;
+    }
+    return 1;
+}
+
 static dcuda_status_t cuda_bind_thread(dcu_backend_t *b)
 {
     CUDA_TRY(cudaSetDevice(b->device), "selecting the GPU");
@@ -735,6 +774,8 @@ const dcu_backend_ops_t dcu_cuda_backend_ops = {
     .peek = cuda_peek,
     .read_start = cuda_read_start,
     .read_done = cuda_read_done,
+    .write_start = cuda_write_start,
+    .write_done = cuda_write_done,
     .bind_thread = cuda_bind_thread,
     .launch = cuda_launch,
     .finished = cuda_finished,

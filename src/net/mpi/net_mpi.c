@@ -146,7 +146,11 @@ static int deliver(dcu_net_t *n)
         if (!flag)
             return done;
         MPI_Get_count(&status, MPI_BYTE, &count);
-        n->recv(n->recv_arg, status.MPI_SOURCE, n->recv_buf[i], (size_t)count);
+        if (n->recv(n->recv_arg, status.MPI_SOURCE, n->recv_buf[i], (size_t)count) &&
+            !(n->recv_buf[i] = dcu_net_buffer(&n->mem, DCU_NET_MAX_MESSAGE))) {
+            snprintf(n->why, sizeof n->why, "MPI network manager: out of memory");
+            return -1;
+        }
         if (post_recv(n, i) != 0)
             return -1;
         n->recv_head = (i + 1) % MPI_NET_RECVS;

@@ -581,7 +581,11 @@ static int deliver(dcu_net_t *n)
                      (unsigned long long)from);
             return -1;
         }
-        n->recv(n->recv_arg, (int)from, n->slots[i].buf, n->slots[i].info.length);
+        if (n->recv(n->recv_arg, (int)from, n->slots[i].buf, n->slots[i].info.length) &&
+            !(n->slots[i].buf = dcu_net_buffer(&n->mem, DCU_NET_MAX_MESSAGE))) {
+            snprintf(n->why, sizeof n->why, "UCX network manager: out of memory");
+            return -1;
+        }
         if (post_recv(n, i) != 0)
             return -1;
         n->recv_head = (i + 1) % UCX_NET_RECVS;
