@@ -6,7 +6,8 @@
  * transport is whatever the launch picks (set OMPI_MCA_btl to compare).
  * Then the stream a large put makes: messages of a network chunk (1 MiB)
  * from 0 to 1, 16 in flight as the manager keeps receives posted, in GB/s:
- * the most the manager can carry, the wire stage of a large put.
+ * the most the manager can carry, the wire stage of a large put; and with
+ * 3 in flight, as many as the default credit lets one put have.
  * Prints one line per size.
  */
 #include <mpi.h>
@@ -48,28 +49,31 @@ static double pingpong(int me, char *buf, int size)
 
 #define STREAM_CHUNK (1 << 20)
 #define STREAM_DEPTH 16
-#define STREAM_BATCHES 32
+#define STREAM_CHUNKS 512
 
-/* GB/s of STREAM_BATCHES batches of STREAM_DEPTH chunks from 0 to 1. */
-static double stream(int me, char *bufs)
+/* GB/s of STREAM_CHUNKS chunks from 0 to 1, `depth` of them in flight (a
+ * window: the next is posted as the oldest completes; depth 3 is what the
+ * default credit, NET_CREDIT of 4 MiB, lets a large put have in flight). */
+static double stream(int me, char *bufs, int depth)
 {
     MPI_Request r[STREAM_DEPTH];
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
-    for (int b = 0; b < STREAM_BATCHES; b++) {
-        for (int i = 0; i < STREAM_DEPTH; i++) {
-            char *buf = bufs + (size_t)i * STREAM_CHUNK;
-            if (me == 0)
-                MPI_Isend(buf, STREAM_CHUNK, MPI_BYTE, 1, 8, MPI_COMM_WORLD, &r[i]);
-            else
-                MPI_Irecv(buf, STREAM_CHUNK, MPI_BYTE, 0, 8, MPI_COMM_WORLD, &r[i]);
-        }
-        for (int i = 0; i < STREAM_DEPTH; i++)
+    for (int c = 0; c < STREAM_CHUNKS + depth; c++) {
+        int i = c % depth;
+        if (c >= depth)
             wait_test(&r[i]);
+        if (c >= STREAM_CHUNKS)
+            continue;
+        char *buf = bufs + (size_t)i * STREAM_CHUNK;
+        if (me == 0)
+            MPI_Isend(buf, STREAM_CHUNK, MPI_BYTE, 1, 8, MPI_COMM_WORLD, &r[i]);
+        else
+            MPI_Irecv(buf, STREAM_CHUNK, MPI_BYTE, 0, 8, MPI_COMM_WORLD, &r[i]);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     double s = MPI_Wtime() - t0;
-    return (double)STREAM_BATCHES * STREAM_DEPTH * STREAM_CHUNK / s / 1e9;
+    return (double)STREAM_CHUNKS * STREAM_CHUNK / s / 1e9;
 }
 
 int main(int argc, char **argv)
@@ -93,11 +97,12 @@ int main(int argc, char **argv)
     }
     free(buf);
     char *bufs = calloc(STREAM_DEPTH, STREAM_CHUNK);
-    if (bufs) {
-        stream(me, bufs); /* warm-up */
-        double gbps = stream(me, bufs);
+    static const int depths[] = { STREAM_DEPTH, 3 };
+    for (size_t d = 0; bufs && d < sizeof depths / sizeof depths[0]; d++) {
+        stream(me, bufs, depths[d]); /* warm-up */
+        double gbps = stream(me, bufs, depths[d]);
         if (me == 0)
-            printf("mpi_stream bytes=%d in_flight=%d GBps=%.2f\n", STREAM_CHUNK, STREAM_DEPTH, gbps);
+            printf("mpi_stream bytes=%d in_flight=%d GBps=%.2f\n", STREAM_CHUNK, depths[d], gbps);
     }
     free(bufs);
     MPI_Finalize();

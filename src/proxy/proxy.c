@@ -40,6 +40,10 @@
 #include "util/ring.h"
 #include "wire.h"
 
+/* Acknowledgements wait for a pass in which nothing more arrived (one for
+ * a burst of messages), unless this many bytes of credit are owed: a
+ * sender that streams a large put waits for them. */
+#define PROXY_ACK_NOW_BYTES (DCU_NET_PUT_CHUNK / 2)
 /* How long the end of a run waits for its messages to leave. */
 #define PROXY_DRAIN_NS (5 * DCU_NS_PER_S)
 /* How long after a cancel the ranks that wait for a window part wait on
@@ -124,6 +128,7 @@ struct dcu_proxy {
     /* Messages of this run that move ranks on (puts, notifications,
      * barriers), sent and received: the deadlock detector's counts. */
     uint64_t sent, received;
+    uint64_t unacked; /* bytes told landed since the last acknowledgements */
     /* Beats: my neighbours in the detector's tree (parent, children),
      * when each was last heard from this run and whether it said its
      * ranks are done; when I last beat. */
@@ -246,7 +251,9 @@ static void release_message(void *arg, void *msg);
 static void landed(void *arg, int from, uint32_t bytes)
 {
     dcu_proxy_t *p = arg;
+    dcu_trace_mark(DCU_TRACE_LANDED, bytes);
     dcu_netbar_taken(&p->bar, from, bytes);
+    p->unacked += bytes;
 }
 
 /* Acknowledges what my ranks' inboxes took (the count, and the bytes as
@@ -258,6 +265,7 @@ static void send_acks(dcu_proxy_t *p)
     uint64_t bytes;
     while (!p->failure[0] && dcu_netbar_owed(&p->bar, &q, &count, &bytes))
         send_bare(p, q, DCU_WIRE_ACK, 0, count, bytes);
+    p->unacked = 0;
 }
 
 /* Moves the WORLD barrier my device is in on: sends the rounds due, and
@@ -288,6 +296,8 @@ static void barrier_verdict(dcu_proxy_t *p, int from, const dcu_wire_header_t *h
 
 static void apply_step(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
 {
+    if (h->type == DCU_WIRE_ACK)
+        dcu_trace_mark(DCU_TRACE_ACKED, h->count);
     barrier_verdict(p, from, h,
                     h->type == DCU_WIRE_ROUND
                         ? dcu_netbar_heard(&p->bar, from, h->epoch, h->tag)
@@ -1257,6 +1267,8 @@ static void release_message(void *arg, void *msg)
 {
     staging_t *b = staging_of(arg, msg);
     if (b)
+        dcu_trace_mark(DCU_TRACE_RELEASED, b->msg->count);
+    if (b)
         b->state = STAGING_FREE;
     else
         free(msg);
@@ -1401,6 +1413,8 @@ int dcu_proxy_poll(dcu_proxy_t *p)
             advance_barriers(p);
         did |= r > 0;
     }
+    if (p->unacked >= PROXY_ACK_NOW_BYTES)
+        send_acks(p);
     send_frames(p);
     return did;
 }
@@ -1433,6 +1447,7 @@ void dcu_proxy_reset(dcu_proxy_t *p)
     p->aborted[0] = p->left[0] = '\0';
     p->spread = 0;
     p->sent = p->received = 0;
+    p->unacked = 0;
     memset(&p->dl, 0, sizeof p->dl);
     if (!p->net)
         return;

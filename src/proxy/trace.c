@@ -57,7 +57,7 @@ void dcu_trace_write(int process_index)
     if (!mark_count)
         return;
     snprintf(name, sizeof name, "dcuda-trace.%d.txt", process_index);
-    FILE *f = fopen(name, "w");
+    FILE *f = fopen(name, "a"); /* after the marks of this process's earlier runtimes */
     if (!f) {
         dcu_msg_warn("cannot write %s", name);
         return;

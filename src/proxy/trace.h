@@ -3,7 +3,7 @@
  * only with -DDCUDA_PROXY_TRACE=ON (otherwise every call is empty). The
  * proxy marks when it finds a command, hands its message to the manager,
  * receives a message and has written it to an inbox; at the end of the
- * process each proxy writes its marks to dcuda-trace.<process>.txt (one
+ * runtime each proxy appends its marks to dcuda-trace.<process>.txt (one
  * "event ns bytes" line each, the host's monotonic clock, which processes
  * of one host share). tools/trace_hops.py turns two such files into the
  * time of each hop. The host's serving loop also times its passes
@@ -19,7 +19,10 @@ enum dcu_trace_event {
     DCU_TRACE_SEEN = 1,     /* a put or notify command found in the queue */
     DCU_TRACE_SENT = 2,     /* its message handed to the manager */
     DCU_TRACE_RECEIVED = 3, /* a put or notify message arrived */
-    DCU_TRACE_WRITTEN = 4   /* ... and is in its rank's inbox */
+    DCU_TRACE_WRITTEN = 4,  /* ... and is in its rank's inbox */
+    DCU_TRACE_LANDED = 5,   /* a message is told written (its bytes: what the ack credits) */
+    DCU_TRACE_ACKED = 6,    /* an acknowledgement arrived (its bytes: what it credits) */
+    DCU_TRACE_RELEASED = 7  /* the manager gave back a staging buffer (a large put's chunk) */
 };
 
 #if defined(DCUDA_PROXY_TRACE)
