@@ -351,6 +351,31 @@ dcuda_status_t dcu_inbox_deliver(dcu_inboxes_t *in, int r, uint64_t dst, const v
 
 static void pop(dcu_inboxes_t *in, writer_t *w);
 
+/* While rank r's first held item is a write in flight, the kept puts right
+ * behind it start theirs too: the backend's writes finish in the order
+ * started, so the bytes land in arrival order, and each notification is
+ * still written once its own write is done (room for all of them checked
+ * before each start). 0, or -1 if a write could not start. */
+static int start_next_writes(dcu_inboxes_t *in, int r)
+{
+    writer_t *w = &in->w[r];
+    uint32_t notes = w->first->tag != 0u;
+    for (held_t *m = w->first->next; m && m->kept && in->writes < DCU_BACKEND_WRITES;
+         m = m->next) {
+        notes += m->tag != 0u;
+        if (m->writing)
+            continue;
+        if (m->tag && !fits(in, r, notes, NULL))
+            return 0;
+        if (in->ops->write_start(in->backend, (void *)(uintptr_t)m->dst, m->bytes, m->count,
+                                 &m->ticket) != DCUDA_OK)
+            return -1;
+        m->writing = 1;
+        in->writes++;
+    }
+    return 0;
+}
+
 /* Rank r's held items, in order, as far as they go: > 0 if any was done,
  * 0 if none, -1 if a copy failed. */
 static int advance_rank(dcu_inboxes_t *in, int r)
@@ -360,8 +385,10 @@ static int advance_rank(dcu_inboxes_t *in, int r)
     while (w->first) {
         held_t *m = w->first;
         int done = try_held(in, r, m);
-        if (done <= 0)
-            return done < 0 ? -1 : did;
+        if (done < 0)
+            return -1;
+        if (done == 0)
+            return m->writing && start_next_writes(in, r) < 0 ? -1 : did;
         tell_done(in, m->kind, m->src);
         pop(in, w);
         did = 1;
