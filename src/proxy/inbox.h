@@ -12,8 +12,8 @@
  * while the proxy serves the rest; what follows for the same rank waits
  * until it is done. A put of up to `pieces_max` bytes goes
  * through the inbox instead, in pieces of DCU_INBOX_EAGER_MAX that the
- * rank copies (the proxy's copy is a synchronous round trip of about 10
- * us on a GPU, during which it serves no other rank). The order of everything
+ * rank copies (a copy by the proxy costs a round trip of about 10 us on a
+ * GPU before the rank may see it). The order of everything
  * for one rank is the order of arrival. Each message, once written, is
  * told to a callback with its sender and size (the proxy's
  * acknowledgements count what is in an inbox, not what is held). A read
