@@ -195,6 +195,17 @@ static int try_write(dcu_inboxes_t *in, int r, uint64_t dst, const void *data, u
     return 1;
 }
 
+/* Starts the backend's write of kept put m: 0, or -1 if it could not. */
+static int start_write(dcu_inboxes_t *in, held_t *m)
+{
+    if (in->ops->write_start(in->backend, (void *)(uintptr_t)m->dst, m->bytes, m->count,
+                             &m->ticket) != DCUDA_OK)
+        return -1;
+    m->writing = 1;
+    in->writes++;
+    return 0;
+}
+
 /* A large put whose bytes the keeper keeps: its write starts once its
  * turn came (as try_write's copy) and the backend takes another write,
  * and is done once the backend says so, then its notification follows; 1
@@ -206,11 +217,8 @@ static int try_write_kept(dcu_inboxes_t *in, int r, held_t *m)
         if (!ready_for_copy(in, r) || (m->tag && !fits(in, r, 1u, NULL)) ||
             in->writes >= DCU_BACKEND_WRITES)
             return 0;
-        if (in->ops->write_start(in->backend, (void *)(uintptr_t)m->dst, m->bytes, m->count,
-                                 &m->ticket) != DCUDA_OK)
+        if (start_write(in, m) < 0)
             return -1;
-        m->writing = 1;
-        in->writes++;
     }
     int done = in->ops->write_done(in->backend, m->ticket);
     if (done <= 0)
@@ -367,11 +375,8 @@ static int start_next_writes(dcu_inboxes_t *in, int r)
             continue;
         if (m->tag && !fits(in, r, notes, NULL))
             return 0;
-        if (in->ops->write_start(in->backend, (void *)(uintptr_t)m->dst, m->bytes, m->count,
-                                 &m->ticket) != DCUDA_OK)
+        if (start_write(in, m) < 0)
             return -1;
-        m->writing = 1;
-        in->writes++;
     }
     return 0;
 }

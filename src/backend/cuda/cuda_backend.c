@@ -514,29 +514,43 @@ static dcuda_status_t peek_here(dcu_backend_t *b, void *dst, const void *src, si
     return DCUDA_OK;
 }
 
-static dcuda_status_t cuda_read_start(dcu_backend_t *b, void *dst, const void *src, size_t size,
-                                      uint64_t *ticket)
+/* A copy on `stream` while the ranks run, told done by an event of a ring
+ * of n (copy t ends at ends[t % n]): reads of rank memory for the proxy,
+ * and writes of network puts into it. */
+static dcuda_status_t copy_start(cudaStream_t stream, cudaEvent_t *ends, unsigned n,
+                                 uint64_t *started, void *dst, const void *src, size_t size,
+                                 uint64_t *ticket, const char *what)
 {
-    uint64_t t = b->reads_started + 1u;
-    cudaEvent_t end = b->read_ends[t % DCU_BACKEND_READS];
-    CUDA_TRY(cudaMemcpyAsync(dst, src, size, cudaMemcpyDefault, b->reads),
-             "reading a rank's source");
-    CUDA_TRY(cudaEventRecord(end, b->reads), "reading a rank's source");
-    b->reads_started = t;
+    uint64_t t = *started + 1u;
+    CUDA_TRY(cudaMemcpyAsync(dst, src, size, cudaMemcpyDefault, stream), what);
+    CUDA_TRY(cudaEventRecord(ends[t % n], stream), what);
+    *started = t;
     *ticket = t;
     return DCUDA_OK;
 }
 
-static int cuda_read_done(dcu_backend_t *b, uint64_t ticket)
+static int copy_done(cudaEvent_t end, const char *what)
 {
-    cudaError_t err = cudaEventQuery(b->read_ends[ticket % DCU_BACKEND_READS]);
+    cudaError_t err = cudaEventQuery(end);
     if (err == cudaErrorNotReady)
         return 0;
     if (err != cudaSuccess) {
-        cuda_fail(err, "reading a rank's source");
+        cuda_fail(err, what);
         return -1;
     }
     return 1;
+}
+
+static dcuda_status_t cuda_read_start(dcu_backend_t *b, void *dst, const void *src, size_t size,
+                                      uint64_t *ticket)
+{
+    return copy_start(b->reads, b->read_ends, DCU_BACKEND_READS, &b->reads_started, dst, src,
+                      size, ticket, "reading a rank's source");
+}
+
+static int cuda_read_done(dcu_backend_t *b, uint64_t ticket)
+{
+    return copy_done(b->read_ends[ticket % DCU_BACKEND_READS], "reading a rank's source");
 }
 
 /* A network put's bytes into rank memory, on a stream of their own: they
@@ -544,26 +558,13 @@ static int cuda_read_done(dcu_backend_t *b, uint64_t ticket)
 static dcuda_status_t cuda_write_start(dcu_backend_t *b, void *dst, const void *src, size_t size,
                                        uint64_t *ticket)
 {
-    uint64_t t = b->writes_started + 1u;
-    cudaEvent_t end = b->write_ends[t % DCU_BACKEND_WRITES];
-    CUDA_TRY(cudaMemcpyAsync(dst, src, size, cudaMemcpyDefault, b->writes),
-             "writing a put into rank memory");
-    CUDA_TRY(cudaEventRecord(end, b->writes), "writing a put into rank memory");
-    b->writes_started = t;
-    *ticket = t;
-    return DCUDA_OK;
+    return copy_start(b->writes, b->write_ends, DCU_BACKEND_WRITES, &b->writes_started, dst, src,
+                      size, ticket, "writing a put into rank memory");
 }
 
 static int cuda_write_done(dcu_backend_t *b, uint64_t ticket)
 {
-    cudaError_t err = cudaEventQuery(b->write_ends[ticket % DCU_BACKEND_WRITES]);
-    if (err == cudaErrorNotReady)
-        return 0;
-    if (err != cudaSuccess) {
-        cuda_fail(err, "writing a put into rank memory");
-        return -1;
-    }
-    return 1;
+    return copy_done(b->write_ends[ticket % DCU_BACKEND_WRITES], "writing a put into rank memory");
 }
 
 static dcuda_status_t cuda_bind_thread(dcu_backend_t *b)
