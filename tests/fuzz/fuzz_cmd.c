@@ -48,6 +48,9 @@ const char *const fuzz_tokens[] = { NULL };
 #define MAX_PROCS 4
 #define READABLE (1536u * 1024u) /* rank memory a large put may be read from */
 #define MAX_SENT 1024            /* messages one input may make */
+/* Mapped buffers the proxy makes: staging and get buffers (8) and spare
+ * receive buffers (DCU_SPARES, 4), with room to spare. */
+#define MAPPED_MAX 16
 
 /* ---- the setting -------------------------------------------------------------------- */
 
@@ -220,8 +223,8 @@ static struct world {
     dcu_net_mem_t mem;
     void *pending[MAX_SENT];
     int npending;
-    void *staging[8]; /* what the backend allocated */
-    size_t staging_size[8];
+    void *staging[MAPPED_MAX]; /* what the backend allocated */
+    size_t staging_size[MAPPED_MAX];
     int nstaging;
 } w;
 
@@ -491,8 +494,8 @@ static const dcu_net_ops_t net_ops = { .version = DCU_NET_VERSION,
  * than freed, poisoned meanwhile so that AddressSanitizer still sees any
  * use of one after the proxy gave it back. */
 static struct {
-    void *buf[8];
-    size_t size[8];
+    void *buf[MAPPED_MAX];
+    size_t size[MAPPED_MAX];
     int count;
 } kept;
 
@@ -500,7 +503,7 @@ static dcuda_status_t be_alloc_mapped(dcu_backend_t *b, size_t size, void **host
 {
     void *buf = NULL;
     (void)b;
-    FUZZ_CHECK(w.nstaging < 8, "more than 8 mapped buffers");
+    FUZZ_CHECK(w.nstaging < MAPPED_MAX, "more than %d mapped buffers", MAPPED_MAX);
     for (int i = 0; i < kept.count && !buf; i++)
         if (kept.size[i] == size) {
             buf = kept.buf[i];
@@ -527,7 +530,7 @@ static void be_free_mapped(dcu_backend_t *b, void *host)
             break;
         }
     FUZZ_CHECK(size > 0, "a mapped buffer given back twice, or never made");
-    if (kept.count == 8) {
+    if (kept.count == MAPPED_MAX) {
         free(host);
         return;
     }
@@ -563,7 +566,9 @@ static const dcu_backend_ops_t backend_ops = { .name = "fuzz",
                                                .copy_in = be_copy,
                                                .copy_out = be_copy,
                                                .read_start = be_read_start,
-                                               .read_done = be_read_done };
+                                               .read_done = be_read_done,
+                                               .write_start = be_read_start,
+                                               .write_done = be_read_done };
 
 static int readable(void *arg, uint64_t addr, uint64_t size)
 {
