@@ -1496,7 +1496,8 @@ static dcuda_status_t open_net(dcu_proxy_t *p)
         if (!(buffer_at(p, i)->msg = pinned_alloc(p, buffer_bytes)))
             return DCUDA_ERR_NO_MEMORY;
     dcu_frames_init(&p->frames, send_now, p);
-    dcu_spares_init(&p->spares, c->ops, c->backend);
+    if (dcu_spares_init(&p->spares, c->ops, c->backend, c->net_credit) != DCUDA_OK)
+        return DCUDA_ERR_NO_MEMORY;
     dcu_net_env_t env = c->net_env;
     env.mem = (dcu_net_mem_t){ receive_buffer, receive_buffer_free, release_message, p };
     dcuda_status_t st = c->net_ops->open(&env, receive, p, &p->net);

@@ -19,18 +19,23 @@ static void *pinned(dcu_spares_t *s)
                                                                                           : NULL;
 }
 
-void dcu_spares_init(dcu_spares_t *s, const dcu_backend_ops_t *ops, dcu_backend_t *backend)
+dcuda_status_t dcu_spares_init(dcu_spares_t *s, const dcu_backend_ops_t *ops,
+                               dcu_backend_t *backend, uint64_t credit)
 {
+    uint64_t chunks = (credit + DCU_NET_PUT_CHUNK - 1u) / DCU_NET_PUT_CHUNK;
     s->ops = ops;
     s->backend = backend;
     s->count = 0;
+    s->capacity = chunks < 1u ? 1 : chunks > DCU_SPARES_MAX ? DCU_SPARES_MAX : (int)chunks;
     s->frame = NULL;
     s->kept = NULL;
+    s->free = calloc((size_t)s->capacity, sizeof *s->free);
+    return s->free ? DCUDA_OK : DCUDA_ERR_NO_MEMORY;
 }
 
 dcuda_status_t dcu_spares_fill(dcu_spares_t *s)
 {
-    for (; s->count < DCU_SPARES; s->count++)
+    for (; s->count < s->capacity; s->count++)
         if (!(s->free[s->count] = pinned(s)))
             return DCUDA_ERR_NO_MEMORY;
     return DCUDA_OK;
@@ -40,6 +45,9 @@ void dcu_spares_free(dcu_spares_t *s)
 {
     while (s->count > 0)
         s->ops->free_mapped(s->backend, s->free[--s->count]);
+    free(s->free);
+    s->free = NULL;
+    s->capacity = 0;
 }
 
 /* Every buffer is DCU_NET_MAX_MESSAGE long, so that any may be a spare. */
@@ -54,7 +62,7 @@ void *dcu_spares_alloc(void *arg, size_t size)
 void dcu_spares_put(void *arg, void *buf)
 {
     dcu_spares_t *s = arg;
-    if (s->count < DCU_SPARES)
+    if (s->count < s->capacity)
         s->free[s->count++] = buf;
     else
         s->ops->free_mapped(s->backend, buf);

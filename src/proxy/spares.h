@@ -15,28 +15,31 @@
 #define DCU_PROXY_SPARES_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "backend/backend.h"
 #include "dcuda/dcuda_status.h"
 
-/* Spare receive buffers (DCU_NET_MAX_MESSAGE each): what one sender's
- * credit (NET_CREDIT, 4 MiB by default) lets arrive of large puts while
- * the first is written. */
-#define DCU_SPARES 4
+/* Spare receive buffers (DCU_NET_MAX_MESSAGE each): as many as one
+ * sender's credit (NET_CREDIT, 4 MiB by default: 4) lets chunks of large
+ * puts arrive while the first is written, at most DCU_SPARES_MAX. */
+#define DCU_SPARES_MAX 64
 
 typedef struct dcu_kept dcu_kept_t;
 
 typedef struct dcu_spares {
     const dcu_backend_ops_t *ops;
     dcu_backend_t *backend;
-    void *free[DCU_SPARES];
-    int count;
+    void **free;
+    int count, capacity;
     void *frame;      /* the receive buffer being delivered, or NULL */
     dcu_kept_t *kept; /* its token, once something in it is kept */
 } dcu_spares_t;
 
-/* No spares yet: buffers come from the backend's pinned memory. */
-void dcu_spares_init(dcu_spares_t *s, const dcu_backend_ops_t *ops, dcu_backend_t *backend);
+/* No spares yet: buffers come from the backend's pinned memory. `credit`:
+ * the bytes one sender may have on their way (NET_CREDIT). */
+dcuda_status_t dcu_spares_init(dcu_spares_t *s, const dcu_backend_ops_t *ops,
+                               dcu_backend_t *backend, uint64_t credit);
 /* Makes the spares (after the manager opened: its first buffers are its own). */
 dcuda_status_t dcu_spares_fill(dcu_spares_t *s);
 /* Frees the spares (after the manager closed and the inboxes gave back
@@ -45,7 +48,7 @@ void dcu_spares_free(dcu_spares_t *s);
 
 /* The manager's buffer memory (dcu_net_mem_t, arg the spares): a spare
  * when there is one, else a new pinned buffer; a buffer given back becomes
- * a spare while fewer than DCU_SPARES are, else it is freed. */
+ * a spare while there are fewer than made, else it is freed. */
 void *dcu_spares_alloc(void *arg, size_t size);
 void dcu_spares_put(void *arg, void *buf);
 

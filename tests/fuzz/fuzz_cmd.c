@@ -37,6 +37,7 @@
 #include "fuzz.h"
 #include "proxy/command.h"
 #include "proxy/proxy.h"
+#include "proxy/spares.h"
 #include "proxy/wire.h"
 #include "util/msg.h"
 
@@ -49,8 +50,9 @@ const char *const fuzz_tokens[] = { NULL };
 #define READABLE (1536u * 1024u) /* rank memory a large put may be read from */
 #define MAX_SENT 1024            /* messages one input may make */
 /* Mapped buffers the proxy makes: staging and get buffers (8) and spare
- * receive buffers (DCU_SPARES, 4), with room to spare. */
-#define MAPPED_MAX 16
+ * receive buffers (as many as its credit, set so high here that nothing
+ * waits for it, asks: DCU_SPARES_MAX). */
+#define MAPPED_MAX (8 + DCU_SPARES_MAX)
 
 /* ---- the setting -------------------------------------------------------------------- */
 
