@@ -19,26 +19,16 @@
  * the reads finish; its rank waits for the answer, so no later command of
  * that rank can overtake its chunks.
  */
-#include "proxy.h"
-
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "command.h"
-#include "frames.h"
-#include "inbox.h"
-#include "netbar.h"
-#include "parts.h"
-#include "spares.h"
 #include "node/node.h"
+#include "proxy_impl.h"
 #include "trace.h"
 #include "util/clock.h"
-#include "util/msg.h"
-#include "util/ring.h"
-#include "wire.h"
 
 /* Acknowledgements wait for a pass in which nothing more arrived (one for
  * a burst of messages), unless this many bytes of credit are owed: a
@@ -55,111 +45,11 @@
  * named within PROXY_SILENCE_NS + PROXY_BEAT_NS). */
 #define PROXY_BEAT_NS (DCU_NS_PER_S / 2)
 #define PROXY_SILENCE_NS (4 * DCU_NS_PER_S)
-/* Pinned buffers a large put streams through (DCU_NET_PUT_CHUNK each):
- * reads of rank memory fill them while the manager sends the ones before. */
-#define PROXY_STAGING 4
-/* Pinned buffers the answers of gets are read into, a chunk each: with the
- * staging's, at most DCU_BACKEND_READS reads are in flight. */
-#define PROXY_GET_BUFFERS (DCU_BACKEND_READS - PROXY_STAGING)
-#define PROXY_BUFFERS (PROXY_STAGING + PROXY_GET_BUFFERS)
 
-/* A PUT_READ its rank waits on: its source is read chunk by chunk into the
- * staging buffers, each sent as a PUT message once read. */
-typedef struct read_job {
-    dcuda_cmd_t cmd;
-    int q;           /* the target's process */
-    uint64_t issued; /* bytes whose read started */
-    uint64_t sent;   /* bytes handed to the manager */
-} read_job_t;
-
-enum { STAGING_FREE = 0, STAGING_READING, STAGING_SENDING };
-
-/* A get another process asked of one of my ranks, as its turn waits in
- * that rank's inbox (inbox.h): the asker, the bytes, where they go, and
- * how many were sent back so far. */
-typedef struct get_request {
-    int32_t asker; /* WORLD rank */
-    int32_t from;  /* its process */
-    uint64_t src;  /* the bytes, in rank memory */
-    uint64_t count;
-    uint32_t tag;    /* tag + 1 of the answer's notification */
-    uint32_t slot;   /* the asker's part that the answer writes ... */
-    uint64_t offset; /* ... from here */
-    uint64_t done;   /* bytes read and sent back */
-    int32_t buffer;  /* the get buffer its next chunk is being read into, or -1 */
-} get_request_t;
-
-typedef struct staging {
-    dcu_wire_header_t *msg; /* header and DCU_NET_PUT_CHUNK bytes of body */
-    uint64_t ticket;        /* of its read */
-    int state;
-    int job; /* index into jobs of the put it carries */
-} staging_t;
-
-struct dcu_proxy {
-    dcu_proxy_config_t c;
-    dcu_ring_reader_t queue;
-    dcu_cmd_limits_t cmd_limits; /* what its commands are checked against */
-    int world_size, world_first;
-    /* The network path. */
-    dcu_net_t *net;
-    dcu_wire_limits_t limits;
-    dcu_inboxes_t *inboxes;   /* what arrives for my ranks */
-    dcuda_win_entry_t *parts; /* [windows][ranks]: my ranks' parts of WORLD windows */
-    uint64_t parts_known;     /* bit per window slot */
-    dcu_parts_t remote;       /* parts of other processes' ranks, asked of their owners */
-    uint64_t cancel_seen_ns;  /* when asks first met this run's cancel (0: not yet) */
-    dcu_netbar_t bar; /* the WORLD barriers of this run */
-    dcu_frames_t frames; /* small messages packed a target, sent after each pass */
-    dcu_spares_t spares; /* the manager's receive buffers, kept while large puts are written */
-    /* Large puts read from rank memory: a ring of jobs (one per rank at
-     * most, since each waits for its answer), the one being read, and the
-     * staging ring, filled at `fill` and sent from `drain` in order. */
-    read_job_t *jobs;
-    int job_head, job_count, job_reading; /* reading: counted from job_head */
-    staging_t staging[PROXY_STAGING];
-    int fill, drain;
-    staging_t gets[PROXY_GET_BUFFERS]; /* answers of gets, read from rank memory */
-    uint32_t run;      /* runs begun (dcu_proxy_reset) */
-    char aborted[256]; /* why a process of another node ended this run */
-    char left[256];    /* how a process of another node left this run */
-    char failure[256];
-    unsigned spread; /* bit per text (1 ABORT, 2 LEFT) told to my tree neighbours this run */
-    /* Messages of this run that move ranks on (puts, notifications,
-     * barriers), sent and received: the deadlock detector's counts. */
-    uint64_t sent, received;
-    uint64_t unacked; /* bytes told landed since the last acknowledgements */
-    /* Beats: my neighbours in the detector's tree (parent, children),
-     * when each was last heard from this run and whether it said its
-     * ranks are done; when I last beat. */
-    struct {
-        int q;
-        uint64_t heard_ns;
-        int done;
-    } nb[3];
-    int nbs;
-    uint64_t beat_ns;
-    /* The deadlock detector's rounds over the network: a tree of the
-     * processes (parent (i - 1) / 2, children 2i + 1 and 2i + 2), process 0
-     * its root, which asks. */
-    struct {
-        uint32_t asked;     /* the round asked of this process (0: none yet) */
-        int mine_in;        /* my own answer to it is in `sum` */
-        int replies;        /* children that answered it */
-        dcu_quiet_t sum;    /* my answer folded with my children's */
-        uint32_t collected; /* root: the round whose answer is complete */
-        dcu_quiet_t result; /* root: that answer */
-        int found;          /* the root found this run deadlocked */
-        uint64_t asked_ns;  /* when the round was asked (stalled children) */
-        int answered_by[2]; /* which children answered it */
-    } dl;
-};
-
-static void fail(dcu_proxy_t *p, const char *fmt, ...) DCU_MSG_FMT(2, 3);
 /* The proxy cannot go on. Once the run was cancelled (the watchdog, a dead
  * peer), its ranks left their waits early and what arrives may no longer
  * fit: that is kept, not reported, since the cancel's cause was. */
-static void fail(dcu_proxy_t *p, const char *fmt, ...)
+void dcu_proxy_fail(dcu_proxy_t *p, const char *fmt, ...)
 {
     if (p->failure[0])
         return;
@@ -176,7 +66,7 @@ const char *dcu_proxy_failure(const dcu_proxy_t *p) { return p->failure[0] ? p->
 /* ---- applying what arrives ------------------------------------------------------ */
 
 /* A message's size as its credit counts it (dcu_netbar_may_send). */
-static uint32_t message_bytes(const dcu_wire_header_t *h)
+uint32_t dcu_proxy_message_bytes(const dcu_wire_header_t *h)
 {
     return (uint32_t)(sizeof *h + h->length);
 }
@@ -184,37 +74,38 @@ static uint32_t message_bytes(const dcu_wire_header_t *h)
 static void deliver(dcu_proxy_t *p, const dcu_wire_header_t *h, int r, uint64_t dst,
                     const void *data)
 {
-    dcu_inbox_source_t src = { h->src_proc, message_bytes(h) };
+    dcu_inbox_source_t src = { h->src_proc, dcu_proxy_message_bytes(h) };
     if (dcu_inbox_deliver(p->inboxes, r, dst, data, (uint32_t)h->count, h->tag, src) != DCUDA_OK)
-        fail(p, "cannot hand a %s from rank %d to rank %d", data ? "put" : "notification",
-             h->src_rank, h->dst_rank);
+        dcu_proxy_fail(p, "cannot hand a %s from rank %d to rank %d", data ? "put" : "notification",
+                       h->src_rank, h->dst_rank);
 }
 
 /* My rank h->dst_rank's part of window h->slot, which the bytes
  * [h->offset, + h->count) that message h (`what`: a put's target, a get's
  * source) names must lie in; its device rank in *rank. NULL once the
  * proxy failed, saying why. */
-static const dcuda_win_entry_t *part_of(dcu_proxy_t *p, const dcu_wire_header_t *h,
-                                        const char *what, int *rank)
+const dcuda_win_entry_t *dcu_proxy_part_of(dcu_proxy_t *p, const dcu_wire_header_t *h,
+                                           const char *what, int *rank)
 {
     int r = h->dst_rank - p->world_first;
     if (r < 0 || r >= p->c.ranks) {
-        fail(p, "a %s from rank %d for rank %d, which is not mine", what, h->src_rank,
-             h->dst_rank);
+        dcu_proxy_fail(p, "a %s from rank %d for rank %d, which is not mine", what, h->src_rank,
+                       h->dst_rank);
         return NULL;
     }
     if (!((p->parts_known >> h->slot) & 1u)) {
-        fail(p, "a %s from rank %d in window %u, which has no part here", what, h->src_rank,
-             h->slot);
+        dcu_proxy_fail(p, "a %s from rank %d in window %u, which has no part here", what,
+                       h->src_rank, h->slot);
         return NULL;
     }
     const dcuda_win_entry_t *part = &p->parts[(size_t)h->slot * (size_t)p->c.ranks + (size_t)r];
     if (h->offset > part->size || h->count > part->size - h->offset) {
-        fail(p,
-             "a %s from rank %d of %llu bytes at %llu, outside the %llu-byte part of "
-             "rank %d in window %u",
-             what, h->src_rank, (unsigned long long)h->count, (unsigned long long)h->offset,
-             (unsigned long long)part->size, h->dst_rank, h->slot);
+        dcu_proxy_fail(p,
+                       "a %s from rank %d of %llu bytes at %llu, outside the %llu-byte part of "
+                       "rank %d in window %u",
+                       what, h->src_rank, (unsigned long long)h->count,
+                       (unsigned long long)h->offset, (unsigned long long)part->size, h->dst_rank,
+                       h->slot);
         return NULL;
     }
     *rank = r;
@@ -224,7 +115,7 @@ static const dcuda_win_entry_t *part_of(dcu_proxy_t *p, const dcu_wire_header_t 
 static void apply_put(dcu_proxy_t *p, const dcu_wire_header_t *h, const void *body)
 {
     int r;
-    const dcuda_win_entry_t *part = part_of(p, h, "put", &r);
+    const dcuda_win_entry_t *part = dcu_proxy_part_of(p, h, "put", &r);
     if (part)
         deliver(p, h, r, part->base + h->offset, body);
 }
@@ -233,8 +124,8 @@ static void apply_notify(dcu_proxy_t *p, const dcu_wire_header_t *h)
 {
     int r = h->dst_rank - p->world_first;
     if (r < 0 || r >= p->c.ranks || h->tag == 0) {
-        fail(p, "a notification from rank %d for rank %d, which is not mine", h->src_rank,
-             h->dst_rank);
+        dcu_proxy_fail(p, "a notification from rank %d for rank %d, which is not mine", h->src_rank,
+                       h->dst_rank);
         return;
     }
     deliver(p, h, r, 0u, NULL);
@@ -242,9 +133,6 @@ static void apply_notify(dcu_proxy_t *p, const dcu_wire_header_t *h)
 
 static void send_bare(dcu_proxy_t *p, int q, uint8_t type, uint32_t epoch, uint32_t tag,
                       uint64_t count);
-static dcu_wire_header_t *message(dcu_proxy_t *p, uint8_t type, size_t length);
-static void send_to(dcu_proxy_t *p, int q, dcu_wire_header_t *h);
-static void release_message(void *arg, void *msg);
 
 /* A message from process `from` is in an inbox (inbox.h): what the next
  * acknowledgement to it counts. */
@@ -284,12 +172,11 @@ static void advance_barriers(dcu_proxy_t *p)
 }
 
 /* A barrier step's verdict: NULL, or why process `from` sent a wrong one. */
-static void barrier_verdict(dcu_proxy_t *p, int from, const dcu_wire_header_t *h,
-                            const char *bad)
+static void barrier_verdict(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *bad)
 {
     if (bad)
-        fail(p, "process %d: %s (WORLD barrier %u; this process completed %u)", from, bad,
-             h->epoch, p->bar.done);
+        dcu_proxy_fail(p, "process %d: %s (WORLD barrier %u; this process completed %u)", from, bad,
+                       h->epoch, p->bar.done);
     else
         advance_barriers(p);
 }
@@ -299,9 +186,8 @@ static void apply_step(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
     if (h->type == DCU_WIRE_ACK)
         dcu_trace_mark(DCU_TRACE_ACKED, h->count);
     barrier_verdict(p, from, h,
-                    h->type == DCU_WIRE_ROUND
-                        ? dcu_netbar_heard(&p->bar, from, h->epoch, h->tag)
-                        : dcu_netbar_acked(&p->bar, from, h->tag, h->count));
+                    h->type == DCU_WIRE_ROUND ? dcu_netbar_heard(&p->bar, from, h->epoch, h->tag)
+                                              : dcu_netbar_acked(&p->bar, from, h->tag, h->count));
 }
 
 /* A peer's message text, printable characters only (it comes from outside),
@@ -362,9 +248,6 @@ static void heard(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
             p->nb[k].done |= h->type == DCU_WIRE_BEAT && h->tag == 1;
         }
 }
-/* execute's answer for a command it answered itself or will answer later
- * (a PUT_READ once read, a PART once its owner told it). */
-#define PROXY_LATER 1
 static void tell_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h);
 static void apply_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h);
 
@@ -388,12 +271,10 @@ static int credited(uint8_t type)
 }
 
 /* The bytes of message h that its receiver's credit counts. */
-static uint32_t credit_bytes(const dcu_wire_header_t *h)
+uint32_t dcu_proxy_credit_bytes(const dcu_wire_header_t *h)
 {
-    return h->type == DCU_WIRE_GET ? 0u : message_bytes(h);
+    return h->type == DCU_WIRE_GET ? 0u : dcu_proxy_message_bytes(h);
 }
-
-static void apply_get(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body);
 
 static void receive_message(dcu_proxy_t *p, int from, const void *data, size_t size)
 {
@@ -402,7 +283,7 @@ static void receive_message(dcu_proxy_t *p, int from, const void *data, size_t s
     if (p->failure[0])
         return;
     if (dcu_wire_check(data, size, from, &p->limits, &h, why, sizeof why) != DCUDA_OK) {
-        fail(p, "refused a message from process %d: %s", from, why);
+        dcu_proxy_fail(p, "refused a message from process %d: %s", from, why);
         return;
     }
     /* What a run that ended early left on the way is not this run's. */
@@ -415,9 +296,9 @@ static void receive_message(dcu_proxy_t *p, int from, const void *data, size_t s
     p->received += moves_ranks(h.type);
     if (credited(h.type)) {
         uint64_t credit = h.flags & DCU_WIRE_UNCREDITED ? UINT64_MAX : p->c.net_credit;
-        const char *bad = dcu_netbar_arrived(&p->bar, from, credit_bytes(&h), credit);
+        const char *bad = dcu_netbar_arrived(&p->bar, from, dcu_proxy_credit_bytes(&h), credit);
         if (bad) {
-            fail(p, "process %d sent %s", from, bad);
+            dcu_proxy_fail(p, "process %d sent %s", from, bad);
             return;
         }
     }
@@ -451,7 +332,7 @@ static void receive_message(dcu_proxy_t *p, int from, const void *data, size_t s
         tell_part(p, from, &h);
         break;
     case DCU_WIRE_GET:
-        apply_get(p, from, &h, body);
+        dcu_proxy_apply_get(p, from, &h, body);
         break;
     case DCU_WIRE_BEAT: /* heard above */
         break;
@@ -472,18 +353,19 @@ static int receive(void *arg, int from, void *data, size_t size)
     while (!p->failure[0] && (r = dcu_wire_next(data, size, &at, &offset, &n)) > 0)
         receive_message(p, from, (const char *)data + offset, n);
     if (!p->failure[0] && r < 0)
-        fail(p, "refused a message from process %d: a frame that ends inside a message", from);
+        dcu_proxy_fail(p, "refused a message from process %d: a frame that ends inside a message",
+                       from);
     return dcu_spares_end(&p->spares);
 }
 
 /* ---- turning commands into messages ----------------------------------------------- */
 
 /* A message of `type` with a body of `length` bytes, its header filled. */
-static dcu_wire_header_t *message(dcu_proxy_t *p, uint8_t type, size_t length)
+dcu_wire_header_t *dcu_proxy_message(dcu_proxy_t *p, uint8_t type, size_t length)
 {
     dcu_wire_header_t *h = malloc(sizeof *h + length);
     if (!h) {
-        fail(p, "out of memory for a message of %zu bytes", length);
+        dcu_proxy_fail(p, "out of memory for a message of %zu bytes", length);
         return NULL;
     }
     dcu_wire_header(h, type, (uint32_t)length, p->c.process_index, p->run);
@@ -493,8 +375,9 @@ static dcu_wire_header_t *message(dcu_proxy_t *p, uint8_t type, size_t length)
 /* Makes h the header of a PUT of n bytes from src_rank to dst_rank's part
  * of window slot at offset, notified with tag (tag + 1; 0: none): a
  * chunk of a large put or of a get's answer. */
-static void put_header(const dcu_proxy_t *p, dcu_wire_header_t *h, int32_t src_rank,
-                       int32_t dst_rank, uint32_t slot, uint64_t offset, uint64_t n, uint32_t tag)
+void dcu_proxy_put_header(const dcu_proxy_t *p, dcu_wire_header_t *h, int32_t src_rank,
+                          int32_t dst_rank, uint32_t slot, uint64_t offset, uint64_t n,
+                          uint32_t tag)
 {
     dcu_wire_header(h, DCU_WIRE_PUT, (uint32_t)n, p->c.process_index, p->run);
     h->src_rank = src_rank;
@@ -511,45 +394,31 @@ static dcuda_status_t send_now(void *arg, int q, void *buf, size_t size)
     dcu_proxy_t *p = arg;
     dcuda_status_t st = p->c.net_ops->send(p->net, q, buf, size);
     if (st != DCUDA_OK)
-        fail(p, "cannot send to process %d: %s", q, p->c.net_ops->why(p->net));
+        dcu_proxy_fail(p, "cannot send to process %d: %s", q, p->c.net_ops->why(p->net));
     return st;
-}
-
-/* Pinned buffer i of PROXY_BUFFERS: the staging ring's, then the gets'. */
-static staging_t *buffer_at(dcu_proxy_t *p, int i)
-{
-    return i < PROXY_STAGING ? &p->staging[i] : &p->gets[i - PROXY_STAGING];
-}
-
-/* The staging or get buffer that holds msg, or NULL (a message of its own). */
-static staging_t *staging_of(dcu_proxy_t *p, const void *msg)
-{
-    for (int i = 0; i < PROXY_BUFFERS; i++)
-        if (buffer_at(p, i)->msg == msg)
-            return buffer_at(p, i);
-    return NULL;
 }
 
 /* Sends message h (the proxy's from now on) to process q: into q's frame,
  * or alone, after that frame, when large or in a staging buffer. */
-static void send_to(dcu_proxy_t *p, int q, dcu_wire_header_t *h)
+void dcu_proxy_send_to(dcu_proxy_t *p, int q, dcu_wire_header_t *h)
 {
     if (p->dl.found)
         h->flags |= DCU_WIRE_ENDED;
     p->sent += moves_ranks(h->type);
     if (credited(h->type)) {
-        if (!dcu_netbar_may_send(&p->bar, q, credit_bytes(h), p->c.net_credit))
-            h->flags |= DCU_WIRE_UNCREDITED; /* after a cancel (credit_allows) */
-        dcu_netbar_sent(&p->bar, q, credit_bytes(h));
+        if (!dcu_netbar_may_send(&p->bar, q, dcu_proxy_credit_bytes(h), p->c.net_credit))
+            h->flags |= DCU_WIRE_UNCREDITED; /* after a cancel (dcu_proxy_credit_allows) */
+        dcu_netbar_sent(&p->bar, q, dcu_proxy_credit_bytes(h));
     }
     size_t size = sizeof *h + h->length;
-    if (size <= DCU_FRAME_ALONE && !staging_of(p, h)) { /* h is from message(): malloc */
+    if (size <= DCU_FRAME_ALONE &&
+        !dcu_proxy_staging_of(p, h)) { /* h is from dcu_proxy_message(): malloc */
         if (dcu_frames_add(&p->frames, q, h, size) != DCUDA_OK && !p->failure[0])
-            fail(p, "out of memory for a frame to process %d", q);
+            dcu_proxy_fail(p, "out of memory for a frame to process %d", q);
     } else if (dcu_frames_flush_to(&p->frames, q) == DCUDA_OK) {
         send_now(p, q, h, size);
     } else {
-        release_message(p, h);
+        dcu_proxy_release_message(p, h);
     }
 }
 
@@ -564,7 +433,7 @@ static void send_frames(dcu_proxy_t *p)
 /* May a message of `bytes` that moves ranks go to process q now? Not
  * beyond q's credit while the run goes on; once it was cancelled or the
  * proxy failed, what is sent is no longer waited for, and it goes. */
-static int credit_allows(const dcu_proxy_t *p, int q, uint64_t bytes)
+int dcu_proxy_credit_allows(const dcu_proxy_t *p, int q, uint64_t bytes)
 {
     return p->failure[0] || atomic_load_explicit(p->c.cancel, memory_order_acquire) ||
            dcu_netbar_may_send(&p->bar, q, bytes, p->c.net_credit);
@@ -574,13 +443,13 @@ static int credit_allows(const dcu_proxy_t *p, int q, uint64_t bytes)
 static void send_bare(dcu_proxy_t *p, int q, uint8_t type, uint32_t epoch, uint32_t tag,
                       uint64_t count)
 {
-    dcu_wire_header_t *h = message(p, type, 0);
+    dcu_wire_header_t *h = dcu_proxy_message(p, type, 0);
     if (!h)
         return;
     h->epoch = epoch;
     h->tag = tag;
     h->count = count;
-    send_to(p, q, h);
+    dcu_proxy_send_to(p, q, h);
 }
 
 /* Copies n bytes of payload from the entries after header ticket t. */
@@ -598,7 +467,7 @@ static void gather(const dcu_proxy_t *p, uint32_t t, char *out, size_t n)
 static void send_put(dcu_proxy_t *p, const dcuda_cmd_t *cmd, uint32_t t, int q)
 {
     uint64_t size = cmd->args[3];
-    dcu_wire_header_t *h = message(p, DCU_WIRE_PUT, (size_t)size);
+    dcu_wire_header_t *h = dcu_proxy_message(p, DCU_WIRE_PUT, (size_t)size);
     if (!h)
         return;
     h->src_rank = p->world_first + cmd->rank;
@@ -608,20 +477,20 @@ static void send_put(dcu_proxy_t *p, const dcuda_cmd_t *cmd, uint32_t t, int q)
     h->offset = cmd->args[2];
     h->count = size;
     gather(p, t, (char *)(h + 1), (size_t)size);
-    send_to(p, q, h);
+    dcu_proxy_send_to(p, q, h);
     dcu_trace_mark(DCU_TRACE_SENT, size);
 }
 
 /* A checked NOTIFY to process q. */
 static void send_notify(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q)
 {
-    dcu_wire_header_t *h = message(p, DCU_WIRE_NOTIFY, 0);
+    dcu_wire_header_t *h = dcu_proxy_message(p, DCU_WIRE_NOTIFY, 0);
     if (!h)
         return;
     h->src_rank = p->world_first + cmd->rank;
     h->dst_rank = (int32_t)cmd->args[0];
     h->tag = (uint32_t)cmd->args[5];
-    send_to(p, q, h);
+    dcu_proxy_send_to(p, q, h);
     dcu_trace_mark(DCU_TRACE_SENT, 0);
 }
 
@@ -655,11 +524,11 @@ static void spread(dcu_proxy_t *p, uint8_t type, const char *why, int from)
     for (int k = 0; k < count; k++) {
         if (nb[k] == from)
             continue;
-        dcu_wire_header_t *h = message(p, type, n);
+        dcu_wire_header_t *h = dcu_proxy_message(p, type, n);
         if (!h)
             return;
         memcpy(h + 1, why, n);
-        send_to(p, nb[k], h);
+        dcu_proxy_send_to(p, nb[k], h);
     }
 }
 
@@ -740,13 +609,13 @@ static int dl_children(const dcu_proxy_t *p)
 /* A message of the detector's (no body but a reply's) to process q. */
 static void dl_send(dcu_proxy_t *p, int q, uint8_t type, uint32_t round, const dcu_quiet_t *sum)
 {
-    dcu_wire_header_t *h = message(p, type, sum ? sizeof *sum : 0);
+    dcu_wire_header_t *h = dcu_proxy_message(p, type, sum ? sizeof *sum : 0);
     if (!h)
         return;
     h->epoch = round;
     if (sum)
         memcpy(h + 1, sum, sizeof *sum);
-    send_to(p, q, h);
+    dcu_proxy_send_to(p, q, h);
 }
 
 static void dl_to_children(dcu_proxy_t *p, uint8_t type, uint32_t round)
@@ -809,7 +678,7 @@ static void dl_receive(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, con
         p->dl.replies++;
         dl_pass_up(p);
     } else {
-        fail(p, "process %d sent a deadlock detector's message out of turn", from);
+        dcu_proxy_fail(p, "process %d sent a deadlock detector's message out of turn", from);
     }
 }
 
@@ -879,7 +748,7 @@ static int read_parts(dcu_proxy_t *p, uint32_t slot)
     const dcuda_win_entry_t *there = p->c.own_table + (size_t)slot * (size_t)p->c.ranks;
     if (p->c.ops->copy_out(p->c.backend, mine, there, (size_t)p->c.ranks * sizeof *mine) !=
         DCUDA_OK) {
-        fail(p, "cannot read the parts of window %u", slot);
+        dcu_proxy_fail(p, "cannot read the parts of window %u", slot);
         return 0;
     }
     p->parts_known |= (uint64_t)1 << slot;
@@ -895,8 +764,8 @@ static void send_barrier(dcu_proxy_t *p, const dcuda_cmd_t *cmd)
 {
     uint32_t epoch = (uint32_t)cmd->args[0], slot = (uint32_t)cmd->args[1];
     if (dcu_netbar_enter(&p->bar, epoch)) {
-        fail(p, "process %d reached WORLD barrier %u while this one completed %u",
-             p->c.process_index, epoch, p->bar.done);
+        dcu_proxy_fail(p, "process %d reached WORLD barrier %u while this one completed %u",
+                       p->c.process_index, epoch, p->bar.done);
         return;
     }
     if (slot != DCUDA_CMD_NO_SLOT) {
@@ -908,8 +777,7 @@ static void send_barrier(dcu_proxy_t *p, const dcuda_cmd_t *cmd)
 }
 
 /* Answers device rank r's command of reply tag `tag`, with a value. */
-static void answer_value(dcu_proxy_t *p, int r, uint32_t tag, dcuda_status_t status,
-                         uint64_t value)
+static void answer_value(dcu_proxy_t *p, int r, uint32_t tag, dcuda_status_t status, uint64_t value)
 {
     dcuda_cmd_reply_t *reply = &p->c.replies[r];
     reply->status = status;
@@ -918,7 +786,7 @@ static void answer_value(dcu_proxy_t *p, int r, uint32_t tag, dcuda_status_t sta
 }
 
 /* Answers one command in its sender's reply slot (the value: when). */
-static void answer(dcu_proxy_t *p, const dcuda_cmd_t *c, dcuda_status_t status)
+void dcu_proxy_answer(dcu_proxy_t *p, const dcuda_cmd_t *c, dcuda_status_t status)
 {
     answer_value(p, c->rank, c->tag, status, dcu_clock_ns());
 }
@@ -936,20 +804,20 @@ static int ask_part(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q)
         answer_value(p, cmd->rank, cmd->tag, DCUDA_OK, size);
         return PROXY_LATER;
     }
-    dcu_wire_header_t *h = message(p, DCU_WIRE_PART_ASK, 0);
+    dcu_wire_header_t *h = dcu_proxy_message(p, DCU_WIRE_PART_ASK, 0);
     if (!h)
         return DCUDA_ERR_PEER;
     h->src_rank = p->world_first + cmd->rank;
     h->dst_rank = rank;
     h->slot = slot;
     h->tag = cmd->tag;
-    send_to(p, q, h);
+    dcu_proxy_send_to(p, q, h);
     dcu_parts_ask(&p->remote, cmd->rank, slot, rank, cmd->tag);
     return PROXY_LATER;
 }
 
 /* Does process q hold WORLD rank `rank`? */
-static int holds(const dcu_proxy_t *p, int q, int32_t rank)
+int dcu_proxy_holds(const dcu_proxy_t *p, int q, int32_t rank)
 {
     return rank >= p->c.proc_first[q] && rank < p->c.proc_first[q + 1];
 }
@@ -960,13 +828,14 @@ static void tell_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
 {
     int r = h->dst_rank - p->world_first;
     if (r < 0 || r >= p->c.ranks || !((p->parts_known >> h->slot) & 1u) ||
-        !holds(p, from, h->src_rank)) {
-        fail(p, "process %d asked for the part of rank %d in window %u for rank %d, which "
-                "this process cannot tell",
-             from, h->dst_rank, h->slot, h->src_rank);
+        !dcu_proxy_holds(p, from, h->src_rank)) {
+        dcu_proxy_fail(p,
+                       "process %d asked for the part of rank %d in window %u for rank %d, which "
+                       "this process cannot tell",
+                       from, h->dst_rank, h->slot, h->src_rank);
         return;
     }
-    dcu_wire_header_t *m = message(p, DCU_WIRE_PART, 0);
+    dcu_wire_header_t *m = dcu_proxy_message(p, DCU_WIRE_PART, 0);
     if (!m)
         return;
     m->src_rank = h->dst_rank;
@@ -974,7 +843,7 @@ static void tell_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
     m->slot = h->slot;
     m->tag = h->tag;
     m->count = p->parts[(size_t)h->slot * (size_t)p->c.ranks + (size_t)r].size;
-    send_to(p, from, m);
+    dcu_proxy_send_to(p, from, m);
 }
 
 /* The owner's answer to my ask: kept, and its rank answered. After a
@@ -983,18 +852,18 @@ static void tell_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
 static void apply_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
 {
     int r = h->dst_rank - p->world_first;
-    const char *bad = !holds(p, from, h->src_rank)
+    const char *bad = !dcu_proxy_holds(p, from, h->src_rank)
                           ? "a part of a rank it does not hold"
                           : dcu_parts_answered(&p->remote, r, h->slot, h->src_rank, h->tag);
     if (bad && atomic_load_explicit(p->c.cancel, memory_order_acquire) != DCUDA_CANCEL_NONE)
         return;
     if (bad) {
-        fail(p, "process %d: %s (rank %d, window %u, for rank %d)", from, bad, h->src_rank,
-             h->slot, h->dst_rank);
+        dcu_proxy_fail(p, "process %d: %s (rank %d, window %u, for rank %d)", from, bad,
+                       h->src_rank, h->slot, h->dst_rank);
         return;
     }
     if (dcu_parts_store(&p->remote, h->slot, h->src_rank, h->count) != DCUDA_OK) {
-        fail(p, "out of memory for the window parts of other processes");
+        dcu_proxy_fail(p, "out of memory for the window parts of other processes");
         return;
     }
     answer_value(p, r, h->tag, DCUDA_OK, h->count);
@@ -1025,282 +894,6 @@ static void abandon_asks(dcu_proxy_t *p)
         answer_value(p, r, tag, why, 0u);
 }
 
-/* ---- gets of other processes' ranks --------------------------------------------- */
-
-/* A checked GET to process q: the asker's part that the answer writes
- * travels in the body. */
-static void send_get(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q)
-{
-    dcu_wire_header_t *h = message(p, DCU_WIRE_GET, sizeof(dcu_wire_get_t));
-    if (!h)
-        return;
-    const dcu_wire_get_t g = { (uint32_t)(cmd->args[1] >> 32), 0u, cmd->args[4] };
-    h->src_rank = p->world_first + cmd->rank;
-    h->dst_rank = (int32_t)cmd->args[0];
-    h->tag = (uint32_t)cmd->args[5];
-    h->slot = (uint32_t)cmd->args[1];
-    h->offset = cmd->args[2];
-    h->count = cmd->args[3];
-    memcpy(h + 1, &g, sizeof g);
-    send_to(p, q, h);
-}
-
-/* Process `from` asks for bytes of my rank's part: their turn comes in
- * that rank's inbox, after everything that reached the rank before. */
-static void apply_get(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body)
-{
-    int r;
-    if (!holds(p, from, h->src_rank)) {
-        fail(p, "process %d sent a get for rank %d, which it does not hold", from, h->src_rank);
-        return;
-    }
-    const dcuda_win_entry_t *part = part_of(p, h, "get", &r);
-    if (!part)
-        return;
-    dcu_wire_get_t g;
-    memcpy(&g, body, sizeof g);
-    const get_request_t req = { h->src_rank, from,   part->base + h->offset, h->count,
-                                h->tag,      g.slot, g.offset,               0u,
-                                -1 };
-    const dcu_inbox_source_t src = { from, credit_bytes(h) };
-    if (dcu_inbox_read(p->inboxes, r, &req, sizeof req, src) != DCUDA_OK)
-        fail(p, "cannot serve a get of rank %d", h->src_rank);
-}
-
-/* Starts the read of a get's next chunk (the answer: a PUT to the asker's
- * part) into a free get buffer: 1 started, 0 none free yet. */
-static int start_get_read(dcu_proxy_t *p, int r, get_request_t *q)
-{
-    int i = 0;
-    while (i < PROXY_GET_BUFFERS && p->gets[i].state != STAGING_FREE)
-        i++;
-    if (i == PROXY_GET_BUFFERS)
-        return 0;
-    staging_t *b = &p->gets[i];
-    uint64_t n = q->count - q->done < DCU_NET_PUT_CHUNK ? q->count - q->done : DCU_NET_PUT_CHUNK;
-    dcu_wire_header_t *h = b->msg;
-    put_header(p, h, p->world_first + r, q->asker, q->slot, q->offset + q->done, n,
-               q->done + n == q->count ? q->tag : 0u);
-    const void *src = (const void *)(uintptr_t)(q->src + q->done);
-    if (p->c.ops->read_start(p->c.backend, h + 1, src, (size_t)n, &b->ticket) != DCUDA_OK) {
-        fail(p, "cannot read the part of rank %d for a get of rank %d", h->src_rank, q->asker);
-        return 1;
-    }
-    b->state = STAGING_READING;
-    q->buffer = i;
-    return 1;
-}
-
-/* Sends a get's chunk once its read is done and the asker's credit lets it
- * go: a small one as a message of its own (frames pack it), a large one
- * from its buffer (free again when the manager releases it). 1 sent (or
- * the proxy failed), 0 not yet. */
-static int send_get_chunk(dcu_proxy_t *p, get_request_t *q)
-{
-    staging_t *b = &p->gets[q->buffer];
-    dcu_wire_header_t *h = b->msg;
-    if (!credit_allows(p, q->from, message_bytes(h)))
-        return 0;
-    int done = p->c.ops->read_done(p->c.backend, b->ticket);
-    if (done < 0)
-        fail(p, "cannot read the part of rank %d for a get of rank %d", h->src_rank, q->asker);
-    if (done == 0)
-        return 0;
-    q->buffer = -1;
-    if (done < 0) {
-        b->state = STAGING_FREE;
-        return 1;
-    }
-    q->done += h->count;
-    size_t size = sizeof *h + h->length;
-    if (size > DCU_FRAME_ALONE) {
-        b->state = STAGING_SENDING;
-        send_to(p, q->from, h);
-        return 1;
-    }
-    dcu_wire_header_t *m = message(p, DCU_WIRE_PUT, h->length);
-    if (m)
-        memcpy(m, h, size);
-    b->state = STAGING_FREE;
-    if (m)
-        send_to(p, q->from, m);
-    return 1;
-}
-
-/* A get's turn in rank r's inbox (inbox.h): its bytes are read by the
- * backend's copy engine into pinned get buffers, a network chunk at a
- * time, and sent back to the asker in puts (the last notified), each once
- * the asker's credit lets it go, so that what a get holds here is one
- * chunk; the rank's later messages wait meanwhile, and the proxy serves
- * everything else while a read goes on. 1 once all of it went (or the
- * proxy failed), 0 to go on later. */
-static int serve_get(void *arg, int r, void *data, uint32_t size)
-{
-    dcu_proxy_t *p = arg;
-    get_request_t *q = data;
-    (void)size;
-    if (!q->count) { /* nothing to read: the notification alone */
-        if (!credit_allows(p, q->from, sizeof(dcu_wire_header_t)))
-            return 0;
-        dcu_wire_header_t *h = message(p, DCU_WIRE_PUT, 0);
-        if (h) {
-            put_header(p, h, p->world_first + r, q->asker, q->slot, q->offset, 0u, q->tag);
-            send_to(p, q->from, h);
-        }
-        return 1;
-    }
-    while (!p->failure[0]) {
-        if (q->buffer < 0 && !start_get_read(p, r, q))
-            return 0;
-        if (p->failure[0] || !send_get_chunk(p, q))
-            break;
-        if (q->done == q->count)
-            return 1;
-    }
-    return p->failure[0] != 0;
-}
-
-/* ---- large puts, read from rank memory -------------------------------------------- */
-
-static read_job_t *job_at(dcu_proxy_t *p, int i)
-{
-    return &p->jobs[(p->job_head + i) % p->c.ranks];
-}
-
-/* Queues a checked PUT_READ to process q, or says why not:
- * DCUDA_ERR_UNSUPPORTED when the source is not memory this proxy can read
- * (the rank then sends it in PUT commands). */
-static int accept_read(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q)
-{
-    uint64_t size = cmd->args[3], src = cmd->args[4];
-    if (p->job_count >= p->c.ranks) { /* each rank waits for its answer */
-        fail(p, "rank %d sent a put to read of %llu bytes to window %llu",
-             p->world_first + cmd->rank, (unsigned long long)size,
-             (unsigned long long)cmd->args[1]);
-        return DCUDA_ERR_PEER;
-    }
-    if (!p->c.readable || !p->c.readable(p->c.readable_arg, src, size))
-        return DCUDA_ERR_UNSUPPORTED;
-    *job_at(p, p->job_count++) = (read_job_t){ *cmd, q, 0u, 0u };
-    return PROXY_LATER;
-}
-
-/* Starts reads of the queued puts' next chunks into free staging buffers. */
-static void start_reads(dcu_proxy_t *p)
-{
-    while (p->job_reading < p->job_count && !p->failure[0]) {
-        read_job_t *j = job_at(p, p->job_reading);
-        uint64_t size = j->cmd.args[3];
-        staging_t *b = &p->staging[p->fill];
-        if (b->state != STAGING_FREE)
-            return;
-        uint64_t n = size - j->issued < DCU_NET_PUT_CHUNK ? size - j->issued : DCU_NET_PUT_CHUNK;
-        dcu_wire_header_t *h = b->msg;
-        put_header(p, h, p->world_first + j->cmd.rank, (int32_t)j->cmd.args[0],
-                   (uint32_t)j->cmd.args[1], j->cmd.args[2] + j->issued, n,
-                   j->issued + n == size ? (uint32_t)j->cmd.args[5] : 0u);
-        const void *src = (const void *)(uintptr_t)(j->cmd.args[4] + j->issued);
-        if (p->c.ops->read_start(p->c.backend, h + 1, src, (size_t)n, &b->ticket) != DCUDA_OK) {
-            fail(p, "cannot read the source of a put of rank %d", h->src_rank);
-            return;
-        }
-        b->state = STAGING_READING;
-        b->job = (p->job_head + p->job_reading) % p->c.ranks;
-        j->issued += n;
-        p->job_reading += j->issued == size; /* the next put's reads may start */
-        p->fill = (p->fill + 1) % PROXY_STAGING;
-    }
-}
-
-/* Sends the chunks whose reads finished, in order; answers a put once all
- * of it was handed to the manager. > 0 if it did anything. */
-static int send_reads(dcu_proxy_t *p)
-{
-    int did = 0;
-    for (staging_t *b; (b = &p->staging[p->drain])->state == STAGING_READING && !p->failure[0];) {
-        if (!credit_allows(p, p->jobs[b->job].q, message_bytes(b->msg)))
-            break;
-        int r = p->c.ops->read_done(p->c.backend, b->ticket);
-        if (r < 0)
-            fail(p, "cannot read the source of a put of rank %d", b->msg->src_rank);
-        if (r <= 0)
-            break;
-        read_job_t *j = &p->jobs[b->job];
-        b->state = STAGING_SENDING; /* until the manager releases it */
-        j->sent += b->msg->count;
-        send_to(p, j->q, b->msg);
-        dcu_trace_mark(DCU_TRACE_SENT, b->msg->count);
-        p->drain = (p->drain + 1) % PROXY_STAGING;
-        if (j->sent == j->cmd.args[3]) { /* jobs end in order */
-            answer(p, &j->cmd, p->failure[0] ? DCUDA_ERR_PEER : DCUDA_OK);
-            p->job_head = (p->job_head + 1) % p->c.ranks;
-            p->job_count--;
-            p->job_reading--;
-        }
-        did = 1;
-    }
-    return did;
-}
-
-/* Moves the large puts on; once the proxy failed or a peer was lost, their
- * ranks are answered DCUDA_ERR_PEER instead (a send may never complete). */
-static int advance_reads(dcu_proxy_t *p)
-{
-    if (!p->job_count)
-        return 0;
-    if (p->failure[0] ||
-        atomic_load_explicit(p->c.cancel, memory_order_acquire) == DCUDA_CANCEL_PEER) {
-        for (; p->job_count > 0; p->job_count--) {
-            answer(p, &job_at(p, 0)->cmd, DCUDA_ERR_PEER);
-            p->job_head = (p->job_head + 1) % p->c.ranks;
-        }
-        p->job_reading = 0;
-        return 1;
-    }
-    int did = send_reads(p);
-    start_reads(p);
-    return did;
-}
-
-/* The manager is done with a message: a staging buffer is free again. */
-static void release_message(void *arg, void *msg)
-{
-    staging_t *b = staging_of(arg, msg);
-    if (b)
-        dcu_trace_mark(DCU_TRACE_RELEASED, b->msg->count);
-    if (b)
-        b->state = STAGING_FREE;
-    else
-        free(msg);
-}
-
-/* Message buffers in pinned memory: copies to and from GPUs run at full speed. */
-static void *pinned_alloc(void *arg, size_t size)
-{
-    dcu_proxy_t *p = arg;
-    void *host = NULL, *rank = NULL;
-    return p->c.ops->alloc_mapped(p->c.backend, size, &host, &rank) == DCUDA_OK ? host : NULL;
-}
-
-static void pinned_free(void *arg, void *buf)
-{
-    dcu_proxy_t *p = arg;
-    p->c.ops->free_mapped(p->c.backend, buf);
-}
-
-/* The manager's receive buffers (spares.h). */
-static void *receive_buffer(void *arg, size_t size)
-{
-    dcu_proxy_t *p = arg;
-    return dcu_spares_alloc(&p->spares, size);
-}
-
-static void receive_buffer_free(void *arg, void *buf)
-{
-    dcu_proxy_t *p = arg;
-    dcu_spares_put(&p->spares, buf);
-}
-
 /* ---- the command queue ---------------------------------------------------------- */
 
 /* What command `cmd` (header ticket t, checked: verdict v, info) asks; the
@@ -1311,7 +904,7 @@ static int execute(dcu_proxy_t *p, const dcuda_cmd_t *cmd, uint32_t t, dcu_cmd_v
 {
     if (v == DCU_CMD_UNKNOWN) {
         if (!cmd->tag)
-            fail(p, "%s", why);
+            dcu_proxy_fail(p, "%s", why);
         return DCUDA_ERR_INVALID_ARG;
     }
     if (cmd->op == DCUDA_CMD_PUT)
@@ -1319,14 +912,14 @@ static int execute(dcu_proxy_t *p, const dcuda_cmd_t *cmd, uint32_t t, dcu_cmd_v
     else if (cmd->op == DCUDA_CMD_NOTIFY)
         dcu_trace_mark(DCU_TRACE_SEEN, 0);
     if (v == DCU_CMD_REFUSED) {
-        fail(p, "%s", why);
+        dcu_proxy_fail(p, "%s", why);
         return DCUDA_ERR_PEER;
     }
     switch (cmd->op) {
     case DCUDA_CMD_PING:
         return DCUDA_OK;
     case DCUDA_CMD_PUT_READ:
-        return accept_read(p, cmd, info->target);
+        return dcu_proxy_accept_read(p, cmd, info->target);
     case DCUDA_CMD_PART:
         return ask_part(p, cmd, info->target);
     case DCUDA_CMD_PUT:
@@ -1336,7 +929,7 @@ static int execute(dcu_proxy_t *p, const dcuda_cmd_t *cmd, uint32_t t, dcu_cmd_v
         send_notify(p, cmd, info->target);
         break;
     case DCUDA_CMD_GET:
-        send_get(p, cmd, info->target);
+        dcu_proxy_send_get(p, cmd, info->target);
         break;
     default: /* DCUDA_CMD_BARRIER */
         send_barrier(p, cmd);
@@ -1354,7 +947,7 @@ static int waits_for_credit(const dcu_proxy_t *p, const dcuda_cmd_t *cmd,
         bytes += cmd->args[3];
     else if (cmd->op != DCUDA_CMD_NOTIFY)
         return 0;
-    return !credit_allows(p, info->target, bytes);
+    return !dcu_proxy_credit_allows(p, info->target, bytes);
 }
 
 /* Serves every command that is ready, in ticket order, up to one that
@@ -1374,7 +967,7 @@ static int serve_commands(dcu_proxy_t *p)
         char why[256];
         dcu_cmd_verdict_t v = dcu_cmd_check(&cmd, &p->cmd_limits, &info, why, sizeof why);
         if (v == DCU_CMD_UNREADABLE) {
-            fail(p, "%s", why);
+            dcu_proxy_fail(p, "%s", why);
             break; /* a queue that lies about its entries cannot be read on */
         }
         if (v == DCU_CMD_EXECUTE && !p->failure[0] && waits_for_credit(p, &cmd, &info))
@@ -1383,7 +976,7 @@ static int serve_commands(dcu_proxy_t *p)
         dcu_ring_done_n(&p->queue, info.entries);
         atomic_store_explicit(p->c.cmd_tail, p->queue.tail, memory_order_release);
         if (cmd.tag && reply != PROXY_LATER)
-            answer(p, &cmd, cmd.op == DCUDA_CMD_PING ? DCUDA_OK : (dcuda_status_t)reply);
+            dcu_proxy_answer(p, &cmd, cmd.op == DCUDA_CMD_PING ? DCUDA_OK : (dcuda_status_t)reply);
         served = 1;
     }
     return served;
@@ -1393,12 +986,12 @@ int dcu_proxy_poll(dcu_proxy_t *p)
 {
     int did = serve_commands(p);
     send_frames(p);
-    did |= advance_reads(p);
+    did |= dcu_proxy_advance_reads(p);
     abandon_asks(p);
     if (p->net && !p->failure[0]) {
         int r = p->c.net_ops->progress(p->net);
         if (r < 0)
-            fail(p, "network: %s", p->c.net_ops->why(p->net));
+            dcu_proxy_fail(p, "network: %s", p->c.net_ops->why(p->net));
         if (r == 0) /* nothing more arrived for now */
             send_acks(p);
         did |= r > 0;
@@ -1408,7 +1001,7 @@ int dcu_proxy_poll(dcu_proxy_t *p)
     if (p->net && !p->failure[0] && dcu_inbox_held(p->inboxes) > 0) {
         int r = dcu_inbox_retry(p->inboxes);
         if (r < 0)
-            fail(p, "cannot write a put that waited for inbox room");
+            dcu_proxy_fail(p, "cannot write a put that waited for inbox room");
         if (r > 0)
             advance_barriers(p);
         did |= r > 0;
@@ -1427,13 +1020,13 @@ void dcu_proxy_drain(dcu_proxy_t *p)
     send_frames(p);
     while (p->c.net_ops->pending(p->net) > 0) {
         if (p->c.net_ops->progress(p->net) < 0 || dcu_clock_ns() - start > PROXY_DRAIN_NS) {
-            dcu_msg_warn("%d message(s) did not leave at the end of the run",
+            dcu_msg_warn("%d dcu_proxy_message(s) did not leave at the end of the run",
                          p->c.net_ops->pending(p->net));
             break;
         }
     }
     if (dcu_inbox_settle(p->inboxes) != DCUDA_OK)
-        fail(p, "cannot apply the puts the ranks left in their inboxes");
+        dcu_proxy_fail(p, "cannot apply the puts the ranks left in their inboxes");
 }
 
 /* ---- life --------------------------------------------------------------------------- */
@@ -1457,7 +1050,7 @@ void dcu_proxy_reset(dcu_proxy_t *p)
     p->cancel_seen_ns = 0;
     /* A run that ended on a lost peer may leave reads behind (its ranks were
      * answered): their buffers are free again; those the manager still
-     * sends come back through release_message. */
+     * sends come back through dcu_proxy_release_message. */
     for (int i = 0; i < PROXY_STAGING; i++)
         if (p->staging[i].state == STAGING_READING)
             p->staging[i].state = STAGING_FREE;
@@ -1479,13 +1072,12 @@ void dcu_proxy_reset(dcu_proxy_t *p)
 static dcuda_status_t open_net(dcu_proxy_t *p)
 {
     const dcu_proxy_config_t *c = &p->c;
-    p->inboxes =
-        dcu_inboxes_create(c->inbox, c->inbox_tail, c->ranks, c->ops, c->backend, landed, p,
-                           c->inbox_max);
+    p->inboxes = dcu_inboxes_create(c->inbox, c->inbox_tail, c->ranks, c->ops, c->backend, landed,
+                                    p, c->inbox_max);
     p->parts = calloc((size_t)DCUDA_MAX_WINDOWS * (size_t)c->ranks, sizeof *p->parts);
     p->jobs = calloc((size_t)c->ranks, sizeof *p->jobs);
     if (p->inboxes)
-        dcu_inboxes_on_read(p->inboxes, serve_get, p);
+        dcu_inboxes_on_read(p->inboxes, dcu_proxy_serve_get, p);
     if (!p->inboxes || !p->parts || !p->jobs ||
         dcu_netbar_init(&p->bar, c->process_count, c->process_index,
                         c->path[c->process_index] == DCUDA_PATH_NET) != DCUDA_OK ||
@@ -1493,13 +1085,14 @@ static dcuda_status_t open_net(dcu_proxy_t *p)
         return DCUDA_ERR_NO_MEMORY;
     const size_t buffer_bytes = sizeof(dcu_wire_header_t) + DCU_NET_PUT_CHUNK;
     for (int i = 0; i < PROXY_BUFFERS; i++)
-        if (!(buffer_at(p, i)->msg = pinned_alloc(p, buffer_bytes)))
+        if (!(dcu_proxy_buffer_at(p, i)->msg = dcu_proxy_pinned_alloc(p, buffer_bytes)))
             return DCUDA_ERR_NO_MEMORY;
     dcu_frames_init(&p->frames, send_now, p);
     if (dcu_spares_init(&p->spares, c->ops, c->backend, c->net_credit) != DCUDA_OK)
         return DCUDA_ERR_NO_MEMORY;
     dcu_net_env_t env = c->net_env;
-    env.mem = (dcu_net_mem_t){ receive_buffer, receive_buffer_free, release_message, p };
+    env.mem = (dcu_net_mem_t){ dcu_proxy_receive_buffer, dcu_proxy_receive_buffer_free,
+                               dcu_proxy_release_message, p };
     dcuda_status_t st = c->net_ops->open(&env, receive, p, &p->net);
     if (st != DCUDA_OK)
         return st;
@@ -1540,7 +1133,7 @@ void dcu_proxy_destroy(dcu_proxy_t *p)
 {
     dcu_trace_write(p->c.process_index);
     dcu_frames_discard(&p->frames); /* drained after every run: only a failure leaves any */
-    if (p->net) /* after a lost peer, the manager waits for nothing */
+    if (p->net)                     /* after a lost peer, the manager waits for nothing */
         p->c.net_ops->close(p->net, p->failure[0] ||
                                         atomic_load_explicit(p->c.cancel, memory_order_acquire) ==
                                             DCUDA_CANCEL_PEER);
@@ -1548,9 +1141,9 @@ void dcu_proxy_destroy(dcu_proxy_t *p)
     if (p->c.net_ops)
         dcu_spares_free(&p->spares);
     for (int i = 0; i < PROXY_BUFFERS; i++) { /* one an abandoned manager may still read is left */
-        staging_t *b = buffer_at(p, i);
+        staging_t *b = dcu_proxy_buffer_at(p, i);
         if (b->msg && b->state != STAGING_SENDING)
-            pinned_free(p, b->msg);
+            dcu_proxy_pinned_free(p, b->msg);
     }
     free(p->jobs);
     free(p->parts);

@@ -1,0 +1,181 @@
+/*
+ * The proxy's state, shared by its files (internal: proxy.h is what the
+ * rest of the runtime sees). proxy.c serves the command queue, applies
+ * what arrives and runs the network path's steps; bulk.c moves the bytes
+ * of large puts and of gets' answers through the pinned buffers, read by
+ * the backend's copy engine, and lends the manager its receive buffers.
+ */
+#ifndef DCU_PROXY_IMPL_H
+#define DCU_PROXY_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "command.h"
+#include "frames.h"
+#include "inbox.h"
+#include "netbar.h"
+#include "parts.h"
+#include "proxy.h"
+#include "spares.h"
+#include "util/msg.h"
+#include "util/ring.h"
+#include "wire.h"
+
+/* Pinned buffers a large put streams through (DCU_NET_PUT_CHUNK each):
+ * reads of rank memory fill them while the manager sends the ones before. */
+#define PROXY_STAGING 4
+/* Pinned buffers the answers of gets are read into, a chunk each: with the
+ * staging's, at most DCU_BACKEND_READS reads are in flight. */
+#define PROXY_GET_BUFFERS (DCU_BACKEND_READS - PROXY_STAGING)
+#define PROXY_BUFFERS (PROXY_STAGING + PROXY_GET_BUFFERS)
+
+/* A PUT_READ its rank waits on: its source is read chunk by chunk into the
+ * staging buffers, each sent as a PUT message once read. */
+typedef struct read_job {
+    dcuda_cmd_t cmd;
+    int q;           /* the target's process */
+    uint64_t issued; /* bytes whose read started */
+    uint64_t sent;   /* bytes handed to the manager */
+} read_job_t;
+
+enum { STAGING_FREE = 0, STAGING_READING, STAGING_SENDING };
+
+/* A get another process asked of one of my ranks, as its turn waits in
+ * that rank's inbox (inbox.h): the asker, the bytes, where they go, and
+ * how many were sent back so far. */
+typedef struct get_request {
+    int32_t asker; /* WORLD rank */
+    int32_t from;  /* its process */
+    uint64_t src;  /* the bytes, in rank memory */
+    uint64_t count;
+    uint32_t tag;    /* tag + 1 of the answer's notification */
+    uint32_t slot;   /* the asker's part that the answer writes ... */
+    uint64_t offset; /* ... from here */
+    uint64_t done;   /* bytes read and sent back */
+    int32_t buffer;  /* the get buffer its next chunk is being read into, or -1 */
+} get_request_t;
+
+typedef struct staging {
+    dcu_wire_header_t *msg; /* header and DCU_NET_PUT_CHUNK bytes of body */
+    uint64_t ticket;        /* of its read */
+    int state;
+    int job; /* index into jobs of the put it carries */
+} staging_t;
+
+struct dcu_proxy {
+    dcu_proxy_config_t c;
+    dcu_ring_reader_t queue;
+    dcu_cmd_limits_t cmd_limits; /* what its commands are checked against */
+    int world_size, world_first;
+    /* The network path. */
+    dcu_net_t *net;
+    dcu_wire_limits_t limits;
+    dcu_inboxes_t *inboxes;   /* what arrives for my ranks */
+    dcuda_win_entry_t *parts; /* [windows][ranks]: my ranks' parts of WORLD windows */
+    uint64_t parts_known;     /* bit per window slot */
+    dcu_parts_t remote;       /* parts of other processes' ranks, asked of their owners */
+    uint64_t cancel_seen_ns;  /* when asks first met this run's cancel (0: not yet) */
+    dcu_netbar_t bar;         /* the WORLD barriers of this run */
+    dcu_frames_t frames;      /* small messages packed a target, sent after each pass */
+    dcu_spares_t spares;      /* the manager's receive buffers, kept while large puts are written */
+    /* Large puts read from rank memory: a ring of jobs (one per rank at
+     * most, since each waits for its answer), the one being read, and the
+     * staging ring, filled at `fill` and sent from `drain` in order. */
+    read_job_t *jobs;
+    int job_head, job_count, job_reading; /* reading: counted from job_head */
+    staging_t staging[PROXY_STAGING];
+    int fill, drain;
+    staging_t gets[PROXY_GET_BUFFERS]; /* answers of gets, read from rank memory */
+    uint32_t run;                      /* runs begun (dcu_proxy_reset) */
+    char aborted[256];                 /* why a process of another node ended this run */
+    char left[256];                    /* how a process of another node left this run */
+    char failure[256];
+    unsigned spread; /* bit per text (1 ABORT, 2 LEFT) told to my tree neighbours this run */
+    /* Messages of this run that move ranks on (puts, notifications,
+     * barriers), sent and received: the deadlock detector's counts. */
+    uint64_t sent, received;
+    uint64_t unacked; /* bytes told landed since the last acknowledgements */
+    /* Beats: my neighbours in the detector's tree (parent, children),
+     * when each was last heard from this run and whether it said its
+     * ranks are done; when I last beat. */
+    struct {
+        int q;
+        uint64_t heard_ns;
+        int done;
+    } nb[3];
+    int nbs;
+    uint64_t beat_ns;
+    /* The deadlock detector's rounds over the network: a tree of the
+     * processes (parent (i - 1) / 2, children 2i + 1 and 2i + 2), process 0
+     * its root, which asks. */
+    struct {
+        uint32_t asked;     /* the round asked of this process (0: none yet) */
+        int mine_in;        /* my own answer to it is in `sum` */
+        int replies;        /* children that answered it */
+        dcu_quiet_t sum;    /* my answer folded with my children's */
+        uint32_t collected; /* root: the round whose answer is complete */
+        dcu_quiet_t result; /* root: that answer */
+        int found;          /* the root found this run deadlocked */
+        uint64_t asked_ns;  /* when the round was asked (stalled children) */
+        int answered_by[2]; /* which children answered it */
+    } dl;
+};
+
+/* execute's answer for a command it answered itself or will answer later
+ * (a PUT_READ once read, a PART once its owner told it). */
+#define PROXY_LATER 1
+
+/* ---- proxy.c ---- */
+
+/* The proxy cannot go on: says why, once (see proxy.c). */
+void dcu_proxy_fail(dcu_proxy_t *p, const char *fmt, ...) DCU_MSG_FMT(2, 3);
+/* A message's size as its credit counts it, and what a credited message
+ * counts (a GET: nothing). */
+uint32_t dcu_proxy_message_bytes(const dcu_wire_header_t *h);
+uint32_t dcu_proxy_credit_bytes(const dcu_wire_header_t *h);
+/* May a message of `bytes` go to process q now (its credit)? */
+int dcu_proxy_credit_allows(const dcu_proxy_t *p, int q, uint64_t bytes);
+/* My rank's part of the window that message h names, checked (NULL once
+ * the proxy failed); its device rank in *rank. */
+const dcuda_win_entry_t *dcu_proxy_part_of(dcu_proxy_t *p, const dcu_wire_header_t *h,
+                                           const char *what, int *rank);
+/* Does process q hold what rank `rank` needs to be told (parts.h)? */
+int dcu_proxy_holds(const dcu_proxy_t *p, int q, int32_t rank);
+/* A message of `type` with a body of `length` bytes (malloc), its header
+ * filled; NULL once the proxy failed. */
+dcu_wire_header_t *dcu_proxy_message(dcu_proxy_t *p, uint8_t type, size_t length);
+/* Makes h the header of a PUT chunk (a large put's or a get's answer). */
+void dcu_proxy_put_header(const dcu_proxy_t *p, dcu_wire_header_t *h, int32_t src_rank,
+                          int32_t dst_rank, uint32_t slot, uint64_t offset, uint64_t n,
+                          uint32_t tag);
+/* Sends message h (the proxy's from now on) to process q. */
+void dcu_proxy_send_to(dcu_proxy_t *p, int q, dcu_wire_header_t *h);
+/* Answers command c of a rank that waits for it. */
+void dcu_proxy_answer(dcu_proxy_t *p, const dcuda_cmd_t *c, dcuda_status_t status);
+
+/* ---- bulk.c ---- */
+
+/* Pinned buffer i of PROXY_BUFFERS (the staging ring's, then the gets'),
+ * and the one that holds msg (NULL: a message of its own). */
+staging_t *dcu_proxy_buffer_at(dcu_proxy_t *p, int i);
+staging_t *dcu_proxy_staging_of(dcu_proxy_t *p, const void *msg);
+/* Gets: one of my ranks asks process q; process `from` asks one of mine
+ * (served in its turn by dcu_proxy_serve_get, the inboxes' on_read). */
+void dcu_proxy_send_get(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q);
+void dcu_proxy_apply_get(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body);
+int dcu_proxy_serve_get(void *arg, int r, void *data, uint32_t size);
+/* Large puts read from rank memory: queued (PROXY_LATER, or why not), and
+ * moved on each pass (> 0 if anything moved). */
+int dcu_proxy_accept_read(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q);
+int dcu_proxy_advance_reads(dcu_proxy_t *p);
+/* Message memory (dcu_net_mem_t, arg the proxy): pinned buffers of the
+ * backend, the manager's receive buffers (spares.h), and what the manager
+ * gives back once sent. */
+void *dcu_proxy_pinned_alloc(void *arg, size_t size);
+void dcu_proxy_pinned_free(void *arg, void *buf);
+void *dcu_proxy_receive_buffer(void *arg, size_t size);
+void dcu_proxy_receive_buffer_free(void *arg, void *buf);
+void dcu_proxy_release_message(void *arg, void *msg);
+
+#endif /* DCU_PROXY_IMPL_H */
