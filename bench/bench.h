@@ -37,7 +37,10 @@ enum bench_mode {
     BENCH_ALLTOALL = 18,       /* every rank: dcuda_alltoall of size bytes a block, WORLD */
     /* Gets: complete when the call returns. */
     BENCH_GET = 19,     /* same device: rank 0 gets size bytes of rank 1's part, DEVICE */
-    BENCH_PEER_GET = 20 /* WORLD rank 0 gets size bytes of process 1's first rank's part */
+    BENCH_PEER_GET = 20, /* WORLD rank 0 gets size bytes of process 1's first rank's part */
+    /* every rank: the allreduce a user writes with dcuda_put_notify (a ring)
+     * of size / 4 floats (sum), WORLD; iters 0: once, on data rank + 1 */
+    BENCH_ALLREDUCE_RING = 21
 };
 
 #if defined(__CUDACC__)
@@ -74,7 +77,7 @@ BENCH_FN int bench_family_of(int mode)
 /* Modes every rank of every process takes part in (a WORLD collective). */
 BENCH_FN int bench_world_mode(int mode)
 {
-    return mode >= BENCH_BARRIER_WORLD && mode <= BENCH_ALLTOALL;
+    return (mode >= BENCH_BARRIER_WORLD && mode <= BENCH_ALLTOALL) || mode == BENCH_ALLREDUCE_RING;
 }
 
 /* Modes measured on process 0's device alone (the others' ranks idle). */

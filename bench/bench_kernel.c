@@ -274,10 +274,64 @@ DCUDA_RANK_FN void bench_gets(dcuda_state_t *st, const bench_args_t *a)
     dcuda_win_free(st, src_win);
 }
 
-/* One call of a WORLD mode, on window win. */
-DCUDA_RANK_FN void bench_world_call(dcuda_state_t *st, const bench_args_t *a, dcuda_win_t win)
+/* Chunk c of n floats cut in p: its first element and its length. */
+DCUDA_RANK_FN size_t ring_start(size_t n, int p, int c) { return n * (size_t)c / (size_t)p; }
+DCUDA_RANK_FN size_t ring_len(size_t n, int p, int c)
 {
-    if (a->mode == BENCH_BARRIER_WORLD)
+    return ring_start(n, p, c + 1) - ring_start(n, p, c);
+}
+
+/* dst[i] += src[i], the rank's threads sharing the elements. */
+DCUDA_RANK_FN void ring_add(float *dst, const float *src, size_t len)
+{
+    for (size_t i = (size_t)dcuda_thread_index(); i < len; i += (size_t)dcuda_thread_count())
+        dst[i] += src[i];
+    dcuda_rank_sync();
+}
+
+/* The allreduce a user writes with notified puts, as docs/limitations.md
+ * advises for large reductions: a ring over WORLD. n floats at `data`
+ * (offset 0 of my part of win), two scratch copies of them after: chunk c
+ * of the reduce-scatter arrives at n + start(c), of the allgather at
+ * 2n + start(c). In p - 1 steps each rank puts a chunk to its right
+ * neighbour and adds the one from its left (tag 1); in p - 1 more it
+ * passes the reduced chunks on (tag 2). Only a rank writes its own data;
+ * a chunk's scratch is not reused before its reader is done, since a rank
+ * finishes a call only once every chunk went all the way round. */
+DCUDA_RANK_FN void ring_allreduce(dcuda_state_t *st, dcuda_win_t win, float *data, size_t n)
+{
+    int p, r;
+    dcuda_comm_size(st, DCUDA_COMM_WORLD, &p);
+    dcuda_comm_rank(st, DCUDA_COMM_WORLD, &r);
+    int right = (r + 1) % p;
+    for (int s = 0; s < p - 1; s++) { /* reduce-scatter */
+        int c = (r - s + p) % p, in = (r - s - 1 + 2 * p) % p;
+        dcuda_put_notify(st, win, right, (n + ring_start(n, p, c)) * sizeof(float),
+                         ring_len(n, p, c) * sizeof(float), data + ring_start(n, p, c), 1);
+        dcuda_wait_notifications(st, 1, 1);
+        ring_add(data + ring_start(n, p, in), data + n + ring_start(n, p, in), ring_len(n, p, in));
+    }
+    for (int s = 0; s < p - 1; s++) { /* allgather: chunk r + 1 is reduced here */
+        int c = (r + 1 - s + p) % p, in = (r - s + p) % p;
+        dcuda_put_notify(st, win, right, (2 * n + ring_start(n, p, c)) * sizeof(float),
+                         ring_len(n, p, c) * sizeof(float), data + ring_start(n, p, c), 2);
+        dcuda_wait_notifications(st, 2, 1);
+        float *to = data + ring_start(n, p, in);
+        const float *from = data + 2 * n + ring_start(n, p, in);
+        for (size_t i = (size_t)dcuda_thread_index(); i < ring_len(n, p, in);
+             i += (size_t)dcuda_thread_count())
+            to[i] = from[i];
+        dcuda_rank_sync();
+    }
+}
+
+/* One call of a WORLD mode, on window win (my part at `part`). */
+DCUDA_RANK_FN void bench_world_call(dcuda_state_t *st, const bench_args_t *a, dcuda_win_t win,
+                                    char *part)
+{
+    if (a->mode == BENCH_ALLREDUCE_RING)
+        ring_allreduce(st, win, (float *)(void *)part, a->size / 4);
+    else if (a->mode == BENCH_BARRIER_WORLD)
         dcuda_comm_barrier(st, DCUDA_COMM_WORLD);
     else if (a->mode == BENCH_ALLREDUCE)
         dcuda_allreduce(st, win, 0, a->size / 4, DCUDA_FLOAT, DCUDA_SUM);
@@ -302,12 +356,23 @@ DCUDA_RANK_FN void bench_world(dcuda_state_t *st, const bench_args_t *a)
     dcuda_comm_rank(st, DCUDA_COMM_DEVICE, &me);
     char *part = a->stride ? a->dst + (size_t)me * a->stride : NULL; /* the barrier: none */
     dcuda_win_create(st, DCUDA_COMM_WORLD, part, a->stride, &win);
+    if (a->mode == BENCH_ALLREDUCE_RING && a->iters == 0) { /* the check's run: data rank + 1 */
+        int r;
+        float *data = (float *)(void *)part;
+        dcuda_comm_rank(st, DCUDA_COMM_WORLD, &r);
+        for (size_t i = (size_t)dcuda_thread_index(); i < a->size / 4;
+             i += (size_t)dcuda_thread_count())
+            data[i] = (float)(r + 1);
+        dcuda_rank_sync();
+        dcuda_comm_barrier(st, DCUDA_COMM_WORLD);
+        bench_world_call(st, a, win, part);
+    }
     for (int i = 0; i < a->warmup; i++)
-        bench_world_call(st, a, win);
+        bench_world_call(st, a, win, part);
     dcuda_comm_barrier(st, DCUDA_COMM_WORLD);
     dcuda_start_cpu_timer(st);
     for (int i = 0; i < a->iters; i++)
-        bench_world_call(st, a, win);
+        bench_world_call(st, a, win, part);
     dcuda_stop_cpu_timer(st);
     dcuda_win_free(st, win);
 }

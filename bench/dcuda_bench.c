@@ -31,7 +31,10 @@
  *              last rank) and broadcast over WORLD at 8 B, 1 KiB and 64 KiB;
  *              allgather, reduce-scatter and alltoall of 8 B and 1 KiB a
  *              rank (a block); every rank of every process: microseconds
- *              a call
+ *              a call; beside them allreduce_ring_user, the allreduce a
+ *              user writes with dcuda_put_notify (a ring, as
+ *              docs/limitations.md advises for large reductions), checked
+ *              once for its sums before it is timed
  *   peer       with 2+ processes (several GPUs, mpirun, DCUDA_PROCESSES with
  *              CPU ranks): rows named peer_*, between processes 0 and 1
  *              (see peer_section below), and peer_world_barrier and
@@ -308,6 +311,7 @@ typedef struct world_coll {
 
 static const world_coll_t world_colls[] = {
     { BENCH_ALLREDUCE, "allreduce_sum_float", 3 },
+    { BENCH_ALLREDUCE_RING, "allreduce_ring_user", 3 },
     { BENCH_BROADCAST, "broadcast", 3 },
     { BENCH_ALLGATHER, "allgather", 2 },
     { BENCH_REDUCE, "reduce_sum_float", 3 },
@@ -327,6 +331,8 @@ static size_t world_coll_room(int mode, int ranks, size_t size)
         return dcuda_alltoall_room(ranks, size);
     case BENCH_BROADCAST:
         return size;
+    case BENCH_ALLREDUCE_RING:
+        return 3u * size;
     default:
         return dcuda_allreduce_room(ranks, size / 4, DCUDA_FLOAT);
     }
@@ -337,6 +343,31 @@ static size_t world_coll_room(int mode, int ranks, size_t size)
  * dcuda_ref_nvshmem measures too. */
 static const size_t world_sizes[] = { 8, 1024, 65536 };
 static const size_t peer_sizes[] = { 8, 4096, 262144 };
+
+/* Whether the ring a user writes (BENCH_ALLREDUCE_RING) sums right: one
+ * call on data rank + 1 (its check run, iters 0), then every element of
+ * this process's `devices` parts must be ranks (ranks + 1) / 2 (exact in
+ * floats at these rank counts). Says so when not. */
+static int ring_sums_right(dcuda_host_h h, const bench_args_t *args, int ranks, int devices)
+{
+    bench_args_t a = *args;
+    a.iters = a.warmup = 0;
+    size_t n = a.size / 4;
+    float *got = malloc(a.stride * (size_t)devices + 1u);
+    int right = got && run_case(h, &a) > 0 &&
+                dcuda_host_copy_out(h, got, a.dst, a.stride * (size_t)devices) == DCUDA_OK;
+    const float want = (float)ranks * (float)(ranks + 1) / 2.0f;
+    size_t wrong = 0;
+    for (int d = 0; right && d < devices; d++)
+        for (size_t i = 0; i < n; i++)
+            wrong += got[(size_t)d * (a.stride / 4) + i] != want;
+    free(got);
+    if (right && wrong == 0)
+        return 1;
+    fprintf(stderr, "bench: process %d: the ring allreduce of %zu floats %s\n", process, n,
+            right ? "summed wrong" : "did not run");
+    return 0;
+}
 
 /* Microseconds each collective of world_colls takes, every rank of every
  * process taking part (a reduce's root is the last rank, so its result
@@ -366,6 +397,8 @@ static void world_collectives(dcuda_host_h h, int ranks, int devices, int iters,
             runs_t r;
             char what[64];
             snprintf(what, sizeof what, "%s%s", prefix, world_colls[c].name);
+            if (a.mode == BENCH_ALLREDUCE_RING && !ring_sums_right(h, &a, ranks, devices))
+                continue;
             if (run_cases(h, &a, &r))
                 report("collective", what, ranks, a.size, "us_per_call", &r, 1e3 / a.iters, 0);
         }
