@@ -140,7 +140,7 @@ int dcu_proxy_credit_allows(const dcu_proxy_t *p, int q, uint64_t bytes);
  * the proxy failed); its device rank in *rank. */
 const dcuda_win_entry_t *dcu_proxy_part_of(dcu_proxy_t *p, const dcu_wire_header_t *h,
                                            const char *what, int *rank);
-/* Does process q hold what rank `rank` needs to be told (parts.h)? */
+/* Does process q hold WORLD rank `rank`? */
 int dcu_proxy_holds(const dcu_proxy_t *p, int q, int32_t rank);
 /* A message of `type` with a body of `length` bytes (malloc), its header
  * filled; NULL once the proxy failed. */
