@@ -36,8 +36,7 @@
 
 #include "fuzz.h"
 #include "proxy/command.h"
-#include "proxy/proxy.h"
-#include "proxy/spares.h"
+#include "proxy/proxy_impl.h"
 #include "proxy/wire.h"
 #include "util/msg.h"
 
@@ -49,10 +48,10 @@ const char *const fuzz_tokens[] = { NULL };
 #define MAX_PROCS 4
 #define READABLE (1536u * 1024u) /* rank memory a large put may be read from */
 #define MAX_SENT 1024            /* messages one input may make */
-/* Mapped buffers the proxy makes: staging and get buffers (8) and spare
+/* Mapped buffers the proxy makes: its staging and get buffers, and spare
  * receive buffers (as many as its credit, set so high here that nothing
  * waits for it, asks: DCU_SPARES_MAX). */
-#define MAPPED_MAX (8 + DCU_SPARES_MAX)
+#define MAPPED_MAX (PROXY_BUFFERS + DCU_SPARES_MAX)
 
 /* ---- the setting -------------------------------------------------------------------- */
 
