@@ -8,7 +8,8 @@
  * collectives work) and C on WORLD (user puts). A step draws, from the
  * seed: the communicator, the collective, the root, the datatype
  * and op, a size across the protocols' thresholds (inline bytes, the tiny
- * put, the 4 KiB eager limit, several 64 KiB chunks), and an offset. Each
+ * put, the 4 KiB eager limit, several 64 KiB chunks) and the algorithms'
+ * (tree or ring), and an offset. Each
  * rank fills its data (its own values; a broadcast's root its bytes, the
  * others noise; an alltoall's blocks for each rank, noise where blocks
  * arrive) and a guard after the room the call may use, sends a
@@ -25,7 +26,7 @@
 #include "test_common.h"
 
 #define COLL_STEPS 24
-#define COLL_MAX_BYTES 160000u /* a step's data at most (20000 doubles) */
+#define COLL_MAX_BYTES 320000u /* a step's data at most (40000 doubles) */
 #define COLL_SLACK 4096u       /* offsets are below this */
 #define COLL_GUARD 64u         /* bytes after the room a call may use */
 #define COLL_USER 64u          /* bytes of a step's user put */
@@ -98,7 +99,12 @@ TEST_FN coll_step_t coll_step(uint32_t seed, int s, int world_size, int device_s
     t.root = (int)((h >> 8) % (uint32_t)size);
     t.type = (int)((h >> 2) & 3u);
     t.op = (int)((h >> 4) % 3u);
-    int large = (g & 15u) == 0u; /* several 64 KiB chunks */
+    /* Several 64 KiB chunks: an allreduce's and an allgather's often,
+     * across the sizes where they leave the tree for the ring
+     * (dcu_ring_allreduce_wins: from about 40 KiB at 5 ranks, 83 KiB at
+     * 10, 171 KiB at 16). */
+    const int ringed = t.kind == COLL_ALLREDUCE || t.kind == COLL_ALLGATHER;
+    int large = (g & 15u) < (ringed ? 10u : 1u);
     /* An allgather's (an alltoall's) blocks fit the room an allreduce of
      * COLL_MAX_BYTES has, and a reduce-scatter's data COLL_MAX_BYTES. */
     uint64_t block = (uint64_t)COLL_MAX_BYTES * (1u + (uint64_t)dcuda_ceil_log2(size)) /
@@ -112,7 +118,8 @@ TEST_FN coll_step_t coll_step(uint32_t seed, int s, int world_size, int device_s
     else if (t.kind == COLL_REDUCE_SCATTER)
         t.count = large ? share : c < share ? c : share;
     else
-        t.count = large ? (COLL_MAX_BYTES / 8u) / 2u + (g >> 8) % (COLL_MAX_BYTES / 16u) : c;
+        t.count = large ? COLL_MAX_BYTES / 64u + (g >> 8) % (COLL_MAX_BYTES / 8u - COLL_MAX_BYTES / 64u)
+                        : c;
     t.offset = (uint64_t)((g >> 12) % (COLL_SLACK / 8u)) * 8u;
     return t;
 }

@@ -17,7 +17,7 @@
 #include "base.h"
 #include "ring.h"
 
-#define DCUDA_LAYOUT_VERSION 16u
+#define DCUDA_LAYOUT_VERSION 17u
 #define DCUDA_CONTEXT_MAGIC 0x64637564u /* "dcud" */
 #define DCUDA_STATE_MAGIC 0x72616e6bu   /* "rank" */
 
@@ -31,13 +31,13 @@
 /* Notification tags are 0..DCUDA_TAG_COUNT-1 (the thesis' 8-bit tags).
  * The library's own tags follow them: a rank counts DCUDA_TAG_SLOTS tags,
  * and rank code can name only the first 256. Of the library's, the
- * collectives take the first 16 (impl/coll.h), a blocking get's
- * completion the next (DCUDA_TAG_GET); the rest are spare (a rank's
+ * collectives take the first 20 (impl/coll_base.h), a blocking get's
+ * completion the last (DCUDA_TAG_GET); the rest are spare (a rank's
  * counters stay whole cache lines). */
 #define DCUDA_TAG_COUNT 256
 #define DCUDA_TAG_LIBRARY 32
 #define DCUDA_TAG_SLOTS (DCUDA_TAG_COUNT + DCUDA_TAG_LIBRARY)
-#define DCUDA_TAG_GET (DCUDA_TAG_COUNT + 16)
+#define DCUDA_TAG_GET (DCUDA_TAG_SLOTS - 1)
 /* Communicators: WORLD and DEVICE. */
 #define DCUDA_COMM_COUNT 2
 /* Live windows per communicator at one time. */

@@ -1,0 +1,171 @@
+/*
+ * What the collectives share (coll.h, coll_ring.h): the library's tags of
+ * each communicator, the binomial tree, the element-wise reduction and
+ * the checks of a collective's room and datatype.
+ */
+#ifndef DCUDA_IMPL_COLL_BASE_H
+#define DCUDA_IMPL_COLL_BASE_H
+
+#include "engine.h"
+
+/* The library's tags of communicator comm: DCUDA_TAG_COUNT + comm *
+ * DCU_COLL_KINDS + kind. */
+enum {
+    DCU_COLL_UP = 0,         /* a child's partial result (allreduce: into my scratch; allgather:
+                              * its subtree's blocks, into their place); alltoall: a block */
+    DCU_COLL_DOWN = 1,       /* the result, from my parent, into my data */
+    DCU_COLL_READY_UP = 2,   /* broadcast: a child has called it */
+    DCU_COLL_READY_DOWN = 3, /* allreduce, allgather: my parent has called it (what UP writes
+                              * is free) */
+    DCU_COLL_ROOT = 4,       /* broadcast: the root's data, into rank 0's data */
+    DCU_COLL_READY_ROOT = 5, /* broadcast: rank 0 has called it (to the root) */
+    DCU_COLL_RESULT = 6,     /* reduce: my result, from rank 0; reduce-scatter: my subtree's
+                              * blocks, from my parent; into my data */
+    DCU_COLL_ALL_IN = 7,     /* alltoall, direct reduce-scatter on a small communicator: a
+                              * rank has called it (to every other one) */
+    DCU_COLL_RING_DATA = 8,  /* ring (coll_ring.h): a block from my left, into my scratch
+                              * (a reduce-scatter step) or my data (an allgather step) */
+    DCU_COLL_RING_CTRL = 9,  /* ring: my right has called it, then (allreduce) its puts no
+                              * longer read its data */
+    DCU_COLL_KINDS = 10
+};
+DCUDA_STATIC_ASSERT(DCUDA_TAG_COUNT + DCUDA_COMM_COUNT * DCU_COLL_KINDS <= DCUDA_TAG_GET,
+                    "collective tags before the get's");
+
+DCU_FN int dcu_coll_tag(int comm, int kind) { return DCUDA_TAG_COUNT + comm * DCU_COLL_KINDS + kind; }
+
+/* The tree of a communicator of `size` ranks, seen from rank `me`. */
+typedef struct dcu_tree {
+    int me, size;
+    int parent;   /* -1 at rank 0 */
+    int slot;     /* my scratch slot at my parent: log2 of (me - parent) */
+    int children; /* me + 2^k for k < children, those below size */
+} dcu_tree_t;
+
+DCU_FN dcu_tree_t dcu_tree_of(int me, int size)
+{
+    dcu_tree_t t;
+    t.me = me;
+    t.size = size;
+    t.parent = -1;
+    t.slot = 0;
+    int k = 0;
+    while ((1 << k) < size && (me == 0 || !(me & (1 << k))))
+        k++;
+    if (me != 0) {
+        t.parent = me & (me - 1);
+        t.slot = k;
+    }
+    t.children = 0;
+    while (t.children < k && me + (1 << t.children) < size)
+        t.children++;
+    return t;
+}
+
+DCU_FN int dcu_tree_child(const dcu_tree_t *t, int k) { return t->me + (1 << k); }
+
+/* Ranks of my subtree: me .. me + span - 1. */
+DCU_FN int dcu_tree_span(const dcu_tree_t *t)
+{
+    int span = t->me == 0 ? t->size : 1 << t->slot;
+    return span < t->size - t->me ? span : t->size - t->me;
+}
+
+/* acc[i] = acc[i] op in[i] for i < count, spread over the rank's threads. */
+#define DCU_REDUCE_LOOP(T, acc, in, count, op)                                                     \
+    do {                                                                                           \
+        T *a_ = (T *)(acc);                                                                        \
+        const T *b_ = (const T *)(in);                                                             \
+        size_t i_ = (size_t)dcu_thread(), n_ = (count), step_ = (size_t)dcu_threads();            \
+        if ((op) == DCUDA_SUM)                                                                     \
+            for (; i_ < n_; i_ += step_)                                                           \
+                a_[i_] = a_[i_] + b_[i_];                                                          \
+        else if ((op) == DCUDA_MIN)                                                                \
+            for (; i_ < n_; i_ += step_)                                                           \
+                a_[i_] = b_[i_] < a_[i_] ? b_[i_] : a_[i_];                                        \
+        else                                                                                       \
+            for (; i_ < n_; i_ += step_)                                                           \
+                a_[i_] = b_[i_] > a_[i_] ? b_[i_] : a_[i_];                                        \
+    } while (0)
+
+DCU_FN void dcu_reduce_into(void *acc, const void *in, size_t count, int type, int op)
+{
+    switch (type) {
+    case DCUDA_INT32:
+        DCU_REDUCE_LOOP(int32_t, acc, in, count, op);
+        break;
+    case DCUDA_INT64:
+        DCU_REDUCE_LOOP(int64_t, acc, in, count, op);
+        break;
+    case DCUDA_FLOAT:
+        DCU_REDUCE_LOOP(float, acc, in, count, op);
+        break;
+    default:
+        DCU_REDUCE_LOOP(double, acc, in, count, op);
+        break;
+    }
+}
+
+/* ---- checks -------------------------------------------------------------------- */
+
+/* What a collective needs of its (checked) window: `room` bytes from
+ * offset in my part. *base gets the address of offset in my part. */
+DCU_FN dcuda_status_t dcu_checked_room(const dcuda_state_t *st, uint32_t win, uint64_t offset,
+                                       uint64_t room, char **base, const char *call)
+{
+    int comm = dcu_win_comm(win);
+    const dcuda_win_entry_t *mine =
+        dcu_win_entry(st, comm, dcu_win_slot(win), dcu_comm_rank(st, comm));
+    dcuda_status_t s = dcu_check_range(mine->size, offset, room);
+    if (s != DCUDA_OK)
+        return DCU_REPORT(st, s, call,
+                          "offset %llu + %llu bytes outside my %llu-byte part of window %d",
+                          (unsigned long long)offset, (unsigned long long)room,
+                          (unsigned long long)mine->size, dcu_win_slot(win));
+    *base = (char *)(uintptr_t)mine->base + offset;
+    return DCUDA_OK;
+}
+
+/* The bytes count elements of type take, or 0 (reported) if type or op is
+ * none or the size overflows. */
+DCU_FN uint64_t dcu_checked_reduction(const dcuda_state_t *st, size_t count, int type, int op,
+                                      const char *call, dcuda_status_t *s)
+{
+    uint64_t elem = dcuda_datatype_bytes((dcuda_datatype_t)type);
+    *s = DCUDA_OK;
+    if (!elem)
+        *s = DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call,
+                        "datatype %d is none of DCUDA_INT32, INT64, FLOAT, DOUBLE", type);
+    else if (op != DCUDA_SUM && op != DCUDA_MIN && op != DCUDA_MAX)
+        *s = DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call,
+                        "op %d is none of DCUDA_SUM, DCUDA_MIN, DCUDA_MAX", op);
+    else if ((uint64_t)count > UINT64_MAX / 64u / elem)
+        *s = DCU_REPORT(st, DCUDA_ERR_OVERFLOW, call, "count %llu overflows",
+                        (unsigned long long)count);
+    return *s == DCUDA_OK ? (uint64_t)count * elem : 0u;
+}
+
+/* The checks of a reduction of `count` elements of type (op) whose every
+ * part needs `room` bytes from offset; *data and *bytes (of the count
+ * elements) for the caller. */
+DCU_FN dcuda_status_t dcu_reduction_checks(const dcuda_state_t *st, uint32_t win, size_t offset,
+                                           size_t count, int type, int op, uint64_t room,
+                                           char **data, uint64_t *bytes, const char *call)
+{
+    dcuda_status_t s;
+    *bytes = dcu_checked_reduction(st, count, type, op, call, &s);
+    if (s != DCUDA_OK)
+        return s;
+    if ((s = dcu_checked_win(st, win, call)) != DCUDA_OK)
+        return s;
+    if ((s = dcu_checked_room(st, win, offset, room, data, call)) != DCUDA_OK)
+        return s;
+    uint64_t elem = dcuda_datatype_bytes((dcuda_datatype_t)type);
+    if (count && (uintptr_t)*data % elem != 0)
+        return DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call,
+                          "offset %llu puts the data at %p, not aligned to its %llu-byte elements",
+                          (unsigned long long)offset, (void *)*data, (unsigned long long)elem);
+    return DCUDA_OK;
+}
+
+#endif /* DCUDA_IMPL_COLL_BASE_H */
