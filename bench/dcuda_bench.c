@@ -28,7 +28,8 @@
  *   get        rank 0's blocking gets of rank 1's bytes over the sizes of
  *              -m (rows `get`: a get is a round trip, and the rows say so)
  *   collective allreduce and reduce (sum of floats; the reduce's root the
- *              last rank) and broadcast over WORLD at 8 B, 1 KiB and 64 KiB;
+ *              last rank) and broadcast over WORLD at 8 B, 1 KiB and 64 KiB,
+ *              the allreduces also at 1 MiB;
  *              allgather, reduce-scatter and alltoall of 8 B and 1 KiB a
  *              rank (a block); every rank of every process: microseconds
  *              a call; beside them allreduce_ring_user, the allreduce a
@@ -39,7 +40,8 @@
  *              CPU ranks): rows named peer_*, between processes 0 and 1
  *              (see peer_section below), and peer_world_barrier and
  *              peer_<collective> with one rank a process at 8 B, 4 KiB and
- *              256 KiB (the sizes dcuda_ref_nvshmem's block-scoped
+ *              256 KiB, the allreduces also at 4 MiB (the first three
+ *              the sizes dcuda_ref_nvshmem's block-scoped
  *              collectives run at); otherwise one line says why not
  *
  * Like every dcuda program it runs SPMD: each process makes the same host
@@ -301,17 +303,19 @@ static void world_barrier(dcuda_host_h h, int ranks, int iters, const char *pref
         report("runtime", what, ranks, 0, "us_per_call", &r, 1e3 / iters, 0);
 }
 
-/* The WORLD collectives timed, each at the first 2 or all 3 of its sizes
- * (the data of a reduction, a broadcast's bytes, a block of the others). */
+/* The WORLD collectives timed, each at the first 2, 3 or all 4 of its
+ * sizes (the data of a reduction, a broadcast's bytes, a block of the
+ * others); the allreduces also at the largest, where the ring takes over
+ * from the tree. */
 typedef struct world_coll {
     int mode;
     const char *name;
-    int sizes; /* the first 2 or all 3 */
+    int sizes; /* the first 2, 3 or all 4 */
 } world_coll_t;
 
 static const world_coll_t world_colls[] = {
-    { BENCH_ALLREDUCE, "allreduce_sum_float", 3 },
-    { BENCH_ALLREDUCE_RING, "allreduce_ring_user", 3 },
+    { BENCH_ALLREDUCE, "allreduce_sum_float", 4 },
+    { BENCH_ALLREDUCE_RING, "allreduce_ring_user", 4 },
     { BENCH_BROADCAST, "broadcast", 3 },
     { BENCH_ALLGATHER, "allgather", 2 },
     { BENCH_REDUCE, "reduce_sum_float", 3 },
@@ -341,8 +345,8 @@ static size_t world_coll_room(int mode, int ranks, size_t size)
 /* The sizes of the WORLD collectives: rows of one device and of a whole
  * WORLD; and between the processes, one rank each, at sizes that
  * dcuda_ref_nvshmem measures too. */
-static const size_t world_sizes[] = { 8, 1024, 65536 };
-static const size_t peer_sizes[] = { 8, 4096, 262144 };
+static const size_t world_sizes[] = { 8, 1024, 65536, 1048576 };
+static const size_t peer_sizes[] = { 8, 4096, 262144, 4194304 };
 
 /* Whether the ring a user writes (BENCH_ALLREDUCE_RING) sums right: one
  * call on data rank + 1 (its check run, iters 0), then every element of
@@ -371,7 +375,7 @@ static int ring_sums_right(dcuda_host_h h, const bench_args_t *args, int ranks, 
 
 /* Microseconds each collective of world_colls takes, every rank of every
  * process taking part (a reduce's root is the last rank, so its result
- * is handed over), at sizes[] (3 of them); rows `prefix`<name>. `devices`
+ * is handed over), at sizes[] (4 of them); rows `prefix`<name>. `devices`
  * ranks of this process. */
 static void world_collectives(dcuda_host_h h, int ranks, int devices, int iters,
                               const size_t *sizes, const char *prefix)
