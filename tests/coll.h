@@ -100,9 +100,9 @@ TEST_FN coll_step_t coll_step(uint32_t seed, int s, int world_size, int device_s
     t.type = (int)((h >> 2) & 3u);
     t.op = (int)((h >> 4) % 3u);
     /* Several 64 KiB chunks: an allreduce's and an allgather's often,
-     * across the sizes where they leave the tree for the ring
-     * (dcu_ring_allreduce_wins: from about 40 KiB at 5 ranks, 83 KiB at
-     * 10, 171 KiB at 16). */
+     * across the sizes where they leave the tree for the ring (from 32
+     * KiB up to 16 ranks; an allgather's whole array from 65 KiB at 16:
+     * impl/coll_ring.h). */
     const int ringed = t.kind == COLL_ALLREDUCE || t.kind == COLL_ALLGATHER;
     int large = (g & 15u) < (ringed ? 10u : 1u);
     /* An allgather's (an alltoall's) blocks fit the room an allreduce of

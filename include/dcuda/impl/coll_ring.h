@@ -9,7 +9,10 @@
  * alone. Each rank moves (P - 1) / P of the data a phase, where the tree
  * moves all of it log2 P times, at the cost of P - 1 steps a phase
  * instead of log2 P: dcu_ring_allreduce_wins and dcu_ring_allgather_wins
- * choose by a model of both (the bytes one step's latency is worth).
+ * choose by a model of both (the bytes one step's latency is worth): an
+ * allreduce takes the ring from 32 KiB up to 32 ranks, from 85 KiB at 264
+ * and 154 KiB at 528; an allgather (its whole array) from 32 KiB up to 10
+ * ranks, 63 KiB at 16, 875 KiB at 264 and 1.6 MiB at 528.
  *
  * The tree's promises hold (coll.h): no rank writes into another's part
  * before that rank has called the collective (each tells its left it is
@@ -33,10 +36,16 @@
 /* Data of at least this many bytes may take a ring; below it latency
  * rules, and the tree's 2 log2 P steps are fewer. */
 #define DCU_RING_MIN_BYTES 32768u
-/* The bytes one step's latency is worth (latency x a rank's bandwidth):
- * about 1.3 us at 50 GB/s on a GPU, 8 us at 10 GB/s on the network
- * path. The model below takes it for both algorithms. */
-#define DCU_RING_STEP_BYTES 65536u
+/* The bytes one step's latency is worth in each model below (a step's
+ * latency x a rank's rate). An allreduce's rate is its adds': on two
+ * H200 (2026-11-26, 264 ranks each, 128 threads a rank) the tree's
+ * allreduce of 64 KiB took 1.36 ms where a ring written with puts took
+ * 2.83, and of 1 MiB 32.6 ms against 4.1 (about 2 us a step, 1 GB/s of
+ * adds a rank). An allgather's rate is its puts' (13 GB/s a rank in the
+ * same call's broadcast rows): its tree took 262 us for 1 KiB blocks,
+ * where a ring's 527 steps would take about 1 ms. */
+#define DCU_RING_ALLREDUCE_STEP_BYTES 4096u
+#define DCU_RING_ALLGATHER_STEP_BYTES 32768u
 
 /* A ring allreduce of `bytes` in `count` elements on P ranks (L = log2 P
  * rounded up) beats the tree when 3 (P - 1) / P of the bytes (put, add,
@@ -47,7 +56,8 @@ DCU_FN int dcu_ring_allreduce_wins(uint64_t bytes, uint64_t count, int p)
     if (p < 2 || count < (uint64_t)p || bytes < DCU_RING_MIN_BYTES)
         return 0;
     uint64_t P = (uint64_t)p, L = (uint64_t)dcuda_ceil_log2(p);
-    return bytes / P > 2u * (P - L) * (uint64_t)DCU_RING_STEP_BYTES / (3u * (L * P - P + 1u));
+    return bytes / P >
+           2u * (P - L) * (uint64_t)DCU_RING_ALLREDUCE_STEP_BYTES / (3u * (L * P - P + 1u));
 }
 
 /* A ring allgather of `bytes` in all (P blocks) beats the tree, whose
@@ -61,7 +71,7 @@ DCU_FN int dcu_ring_allgather_wins(uint64_t bytes, int p)
     uint64_t P = (uint64_t)p, L = (uint64_t)dcuda_ceil_log2(p);
     if (P <= 2u * L)
         return 1;
-    return bytes / P > (P - 2u * L) * (uint64_t)DCU_RING_STEP_BYTES / (L * P + 1u);
+    return bytes / P > (P - 2u * L) * (uint64_t)DCU_RING_ALLGATHER_STEP_BYTES / (L * P + 1u);
 }
 
 /* A ring over the window's communicator: `count` units of `unit` bytes
