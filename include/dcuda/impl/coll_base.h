@@ -71,7 +71,22 @@ DCU_FN int dcu_tree_span(const dcu_tree_t *t)
     return span < t->size - t->me ? span : t->size - t->me;
 }
 
-/* acc[i] = acc[i] op in[i] for i < count, spread over the rank's threads. */
+/* acc[i] = acc[i] op in[i] for i < count, spread over the rank's threads
+ * (a GPU rank's: whole vectors a load, dcu_combine). */
+#if defined(__CUDACC__)
+#define DCU_REDUCE_LOOP(T, acc, in, count, op)                                                     \
+    do {                                                                                           \
+        T *a_ = (T *)(acc);                                                                        \
+        const T *b_ = (const T *)(in);                                                             \
+        size_t i_ = (size_t)dcu_thread(), n_ = (count), step_ = (size_t)dcu_threads();            \
+        if ((op) == DCUDA_SUM)                                                                     \
+            dcu_combine(a_, b_, n_, i_, step_, dcu_op_sum());                                      \
+        else if ((op) == DCUDA_MIN)                                                                \
+            dcu_combine(a_, b_, n_, i_, step_, dcu_op_min());                                      \
+        else                                                                                       \
+            dcu_combine(a_, b_, n_, i_, step_, dcu_op_max());                                      \
+    } while (0)
+#else
 #define DCU_REDUCE_LOOP(T, acc, in, count, op)                                                     \
     do {                                                                                           \
         T *a_ = (T *)(acc);                                                                        \
@@ -87,6 +102,7 @@ DCU_FN int dcu_tree_span(const dcu_tree_t *t)
             for (; i_ < n_; i_ += step_)                                                           \
                 a_[i_] = b_[i_] > a_[i_] ? b_[i_] : a_[i_];                                        \
     } while (0)
+#endif
 
 DCU_FN void dcu_reduce_into(void *acc, const void *in, size_t count, int type, int op)
 {

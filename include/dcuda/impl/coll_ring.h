@@ -35,7 +35,9 @@
 
 /* Data of at least this many bytes may take a ring; below it latency
  * rules, and the tree's 2 log2 P steps are fewer. */
+#ifndef DCU_RING_MIN_BYTES /* overridable, as the two below, to time one algorithm alone */
 #define DCU_RING_MIN_BYTES 32768u
+#endif
 /* The bytes one step's latency is worth in each model below (a step's
  * latency x a rank's rate). An allreduce's rate is its adds': on two
  * H200 (2026-11-26, 264 ranks each, 128 threads a rank) the tree's
@@ -44,8 +46,12 @@
  * adds a rank). An allgather's rate is its puts' (13 GB/s a rank in the
  * same call's broadcast rows): its tree took 262 us for 1 KiB blocks,
  * where a ring's 527 steps would take about 1 ms. */
+#ifndef DCU_RING_ALLREDUCE_STEP_BYTES
 #define DCU_RING_ALLREDUCE_STEP_BYTES 4096u
+#endif
+#ifndef DCU_RING_ALLGATHER_STEP_BYTES
 #define DCU_RING_ALLGATHER_STEP_BYTES 32768u
+#endif
 
 /* A ring allreduce of `bytes` in `count` elements on P ranks (L = log2 P
  * rounded up) beats the tree when 3 (P - 1) / P of the bytes (put, add,

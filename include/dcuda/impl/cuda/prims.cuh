@@ -387,6 +387,119 @@ DCU_FN void dcu_lanes_copy(dcu_lanes_t lanes, char *dst, const char *src, size_t
     dcu_copy_by(dst + done, src + done, n - done, i, nt);
 }
 
+/* ---- the block's element-wise combination -------------------------------------- */
+
+/* Combinations of two values (the collectives' ops). */
+struct dcu_op_sum {
+    template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
+};
+struct dcu_op_min {
+    template <typename T> __device__ __forceinline__ T operator()(T a, T b) const
+    {
+        return b < a ? b : a;
+    }
+};
+struct dcu_op_max {
+    template <typename T> __device__ __forceinline__ T operator()(T a, T b) const
+    {
+        return b > a ? b : a;
+    }
+};
+
+/* Two vectors combined component by component (the components stay in
+ * registers); a scalar is a vector of one. */
+template <typename T, typename F> static __device__ __forceinline__ T dcu_zip(T a, T b, F f)
+{
+    return f(a, b);
+}
+#define DCU_ZIP4(V, make)                                                                              template <typename F> static __device__ __forceinline__ V dcu_zip(V a, V b, F f)                  {                                                                                                      return make(f(a.x, b.x), f(a.y, b.y), f(a.z, b.z), f(a.w, b.w));                               }
+#define DCU_ZIP2(V, make)                                                                              template <typename F> static __device__ __forceinline__ V dcu_zip(V a, V b, F f)                  {                                                                                                      return make(f(a.x, b.x), f(a.y, b.y));                                                         }
+DCU_ZIP4(float4, make_float4)
+DCU_ZIP4(int4, make_int4)
+DCU_ZIP2(float2, make_float2)
+DCU_ZIP2(int2, make_int2)
+DCU_ZIP2(double2, make_double2)
+DCU_ZIP2(longlong2, make_longlong2)
+#undef DCU_ZIP4
+#undef DCU_ZIP2
+
+/* The 16- and 8-byte vectors of an element type. */
+template <typename T> struct dcu_vec;
+template <> struct dcu_vec<float> {
+    typedef float4 v16;
+    typedef float2 v8;
+};
+template <> struct dcu_vec<int32_t> {
+    typedef int4 v16;
+    typedef int2 v8;
+};
+template <> struct dcu_vec<double> {
+    typedef double2 v16;
+    typedef double v8;
+};
+template <> struct dcu_vec<int64_t> {
+    typedef longlong2 v16;
+    typedef int64_t v8;
+};
+
+/* acc[e] = f(acc[e], in[e]) for the whole vectors V of count elements
+ * (both V-aligned), DCU_COPY_UNROLL of them in flight a thread (thread i
+ * of nt); returns the elements done. */
+template <typename V, typename T, typename F>
+static __device__ __forceinline__ size_t dcu_combine_as(T *acc, const T *in, size_t count,
+                                                        size_t i, size_t nt, F f)
+{
+    const size_t per = sizeof(V) / sizeof(T), n = count / per;
+    V *a = (V *)acc;
+    const V *b = (const V *)in;
+    for (; i < n; i += DCU_COPY_UNROLL * nt) {
+        V x[DCU_COPY_UNROLL], y[DCU_COPY_UNROLL];
+#pragma unroll
+        for (int k = 0; k < DCU_COPY_UNROLL; k++) {
+            size_t e = i + (size_t)k * nt;
+            if (e < n) {
+                x[k] = a[e];
+                y[k] = b[e];
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < DCU_COPY_UNROLL; k++) {
+            size_t e = i + (size_t)k * nt;
+            if (e < n)
+                a[e] = dcu_zip(x[k], y[k], f);
+        }
+    }
+    return n * per;
+}
+
+/* acc[e] = f(acc[e], in[e]) for e < count, by threads 0..nt-1 (this one
+ * thread i); both element-aligned. Where acc and in lie alike modulo 16
+ * (or 8) bytes, whole vectors a load, several in flight: one element a
+ * load held a rank's adds to about 1 GB/s. */
+template <typename T, typename F>
+static __device__ __forceinline__ void dcu_combine(T *acc, const T *in, size_t count, size_t i,
+                                                   size_t nt, F f)
+{
+    const uintptr_t apart = (uintptr_t)acc ^ (uintptr_t)in, at = (uintptr_t)acc;
+    const int wide = (apart & 15u) == 0 ? 16 : (apart & 7u) == 0 ? 8 : 0;
+    size_t head = wide ? (size_t)(((uintptr_t)wide - (at & (uintptr_t)(wide - 1))) &
+                                  (uintptr_t)(wide - 1)) /
+                             sizeof(T)
+                       : count;
+    head = head < count ? head : count;
+    for (size_t e = i; e < head; e += nt)
+        acc[e] = f(acc[e], in[e]);
+    size_t done = head;
+    if (wide == 16)
+        done += dcu_combine_as<typename dcu_vec<T>::v16>(acc + head, in + head, count - head, i,
+                                                         nt, f);
+    else if (wide == 8)
+        done += dcu_combine_as<typename dcu_vec<T>::v8>(acc + head, in + head, count - head, i,
+                                                        nt, f);
+    for (size_t e = done + i; e < count; e += nt)
+        acc[e] = f(acc[e], in[e]);
+}
+
 /* ---- waiting ------------------------------------------------------------------ */
 
 /* Polls before a waiting rank starts to sleep between polls (sleeps grow
