@@ -265,10 +265,9 @@ DCU_FN dcuda_status_t dcu_reduce_scatter_direct(dcuda_state_t *st, uint32_t win,
     if (ranks > 1 && s == DCUDA_OK)
         s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_UP), ranks - 1, call);
     char *mine = data + (size_t)me * block;
-    for (int i = 0; i < ranks && s == DCUDA_OK; i++) /* a thread keeps to its elements */
+    for (int i = 0; i < ranks && s == DCUDA_OK; i++)
         if (i != me)
             dcu_reduce_into(mine, data + all + (size_t)i * block, count, type, op);
-    dcu_sync();
     if (ranks > 1 && s == DCUDA_OK)
         s = dcu_win_flush(st, win);
     if (me != 0 && s == DCUDA_OK) {

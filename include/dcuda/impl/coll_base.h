@@ -104,6 +104,9 @@ DCU_FN int dcu_tree_span(const dcu_tree_t *t)
     } while (0)
 #endif
 
+/* acc = acc op in, element-wise, by the rank's threads; they are in step
+ * again on return (which thread takes which element depends on how acc
+ * and in lie, so one call's elements are not the next one's). */
 DCU_FN void dcu_reduce_into(void *acc, const void *in, size_t count, int type, int op)
 {
     switch (type) {
@@ -120,6 +123,7 @@ DCU_FN void dcu_reduce_into(void *acc, const void *in, size_t count, int type, i
         DCU_REDUCE_LOOP(double, acc, in, count, op);
         break;
     }
+    dcu_sync();
 }
 
 /* ---- checks -------------------------------------------------------------------- */

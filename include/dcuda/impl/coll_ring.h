@@ -53,13 +53,17 @@
 #define DCU_RING_ALLGATHER_STEP_BYTES 32768u
 #endif
 
+/* Is `bytes` below `min` (a function, so that a minimum of 0 compiles
+ * without a warning)? */
+DCU_FN int dcu_ring_below(uint64_t bytes, uint64_t min) { return bytes < min; }
+
 /* A ring allreduce of `bytes` in `count` elements on P ranks (L = log2 P
  * rounded up) beats the tree when 3 (P - 1) / P of the bytes (put, add,
  * put) in 2 P steps cost less than 3 L times the bytes in 2 L steps:
  * when bytes / P x 3 (L P - P + 1) > 2 (P - L) steps' bytes. */
 DCU_FN int dcu_ring_allreduce_wins(uint64_t bytes, uint64_t count, int p)
 {
-    if (p < 2 || count < (uint64_t)p || bytes < DCU_RING_MIN_BYTES)
+    if (p < 2 || count < (uint64_t)p || dcu_ring_below(bytes, DCU_RING_MIN_BYTES))
         return 0;
     uint64_t P = (uint64_t)p, L = (uint64_t)dcuda_ceil_log2(p);
     return bytes / P >
@@ -72,7 +76,7 @@ DCU_FN int dcu_ring_allreduce_wins(uint64_t bytes, uint64_t count, int p)
  * than P - 2 L steps: when bytes / P x (L P + 1) > (P - 2 L) steps' bytes. */
 DCU_FN int dcu_ring_allgather_wins(uint64_t bytes, int p)
 {
-    if (p < 2 || bytes < DCU_RING_MIN_BYTES)
+    if (p < 2 || dcu_ring_below(bytes, DCU_RING_MIN_BYTES))
         return 0;
     uint64_t P = (uint64_t)p, L = (uint64_t)dcuda_ceil_log2(p);
     if (P <= 2u * L)
