@@ -173,7 +173,7 @@ DCU_FN dcuda_status_t dcu_ring_allgather_steps(dcuda_state_t *st, const dcu_ring
 
 /* The allreduce of count elements of type at data (checked by the
  * caller, P >= 2; the scratch after the data holds as much again). */
-DCU_FN dcuda_status_t dcu_ring_allreduce(dcuda_state_t *st, uint32_t win, size_t offset,
+DCU_FN_COLD dcuda_status_t dcu_ring_allreduce(dcuda_state_t *st, uint32_t win, size_t offset,
                                          size_t count, int type, int op, char *data,
                                          const char *call)
 {
@@ -190,7 +190,7 @@ DCU_FN dcuda_status_t dcu_ring_allreduce(dcuda_state_t *st, uint32_t win, size_t
 
 /* The allgather of P blocks of `size` bytes at data (checked by the
  * caller, P >= 2). */
-DCU_FN dcuda_status_t dcu_ring_allgather(dcuda_state_t *st, uint32_t win, size_t offset,
+DCU_FN_COLD dcuda_status_t dcu_ring_allgather(dcuda_state_t *st, uint32_t win, size_t offset,
                                          size_t size, char *data, const char *call)
 {
     dcu_ring_t r = dcu_ring_of(st, win, offset, (uint64_t)dcu_comm_size(st, dcu_win_comm(win)),
