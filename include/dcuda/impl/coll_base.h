@@ -71,22 +71,8 @@ DCU_FN int dcu_tree_span(const dcu_tree_t *t)
     return span < t->size - t->me ? span : t->size - t->me;
 }
 
-/* acc[i] = acc[i] op in[i] for i < count, spread over the rank's threads
- * (a GPU rank's: whole vectors a load, dcu_combine). */
-#if defined(__CUDACC__)
-#define DCU_REDUCE_LOOP(T, acc, in, count, op)                                                     \
-    do {                                                                                           \
-        T *a_ = (T *)(acc);                                                                        \
-        const T *b_ = (const T *)(in);                                                             \
-        size_t i_ = (size_t)dcu_thread(), n_ = (count), step_ = (size_t)dcu_threads();            \
-        if ((op) == DCUDA_SUM)                                                                     \
-            dcu_combine(a_, b_, n_, i_, step_, dcu_op_sum());                                      \
-        else if ((op) == DCUDA_MIN)                                                                \
-            dcu_combine(a_, b_, n_, i_, step_, dcu_op_min());                                      \
-        else                                                                                       \
-            dcu_combine(a_, b_, n_, i_, step_, dcu_op_max());                                      \
-    } while (0)
-#else
+/* acc[i] = acc[i] op in[i] for i < count, one element a load, thread t
+ * of the rank taking elements t, t + threads, ... */
 #define DCU_REDUCE_LOOP(T, acc, in, count, op)                                                     \
     do {                                                                                           \
         T *a_ = (T *)(acc);                                                                        \
@@ -102,29 +88,58 @@ DCU_FN int dcu_tree_span(const dcu_tree_t *t)
             for (; i_ < n_; i_ += step_)                                                           \
                 a_[i_] = b_[i_] > a_[i_] ? b_[i_] : a_[i_];                                        \
     } while (0)
+
+#define DCU_REDUCE_TYPES(LOOP, acc, in, count, type, op)                                           \
+    do {                                                                                           \
+        if ((type) == DCUDA_INT32)                                                                 \
+            LOOP(int32_t, acc, in, count, op);                                                     \
+        else if ((type) == DCUDA_INT64)                                                            \
+            LOOP(int64_t, acc, in, count, op);                                                     \
+        else if ((type) == DCUDA_FLOAT)                                                            \
+            LOOP(float, acc, in, count, op);                                                       \
+        else                                                                                       \
+            LOOP(double, acc, in, count, op);                                                      \
+    } while (0)
+
+#if defined(__CUDACC__)
+/* Arrays of at least this many bytes a GPU rank combines a vector a load
+ * (dcu_reduce_wide): one element a load held its adds to about 1 GB/s. */
+#define DCU_REDUCE_WIDE_MIN 1024u
+
+/* The same by whole vectors (dcu_combine), which thread takes which
+ * element following how acc and in lie. */
+#define DCU_REDUCE_VECTORS(T, acc, in, count, op)                                                  \
+    do {                                                                                           \
+        T *a_ = (T *)(acc);                                                                        \
+        const T *b_ = (const T *)(in);                                                             \
+        size_t i_ = (size_t)dcu_thread(), n_ = (count), step_ = (size_t)dcu_threads();            \
+        if ((op) == DCUDA_SUM)                                                                     \
+            dcu_combine(a_, b_, n_, i_, step_, dcu_op_sum());                                      \
+        else if ((op) == DCUDA_MIN)                                                                \
+            dcu_combine(a_, b_, n_, i_, step_, dcu_op_min());                                      \
+        else                                                                                       \
+            dcu_combine(a_, b_, n_, i_, step_, dcu_op_max());                                      \
+    } while (0)
+
+/* Out of line, as the rings: inlined, its registers made a kernel of puts
+ * and collectives spill (its 8-byte put and flush 20% slower). */
+DCU_FN_COLD void dcu_reduce_wide(void *acc, const void *in, size_t count, int type, int op)
+{
+    DCU_REDUCE_TYPES(DCU_REDUCE_VECTORS, acc, in, count, type, op);
+}
 #endif
 
 /* acc = acc op in, element-wise, by the rank's threads; they are in step
- * again on return (which thread takes which element depends on how acc
- * and in lie, so one call's elements are not the next one's). Out of
- * line, as the rings: inlined, their registers made a kernel of puts and
- * collectives spill (its 8-byte put and flush slowed by 20%). */
-DCU_FN_COLD void dcu_reduce_into(void *acc, const void *in, size_t count, int type, int op)
+ * again on return (which thread takes which element may differ from one
+ * call to the next). */
+DCU_FN void dcu_reduce_into(void *acc, const void *in, size_t count, int type, int op)
 {
-    switch (type) {
-    case DCUDA_INT32:
-        DCU_REDUCE_LOOP(int32_t, acc, in, count, op);
-        break;
-    case DCUDA_INT64:
-        DCU_REDUCE_LOOP(int64_t, acc, in, count, op);
-        break;
-    case DCUDA_FLOAT:
-        DCU_REDUCE_LOOP(float, acc, in, count, op);
-        break;
-    default:
-        DCU_REDUCE_LOOP(double, acc, in, count, op);
-        break;
-    }
+#if defined(__CUDACC__)
+    if ((uint64_t)count * dcuda_datatype_bytes((dcuda_datatype_t)type) >= DCU_REDUCE_WIDE_MIN)
+        dcu_reduce_wide(acc, in, count, type, op);
+    else
+#endif
+        DCU_REDUCE_TYPES(DCU_REDUCE_LOOP, acc, in, count, type, op);
     dcu_sync();
 }
 
