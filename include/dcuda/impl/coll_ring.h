@@ -10,9 +10,9 @@
  * moves all of it log2 P times, at the cost of P - 1 steps a phase
  * instead of log2 P: dcu_ring_allreduce_wins and dcu_ring_allgather_wins
  * choose by a model of both (the bytes one step's latency is worth): an
- * allreduce takes the ring from 32 KiB up to 32 ranks, from 85 KiB at 264
- * and 154 KiB at 528; an allgather (its whole array) from 32 KiB up to 10
- * ranks, 63 KiB at 16, 875 KiB at 264 and 1.6 MiB at 528.
+ * allreduce takes the ring from 32 KiB up to 29 ranks, 62 KiB at 64, 170
+ * KiB at 264 and 307 KiB at 528; an allgather (its whole array) from 32
+ * KiB up to 10 ranks, 63 KiB at 16, 875 KiB at 264 and 1.6 MiB at 528.
  *
  * The tree's promises hold (coll.h): no rank writes into another's part
  * before that rank has called the collective (each tells its left it is
@@ -20,7 +20,8 @@
  * and a part is its own again on return (a flush ends each call). Every
  * block of an allreduce's reduce-scatter lands in its own place of the
  * scratch after the data, so no scratch is written twice in one call. An
- * allgather step writes a block into my right's data that my right's own
+ * allreduce's allgather step writes a block into my right's data that my
+ * right's own
  * reduce-scatter put may still be reading (its step s reads the block my
  * step s of the allgather overwrites), so between the phases each rank
  * flushes its puts and tells its left (RING_CTRL again). Only my left
@@ -39,15 +40,15 @@
 #define DCU_RING_MIN_BYTES 32768u
 #endif
 /* The bytes one step's latency is worth in each model below (a step's
- * latency x a rank's rate). An allreduce's rate is its adds': on two
- * H200 (2026-11-26, 264 ranks each, 128 threads a rank) the tree's
- * allreduce of 64 KiB took 1.36 ms where a ring written with puts took
- * 2.83, and of 1 MiB 32.6 ms against 4.1 (about 2 us a step, 1 GB/s of
- * adds a rank). An allgather's rate is its puts' (13 GB/s a rank in the
- * same call's broadcast rows): its tree took 262 us for 1 KiB blocks,
- * where a ring's 527 steps would take about 1 ms. */
+ * latency x a rank's rate), from two H200 (2026-11-26, 264 ranks each,
+ * 128 threads a rank). An allreduce's rate is its adds': the tree took
+ * 470 us for 64 KiB where the ring took 2.9 ms (about 2.8 us a step at
+ * 528 ranks), and 6.2 ms for 1 MiB where the ring took 3.1 ms: they
+ * cross between 300 and 500 KiB. An allgather's rate is its puts' (13
+ * GB/s a rank in the same calls' broadcast rows): its tree took 267 us
+ * for 1 KiB blocks, where the ring's 527 steps would take about 1 ms. */
 #ifndef DCU_RING_ALLREDUCE_STEP_BYTES
-#define DCU_RING_ALLREDUCE_STEP_BYTES 4096u
+#define DCU_RING_ALLREDUCE_STEP_BYTES 8192u
 #endif
 #ifndef DCU_RING_ALLGATHER_STEP_BYTES
 #define DCU_RING_ALLGATHER_STEP_BYTES 32768u
