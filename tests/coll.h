@@ -99,11 +99,12 @@ TEST_FN coll_step_t coll_step(uint32_t seed, int s, int world_size, int device_s
     t.root = (int)((h >> 8) % (uint32_t)size);
     t.type = (int)((h >> 2) & 3u);
     t.op = (int)((h >> 4) % 3u);
-    /* Several 64 KiB chunks: an allreduce's and an allgather's often,
-     * across the sizes where they leave the tree for the ring (from 32
-     * KiB up to 16 ranks; an allgather's whole array from 65 KiB at 16:
-     * impl/coll_ring.h). */
-    const int ringed = t.kind == COLL_ALLREDUCE || t.kind == COLL_ALLGATHER;
+    /* Several 64 KiB chunks: an allreduce's, a reduce's and an
+     * allgather's often, across the sizes where they leave the tree for
+     * the ring (up to 16 ranks: an allreduce from 32 KiB, a reduce from
+     * 64 KiB, an allgather's whole array from 63 KiB: impl/coll_ring.h). */
+    const int ringed =
+        t.kind == COLL_ALLREDUCE || t.kind == COLL_ALLGATHER || t.kind == COLL_REDUCE;
     int large = (g & 15u) < (ringed ? 10u : 1u);
     /* An allgather's (an alltoall's) blocks fit the room an allreduce of
      * COLL_MAX_BYTES has, and a reduce-scatter's data COLL_MAX_BYTES. */

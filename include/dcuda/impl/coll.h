@@ -162,8 +162,10 @@ DCU_FN dcuda_status_t dcu_allreduce(dcuda_state_t *st, uint32_t win, size_t offs
     return s;
 }
 
-/* The reduction reaches rank 0 up the tree; rank 0 then puts it into the
- * root's data (every rank has contributed, so the root has called). */
+/* Large data: the ring allreduce (every rank then holds the result).
+ * Otherwise the reduction reaches rank 0 up the tree; rank 0 then puts it
+ * into the root's data (every rank has contributed, so the root has
+ * called). */
 DCU_FN dcuda_status_t dcu_reduce(dcuda_state_t *st, uint32_t win, size_t offset, size_t count,
                                  int type, int op, int root)
 {
@@ -174,6 +176,11 @@ DCU_FN dcuda_status_t dcu_reduce(dcuda_state_t *st, uint32_t win, size_t offset,
     uint64_t bytes = 0;
     dcuda_status_t s =
         dcu_reduction_start(st, win, offset, count, type, op, 1, root, &t, &data, &bytes, call);
+    /* The tree of a reduce is the first half of an allreduce's: the ring
+     * allreduce beats it where it beats the whole tree on half the data
+     * (on two H200, 2 ranks of 256 KiB: 34 us against the tree's 50). */
+    if (s == DCUDA_OK && dcu_ring_allreduce_wins(bytes / 2u, (uint64_t)count / 2u, t.size))
+        return dcu_ring_allreduce(st, win, offset, count, type, op, data, call);
     if (s == DCUDA_OK)
         s = dcu_reduce_up(st, win, &t, comm, offset, count, bytes, data, type, op, call);
     if (s != DCUDA_OK || root == 0)
