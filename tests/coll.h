@@ -119,8 +119,9 @@ TEST_FN coll_step_t coll_step(uint32_t seed, int s, int world_size, int device_s
     else if (t.kind == COLL_REDUCE_SCATTER)
         t.count = large ? share : c < share ? c : share;
     else
-        t.count = large ? COLL_MAX_BYTES / 64u + (g >> 8) % (COLL_MAX_BYTES / 8u - COLL_MAX_BYTES / 64u)
-                        : c;
+        t.count =
+            large ? COLL_MAX_BYTES / 64u + (g >> 8) % (COLL_MAX_BYTES / 8u - COLL_MAX_BYTES / 64u)
+                  : c;
     t.offset = (uint64_t)((g >> 12) % (COLL_SLACK / 8u)) * 8u;
     return t;
 }

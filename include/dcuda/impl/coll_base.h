@@ -32,7 +32,10 @@ enum {
 DCUDA_STATIC_ASSERT(DCUDA_TAG_COUNT + DCUDA_COMM_COUNT * DCU_COLL_KINDS <= DCUDA_TAG_GET,
                     "collective tags before the get's");
 
-DCU_FN int dcu_coll_tag(int comm, int kind) { return DCUDA_TAG_COUNT + comm * DCU_COLL_KINDS + kind; }
+DCU_FN int dcu_coll_tag(int comm, int kind)
+{
+    return DCUDA_TAG_COUNT + comm * DCU_COLL_KINDS + kind;
+}
 
 /* The tree of a communicator of `size` ranks, seen from rank `me`. */
 typedef struct dcu_tree {
@@ -77,7 +80,7 @@ DCU_FN int dcu_tree_span(const dcu_tree_t *t)
     do {                                                                                           \
         T *a_ = (T *)(acc);                                                                        \
         const T *b_ = (const T *)(in);                                                             \
-        size_t i_ = (size_t)dcu_thread(), n_ = (count), step_ = (size_t)dcu_threads();            \
+        size_t i_ = (size_t)dcu_thread(), n_ = (count), step_ = (size_t)dcu_threads();             \
         if ((op) == DCUDA_SUM)                                                                     \
             for (; i_ < n_; i_ += step_)                                                           \
                 a_[i_] = a_[i_] + b_[i_];                                                          \
@@ -112,7 +115,7 @@ DCU_FN int dcu_tree_span(const dcu_tree_t *t)
     do {                                                                                           \
         T *a_ = (T *)(acc);                                                                        \
         const T *b_ = (const T *)(in);                                                             \
-        size_t i_ = (size_t)dcu_thread(), n_ = (count), step_ = (size_t)dcu_threads();            \
+        size_t i_ = (size_t)dcu_thread(), n_ = (count), step_ = (size_t)dcu_threads();             \
         if ((op) == DCUDA_SUM)                                                                     \
             dcu_combine(a_, b_, n_, i_, step_, dcu_op_sum());                                      \
         else if ((op) == DCUDA_MIN)                                                                \

@@ -21,10 +21,9 @@
  * block of an allreduce's reduce-scatter lands in its own place of the
  * scratch after the data, so no scratch is written twice in one call. An
  * allreduce's allgather step writes a block into my right's data that my
- * right's own
- * reduce-scatter put may still be reading (its step s reads the block my
- * step s of the allgather overwrites), so between the phases each rank
- * flushes its puts and tells its left (RING_CTRL again). Only my left
+ * right's own reduce-scatter put may still be reading (its step s reads
+ * the block my step s of the allgather overwrites), so between the phases
+ * each rank flushes its puts and tells its left (RING_CTRL again). Only my left
  * sends me RING_DATA and only my right RING_CTRL, each in a fixed order,
  * and each wait counts one: the i-th notification I count is the i-th
  * that rank sent.
@@ -94,8 +93,8 @@ typedef struct dcu_ring {
     uint64_t count, unit;
 } dcu_ring_t;
 
-DCU_FN dcu_ring_t dcu_ring_of(const dcuda_state_t *st, uint32_t win, size_t offset,
-                              uint64_t count, uint64_t unit)
+DCU_FN dcu_ring_t dcu_ring_of(const dcuda_state_t *st, uint32_t win, size_t offset, uint64_t count,
+                              uint64_t unit)
 {
     dcu_ring_t r;
     r.win = win;
@@ -142,8 +141,7 @@ DCU_FN dcuda_status_t dcu_ring_reduce_scatter(dcuda_state_t *st, const dcu_ring_
     for (int step = 0; step < r->size - 1 && s == DCUDA_OK; step++) {
         size_t at, bytes;
         dcu_ring_block(r, r->me - step, &at, &bytes);
-        s = dcu_put(st, r->win, r->right, r->offset + scratch + at, bytes, data + at, 1, tag,
-                    call);
+        s = dcu_put(st, r->win, r->right, r->offset + scratch + at, bytes, data + at, 1, tag, call);
         if (s == DCUDA_OK)
             s = dcu_wait_tag(st, tag, 1, call);
         dcu_ring_block(r, r->me - step - 1, &at, &bytes);
@@ -175,10 +173,11 @@ DCU_FN dcuda_status_t dcu_ring_allgather_steps(dcuda_state_t *st, const dcu_ring
 /* The allreduce of count elements of type at data (checked by the
  * caller, P >= 2; the scratch after the data holds as much again). */
 DCU_FN_COLD dcuda_status_t dcu_ring_allreduce(dcuda_state_t *st, uint32_t win, size_t offset,
-                                         size_t count, int type, int op, char *data,
-                                         const char *call)
+                                              size_t count, int type, int op, char *data,
+                                              const char *call)
 {
-    dcu_ring_t r = dcu_ring_of(st, win, offset, count, dcuda_datatype_bytes((dcuda_datatype_t)type));
+    dcu_ring_t r =
+        dcu_ring_of(st, win, offset, count, dcuda_datatype_bytes((dcuda_datatype_t)type));
     dcuda_status_t s = dcu_ring_handshake(st, &r, call); /* we are in */
     if (s == DCUDA_OK)
         s = dcu_ring_reduce_scatter(st, &r, data, type, op, call);
@@ -192,7 +191,7 @@ DCU_FN_COLD dcuda_status_t dcu_ring_allreduce(dcuda_state_t *st, uint32_t win, s
 /* The allgather of P blocks of `size` bytes at data (checked by the
  * caller, P >= 2). */
 DCU_FN_COLD dcuda_status_t dcu_ring_allgather(dcuda_state_t *st, uint32_t win, size_t offset,
-                                         size_t size, char *data, const char *call)
+                                              size_t size, char *data, const char *call)
 {
     dcu_ring_t r = dcu_ring_of(st, win, offset, (uint64_t)dcu_comm_size(st, dcu_win_comm(win)),
                                (uint64_t)size);

@@ -419,8 +419,16 @@ template <typename T, typename F> static __device__ __forceinline__ T dcu_zip(T 
 {
     return f(a, b);
 }
-#define DCU_ZIP4(V, make)                                                                              template <typename F> static __device__ __forceinline__ V dcu_zip(V a, V b, F f)                  {                                                                                                      return make(f(a.x, b.x), f(a.y, b.y), f(a.z, b.z), f(a.w, b.w));                               }
-#define DCU_ZIP2(V, make)                                                                              template <typename F> static __device__ __forceinline__ V dcu_zip(V a, V b, F f)                  {                                                                                                      return make(f(a.x, b.x), f(a.y, b.y));                                                         }
+#define DCU_ZIP4(V, make)                                                                          \
+    template <typename F> static __device__ __forceinline__ V dcu_zip(V a, V b, F f)               \
+    {                                                                                              \
+        return make(f(a.x, b.x), f(a.y, b.y), f(a.z, b.z), f(a.w, b.w));                           \
+    }
+#define DCU_ZIP2(V, make)                                                                          \
+    template <typename F> static __device__ __forceinline__ V dcu_zip(V a, V b, F f)               \
+    {                                                                                              \
+        return make(f(a.x, b.x), f(a.y, b.y));                                                     \
+    }
 DCU_ZIP4(float4, make_float4)
 DCU_ZIP4(int4, make_int4)
 DCU_ZIP2(float2, make_float2)
@@ -453,8 +461,8 @@ template <> struct dcu_vec<int64_t> {
  * (both V-aligned), DCU_COPY_UNROLL of them in flight a thread (thread i
  * of nt); returns the elements done. */
 template <typename V, typename T, typename F>
-static __device__ __forceinline__ size_t dcu_combine_as(T *acc, const T *in, size_t count,
-                                                        size_t i, size_t nt, F f)
+static __device__ __forceinline__ size_t dcu_combine_as(T *acc, const T *in, size_t count, size_t i,
+                                                        size_t nt, F f)
 {
     const size_t per = sizeof(V) / sizeof(T), n = count / per;
     V *a = (V *)acc;
@@ -489,20 +497,20 @@ static __device__ __forceinline__ void dcu_combine(T *acc, const T *in, size_t c
 {
     const uintptr_t apart = (uintptr_t)acc ^ (uintptr_t)in, at = (uintptr_t)acc;
     const int wide = (apart & 15u) == 0 ? 16 : (apart & 7u) == 0 ? 8 : 0;
-    size_t head = wide ? (size_t)(((uintptr_t)wide - (at & (uintptr_t)(wide - 1))) &
-                                  (uintptr_t)(wide - 1)) /
-                             sizeof(T)
-                       : count;
+    size_t head =
+        wide ? (size_t)(((uintptr_t)wide - (at & (uintptr_t)(wide - 1))) & (uintptr_t)(wide - 1)) /
+                   sizeof(T)
+             : count;
     head = head < count ? head : count;
     for (size_t e = i; e < head; e += nt)
         acc[e] = f(acc[e], in[e]);
     size_t done = head;
     if (wide == 16)
-        done += dcu_combine_as<typename dcu_vec<T>::v16>(acc + head, in + head, count - head, i,
-                                                         nt, f);
+        done +=
+            dcu_combine_as<typename dcu_vec<T>::v16>(acc + head, in + head, count - head, i, nt, f);
     else if (wide == 8)
-        done += dcu_combine_as<typename dcu_vec<T>::v8>(acc + head, in + head, count - head, i,
-                                                        nt, f);
+        done +=
+            dcu_combine_as<typename dcu_vec<T>::v8>(acc + head, in + head, count - head, i, nt, f);
     for (size_t e = done + i; e < count; e += nt)
         acc[e] = f(acc[e], in[e]);
 }
