@@ -2,7 +2,9 @@
  * Collectives on ranks: broadcast, reduce, allreduce, reduce-scatter,
  * allgather and alltoall over the window's communicator, built on the
  * engine's notified puts with the library's own tags (after the user's
- * 256), so they run on every path a put runs on.
+ * 256), so they run on every path a put runs on. Large allreduces,
+ * reduces and allgathers go round a ring instead (coll_ring.h), which
+ * has tags of its own.
  *
  * One tree for every collective of a communicator: the binomial tree of
  * its ranks rooted at rank 0 (the parent of v is v with its lowest set bit

@@ -392,8 +392,8 @@ DCU_FN void dcu_lanes_copy(dcu_lanes_t lanes, char *dst, const char *src, size_t
 /* Vectors of each array in flight a thread while it combines two. More
  * would be faster alone, but the registers they take make every caller
  * of a collective save more around the call (a kernel with puts and
- * collectives spilled 484 bytes with 4, about 100 with 1; its 8-byte put and
- * flush slowed from 0.61 to 0.73 us). */
+ * collectives spilled 484 bytes with 4, about 100 with 1; its 8-byte put
+ * and flush slowed from 0.61 to 0.73 us). */
 #define DCU_COMBINE_UNROLL 1
 
 /* Combinations of two values (the collectives' ops). */
@@ -458,8 +458,8 @@ template <> struct dcu_vec<int64_t> {
 };
 
 /* acc[e] = f(acc[e], in[e]) for the whole vectors V of count elements
- * (both V-aligned), DCU_COPY_UNROLL of them in flight a thread (thread i
- * of nt); returns the elements done. */
+ * (both V-aligned), DCU_COMBINE_UNROLL of them in flight a thread
+ * (thread i of nt); returns the elements done. */
 template <typename V, typename T, typename F>
 static __device__ __forceinline__ size_t dcu_combine_as(T *acc, const T *in, size_t count, size_t i,
                                                         size_t nt, F f)
@@ -489,8 +489,8 @@ static __device__ __forceinline__ size_t dcu_combine_as(T *acc, const T *in, siz
 
 /* acc[e] = f(acc[e], in[e]) for e < count, by threads 0..nt-1 (this one
  * thread i); both element-aligned. Where acc and in lie alike modulo 16
- * (or 8) bytes, whole vectors a load, several in flight: one element a
- * load held a rank's adds to about 1 GB/s. */
+ * (or 8) bytes, a whole vector a load: one element a load held a rank's
+ * adds to about 1 GB/s. */
 template <typename T, typename F>
 static __device__ __forceinline__ void dcu_combine(T *acc, const T *in, size_t count, size_t i,
                                                    size_t nt, F f)
