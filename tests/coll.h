@@ -6,17 +6,18 @@
  *
  * Each rank has three windows: A on WORLD and B on DEVICE (where the
  * collectives work) and C on WORLD (user puts). A step draws, from the
- * seed: the communicator, the collective, the root, the datatype and op,
- * a size across the protocols' thresholds (inline bytes, the tiny put, the
- * 4 KiB eager limit, several 64 KiB chunks) and the algorithms' (tree or
- * ring), and an offset. Each rank fills its data (its own values; a broadcast's root its bytes, the
- * others noise; an alltoall's blocks for each rank, noise where blocks
- * arrive) and a guard after the room the call may use, sends a
- * notified put with a user tag to its WORLD neighbour, calls the
- * collective, then checks the user put, the guard and every element
- * against a serial computation over the communicator's ranks. Consecutive
- * steps reuse the same memory at other offsets, and the two communicators
- * interleave. The host checks the last step of each window again.
+ * seed: the communicator, the collective, the root, the datatype and op, a
+ * size across the protocols' thresholds (inline bytes, the tiny put, the 4
+ * KiB eager limit, several 64 KiB chunks) and the algorithms' (tree or
+ * ring), and an offset. Each rank fills its data (its own values; a
+ * broadcast's root its bytes, the others noise; an alltoall's blocks for
+ * each rank, noise where blocks arrive) and a guard after the room the
+ * call may use, sends a notified put with a user tag to its WORLD
+ * neighbour, calls the collective, then checks the user put, the guard and
+ * every element against a serial computation over the communicator's
+ * ranks. Consecutive steps reuse the same memory at other offsets, and the
+ * two communicators interleave. The host checks the last step of each
+ * window again.
  */
 #ifndef DCUDA_TESTS_COLL_H
 #define DCUDA_TESTS_COLL_H
