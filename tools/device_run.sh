@@ -6,6 +6,8 @@
 # of the shared anchors in ./anchors, where present, runs too, and its
 # floors are compared as well (a check of the reference programs). With 2+
 # GPUs visible the benchmark runs one process per GPU (its peer_* rows).
+# After the build, tools/spills.py prints the bench kernels' registers and
+# spills (a kernel over its budget fails the run).
 # Usage: tools/device_run.sh [quick] [sanitize] [onegpu] [nobench]
 #   quick     shorter benchmark runs
 #   sanitize  also run GPU test cases under compute-sanitizer (several minutes)
@@ -37,6 +39,10 @@ if ! { cmake -S . -B build-gpu -DDCUDA_WERROR=ON -DCMAKE_CUDA_ARCHITECTURES=90 &
     tail -40 "$OUT/build.log"
     exit 1
 fi
+
+echo "== the bench kernels' registers and spills (tools/spills.py)"
+python3 tools/spills.py build-gpu --jobs "$jobs" >"$OUT/spills.txt" 2>&1 || status=1
+cat "$OUT/spills.txt"
 
 echo "== tests (gpu on $ngpu GPU(s), then cpu)"
 (cd build-gpu && ctest -L gpu --output-on-failure -j 2 --timeout 300) >"$OUT/ctest-gpu.log" 2>&1 || status=1

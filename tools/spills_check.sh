@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# tools.spills: spills.py reads ptxas -v output. Made-up output of two
+# kernels and a helper: kernel_a of 128 registers without spills, kernel_b
+# of 255 that spills 300 bytes (stores) and 700 (loads), and a helper
+# function that spills 4,000 bytes (not a kernel: not counted). Over the
+# default budget of 256 bytes kernel_b alone is OVER (exit 1); under a
+# budget of 512 nothing is (exit 0); no input is a usage error (exit 2).
+# Usage: spills_check.sh PYTHON WORK_DIR
+set -euo pipefail
+py=$1
+work=$2
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$work"
+cat >"$work/ptxas.txt" <<'TXT'
+ptxas info    : 3004 bytes gmem
+ptxas info    : Compiling entry function 'kernel_a' for 'sm_90'
+ptxas info    : Function properties for kernel_a
+    240 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 128 registers, used 1 barriers, 240 bytes cumulative stack size, 1912 bytes smem
+ptxas info    : Function properties for helper_of_a
+    0 bytes stack frame, 4000 bytes spill stores, 4000 bytes spill loads
+ptxas info    : Compiling entry function 'kernel_b' for 'sm_90'
+ptxas info    : Function properties for kernel_b
+    896 bytes stack frame, 300 bytes spill stores, 700 bytes spill loads
+ptxas info    : Used 255 registers, used 1 barriers, 896 bytes cumulative stack size, 1912 bytes smem
+TXT
+fail=0
+set +e
+"$py" "$here/spills.py" --parse "$work/ptxas.txt" >"$work/default.txt" 2>&1
+code_default=$?
+"$py" "$here/spills.py" --parse "$work/ptxas.txt" --budget 512 >"$work/wide.txt" 2>&1
+code_wide=$?
+"$py" "$here/spills.py" >"$work/usage.txt" 2>&1
+code_usage=$?
+set -e
+expect() { # what, condition
+    if eval "$2"; then echo "ok: $1"; else echo "FAILED: $1"; fail=1; fi
+}
+expect "exit 1 over the default budget" "[ $code_default = 1 ]"
+expect "kernel_a: 128 registers, frame 240, no spills" \
+    "grep -Eq '^ptxas.txt +kernel_a +128 +240 +0 +0\$' '$work/default.txt'"
+expect "kernel_b: 255 registers, frame 896, 300 and 700, OVER" \
+    "grep -Eq '^ptxas.txt +kernel_b +255 +896 +300 +700 +OVER\$' '$work/default.txt'"
+expect "the helper is no kernel" "! grep -q helper_of_a '$work/default.txt'"
+expect "one kernel over 256 bytes" "grep -q '1 kernel(s) spill more than 256 bytes' '$work/default.txt'"
+expect "exit 0 under a budget of 512" "[ $code_wide = 0 ] && ! grep -q OVER '$work/wide.txt'"
+expect "exit 2 without input" "[ $code_usage = 2 ]"
+[ $fail = 0 ] || { cat "$work/default.txt"; exit 1; }
