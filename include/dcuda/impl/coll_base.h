@@ -111,18 +111,21 @@ DCU_FN int dcu_tree_span(const dcu_tree_t *t)
 
 /* The same by whole vectors (dcu_combine), which thread takes which
  * element following how acc and in lie. */
-#define DCU_REDUCE_VECTORS(T, acc, in, count, op)                                                  \
-    do {                                                                                           \
-        T *a_ = (T *)(acc);                                                                        \
-        const T *b_ = (const T *)(in);                                                             \
-        size_t i_ = (size_t)dcu_thread(), n_ = (count), step_ = (size_t)dcu_threads();             \
-        if ((op) == DCUDA_SUM)                                                                     \
-            dcu_combine(a_, b_, n_, i_, step_, dcu_op_sum());                                      \
-        else if ((op) == DCUDA_MIN)                                                                \
-            dcu_combine(a_, b_, n_, i_, step_, dcu_op_min());                                      \
-        else                                                                                       \
-            dcu_combine(a_, b_, n_, i_, step_, dcu_op_max());                                      \
-    } while (0)
+template <typename T>
+static __device__ __forceinline__ void dcu_reduce_vectors(void *acc, const void *in, size_t count,
+                                                          int op)
+{
+    T *a = (T *)acc;
+    const T *b = (const T *)in;
+    const size_t i = (size_t)dcu_thread(), nt = (size_t)dcu_threads();
+    if (op == DCUDA_SUM)
+        dcu_combine(a, b, count, i, nt, dcu_op_sum());
+    else if (op == DCUDA_MIN)
+        dcu_combine(a, b, count, i, nt, dcu_op_min());
+    else
+        dcu_combine(a, b, count, i, nt, dcu_op_max());
+}
+#define DCU_REDUCE_VECTORS(T, acc, in, count, op) dcu_reduce_vectors<T>(acc, in, count, op)
 
 /* Out of line, as the rings: inlined, its registers made a kernel of puts
  * and collectives spill (its 8-byte put and flush 20% slower). */
