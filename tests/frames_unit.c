@@ -2,8 +2,8 @@
  * The proxy's frames (src/proxy/frames.h) against a model: a seeded random
  * stream of wire messages of every size (a bare header, bodies up to and
  * past the size that goes alone) to more processes than frames stay open,
- * sent as the proxy sends them (a small one into its target's frame; a
- * large one alone, after that frame), with flushes of one target or of
+ * sent as the proxy sends them (a small one written into the room its
+ * target's frame reserves; a large one alone, after that frame), with flushes of one target or of
  * all at random moments. Every buffer handed to the manager is split here
  * with dcu_wire_next, as a receiver does. Checks: each buffer is whole
  * messages at aligned offsets and no larger than a frame (or one message
@@ -98,12 +98,19 @@ static uint8_t *make_message(uint32_t body, size_t *size)
 static void send_message(dcu_frames_t *f, int q, uint8_t *m, size_t size)
 {
     model[model_count++] = (sent_msg_t){ q, size, m };
-    uint8_t *copy = malloc(size); /* the frames' to free */
-    memcpy(copy, m, size);
     if (size <= DCU_FRAME_ALONE) {
-        TEST_STATUS(dcu_frames_add(f, q, copy, size), DCUDA_OK);
+        void *room = dcu_frames_reserve(f, q, size);
+        TEST_CHECK(room != NULL, "no room for a message of %zu bytes", size);
+        if (room) {
+            TEST_CHECK((uintptr_t)room % DCU_WIRE_ALIGN == 0, "room at %p", room);
+            memcpy(room, m, size);
+        }
         return;
     }
+    TEST_CHECK(dcu_frames_reserve(f, q, size) == NULL, "room for %zu bytes, which go alone",
+               size);
+    uint8_t *copy = malloc(size); /* the receiver frees it */
+    memcpy(copy, m, size);
     TEST_STATUS(dcu_frames_flush_to(f, q), DCUDA_OK);
     receive(NULL, q, copy, size);
 }

@@ -171,7 +171,7 @@ static dcuda_status_t serve(dcuda_host_h h)
         int worked = dcu_proxy_poll(h->proxy);
         worked |= dcu_monitor_poll(h);
         check_proxy(h);
-        dcu_trace_pass(dcu_trace_now() - pass_start);
+        dcu_trace_pass(dcu_trace_now() - pass_start, worked);
         if (worked)
             last_work = dcu_clock_ns();
         else if (!busy)

@@ -33,7 +33,7 @@ staging_t *dcu_proxy_staging_of(dcu_proxy_t *p, const void *msg)
  * travels in the body. */
 void dcu_proxy_send_get(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q)
 {
-    dcu_wire_header_t *h = dcu_proxy_message(p, DCU_WIRE_GET, sizeof(dcu_wire_get_t));
+    dcu_wire_header_t *h = dcu_proxy_message_to(p, q, DCU_WIRE_GET, sizeof(dcu_wire_get_t));
     if (!h)
         return;
     const dcu_wire_get_t g = { (uint32_t)(cmd->args[1] >> 32), 0u, cmd->args[4] };
@@ -123,7 +123,7 @@ static int send_get_chunk(dcu_proxy_t *p, get_request_t *q)
         dcu_proxy_send_to(p, q->from, h);
         return 1;
     }
-    dcu_wire_header_t *m = dcu_proxy_message(p, DCU_WIRE_PUT, h->length);
+    dcu_wire_header_t *m = dcu_proxy_message_to(p, q->from, DCU_WIRE_PUT, h->length);
     if (m)
         memcpy(m, h, size);
     b->state = STAGING_FREE;
@@ -147,7 +147,7 @@ int dcu_proxy_serve_get(void *arg, int r, void *data, uint32_t size)
     if (!q->count) { /* nothing to read: the notification alone */
         if (!dcu_proxy_credit_allows(p, q->from, sizeof(dcu_wire_header_t)))
             return 0;
-        dcu_wire_header_t *h = dcu_proxy_message(p, DCU_WIRE_PUT, 0);
+        dcu_wire_header_t *h = dcu_proxy_message_to(p, q->from, DCU_WIRE_PUT, 0);
         if (h) {
             dcu_proxy_put_header(p, h, p->world_first + r, q->asker, q->slot, q->offset, 0u,
                                  q->tag);

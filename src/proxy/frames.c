@@ -33,48 +33,36 @@ static int find(const dcu_frames_t *f, int q)
     return -1;
 }
 
-/* Frame i's one message into a frame buffer of its own. */
-static dcuda_status_t grow(dcu_frame_t *fr)
+/* Opens a frame for q, its buffer allocated (the oldest frame sent when
+ * DCU_FRAMES_OPEN are open): its index, or -1. A failed send is the send
+ * function's to report. */
+static int open_frame(dcu_frames_t *f, int q)
 {
+    if (f->count == DCU_FRAMES_OPEN)
+        (void)send_frame(f, 0);
     char *buf = malloc(DCU_FRAME_BYTES);
     if (!buf)
-        return DCUDA_ERR_NO_MEMORY;
-    memcpy(buf, fr->buf, fr->used);
-    free(fr->buf);
-    fr->buf = buf;
-    fr->cap = DCU_FRAME_BYTES;
-    return DCUDA_OK;
+        return -1;
+    f->open[f->count] = (dcu_frame_t){ q, 0, buf };
+    return f->count++;
 }
 
-dcuda_status_t dcu_frames_add(dcu_frames_t *f, int q, void *msg, size_t size)
+void *dcu_frames_reserve(dcu_frames_t *f, int q, size_t size)
 {
-    dcuda_status_t st = DCUDA_OK;
-    if (size > DCU_FRAME_BYTES) {
-        free(msg);
-        return DCUDA_ERR_INVALID_ARG;
-    }
+    if (size > DCU_FRAME_ALONE)
+        return NULL;
     int i = find(f, q);
     if (i >= 0 && dcu_wire_aligned(f->open[i].used) + size > DCU_FRAME_BYTES) {
-        st = send_frame(f, i);
+        (void)send_frame(f, i);
         i = -1;
     }
-    if (i < 0) { /* a frame of this one message, its own buffer */
-        if (f->count == DCU_FRAMES_OPEN)
-            st = send_frame(f, 0);
-        f->open[f->count++] = (dcu_frame_t){ q, size, 0, msg };
-        return st;
-    }
+    if (i < 0 && (i = open_frame(f, q)) < 0)
+        return NULL;
     dcu_frame_t *fr = &f->open[i];
-    if (fr->cap == 0 && (st = grow(fr)) != DCUDA_OK) {
-        free(msg);
-        return st;
-    }
     size_t at = dcu_wire_aligned(fr->used);
     memset(fr->buf + fr->used, 0, at - fr->used);
-    memcpy(fr->buf + at, msg, size);
     fr->used = at + size;
-    free(msg);
-    return st;
+    return fr->buf + at;
 }
 
 dcuda_status_t dcu_frames_flush_to(dcu_frames_t *f, int q)

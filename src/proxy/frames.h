@@ -12,10 +12,11 @@
  * sends the oldest first. The messages to one process stay in the order
  * added: a message that goes alone (large, or whose buffer must go as it
  * is) first sends the frame open to its target. Nothing here sends by
- * itself; the proxy flushes after each pass. A frame of one message is that
- * message's own buffer, sent as it is: a frame buffer is made (and the
- * messages copied into it) from the second message on, so a message alone
- * in its pass costs what it did before frames.
+ * itself; the proxy flushes after each pass. A message is written in
+ * place: its room is reserved in its target's frame and the proxy builds
+ * it there, so a small message costs no allocation and no copy of its
+ * own (the frame's buffer is allocated once a frame, and handed to the
+ * send function, which owns it from then on).
  */
 #ifndef DCU_PROXY_FRAMES_H
 #define DCU_PROXY_FRAMES_H
@@ -36,7 +37,7 @@ typedef dcuda_status_t (*dcu_frames_send_fn)(void *arg, int q, void *buf, size_t
 
 typedef struct dcu_frame {
     int q;
-    size_t used, cap; /* cap 0: buf is the frame's one message, as added */
+    size_t used; /* bytes of buf (DCU_FRAME_BYTES) in use */
     char *buf;
 } dcu_frame_t;
 
@@ -48,9 +49,12 @@ typedef struct dcu_frames {
 } dcu_frames_t;
 
 void dcu_frames_init(dcu_frames_t *f, dcu_frames_send_fn send, void *arg);
-/* Adds the message of `size` bytes (from malloc; freed here, also when
- * this fails) for process q to its frame. */
-dcuda_status_t dcu_frames_add(dcu_frames_t *f, int q, void *msg, size_t size);
+/* Room for a message of `size` bytes (at most DCU_FRAME_ALONE) for
+ * process q at the end of its frame, where the caller writes the message
+ * whole before it asks for more room (the padding before it is zeroed);
+ * NULL when out of memory. Sends the frame that has no room left
+ * for it, or the oldest one when a frame more must open. */
+void *dcu_frames_reserve(dcu_frames_t *f, int q, size_t size);
 /* Sends q's open frame, if any. */
 dcuda_status_t dcu_frames_flush_to(dcu_frames_t *f, int q);
 /* Sends every open frame, oldest first. */

@@ -46,6 +46,7 @@ typedef struct held {
 
 typedef struct writer {
     uint32_t head;    /* entries written */
+    uint32_t seen;    /* entries the rank had consumed when its count was last read */
     int dirty;        /* the rank may have written data from its inbox since it released */
     int sync_pending; /* a SYNC is written and not yet known consumed */
     uint32_t sync_at; /* its position */
@@ -131,16 +132,20 @@ static void write_message(dcu_inboxes_t *in, int r, uint32_t kind, uint32_t flag
 
 /* Is there room for a message of k entries at rank r's head, with the PAD
  * before it when it would wrap (*pad, when not NULL), and one entry left
- * free (see above)? */
-static int fits(const dcu_inboxes_t *in, int r, uint32_t k, uint32_t *pad)
+ * free (see above)? The rank's count is read again only when the count
+ * last read leaves too little room: it only grows, and a read of it costs
+ * the host a miss each time a GPU rank wrote it. */
+static int fits(dcu_inboxes_t *in, int r, uint32_t k, uint32_t *pad)
 {
-    const writer_t *w = &in->w[r];
-    uint32_t used = w->head - consumed(in, r);
+    writer_t *w = &in->w[r];
     uint32_t to_end = DCUDA_INBOX_ENTRIES - (w->head & INBOX_MASK);
     uint32_t skip = k > to_end ? to_end : 0u;
     if (pad)
         *pad = skip;
-    return used + skip + k + 1u <= DCUDA_INBOX_ENTRIES;
+    if (w->head - w->seen + skip + k + 1u <= DCUDA_INBOX_ENTRIES)
+        return 1;
+    w->seen = consumed(in, r);
+    return w->head - w->seen + skip + k + 1u <= DCUDA_INBOX_ENTRIES;
 }
 
 /* A put too large for the inbox may be copied into rank r's memory once

@@ -360,15 +360,20 @@ static int receive(void *arg, int from, void *data, size_t size)
 
 /* ---- turning commands into messages ----------------------------------------------- */
 
-/* A message of `type` with a body of `length` bytes, its header filled. */
-dcu_wire_header_t *dcu_proxy_message(dcu_proxy_t *p, uint8_t type, size_t length)
+/* A message of `type` with a body of `length` bytes for process q, its
+ * header filled: in q's frame when small (no allocation, no copy), else
+ * of its own (malloc). */
+dcu_wire_header_t *dcu_proxy_message_to(dcu_proxy_t *p, int q, uint8_t type, size_t length)
 {
-    dcu_wire_header_t *h = malloc(sizeof *h + length);
+    size_t size = sizeof(dcu_wire_header_t) + length;
+    int framed = size <= DCU_FRAME_ALONE;
+    dcu_wire_header_t *h = framed ? dcu_frames_reserve(&p->frames, q, size) : malloc(size);
     if (!h) {
         dcu_proxy_fail(p, "out of memory for a message of %zu bytes", length);
         return NULL;
     }
     dcu_wire_header(h, type, (uint32_t)length, p->c.process_index, p->run);
+    p->in_frame = framed ? h : NULL;
     return h;
 }
 
@@ -398,8 +403,9 @@ static dcuda_status_t send_now(void *arg, int q, void *buf, size_t size)
     return st;
 }
 
-/* Sends message h (the proxy's from now on) to process q: into q's frame,
- * or alone, after that frame, when large or in a staging buffer. */
+/* Sends message h (the proxy's from now on) to process q: the one
+ * dcu_proxy_message_to wrote in q's frame goes with the frame; one of its
+ * own (large, or in a staging buffer) goes alone, after that frame. */
 void dcu_proxy_send_to(dcu_proxy_t *p, int q, dcu_wire_header_t *h)
 {
     if (p->dl.found)
@@ -410,16 +416,14 @@ void dcu_proxy_send_to(dcu_proxy_t *p, int q, dcu_wire_header_t *h)
             h->flags |= DCU_WIRE_UNCREDITED; /* after a cancel (dcu_proxy_credit_allows) */
         dcu_netbar_sent(&p->bar, q, dcu_proxy_credit_bytes(h));
     }
-    size_t size = sizeof *h + h->length;
-    if (size <= DCU_FRAME_ALONE &&
-        !dcu_proxy_staging_of(p, h)) { /* h is from dcu_proxy_message(): malloc */
-        if (dcu_frames_add(&p->frames, q, h, size) != DCUDA_OK && !p->failure[0])
-            dcu_proxy_fail(p, "out of memory for a frame to process %d", q);
-    } else if (dcu_frames_flush_to(&p->frames, q) == DCUDA_OK) {
-        send_now(p, q, h, size);
-    } else {
-        dcu_proxy_release_message(p, h);
+    if (h == p->in_frame) {
+        p->in_frame = NULL;
+        return;
     }
+    if (dcu_frames_flush_to(&p->frames, q) == DCUDA_OK)
+        send_now(p, q, h, sizeof *h + h->length);
+    else
+        dcu_proxy_release_message(p, h);
 }
 
 /* Sends every open frame (after each pass, and before the manager is
@@ -443,7 +447,7 @@ int dcu_proxy_credit_allows(const dcu_proxy_t *p, int q, uint64_t bytes)
 static void send_bare(dcu_proxy_t *p, int q, uint8_t type, uint32_t epoch, uint32_t tag,
                       uint64_t count)
 {
-    dcu_wire_header_t *h = dcu_proxy_message(p, type, 0);
+    dcu_wire_header_t *h = dcu_proxy_message_to(p, q, type, 0);
     if (!h)
         return;
     h->epoch = epoch;
@@ -467,7 +471,7 @@ static void gather(const dcu_proxy_t *p, uint32_t t, char *out, size_t n)
 static void send_put(dcu_proxy_t *p, const dcuda_cmd_t *cmd, uint32_t t, int q)
 {
     uint64_t size = cmd->args[3];
-    dcu_wire_header_t *h = dcu_proxy_message(p, DCU_WIRE_PUT, (size_t)size);
+    dcu_wire_header_t *h = dcu_proxy_message_to(p, q, DCU_WIRE_PUT, (size_t)size);
     if (!h)
         return;
     h->src_rank = p->world_first + cmd->rank;
@@ -484,7 +488,7 @@ static void send_put(dcu_proxy_t *p, const dcuda_cmd_t *cmd, uint32_t t, int q)
 /* A checked NOTIFY to process q. */
 static void send_notify(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q)
 {
-    dcu_wire_header_t *h = dcu_proxy_message(p, DCU_WIRE_NOTIFY, 0);
+    dcu_wire_header_t *h = dcu_proxy_message_to(p, q, DCU_WIRE_NOTIFY, 0);
     if (!h)
         return;
     h->src_rank = p->world_first + cmd->rank;
@@ -524,7 +528,7 @@ static void spread(dcu_proxy_t *p, uint8_t type, const char *why, int from)
     for (int k = 0; k < count; k++) {
         if (nb[k] == from)
             continue;
-        dcu_wire_header_t *h = dcu_proxy_message(p, type, n);
+        dcu_wire_header_t *h = dcu_proxy_message_to(p, nb[k], type, n);
         if (!h)
             return;
         memcpy(h + 1, why, n);
@@ -609,7 +613,7 @@ static int dl_children(const dcu_proxy_t *p)
 /* A message of the detector's (no body but a reply's) to process q. */
 static void dl_send(dcu_proxy_t *p, int q, uint8_t type, uint32_t round, const dcu_quiet_t *sum)
 {
-    dcu_wire_header_t *h = dcu_proxy_message(p, type, sum ? sizeof *sum : 0);
+    dcu_wire_header_t *h = dcu_proxy_message_to(p, q, type, sum ? sizeof *sum : 0);
     if (!h)
         return;
     h->epoch = round;
@@ -804,7 +808,7 @@ static int ask_part(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q)
         answer_value(p, cmd->rank, cmd->tag, DCUDA_OK, size);
         return PROXY_LATER;
     }
-    dcu_wire_header_t *h = dcu_proxy_message(p, DCU_WIRE_PART_ASK, 0);
+    dcu_wire_header_t *h = dcu_proxy_message_to(p, q, DCU_WIRE_PART_ASK, 0);
     if (!h)
         return DCUDA_ERR_PEER;
     h->src_rank = p->world_first + cmd->rank;
@@ -835,7 +839,7 @@ static void tell_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
                        from, h->dst_rank, h->slot, h->src_rank);
         return;
     }
-    dcu_wire_header_t *m = dcu_proxy_message(p, DCU_WIRE_PART, 0);
+    dcu_wire_header_t *m = dcu_proxy_message_to(p, from, DCU_WIRE_PART, 0);
     if (!m)
         return;
     m->src_rank = h->dst_rank;
@@ -1020,7 +1024,7 @@ void dcu_proxy_drain(dcu_proxy_t *p)
     send_frames(p);
     while (p->c.net_ops->pending(p->net) > 0) {
         if (p->c.net_ops->progress(p->net) < 0 || dcu_clock_ns() - start > PROXY_DRAIN_NS) {
-            dcu_msg_warn("%d dcu_proxy_message(s) did not leave at the end of the run",
+            dcu_msg_warn("%d message(s) did not leave at the end of the run",
                          p->c.net_ops->pending(p->net));
             break;
         }

@@ -78,6 +78,7 @@ struct dcu_proxy {
     uint64_t cancel_seen_ns;  /* when asks first met this run's cancel (0: not yet) */
     dcu_netbar_t bar;         /* the WORLD barriers of this run */
     dcu_frames_t frames;      /* small messages packed a target, sent after each pass */
+    dcu_wire_header_t *in_frame; /* the message made in a frame and not yet sent (or NULL) */
     dcu_spares_t spares;      /* the manager's receive buffers, kept while large puts are written */
     /* Large puts read from rank memory: a ring of jobs (one per rank at
      * most, since each waits for its answer), the one being read, and the
@@ -142,9 +143,11 @@ const dcuda_win_entry_t *dcu_proxy_part_of(dcu_proxy_t *p, const dcu_wire_header
                                            const char *what, int *rank);
 /* Does process q hold WORLD rank `rank`? */
 int dcu_proxy_holds(const dcu_proxy_t *p, int q, int32_t rank);
-/* A message of `type` with a body of `length` bytes (malloc), its header
- * filled; NULL once the proxy failed. */
-dcu_wire_header_t *dcu_proxy_message(dcu_proxy_t *p, uint8_t type, size_t length);
+/* A message of `type` with a body of `length` bytes for process q, its
+ * header filled: written in place in q's frame when small, else of its
+ * own (malloc); NULL once the proxy failed. The caller fills the rest and
+ * hands it to dcu_proxy_send_to(p, q, ...) before it makes another. */
+dcu_wire_header_t *dcu_proxy_message_to(dcu_proxy_t *p, int q, uint8_t type, size_t length);
 /* Makes h the header of a PUT chunk (a large put's or a get's answer). */
 void dcu_proxy_put_header(const dcu_proxy_t *p, dcu_wire_header_t *h, int32_t src_rank,
                           int32_t dst_rank, uint32_t slot, uint64_t offset, uint64_t n,

@@ -21,14 +21,17 @@ typedef struct mark {
 static mark_t marks[DCU_TRACE_MARKS];
 static uint32_t mark_count;
 static uint64_t pass_count, pass_ns, pass_max_ns;
+static uint64_t busy_count, busy_ns; /* the passes that did something */
 
 uint64_t dcu_trace_now(void) { return dcu_clock_ns(); }
 
-void dcu_trace_pass(uint64_t ns)
+void dcu_trace_pass(uint64_t ns, int worked)
 {
     pass_count++;
     pass_ns += ns;
     pass_max_ns = ns > pass_max_ns ? ns : pass_max_ns;
+    busy_count += worked != 0;
+    busy_ns += worked ? ns : 0u;
 }
 
 static void write_passes(int process_index)
@@ -37,11 +40,13 @@ static void write_passes(int process_index)
     snprintf(name, sizeof name, "dcuda-trace.%d.passes.txt", process_index);
     FILE *f = pass_count ? fopen(name, "w") : NULL;
     if (f) {
-        fprintf(f, "passes %llu mean_ns %.0f max_ns %llu\n", (unsigned long long)pass_count,
-                (double)pass_ns / (double)pass_count, (unsigned long long)pass_max_ns);
+        fprintf(f, "passes %llu mean_ns %.0f max_ns %llu busy_passes %llu busy_ns %llu ns %llu\n",
+                (unsigned long long)pass_count, (double)pass_ns / (double)pass_count,
+                (unsigned long long)pass_max_ns, (unsigned long long)busy_count,
+                (unsigned long long)busy_ns, (unsigned long long)pass_ns);
         fclose(f);
     }
-    pass_count = pass_ns = pass_max_ns = 0;
+    pass_count = pass_ns = pass_max_ns = busy_count = busy_ns = 0;
 }
 
 void dcu_trace_mark(int event, uint64_t bytes)

@@ -7,8 +7,11 @@
  * "event ns bytes" line each, the host's monotonic clock, which processes
  * of one host share). tools/trace_hops.py turns two such files into the
  * time of each hop. The host's serving loop also times its passes
- * (dcu_trace_pass): how long a command or a message can wait to be found;
- * their count, mean and largest go to dcuda-trace.<process>.passes.txt.
+ * (dcu_trace_pass): how long a command or a message can wait to be found,
+ * and how much of the thread's time went to passes that did something
+ * (near all of it: the proxy is what limits the message rate); their
+ * count, mean and largest, and the busy passes' count and time, go to
+ * dcuda-trace.<process>.passes.txt.
  */
 #ifndef DCU_PROXY_TRACE_H
 #define DCU_PROXY_TRACE_H
@@ -28,11 +31,15 @@ enum dcu_trace_event {
 #if defined(DCUDA_PROXY_TRACE)
 void dcu_trace_mark(int event, uint64_t bytes);
 uint64_t dcu_trace_now(void);
-void dcu_trace_pass(uint64_t ns);
+void dcu_trace_pass(uint64_t ns, int worked);
 void dcu_trace_write(int process_index);
 #else
 static inline uint64_t dcu_trace_now(void) { return 0; }
-static inline void dcu_trace_pass(uint64_t ns) { (void)ns; }
+static inline void dcu_trace_pass(uint64_t ns, int worked)
+{
+    (void)ns;
+    (void)worked;
+}
 static inline void dcu_trace_mark(int event, uint64_t bytes)
 {
     (void)event;
