@@ -9,7 +9,9 @@
  * time of each hop. The host's serving loop also times its passes
  * (dcu_trace_pass): how long a command or a message can wait to be found,
  * and how much of the thread's time went to passes that did something
- * (near all of it: the proxy is what limits the message rate); their
+ * (near all of it: the thread always has work, which does not by itself
+ * make its work the limit of the message rate; a change in its cost a
+ * message tells); their
  * count, mean and largest, and the busy passes' count and time, go to
  * dcuda-trace.<process>.passes.txt.
  */
