@@ -143,6 +143,21 @@ static dcuda_status_t alloc_mapped_tables(dcuda_host_h h)
     return alloc_mapped_inboxes(h);
 }
 
+/* Entries of the command ring (a power of two; core.h says how many). */
+static uint32_t cmd_ring_entries(const dcuda_context_t *c)
+{
+    uint64_t ranks = (uint64_t)c->device_size, wanted = ranks;
+    uint32_t entries = c->net ? DCU_CMD_NET_ENTRIES : DCU_CMD_ENTRIES;
+    if (c->net) {
+        wanted = ranks * DCU_CMD_NET_ENTRIES_A_RANK;
+        wanted = wanted < DCU_CMD_NET_ENTRIES_MAX ? wanted : DCU_CMD_NET_ENTRIES_MAX;
+        wanted = wanted > ranks ? wanted : ranks;
+    }
+    while (entries < wanted)
+        entries *= 2;
+    return entries;
+}
+
 /* A ring's descriptor before its memory is allocated. */
 static void ring_describe(dcuda_ring_t *r, uint32_t capacity, size_t entry_size, uint32_t version)
 {
@@ -168,12 +183,9 @@ dcuda_status_t dcu_context_create(dcuda_host_h h)
     c->shared_bytes = h->shared_bytes;
     c->on_error =
         strcmp(h->settings.on_error, "abort") == 0 ? DCUDA_ON_ERROR_ABORT : DCUDA_ON_ERROR_CONTINUE;
-    uint32_t cmd_entries = c->net ? DCU_CMD_NET_ENTRIES : DCU_CMD_ENTRIES;
-    while (cmd_entries < (uint32_t)c->device_size)
-        cmd_entries *= 2;
     ring_describe(&c->log, (uint32_t)h->settings.log_entries, sizeof(dcuda_log_entry_t),
                   DCUDA_LOG_RING_VERSION);
-    ring_describe(&c->cmd, cmd_entries, sizeof(dcuda_cmd_t), DCUDA_CMD_RING_VERSION);
+    ring_describe(&c->cmd, cmd_ring_entries(c), sizeof(dcuda_cmd_t), DCUDA_CMD_RING_VERSION);
     dcuda_status_t st = alloc_tables(h);
     if (st == DCUDA_OK)
         st = alloc_mapped_tables(h);

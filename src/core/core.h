@@ -22,9 +22,14 @@
 /* Entries of the rank -> host command ring: at least this many, and at
  * least as many as ranks (see dcuda/shared/ring.h); with a process on the
  * network path, where puts carry their payload through it, NET_ENTRIES
- * (1 MiB: the 4 KiB puts of 132 ranks fit at once; docs/remote-path.md). */
+ * (1 MiB: the 4 KiB puts of 132 ranks fit at once; docs/remote-path.md)
+ * and NET_ENTRIES_A_RANK a rank up to NET_ENTRIES_MAX, rounded up to a
+ * power of two (ranks that took a ticket and wait for its entry to be
+ * free slow every rank: docs/scale.md, "The command ring's room"). */
 #define DCU_CMD_ENTRIES 256
 #define DCU_CMD_NET_ENTRIES 16384
+#define DCU_CMD_NET_ENTRIES_A_RANK 128
+#define DCU_CMD_NET_ENTRIES_MAX (1u << 18) /* 16 MiB: 2,048 ranks at 128 */
 
 typedef struct dcu_monitor dcu_monitor_t;
 typedef struct dcu_detector dcu_detector_t;
