@@ -33,6 +33,7 @@
 #define DCUDA_IMPL_COLL_H
 
 #include "coll_base.h"
+#include "coll_local.h"
 #include "coll_ring.h"
 
 /* ---- the collectives ------------------------------------------------------------------ */
@@ -70,6 +71,8 @@ DCU_FN dcuda_status_t dcu_broadcast(dcuda_state_t *st, uint32_t win, size_t offs
     if (root < 0 || root >= t.size)
         return DCU_REPORT(st, DCUDA_ERR_RANK, call, "root %d not in 0..%d of %s", root,
                           t.size - 1, dcu_comm_name(comm));
+    if (dcu_local_wins(st, comm, size, DCU_LOCAL_BCAST_MAX))
+        return dcu_local_broadcast(st, win, offset, size, root, data, call);
     if (t.parent >= 0)
         s = dcu_notify(st, t.parent, comm, dcu_coll_tag(comm, DCU_COLL_READY_UP));
     if (root != 0 && s == DCUDA_OK) { /* the root hands its data to rank 0 */
@@ -154,6 +157,10 @@ DCU_FN dcuda_status_t dcu_allreduce(dcuda_state_t *st, uint32_t win, size_t offs
         dcu_reduction_start(st, win, offset, count, type, op, 0, 0, &t, &data, &bytes, call);
     if (s != DCUDA_OK)
         return s;
+    if (dcu_local_wins(st, comm, bytes * (uint64_t)t.size, DCU_LOCAL_READ_MAX))
+        return dcu_local_reduce(st, win, offset, count, bytes,
+                                dcuda_allreduce_room(t.size, count, (dcuda_datatype_t)type), data,
+                                type, op, -1, call);
     if (dcu_ring_allreduce_wins(bytes, (uint64_t)count, t.size))
         return dcu_ring_allreduce(st, win, offset, count, type, op, data, call);
     s = dcu_reduce_up(st, win, &t, comm, offset, count, bytes, data, type, op, call);
@@ -178,6 +185,10 @@ DCU_FN dcuda_status_t dcu_reduce(dcuda_state_t *st, uint32_t win, size_t offset,
     uint64_t bytes = 0;
     dcuda_status_t s =
         dcu_reduction_start(st, win, offset, count, type, op, 1, root, &t, &data, &bytes, call);
+    if (s == DCUDA_OK && dcu_local_wins(st, comm, bytes * (uint64_t)t.size, DCU_LOCAL_READ_MAX))
+        return dcu_local_reduce(st, win, offset, count, bytes,
+                                dcuda_allreduce_room(t.size, count, (dcuda_datatype_t)type), data,
+                                type, op, root, call);
     /* The tree of a reduce is the first half of an allreduce's: the ring
      * allreduce beats it where it beats the whole tree on half the data
      * (on two H200, 2 ranks of 256 KiB: 34 us against the tree's 50). */
@@ -310,6 +321,10 @@ DCU_FN dcuda_status_t dcu_reduce_scatter(dcuda_state_t *st, uint32_t win, size_t
         return s;
     size_t block = (size_t)bytes / (size_t)size;
     int me = dcu_comm_rank(st, comm);
+    if (dcu_local_wins(st, comm, bytes, DCU_LOCAL_READ_MAX))
+        return dcu_local_reduce_scatter(
+            st, win, offset, count, block,
+            dcuda_reduce_scatter_room(size, count, (dcuda_datatype_t)type), data, type, op, call);
     if (block >= DCU_RS_DIRECT_MIN)
         return dcu_reduce_scatter_direct(st, win, comm, size, me, offset, count, block, data, type,
                                          op, call);
@@ -355,6 +370,8 @@ DCU_FN dcuda_status_t dcu_allgather(dcuda_state_t *st, uint32_t win, size_t offs
         return s;
     int comm = dcu_win_comm(win), ranks = dcu_comm_size(st, comm);
     uint64_t all = (uint64_t)size * (uint64_t)ranks;
+    if (dcu_local_wins(st, comm, all, DCU_LOCAL_READ_MAX))
+        return dcu_local_allgather(st, win, offset, size, data, call);
     if (dcu_ring_allgather_wins(all, ranks))
         return dcu_ring_allgather(st, win, offset, size, data, call);
     dcu_tree_t t = dcu_tree_of(dcu_comm_rank(st, comm), ranks);
@@ -389,6 +406,8 @@ DCU_FN dcuda_status_t dcu_alltoall(dcuda_state_t *st, uint32_t win, size_t offse
         return s;
     int comm = dcu_win_comm(win), ranks = dcu_comm_size(st, comm), me = dcu_comm_rank(st, comm);
     size_t recv = (size_t)ranks * size; /* the receive area, after the blocks sent */
+    if (dcu_local_wins(st, comm, recv, DCU_LOCAL_READ_MAX))
+        return dcu_local_alltoall(st, win, offset, size, data, call);
     s = dcu_all_in(st, comm, ranks, me, call);
     for (int k = 1; k < ranks && s == DCUDA_OK; k++) {
         int j = (me + k) % ranks;

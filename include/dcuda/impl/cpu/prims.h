@@ -31,6 +31,7 @@ DCU_FN int dcu_thread(void) { return 0; }
 DCU_FN int dcu_threads(void) { return 1; }
 DCU_FN int dcu_leader(void) { return 1; }
 DCU_FN void dcu_sync(void) {}
+DCU_FN int dcu_sync_any(int pred) { return pred != 0; }
 DCU_FN int dcu_rank_index(void) { return dcu_cpu_thread_rank; }
 /* The context the kernel was started with (NULL off rank threads). */
 DCU_FN const dcuda_context_t *dcu_kernel_ctx(void) { return dcu_cpu_thread_ctx; }
@@ -188,6 +189,15 @@ DCU_FN void dcu_copy(char *dst, const char *src, size_t n) { memcpy(dst, src, n)
 
 /* A get's copy: a CPU's caches are coherent, so the same copy. */
 DCU_FN void dcu_copy_fresh(char *dst, const char *src, size_t n) { memcpy(dst, src, n); }
+
+/* The same by thread i of a group of nt: its share of the bytes (a CPU
+ * rank is one thread: all of them). */
+DCU_FN void dcu_copy_fresh_by(char *dst, const char *src, size_t n, size_t i, size_t nt)
+{
+    size_t share = (n + nt - 1u) / nt, from = i * share;
+    if (from < n)
+        memcpy(dst + from, src + from, n - from < share ? n - from : share);
+}
 
 /* One thread: a small put's payload of whole aligned words. */
 DCU_FN void dcu_copy_tiny(char *dst, const char *src, uint32_t n) { memcpy(dst, src, n); }

@@ -21,6 +21,8 @@ DCU_FN int dcu_thread(void) { return (int)threadIdx.x; }
 DCU_FN int dcu_threads(void) { return (int)blockDim.x; }
 DCU_FN int dcu_leader(void) { return threadIdx.x == 0; }
 DCU_FN void dcu_sync(void) { __syncthreads(); }
+/* dcu_sync, and 1 in every thread if pred was non-zero in any. */
+DCU_FN int dcu_sync_any(int pred) { return __syncthreads_or(pred); }
 DCU_FN int dcu_rank_index(void) { return (int)blockIdx.x; }
 
 /* The context of the running kernel, for reporting calls made before
@@ -360,6 +362,12 @@ DCU_FN void dcu_copy(char *dst, const char *src, size_t n)
 DCU_FN void dcu_copy_fresh(char *dst, const char *src, size_t n)
 {
     dcu_copy_with<true>(dst, src, n, threadIdx.x, blockDim.x);
+}
+
+/* The same by threads 0..nt-1 of a group, this one being thread i. */
+DCU_FN void dcu_copy_fresh_by(char *dst, const char *src, size_t n, size_t i, size_t nt)
+{
+    dcu_copy_with<true>(dst, src, n, i, nt);
 }
 
 /* One thread: n bytes of whole words, both addresses word-aligned (a

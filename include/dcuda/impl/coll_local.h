@@ -1,0 +1,288 @@
+/*
+ * Collectives whose ranks all live on my device (DEVICE, or WORLD of a
+ * job of one process without the loopback path), for small data: every
+ * rank reads what it needs from the other ranks' parts where they lie,
+ * between two barriers of the communicator (every rank has called it;
+ * every rank has read), instead of log P rounds of notified puts and
+ * handshakes down and up a tree. No rank writes into another's part, and
+ * a rank's part is its own again when the call returns. A reduction
+ * combines the parts in the same order on every rank, so that every rank
+ * gets the same bits. Out of line: inlined, the reads' registers would
+ * be saved around every collective of a kernel.
+ */
+#ifndef DCUDA_IMPL_COLL_LOCAL_H
+#define DCUDA_IMPL_COLL_LOCAL_H
+
+#include "coll_base.h"
+
+/* Bytes one rank reads at most (its own part's included) for the reads
+ * to beat the tree and the ring (reductions, allgather, alltoall); a
+ * broadcast, which reads the root's data once a rank, up to BCAST_MAX. */
+#ifndef DCU_LOCAL_READ_MAX
+#define DCU_LOCAL_READ_MAX 16384u
+#endif
+#ifndef DCU_LOCAL_BCAST_MAX
+#define DCU_LOCAL_BCAST_MAX 65536u
+#endif
+
+/* Is every rank of comm on my device, its part read by a plain load? */
+DCU_FN int dcu_coll_local(const dcuda_state_t *st, int comm)
+{
+    return comm == DCU_COMM_DEVICE || (st->process_count == 1 && !st->loopback);
+}
+
+/* Does a collective on comm that reads `bytes` a rank take the reads? */
+DCU_FN int dcu_local_wins(const dcuda_state_t *st, int comm, uint64_t bytes, uint64_t most)
+{
+    return dcu_coll_local(st, comm) && bytes <= most;
+}
+
+/* The parts of window slot `slot` of comm, by comm rank (both tables of
+ * a device hold its ranks in rank order). */
+DCU_FN const dcuda_win_entry_t *dcu_local_parts(const dcuda_state_t *st, int comm, int slot)
+{
+    return dcu_win_entry(st, comm, slot, comm == DCU_COMM_WORLD ? st->world_first : 0);
+}
+
+/* Does every rank's part of win hold the `room` bytes from offset that
+ * the collective needs of it? Every rank checks every part (the tables
+ * are the same for all), so when one does not, all of them report it and
+ * none waits in a barrier for a rank that returned. */
+DCU_FN_COLD dcuda_status_t dcu_local_parts_hold(const dcuda_state_t *st, uint32_t win,
+                                                uint64_t offset, uint64_t room, const char *call)
+{
+    int comm = dcu_win_comm(win), slot = dcu_win_slot(win), ranks = dcu_comm_size(st, comm);
+    const dcuda_win_entry_t *parts = dcu_local_parts(st, comm, slot);
+    int short_of = 0;
+    for (int j = dcu_thread(); j < ranks; j += dcu_threads())
+        short_of |= dcu_check_range(parts[j].size, offset, room) != DCUDA_OK;
+    if (!dcu_sync_any(short_of))
+        return DCUDA_OK;
+    int j = 0;
+    while (j < ranks - 1 && dcu_check_range(parts[j].size, offset, room) == DCUDA_OK)
+        j++;
+    return DCU_REPORT(st, DCUDA_ERR_BOUNDS, call,
+                      "rank %d's %llu-byte part of window %d lacks the %llu bytes from offset "
+                      "%llu that the collective needs",
+                      j, (unsigned long long)parts[j].size, slot, (unsigned long long)room,
+                      (unsigned long long)offset);
+}
+
+/* ---- combining the ranks' elements ---------------------------------------------- */
+
+#if defined(__CUDACC__)
+/* out[i] = the op of element i at byte `at` of every part, i < count.
+ * Each element is combined by a group of lanes of one warp (as many as
+ * fit while the block covers all elements at once, at most 32 and at
+ * most the parts), each lane taking every L-th part, then a butterfly
+ * of shuffles: the reads of the parts are in flight together. */
+template <typename T, typename Op>
+static __device__ __forceinline__ void dcu_local_combine_as(const dcuda_win_entry_t *parts,
+                                                           int ranks, uint64_t at, size_t count,
+                                                           T *out, Op op)
+{
+    const int nt = (int)blockDim.x;
+    int lanes = 32;
+    while (lanes > 1 && ((size_t)(nt / lanes) < count || lanes > ranks))
+        lanes /= 2;
+    const int lane = (int)threadIdx.x % lanes, groups = nt / lanes;
+    const size_t rounds = (count + (size_t)groups - 1u) / (size_t)groups;
+    for (size_t r = 0; r < rounds; r++) { /* every lane of a warp shuffles alike */
+        const size_t i = r * (size_t)groups + (size_t)threadIdx.x / (size_t)lanes;
+        const int valid = i < count && (int)threadIdx.x < groups * lanes;
+        T acc = T();
+        if (valid) {
+            acc = __ldcg((const T *)(uintptr_t)(parts[lane].base + at) + i);
+#pragma unroll 4
+            for (int j = lane + lanes; j < ranks; j += lanes)
+                acc = op(acc, __ldcg((const T *)(uintptr_t)(parts[j].base + at) + i));
+        }
+        const unsigned warp = __activemask(); /* a last warp may be short */
+        for (int m = lanes / 2; m >= 1; m /= 2) {
+            T other = __shfl_xor_sync(warp, acc, m, lanes);
+            acc = op(acc, other);
+        }
+        if (valid && lane == 0)
+            out[i] = acc;
+    }
+}
+
+template <typename T>
+static __device__ void dcu_local_combine_t(const dcuda_win_entry_t *parts, int ranks, uint64_t at,
+                                           size_t count, void *out, int op)
+{
+    if (op == DCUDA_SUM)
+        dcu_local_combine_as(parts, ranks, at, count, (T *)out, dcu_op_sum());
+    else if (op == DCUDA_MIN)
+        dcu_local_combine_as(parts, ranks, at, count, (T *)out, dcu_op_min());
+    else
+        dcu_local_combine_as(parts, ranks, at, count, (T *)out, dcu_op_max());
+}
+#define DCU_LOCAL_COMBINE(T, parts, ranks, at, count, out, op)                                    \
+    dcu_local_combine_t<T>(parts, ranks, at, count, out, op)
+#else
+/* A CPU rank is one thread: the parts in rank order. */
+#define DCU_LOCAL_COMBINE(T, parts, ranks, at, count, out, op)                                    \
+    do {                                                                                           \
+        T *o_ = (T *)(out);                                                                        \
+        for (size_t i_ = 0; i_ < (count); i_++) {                                                 \
+            T a_ = ((const T *)(uintptr_t)((parts)[0].base + (at)))[i_];                           \
+            for (int j_ = 1; j_ < (ranks); j_++) {                                                 \
+                T b_ = ((const T *)(uintptr_t)((parts)[j_].base + (at)))[i_];                      \
+                a_ = (op) == DCUDA_SUM ? a_ + b_ : (op) == DCUDA_MIN ? (b_ < a_ ? b_ : a_)        \
+                                                                      : (b_ > a_ ? b_ : a_);       \
+            }                                                                                      \
+            o_[i_] = a_;                                                                           \
+        }                                                                                          \
+    } while (0)
+#endif
+
+/* out = the op over the ranks of comm of the count elements of type at
+ * byte `at` of their parts of window slot `slot`; the rank's threads are
+ * in step again on return. */
+DCU_FN void dcu_local_combine(const dcuda_state_t *st, int comm, int slot, uint64_t at,
+                              size_t count, int type, int op, void *out)
+{
+    const dcuda_win_entry_t *parts = dcu_local_parts(st, comm, slot);
+    const int ranks = dcu_comm_size(st, comm);
+    if (type == DCUDA_INT32)
+        DCU_LOCAL_COMBINE(int32_t, parts, ranks, at, count, out, op);
+    else if (type == DCUDA_INT64)
+        DCU_LOCAL_COMBINE(long long, parts, ranks, at, count, out, op);
+    else if (type == DCUDA_FLOAT)
+        DCU_LOCAL_COMBINE(float, parts, ranks, at, count, out, op);
+    else
+        DCU_LOCAL_COMBINE(double, parts, ranks, at, count, out, op);
+    dcu_sync();
+}
+
+/* ---- the collectives --------------------------------------------------------------- */
+
+/* Root's size bytes at offset (data in my part) into every other part. */
+DCU_FN_COLD dcuda_status_t dcu_local_broadcast(dcuda_state_t *st, uint32_t win, size_t offset,
+                                               size_t size, int root, char *data,
+                                               const char *call)
+{
+    int comm = dcu_win_comm(win);
+    dcuda_status_t s = dcu_local_parts_hold(st, win, offset, size, call);
+    if (s == DCUDA_OK)
+        s = dcu_barrier(st, comm, call); /* the root's data is in */
+    if (s != DCUDA_OK)
+        return s;
+    const dcuda_win_entry_t *parts = dcu_local_parts(st, comm, dcu_win_slot(win));
+    if (dcu_comm_rank(st, comm) != root && size) {
+        dcu_copy_fresh(data, (const char *)(uintptr_t)(parts[root].base + offset), size);
+        dcu_sync();
+    }
+    return dcu_barrier(st, comm, call); /* every rank has read it */
+}
+
+/* The op over every rank of the count elements (bytes) at offset (data
+ * in my part; every part needs `room` bytes), into every rank's data
+ * (root < 0) or root's: first into my scratch (the bytes after the
+ * data), which nobody reads, then, once every rank has read my data,
+ * over it. */
+DCU_FN_COLD dcuda_status_t dcu_local_reduce(dcuda_state_t *st, uint32_t win, size_t offset,
+                                            size_t count, uint64_t bytes, uint64_t room,
+                                            char *data, int type, int op, int root,
+                                            const char *call)
+{
+    int comm = dcu_win_comm(win), ranks = dcu_comm_size(st, comm);
+    const int mine = root < 0 || dcu_comm_rank(st, comm) == root;
+    dcuda_status_t s = dcu_local_parts_hold(st, win, offset, room, call);
+    if (s != DCUDA_OK || ranks == 1)
+        return s;
+    if ((s = dcu_barrier(st, comm, call)) != DCUDA_OK) /* every rank's data is in */
+        return s;
+    if (mine)
+        dcu_local_combine(st, comm, dcu_win_slot(win), offset, count, type, op, data + bytes);
+    if ((s = dcu_barrier(st, comm, call)) != DCUDA_OK) /* every rank has read my data */
+        return s;
+    if (mine) {
+        dcu_copy(data, data + bytes, (size_t)bytes);
+        dcu_sync();
+    }
+    return DCUDA_OK;
+}
+
+/* Block me (count elements, `block` bytes) of every rank's data combined
+ * into my first block, through my scratch (after the ranks' blocks;
+ * every part needs `room` bytes). */
+DCU_FN_COLD dcuda_status_t dcu_local_reduce_scatter(dcuda_state_t *st, uint32_t win,
+                                                    size_t offset, size_t count, size_t block,
+                                                    uint64_t room, char *data, int type, int op,
+                                                    const char *call)
+{
+    int comm = dcu_win_comm(win), ranks = dcu_comm_size(st, comm), me = dcu_comm_rank(st, comm);
+    uint64_t all = (uint64_t)ranks * block;
+    dcuda_status_t s = dcu_local_parts_hold(st, win, offset, room, call);
+    if (s != DCUDA_OK || ranks == 1)
+        return s;
+    if ((s = dcu_barrier(st, comm, call)) != DCUDA_OK)
+        return s;
+    dcu_local_combine(st, comm, dcu_win_slot(win), offset + (uint64_t)me * block, count, type, op,
+                      data + all);
+    if ((s = dcu_barrier(st, comm, call)) != DCUDA_OK)
+        return s;
+    dcu_copy(data, data + all, block);
+    dcu_sync();
+    return DCUDA_OK;
+}
+
+/* Copies, for every rank j of comm, `size` bytes at from(j) of its part
+ * to to(j) of my data: groups of threads take blocks in turn (as many
+ * blocks in flight as groups), each group as wide as a block's 64-byte
+ * pieces (at most 32). from(j) = offset + j * from_j + from_me; to(j) =
+ * j * size + to_at. */
+DCU_FN void dcu_local_gather(const dcuda_state_t *st, int comm, int slot, uint64_t offset,
+                             uint64_t from_j, uint64_t from_me, size_t size, char *data,
+                             size_t to_at)
+{
+    const dcuda_win_entry_t *parts = dcu_local_parts(st, comm, slot);
+    const int ranks = dcu_comm_size(st, comm), nt = dcu_threads();
+    int width = 1;
+    while (width < 32 && width * 2 <= nt && (size_t)width * 64u < size)
+        width *= 2;
+    const int groups = nt / width, lane = dcu_thread() % width;
+    for (int j = dcu_thread() / width; j < ranks && dcu_thread() < groups * width; j += groups) {
+        const char *src =
+            (const char *)(uintptr_t)(parts[j].base + offset + (uint64_t)j * from_j + from_me);
+        dcu_copy_fresh_by(data + (size_t)j * size + to_at, src, size, (size_t)lane,
+                          (size_t)width);
+    }
+    dcu_sync();
+}
+
+/* Every rank's block (its own, at offset + rank * size) into its place in
+ * my data. */
+DCU_FN_COLD dcuda_status_t dcu_local_allgather(dcuda_state_t *st, uint32_t win, size_t offset,
+                                               size_t size, char *data, const char *call)
+{
+    int comm = dcu_win_comm(win), ranks = dcu_comm_size(st, comm);
+    dcuda_status_t s = dcu_local_parts_hold(st, win, offset, (uint64_t)ranks * size, call);
+    if (s == DCUDA_OK && ranks > 1)
+        s = dcu_barrier(st, comm, call);
+    if (s != DCUDA_OK || ranks == 1)
+        return s;
+    dcu_local_gather(st, comm, dcu_win_slot(win), offset, size, 0, size, data, 0);
+    return dcu_barrier(st, comm, call);
+}
+
+/* Block me of every rank j's blocks sent into block j of my receive area
+ * (after my blocks sent). */
+DCU_FN_COLD dcuda_status_t dcu_local_alltoall(dcuda_state_t *st, uint32_t win, size_t offset,
+                                              size_t size, char *data, const char *call)
+{
+    int comm = dcu_win_comm(win), ranks = dcu_comm_size(st, comm), me = dcu_comm_rank(st, comm);
+    uint64_t mine = (uint64_t)me * size;
+    dcuda_status_t s = dcu_local_parts_hold(st, win, offset, 2u * (uint64_t)ranks * size, call);
+    if (s == DCUDA_OK && ranks > 1)
+        s = dcu_barrier(st, comm, call);
+    if (s != DCUDA_OK)
+        return s;
+    dcu_local_gather(st, comm, dcu_win_slot(win), offset, 0, mine, size, data,
+                     (size_t)ranks * size);
+    return ranks > 1 ? dcu_barrier(st, comm, call) : DCUDA_OK;
+}
+
+#endif /* DCUDA_IMPL_COLL_LOCAL_H */
