@@ -57,22 +57,14 @@ DCU_FN dcuda_status_t dcu_broadcast(dcuda_state_t *st, uint32_t win, size_t offs
                                     int root)
 {
     static const char call[] = "dcuda_broadcast";
-    dcu_sync();
-    if (!dcu_state_ok(st))
-        return dcu_report_uninit(st, call);
+    if (dcu_local_takes(st, win, size, 0, DCU_LOCAL_BCAST_MAX))
+        return dcu_local_run(st, win, offset, size, dcu_local_args(DCU_LOCAL_BROADCAST, 0, 0, root));
     char *data = 0;
-    dcuda_status_t s = dcu_checked_win(st, win, call);
-    if (s == DCUDA_OK)
-        s = dcu_checked_room(st, win, offset, size, &data, call);
+    dcuda_status_t s = dcu_broadcast_start(st, win, offset, size, root, &data, call);
     if (s != DCUDA_OK)
         return s;
     int comm = dcu_win_comm(win);
     dcu_tree_t t = dcu_tree_of(dcu_comm_rank(st, comm), dcu_comm_size(st, comm));
-    if (root < 0 || root >= t.size)
-        return DCU_REPORT(st, DCUDA_ERR_RANK, call, "root %d not in 0..%d of %s", root,
-                          t.size - 1, dcu_comm_name(comm));
-    if (dcu_local_wins(st, comm, size, DCU_LOCAL_BCAST_MAX))
-        return dcu_local_broadcast(st, win, offset, size, root, data, call);
     if (t.parent >= 0)
         s = dcu_notify(st, t.parent, comm, dcu_coll_tag(comm, DCU_COLL_READY_UP));
     if (root != 0 && s == DCUDA_OK) { /* the root hands its data to rank 0 */
@@ -119,36 +111,16 @@ DCU_FN dcuda_status_t dcu_reduce_up(dcuda_state_t *st, uint32_t win, const dcu_t
     return s;
 }
 
-/* The checks of an allreduce and of a reduce (to `root` when has_root):
- * *t, *data and *bytes for what follows. */
-DCU_FN dcuda_status_t dcu_reduction_start(dcuda_state_t *st, uint32_t win, size_t offset,
-                                          size_t count, int type, int op, int has_root, int root,
-                                          dcu_tree_t *t, char **data, uint64_t *bytes,
-                                          const char *call)
-{
-    dcu_sync();
-    if (!dcu_state_ok(st))
-        return dcu_report_uninit(st, call);
-    int comm = dcu_win_comm(win), size = dcu_comm_size(st, comm);
-    dcuda_status_t s =
-        dcu_reduction_checks(st, win, offset, count, type, op,
-                             dcuda_allreduce_room(size, count, (dcuda_datatype_t)type), data,
-                             bytes, call);
-    if (s != DCUDA_OK)
-        return s;
-    if (has_root && (root < 0 || root >= size))
-        return DCU_REPORT(st, DCUDA_ERR_RANK, call, "root %d not in 0..%d of %s", root, size - 1,
-                          dcu_comm_name(comm));
-    *t = dcu_tree_of(dcu_comm_rank(st, comm), size);
-    return DCUDA_OK;
-}
-
 /* Large data goes round the ring (coll_ring.h) when its model says so;
  * the rest up the tree to rank 0 and down again. */
 DCU_FN dcuda_status_t dcu_allreduce(dcuda_state_t *st, uint32_t win, size_t offset, size_t count,
                                     int type, int op)
 {
     static const char call[] = "dcuda_allreduce";
+    if (dcu_local_reduction(type, op) &&
+        dcu_local_takes(st, win, (uint64_t)count * dcuda_datatype_bytes((dcuda_datatype_t)type), 1,
+                        DCU_LOCAL_READ_MAX))
+        return dcu_local_run(st, win, offset, count, dcu_local_args(DCU_LOCAL_ALLREDUCE, type, op, 0));
     int comm = dcu_win_comm(win);
     dcu_tree_t t = { 0, 1, -1, 0, 0 }; /* set by dcu_reduction_start */
     char *data = 0;
@@ -157,10 +129,6 @@ DCU_FN dcuda_status_t dcu_allreduce(dcuda_state_t *st, uint32_t win, size_t offs
         dcu_reduction_start(st, win, offset, count, type, op, 0, 0, &t, &data, &bytes, call);
     if (s != DCUDA_OK)
         return s;
-    if (dcu_local_wins(st, comm, bytes * (uint64_t)t.size, DCU_LOCAL_READ_MAX))
-        return dcu_local_reduce(st, win, offset, count, bytes,
-                                dcuda_allreduce_room(t.size, count, (dcuda_datatype_t)type), data,
-                                type, op, -1, call);
     if (dcu_ring_allreduce_wins(bytes, (uint64_t)count, t.size))
         return dcu_ring_allreduce(st, win, offset, count, type, op, data, call);
     s = dcu_reduce_up(st, win, &t, comm, offset, count, bytes, data, type, op, call);
@@ -179,16 +147,16 @@ DCU_FN dcuda_status_t dcu_reduce(dcuda_state_t *st, uint32_t win, size_t offset,
                                  int type, int op, int root)
 {
     static const char call[] = "dcuda_reduce";
+    if (dcu_local_reduction(type, op) &&
+        dcu_local_takes(st, win, (uint64_t)count * dcuda_datatype_bytes((dcuda_datatype_t)type), 1,
+                        DCU_LOCAL_READ_MAX))
+        return dcu_local_run(st, win, offset, count, dcu_local_args(DCU_LOCAL_REDUCE, type, op, root));
     int comm = dcu_win_comm(win);
     dcu_tree_t t = { 0, 1, -1, 0, 0 }; /* set by dcu_reduction_start */
     char *data = 0;
     uint64_t bytes = 0;
     dcuda_status_t s =
         dcu_reduction_start(st, win, offset, count, type, op, 1, root, &t, &data, &bytes, call);
-    if (s == DCUDA_OK && dcu_local_wins(st, comm, bytes * (uint64_t)t.size, DCU_LOCAL_READ_MAX))
-        return dcu_local_reduce(st, win, offset, count, bytes,
-                                dcuda_allreduce_room(t.size, count, (dcuda_datatype_t)type), data,
-                                type, op, root, call);
     /* The tree of a reduce is the first half of an allreduce's: the ring
      * allreduce beats it where it beats the whole tree on half the data
      * (on two H200, 2 ranks of 256 KiB: 34 us against the tree's 50). */
@@ -303,28 +271,19 @@ DCU_FN dcuda_status_t dcu_reduce_scatter(dcuda_state_t *st, uint32_t win, size_t
                                          size_t count, int type, int op)
 {
     static const char call[] = "dcuda_reduce_scatter";
-    dcu_sync();
-    if (!dcu_state_ok(st))
-        return dcu_report_uninit(st, call);
-    int comm = dcu_win_comm(win), size = dcu_comm_size(st, comm);
-    if ((uint64_t)count > UINT64_MAX / 64u / (uint64_t)size)
-        return DCU_REPORT(st, DCUDA_ERR_OVERFLOW, call, "count %llu x %d ranks overflows",
-                          (unsigned long long)count, size);
-    size_t all = count * (size_t)size;
+    if (dcu_local_reduction(type, op) &&
+        dcu_local_takes(st, win, (uint64_t)count * dcuda_datatype_bytes((dcuda_datatype_t)type), 1,
+                        DCU_LOCAL_GATHER_MAX))
+        return dcu_local_run(st, win, offset, count, dcu_local_args(DCU_LOCAL_REDUCE_SCATTER, type, op, 0));
     char *data = 0;
     uint64_t bytes = 0;
     dcuda_status_t s =
-        dcu_reduction_checks(st, win, offset, all, type, op,
-                             dcuda_reduce_scatter_room(size, count, (dcuda_datatype_t)type),
-                             &data, &bytes, call);
+        dcu_reduce_scatter_start(st, win, offset, count, type, op, &data, &bytes, call);
     if (s != DCUDA_OK)
         return s;
-    size_t block = (size_t)bytes / (size_t)size;
+    int comm = dcu_win_comm(win), size = dcu_comm_size(st, comm);
+    size_t all = count * (size_t)size, block = (size_t)bytes / (size_t)size;
     int me = dcu_comm_rank(st, comm);
-    if (dcu_local_wins(st, comm, bytes, DCU_LOCAL_READ_MAX))
-        return dcu_local_reduce_scatter(
-            st, win, offset, count, block,
-            dcuda_reduce_scatter_room(size, count, (dcuda_datatype_t)type), data, type, op, call);
     if (block >= DCU_RS_DIRECT_MIN)
         return dcu_reduce_scatter_direct(st, win, comm, size, me, offset, count, block, data, type,
                                          op, call);
@@ -335,27 +294,6 @@ DCU_FN dcuda_status_t dcu_reduce_scatter(dcuda_state_t *st, uint32_t win, size_t
     return s;
 }
 
-/* The start of a collective of blocks of `size` bytes, one a rank of the
- * communicator, `copies` times (allgather 1, alltoall 2: what it sends and
- * what it receives): the checks; *data is the offset in my part. */
-DCU_FN dcuda_status_t dcu_blocks_start(dcuda_state_t *st, uint32_t win, size_t offset,
-                                       size_t size, unsigned copies, char **data,
-                                       const char *call)
-{
-    dcu_sync();
-    if (!dcu_state_ok(st))
-        return dcu_report_uninit(st, call);
-    dcuda_status_t s = dcu_checked_win(st, win, call);
-    if (s != DCUDA_OK)
-        return s;
-    int ranks = dcu_comm_size(st, dcu_win_comm(win));
-    if ((uint64_t)size > UINT64_MAX / 64u / (uint64_t)ranks)
-        return DCU_REPORT(st, DCUDA_ERR_OVERFLOW, call, "size %llu x %d ranks overflows",
-                          (unsigned long long)size, ranks);
-    return dcu_checked_room(st, win, offset, (uint64_t)copies * (uint64_t)size * (uint64_t)ranks,
-                            data, call);
-}
-
 /* Large arrays go round the ring (coll_ring.h) when its model says so.
  * Otherwise up the tree, each subtree's blocks are consecutive (ranks v ..
  * v + span - 1): a child puts its whole subtree's blocks where they belong
@@ -364,14 +302,14 @@ DCU_FN dcuda_status_t dcu_blocks_start(dcuda_state_t *st, uint32_t win, size_t o
 DCU_FN dcuda_status_t dcu_allgather(dcuda_state_t *st, uint32_t win, size_t offset, size_t size)
 {
     static const char call[] = "dcuda_allgather";
+    if (dcu_local_takes(st, win, size, 1, DCU_LOCAL_GATHER_MAX))
+        return dcu_local_run(st, win, offset, size, dcu_local_args(DCU_LOCAL_ALLGATHER, 0, 0, 0));
     char *data = 0;
     dcuda_status_t s = dcu_blocks_start(st, win, offset, size, 1, &data, call);
     if (s != DCUDA_OK)
         return s;
     int comm = dcu_win_comm(win), ranks = dcu_comm_size(st, comm);
     uint64_t all = (uint64_t)size * (uint64_t)ranks;
-    if (dcu_local_wins(st, comm, all, DCU_LOCAL_READ_MAX))
-        return dcu_local_allgather(st, win, offset, size, data, call);
     if (dcu_ring_allgather_wins(all, ranks))
         return dcu_ring_allgather(st, win, offset, size, data, call);
     dcu_tree_t t = dcu_tree_of(dcu_comm_rank(st, comm), ranks);
@@ -400,14 +338,14 @@ DCU_FN dcuda_status_t dcu_allgather(dcuda_state_t *st, uint32_t win, size_t offs
 DCU_FN dcuda_status_t dcu_alltoall(dcuda_state_t *st, uint32_t win, size_t offset, size_t size)
 {
     static const char call[] = "dcuda_alltoall";
+    if (dcu_local_takes(st, win, size, 1, DCU_LOCAL_GATHER_MAX))
+        return dcu_local_run(st, win, offset, size, dcu_local_args(DCU_LOCAL_ALLTOALL, 0, 0, 0));
     char *data = 0;
     dcuda_status_t s = dcu_blocks_start(st, win, offset, size, 2, &data, call);
     if (s != DCUDA_OK)
         return s;
     int comm = dcu_win_comm(win), ranks = dcu_comm_size(st, comm), me = dcu_comm_rank(st, comm);
     size_t recv = (size_t)ranks * size; /* the receive area, after the blocks sent */
-    if (dcu_local_wins(st, comm, recv, DCU_LOCAL_READ_MAX))
-        return dcu_local_alltoall(st, win, offset, size, data, call);
     s = dcu_all_in(st, comm, ranks, me, call);
     for (int k = 1; k < ranks && s == DCUDA_OK; k++) {
         int j = (me + k) % ranks;

@@ -211,4 +211,86 @@ DCU_FN dcuda_status_t dcu_reduction_checks(const dcuda_state_t *st, uint32_t win
     return DCUDA_OK;
 }
 
+/* The checks of an allreduce and of a reduce (to `root` when has_root):
+ * *t, *data and *bytes for what follows. */
+DCU_FN dcuda_status_t dcu_reduction_start(dcuda_state_t *st, uint32_t win, size_t offset,
+                                          size_t count, int type, int op, int has_root, int root,
+                                          dcu_tree_t *t, char **data, uint64_t *bytes,
+                                          const char *call)
+{
+    dcu_sync();
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, call);
+    int comm = dcu_win_comm(win), size = dcu_comm_size(st, comm);
+    dcuda_status_t s =
+        dcu_reduction_checks(st, win, offset, count, type, op,
+                             dcuda_allreduce_room(size, count, (dcuda_datatype_t)type), data,
+                             bytes, call);
+    if (s != DCUDA_OK)
+        return s;
+    if (has_root && (root < 0 || root >= size))
+        return DCU_REPORT(st, DCUDA_ERR_RANK, call, "root %d not in 0..%d of %s", root, size - 1,
+                          dcu_comm_name(comm));
+    *t = dcu_tree_of(dcu_comm_rank(st, comm), size);
+    return DCUDA_OK;
+}
+
+/* The checks of a broadcast: *data is the offset in my part. */
+DCU_FN dcuda_status_t dcu_broadcast_start(dcuda_state_t *st, uint32_t win, size_t offset,
+                                          size_t size, int root, char **data, const char *call)
+{
+    dcu_sync();
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, call);
+    dcuda_status_t s = dcu_checked_win(st, win, call);
+    if (s == DCUDA_OK)
+        s = dcu_checked_room(st, win, offset, size, data, call);
+    if (s != DCUDA_OK)
+        return s;
+    int comm = dcu_win_comm(win), ranks = dcu_comm_size(st, comm);
+    if (root < 0 || root >= ranks)
+        return DCU_REPORT(st, DCUDA_ERR_RANK, call, "root %d not in 0..%d of %s", root, ranks - 1,
+                          dcu_comm_name(comm));
+    return DCUDA_OK;
+}
+
+/* The checks of a reduce-scatter of `count` elements a block: *data and
+ * *bytes (of every rank's blocks) for what follows. */
+DCU_FN dcuda_status_t dcu_reduce_scatter_start(dcuda_state_t *st, uint32_t win, size_t offset,
+                                               size_t count, int type, int op, char **data,
+                                               uint64_t *bytes, const char *call)
+{
+    dcu_sync();
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, call);
+    int size = dcu_comm_size(st, dcu_win_comm(win));
+    if ((uint64_t)count > UINT64_MAX / 64u / (uint64_t)size)
+        return DCU_REPORT(st, DCUDA_ERR_OVERFLOW, call, "count %llu x %d ranks overflows",
+                          (unsigned long long)count, size);
+    return dcu_reduction_checks(st, win, offset, count * (size_t)size, type, op,
+                                dcuda_reduce_scatter_room(size, count, (dcuda_datatype_t)type),
+                                data, bytes, call);
+}
+
+/* The start of a collective of blocks of `size` bytes, one a rank of the
+ * communicator, `copies` times (allgather 1, alltoall 2: what it sends and
+ * what it receives): the checks; *data is the offset in my part. */
+DCU_FN dcuda_status_t dcu_blocks_start(dcuda_state_t *st, uint32_t win, size_t offset,
+                                       size_t size, unsigned copies, char **data,
+                                       const char *call)
+{
+    dcu_sync();
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, call);
+    dcuda_status_t s = dcu_checked_win(st, win, call);
+    if (s != DCUDA_OK)
+        return s;
+    int ranks = dcu_comm_size(st, dcu_win_comm(win));
+    if ((uint64_t)size > UINT64_MAX / 64u / (uint64_t)ranks)
+        return DCU_REPORT(st, DCUDA_ERR_OVERFLOW, call, "size %llu x %d ranks overflows",
+                          (unsigned long long)size, ranks);
+    return dcu_checked_room(st, win, offset, (uint64_t)copies * (uint64_t)size * (uint64_t)ranks,
+                            data, call);
+}
+
 #endif /* DCUDA_IMPL_COLL_BASE_H */

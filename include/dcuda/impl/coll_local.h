@@ -15,11 +15,19 @@
 
 #include "coll_base.h"
 
-/* Bytes one rank reads at most (its own part's included) for the reads
- * to beat the tree and the ring (reductions, allgather, alltoall); a
- * broadcast, which reads the root's data once a rank, up to BCAST_MAX. */
+/* Communicators of fewer ranks take the tree (its log P rounds are
+ * fewer than the reads' two barriers); a rank reads at most READ_MAX
+ * bytes for a reduction, GATHER_MAX for an allgather, an alltoall or a
+ * reduce-scatter (their trees and direct puts cost more), and a
+ * broadcast's data, read once a rank, is at most BCAST_MAX. */
+#ifndef DCU_LOCAL_MIN_RANKS
+#define DCU_LOCAL_MIN_RANKS 4
+#endif
 #ifndef DCU_LOCAL_READ_MAX
 #define DCU_LOCAL_READ_MAX 16384u
+#endif
+#ifndef DCU_LOCAL_GATHER_MAX
+#define DCU_LOCAL_GATHER_MAX 524288u
 #endif
 #ifndef DCU_LOCAL_BCAST_MAX
 #define DCU_LOCAL_BCAST_MAX 65536u
@@ -31,10 +39,24 @@ DCU_FN int dcu_coll_local(const dcuda_state_t *st, int comm)
     return comm == DCU_COMM_DEVICE || (st->process_count == 1 && !st->loopback);
 }
 
-/* Does a collective on comm that reads `bytes` a rank take the reads? */
-DCU_FN int dcu_local_wins(const dcuda_state_t *st, int comm, uint64_t bytes, uint64_t most)
+/* Does a collective on win take the reads, when a rank reads `bytes` of
+ * each part (`scaled`) or of one part, at most `most` in all? Before the
+ * call's checks (the reads' entry points make them): cheap, inline. */
+DCU_FN int dcu_local_takes(const dcuda_state_t *st, uint32_t win, uint64_t bytes, int scaled,
+                           uint64_t most)
 {
-    return dcu_coll_local(st, comm) && bytes <= most;
+    if (!st)
+        return 0;
+    int comm = dcu_win_comm(win), ranks = dcu_comm_size(st, comm);
+    return ranks >= DCU_LOCAL_MIN_RANKS && dcu_coll_local(st, comm) && bytes <= most &&
+           (!scaled || bytes * (uint64_t)ranks <= most); /* no division: a GPU's is long */
+}
+
+/* Are type and op ones a reduction knows? Others take the tree, whose
+ * checks report them as given (the reads' entry gets them in a byte). */
+DCU_FN int dcu_local_reduction(int type, int op)
+{
+    return (unsigned)type <= (unsigned)DCUDA_DOUBLE && (unsigned)op <= (unsigned)DCUDA_MAX;
 }
 
 /* The parts of window slot `slot` of comm, by comm rank (both tables of
@@ -87,6 +109,10 @@ static __device__ __forceinline__ void dcu_local_combine_as(const dcuda_win_entr
         lanes /= 2;
     const int lane = (int)threadIdx.x % lanes, groups = nt / lanes;
     const size_t rounds = (count + (size_t)groups - 1u) / (size_t)groups;
+    /* The lanes of my warp (a block's last warp may be short): every one
+     * of them shuffles in every round. */
+    const unsigned left = (unsigned)nt - (threadIdx.x & ~31u);
+    const unsigned warp = left >= 32u ? 0xffffffffu : (1u << left) - 1u;
     for (size_t r = 0; r < rounds; r++) { /* every lane of a warp shuffles alike */
         const size_t i = r * (size_t)groups + (size_t)threadIdx.x / (size_t)lanes;
         const int valid = i < count && (int)threadIdx.x < groups * lanes;
@@ -97,7 +123,6 @@ static __device__ __forceinline__ void dcu_local_combine_as(const dcuda_win_entr
             for (int j = lane + lanes; j < ranks; j += lanes)
                 acc = op(acc, __ldcg((const T *)(uintptr_t)(parts[j].base + at) + i));
         }
-        const unsigned warp = __activemask(); /* a last warp may be short */
         for (int m = lanes / 2; m >= 1; m /= 2) {
             T other = __shfl_xor_sync(warp, acc, m, lanes);
             acc = op(acc, other);
@@ -157,14 +182,19 @@ DCU_FN void dcu_local_combine(const dcuda_state_t *st, int comm, int slot, uint6
 }
 
 /* ---- the collectives --------------------------------------------------------------- */
+/* Each makes the call's own checks (as its tree would), then every
+ * rank's part's, then reads between the two barriers. */
 
-/* Root's size bytes at offset (data in my part) into every other part. */
+/* Root's size bytes at offset into every other part. */
 DCU_FN_COLD dcuda_status_t dcu_local_broadcast(dcuda_state_t *st, uint32_t win, size_t offset,
-                                               size_t size, int root, char *data,
-                                               const char *call)
+                                               size_t size, int root)
 {
+    static const char call[] = "dcuda_broadcast";
+    char *data = 0;
+    dcuda_status_t s = dcu_broadcast_start(st, win, offset, size, root, &data, call);
     int comm = dcu_win_comm(win);
-    dcuda_status_t s = dcu_local_parts_hold(st, win, offset, size, call);
+    if (s == DCUDA_OK)
+        s = dcu_local_parts_hold(st, win, offset, size, call);
     if (s == DCUDA_OK)
         s = dcu_barrier(st, comm, call); /* the root's data is in */
     if (s != DCUDA_OK)
@@ -177,21 +207,27 @@ DCU_FN_COLD dcuda_status_t dcu_local_broadcast(dcuda_state_t *st, uint32_t win, 
     return dcu_barrier(st, comm, call); /* every rank has read it */
 }
 
-/* The op over every rank of the count elements (bytes) at offset (data
- * in my part; every part needs `room` bytes), into every rank's data
- * (root < 0) or root's: first into my scratch (the bytes after the
- * data), which nobody reads, then, once every rank has read my data,
- * over it. */
+/* The op over every rank of the count elements at offset, into every
+ * rank's data (an allreduce) or root's (has_root): first into my scratch
+ * (the bytes after the data), which nobody reads, then, once every rank
+ * has read my data, over it. */
 DCU_FN_COLD dcuda_status_t dcu_local_reduce(dcuda_state_t *st, uint32_t win, size_t offset,
-                                            size_t count, uint64_t bytes, uint64_t room,
-                                            char *data, int type, int op, int root,
-                                            const char *call)
+                                            size_t count, int type, int op, int has_root,
+                                            int root)
 {
-    int comm = dcu_win_comm(win), ranks = dcu_comm_size(st, comm);
-    const int mine = root < 0 || dcu_comm_rank(st, comm) == root;
-    dcuda_status_t s = dcu_local_parts_hold(st, win, offset, room, call);
-    if (s != DCUDA_OK || ranks == 1)
+    const char *call = has_root ? "dcuda_reduce" : "dcuda_allreduce";
+    dcu_tree_t t = { 0, 1, -1, 0, 0 }; /* set by dcu_reduction_start */
+    char *data = 0;
+    uint64_t bytes = 0;
+    dcuda_status_t s = dcu_reduction_start(st, win, offset, count, type, op, has_root, root, &t,
+                                           &data, &bytes, call);
+    if (s == DCUDA_OK)
+        s = dcu_local_parts_hold(st, win, offset,
+                                 dcuda_allreduce_room(t.size, count, (dcuda_datatype_t)type), call);
+    if (s != DCUDA_OK)
         return s;
+    int comm = dcu_win_comm(win);
+    const int mine = !has_root || t.me == root;
     if ((s = dcu_barrier(st, comm, call)) != DCUDA_OK) /* every rank's data is in */
         return s;
     if (mine)
@@ -205,21 +241,26 @@ DCU_FN_COLD dcuda_status_t dcu_local_reduce(dcuda_state_t *st, uint32_t win, siz
     return DCUDA_OK;
 }
 
-/* Block me (count elements, `block` bytes) of every rank's data combined
- * into my first block, through my scratch (after the ranks' blocks;
- * every part needs `room` bytes). */
+/* Block me (count elements) of every rank's data combined into my first
+ * block, through my scratch (after the ranks' blocks). */
 DCU_FN_COLD dcuda_status_t dcu_local_reduce_scatter(dcuda_state_t *st, uint32_t win,
-                                                    size_t offset, size_t count, size_t block,
-                                                    uint64_t room, char *data, int type, int op,
-                                                    const char *call)
+                                                    size_t offset, size_t count, int type, int op)
 {
+    static const char call[] = "dcuda_reduce_scatter";
+    char *data = 0;
+    uint64_t all = 0;
+    dcuda_status_t s =
+        dcu_reduce_scatter_start(st, win, offset, count, type, op, &data, &all, call);
     int comm = dcu_win_comm(win), ranks = dcu_comm_size(st, comm), me = dcu_comm_rank(st, comm);
-    uint64_t all = (uint64_t)ranks * block;
-    dcuda_status_t s = dcu_local_parts_hold(st, win, offset, room, call);
-    if (s != DCUDA_OK || ranks == 1)
+    if (s == DCUDA_OK)
+        s = dcu_local_parts_hold(st, win, offset,
+                                 dcuda_reduce_scatter_room(ranks, count, (dcuda_datatype_t)type),
+                                 call);
+    if (s == DCUDA_OK)
+        s = dcu_barrier(st, comm, call);
+    if (s != DCUDA_OK)
         return s;
-    if ((s = dcu_barrier(st, comm, call)) != DCUDA_OK)
-        return s;
+    size_t block = (size_t)all / (size_t)ranks;
     dcu_local_combine(st, comm, dcu_win_slot(win), offset + (uint64_t)me * block, count, type, op,
                       data + all);
     if ((s = dcu_barrier(st, comm, call)) != DCUDA_OK)
@@ -256,13 +297,17 @@ DCU_FN void dcu_local_gather(const dcuda_state_t *st, int comm, int slot, uint64
 /* Every rank's block (its own, at offset + rank * size) into its place in
  * my data. */
 DCU_FN_COLD dcuda_status_t dcu_local_allgather(dcuda_state_t *st, uint32_t win, size_t offset,
-                                               size_t size, char *data, const char *call)
+                                               size_t size)
 {
+    static const char call[] = "dcuda_allgather";
+    char *data = 0;
+    dcuda_status_t s = dcu_blocks_start(st, win, offset, size, 1, &data, call);
     int comm = dcu_win_comm(win), ranks = dcu_comm_size(st, comm);
-    dcuda_status_t s = dcu_local_parts_hold(st, win, offset, (uint64_t)ranks * size, call);
-    if (s == DCUDA_OK && ranks > 1)
+    if (s == DCUDA_OK)
+        s = dcu_local_parts_hold(st, win, offset, (uint64_t)ranks * size, call);
+    if (s == DCUDA_OK)
         s = dcu_barrier(st, comm, call);
-    if (s != DCUDA_OK || ranks == 1)
+    if (s != DCUDA_OK)
         return s;
     dcu_local_gather(st, comm, dcu_win_slot(win), offset, size, 0, size, data, 0);
     return dcu_barrier(st, comm, call);
@@ -271,18 +316,64 @@ DCU_FN_COLD dcuda_status_t dcu_local_allgather(dcuda_state_t *st, uint32_t win, 
 /* Block me of every rank j's blocks sent into block j of my receive area
  * (after my blocks sent). */
 DCU_FN_COLD dcuda_status_t dcu_local_alltoall(dcuda_state_t *st, uint32_t win, size_t offset,
-                                              size_t size, char *data, const char *call)
+                                              size_t size)
 {
+    static const char call[] = "dcuda_alltoall";
+    char *data = 0;
+    dcuda_status_t s = dcu_blocks_start(st, win, offset, size, 2, &data, call);
     int comm = dcu_win_comm(win), ranks = dcu_comm_size(st, comm), me = dcu_comm_rank(st, comm);
-    uint64_t mine = (uint64_t)me * size;
-    dcuda_status_t s = dcu_local_parts_hold(st, win, offset, 2u * (uint64_t)ranks * size, call);
-    if (s == DCUDA_OK && ranks > 1)
+    if (s == DCUDA_OK)
+        s = dcu_local_parts_hold(st, win, offset, dcuda_alltoall_room(ranks, size), call);
+    if (s == DCUDA_OK)
         s = dcu_barrier(st, comm, call);
     if (s != DCUDA_OK)
         return s;
-    dcu_local_gather(st, comm, dcu_win_slot(win), offset, 0, mine, size, data,
+    dcu_local_gather(st, comm, dcu_win_slot(win), offset, 0, (uint64_t)me * size, size, data,
                      (size_t)ranks * size);
-    return ranks > 1 ? dcu_barrier(st, comm, call) : DCUDA_OK;
+    return dcu_barrier(st, comm, call);
+}
+
+/* ---- one entry -------------------------------------------------------------------- */
+
+/* Which collective dcu_local_run makes, with its datatype, op and root,
+ * in one 64-bit word: one call of few arguments where each collective
+ * is inlined into rank code (eight arguments at six call sites made a
+ * kernel of every call spill 1,588 bytes of loads where it spilled 408). */
+enum {
+    DCU_LOCAL_BROADCAST = 0,
+    DCU_LOCAL_ALLREDUCE = 1,
+    DCU_LOCAL_REDUCE = 2,
+    DCU_LOCAL_REDUCE_SCATTER = 3,
+    DCU_LOCAL_ALLGATHER = 4,
+    DCU_LOCAL_ALLTOALL = 5
+};
+
+DCU_FN uint64_t dcu_local_args(int kind, int type, int op, int root)
+{
+    return (uint64_t)(uint32_t)kind | (uint64_t)((uint32_t)type & 0xffu) << 8 |
+           (uint64_t)((uint32_t)op & 0xffu) << 16 | (uint64_t)(uint32_t)root << 32;
+}
+
+/* The collective of `args` on win at offset, of n (its count or size). */
+DCU_FN_COLD dcuda_status_t dcu_local_run(dcuda_state_t *st, uint32_t win, size_t offset, size_t n,
+                                         uint64_t args)
+{
+    const int kind = (int)(args & 0xffu), root = (int)(int32_t)(args >> 32);
+    const int type = (int)((args >> 8) & 0xffu), op = (int)((args >> 16) & 0xffu);
+    switch (kind) {
+    case DCU_LOCAL_BROADCAST:
+        return dcu_local_broadcast(st, win, offset, n, root);
+    case DCU_LOCAL_ALLREDUCE:
+        return dcu_local_reduce(st, win, offset, n, type, op, 0, 0);
+    case DCU_LOCAL_REDUCE:
+        return dcu_local_reduce(st, win, offset, n, type, op, 1, root);
+    case DCU_LOCAL_REDUCE_SCATTER:
+        return dcu_local_reduce_scatter(st, win, offset, n, type, op);
+    case DCU_LOCAL_ALLGATHER:
+        return dcu_local_allgather(st, win, offset, n);
+    default:
+        return dcu_local_alltoall(st, win, offset, n);
+    }
 }
 
 #endif /* DCUDA_IMPL_COLL_LOCAL_H */
