@@ -263,7 +263,9 @@ DCUDA_RANK_API dcuda_status_t dcuda_broadcast(dcuda_state_t *st, dcuda_win_t win
  * by their element-wise op over the ranks. Every part needs
  * dcuda_allreduce_room(comm size, count, type) bytes from offset: the data,
  * then scratch the call overwrites. A sum of floating-point values may
- * differ from a serial one in its last bits (the order is a tree's). */
+ * differ from a serial one in its last bits (the order is the algorithm's:
+ * a tree's, a ring's, or, ranks of one device reading each other's parts,
+ * one that every rank shares). */
 DCUDA_RANK_API dcuda_status_t dcuda_allreduce(dcuda_state_t *st, dcuda_win_t win, size_t offset,
                                               size_t count, dcuda_datatype_t type, dcuda_op_t op);
 /* Every rank's size bytes at offset + rank * size of its part (rank in the
