@@ -58,7 +58,8 @@ DCU_FN dcuda_status_t dcu_broadcast(dcuda_state_t *st, uint32_t win, size_t offs
 {
     static const char call[] = "dcuda_broadcast";
     if (dcu_local_takes(st, win, size, 0, DCU_LOCAL_BCAST_MAX))
-        return dcu_local_run(st, win, offset, size, dcu_local_args(DCU_LOCAL_BROADCAST, 0, 0, root));
+        return dcu_local_run(st, win, offset, size,
+                             dcu_local_args(DCU_LOCAL_BROADCAST, 0, 0, root));
     char *data = 0;
     dcuda_status_t s = dcu_broadcast_start(st, win, offset, size, root, &data, call);
     if (s != DCUDA_OK)
@@ -120,7 +121,8 @@ DCU_FN dcuda_status_t dcu_allreduce(dcuda_state_t *st, uint32_t win, size_t offs
     if (dcu_local_reduction(type, op) &&
         dcu_local_takes(st, win, (uint64_t)count * dcuda_datatype_bytes((dcuda_datatype_t)type), 1,
                         DCU_LOCAL_READ_MAX))
-        return dcu_local_run(st, win, offset, count, dcu_local_args(DCU_LOCAL_ALLREDUCE, type, op, 0));
+        return dcu_local_run(st, win, offset, count,
+                             dcu_local_args(DCU_LOCAL_ALLREDUCE, type, op, 0));
     int comm = dcu_win_comm(win);
     dcu_tree_t t = { 0, 1, -1, 0, 0 }; /* set by dcu_reduction_start */
     char *data = 0;
@@ -150,7 +152,8 @@ DCU_FN dcuda_status_t dcu_reduce(dcuda_state_t *st, uint32_t win, size_t offset,
     if (dcu_local_reduction(type, op) &&
         dcu_local_takes(st, win, (uint64_t)count * dcuda_datatype_bytes((dcuda_datatype_t)type), 1,
                         DCU_LOCAL_READ_MAX))
-        return dcu_local_run(st, win, offset, count, dcu_local_args(DCU_LOCAL_REDUCE, type, op, root));
+        return dcu_local_run(st, win, offset, count,
+                             dcu_local_args(DCU_LOCAL_REDUCE, type, op, root));
     int comm = dcu_win_comm(win);
     dcu_tree_t t = { 0, 1, -1, 0, 0 }; /* set by dcu_reduction_start */
     char *data = 0;
@@ -274,7 +277,8 @@ DCU_FN dcuda_status_t dcu_reduce_scatter(dcuda_state_t *st, uint32_t win, size_t
     if (dcu_local_reduction(type, op) &&
         dcu_local_takes(st, win, (uint64_t)count * dcuda_datatype_bytes((dcuda_datatype_t)type), 1,
                         DCU_LOCAL_GATHER_MAX))
-        return dcu_local_run(st, win, offset, count, dcu_local_args(DCU_LOCAL_REDUCE_SCATTER, type, op, 0));
+        return dcu_local_run(st, win, offset, count,
+                             dcu_local_args(DCU_LOCAL_REDUCE_SCATTER, type, op, 0));
     char *data = 0;
     uint64_t bytes = 0;
     dcuda_status_t s =

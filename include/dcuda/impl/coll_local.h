@@ -100,8 +100,8 @@ DCU_FN_COLD dcuda_status_t dcu_local_parts_hold(const dcuda_state_t *st, uint32_
  * of shuffles: the reads of the parts are in flight together. */
 template <typename T, typename Op>
 static __device__ __forceinline__ void dcu_local_combine_as(const dcuda_win_entry_t *parts,
-                                                           int ranks, uint64_t at, size_t count,
-                                                           T *out, Op op)
+                                                            int ranks, uint64_t at, size_t count,
+                                                            T *out, Op op)
 {
     const int nt = (int)blockDim.x;
     int lanes = 32;
@@ -143,19 +143,20 @@ static __device__ void dcu_local_combine_t(const dcuda_win_entry_t *parts, int r
     else
         dcu_local_combine_as(parts, ranks, at, count, (T *)out, dcu_op_max());
 }
-#define DCU_LOCAL_COMBINE(T, parts, ranks, at, count, out, op)                                    \
+#define DCU_LOCAL_COMBINE(T, parts, ranks, at, count, out, op)                                     \
     dcu_local_combine_t<T>(parts, ranks, at, count, out, op)
 #else
 /* A CPU rank is one thread: the parts in rank order. */
-#define DCU_LOCAL_COMBINE(T, parts, ranks, at, count, out, op)                                    \
+#define DCU_LOCAL_COMBINE(T, parts, ranks, at, count, out, op)                                     \
     do {                                                                                           \
         T *o_ = (T *)(out);                                                                        \
-        for (size_t i_ = 0; i_ < (count); i_++) {                                                 \
+        for (size_t i_ = 0; i_ < (count); i_++) {                                                  \
             T a_ = ((const T *)(uintptr_t)((parts)[0].base + (at)))[i_];                           \
             for (int j_ = 1; j_ < (ranks); j_++) {                                                 \
                 T b_ = ((const T *)(uintptr_t)((parts)[j_].base + (at)))[i_];                      \
-                a_ = (op) == DCUDA_SUM ? a_ + b_ : (op) == DCUDA_MIN ? (b_ < a_ ? b_ : a_)        \
-                                                                      : (b_ > a_ ? b_ : a_);       \
+                a_ = (op) == DCUDA_SUM   ? a_ + b_                                                 \
+                     : (op) == DCUDA_MIN ? (b_ < a_ ? b_ : a_)                                     \
+                                         : (b_ > a_ ? b_ : a_);                                    \
             }                                                                                      \
             o_[i_] = a_;                                                                           \
         }                                                                                          \
@@ -212,8 +213,7 @@ DCU_FN_COLD dcuda_status_t dcu_local_broadcast(dcuda_state_t *st, uint32_t win, 
  * (the bytes after the data), which nobody reads, then, once every rank
  * has read my data, over it. */
 DCU_FN_COLD dcuda_status_t dcu_local_reduce(dcuda_state_t *st, uint32_t win, size_t offset,
-                                            size_t count, int type, int op, int has_root,
-                                            int root)
+                                            size_t count, int type, int op, int has_root, int root)
 {
     const char *call = has_root ? "dcuda_reduce" : "dcuda_allreduce";
     dcu_tree_t t = { 0, 1, -1, 0, 0 }; /* set by dcu_reduction_start */
@@ -243,8 +243,8 @@ DCU_FN_COLD dcuda_status_t dcu_local_reduce(dcuda_state_t *st, uint32_t win, siz
 
 /* Block me (count elements) of every rank's data combined into my first
  * block, through my scratch (after the ranks' blocks). */
-DCU_FN_COLD dcuda_status_t dcu_local_reduce_scatter(dcuda_state_t *st, uint32_t win,
-                                                    size_t offset, size_t count, int type, int op)
+DCU_FN_COLD dcuda_status_t dcu_local_reduce_scatter(dcuda_state_t *st, uint32_t win, size_t offset,
+                                                    size_t count, int type, int op)
 {
     static const char call[] = "dcuda_reduce_scatter";
     char *data = 0;
@@ -253,9 +253,8 @@ DCU_FN_COLD dcuda_status_t dcu_local_reduce_scatter(dcuda_state_t *st, uint32_t 
         dcu_reduce_scatter_start(st, win, offset, count, type, op, &data, &all, call);
     int comm = dcu_win_comm(win), ranks = dcu_comm_size(st, comm), me = dcu_comm_rank(st, comm);
     if (s == DCUDA_OK)
-        s = dcu_local_parts_hold(st, win, offset,
-                                 dcuda_reduce_scatter_room(ranks, count, (dcuda_datatype_t)type),
-                                 call);
+        s = dcu_local_parts_hold(
+            st, win, offset, dcuda_reduce_scatter_room(ranks, count, (dcuda_datatype_t)type), call);
     if (s == DCUDA_OK)
         s = dcu_barrier(st, comm, call);
     if (s != DCUDA_OK)
@@ -288,8 +287,7 @@ DCU_FN void dcu_local_gather(const dcuda_state_t *st, int comm, int slot, uint64
     for (int j = dcu_thread() / width; j < ranks && dcu_thread() < groups * width; j += groups) {
         const char *src =
             (const char *)(uintptr_t)(parts[j].base + offset + (uint64_t)j * from_j + from_me);
-        dcu_copy_fresh_by(data + (size_t)j * size + to_at, src, size, (size_t)lane,
-                          (size_t)width);
+        dcu_copy_fresh_by(data + (size_t)j * size + to_at, src, size, (size_t)lane, (size_t)width);
     }
     dcu_sync();
 }
