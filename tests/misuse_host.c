@@ -282,6 +282,21 @@ static mis_probe_t coll(int op, int win, int root, uint64_t offset, uint64_t siz
     return p;
 }
 
+/* Where the ranks of WORLD read each other's parts (one process of at
+ * least 4 ranks, no loopback path: impl/coll_local.h), every rank checks
+ * every part before the reads: rank 0's broadcast on Z (odd ranks expose
+ * nothing) is refused for rank 1's part, before it waits for anyone.
+ * (Through the tree it would wait for its children until the run ends.) */
+static int build_coll_local(const mis_run_t *r, mis_expect_t *e, int k)
+{
+    const char *loop = getenv("DCUDA_NET_LOOPBACK");
+    if (r->info.process_count != 1 || r->n < 4 || (loop && strcmp(loop, "0") != 0))
+        return k;
+    EXPECT(e, k, coll(MIS_BROADCAST, MW_ZERO, 0, 0, 8, 0, 0), DCUDA_ERR_BOUNDS,
+           "dcuda_broadcast", "rank 1's 0-byte part of window");
+    return k;
+}
+
 /* Reduce, reduce-scatter and alltoall: after build_coll's k probes. */
 static int build_coll_more(const mis_run_t *r, mis_expect_t *e, int k)
 {
@@ -304,7 +319,7 @@ static int build_coll_more(const mis_run_t *r, mis_expect_t *e, int k)
            "offset 0 + %u bytes outside my %u-byte part", 2u * block * (unsigned)n, part);
     EXPECT(e, k, coll(MIS_ALLTOALL, MW_FREED, 0, 0, 8, 0, 0), DCUDA_ERR_WIN, AA,
            "is not a live window");
-    return k;
+    return build_coll_local(r, e, k);
 }
 
 static int build_coll(const mis_run_t *r, mis_expect_t *e)
