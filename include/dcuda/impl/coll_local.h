@@ -20,18 +20,10 @@
  * bytes for a reduction, GATHER_MAX for an allgather, an alltoall or a
  * reduce-scatter (their trees and direct puts cost more), and a
  * broadcast's data, read once a rank, is at most BCAST_MAX. */
-#ifndef DCU_LOCAL_MIN_RANKS
 #define DCU_LOCAL_MIN_RANKS 4
-#endif
-#ifndef DCU_LOCAL_READ_MAX
 #define DCU_LOCAL_READ_MAX 16384u
-#endif
-#ifndef DCU_LOCAL_GATHER_MAX
 #define DCU_LOCAL_GATHER_MAX 524288u
-#endif
-#ifndef DCU_LOCAL_BCAST_MAX
 #define DCU_LOCAL_BCAST_MAX 65536u
-#endif
 
 /* Is every rank of comm on my device, its part read by a plain load? */
 DCU_FN int dcu_coll_local(const dcuda_state_t *st, int comm)
@@ -66,23 +58,42 @@ DCU_FN const dcuda_win_entry_t *dcu_local_parts(const dcuda_state_t *st, int com
     return dcu_win_entry(st, comm, slot, comm == DCU_COMM_WORLD ? st->world_first : 0);
 }
 
+/* Rank j's part for a collective: 0 if it holds `room` bytes from offset
+ * with the data there aligned to `align` bytes, 1 if it is too small, 2
+ * if the data would be misaligned. */
+DCU_FN int dcu_local_part_fault(const dcuda_win_entry_t *part, uint64_t offset, uint64_t room,
+                                uint64_t align)
+{
+    if (dcu_check_range(part->size, offset, room) != DCUDA_OK)
+        return 1;
+    return (part->base + offset) % align != 0 ? 2 : 0;
+}
+
 /* Does every rank's part of win hold the `room` bytes from offset that
- * the collective needs of it? Every rank checks every part (the tables
- * are the same for all), so when one does not, all of them report it and
+ * the collective needs of it, its data aligned to `align` bytes (a
+ * reduction's elements)? Every rank checks every part (the tables are
+ * the same for all), so when one does not, all of them report it and
  * none waits in a barrier for a rank that returned. */
 DCU_FN_COLD dcuda_status_t dcu_local_parts_hold(const dcuda_state_t *st, uint32_t win,
-                                                uint64_t offset, uint64_t room, const char *call)
+                                                uint64_t offset, uint64_t room, uint64_t align,
+                                                const char *call)
 {
     int comm = dcu_win_comm(win), slot = dcu_win_slot(win), ranks = dcu_comm_size(st, comm);
     const dcuda_win_entry_t *parts = dcu_local_parts(st, comm, slot);
-    int short_of = 0;
+    int fault = 0;
     for (int j = dcu_thread(); j < ranks; j += dcu_threads())
-        short_of |= dcu_check_range(parts[j].size, offset, room) != DCUDA_OK;
-    if (!dcu_sync_any(short_of))
+        fault |= dcu_local_part_fault(&parts[j], offset, room, align);
+    if (!dcu_sync_any(fault))
         return DCUDA_OK;
     int j = 0;
-    while (j < ranks - 1 && dcu_check_range(parts[j].size, offset, room) == DCUDA_OK)
+    while (j < ranks - 1 && !dcu_local_part_fault(&parts[j], offset, room, align))
         j++;
+    if (dcu_local_part_fault(&parts[j], offset, room, align) == 2)
+        return DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call,
+                          "rank %d's part of window %d puts the data at offset %llu at %p, not "
+                          "aligned to its %llu-byte elements",
+                          j, slot, (unsigned long long)offset,
+                          (void *)(uintptr_t)(parts[j].base + offset), (unsigned long long)align);
     return DCU_REPORT(st, DCUDA_ERR_BOUNDS, call,
                       "rank %d's %llu-byte part of window %d lacks the %llu bytes from offset "
                       "%llu that the collective needs",
@@ -105,8 +116,8 @@ static __device__ __forceinline__ void dcu_local_combine_as(const dcuda_win_entr
 {
     const int nt = (int)blockDim.x;
     int lanes = 32;
-    while (lanes > 1 && ((size_t)(nt / lanes) < count || lanes > ranks))
-        lanes /= 2;
+    while (lanes > 1 && ((size_t)(nt / lanes) < count || lanes > ranks || lanes > nt))
+        lanes /= 2; /* at most the block's threads: at least one group */
     const int lane = (int)threadIdx.x % lanes, groups = nt / lanes;
     const size_t rounds = (count + (size_t)groups - 1u) / (size_t)groups;
     /* The lanes of my warp (a block's last warp may be short): every one
@@ -195,7 +206,7 @@ DCU_FN_COLD dcuda_status_t dcu_local_broadcast(dcuda_state_t *st, uint32_t win, 
     dcuda_status_t s = dcu_broadcast_start(st, win, offset, size, root, &data, call);
     int comm = dcu_win_comm(win);
     if (s == DCUDA_OK)
-        s = dcu_local_parts_hold(st, win, offset, size, call);
+        s = dcu_local_parts_hold(st, win, offset, size, 1u, call);
     if (s == DCUDA_OK)
         s = dcu_barrier(st, comm, call); /* the root's data is in */
     if (s != DCUDA_OK)
@@ -223,7 +234,8 @@ DCU_FN_COLD dcuda_status_t dcu_local_reduce(dcuda_state_t *st, uint32_t win, siz
                                            &data, &bytes, call);
     if (s == DCUDA_OK)
         s = dcu_local_parts_hold(st, win, offset,
-                                 dcuda_allreduce_room(t.size, count, (dcuda_datatype_t)type), call);
+                                 dcuda_allreduce_room(t.size, count, (dcuda_datatype_t)type),
+                                 dcuda_datatype_bytes((dcuda_datatype_t)type), call);
     if (s != DCUDA_OK)
         return s;
     int comm = dcu_win_comm(win);
@@ -253,8 +265,9 @@ DCU_FN_COLD dcuda_status_t dcu_local_reduce_scatter(dcuda_state_t *st, uint32_t 
         dcu_reduce_scatter_start(st, win, offset, count, type, op, &data, &all, call);
     int comm = dcu_win_comm(win), ranks = dcu_comm_size(st, comm), me = dcu_comm_rank(st, comm);
     if (s == DCUDA_OK)
-        s = dcu_local_parts_hold(
-            st, win, offset, dcuda_reduce_scatter_room(ranks, count, (dcuda_datatype_t)type), call);
+        s = dcu_local_parts_hold(st, win, offset,
+                                 dcuda_reduce_scatter_room(ranks, count, (dcuda_datatype_t)type),
+                                 dcuda_datatype_bytes((dcuda_datatype_t)type), call);
     if (s == DCUDA_OK)
         s = dcu_barrier(st, comm, call);
     if (s != DCUDA_OK)
@@ -269,14 +282,14 @@ DCU_FN_COLD dcuda_status_t dcu_local_reduce_scatter(dcuda_state_t *st, uint32_t 
     return DCUDA_OK;
 }
 
-/* Copies, for every rank j of comm, `size` bytes at from(j) of its part
- * to to(j) of my data: groups of threads take blocks in turn (as many
- * blocks in flight as groups), each group as wide as a block's 64-byte
- * pieces (at most 32). from(j) = offset + j * from_j + from_me; to(j) =
- * j * size + to_at. */
+/* Copies, for every rank j of comm but `skip` (-1: none), `size` bytes
+ * at from(j) of its part to to(j) of my data: groups of threads take
+ * blocks in turn (as many blocks in flight as groups), each group as wide
+ * as a block's 64-byte pieces (at most 32). from(j) = offset + j * from_j
+ * + from_me; to(j) = j * size + to_at. */
 DCU_FN void dcu_local_gather(const dcuda_state_t *st, int comm, int slot, uint64_t offset,
                              uint64_t from_j, uint64_t from_me, size_t size, char *data,
-                             size_t to_at)
+                             size_t to_at, int skip)
 {
     const dcuda_win_entry_t *parts = dcu_local_parts(st, comm, slot);
     const int ranks = dcu_comm_size(st, comm), nt = dcu_threads();
@@ -285,6 +298,8 @@ DCU_FN void dcu_local_gather(const dcuda_state_t *st, int comm, int slot, uint64
         width *= 2;
     const int groups = nt / width, lane = dcu_thread() % width;
     for (int j = dcu_thread() / width; j < ranks && dcu_thread() < groups * width; j += groups) {
+        if (j == skip)
+            continue;
         const char *src =
             (const char *)(uintptr_t)(parts[j].base + offset + (uint64_t)j * from_j + from_me);
         dcu_copy_fresh_by(data + (size_t)j * size + to_at, src, size, (size_t)lane, (size_t)width);
@@ -302,12 +317,14 @@ DCU_FN_COLD dcuda_status_t dcu_local_allgather(dcuda_state_t *st, uint32_t win, 
     dcuda_status_t s = dcu_blocks_start(st, win, offset, size, 1, &data, call);
     int comm = dcu_win_comm(win), ranks = dcu_comm_size(st, comm);
     if (s == DCUDA_OK)
-        s = dcu_local_parts_hold(st, win, offset, (uint64_t)ranks * size, call);
+        s = dcu_local_parts_hold(st, win, offset, (uint64_t)ranks * size, 1u, call);
     if (s == DCUDA_OK)
         s = dcu_barrier(st, comm, call);
     if (s != DCUDA_OK)
         return s;
-    dcu_local_gather(st, comm, dcu_win_slot(win), offset, size, 0, size, data, 0);
+    /* My own block is in place already (others read it meanwhile). */
+    dcu_local_gather(st, comm, dcu_win_slot(win), offset, size, 0, size, data, 0,
+                     dcu_comm_rank(st, comm));
     return dcu_barrier(st, comm, call);
 }
 
@@ -321,13 +338,13 @@ DCU_FN_COLD dcuda_status_t dcu_local_alltoall(dcuda_state_t *st, uint32_t win, s
     dcuda_status_t s = dcu_blocks_start(st, win, offset, size, 2, &data, call);
     int comm = dcu_win_comm(win), ranks = dcu_comm_size(st, comm), me = dcu_comm_rank(st, comm);
     if (s == DCUDA_OK)
-        s = dcu_local_parts_hold(st, win, offset, dcuda_alltoall_room(ranks, size), call);
+        s = dcu_local_parts_hold(st, win, offset, dcuda_alltoall_room(ranks, size), 1u, call);
     if (s == DCUDA_OK)
         s = dcu_barrier(st, comm, call);
     if (s != DCUDA_OK)
         return s;
     dcu_local_gather(st, comm, dcu_win_slot(win), offset, 0, (uint64_t)me * size, size, data,
-                     (size_t)ranks * size);
+                     (size_t)ranks * size, -1);
     return dcu_barrier(st, comm, call);
 }
 
