@@ -11,8 +11,8 @@
  * KiB eager limit, several 64 KiB chunks) and the algorithms' (reads of
  * the parts of one device's ranks, tree or ring), and an offset. Each
  * rank fills its data (its own values; a broadcast's root its bytes, the
- * others noise; an alltoall's blocks for
- * each rank, noise where blocks arrive) and a guard after the room the
+ * others noise; an alltoall's blocks for each rank, noise where blocks
+ * arrive) and a guard after the room the
  * call may use, sends a notified put with a user tag to its WORLD
  * neighbour, calls the collective, then checks the user put, the guard and
  * every element against a serial computation over the communicator's

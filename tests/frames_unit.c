@@ -3,9 +3,10 @@
  * stream of wire messages of every size (a bare header, bodies up to and
  * past the size that goes alone) to more processes than frames stay open,
  * sent as the proxy sends them (a small one written into the room its
- * target's frame reserves; a large one alone, after that frame), with flushes of one target or of
- * all at random moments. Every buffer handed to the manager is split here
- * with dcu_wire_next, as a receiver does. Checks: each buffer is whole
+ * target's frame reserves; a large one alone, after that frame), with
+ * flushes of one target or of all at random moments. Every buffer handed
+ * to the manager is split here with dcu_wire_next, as a receiver does.
+ * Checks: each buffer is whole
  * messages at aligned offsets and no larger than a frame (or one message
  * alone); each process receives exactly the messages sent to it, in the
  * order sent, byte for byte; nothing is left open after the last flush;

@@ -52,8 +52,8 @@ void dcu_frames_init(dcu_frames_t *f, dcu_frames_send_fn send, void *arg);
 /* Room for a message of `size` bytes (at most DCU_FRAME_ALONE) for
  * process q at the end of its frame, where the caller writes the message
  * whole before it asks for more room (the padding before it is zeroed);
- * NULL when out of memory, or when `size` is larger. Sends the frame that has no room left
- * for it, or the oldest one when a frame more must open. */
+ * NULL when out of memory, or when `size` is larger. Sends the frame that
+ * has no room left for it, or the oldest one when a frame more must open. */
 void *dcu_frames_reserve(dcu_frames_t *f, int q, size_t size);
 /* Sends q's open frame, if any. */
 dcuda_status_t dcu_frames_flush_to(dcu_frames_t *f, int q);

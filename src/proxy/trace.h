@@ -11,9 +11,8 @@
  * and how much of the thread's time went to passes that did something
  * (near all of it: the thread always has work, which does not by itself
  * make its work the limit of the message rate; a change in its cost a
- * message tells); their
- * count, mean and largest, and the busy passes' count and time, go to
- * dcuda-trace.<process>.passes.txt.
+ * message tells); their count, mean and largest, and the busy passes'
+ * count and time, go to dcuda-trace.<process>.passes.txt.
  */
 #ifndef DCU_PROXY_TRACE_H
 #define DCU_PROXY_TRACE_H

@@ -118,9 +118,7 @@ DCU_FN dcuda_status_t dcu_allreduce(dcuda_state_t *st, uint32_t win, size_t offs
                                     int type, int op)
 {
     static const char call[] = "dcuda_allreduce";
-    if (dcu_local_reduction(type, op) &&
-        dcu_local_takes(st, win, (uint64_t)count * dcuda_datatype_bytes((dcuda_datatype_t)type), 1,
-                        DCU_LOCAL_READ_MAX))
+    if (dcu_local_takes_reduction(st, win, count, type, op, DCU_LOCAL_READ_MAX))
         return dcu_local_run(st, win, offset, count,
                              dcu_local_args(DCU_LOCAL_ALLREDUCE, type, op, 0));
     int comm = dcu_win_comm(win);
@@ -149,9 +147,7 @@ DCU_FN dcuda_status_t dcu_reduce(dcuda_state_t *st, uint32_t win, size_t offset,
                                  int type, int op, int root)
 {
     static const char call[] = "dcuda_reduce";
-    if (dcu_local_reduction(type, op) &&
-        dcu_local_takes(st, win, (uint64_t)count * dcuda_datatype_bytes((dcuda_datatype_t)type), 1,
-                        DCU_LOCAL_READ_MAX))
+    if (dcu_local_takes_reduction(st, win, count, type, op, DCU_LOCAL_READ_MAX))
         return dcu_local_run(st, win, offset, count,
                              dcu_local_args(DCU_LOCAL_REDUCE, type, op, root));
     int comm = dcu_win_comm(win);
@@ -274,9 +270,7 @@ DCU_FN dcuda_status_t dcu_reduce_scatter(dcuda_state_t *st, uint32_t win, size_t
                                          size_t count, int type, int op)
 {
     static const char call[] = "dcuda_reduce_scatter";
-    if (dcu_local_reduction(type, op) &&
-        dcu_local_takes(st, win, (uint64_t)count * dcuda_datatype_bytes((dcuda_datatype_t)type), 1,
-                        DCU_LOCAL_GATHER_MAX))
+    if (dcu_local_takes_reduction(st, win, count, type, op, DCU_LOCAL_GATHER_MAX))
         return dcu_local_run(st, win, offset, count,
                              dcu_local_args(DCU_LOCAL_REDUCE_SCATTER, type, op, 0));
     char *data = 0;

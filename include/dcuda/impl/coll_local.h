@@ -44,11 +44,16 @@ DCU_FN int dcu_local_takes(const dcuda_state_t *st, uint32_t win, uint64_t bytes
            (!scaled || bytes * (uint64_t)ranks <= most); /* no division: a GPU's is long */
 }
 
-/* Are type and op ones a reduction knows? Others take the tree, whose
- * checks report them as given (the reads' entry gets them in a byte). */
-DCU_FN int dcu_local_reduction(int type, int op)
+/* Does a reduction of count elements of type on win take the reads, a
+ * rank reading each part's (at most `most` in all)? Types and ops it does
+ * not know take the tree, whose checks report them as given (the reads'
+ * entry gets them in a byte). */
+DCU_FN int dcu_local_takes_reduction(const dcuda_state_t *st, uint32_t win, size_t count, int type,
+                                     int op, uint64_t most)
 {
-    return (unsigned)type <= (unsigned)DCUDA_DOUBLE && (unsigned)op <= (unsigned)DCUDA_MAX;
+    return (unsigned)type <= (unsigned)DCUDA_DOUBLE && (unsigned)op <= (unsigned)DCUDA_MAX &&
+           dcu_local_takes(st, win, (uint64_t)count * dcuda_datatype_bytes((dcuda_datatype_t)type),
+                           1, most);
 }
 
 /* The parts of window slot `slot` of comm, by comm rank (both tables of
@@ -154,25 +159,6 @@ static __device__ void dcu_local_combine_t(const dcuda_win_entry_t *parts, int r
     else
         dcu_local_combine_as(parts, ranks, at, count, (T *)out, dcu_op_max());
 }
-#define DCU_LOCAL_COMBINE(T, parts, ranks, at, count, out, op)                                     \
-    dcu_local_combine_t<T>(parts, ranks, at, count, out, op)
-#else
-/* A CPU rank is one thread: the parts in rank order. */
-#define DCU_LOCAL_COMBINE(T, parts, ranks, at, count, out, op)                                     \
-    do {                                                                                           \
-        T *o_ = (T *)(out);                                                                        \
-        for (size_t i_ = 0; i_ < (count); i_++) {                                                  \
-            T a_ = ((const T *)(uintptr_t)((parts)[0].base + (at)))[i_];                           \
-            for (int j_ = 1; j_ < (ranks); j_++) {                                                 \
-                T b_ = ((const T *)(uintptr_t)((parts)[j_].base + (at)))[i_];                      \
-                a_ = (op) == DCUDA_SUM   ? a_ + b_                                                 \
-                     : (op) == DCUDA_MIN ? (b_ < a_ ? b_ : a_)                                     \
-                                         : (b_ > a_ ? b_ : a_);                                    \
-            }                                                                                      \
-            o_[i_] = a_;                                                                           \
-        }                                                                                          \
-    } while (0)
-#endif
 
 /* out = the op over the ranks of comm of the count elements of type at
  * byte `at` of their parts of window slot `slot`; the rank's threads are
@@ -183,15 +169,29 @@ DCU_FN void dcu_local_combine(const dcuda_state_t *st, int comm, int slot, uint6
     const dcuda_win_entry_t *parts = dcu_local_parts(st, comm, slot);
     const int ranks = dcu_comm_size(st, comm);
     if (type == DCUDA_INT32)
-        DCU_LOCAL_COMBINE(int32_t, parts, ranks, at, count, out, op);
+        dcu_local_combine_t<int32_t>(parts, ranks, at, count, out, op);
     else if (type == DCUDA_INT64)
-        DCU_LOCAL_COMBINE(long long, parts, ranks, at, count, out, op);
+        dcu_local_combine_t<long long>(parts, ranks, at, count, out, op);
     else if (type == DCUDA_FLOAT)
-        DCU_LOCAL_COMBINE(float, parts, ranks, at, count, out, op);
+        dcu_local_combine_t<float>(parts, ranks, at, count, out, op);
     else
-        DCU_LOCAL_COMBINE(double, parts, ranks, at, count, out, op);
+        dcu_local_combine_t<double>(parts, ranks, at, count, out, op);
     dcu_sync();
 }
+#else
+/* The same on a CPU rank, one thread: part 0, then every other part in
+ * rank order combined into it by the trees' own element-wise reduction. */
+DCU_FN void dcu_local_combine(const dcuda_state_t *st, int comm, int slot, uint64_t at,
+                              size_t count, int type, int op, void *out)
+{
+    const dcuda_win_entry_t *parts = dcu_local_parts(st, comm, slot);
+    const int ranks = dcu_comm_size(st, comm);
+    dcu_copy((char *)out, (const char *)(uintptr_t)(parts[0].base + at),
+             count * dcuda_datatype_bytes((dcuda_datatype_t)type));
+    for (int j = 1; j < ranks; j++)
+        dcu_reduce_into(out, (const void *)(uintptr_t)(parts[j].base + at), count, type, op);
+}
+#endif
 
 /* ---- the collectives --------------------------------------------------------------- */
 /* Each makes the call's own checks (as its tree would), then every
