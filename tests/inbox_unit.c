@@ -42,7 +42,9 @@
 #define TAGS 4
 #define STEPS 20000
 /* The largest put delivered in pieces here (NET_INBOX_MAX). */
-#define PIECES_MAX (3u * DCU_INBOX_EAGER_MAX)
+#define PIECES_MAX (2u * DCU_INBOX_PIECE_MAX + 100u)
+/* Largest put drawn: past PIECES_MAX (copied by the proxy). */
+#define PUT_MAX (PIECES_MAX + 8192u)
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
 static uint32_t next(uint32_t bound) { return (uint32_t)(test_rng(&rng) % bound); }
@@ -173,6 +175,7 @@ static uint32_t pos; /* the consumer's position */
 static int delivered, landed;
 static uint64_t delivered_bytes, landed_bytes;
 static int syncs;    /* SYNC messages seen (a large put after inbox data) */
+static int wrapped;  /* payloads that went on at the ring's start */
 
 static void on_landed(void *arg, int from, uint32_t bytes)
 {
@@ -227,6 +230,25 @@ static dcu_inbox_source_t source(void)
     return src;
 }
 
+/* Entries of a put of n bytes, from the protocol: 12 bytes in the first,
+ * 64 in each after it. */
+static uint32_t entries_of(uint32_t n)
+{
+    return n <= DCUDA_INBOX_INLINE ? 1u : 1u + (n - DCUDA_INBOX_INLINE + 63u) / 64u;
+}
+
+/* The payload of the message at the consumer's position past its first
+ * entry: n bytes from the next entry on, wrapping to the ring's start. */
+static void payload_from_ring(unsigned char *dst, uint32_t n)
+{
+    const size_t ring_bytes = sizeof ring;
+    size_t at = ((pos + 1u) % DCUDA_INBOX_ENTRIES) * sizeof ring[0];
+    size_t first = n < ring_bytes - at ? n : ring_bytes - at;
+    memcpy(dst, (const char *)ring + at, first);
+    memcpy(dst + first, ring, n - first);
+    wrapped += first < n;
+}
+
 /* The consumer (a rank): applies messages in order, at most `budget`. */
 static int consume(int budget)
 {
@@ -243,7 +265,7 @@ static int consume(int budget)
         if (!valid)
             break;
         uint32_t kind = v[0] & 0xffu, entries = (v[0] >> 8) & 0xffu;
-        TEST_CHECK(entries >= 1 && entries <= DCUDA_INBOX_ENTRIES / 2,
+        TEST_CHECK(entries >= 1 && entries <= DCUDA_INBOX_MESSAGE_ENTRIES,
                    "message at %u claims %u entries", pos, entries);
         if (kind == DCUDA_INBOX_PUT) {
             uintptr_t at = (uintptr_t)((uint64_t)v[3] | (uint64_t)v[4] << 32) - (uintptr_t)memory;
@@ -251,14 +273,16 @@ static int consume(int budget)
             for (uint32_t j = 0; j < v[2] && j < DCUDA_INBOX_INLINE; j++)
                 memory[at + j] = (unsigned char)(v[5u + j / 4u] >> (8u * (j % 4u)));
             if (v[2] > DCUDA_INBOX_INLINE)
-                memcpy(memory + at + DCUDA_INBOX_INLINE, e + 1, v[2] - DCUDA_INBOX_INLINE);
+                payload_from_ring(memory + at + DCUDA_INBOX_INLINE, v[2] - DCUDA_INBOX_INLINE);
         } else {
-            TEST_CHECK(kind == DCUDA_INBOX_NOTIFY || kind == DCUDA_INBOX_PAD ||
-                           kind == DCUDA_INBOX_SYNC,
-                       "kind %u at %u", kind, pos);
+            TEST_CHECK(kind == DCUDA_INBOX_NOTIFY || kind == DCUDA_INBOX_SYNC, "kind %u at %u",
+                       kind, pos);
             syncs += kind == DCUDA_INBOX_SYNC;
         }
-        if (kind != DCUDA_INBOX_PAD && v[1])
+        TEST_CHECK(entries == (kind == DCUDA_INBOX_PUT ? entries_of(v[2]) : 1u),
+                   "message at %u of kind %u and %u bytes claims %u entries", pos, kind, v[2],
+                   entries);
+        if (v[1])
             counted[v[1] - 1u]++;
         pos += entries ? entries : 1u;
         done++;
@@ -407,7 +431,7 @@ int main(int argc, char **argv)
         const dcu_inbox_keeper_t keeper = { keep, unkeep, NULL };
         dcu_inboxes_on_keep(in, &keeper);
     }
-    static unsigned char payload[PIECES_MAX + 2u * DCU_INBOX_EAGER_MAX];
+    static unsigned char payload[PUT_MAX];
     int puts = 0, pieces = 0, large = 0, held_seen = 0;
     large_behind_unread(in, payload);
     syncs = 0;
@@ -419,15 +443,15 @@ int main(int argc, char **argv)
         uint32_t what = next(11);
         if (what < 7) {
             uint32_t n = what < 4   ? next(64)
-                         : what < 6 ? next(DCU_INBOX_EAGER_MAX + 1u)
-                                    : next(PIECES_MAX + 2u * DCU_INBOX_EAGER_MAX);
+                         : what < 6 ? next(DCU_INBOX_PIECE_MAX + 1u)
+                                    : next(PUT_MAX + 1u);
             uint32_t at = next(MEMORY - n + 1u), tag = next(TAGS + 1u);
             hostile(payload, n, dcu_inbox_head(in, 0));
             TEST_STATUS(
                 deliver_put(in, (uint64_t)(uintptr_t)(memory + at), payload, n, tag, source()),
                 DCUDA_OK);
             memcpy(reference + at, payload, n);
-            pieces += n > DCU_INBOX_EAGER_MAX && n <= PIECES_MAX;
+            pieces += n > DCU_INBOX_PIECE_MAX && n <= PIECES_MAX;
             large += n > PIECES_MAX;
             puts++;
             if (tag)
@@ -464,9 +488,10 @@ int main(int argc, char **argv)
     for (int t = 0; t < TAGS; t++)
         TEST_CHECK(counted[t] == expected[t], "tag %d: counted %u, expected %u", t, counted[t],
                    expected[t]);
-    TEST_CHECK(held_seen && large > 100 && pieces > 100 && syncs > 0,
-               "the stream never filled the inbox (%d in pieces, %d large, %d syncs)", pieces,
-               large, syncs);
+    TEST_CHECK(held_seen && large > 100 && pieces > 100 && syncs > 0 && wrapped > 100,
+               "the stream never filled the inbox (%d in pieces, %d large, %d syncs, %d "
+               "payloads wrapped)",
+               pieces, large, syncs, wrapped);
     TEST_CHECK(reads > 1000 && reads_served == reads, "%d of %d reads served", reads_served, reads);
 
     if (kept_mode)
@@ -474,8 +499,14 @@ int main(int argc, char **argv)
                    "kept %d puts, %d writes late, %d buffers never given back", keeps,
                    writes_late, frames_live);
 
-    /* Settle drops a read still held (nobody waits for it any more). */
-    put(in, payload, 0u, 100u, 0u);
+    /* Settle drops a read still held (nobody waits for it any more); the
+     * unread put before it wraps to the ring's start, which settle follows. */
+    while (dcu_inbox_head(in, 0) % DCUDA_INBOX_ENTRIES != DCUDA_INBOX_ENTRIES - 2u) {
+        TEST_STATUS(dcu_inbox_deliver(in, 0, 0u, NULL, 0u, 1u, source()), DCUDA_OK);
+        expected[0]++;
+        consume(1 << 30);
+    }
+    put(in, payload, 40000u, 100u, 0u); /* three entries: 254, 255 and 0 */
     ask_read(in, 0u, 100u, 0u);
     TEST_CHECK(dcu_inbox_held(in) == 1, "the last read was not held behind unread data");
     /* ... and applies a large put held behind it (kept: from its buffer). */
@@ -529,8 +560,8 @@ int main(int argc, char **argv)
     }
     TEST_CHECK(reads_served == before + 1, "the next run's read was not served");
     dcu_inboxes_destroy(in);
-    printf("inbox: %d puts (%d past the eager limit), all applied in order; %d reads, each saw "
-           "what arrived before it\n",
-           puts, large, reads);
+    printf("inbox: %d puts (%d in pieces, %d copied, %d payloads wrapped), all applied in "
+           "order; %d reads, each saw what arrived before it\n",
+           puts, pieces, large, wrapped, reads);
     return test_failures ? 1 : 0;
 }

@@ -22,9 +22,11 @@
 
 #define INBOX_MASK (DCUDA_INBOX_ENTRIES - 1u)
 #define ENTRY_BYTES sizeof(dcuda_inbox_entry_t)
+#define RING_BYTES (DCUDA_INBOX_ENTRIES * ENTRY_BYTES)
 
-DCUDA_STATIC_ASSERT(2u * (2u + DCU_INBOX_EAGER_MAX / ENTRY_BYTES) + 1u <= DCUDA_INBOX_ENTRIES,
-                    "an eager put fits an inbox with its padding");
+DCUDA_STATIC_ASSERT(DCU_INBOX_PIECE_MAX <= DCUDA_INBOX_MESSAGE_MAX &&
+                        DCUDA_INBOX_MESSAGE_ENTRIES + 1u <= DCUDA_INBOX_ENTRIES,
+                    "a piece is one message, which fits an empty inbox with its free entry");
 
 /* What a held item is. */
 enum { HELD_NOTIFY = 0, HELD_PUT, HELD_READ };
@@ -61,7 +63,7 @@ struct dcu_inboxes {
     dcu_backend_t *backend;
     dcu_inbox_landed_fn landed;
     void *landed_arg;
-    uint32_t pieces_max;      /* largest put delivered in pieces through the inbox */
+    uint32_t pieces_max;      /* largest put delivered through the inbox (in pieces) */
     dcu_inbox_serve_fn serve; /* serves a read once its turn came */
     void *serve_arg;
     dcu_inbox_keeper_t keeper; /* keeps large puts' bytes where they arrived */
@@ -100,6 +102,23 @@ static uint32_t consumed(const dcu_inboxes_t *in, int r)
     return atomic_load_explicit(&in->tails[r], memory_order_acquire);
 }
 
+/* Is a put of `count` bytes written into rank memory by the proxy (too
+ * large for the inbox) rather than carried in pieces through it? */
+static int copied(const dcu_inboxes_t *in, const void *data, uint32_t count)
+{
+    return data && count > in->pieces_max;
+}
+
+/* Copies n bytes into rank r's ring from byte `at` on, wrapping to its
+ * start (the payload of a message). */
+static void ring_copy(dcu_inboxes_t *in, int r, size_t at, const unsigned char *p, size_t n)
+{
+    char *ring = (char *)entry_at(in, r, 0u);
+    size_t first = n < RING_BYTES - at ? n : RING_BYTES - at;
+    memcpy(ring + at, p, first);
+    memcpy(ring, p + first, n - first);
+}
+
 /* count bytes into rank memory at dst (a backend copy). */
 static dcuda_status_t copy_in(dcu_inboxes_t *in, uint64_t dst, const void *data, uint32_t count)
 {
@@ -117,7 +136,7 @@ static void write_message(dcu_inboxes_t *in, int r, uint32_t kind, uint32_t flag
     const unsigned char *p = data;
     uint32_t n = count < DCUDA_INBOX_INLINE ? count : DCUDA_INBOX_INLINE;
     if (count > n)
-        memcpy(e + 1, p + n, count - n); /* contiguous: a message never wraps */
+        ring_copy(in, r, ((w->head + 1u) & INBOX_MASK) * ENTRY_BYTES, p + n, count - n);
     atomic_store_explicit(&entry_at(in, r, w->head + k)->word[0], 0u, memory_order_relaxed);
     uint32_t flag = w->head + 1u;
     uint32_t v[DCUDA_INBOX_WORDS] = { DCUDA_INBOX_HEAD(kind, k, flags), tag, count, (uint32_t)dst,
@@ -130,22 +149,17 @@ static void write_message(dcu_inboxes_t *in, int r, uint32_t kind, uint32_t flag
     w->dirty |= kind == DCUDA_INBOX_PUT && count > 0;
 }
 
-/* Is there room for a message of k entries at rank r's head, with the PAD
- * before it when it would wrap (*pad, when not NULL), and one entry left
- * free (see above)? The rank's count is read again only when the count
- * last read leaves too little room: it only grows, and a read of it costs
- * the host a miss each time a GPU rank wrote it. */
-static int fits(dcu_inboxes_t *in, int r, uint32_t k, uint32_t *pad)
+/* Is there room for a message of k entries at rank r's head, with one
+ * entry left free (see above)? The rank's count is read again only when
+ * the count last read leaves too little room: it only grows, and a read of
+ * it costs the host a miss each time a GPU rank wrote it. */
+static int fits(dcu_inboxes_t *in, int r, uint32_t k)
 {
     writer_t *w = &in->w[r];
-    uint32_t to_end = DCUDA_INBOX_ENTRIES - (w->head & INBOX_MASK);
-    uint32_t skip = k > to_end ? to_end : 0u;
-    if (pad)
-        *pad = skip;
-    if (w->head - w->seen + skip + k + 1u <= DCUDA_INBOX_ENTRIES)
+    if (w->head - w->seen + k + 1u <= DCUDA_INBOX_ENTRIES)
         return 1;
     w->seen = consumed(in, r);
-    return w->head - w->seen + skip + k + 1u <= DCUDA_INBOX_ENTRIES;
+    return w->head - w->seen + k + 1u <= DCUDA_INBOX_ENTRIES;
 }
 
 /* A put too large for the inbox may be copied into rank r's memory once
@@ -164,7 +178,7 @@ static int ready_for_copy(dcu_inboxes_t *in, int r)
     }
     if (!w->dirty)
         return 1;
-    if (!fits(in, r, 1u, NULL)) /* no room for the SYNC yet */
+    if (!fits(in, r, 1u)) /* no room for the SYNC yet */
         return 0;
     w->sync_at = w->head;
     write_message(in, r, DCUDA_INBOX_SYNC, 0u, 1u, 0u, 0u, NULL, 0u);
@@ -178,21 +192,19 @@ static int ready_for_copy(dcu_inboxes_t *in, int r)
 static int try_write(dcu_inboxes_t *in, int r, uint64_t dst, const void *data, uint32_t count,
                      uint32_t tag)
 {
-    int copy = data && count > DCU_INBOX_EAGER_MAX;
+    int copy = copied(in, data, count);
     if (copy && !ready_for_copy(in, r))
         return 0;
     int entry = !copy || tag;             /* an untagged copied put writes no entry */
     uint32_t carried = copy ? 0u : count; /* payload bytes in the inbox */
     uint32_t flags = copy || carried > DCUDA_INBOX_INLINE ? DCUDA_INBOX_ACQUIRE : 0u;
-    uint32_t k = data && !copy ? entries_for(carried) : 1u, pad = 0u;
-    if (entry && !fits(in, r, k, &pad))
+    uint32_t k = data && !copy ? entries_for(carried) : 1u;
+    if (entry && !fits(in, r, k))
         return 0;
     if (copy && copy_in(in, dst, data, count) != DCUDA_OK)
         return -1;
     if (!entry)
         return 1;
-    if (pad)
-        write_message(in, r, DCUDA_INBOX_PAD, 0u, pad, 0u, 0u, NULL, 0u);
     /* A copied put's notification: the rank acquires what the copy wrote;
      * a long payload's: the entries after the first. */
     write_message(in, r, data && !copy ? DCUDA_INBOX_PUT : DCUDA_INBOX_NOTIFY, flags, k, tag, dst,
@@ -219,7 +231,7 @@ static int start_write(dcu_inboxes_t *in, held_t *m)
 static int try_write_kept(dcu_inboxes_t *in, int r, held_t *m)
 {
     if (!m->writing) {
-        if (!ready_for_copy(in, r) || (m->tag && !fits(in, r, 1u, NULL)) ||
+        if (!ready_for_copy(in, r) || (m->tag && !fits(in, r, 1u)) ||
             in->writes >= DCU_BACKEND_WRITES)
             return 0;
         if (start_write(in, m) < 0)
@@ -321,9 +333,8 @@ static dcuda_status_t deliver_piece(dcu_inboxes_t *in, int r, uint64_t dst, cons
 {
     const int kind = data ? HELD_PUT : HELD_NOTIFY;
     const int alone = !in->w[r].first;
-    void *kept = data && count > DCU_INBOX_EAGER_MAX && in->keeper.keep
-                     ? in->keeper.keep(in->keeper.arg)
-                     : NULL;
+    void *kept =
+        copied(in, data, count) && in->keeper.keep ? in->keeper.keep(in->keeper.arg) : NULL;
     if (alone && !kept) {
         int done = try_write(in, r, dst, data, count, tag);
         if (done > 0)
@@ -345,14 +356,17 @@ static dcuda_status_t deliver_piece(dcu_inboxes_t *in, int r, uint64_t dst, cons
 dcuda_status_t dcu_inbox_deliver(dcu_inboxes_t *in, int r, uint64_t dst, const void *data,
                                  uint32_t count, uint32_t tag, dcu_inbox_source_t src)
 {
-    if (!data || count <= DCU_INBOX_EAGER_MAX || count > in->pieces_max)
+    if (!data || count <= DCU_INBOX_PIECE_MAX || copied(in, data, count))
         return deliver_piece(in, r, dst, data, count, tag, src);
-    /* In pieces of the eager size, in order: the rank copies each from its
-     * inbox, and the last carries the notification and the message. */
+    /* In pieces of equal size (a piece is one message), in order: the rank
+     * copies each from its inbox, and the last carries the notification
+     * and the message. */
     const char *bytes = data;
     dcu_inbox_source_t part = { src.from, 0u };
-    for (uint32_t done = 0; done < count; done += DCU_INBOX_EAGER_MAX) {
-        uint32_t n = count - done < DCU_INBOX_EAGER_MAX ? count - done : DCU_INBOX_EAGER_MAX;
+    uint32_t pieces = (count + DCU_INBOX_PIECE_MAX - 1u) / DCU_INBOX_PIECE_MAX;
+    uint32_t size = (count + pieces - 1u) / pieces;
+    for (uint32_t done = 0; done < count; done += size) {
+        uint32_t n = count - done < size ? count - done : size;
         int last = done + n == count;
         dcuda_status_t st = deliver_piece(in, r, dst + done, bytes + done, n, last ? tag : 0u,
                                           last ? src : part);
@@ -378,7 +392,7 @@ static int start_next_writes(dcu_inboxes_t *in, int r)
         notes += m->tag != 0u;
         if (m->writing)
             continue;
-        if (m->tag && !fits(in, r, notes, NULL))
+        if (m->tag && !fits(in, r, notes))
             return 0;
         if (start_write(in, m) < 0)
             return -1;
@@ -466,6 +480,18 @@ int dcu_inbox_unread(const dcu_inboxes_t *in)
     return n;
 }
 
+/* The payload of the message at `pos` of rank r past its first entry (n
+ * bytes, wrapping to the ring's start) into rank memory at dst. */
+static dcuda_status_t copy_payload_in(dcu_inboxes_t *in, int r, uint32_t pos, uint64_t dst,
+                                      uint32_t n)
+{
+    const char *ring = (const char *)entry_at(in, r, 0u);
+    size_t at = ((pos + 1u) & INBOX_MASK) * ENTRY_BYTES;
+    uint32_t first = n < RING_BYTES - at ? n : (uint32_t)(RING_BYTES - at);
+    dcuda_status_t st = copy_in(in, dst, ring + at, first);
+    return st == DCUDA_OK ? copy_in(in, dst + first, ring, n - first) : st;
+}
+
 /* A message the proxy wrote at `pos` of rank r, applied by the proxy: its
  * data only (the rank is gone). Returns its entries. */
 static uint32_t settle_one(dcu_inboxes_t *in, int r, uint32_t pos, dcuda_status_t *st)
@@ -483,7 +509,7 @@ static uint32_t settle_one(dcu_inboxes_t *in, int r, uint32_t pos, dcuda_status_
             first[j] = (unsigned char)DCUDA_INBOX_INLINE_BYTE(v, j);
         *st = copy_in(in, dst, first, n);
         if (*st == DCUDA_OK && v[2] > n)
-            *st = copy_in(in, dst + n, e + 1, v[2] - n);
+            *st = copy_payload_in(in, r, pos, dst + n, v[2] - n);
     }
     return k ? k : 1u;
 }

@@ -10,11 +10,11 @@
  * unread do not hold it back. Where its bytes may stay in the buffer they
  * arrived in (a keeper), that copy runs on the backend's copy engine
  * while the proxy serves the rest; what follows for the same rank waits
- * until it is done. A put of up to `pieces_max` bytes goes
- * through the inbox instead, in pieces of DCU_INBOX_EAGER_MAX that the
- * rank copies (a copy by the proxy costs a round trip of about 10 us on a
- * GPU before the rank may see it). The order of everything
- * for one rank is the order of arrival. Each message, once written, is
+ * until it is done. A put of up to `pieces_max` bytes goes through the
+ * inbox instead, in pieces of equal size (each one message, at most
+ * DCU_INBOX_PIECE_MAX) that the rank copies (a copy by the proxy costs a
+ * round trip of about 10 us on a GPU before the rank may see it). The
+ * order of everything for one rank is the order of arrival. Each message, once written, is
  * told to a callback with its sender and size (the proxy's
  * acknowledgements count what is in an inbox, not what is held). A read
  * of rank memory (a get) takes its turn in the same order.
@@ -29,9 +29,10 @@
 #include "dcuda/dcuda_status.h"
 #include "dcuda/shared/layout.h"
 
-/* Largest put payload that travels through an inbox (larger ones are
- * copied by the proxy). At most half the ring, so it always fits. */
-#define DCU_INBOX_EAGER_MAX 4096u
+/* Largest piece of a put that travels through an inbox as one message:
+ * all but the ring's free entry (its payload wraps to the ring's start),
+ * so a rank copies a put of up to 16,268 bytes after one look. */
+#define DCU_INBOX_PIECE_MAX DCUDA_INBOX_MESSAGE_MAX
 
 typedef struct dcu_inboxes dcu_inboxes_t;
 
@@ -40,7 +41,7 @@ typedef void (*dcu_inbox_landed_fn)(void *arg, int from, uint32_t bytes);
 
 /* The inboxes of `ranks` ranks (host views of the mapped memory);
  * rank memory is written through the backend. Puts of up to pieces_max
- * bytes (at most DCU_INBOX_EAGER_MAX: none) go through the inbox. */
+ * bytes go through the inbox (at least 4096), larger ones are copied. */
 dcu_inboxes_t *dcu_inboxes_create(dcuda_inbox_entry_t *entries, DCUDA_ATOMIC(uint32_t) * tails,
                                   int ranks, const dcu_backend_ops_t *ops, dcu_backend_t *backend,
                                   dcu_inbox_landed_fn landed, void *landed_arg,

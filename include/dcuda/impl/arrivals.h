@@ -20,6 +20,22 @@ DCU_FN void dcu_inbox_inline(dcu_lanes_t lanes, char *dst, const uint32_t *w, ui
     }
 }
 
+/* The lanes of `lanes`: the payload past a put's first 12 bytes, from the
+ * entries after its first at inbox position pos, to dst: `n` bytes,
+ * continued from the ring's start where they reach its end. */
+DCU_FN void dcu_inbox_payload(const dcuda_state_t *st, dcu_lanes_t lanes, char *dst, uint32_t pos,
+                              uint32_t n)
+{
+    const uint32_t ring = DCUDA_INBOX_ENTRIES * (uint32_t)sizeof(dcuda_inbox_entry_t);
+    uint32_t at = ((pos + 1u) & (DCUDA_INBOX_ENTRIES - 1u)) * (uint32_t)sizeof(dcuda_inbox_entry_t);
+    for (uint32_t done = 0; done < n;) { /* at most twice */
+        uint32_t part = n - done < ring - at ? n - done : ring - at;
+        dcu_lanes_copy(lanes, dst + done, (const char *)st->inbox + at, part);
+        done += part;
+        at = 0;
+    }
+}
+
 /* The lanes of `lanes`: is a message at the rank's next inbox position?
  * Its first entry's data halves go to w. Inline: the wait loop's turn. */
 DCU_FN int dcu_inbox_look(const dcuda_state_t *st, dcu_lanes_t lanes, uint32_t w[8])
@@ -63,10 +79,10 @@ DCU_FN_COLD uint32_t dcu_inbox_apply(dcuda_state_t *st, dcu_lanes_t lanes, const
             uint32_t n = w[2] < DCUDA_INBOX_INLINE ? w[2] : DCUDA_INBOX_INLINE;
             dcu_inbox_inline(lanes, dst, w, n);
             if (w[2] > n)
-                dcu_lanes_copy(lanes, dst + n, (const char *)(e + 1), w[2] - n);
+                dcu_inbox_payload(st, lanes, dst + n, pos, w[2] - n);
         }
         dcu_lanes_sync(lanes); /* the data is written before it is counted */
-        const int notifies = kind != DCUDA_INBOX_PAD && w[1];
+        const int notifies = w[1] != 0u;
         if (dcu_leader() && notifies) { /* only this rank reads it */
             dcu_u32a_t *c = &st->notifs[st->device_rank].arrived[w[1] - 1u];
             dcu_add_u32(c, 1u);

@@ -17,7 +17,7 @@
 #include "base.h"
 #include "ring.h"
 
-#define DCUDA_LAYOUT_VERSION 17u
+#define DCUDA_LAYOUT_VERSION 18u
 #define DCUDA_CONTEXT_MAGIC 0x64637564u /* "dcud" */
 #define DCUDA_STATE_MAGIC 0x72616e6bu   /* "rank" */
 

@@ -143,8 +143,8 @@ typedef struct dcuda_cmd_reply {
  * network path, in arrival order, in mapped host memory that the rank
  * polls while it waits. One producer (the proxy), one consumer (the rank):
  * the message at position p (counted in entries since the inbox was made)
- * starts at entry p % DCUDA_INBOX_ENTRIES. A message never wraps (a PAD
- * message fills the ring's end instead). The rank applies messages in
+ * starts at entry p % DCUDA_INBOX_ENTRIES, and its payload entries follow
+ * it, wrapping to the ring's start. The rank applies messages in
  * order, then publishes how many entries it consumed in the context's
  * inbox_tail[rank]; the proxy writes only entries consumed already.
  *
@@ -178,10 +178,15 @@ typedef struct dcuda_cmd_reply {
 enum dcuda_inbox_kind {
     DCUDA_INBOX_PUT = 1,    /* data at its address, then the notification if tagged */
     DCUDA_INBOX_NOTIFY = 2, /* the notification alone */
-    DCUDA_INBOX_PAD = 3,    /* nothing: skip to the ring's start */
-    DCUDA_INBOX_SYNC = 4    /* publish the consumed count with release (before the
-                               proxy writes the rank's memory itself) */
+    /* 3 was PAD (the ring's end skipped) until messages wrapped (layout 18) */
+    DCUDA_INBOX_SYNC = 4 /* publish the consumed count with release (before the
+                            proxy writes the rank's memory itself) */
 };
+
+/* Most entries of one message (an 8-bit count), and so most payload bytes:
+ * 16,268. The ring keeps one entry free besides (see inbox.c). */
+#define DCUDA_INBOX_MESSAGE_ENTRIES 255u
+#define DCUDA_INBOX_MESSAGE_MAX (DCUDA_INBOX_INLINE + (DCUDA_INBOX_MESSAGE_ENTRIES - 1u) * 64u)
 
 /* Flags of a message. */
 #define DCUDA_INBOX_ACQUIRE 1u /* acquire before reading past the first entry or the data */
