@@ -29,7 +29,7 @@
  *              -m (rows `get`: a get is a round trip, and the rows say so)
  *   collective allreduce and reduce (sum of floats; the reduce's root the
  *              last rank) and broadcast over WORLD at 8 B, 1 KiB and 64 KiB,
- *              the allreduces also at 1 MiB;
+ *              the allreduces and the broadcast also at 1 MiB;
  *              allgather, reduce-scatter and alltoall of 8 B and 1 KiB a
  *              rank (a block); every rank of every process: microseconds
  *              a call; beside them allreduce_ring_user, the allreduce a
@@ -306,7 +306,7 @@ static void world_barrier(dcuda_host_h h, int ranks, int iters, const char *pref
 /* The WORLD collectives timed, each at the first 2, 3 or all 4 of its
  * sizes (the data of a reduction, a broadcast's bytes, a block of the
  * others); the allreduces also at the largest, where the ring takes over
- * from the tree. */
+ * from the tree, and the broadcast, which one device's ranks read. */
 typedef struct world_coll {
     int mode;
     const char *name;
@@ -316,7 +316,7 @@ typedef struct world_coll {
 static const world_coll_t world_colls[] = {
     { BENCH_ALLREDUCE, "allreduce_sum_float", 4 },
     { BENCH_ALLREDUCE_RING, "allreduce_ring_user", 4 },
-    { BENCH_BROADCAST, "broadcast", 3 },
+    { BENCH_BROADCAST, "broadcast", 4 },
     { BENCH_ALLGATHER, "allgather", 2 },
     { BENCH_REDUCE, "reduce_sum_float", 3 },
     { BENCH_REDUCE_SCATTER, "reduce_scatter_sum_float", 2 },

@@ -18,12 +18,13 @@
 /* Communicators of fewer ranks take the tree (its log P rounds are
  * fewer than the reads' two barriers); a rank reads at most READ_MAX
  * bytes for a reduction, GATHER_MAX for an allgather, an alltoall or a
- * reduce-scatter (their trees and direct puts cost more), and a
- * broadcast's data, read once a rank, is at most BCAST_MAX. */
+ * reduce-scatter (their trees and direct puts cost more). A broadcast's
+ * data is read once a rank at any size: the tree copies it ceil(log2 P)
+ * times one after another, the readers once, side by side. */
 #define DCU_LOCAL_MIN_RANKS 4
 #define DCU_LOCAL_READ_MAX 16384u
 #define DCU_LOCAL_GATHER_MAX 524288u
-#define DCU_LOCAL_BCAST_MAX 65536u
+#define DCU_LOCAL_BCAST_MAX UINT64_MAX
 
 /* Is every rank of comm on my device, its part read by a plain load? */
 DCU_FN int dcu_coll_local(const dcuda_state_t *st, int comm)
