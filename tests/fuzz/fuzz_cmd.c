@@ -682,7 +682,7 @@ static void config(run_t *r)
     r->c.cancel = &r->cancel;
     /* No process here acknowledges: a credit for every message an input makes. */
     r->c.net_credit = (uint64_t)MAX_SENT * DCU_NET_MAX_MESSAGE;
-    r->c.inbox_max = 12288u; /* the default NET_INBOX_MAX: puts in pieces too */
+    r->c.inbox_max = 40000u; /* puts in pieces too (the default, 12288, takes each whole) */
     r->c.readable = readable;
 }
 
