@@ -107,6 +107,7 @@ typedef struct bench_args {
     int warmup;    /* ping-pongs: untimed rounds before the timed ones */
     size_t size;   /* bytes per put (bandwidth, put-flush, ping-pongs: 0 is 4 bytes
                     * passed as a constant, as code putting one value does) */
+    size_t offset; /* peer ping-pongs: where the puts land in the target's part */
     size_t stride; /* bytes per rank in src and dst */
     char *src;     /* [ranks * stride] (peer modes: [senders * stride]) */
     char *dst;     /* [ranks * stride] (peer modes: [senders * stride]) */

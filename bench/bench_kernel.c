@@ -156,7 +156,7 @@ DCUDA_RANK_FN void peer_pingpong(dcuda_state_t *st, const bench_args_t *a, dcuda
         if (!starter)
             dcuda_wait_notifications(st, 0, 1);
         if (put)
-            dcuda_put_notify(st, dst, other, 0, a->size, src, 0);
+            dcuda_put_notify(st, dst, other, a->offset, a->size, src, 0);
         else
             dcuda_notify(st, other, DCUDA_COMM_WORLD, 0);
         if (starter)

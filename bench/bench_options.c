@@ -28,6 +28,8 @@ void bench_usage(FILE *out)
             "                   separated, 'all' for every rank (default 1,32,all)\n"
             "  --rate           a message-rate row (Mmsg_per_s) beside every bandwidth row\n"
             "                   (default: at 8 B only)\n"
+            "  --offset N       the peer latency rows' puts land N bytes into the target's\n"
+            "                   part (0 to 255, default 0): the destination's alignment\n"
             "  -t N             threads a rank (default 128)\n"
             "  --csv FILE       also write the rows as CSV (or --csv=FILE)\n"
             "  -h, --help       this text\n"
@@ -176,6 +178,8 @@ static int value_option(const char *a, const char *next, cmdline_t *c, int *warm
         return size_option(a, next, &c->w);
     if (!strcmp(a, "--pairs"))
         return pairs_option(next, c);
+    if (!strcmp(a, "--offset"))
+        return count_option(a, next, 0, 255, "bytes into the target's part", &c->w.offset);
     return 1;
 }
 

@@ -2,7 +2,8 @@
  * dcuda_bench's command line: the options of the OSU micro-benchmarks
  * (-m, -i, -x, -f, -r) with nccl-tests' spellings beside them (-b, -e,
  * -n, -w), and dcuda_bench's own (--quick, --latency, --peer, --loop,
- * --pairs, --rate, -t, --csv). Parsed once, before any host is opened.
+ * --pairs, --rate, --offset, -t, --csv). Parsed once, before any host is
+ * opened.
  */
 #ifndef DCUDA_BENCH_OPTIONS_H
 #define DCUDA_BENCH_OPTIONS_H
@@ -15,10 +16,11 @@
 #define BENCH_MAX_PAIR_COUNTS 8          /* --pairs */
 #define BENCH_PAIRS_ALL 0                /* --pairs "all": every rank a side */
 
-/* What -m (-b, -e), -i (-n) and -x (-w) ask for. */
+/* What -m (-b, -e), -i (-n), -x (-w) and --offset ask for. */
 typedef struct sweep {
     size_t min, max; /* latency sizes, powers of 2 from min */
     int iters, warmup;
+    int offset; /* the peer rows' puts land this many bytes into the target's part */
 } sweep_t;
 
 /* What the command line asks for. */

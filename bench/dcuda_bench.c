@@ -564,7 +564,8 @@ static void peer_latency(dcuda_host_h h, const peer_setup_t *p, int ranks, const
     a.peer = p->first1;
     a.side = p->side;
     a.senders = 1;
-    if (alloc_buffers(h, &a, halves(p), w->max > 256 ? w->max : 256))
+    a.offset = (size_t)w->offset;
+    if (alloc_buffers(h, &a, halves(p), (w->max > 256 ? w->max : 256) + 256))
         return;
     for (size_t size = w->min;; size *= 2) {
         int notify = size > w->max; /* the last case: notify only */

@@ -254,6 +254,13 @@ static __device__ __forceinline__ size_t dcu_copy_elems(char *dst, const char *s
  * bytes (part j of 16 / sizeof(S)): bit operations, so that the chunk
  * never goes to local memory. */
 template <typename S> struct dcu_part;
+template <> struct dcu_part<uint4> {
+    static __device__ __forceinline__ uint4 get(const uint32_t *w, int j)
+    {
+        (void)j;
+        return make_uint4(w[0], w[1], w[2], w[3]);
+    }
+};
 template <> struct dcu_part<uint2> {
     static __device__ __forceinline__ uint2 get(const uint32_t *w, int j)
     {
@@ -276,12 +283,15 @@ template <> struct dcu_part<unsigned char> {
     }
 };
 
-/* From a 16-byte aligned source to a destination only `S`-byte aligned
- * (S < 16): whole 16-byte chunks, loaded 16 bytes at a time and stored S
- * bytes at a time, DCU_COPY_UNROLL chunks in flight a thread. A rank
+/* From a 16-byte aligned source to a destination `S`-byte aligned: whole
+ * 16-byte chunks, loaded 16 bytes at a time and stored S bytes at a time,
+ * DCU_COPY_UNROLL chunks in flight a thread, the last batch's loads
+ * guarded rather than left to a loop of one load at a time. A rank
  * reading its inbox (host memory: a round trip of about a microsecond a
  * load) into a destination 12 bytes past an aligned one would otherwise
- * load 4 bytes at a time: four round trips for 4 KiB where one suffices.
+ * load 4 bytes at a time: four round trips for 4 KiB where one suffices;
+ * and a lane whose last batch ran past the end would load its remaining
+ * chunks one round trip after another (dcu_copy_elems' tail).
  * Returns the bytes copied. */
 template <typename S>
 static __device__ __forceinline__ size_t dcu_copy_mixed(char *dst, const char *src, size_t n,
@@ -383,15 +393,12 @@ DCU_FN void dcu_copy_tiny(char *dst, const char *src, uint32_t n)
 /* Copies n bytes from a 16-byte aligned source (an inbox's payload, in
  * host memory) with the lanes of `lanes` (lanes 0 .. k-1 of warp 0):
  * 16-byte loads whatever the destination's alignment (the payload lands
- * 12 bytes past where its put starts). */
+ * 12 bytes past where its put starts), every lane's in flight at once. */
 DCU_FN void dcu_lanes_copy(dcu_lanes_t lanes, char *dst, const char *src, size_t n)
 {
     size_t nt = (size_t)dcu_lanes_count(lanes), i = threadIdx.x;
-    if (((uintptr_t)dst & 15u) == 0) {
-        dcu_copy_by(dst, src, n, i, nt);
-        return;
-    }
-    size_t done = dcu_copy_from_aligned(dst, src, n, i, nt);
+    size_t done = ((uintptr_t)dst & 15u) == 0 ? dcu_copy_mixed<uint4>(dst, src, n, i, nt)
+                                              : dcu_copy_from_aligned(dst, src, n, i, nt);
     dcu_copy_by(dst + done, src + done, n - done, i, nt);
 }
 
