@@ -323,11 +323,14 @@ static __device__ __forceinline__ size_t dcu_copy_mixed(char *dst, const char *s
 }
 
 /* dcu_copy_mixed from a 16-byte aligned source, for the destination's
- * alignment (its low 4 bits, not 0). */
+ * alignment (its low 4 bits). Out of line: the caller waits in its rank's
+ * inbox, and every batch's registers there would be saved around it. */
 static __device__ size_t dcu_copy_from_aligned(char *dst, const char *src, size_t n, size_t i,
                                                size_t nt)
 {
     uintptr_t a = (uintptr_t)dst;
+    if ((a & 15u) == 0)
+        return dcu_copy_mixed<uint4>(dst, src, n, i, nt);
     if ((a & 7u) == 0)
         return dcu_copy_mixed<uint2>(dst, src, n, i, nt);
     if ((a & 3u) == 0)
@@ -397,8 +400,7 @@ DCU_FN void dcu_copy_tiny(char *dst, const char *src, uint32_t n)
 DCU_FN void dcu_lanes_copy(dcu_lanes_t lanes, char *dst, const char *src, size_t n)
 {
     size_t nt = (size_t)dcu_lanes_count(lanes), i = threadIdx.x;
-    size_t done = ((uintptr_t)dst & 15u) == 0 ? dcu_copy_mixed<uint4>(dst, src, n, i, nt)
-                                              : dcu_copy_from_aligned(dst, src, n, i, nt);
+    size_t done = dcu_copy_from_aligned(dst, src, n, i, nt);
     dcu_copy_by(dst + done, src + done, n - done, i, nt);
 }
 
