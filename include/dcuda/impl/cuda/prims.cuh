@@ -254,13 +254,6 @@ static __device__ __forceinline__ size_t dcu_copy_elems(char *dst, const char *s
  * bytes (part j of 16 / sizeof(S)): bit operations, so that the chunk
  * never goes to local memory. */
 template <typename S> struct dcu_part;
-template <> struct dcu_part<uint4> {
-    static __device__ __forceinline__ uint4 get(const uint32_t *w, int j)
-    {
-        (void)j;
-        return make_uint4(w[0], w[1], w[2], w[3]);
-    }
-};
 template <> struct dcu_part<uint2> {
     static __device__ __forceinline__ uint2 get(const uint32_t *w, int j)
     {
@@ -283,15 +276,12 @@ template <> struct dcu_part<unsigned char> {
     }
 };
 
-/* From a 16-byte aligned source to a destination `S`-byte aligned: whole
- * 16-byte chunks, loaded 16 bytes at a time and stored S bytes at a time,
- * DCU_COPY_UNROLL chunks in flight a thread, the last batch's loads
- * guarded rather than left to a loop of one load at a time. A rank
+/* From a 16-byte aligned source to a destination only `S`-byte aligned
+ * (S < 16): whole 16-byte chunks, loaded 16 bytes at a time and stored S
+ * bytes at a time, DCU_COPY_UNROLL chunks in flight a thread. A rank
  * reading its inbox (host memory: a round trip of about a microsecond a
  * load) into a destination 12 bytes past an aligned one would otherwise
- * load 4 bytes at a time: four round trips for 4 KiB where one suffices;
- * and a lane whose last batch ran past the end would load its remaining
- * chunks one round trip after another (dcu_copy_elems' tail).
+ * load 4 bytes at a time: four round trips for 4 KiB where one suffices.
  * Returns the bytes copied. */
 template <typename S>
 static __device__ __forceinline__ size_t dcu_copy_mixed(char *dst, const char *src, size_t n,
@@ -323,14 +313,11 @@ static __device__ __forceinline__ size_t dcu_copy_mixed(char *dst, const char *s
 }
 
 /* dcu_copy_mixed from a 16-byte aligned source, for the destination's
- * alignment (its low 4 bits). Out of line: the caller waits in its rank's
- * inbox, and every batch's registers there would be saved around it. */
+ * alignment (its low 4 bits, not 0). */
 static __device__ size_t dcu_copy_from_aligned(char *dst, const char *src, size_t n, size_t i,
                                                size_t nt)
 {
     uintptr_t a = (uintptr_t)dst;
-    if ((a & 15u) == 0)
-        return dcu_copy_mixed<uint4>(dst, src, n, i, nt);
     if ((a & 7u) == 0)
         return dcu_copy_mixed<uint2>(dst, src, n, i, nt);
     if ((a & 3u) == 0)
@@ -396,10 +383,14 @@ DCU_FN void dcu_copy_tiny(char *dst, const char *src, uint32_t n)
 /* Copies n bytes from a 16-byte aligned source (an inbox's payload, in
  * host memory) with the lanes of `lanes` (lanes 0 .. k-1 of warp 0):
  * 16-byte loads whatever the destination's alignment (the payload lands
- * 12 bytes past where its put starts), every lane's in flight at once. */
+ * 12 bytes past where its put starts). */
 DCU_FN void dcu_lanes_copy(dcu_lanes_t lanes, char *dst, const char *src, size_t n)
 {
     size_t nt = (size_t)dcu_lanes_count(lanes), i = threadIdx.x;
+    if (((uintptr_t)dst & 15u) == 0) {
+        dcu_copy_by(dst, src, n, i, nt);
+        return;
+    }
     size_t done = dcu_copy_from_aligned(dst, src, n, i, nt);
     dcu_copy_by(dst + done, src + done, n - done, i, nt);
 }
