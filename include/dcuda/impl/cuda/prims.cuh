@@ -216,20 +216,29 @@ DCU_FN uint64_t dcu_now_ns(void)
  * its share of HBM bandwidth. */
 #define DCU_COPY_UNROLL 8
 
-/* A load of the copy: plain (the L1 may hold the line), or, for a get,
- * from the L2 that holds the memory (`ld.global.cg`: a peer GPU's over
+/* How a copy loads: plain (the L1 may hold the line); for a get, from
+ * the L2 that holds the memory (`ld.global.cg`: a peer GPU's over
  * NVLink), so that what another SM or GPU stored since this SM last read
- * the line is seen without a fence. */
-template <bool Fresh, typename T> static __device__ __forceinline__ T dcu_copy_load(const T *p)
+ * the line is seen without a fence; or, for an inbox in host memory,
+ * fetched again past every cache (`ld.global.cv`): the proxy rewrites the
+ * same entries every lap, a piece of a put often a few microseconds after
+ * the rank read the piece before it there, and a plain load could be
+ * served the earlier lap's line from L1 (seen on an H100: puts in pieces
+ * of 16 KiB brought stale bytes in every seed of the model). */
+enum { DCU_LOAD_PLAIN = 0, DCU_LOAD_FRESH = 1, DCU_LOAD_HOST = 2 };
+
+template <int Mode, typename T> static __device__ __forceinline__ T dcu_copy_load(const T *p)
 {
-    if (Fresh)
+    if (Mode == DCU_LOAD_FRESH)
         return __ldcg(p);
+    if (Mode == DCU_LOAD_HOST)
+        return __ldcv(p);
     return *p;
 }
 
 /* Copy of n bytes by `nt` threads, this one being thread i of them,
  * element type T; returns how many bytes it copied (whole elements only). */
-template <typename T, bool Fresh = false>
+template <typename T, int Mode = DCU_LOAD_PLAIN>
 static __device__ __forceinline__ size_t dcu_copy_elems(char *dst, const char *src, size_t n,
                                                         size_t i, size_t nt)
 {
@@ -240,13 +249,13 @@ static __device__ __forceinline__ size_t dcu_copy_elems(char *dst, const char *s
         T v[DCU_COPY_UNROLL];
 #pragma unroll
         for (int k = 0; k < DCU_COPY_UNROLL; k++)
-            v[k] = dcu_copy_load<Fresh>(s + i + k * nt);
+            v[k] = dcu_copy_load<Mode>(s + i + k * nt);
 #pragma unroll
         for (int k = 0; k < DCU_COPY_UNROLL; k++)
             d[i + k * nt] = v[k];
     }
     for (; i < count; i += nt)
-        d[i] = dcu_copy_load<Fresh>(s + i);
+        d[i] = dcu_copy_load<Mode>(s + i);
     return count * sizeof(T);
 }
 
@@ -254,6 +263,13 @@ static __device__ __forceinline__ size_t dcu_copy_elems(char *dst, const char *s
  * bytes (part j of 16 / sizeof(S)): bit operations, so that the chunk
  * never goes to local memory. */
 template <typename S> struct dcu_part;
+template <> struct dcu_part<uint4> {
+    static __device__ __forceinline__ uint4 get(const uint32_t *w, int j)
+    {
+        (void)j;
+        return make_uint4(w[0], w[1], w[2], w[3]);
+    }
+};
 template <> struct dcu_part<uint2> {
     static __device__ __forceinline__ uint2 get(const uint32_t *w, int j)
     {
@@ -276,79 +292,85 @@ template <> struct dcu_part<unsigned char> {
     }
 };
 
-/* From a 16-byte aligned source to a destination only `S`-byte aligned
- * (S < 16): whole 16-byte chunks, loaded 16 bytes at a time and stored S
- * bytes at a time, DCU_COPY_UNROLL chunks in flight a thread. A rank
- * reading its inbox (host memory: a round trip of about a microsecond a
- * load) into a destination 12 bytes past an aligned one would otherwise
- * load 4 bytes at a time: four round trips for 4 KiB where one suffices.
- * Returns the bytes copied. */
+/* An inbox's payload to a destination `S`-byte aligned (its low 4 bits
+ * say which): 16-byte chunks, loaded 16 bytes at a time past every cache
+ * and stored S bytes at a time, DCU_COPY_UNROLL chunks in flight a
+ * thread. The last chunk is loaded whole too (a payload fills whole
+ * 64-byte entries, so it may be read up to the next 16 bytes) and stored
+ * a byte at a time, so that every load of up to 4 KiB is in flight at
+ * once: host memory is a round trip of about a microsecond a load, and a
+ * destination 12 bytes past an aligned one (where a payload lands) would
+ * otherwise take 4-byte loads, four round trips for 4 KiB, and a tail
+ * after the chunks one more. */
 template <typename S>
-static __device__ __forceinline__ size_t dcu_copy_mixed(char *dst, const char *src, size_t n,
-                                                        size_t i, size_t nt)
+static __device__ __forceinline__ void dcu_copy_inbox_as(char *dst, const char *src, size_t n,
+                                                         size_t i, size_t nt)
 {
     const int per = (int)(16 / sizeof(S));
-    size_t count = n / 16u;
+    size_t count = (n + 15u) / 16u;
     for (; i < count; i += DCU_COPY_UNROLL * nt) {
         uint32_t c[DCU_COPY_UNROLL][4];
 #pragma unroll
         for (int k = 0; k < DCU_COPY_UNROLL; k++) {
             size_t e = i + (size_t)k * nt;
             if (e < count) {
-                uint4 v = *(const uint4 *)(src + e * 16u);
+                uint4 v = dcu_copy_load<DCU_LOAD_HOST>((const uint4 *)(src + e * 16u));
                 c[k][0] = v.x, c[k][1] = v.y, c[k][2] = v.z, c[k][3] = v.w;
             }
         }
 #pragma unroll
         for (int k = 0; k < DCU_COPY_UNROLL; k++) {
             size_t e = i + (size_t)k * nt;
-            if (e < count) {
+            if (e + 1u < count || (e + 1u == count && n % 16u == 0)) {
 #pragma unroll
                 for (int j = 0; j < per; j++)
                     ((S *)(dst + e * 16u))[j] = dcu_part<S>::get(c[k], j);
+            } else if (e + 1u == count) {
+                for (int j = 0; j < (int)(n % 16u); j++)
+                    dst[e * 16u + (size_t)j] = (char)dcu_part<unsigned char>::get(c[k], j);
             }
         }
     }
-    return count * 16u;
 }
 
-/* dcu_copy_mixed from a 16-byte aligned source, for the destination's
- * alignment (its low 4 bits, not 0). */
-static __device__ size_t dcu_copy_from_aligned(char *dst, const char *src, size_t n, size_t i,
-                                               size_t nt)
+/* dcu_copy_inbox_as for the destination's alignment. */
+static __device__ void dcu_copy_inbox(char *dst, const char *src, size_t n, size_t i, size_t nt)
 {
     uintptr_t a = (uintptr_t)dst;
-    if ((a & 7u) == 0)
-        return dcu_copy_mixed<uint2>(dst, src, n, i, nt);
-    if ((a & 3u) == 0)
-        return dcu_copy_mixed<uint32_t>(dst, src, n, i, nt);
-    if ((a & 1u) == 0)
-        return dcu_copy_mixed<unsigned short>(dst, src, n, i, nt);
-    return dcu_copy_mixed<unsigned char>(dst, src, n, i, nt);
+    if ((a & 15u) == 0)
+        dcu_copy_inbox_as<uint4>(dst, src, n, i, nt);
+    else if ((a & 7u) == 0)
+        dcu_copy_inbox_as<uint2>(dst, src, n, i, nt);
+    else if ((a & 3u) == 0)
+        dcu_copy_inbox_as<uint32_t>(dst, src, n, i, nt);
+    else if ((a & 1u) == 0)
+        dcu_copy_inbox_as<unsigned short>(dst, src, n, i, nt);
+    else
+        dcu_copy_inbox_as<unsigned char>(dst, src, n, i, nt);
 }
 
 /* Copies n bytes with threads 0..nt-1 (this one is thread i), with the
- * widest accesses both addresses allow, narrowing for the tail; Fresh:
- * the loads of a get (dcu_copy_load). */
-template <bool Fresh>
+ * widest accesses both addresses allow, narrowing for the tail; Mode: how
+ * it loads (dcu_copy_load). */
+template <int Mode>
 static __device__ __forceinline__ void dcu_copy_with(char *dst, const char *src, size_t n, size_t i,
                                                      size_t nt)
 {
     uintptr_t align = (uintptr_t)dst | (uintptr_t)src;
     size_t done = 0;
     if ((align & 15u) == 0)
-        done += dcu_copy_elems<int4, Fresh>(dst, src, n, i, nt);
+        done += dcu_copy_elems<int4, Mode>(dst, src, n, i, nt);
     if ((align & 7u) == 0 && n - done >= 8)
-        done += dcu_copy_elems<uint2, Fresh>(dst + done, src + done, n - done, i, nt);
+        done += dcu_copy_elems<uint2, Mode>(dst + done, src + done, n - done, i, nt);
     if ((align & 3u) == 0 && n - done >= 4)
-        done += dcu_copy_elems<uint32_t, Fresh>(dst + done, src + done, n - done, i, nt);
+        done += dcu_copy_elems<uint32_t, Mode>(dst + done, src + done, n - done, i, nt);
     for (size_t k = done + i; k < n; k += nt)
-        dst[k] = dcu_copy_load<Fresh>(src + k);
+        dst[k] = dcu_copy_load<Mode>(src + k);
 }
 
 DCU_FN void dcu_copy_by(char *dst, const char *src, size_t n, size_t i, size_t nt)
 {
-    dcu_copy_with<false>(dst, src, n, i, nt);
+    dcu_copy_with<DCU_LOAD_PLAIN>(dst, src, n, i, nt);
 }
 
 /* Copies n bytes with every thread of the block. */
@@ -361,13 +383,13 @@ DCU_FN void dcu_copy(char *dst, const char *src, size_t n)
  * (another SM's or GPU's stores since this SM last read it are seen). */
 DCU_FN void dcu_copy_fresh(char *dst, const char *src, size_t n)
 {
-    dcu_copy_with<true>(dst, src, n, threadIdx.x, blockDim.x);
+    dcu_copy_with<DCU_LOAD_FRESH>(dst, src, n, threadIdx.x, blockDim.x);
 }
 
 /* The same by threads 0..nt-1 of a group, this one being thread i. */
 DCU_FN void dcu_copy_fresh_by(char *dst, const char *src, size_t n, size_t i, size_t nt)
 {
-    dcu_copy_with<true>(dst, src, n, i, nt);
+    dcu_copy_with<DCU_LOAD_FRESH>(dst, src, n, i, nt);
 }
 
 /* One thread: n bytes of whole words, both addresses word-aligned (a
@@ -380,19 +402,12 @@ DCU_FN void dcu_copy_tiny(char *dst, const char *src, uint32_t n)
         ((uint32_t *)dst)[k] = ((const uint32_t *)src)[k];
 }
 
-/* Copies n bytes from a 16-byte aligned source (an inbox's payload, in
- * host memory) with the lanes of `lanes` (lanes 0 .. k-1 of warp 0):
- * 16-byte loads whatever the destination's alignment (the payload lands
- * 12 bytes past where its put starts). */
+/* Copies n bytes of an inbox's payload (in host memory, from an entry's
+ * start; readable up to the next 16 bytes) with the lanes of `lanes`
+ * (lanes 0 .. k-1 of warp 0): dcu_copy_inbox. */
 DCU_FN void dcu_lanes_copy(dcu_lanes_t lanes, char *dst, const char *src, size_t n)
 {
-    size_t nt = (size_t)dcu_lanes_count(lanes), i = threadIdx.x;
-    if (((uintptr_t)dst & 15u) == 0) {
-        dcu_copy_by(dst, src, n, i, nt);
-        return;
-    }
-    size_t done = dcu_copy_from_aligned(dst, src, n, i, nt);
-    dcu_copy_by(dst + done, src + done, n - done, i, nt);
+    dcu_copy_inbox(dst, src, n, threadIdx.x, (size_t)dcu_lanes_count(lanes));
 }
 
 /* ---- the block's element-wise combination -------------------------------------- */
