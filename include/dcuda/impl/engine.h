@@ -350,16 +350,15 @@ DCU_FN_COLD dcuda_status_t dcu_command_call(dcuda_state_t *st, uint32_t op, cons
     uint32_t tag = ++st->cmd_tag;
     uint32_t t = dcu_cmd_take(st, 1u);
     dcu_cmd_header(st, t, op, tag, args);
-    dcuda_cmd_reply_t *r = &ctx->replies[st->device_rank];
+    const dcuda_cmd_reply_t *r = &ctx->replies[st->device_rank];
     dcu_waiter_t w = DCU_WAITER_INIT;
-    while (dcu_ld_acquire(&r->seq, 1) != tag)
+    int32_t status = 0;
+    while (!dcu_reply_take(r, tag, &status, value))
         if (!dcu_apply_while_waiting(st, &w, DCU_WAIT_INBOX_EVERY))
             (void)dcu_pause(&w);
     if ((int32_t)(t + 1u - st->cmd_consumed) > 0)
         st->cmd_consumed = t + 1u;
-    if (value)
-        *value = r->value;
-    return (dcuda_status_t)r->status;
+    return (dcuda_status_t)status;
 }
 
 DCU_FN_COLD dcuda_status_t dcu_command_leader(dcuda_state_t *st, uint32_t op)

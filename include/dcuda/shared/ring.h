@@ -128,7 +128,8 @@ typedef struct dcuda_cmd {
 } dcuda_cmd_t;
 
 /* The host -> rank direction: one slot per rank, `seq` (the tag of the
- * command answered) released last. */
+ * command answered) released last; a GPU rank reads seq and status in one
+ * 8-byte load. */
 typedef struct dcuda_cmd_reply {
     DCUDA_ATOMIC(uint32_t) seq;
     int32_t status;
@@ -211,6 +212,9 @@ DCUDA_STATIC_ASSERT(offsetof(dcuda_log_entry_t, args) == 16, "log entry args");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_cmd_t) == 64, "command");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_cmd_t, seq) == 0, "command seq first");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_cmd_reply_t) == 64, "command reply");
+DCUDA_STATIC_ASSERT(offsetof(dcuda_cmd_reply_t, status) == 4 &&
+                        offsetof(dcuda_cmd_reply_t, value) == 8,
+                    "a reply's seq and status share one 8-byte word (read at once on a GPU)");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_inbox_entry_t) == 64, "inbox entry");
 
 #endif /* DCUDA_SHARED_RING_H */

@@ -72,6 +72,19 @@ DCU_FN uint32_t dcu_ld_acquire(const dcu_u32a_t *p, int sys)
     return atomic_load_explicit(p, memory_order_acquire);
 }
 
+/* A command's reply, if its seq is `tag` (1; else 0): its status and (when
+ * asked) value, stored before the seq with release. */
+DCU_FN int dcu_reply_take(const dcuda_cmd_reply_t *r, uint32_t tag, int32_t *status,
+                          uint64_t *value)
+{
+    if (atomic_load_explicit(&r->seq, memory_order_acquire) != tag)
+        return 0;
+    *status = r->status;
+    if (value)
+        *value = r->value;
+    return 1;
+}
+
 /* Adds v, releasing the rank's earlier reads and writes. */
 DCU_FN void dcu_red_release(dcu_u32a_t *p, uint32_t v, int sys)
 {

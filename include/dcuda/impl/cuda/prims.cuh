@@ -79,6 +79,27 @@ DCU_FN uint32_t dcu_ld_acquire(const uint32_t *p, int sys)
     return sys ? dcu_ld_acquire_sys(p) : dcu_ld_acquire_gpu(p);
 }
 
+/* A command's reply, if its seq is `tag` (1; else 0): the seq and the
+ * status in one 8-byte acquire load (the proxy stores the status before
+ * the seq, with release), the value (when asked) with a relaxed load of
+ * host memory after it. The slot is rewritten for every command, and a
+ * plain load of host memory can be served an earlier lap's line from a
+ * cache (an inbox's payload was: impl/cuda/prims.cuh, dcu_copy_load). */
+DCU_FN int dcu_reply_take(const dcuda_cmd_reply_t *r, uint32_t tag, int32_t *status,
+                          uint64_t *value)
+{
+    unsigned long long w, v;
+    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(w) : "l"(&r->seq) : "memory");
+    if ((uint32_t)w != tag)
+        return 0;
+    *status = (int32_t)(uint32_t)(w >> 32);
+    if (value) {
+        asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(&r->value) : "memory");
+        *value = v;
+    }
+    return 1;
+}
+
 /* Adds v to *p, releasing the calling thread's earlier reads and writes
  * (and, through a preceding __syncthreads, those of its block). System
  * scope for a rank of another process, whose data this block may have
