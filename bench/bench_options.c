@@ -28,6 +28,8 @@ void bench_usage(FILE *out)
             "                   separated, 'all' for every rank (default 1,32,all)\n"
             "  --rate           a message-rate row (Mmsg_per_s) beside every bandwidth row\n"
             "                   (default: at 8 B only)\n"
+            "  --ranks N        the rows of every rank a device holds run on N ranks a\n"
+            "                   device instead (from 2; at most what the device holds)\n"
             "  --offset N       the peer latency rows' puts land N bytes into the target's\n"
             "                   part (0 to 255, default 0): the destination's alignment\n"
             "  -t N             threads a rank (default 128)\n"
@@ -178,6 +180,8 @@ static int value_option(const char *a, const char *next, cmdline_t *c, int *warm
         return size_option(a, next, &c->w);
     if (!strcmp(a, "--pairs"))
         return pairs_option(next, c);
+    if (!strcmp(a, "--ranks"))
+        return count_option(a, next, 2, 1 << 20, "ranks a device", &c->all_ranks);
     if (!strcmp(a, "--offset"))
         return count_option(a, next, 0, 255, "bytes into the target's part", &c->w.offset);
     return 1;

@@ -2,8 +2,8 @@
  * dcuda_bench's command line: the options of the OSU micro-benchmarks
  * (-m, -i, -x, -f, -r) with nccl-tests' spellings beside them (-b, -e,
  * -n, -w), and dcuda_bench's own (--quick, --latency, --peer, --loop,
- * --pairs, --rate, --offset, -t, --csv). Parsed once, before any host is
- * opened.
+ * --pairs, --rate, --offset, --ranks, -t, --csv). Parsed once, before any
+ * host is opened.
  */
 #ifndef DCUDA_BENCH_OPTIONS_H
 #define DCUDA_BENCH_OPTIONS_H
@@ -26,6 +26,7 @@ typedef struct sweep {
 /* What the command line asks for. */
 typedef struct cmdline {
     int quick, peer_only, loop, with_bandwidth, threads, runs, full, rate_all;
+    int all_ranks; /* --ranks: ranks a device of the rows of "every rank" (0: all it holds) */
     int pairs[BENCH_MAX_PAIR_COUNTS]; /* peer bandwidth: senders a side */
     int pair_counts;
     const char *csv_path;

@@ -804,12 +804,14 @@ int main(int argc, char **argv)
             bandwidth(h, 2, 0, c.quick ? 64e6 : 1e9);
             dcuda_host_finish(h);
         }
-        /* Every rank the device holds with each kernel. */
-        if (open_family(&o, "0", BENCH_FAMILY_LATENCY, &h, &info))
+        /* Every rank the device holds with each kernel (or --ranks). */
+        char all[16];
+        snprintf(all, sizeof all, "%d", c.all_ranks);
+        if (open_family(&o, all, BENCH_FAMILY_LATENCY, &h, &info))
             return 1;
         latency(h, info.rank_responsible, w, "_busy_device");
         dcuda_host_finish(h);
-        if (open_family(&o, "0", BENCH_FAMILY_RUNTIME, &h, &info))
+        if (open_family(&o, all, BENCH_FAMILY_RUNTIME, &h, &info))
             return 1;
         runtime_calls(h, info.rank_responsible, iters / 100 + 1);
         world_barrier(h, info.rank_count, iters / 100 + 1, "");
@@ -817,7 +819,7 @@ int main(int argc, char **argv)
                           world_sizes, "");
         dcuda_host_finish(h);
         if (c.with_bandwidth) {
-            if (open_family(&o, "0", BENCH_FAMILY_BANDWIDTH, &h, &info))
+            if (open_family(&o, all, BENCH_FAMILY_BANDWIDTH, &h, &info))
                 return 1;
             bandwidth(h, info.rank_responsible, 1, c.quick ? 256e6 : 8e9);
             dcuda_host_finish(h);
