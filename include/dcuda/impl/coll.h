@@ -118,7 +118,7 @@ DCU_FN dcuda_status_t dcu_allreduce(dcuda_state_t *st, uint32_t win, size_t offs
                                     int type, int op)
 {
     static const char call[] = "dcuda_allreduce";
-    if (dcu_local_takes_reduction(st, win, count, type, op, DCU_LOCAL_READ_MAX))
+    if (dcu_local_takes_reduction(st, win, count, type, op, DCU_LOCAL_ALLREDUCE_MAX))
         return dcu_local_run(st, win, offset, count,
                              dcu_local_args(DCU_LOCAL_ALLREDUCE, type, op, 0));
     int comm = dcu_win_comm(win);
