@@ -244,8 +244,9 @@ DCU_FN uint64_t dcu_now_ns(void)
  * fetched again past every cache (`ld.global.cv`): the proxy rewrites the
  * same entries every lap, a piece of a put often a few microseconds after
  * the rank read the piece before it there, and a plain load could be
- * served the earlier lap's line from L1 (seen on an H100: puts in pieces
- * of 16 KiB brought stale bytes in every seed of the model). */
+ * served the earlier lap's line from a cache (L1, or L2, which may keep
+ * lines of host memory: not told apart). Seen on an H100: puts in pieces
+ * of 16 KiB brought stale bytes in every seed of the model. */
 enum { DCU_LOAD_PLAIN = 0, DCU_LOAD_FRESH = 1, DCU_LOAD_HOST = 2 };
 
 template <int Mode, typename T> static __device__ __forceinline__ T dcu_copy_load(const T *p)
