@@ -109,12 +109,18 @@ static int copied(const dcu_inboxes_t *in, const void *data, uint32_t count)
     return data && count > in->pieces_max;
 }
 
-/* Copies n bytes into rank r's ring from byte `at` on, wrapping to its
- * start (the payload of a message). */
-static void ring_copy(dcu_inboxes_t *in, int r, size_t at, const unsigned char *p, size_t n)
+/* The byte of its ring where the payload of the message at `pos` starts
+ * (the entry after its first), and how many of its n bytes lie before the
+ * ring's end: the rest wraps to the ring's start. */
+static size_t payload_at(uint32_t pos) { return ((pos + 1u) & INBOX_MASK) * ENTRY_BYTES; }
+static size_t before_end(size_t at, size_t n) { return n < RING_BYTES - at ? n : RING_BYTES - at; }
+
+/* Writes the n payload bytes of the message at `pos` into rank r's ring. */
+static void payload_to_ring(dcu_inboxes_t *in, int r, uint32_t pos, const unsigned char *p,
+                            size_t n)
 {
     char *ring = (char *)entry_at(in, r, 0u);
-    size_t first = n < RING_BYTES - at ? n : RING_BYTES - at;
+    size_t at = payload_at(pos), first = before_end(at, n);
     memcpy(ring + at, p, first);
     memcpy(ring, p + first, n - first);
 }
@@ -136,7 +142,7 @@ static void write_message(dcu_inboxes_t *in, int r, uint32_t kind, uint32_t flag
     const unsigned char *p = data;
     uint32_t n = count < DCUDA_INBOX_INLINE ? count : DCUDA_INBOX_INLINE;
     if (count > n)
-        ring_copy(in, r, ((w->head + 1u) & INBOX_MASK) * ENTRY_BYTES, p + n, count - n);
+        payload_to_ring(in, r, w->head, p + n, count - n);
     atomic_store_explicit(&entry_at(in, r, w->head + k)->word[0], 0u, memory_order_relaxed);
     uint32_t flag = w->head + 1u;
     uint32_t v[DCUDA_INBOX_WORDS] = { DCUDA_INBOX_HEAD(kind, k, flags), tag, count, (uint32_t)dst,
@@ -482,12 +488,12 @@ int dcu_inbox_unread(const dcu_inboxes_t *in)
 
 /* The payload of the message at `pos` of rank r past its first entry (n
  * bytes, wrapping to the ring's start) into rank memory at dst. */
-static dcuda_status_t copy_payload_in(dcu_inboxes_t *in, int r, uint32_t pos, uint64_t dst,
-                                      uint32_t n)
+static dcuda_status_t payload_from_ring(dcu_inboxes_t *in, int r, uint32_t pos, uint64_t dst,
+                                        uint32_t n)
 {
     const char *ring = (const char *)entry_at(in, r, 0u);
-    size_t at = ((pos + 1u) & INBOX_MASK) * ENTRY_BYTES;
-    uint32_t first = n < RING_BYTES - at ? n : (uint32_t)(RING_BYTES - at);
+    size_t at = payload_at(pos);
+    uint32_t first = (uint32_t)before_end(at, n);
     dcuda_status_t st = copy_in(in, dst, ring + at, first);
     return st == DCUDA_OK ? copy_in(in, dst + first, ring, n - first) : st;
 }
@@ -509,7 +515,7 @@ static uint32_t settle_one(dcu_inboxes_t *in, int r, uint32_t pos, dcuda_status_
             first[j] = (unsigned char)DCUDA_INBOX_INLINE_BYTE(v, j);
         *st = copy_in(in, dst, first, n);
         if (*st == DCUDA_OK && v[2] > n)
-            *st = copy_payload_in(in, r, pos, dst + n, v[2] - n);
+            *st = payload_from_ring(in, r, pos, dst + n, v[2] - n);
     }
     return k ? k : 1u;
 }
