@@ -554,6 +554,26 @@ static void beats_reset(dcu_proxy_t *p)
         p->nb[k].done = 0;
     }
     p->beat_ns = 0;
+    p->listened_ns = 0;
+}
+
+/* A neighbour's silence counts only while this thread listened: of a
+ * gap between two of its looks longer than a beat (the process stopped,
+ * or its host thread held up), what its neighbours sent meanwhile may
+ * still wait in the manager, so every neighbour's silence is moved on by
+ * the gap less one beat (polls that are merely slow still add up to a
+ * verdict). Without this a process that resumes after a stop names the
+ * healthy neighbour that is busy naming it. */
+static void forgive_own_gap(dcu_proxy_t *p, uint64_t now)
+{
+    uint64_t gap = p->listened_ns ? now - p->listened_ns : 0;
+    p->listened_ns = now;
+    if (gap <= PROXY_BEAT_NS)
+        return;
+    for (int k = 0; k < p->nbs; k++) {
+        uint64_t moved = p->nb[k].heard_ns + (gap - PROXY_BEAT_NS);
+        p->nb[k].heard_ns = moved < now ? moved : now;
+    }
 }
 
 /* A neighbour silent for too long while this run goes on: it is lost to
@@ -581,6 +601,7 @@ static void name_silent(dcu_proxy_t *p, int q, uint64_t silent_ns)
 static void beats(dcu_proxy_t *p)
 {
     uint64_t now = dcu_clock_ns();
+    forgive_own_gap(p, now);
     if (now - p->beat_ns >= PROXY_BEAT_NS) {
         p->beat_ns = now;
         for (int k = 0; k < p->nbs; k++)

@@ -107,6 +107,7 @@ struct dcu_proxy {
     } nb[3];
     int nbs;
     uint64_t beat_ns;
+    uint64_t listened_ns; /* my last look for beats (0: none yet this run) */
     /* The deadlock detector's rounds over the network: a tree of the
      * processes (parent (i - 1) / 2, children 2i + 1 and 2i + 2), process 0
      * its root, which asks. */
