@@ -9,7 +9,8 @@
  * seed: the communicator, the collective, the root, the datatype and op, a
  * size across the protocols' thresholds (inline bytes, the tiny put, the 4
  * KiB eager limit, several 64 KiB chunks) and the algorithms' (reads of
- * the parts of one device's ranks, tree or ring), and an offset. Each
+ * the parts of one device's ranks, tree, ring or a broadcast's chain),
+ * and an offset. Each
  * rank fills its data (its own values; a broadcast's root its bytes, the
  * others noise; an alltoall's blocks for each rank, noise where blocks
  * arrive) and a guard after the room the
@@ -104,8 +105,8 @@ TEST_FN coll_step_t coll_step(uint32_t seed, int s, int world_size, int device_s
      * allgather's often, across the sizes where they leave the tree for
      * the ring (up to 16 ranks: an allreduce from 32 KiB, a reduce from
      * 64 KiB, an allgather's whole array from 63 KiB: impl/coll_ring.h). */
-    const int ringed =
-        t.kind == COLL_ALLREDUCE || t.kind == COLL_ALLGATHER || t.kind == COLL_REDUCE;
+    const int ringed = t.kind == COLL_ALLREDUCE || t.kind == COLL_ALLGATHER ||
+                       t.kind == COLL_REDUCE || t.kind == COLL_BROADCAST;
     int large = (g & 15u) < (ringed ? 10u : 1u);
     /* An allgather's (an alltoall's) blocks fit the room an allreduce of
      * COLL_MAX_BYTES has, and a reduce-scatter's data COLL_MAX_BYTES. */
@@ -113,8 +114,11 @@ TEST_FN coll_step_t coll_step(uint32_t seed, int s, int world_size, int device_s
                      (uint64_t)size / (t.kind == COLL_ALLTOALL ? 2u : 1u);
     uint64_t share = (uint64_t)COLL_MAX_BYTES / 8u / (uint64_t)size;
     uint64_t b = bytes[(g >> 4) % 10u], c = counts[(g >> 4) % 11u];
+    /* A broadcast's bytes up to the whole part's room: from about 128 KiB
+     * on 3 ranks to 390 KiB on 16 they go along the chain. */
+    uint64_t cast = (uint64_t)COLL_MAX_BYTES * (1u + (uint64_t)dcuda_ceil_log2(size));
     if (t.kind == COLL_BROADCAST)
-        t.count = large ? 65536u + (g >> 8) % (COLL_MAX_BYTES - 65536u) : b;
+        t.count = large ? 65536u + (g >> 8) % (cast - 65536u) : b;
     else if (t.kind == COLL_ALLGATHER || t.kind == COLL_ALLTOALL)
         t.count = large ? block : b < block ? b : block;
     else if (t.kind == COLL_REDUCE_SCATTER)

@@ -65,6 +65,9 @@ DCU_FN dcuda_status_t dcu_broadcast(dcuda_state_t *st, uint32_t win, size_t offs
     if (s != DCUDA_OK)
         return s;
     int comm = dcu_win_comm(win);
+    uint64_t chunk = dcu_chain_chunk((uint64_t)size, dcu_comm_size(st, comm));
+    if (chunk)
+        return dcu_chain_broadcast(st, win, offset, size, root, chunk, data, call);
     dcu_tree_t t = dcu_tree_of(dcu_comm_rank(st, comm), dcu_comm_size(st, comm));
     if (t.parent >= 0)
         s = dcu_notify(st, t.parent, comm, dcu_coll_tag(comm, DCU_COLL_READY_UP));
