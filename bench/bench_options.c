@@ -16,6 +16,7 @@ void bench_usage(FILE *out)
             "  --latency        leave out the bandwidth rows\n"
             "  --peer           the rows between processes 0 and 1 alone\n"
             "  --loop           the peer rows in one process, between the halves of its ranks\n"
+            "  --collectives    the WORLD barrier and collective rows of every rank alone\n"
             "  -m MIN:MAX       latency sweep sizes, powers of 2 (or -m MAX; default 4:65536;\n"
             "                   sizes take K, M, G: 1K = 1024)\n"
             "  -b MIN, -e MAX   the same bounds, as nccl-tests spells them\n"
@@ -146,6 +147,7 @@ static int flag_option(const char *a, cmdline_t *c)
                  : !strcmp(a, "--loop") ? &c->loop
                  : !strcmp(a, "-f")     ? &c->full
                  : !strcmp(a, "--rate") ? &c->rate_all
+                 : !strcmp(a, "--collectives") ? &c->colls_only
                                         : NULL;
     if (which)
         *which = 1;

@@ -26,6 +26,7 @@ typedef struct sweep {
 /* What the command line asks for. */
 typedef struct cmdline {
     int quick, peer_only, loop, with_bandwidth, threads, runs, full, rate_all;
+    int colls_only; /* --collectives: the WORLD collective rows of every rank alone */
     int all_ranks; /* --ranks: ranks a device of the rows of "every rank" (0: all it holds) */
     int pairs[BENCH_MAX_PAIR_COUNTS]; /* peer bandwidth: senders a side */
     int pair_counts;

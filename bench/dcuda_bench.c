@@ -29,7 +29,8 @@
  *              -m (rows `get`: a get is a round trip, and the rows say so)
  *   collective allreduce and reduce (sum of floats; the reduce's root the
  *              last rank) and broadcast over WORLD at 8 B, 1 KiB and 64 KiB,
- *              the allreduces and the broadcast also at 1 MiB;
+ *              the allreduces and the broadcast also at 1 MiB, the
+ *              broadcast at 4 MiB;
  *              allgather, reduce-scatter and alltoall of 8 B and 1 KiB a
  *              rank (a block); every rank of every process: microseconds
  *              a call; beside them allreduce_ring_user, the allreduce a
@@ -40,7 +41,8 @@
  *              CPU ranks): rows named peer_*, between processes 0 and 1
  *              (see peer_section below), and peer_world_barrier and
  *              peer_<collective> with one rank a process at 8 B, 4 KiB and
- *              256 KiB, the allreduces also at 4 MiB (the first three
+ *              256 KiB, the allreduces also at 4 MiB, the broadcast at 4
+ *              and 16 MiB (the first three
  *              the sizes dcuda_ref_nvshmem's block-scoped
  *              collectives run at); otherwise one line says why not
  *
@@ -303,20 +305,22 @@ static void world_barrier(dcuda_host_h h, int ranks, int iters, const char *pref
         report("runtime", what, ranks, 0, "us_per_call", &r, 1e3 / iters, 0);
 }
 
-/* The WORLD collectives timed, each at the first 2, 3 or all 4 of its
+/* The WORLD collectives timed, each at the first 2, 3, 4 or 5 of its
  * sizes (the data of a reduction, a broadcast's bytes, a block of the
- * others); the allreduces also at the largest, where the ring takes over
- * from the tree, and the broadcast, which one device's ranks read. */
+ * others); the allreduces also at the fourth, where the ring takes over
+ * from the tree, and the broadcast at the fourth and fifth, which one
+ * device's ranks read, and where across devices (or through the loopback
+ * path) the chain takes over. */
 typedef struct world_coll {
     int mode;
     const char *name;
-    int sizes; /* the first 2, 3 or all 4 */
+    int sizes; /* the first 2 .. 5 */
 } world_coll_t;
 
 static const world_coll_t world_colls[] = {
     { BENCH_ALLREDUCE, "allreduce_sum_float", 4 },
     { BENCH_ALLREDUCE_RING, "allreduce_ring_user", 4 },
-    { BENCH_BROADCAST, "broadcast", 4 },
+    { BENCH_BROADCAST, "broadcast", 5 },
     { BENCH_ALLGATHER, "allgather", 2 },
     { BENCH_REDUCE, "reduce_sum_float", 3 },
     { BENCH_REDUCE_SCATTER, "reduce_scatter_sum_float", 2 },
@@ -345,8 +349,8 @@ static size_t world_coll_room(int mode, int ranks, size_t size)
 /* The sizes of the WORLD collectives: rows of one device and of a whole
  * WORLD; and between the processes, one rank each, at sizes that
  * dcuda_ref_nvshmem measures too. */
-static const size_t world_sizes[] = { 8, 1024, 65536, 1048576 };
-static const size_t peer_sizes[] = { 8, 4096, 262144, 4194304 };
+static const size_t world_sizes[] = { 8, 1024, 65536, 1048576, 4194304 };
+static const size_t peer_sizes[] = { 8, 4096, 262144, 4194304, 16777216 };
 
 /* Whether the ring a user writes (BENCH_ALLREDUCE_RING) sums right: one
  * call on data rank + 1 (its check run, iters 0), then every element of
@@ -375,7 +379,7 @@ static int ring_sums_right(dcuda_host_h h, const bench_args_t *args, int ranks, 
 
 /* Microseconds each collective of world_colls takes, every rank of every
  * process taking part (a reduce's root is the last rank, so its result
- * is handed over), at sizes[] (4 of them); rows `prefix`<name>. `devices`
+ * is handed over), at sizes[] (5 of them); rows `prefix`<name>. `devices`
  * ranks of this process. */
 static void world_collectives(dcuda_host_h h, int ranks, int devices, int iters,
                               const size_t *sizes, const char *prefix)
@@ -780,6 +784,19 @@ int main(int argc, char **argv)
     int iters = w->iters;
     dcuda_host_h h;
     dcuda_rank_info_t info = { 0 };
+    if (c.colls_only) {
+        char all[16];
+        snprintf(all, sizeof all, "%d", c.all_ranks);
+        if (open_family(&o, all, BENCH_FAMILY_RUNTIME, &h, &info))
+            return 1;
+        world_barrier(h, info.rank_count, iters / 100 + 1, "");
+        world_collectives(h, info.rank_count, info.rank_responsible, iters / 100 + 1,
+                          world_sizes, "");
+        dcuda_host_finish(h);
+        if (csv)
+            fclose(csv);
+        return dcuda_host_exit_status(0);
+    }
     if (!c.peer_only) {
         /* Two ranks: the latency, host and runtime rows of one pair. */
         if (open_family(&o, "2", BENCH_FAMILY_LATENCY, &h, &info))

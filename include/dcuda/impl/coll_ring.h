@@ -87,6 +87,14 @@ DCU_FN int dcu_ring_allgather_wins(uint64_t bytes, int p)
 /* A chain broadcast's chunks are a multiple of this many bytes (each
  * put's source and destination keep the data's alignment to it). */
 #define DCU_CHAIN_CHUNK_ALIGN 256u
+/* Overridable to time one algorithm alone: no chain below this many
+ * bytes, and a chain (of the model's chunks) wherever it is allowed. */
+#ifndef DCU_CHAIN_MIN_BYTES
+#define DCU_CHAIN_MIN_BYTES DCU_RING_MIN_BYTES
+#endif
+#ifndef DCU_CHAIN_ALWAYS
+#define DCU_CHAIN_ALWAYS 0
+#endif
 
 /* The integer square root of x (the largest r with r * r <= x). */
 DCU_FN uint64_t dcu_isqrt(uint64_t x)
@@ -112,13 +120,13 @@ DCU_FN uint64_t dcu_isqrt(uint64_t x)
  * of one chunk, (P - 2 + m) (bytes / m + step) in all, least at m =
  * sqrt((P - 2) bytes / step). The tree's root puts the whole data to
  * each of its L children in turn, and so does each child below: L
- * (bytes + step). Neither is chosen below DCU_RING_MIN_BYTES, nor on 2
+ * (bytes + step). The chain is not chosen below DCU_RING_MIN_BYTES, nor on 2
  * ranks, where both are one put. With the allgather's step (32 KiB) the
  * chain takes over from 128 KiB on 3 ranks, 100 KiB on 5 (a tree of 3
  * levels), 390 KiB on 16, 2 MiB on 264 and 3.5 MiB on 528. */
 DCU_FN uint64_t dcu_chain_chunk(uint64_t bytes, int p)
 {
-    if (p < 3 || dcu_ring_below(bytes, DCU_RING_MIN_BYTES))
+    if (p < 3 || dcu_ring_below(bytes, DCU_CHAIN_MIN_BYTES))
         return 0;
     const uint64_t step = (uint64_t)DCU_RING_ALLGATHER_STEP_BYTES, align = DCU_CHAIN_CHUNK_ALIGN;
     uint64_t P = (uint64_t)p, L = (uint64_t)dcuda_ceil_log2(p);
@@ -127,7 +135,7 @@ DCU_FN uint64_t dcu_chain_chunk(uint64_t bytes, int p)
     uint64_t chunk = (bytes + m - 1u) / m;
     chunk = (chunk + align - 1u) / align * align;
     m = (bytes + chunk - 1u) / chunk;
-    return (P - 2u + m) * (chunk + step) < L * (bytes + step) ? chunk : 0u;
+    return DCU_CHAIN_ALWAYS || (P - 2u + m) * (chunk + step) < L * (bytes + step) ? chunk : 0u;
 }
 
 /* A ring over the window's communicator: `count` units of `unit` bytes
