@@ -61,7 +61,12 @@ typedef struct coll_data {
     int32_t device;     /* ranks of each process */
     unsigned char *buf; /* [device ranks][coll_rank_bytes(world)] */
     int64_t *res;       /* [device ranks][COLL_SLOTS] */
+    /* coll_unreachable: COLL_PLAIN_BYTES a rank of memory not from
+     * dcuda_host_alloc (other processes cannot map it); NULL in process 0. */
+    unsigned char *plain;
 } coll_data_t;
+
+#define COLL_PLAIN_BYTES 64u
 
 typedef struct coll_step {
     int kind, comm, root, type, op;

@@ -8,6 +8,17 @@
  * step done, none wrong, no failed call) and, seen from the host, the
  * result of the last step on each communicator against a serial
  * computation of its own.
+ *
+ *   dcuda_test_coll coll_unreachable
+ *
+ * CPU ranks of several processes of one node without a network path:
+ * a WORLD window whose parts lie, in every process but the first, in
+ * memory from malloc (no other process maps it), and one allreduce on it.
+ * The collective cannot read those parts across processes and its puts
+ * cannot reach them: every process's run must fail, none hang, and each
+ * must say a part is not in memory from dcuda_host_alloc. (Every
+ * process must judge the parts alike: one that read while another took
+ * the tree would hang or corrupt.)
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -22,6 +33,7 @@
 #include "test_util.h"
 
 DCUDA_KERNEL_DECLARE(coll);
+DCUDA_KERNEL_DECLARE(coll_unreachable);
 
 #define COLL_RUNS 2
 
@@ -108,7 +120,7 @@ static int run_coll(int argc, char **argv)
     dcuda_host_get_rank_info(m.h, &m.info);
     test_check_rank_setting(&m.info);
     int mine = m.info.rank_responsible;
-    m.d = (coll_data_t){ 0, steps, m.info.rank_count, mine, NULL, NULL };
+    m.d = (coll_data_t){ 0, steps, m.info.rank_count, mine, NULL, NULL, NULL };
     int ok = steps >= 1 && steps <= COLL_STEPS;
     TEST_CHECK(ok, "%d steps (1..%d)", steps, COLL_STEPS);
     m.buf_bytes = (size_t)mine * (size_t)coll_rank_bytes(m.d.world);
@@ -126,8 +138,54 @@ static int run_coll(int argc, char **argv)
     return 0;
 }
 
+/* See the top. */
+static int run_unreachable(int argc, char **argv)
+{
+    dcuda_host_h h;
+    dcuda_rank_info_t info;
+    if (!TEST_STATUS(dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(coll_unreachable), 1, &h),
+                     DCUDA_OK))
+        return 1;
+    dcuda_host_get_rank_info(h, &info);
+    test_check_rank_setting(&info);
+    if (info.process_count < 2 || info.node_count != 1 || strcmp(info.backend, "cpu") != 0) {
+        printf("%sSKIP coll_unreachable: needs CPU ranks of 2+ processes on one node without "
+               "the network path (%d processes, %d nodes, backend %s)\n",
+               test_who, info.process_count, info.node_count, info.backend);
+        dcuda_host_finish(h);
+        return TEST_SKIP;
+    }
+    int mine = info.rank_responsible;
+    size_t res_bytes = (size_t)mine * COLL_SLOTS * sizeof(int64_t);
+    coll_data_t d = { 0, 1, info.rank_count, mine, NULL, NULL, NULL };
+    int64_t *res = NULL;
+    unsigned char *plain = NULL;
+    int ok = TEST_STATUS(dcuda_host_alloc(h, (size_t)mine * COLL_PLAIN_BYTES, (void **)&d.buf),
+                         DCUDA_OK) &&
+             test_alloc_both(h, res_bytes, (void **)&res, (void **)&d.res);
+    if (ok && info.process_index > 0) {
+        plain = calloc((size_t)mine, COLL_PLAIN_BYTES);
+        d.plain = plain;
+        ok = plain != NULL;
+        TEST_CHECK(ok, "no memory");
+    }
+    if (ok) {
+        dcuda_status_t st = dcuda_host_run(h, &d, sizeof d, NULL);
+        const char *why = dcuda_host_last_error(h);
+        printf("%srun returned %s: %s\n", test_who, dcuda_status_name(st), why ? why : "");
+        TEST_CHECK(st != DCUDA_OK, "the allreduce over unreachable parts succeeded");
+        TEST_CONTAINS(why, "dcuda_host_alloc"); /* the first failure, or the run it ended */
+    }
+    free(plain);
+    test_free_both(h, res, d.res);
+    dcuda_host_free(h, d.buf);
+    dcuda_host_finish(h); /* after a failed run, whatever it says */
+    return test_failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
-    static const test_case_t cases[] = { { "coll", run_coll } };
-    return test_main(argc, argv, cases, 1);
+    static const test_case_t cases[] = { { "coll", run_coll },
+                                         { "coll_unreachable", run_unreachable } };
+    return test_main(argc, argv, cases, 2);
 }

@@ -160,3 +160,31 @@ DCUDA_KERNEL(coll, ctx)
         res[COLL_RES_STEPS] = c.steps;
     }
 }
+
+/* coll_unreachable: one WORLD allreduce of 8 bytes on a window whose parts
+ * lie, in every process but the first, in memory other processes cannot
+ * map. Each rank records the call's status (COLL_RES_STATUS). */
+DCUDA_KERNEL(coll_unreachable, ctx)
+{
+    DCUDA_SHARED dcuda_state_t st;
+    const coll_data_t *d = 0;
+    dcuda_win_t win = DCUDA_WIN_NONE;
+    int drank = 0;
+    dcuda_status_t s = dcuda_rank_init(ctx, &st);
+    if (s == DCUDA_OK)
+        s = dcuda_get_data(&st, (void **)&d);
+    if (s == DCUDA_OK)
+        s = dcuda_comm_rank(&st, DCUDA_COMM_DEVICE, &drank);
+    unsigned char *part = d && d->plain ? d->plain + (size_t)drank * COLL_PLAIN_BYTES
+                          : d           ? d->buf + (size_t)drank * COLL_PLAIN_BYTES
+                                        : 0;
+    if (s == DCUDA_OK)
+        s = dcuda_win_create(&st, DCUDA_COMM_WORLD, part, COLL_PLAIN_BYTES, &win);
+    if (s == DCUDA_OK)
+        s = dcuda_allreduce(&st, win, 0, 1, DCUDA_INT64, DCUDA_SUM);
+    if (win != DCUDA_WIN_NONE)
+        dcuda_win_free(&st, win);
+    dcuda_rank_finish(&st);
+    if (d && dcuda_thread_index() == 0)
+        d->res[(int64_t)drank * COLL_SLOTS + COLL_RES_STATUS] = (int64_t)s;
+}

@@ -39,6 +39,25 @@ static dcuda_status_t alloc_peer_tables(dcuda_host_h h)
     return DCUDA_OK;
 }
 
+/* One node of several processes without a network path: the node-wide
+ * parts of WORLD windows, which the collectives read (coll_local.h). */
+static dcuda_status_t alloc_node_parts(dcuda_host_h h)
+{
+    dcuda_context_t *c = &h->image;
+    void *p;
+    dcuda_status_t st;
+    if (c->net || c->process_count < 2)
+        return DCUDA_OK;
+    size_t entries = (size_t)DCUDA_MAX_WINDOWS * (size_t)c->world_size;
+    if ((st = dcu_mem_alloc(h, entries * sizeof(dcuda_win_entry_t), &p)))
+        return st;
+    c->node_parts = (dcuda_win_entry_t *)p;
+    if ((st = dcu_mem_alloc(h, DCUDA_MAX_WINDOWS * sizeof(uint32_t), &p)))
+        return st;
+    c->node_unreachable = (DCUDA_ATOMIC(uint32_t) *)p;
+    return DCUDA_OK;
+}
+
 /* With a process on the network path: each rank's inbox and how far it
  * consumed it (mapped: the proxy writes one, the rank the other). */
 static dcuda_status_t alloc_mapped_inboxes(dcuda_host_h h)
@@ -95,7 +114,7 @@ static dcuda_status_t alloc_tables(dcuda_host_h h)
     if ((st = dcu_mem_alloc(h, DCUDA_MAX_NODE_PROCESSES * sizeof(uint32_t), &p)))
         return st;
     h->node_push = (DCUDA_ATOMIC(uint32_t) *)p;
-    if ((st = alloc_peer_tables(h)))
+    if ((st = alloc_peer_tables(h)) || (st = alloc_node_parts(h)))
         return st;
     return dcu_mem_alloc(h, sizeof(dcuda_context_t), (void **)&h->dev_ctx);
 }
@@ -201,10 +220,20 @@ void dcu_context_destroy(dcuda_host_h h)
 {
     const dcu_backend_ops_t *ops = h->ops;
     dcuda_context_t *c = &h->image;
-    void *dev[] = { c->notifs,           c->barriers, c->win_entries[0],
-                    c->win_entries[1],   c->timers,   (void *)c->log.head,
-                    (void *)c->cmd.head, c->error,    h->dev_ctx,
-                    h->user_dev,         c->peers,    c->segments };
+    void *dev[] = { c->notifs,
+                    c->barriers,
+                    c->win_entries[0],
+                    c->win_entries[1],
+                    c->timers,
+                    (void *)c->log.head,
+                    (void *)c->cmd.head,
+                    c->error,
+                    h->dev_ctx,
+                    h->user_dev,
+                    c->peers,
+                    c->segments,
+                    c->node_parts,
+                    (void *)c->node_unreachable };
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
         if (dev[i])
             dcu_mem_free(h, dev[i]);
@@ -267,6 +296,10 @@ static dcuda_status_t reset_rank_tables(dcuda_host_h h)
         (st = fill_rank_memory(h, c->win_entries[1], &no_window, sizeof no_window,
                                (size_t)DCUDA_MAX_WINDOWS * (size_t)c->device_size)) ||
         (st = fill_rank_memory(h, c->timers, &timer, sizeof timer, DCUDA_MAX_TIMERS)))
+        return st;
+    static const uint32_t no_win = DCUDA_WIN_NONE;
+    if (c->node_unreachable && (st = fill_rank_memory(h, (void *)c->node_unreachable, &no_win,
+                                                      sizeof no_win, DCUDA_MAX_WINDOWS)))
         return st;
     dcu_backend_t *b = h->backend;
     if ((st = h->ops->copy_in(b, c->error, &no_error, sizeof no_error)) ||

@@ -281,7 +281,8 @@ dcuda_status_t dcu_peers_agree(dcuda_host_h h)
 
 size_t dcu_peer_segments(void)
 {
-    return (size_t)(dcu_node_count() - 1) * DCUDA_MAX_SEGMENTS;
+    int n = dcu_node_count();
+    return n > 1 ? (size_t)n * DCUDA_MAX_SEGMENTS : 0u;
 }
 
 /* My allocations that peers map, in the node segment. Memory no peer can
@@ -387,12 +388,29 @@ static const char *path_name(uint32_t path)
     return path == DCUDA_PATH_SHM ? "shared memory" : "GPU peer memory";
 }
 
+/* My own allocations that the node's peers map, as they see them (at
+ * most `room`): ranks of my device test their parts against them as the
+ * peers do, so that every process of the node judges a part alike
+ * (dcu_remote_part; the node-wide reads of coll_local.h). */
+static size_t own_segments(dcuda_segment_t *segs, size_t room)
+{
+    if (!dcu_node())
+        return 0;
+    const dcu_node_proc_t *mine = dcu_node_proc(dcu_boot_rank());
+    size_t n = 0;
+    for (uint32_t i = 0; i < mine->export_count && n < room; i++) {
+        const dcu_export_t *e = &mine->exports[i];
+        segs[n++] = (dcuda_segment_t){ e->base, e->size, e->base, 0 };
+    }
+    return n;
+}
+
 /* Fills the peer table and the segments, and copies both to the ranks. */
 static dcuda_status_t fill_tables(dcuda_host_h h)
 {
     int count = dcu_boot_size(), me = dcu_boot_rank();
     /* The node's peers' allocations only: a process alone has none. */
-    size_t cap = dcu_peer_segments(), n = 0;
+    size_t cap = dcu_peer_segments(), n = 0, own = 0;
     dcuda_segment_t *segs = calloc(cap ? cap : 1, sizeof *segs);
     dcuda_peer_t *peers = calloc((size_t)count, sizeof *peers);
     if (!segs || !peers) {
@@ -411,6 +429,9 @@ static dcuda_status_t fill_tables(dcuda_host_h h)
             peer->notifs = h->image.notifs;
             peer->win_world = h->image.win_entries[0 /* WORLD */];
             peer->node_push = h->node_push;
+            own = own_segments(segs + n, cap - n);
+            n += own;
+            peer->segment_count = (uint32_t)own;
             continue;
         }
         if (peer->path == DCUDA_PATH_NET) /* its counters and parts are the proxies' to reach */
@@ -443,7 +464,7 @@ static dcuda_status_t fill_tables(dcuda_host_h h)
     if (st == DCUDA_OK && count > 1)
         dcu_msg_info("process %d reaches %d peer process(es) through %s (%zu mapped "
                      "allocations) and %d through the network",
-                     me, count - 1 - others, path_name(h->ops->peer_path), n, others);
+                     me, count - 1 - others, path_name(h->ops->peer_path), n - own, others);
     if (st == DCUDA_OK && loop)
         dcu_msg_info("process %d reaches its own ranks through the network (NET_LOOPBACK=1)", me);
     return st;

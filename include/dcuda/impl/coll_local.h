@@ -1,6 +1,8 @@
 /*
  * Collectives whose ranks all live on my device (DEVICE, or WORLD of a
- * job of one process without the loopback path), for small data: every
+ * job of one process without the loopback path), or on my node (WORLD of
+ * several processes, none on the network path: their parts over NVLink
+ * or in shared memory), for small data: every
  * rank reads what it needs from the other ranks' parts where they lie,
  * between two barriers of the communicator (every rank has called it;
  * every rank has read), instead of log P rounds of notified puts and
@@ -32,10 +34,24 @@
 #define DCU_LOCAL_GATHER_MAX 524288u
 #define DCU_LOCAL_BCAST_MAX UINT64_MAX
 
-/* Is every rank of comm on my device, its part read by a plain load? */
-DCU_FN int dcu_coll_local(const dcuda_state_t *st, int comm)
+/* Overridable to time the node's trees alone: 0 keeps WORLD of several
+ * processes off the reads. */
+#ifndef DCU_NODE_READS
+#define DCU_NODE_READS 1
+#endif
+
+/* Is every rank of win's communicator on my device, its part read by a
+ * plain load; or, on a node of several processes without a network
+ * path, every WORLD rank's part reached by loads (node_parts, filled when
+ * the window was created)? Every process of the node answers alike. */
+DCU_FN int dcu_coll_local(const dcuda_state_t *st, uint32_t win)
 {
-    return comm == DCU_COMM_DEVICE || (st->process_count == 1 && !st->loopback);
+    const int comm = dcu_win_comm(win), slot = dcu_win_slot(win);
+    if (comm == DCU_COMM_DEVICE || (st->process_count == 1 && !st->loopback))
+        return 1;
+    const dcuda_context_t *ctx = st->ctx;
+    return DCU_NODE_READS && comm == DCU_COMM_WORLD && slot < DCUDA_MAX_WINDOWS &&
+           ctx->node_parts && dcu_ld_acquire(&ctx->node_unreachable[slot], 0) != win;
 }
 
 /* Does a collective on win take the reads, when a rank reads `bytes` of
@@ -47,8 +63,9 @@ DCU_FN int dcu_local_takes(const dcuda_state_t *st, uint32_t win, uint64_t bytes
     if (!st)
         return 0;
     int comm = dcu_win_comm(win), ranks = dcu_comm_size(st, comm);
-    return ranks >= DCU_LOCAL_MIN_RANKS && dcu_coll_local(st, comm) && bytes <= most &&
-           (!scaled || bytes * (uint64_t)ranks <= most); /* no division: a GPU's is long */
+    return ranks >= DCU_LOCAL_MIN_RANKS && bytes <= most &&
+           (!scaled || bytes * (uint64_t)ranks <= most) && /* no division: a GPU's is long */
+           dcu_coll_local(st, win);
 }
 
 /* Does a reduction of count elements of type on win take the reads, a
@@ -64,9 +81,11 @@ DCU_FN int dcu_local_takes_reduction(const dcuda_state_t *st, uint32_t win, size
 }
 
 /* The parts of window slot `slot` of comm, by comm rank (both tables of
- * a device hold its ranks in rank order). */
+ * a device hold its ranks in rank order; the node's, every WORLD rank). */
 DCU_FN const dcuda_win_entry_t *dcu_local_parts(const dcuda_state_t *st, int comm, int slot)
 {
+    if (comm == DCU_COMM_WORLD && st->process_count > 1)
+        return st->ctx->node_parts + (size_t)slot * (size_t)st->world_size;
     return dcu_win_entry(st, comm, slot, comm == DCU_COMM_WORLD ? st->world_first : 0);
 }
 

@@ -600,6 +600,30 @@ DCU_FN void dcu_kernel_exit(const dcuda_context_t *ctx)
 
 /* ---- windows ------------------------------------------------------------------ */
 
+/* Leader, once every rank of a WORLD window published its part, on a
+ * node of several processes without a network path: my device's ranks
+ * fill the node-wide table of the window's parts as this process reaches
+ * them, a share each, and mark the slot when a part lies where loads
+ * cannot reach it (every process judges a part alike: dcu_remote_part
+ * tests mine against what the peers map); a barrier of my device then
+ * makes the table whole before any of its ranks reads it. */
+DCU_FN_COLD dcuda_status_t dcu_node_parts_fill(dcuda_state_t *st, int slot, uint32_t win,
+                                               const char *call)
+{
+    const dcuda_context_t *ctx = st->ctx;
+    dcuda_win_entry_t *row = ctx->node_parts + (size_t)slot * (size_t)st->world_size;
+    for (int j = st->device_rank; j < st->world_size; j += st->device_size) {
+        dcuda_win_entry_t part;
+        if (dcu_remote_part(st, slot, j, &part) != DCUDA_OK) {
+            dcu_st_relaxed(&ctx->node_unreachable[slot], win, 0);
+            part.base = 0;
+            part.size = 0;
+        }
+        row[j] = part;
+    }
+    return dcu_barrier_lanes(st, DCU_COMM_DEVICE, DCUDA_CMD_NO_SLOT, call, dcu_one_lane());
+}
+
 /* Leader: bad arguments still join the collective with an empty part so
  * the other ranks do not hang; the handle is returned for dcuda_win_free. */
 DCU_FN_COLD dcuda_status_t dcu_win_create_leader(dcuda_state_t *st, int comm, void *base,
@@ -617,7 +641,11 @@ DCU_FN_COLD dcuda_status_t dcu_win_create_leader(dcuda_state_t *st, int comm, vo
     dcuda_status_t s = dcu_barrier_lanes(st, comm, (uint32_t)slot, call, dcu_one_lane());
     if (s != DCUDA_OK)
         return s;
-    st->result_win = dcu_win_adopt(st, comm, slot);
+    uint32_t win = dcu_win_adopt(st, comm, slot);
+    if (comm == DCU_COMM_WORLD && st->ctx->node_parts &&
+        (s = dcu_node_parts_fill(st, slot, win, call)) != DCUDA_OK)
+        return s;
+    st->result_win = win;
     return arg;
 }
 

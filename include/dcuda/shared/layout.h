@@ -17,7 +17,7 @@
 #include "base.h"
 #include "ring.h"
 
-#define DCUDA_LAYOUT_VERSION 18u
+#define DCUDA_LAYOUT_VERSION 19u
 #define DCUDA_CONTEXT_MAGIC 0x64637564u /* "dcud" */
 #define DCUDA_STATE_MAGIC 0x72616e6bu   /* "rank" */
 
@@ -260,6 +260,14 @@ typedef struct dcuda_context {
     DCUDA_ATOMIC(uint32_t) * node_deadlock;
     uint32_t run_mark;
     uint32_t reserved_mark;
+    /* Several processes of one node and no network path: every WORLD
+     * rank's part of each window slot as this process reaches it
+     * ([DCUDA_MAX_WINDOWS][world_size], filled by this device's ranks when
+     * a WORLD window is created), and per slot the handle of the last
+     * window one of whose parts no load reaches ([DCUDA_MAX_WINDOWS];
+     * DCUDA_WIN_NONE at a run's start). NULL otherwise. */
+    dcuda_win_entry_t *node_parts;
+    DCUDA_ATOMIC(uint32_t) * node_unreachable;
 } dcuda_context_t;
 
 /* A put route the rank has checked once: the target's part of one window
@@ -338,7 +346,7 @@ DCUDA_STATIC_ASSERT(offsetof(dcuda_context_t, notifs) == 64, "context header");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_node_slot_t) == 64, "node slot");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_segment_t) == 32, "segment");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_peer_t) == 48, "peer");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 288, "context");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 304, "context");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_put_route_t) == 56, "put route");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 120, "state copies of the context");
