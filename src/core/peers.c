@@ -409,7 +409,8 @@ static size_t own_segments(dcuda_segment_t *segs, size_t room)
 static dcuda_status_t fill_tables(dcuda_host_h h)
 {
     int count = dcu_boot_size(), me = dcu_boot_rank();
-    /* The node's peers' allocations only: a process alone has none. */
+    /* The node's allocations (the peers', and mine as they see them): a
+     * process alone has none. */
     size_t cap = dcu_peer_segments(), n = 0, own = 0;
     dcuda_segment_t *segs = calloc(cap ? cap : 1, sizeof *segs);
     dcuda_peer_t *peers = calloc((size_t)count, sizeof *peers);
