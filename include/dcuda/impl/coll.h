@@ -57,7 +57,7 @@ DCU_FN dcuda_status_t dcu_broadcast(dcuda_state_t *st, uint32_t win, size_t offs
                                     int root)
 {
     static const char call[] = "dcuda_broadcast";
-    if (dcu_local_takes(st, win, size, 0, DCU_LOCAL_BCAST_MAX))
+    if (dcu_local_takes(st, win, size, 0, DCU_LOCAL_BCAST_MAX, DCU_NODE_BCAST_MAX))
         return dcu_local_run(st, win, offset, size,
                              dcu_local_args(DCU_LOCAL_BROADCAST, 0, 0, root));
     char *data = 0;
@@ -124,7 +124,8 @@ DCU_FN dcuda_status_t dcu_allreduce(dcuda_state_t *st, uint32_t win, size_t offs
                                     int type, int op)
 {
     static const char call[] = "dcuda_allreduce";
-    if (dcu_local_takes_reduction(st, win, count, type, op, DCU_LOCAL_ALLREDUCE_MAX))
+    if (dcu_local_takes_reduction(st, win, count, type, op, DCU_LOCAL_ALLREDUCE_MAX,
+                                  DCU_NODE_ALLREDUCE_MAX))
         return dcu_local_run(st, win, offset, count,
                              dcu_local_args(DCU_LOCAL_ALLREDUCE, type, op, 0));
     int comm = dcu_win_comm(win);
@@ -153,7 +154,8 @@ DCU_FN dcuda_status_t dcu_reduce(dcuda_state_t *st, uint32_t win, size_t offset,
                                  int type, int op, int root)
 {
     static const char call[] = "dcuda_reduce";
-    if (dcu_local_takes_reduction(st, win, count, type, op, DCU_LOCAL_READ_MAX))
+    if (dcu_local_takes_reduction(st, win, count, type, op, DCU_LOCAL_READ_MAX,
+                                  DCU_NODE_REDUCE_MAX))
         return dcu_local_run(st, win, offset, count,
                              dcu_local_args(DCU_LOCAL_REDUCE, type, op, root));
     int comm = dcu_win_comm(win);
@@ -276,7 +278,8 @@ DCU_FN dcuda_status_t dcu_reduce_scatter(dcuda_state_t *st, uint32_t win, size_t
                                          size_t count, int type, int op)
 {
     static const char call[] = "dcuda_reduce_scatter";
-    if (dcu_local_takes_reduction(st, win, count, type, op, DCU_LOCAL_GATHER_MAX))
+    if (dcu_local_takes_reduction(st, win, count, type, op, DCU_LOCAL_GATHER_MAX,
+                                  DCU_NODE_GATHER_MAX))
         return dcu_local_run(st, win, offset, count,
                              dcu_local_args(DCU_LOCAL_REDUCE_SCATTER, type, op, 0));
     char *data = 0;
@@ -306,7 +309,7 @@ DCU_FN dcuda_status_t dcu_reduce_scatter(dcuda_state_t *st, uint32_t win, size_t
 DCU_FN dcuda_status_t dcu_allgather(dcuda_state_t *st, uint32_t win, size_t offset, size_t size)
 {
     static const char call[] = "dcuda_allgather";
-    if (dcu_local_takes(st, win, size, 1, DCU_LOCAL_GATHER_MAX))
+    if (dcu_local_takes(st, win, size, 1, DCU_LOCAL_GATHER_MAX, DCU_NODE_GATHER_MAX))
         return dcu_local_run(st, win, offset, size, dcu_local_args(DCU_LOCAL_ALLGATHER, 0, 0, 0));
     char *data = 0;
     dcuda_status_t s = dcu_blocks_start(st, win, offset, size, 1, &data, call);
@@ -342,7 +345,7 @@ DCU_FN dcuda_status_t dcu_allgather(dcuda_state_t *st, uint32_t win, size_t offs
 DCU_FN dcuda_status_t dcu_alltoall(dcuda_state_t *st, uint32_t win, size_t offset, size_t size)
 {
     static const char call[] = "dcuda_alltoall";
-    if (dcu_local_takes(st, win, size, 1, DCU_LOCAL_GATHER_MAX))
+    if (dcu_local_takes(st, win, size, 1, DCU_LOCAL_GATHER_MAX, DCU_NODE_GATHER_MAX))
         return dcu_local_run(st, win, offset, size, dcu_local_args(DCU_LOCAL_ALLTOALL, 0, 0, 0));
     char *data = 0;
     dcuda_status_t s = dcu_blocks_start(st, win, offset, size, 2, &data, call);

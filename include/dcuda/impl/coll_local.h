@@ -34,50 +34,73 @@
 #define DCU_LOCAL_GATHER_MAX 524288u
 #define DCU_LOCAL_BCAST_MAX UINT64_MAX
 
+/* WORLD of several processes of one node (parts over NVLink, or in
+ * shared memory): every rank reads at most this many bytes times the
+ * ranks (the data of one part, or of each), from measurement on two
+ * H100 (docs/results/nvidia-h100-x2.md). The readers of a broadcast pull
+ * the root's data across the link side by side: at 528 ranks 64 KiB took
+ * 76 us by reads and 81 by the tree, 1 MiB 819 against 481 by the chain;
+ * at 32 ranks 1 MiB 85 against 138. An allreduce of 8 B at 528 ranks took
+ * 56 us by reads against 98, but 1 KiB at 32 (32 KiB read) 52 against
+ * 41. A reduce's reads, which only its root makes, lost at 528 ranks (30
+ * against 23 us for 8 B): it keeps its tree. The gathers' limit stands
+ * (an alltoall of 8 B a block at 528 ranks: 31 us against 2.2 ms). */
+#define DCU_NODE_BCAST_MAX (64u << 20)
+#define DCU_NODE_ALLREDUCE_MAX 16384u
+#define DCU_NODE_REDUCE_MAX 0u
+#define DCU_NODE_GATHER_MAX DCU_LOCAL_GATHER_MAX
 /* Overridable to time the node's trees alone: 0 keeps WORLD of several
  * processes off the reads. */
 #ifndef DCU_NODE_READS
 #define DCU_NODE_READS 1
 #endif
 
-/* Is every rank of win's communicator on my device, its part read by a
- * plain load; or, on a node of several processes without a network
- * path, every WORLD rank's part reached by loads (node_parts, filled when
- * the window was created)? Every process of the node answers alike. */
-DCU_FN int dcu_coll_local(const dcuda_state_t *st, uint32_t win)
+/* Is every rank of comm on my device, its part read by a plain load? */
+DCU_FN int dcu_coll_device(const dcuda_state_t *st, int comm)
+{
+    return comm == DCU_COMM_DEVICE || (st->process_count == 1 && !st->loopback);
+}
+
+/* On a node of several processes without a network path, is every
+ * WORLD rank's part of win reached by loads (node_parts, filled when the
+ * window was created)? Every process of the node answers alike. */
+DCU_FN int dcu_coll_node(const dcuda_state_t *st, uint32_t win)
 {
     const int comm = dcu_win_comm(win), slot = dcu_win_slot(win);
-    if (comm == DCU_COMM_DEVICE || (st->process_count == 1 && !st->loopback))
-        return 1;
     const dcuda_context_t *ctx = st->ctx;
     return DCU_NODE_READS && comm == DCU_COMM_WORLD && slot < DCUDA_MAX_WINDOWS &&
            ctx->node_parts && dcu_ld_acquire(&ctx->node_unreachable[slot], 0) != win;
 }
 
 /* Does a collective on win take the reads, when a rank reads `bytes` of
- * each part (`scaled`) or of one part, at most `most` in all? Before the
- * call's checks (the reads' entry points make them): cheap, inline. */
+ * each part (`scaled`) or of one part, at most `most` in all on one
+ * device, and at most `node_most` bytes times the ranks on a node?
+ * Before the call's checks (the reads' entry points make them): cheap,
+ * inline; no division (a GPU's is long). */
 DCU_FN int dcu_local_takes(const dcuda_state_t *st, uint32_t win, uint64_t bytes, int scaled,
-                           uint64_t most)
+                           uint64_t most, uint64_t node_most)
 {
     if (!st)
         return 0;
     int comm = dcu_win_comm(win), ranks = dcu_comm_size(st, comm);
-    return ranks >= DCU_LOCAL_MIN_RANKS && bytes <= most &&
-           (!scaled || bytes * (uint64_t)ranks <= most) && /* no division: a GPU's is long */
-           dcu_coll_local(st, win);
+    if (ranks < DCU_LOCAL_MIN_RANKS)
+        return 0;
+    if (dcu_coll_device(st, comm))
+        return bytes <= most && (!scaled || bytes * (uint64_t)ranks <= most);
+    return bytes <= node_most && bytes * (uint64_t)ranks <= node_most && dcu_coll_node(st, win);
 }
 
 /* Does a reduction of count elements of type on win take the reads, a
- * rank reading each part's (at most `most` in all)? Types and ops it does
+ * rank reading each part's (at most `most` in all; `node_most` on a
+ * node)? Types and ops it does
  * not know take the tree, whose checks report them as given (the reads'
  * entry gets them in a byte). */
 DCU_FN int dcu_local_takes_reduction(const dcuda_state_t *st, uint32_t win, size_t count, int type,
-                                     int op, uint64_t most)
+                                     int op, uint64_t most, uint64_t node_most)
 {
     return (unsigned)type <= (unsigned)DCUDA_DOUBLE && (unsigned)op <= (unsigned)DCUDA_MAX &&
            dcu_local_takes(st, win, (uint64_t)count * dcuda_datatype_bytes((dcuda_datatype_t)type),
-                           1, most);
+                           1, most, node_most);
 }
 
 /* The parts of window slot `slot` of comm, by comm rank (both tables of
