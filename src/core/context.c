@@ -40,13 +40,14 @@ static dcuda_status_t alloc_peer_tables(dcuda_host_h h)
 }
 
 /* One node of several processes without a network path: the node-wide
- * parts of WORLD windows, which the collectives read (coll_local.h). */
+ * parts of WORLD windows, which the collectives read (coll_local.h;
+ * none with NODE_READS=0, and the collectives take their trees). */
 static dcuda_status_t alloc_node_parts(dcuda_host_h h)
 {
     dcuda_context_t *c = &h->image;
     void *p;
     dcuda_status_t st;
-    if (c->net || c->process_count < 2)
+    if (c->net || c->process_count < 2 || !h->settings.node_reads)
         return DCUDA_OK;
     size_t entries = (size_t)DCUDA_MAX_WINDOWS * (size_t)c->world_size;
     if ((st = dcu_mem_alloc(h, entries * sizeof(dcuda_win_entry_t), &p)))

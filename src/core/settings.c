@@ -379,6 +379,7 @@ typedef struct shared_settings {
     int32_t net_force;
     int32_t net_loopback;
     int32_t deadlock;
+    int32_t node_reads; /* processes that chose differently would wait for each other */
     uint64_t net_credit; /* a receiver refuses a sender beyond it */
 } shared_settings_t;
 
@@ -402,6 +403,11 @@ static const char *differing(const shared_settings_t *a, const shared_settings_t
         snprintf(va, size, "%d", force ? (int)a->net_force : (int)a->deadlock);
         snprintf(vb, size, "%d", force ? (int)b->net_force : (int)b->deadlock);
         return force ? "NET_FORCE" : "DEADLOCK";
+    }
+    if (a->node_reads != b->node_reads) {
+        snprintf(va, size, "%d", (int)a->node_reads);
+        snprintf(vb, size, "%d", (int)b->node_reads);
+        return "NODE_READS";
     }
     if (a->net_loopback != b->net_loopback) {
         snprintf(va, size, "%d", (int)a->net_loopback);
@@ -432,6 +438,7 @@ dcuda_status_t dcu_settings_agree(const dcuda_settings_t *s)
     mine.net_force = (int32_t)s->net_force;
     mine.net_loopback = (int32_t)s->net_loopback;
     mine.deadlock = (int32_t)s->deadlock;
+    mine.node_reads = (int32_t)s->node_reads;
     mine.net_credit = (uint64_t)s->net_credit;
     dcuda_status_t st = dcu_boot_allgather(&mine, all, sizeof mine);
     for (int p = 0; st == DCUDA_OK && p < count; p++) {

@@ -59,6 +59,10 @@
     X(deadlock, DEADLOCK, BOOL, "1", "1: a run whose ranks are all blocked with nothing in "    \
                                      "flight, in every process, ends with DCUDA_ERR_DEADLOCK "  \
                                      "and a report (0: it waits; the watchdog reports)")        \
+    X(node_reads, NODE_READS, BOOL, "1", "1: small WORLD collectives of several processes of " \
+                                        "one node without a network path read the other "    \
+                                        "ranks' parts (NVLink, shared memory); 0: they take " \
+                                        "the trees, rings and chain of notified puts")        \
     X(verbose, VERBOSE, BOOL, "0", "1: the host runtime reports what it chose and did")
 /* clang-format on */
 
@@ -81,6 +85,7 @@ typedef struct dcuda_settings {
     unsigned long net_credit;
     unsigned long net_inbox_max;
     long deadlock;
+    long node_reads;
     long verbose;
 } dcuda_settings_t;
 
