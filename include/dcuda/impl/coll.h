@@ -67,8 +67,11 @@ DCU_FN dcuda_status_t dcu_broadcast(dcuda_state_t *st, uint32_t win, size_t offs
     int comm = dcu_win_comm(win);
     /* Not where the network path may carry a hop: each step there is a
      * put through the proxies, and the chain's many chunks lost to the
-     * tree's few large puts 2 to 5 times (the loopback path, one H100). */
-    uint64_t chunk = st->inbox ? 0u : dcu_chain_chunk((uint64_t)size, dcu_comm_size(st, comm));
+     * tree's few large puts 2 to 5 times (the loopback path, one H100).
+     * The model runs out of line, for large data only. */
+    uint64_t chunk = !st->inbox && !dcu_ring_below((uint64_t)size, DCU_CHAIN_MIN_BYTES)
+                         ? dcu_chain_chunk((uint64_t)size, dcu_comm_size(st, comm))
+                         : 0u;
     if (chunk)
         return dcu_chain_broadcast(st, win, offset, size, root, chunk, data, call);
     dcu_tree_t t = dcu_tree_of(dcu_comm_rank(st, comm), dcu_comm_size(st, comm));

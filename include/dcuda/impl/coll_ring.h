@@ -124,7 +124,7 @@ DCU_FN uint64_t dcu_isqrt(uint64_t x)
  * ranks, where both are one put. With the allgather's step (32 KiB) the
  * chain takes over from 128 KiB on 3 ranks, 100 KiB on 5 (a tree of 3
  * levels), 390 KiB on 16, 2 MiB on 264 and 3.5 MiB on 528. */
-DCU_FN uint64_t dcu_chain_chunk(uint64_t bytes, int p)
+DCU_FN_COLD uint64_t dcu_chain_chunk(uint64_t bytes, int p)
 {
     if (p < 3 || dcu_ring_below(bytes, DCU_CHAIN_MIN_BYTES))
         return 0;
