@@ -600,17 +600,22 @@ DCU_FN void dcu_kernel_exit(const dcuda_context_t *ctx)
 
 /* ---- windows ------------------------------------------------------------------ */
 
-/* Leader, once every rank of a WORLD window published its part, on a
- * node of several processes without a network path: my device's ranks
- * fill the node-wide table of the window's parts as this process reaches
- * them, a share each, and mark the slot when a part lies where loads
- * cannot reach it (every process judges a part alike: dcu_remote_part
- * tests mine against what the peers map); a barrier of my device then
- * makes the table whole before any of its ranks reads it. */
-DCU_FN_COLD dcuda_status_t dcu_node_parts_fill(dcuda_state_t *st, int slot, uint32_t win,
+/* Leader, once WORLD window st->result_win was created (`created`: its
+ * status) on a node of several processes without a network path: my
+ * device's ranks fill the node-wide table of the window's parts as this
+ * process reaches them, a share each, and mark the slot when a part lies
+ * where loads cannot reach it (every process judges a part alike:
+ * dcu_remote_part tests mine against what the peers map); a barrier of
+ * my device then makes the table whole before any of its ranks reads
+ * it. Called from dcu_win_create, where a constant communicator other
+ * than WORLD leaves it out of the kernel (inside the leader's call it
+ * cost the same device's small puts 3%). */
+DCU_FN_COLD dcuda_status_t dcu_node_parts_fill(dcuda_state_t *st, dcuda_status_t created,
                                                const char *call)
 {
     const dcuda_context_t *ctx = st->ctx;
+    const uint32_t win = st->result_win;
+    const int slot = dcu_win_slot(win);
     dcuda_win_entry_t *row = ctx->node_parts + (size_t)slot * (size_t)st->world_size;
     for (int j = st->device_rank; j < st->world_size; j += st->device_size) {
         dcuda_win_entry_t part;
@@ -621,7 +626,11 @@ DCU_FN_COLD dcuda_status_t dcu_node_parts_fill(dcuda_state_t *st, int slot, uint
         }
         row[j] = part;
     }
-    return dcu_barrier_lanes(st, DCU_COMM_DEVICE, DCUDA_CMD_NO_SLOT, call, dcu_one_lane());
+    dcuda_status_t s =
+        dcu_barrier_lanes(st, DCU_COMM_DEVICE, DCUDA_CMD_NO_SLOT, call, dcu_one_lane());
+    if (s != DCUDA_OK)
+        st->result_win = DCUDA_WIN_NONE;
+    return s != DCUDA_OK ? s : created;
 }
 
 /* Leader: bad arguments still join the collective with an empty part so
@@ -641,11 +650,7 @@ DCU_FN_COLD dcuda_status_t dcu_win_create_leader(dcuda_state_t *st, int comm, vo
     dcuda_status_t s = dcu_barrier_lanes(st, comm, (uint32_t)slot, call, dcu_one_lane());
     if (s != DCUDA_OK)
         return s;
-    uint32_t win = dcu_win_adopt(st, comm, slot);
-    if (comm == DCU_COMM_WORLD && st->ctx->node_parts &&
-        (s = dcu_node_parts_fill(st, slot, win, call)) != DCUDA_OK)
-        return s;
-    st->result_win = win;
+    st->result_win = dcu_win_adopt(st, comm, slot);
     return arg;
 }
 
@@ -662,6 +667,8 @@ DCU_FN dcuda_status_t dcu_win_create(dcuda_state_t *st, int comm, void *base, si
     if (s != DCUDA_OK)
         return s;
     DCU_ON_LEADER(st, dcu_win_create_leader(st, comm, base, size));
+    if (comm == DCU_COMM_WORLD && st->result_win != DCUDA_WIN_NONE && st->ctx->node_parts)
+        DCU_ON_LEADER(st, dcu_node_parts_fill(st, (dcuda_status_t)st->result, call));
     *win = st->result_win;
     return (dcuda_status_t)st->result;
 }
