@@ -91,6 +91,7 @@ static const ref_setting_t table[] = {
     REF_(net_force, NET_FORCE, BOOL, "0"),
     REF_(net_loopback, NET_LOOPBACK, BOOL, "0"),
     REF_(deadlock, DEADLOCK, BOOL, "1"),
+    REF_(node_reads, NODE_READS, BOOL, "1"),
     REF_(verbose, VERBOSE, BOOL, "0"),
 };
 #undef REF_
