@@ -39,6 +39,11 @@ static dcuda_status_t alloc_peer_tables(dcuda_host_h h)
     return DCUDA_OK;
 }
 
+/* WORLD ranks beyond which a process keeps no node-wide table of parts
+ * (64 MiB of it; 64 processes of 8,192 CPU ranks would need 512 MiB
+ * each), and the node's collectives take their trees. */
+#define NODE_PARTS_MAX_RANKS 65536
+
 /* One node of several processes without a network path: the node-wide
  * parts of WORLD windows, which the collectives read (coll_local.h;
  * none with NODE_READS=0, and the collectives take their trees). */
@@ -49,6 +54,12 @@ static dcuda_status_t alloc_node_parts(dcuda_host_h h)
     dcuda_status_t st;
     if (c->net || c->process_count < 2 || !h->settings.node_reads)
         return DCUDA_OK;
+    if (c->world_size > NODE_PARTS_MAX_RANKS) {
+        dcu_msg_info("%d WORLD ranks on one node: WORLD collectives take their trees (the "
+                     "node's reads keep a table of at most %d ranks' parts)",
+                     c->world_size, NODE_PARTS_MAX_RANKS);
+        return DCUDA_OK;
+    }
     size_t entries = (size_t)DCUDA_MAX_WINDOWS * (size_t)c->world_size;
     if ((st = dcu_mem_alloc(h, entries * sizeof(dcuda_win_entry_t), &p)))
         return st;
