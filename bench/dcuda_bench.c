@@ -755,6 +755,23 @@ static int peer_get_rows(const bench_opts_t *o, const char *ranks, int quick, co
     return 0;
 }
 
+/* The runtime family's rows of every rank the device holds (or --ranks,
+ * `all`): the calls of the runtime rows when `calls`, then the WORLD
+ * barrier and collectives. *info: the host's. */
+static int every_rank_world_rows(const bench_opts_t *o, const char *all, int iters, int calls,
+                                 dcuda_rank_info_t *info)
+{
+    dcuda_host_h h;
+    if (open_family(o, all, BENCH_FAMILY_RUNTIME, &h, info))
+        return 1;
+    if (calls)
+        runtime_calls(h, info->rank_responsible, iters);
+    world_barrier(h, info->rank_count, iters, "");
+    world_collectives(h, info->rank_count, info->rank_responsible, iters, world_sizes, "");
+    dcuda_host_finish(h);
+    return 0;
+}
+
 /* The WORLD barrier and collectives of a host of `ranks` ranks a device
  * (one a process: the rows to set beside NVSHMEM's, one block a PE), rows
  * peer_*. */
@@ -784,20 +801,12 @@ int main(int argc, char **argv)
     int iters = w->iters;
     dcuda_host_h h;
     dcuda_rank_info_t info = { 0 };
+    char all[16]; /* ranks a device of the rows of every rank (--ranks; 0: all it holds) */
+    snprintf(all, sizeof all, "%d", c.all_ranks);
     if (c.colls_only) {
-        char all[16];
-        snprintf(all, sizeof all, "%d", c.all_ranks);
-        if (open_family(&o, all, BENCH_FAMILY_RUNTIME, &h, &info))
+        if (every_rank_world_rows(&o, all, iters / 100 + 1, 0, &info))
             return 1;
-        world_barrier(h, info.rank_count, iters / 100 + 1, "");
-        world_collectives(h, info.rank_count, info.rank_responsible, iters / 100 + 1,
-                          world_sizes, "");
-        dcuda_host_finish(h);
-        if (csv)
-            fclose(csv);
-        return dcuda_host_exit_status(0);
-    }
-    if (!c.peer_only) {
+    } else if (!c.peer_only) {
         /* Two ranks: the latency, host and runtime rows of one pair. */
         if (open_family(&o, "2", BENCH_FAMILY_LATENCY, &h, &info))
             return 1;
@@ -822,19 +831,12 @@ int main(int argc, char **argv)
             dcuda_host_finish(h);
         }
         /* Every rank the device holds with each kernel (or --ranks). */
-        char all[16];
-        snprintf(all, sizeof all, "%d", c.all_ranks);
         if (open_family(&o, all, BENCH_FAMILY_LATENCY, &h, &info))
             return 1;
         latency(h, info.rank_responsible, w, "_busy_device");
         dcuda_host_finish(h);
-        if (open_family(&o, all, BENCH_FAMILY_RUNTIME, &h, &info))
+        if (every_rank_world_rows(&o, all, iters / 100 + 1, 1, &info))
             return 1;
-        runtime_calls(h, info.rank_responsible, iters / 100 + 1);
-        world_barrier(h, info.rank_count, iters / 100 + 1, "");
-        world_collectives(h, info.rank_count, info.rank_responsible, iters / 100 + 1,
-                          world_sizes, "");
-        dcuda_host_finish(h);
         if (c.with_bandwidth) {
             if (open_family(&o, all, BENCH_FAMILY_BANDWIDTH, &h, &info))
                 return 1;
@@ -843,7 +845,9 @@ int main(int argc, char **argv)
         }
     }
     /* The peer rows need a second process; the earlier hosts tell. */
-    if (!c.peer_only && !c.loop && info.process_count < 2) {
+    if (c.colls_only) {
+        /* those rows alone */
+    } else if (!c.peer_only && !c.loop && info.process_count < 2) {
         peer_skipped();
     } else {
         if (open_family(&o, c.loop ? "2" : "1", BENCH_FAMILY_PEER, &h, &info))
