@@ -49,11 +49,6 @@
 #define DCU_NODE_ALLREDUCE_MAX 16384u
 #define DCU_NODE_REDUCE_MAX 0u
 #define DCU_NODE_GATHER_MAX DCU_LOCAL_GATHER_MAX
-/* Overridable to time the node's trees alone: 0 keeps WORLD of several
- * processes off the reads. */
-#ifndef DCU_NODE_READS
-#define DCU_NODE_READS 1
-#endif
 
 /* Is every rank of comm on my device, its part read by a plain load? */
 DCU_FN int dcu_coll_device(const dcuda_state_t *st, int comm)
@@ -72,7 +67,7 @@ DCU_FN_COLD int dcu_local_takes_node(const dcuda_state_t *st, uint32_t win, uint
 {
     const int comm = dcu_win_comm(win), slot = dcu_win_slot(win);
     const dcuda_context_t *ctx = st->ctx;
-    return DCU_NODE_READS && bytes <= node_most && bytes * (uint64_t)ranks <= node_most &&
+    return bytes <= node_most && bytes * (uint64_t)ranks <= node_most &&
            comm == DCU_COMM_WORLD && slot < DCUDA_MAX_WINDOWS && ctx->node_parts &&
            dcu_ld_acquire(&ctx->node_unreachable[slot], 0) != win;
 }
