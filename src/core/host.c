@@ -357,14 +357,18 @@ static dcuda_status_t create_proxy(dcuda_host_h h)
     c.inbox_max = (uint32_t)h->settings.net_inbox_max;
     c.readable = proxy_may_read;
     c.readable_arg = h;
-    return dcu_proxy_create(&c, &h->proxy);
+    dcuda_status_t st = dcu_lanes_create(&c, (int)h->settings.proxy_lanes, &h->proxy);
+    if (st == DCUDA_OK && dcu_lanes_count(h->proxy) > 1)
+        dcu_msg_info("%d proxy lanes (threads) serve this process's ranks on the network path",
+                     dcu_lanes_count(h->proxy));
+    return st;
 }
 
 /* Everything init built, in reverse (the struct itself stays). */
 static void host_release(dcuda_host_h h)
 {
     if (h->proxy)
-        dcu_proxy_destroy(h->proxy);
+        dcu_lanes_destroy(h->proxy);
     if (h->monitor)
         dcu_monitor_destroy(h);
     dcu_deadlock_destroy(h);

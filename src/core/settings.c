@@ -264,6 +264,7 @@ static dcuda_status_t load_arguments(int argc, char **argv, dcuda_settings_t *s)
 #define SETTING_NET_CREDIT_MAX 0x100000000UL
 #define SETTING_NET_INBOX_MIN 4096UL
 #define SETTING_NET_INBOX_MAX 1048576UL
+#define SETTING_PROXY_LANES_MAX 16L
 
 static dcuda_status_t validate(dcuda_settings_t *s)
 {
@@ -309,6 +310,11 @@ static dcuda_status_t validate(dcuda_settings_t *s)
     if (s->net_inbox_max < SETTING_NET_INBOX_MIN || s->net_inbox_max > SETTING_NET_INBOX_MAX) {
         dcu_msg_error("setting NET_INBOX_MAX: %lu is not a number of bytes in %lu..%lu",
                       s->net_inbox_max, SETTING_NET_INBOX_MIN, SETTING_NET_INBOX_MAX);
+        return DCUDA_ERR_SETTING;
+    }
+    if (s->proxy_lanes < 1 || s->proxy_lanes > SETTING_PROXY_LANES_MAX) {
+        dcu_msg_error("setting PROXY_LANES: %ld is not in 1..%ld", s->proxy_lanes,
+                      SETTING_PROXY_LANES_MAX);
         return DCUDA_ERR_SETTING;
     }
     if (s->notif_start > 0xffffffffUL) {
@@ -381,6 +387,7 @@ typedef struct shared_settings {
     int32_t deadlock;
     int32_t node_reads; /* processes that chose differently would wait for each other */
     uint64_t net_credit; /* a receiver refuses a sender beyond it */
+    int32_t proxy_lanes; /* lanes are numbered alike everywhere */
 } shared_settings_t;
 
 /* The first shared setting in which a and b differ: its name and both
@@ -419,6 +426,11 @@ static const char *differing(const shared_settings_t *a, const shared_settings_t
         snprintf(vb, size, "%llu", (unsigned long long)b->net_credit);
         return "NET_CREDIT";
     }
+    if (a->proxy_lanes != b->proxy_lanes) {
+        snprintf(va, size, "%d", (int)a->proxy_lanes);
+        snprintf(vb, size, "%d", (int)b->proxy_lanes);
+        return "PROXY_LANES";
+    }
     return NULL;
 }
 
@@ -440,6 +452,7 @@ dcuda_status_t dcu_settings_agree(const dcuda_settings_t *s)
     mine.deadlock = (int32_t)s->deadlock;
     mine.node_reads = (int32_t)s->node_reads;
     mine.net_credit = (uint64_t)s->net_credit;
+    mine.proxy_lanes = (int32_t)s->proxy_lanes;
     dcuda_status_t st = dcu_boot_allgather(&mine, all, sizeof mine);
     for (int p = 0; st == DCUDA_OK && p < count; p++) {
         char va[24], vb[24];

@@ -56,6 +56,10 @@
                                                   "one the proxy copies into rank memory "      \
                                                   "itself (4096: only puts of one piece), "     \
                                                   "4096..1048576")                              \
+    X(proxy_lanes, PROXY_LANES, INT, "1", "proxy threads of a process on the network path, "  \
+                                          "1..16: its ranks split among them, each lane a "   \
+                                          "process to the network (several need NET=ucx and " \
+                                          "a rank a lane in every process)")                  \
     X(deadlock, DEADLOCK, BOOL, "1", "1: a run whose ranks are all blocked with nothing in "    \
                                      "flight, in every process, ends with DCUDA_ERR_DEADLOCK "  \
                                      "and a report (0: it waits; the watchdog reports)")        \
@@ -84,6 +88,7 @@ typedef struct dcuda_settings {
     long net_loopback;
     unsigned long net_credit;
     unsigned long net_inbox_max;
+    long proxy_lanes;
     long deadlock;
     long node_reads;
     long verbose;
@@ -95,7 +100,7 @@ dcuda_status_t dcu_settings_load(int argc, char **argv, dcuda_settings_t *out);
 void dcu_settings_defaults(dcuda_settings_t *out);
 /* A step of every process (after the group started): the settings that
  * shape how processes talk to each other (NET, NET_FORCE, ON_ERROR,
- * DEADLOCK) must be the same everywhere; DCUDA_ERR_SETTING in every
+ * DEADLOCK, PROXY_LANES, ...) must be the same everywhere; DCUDA_ERR_SETTING in every
  * process, naming the setting and the processes, when they are not. */
 dcuda_status_t dcu_settings_agree(const dcuda_settings_t *s);
 

@@ -46,6 +46,13 @@
 #define PROXY_BEAT_NS (DCU_NS_PER_S / 2)
 #define PROXY_SILENCE_NS (4 * DCU_NS_PER_S)
 
+/* News for another thread (dcu_proxy_config_t.news). */
+static void dcu_proxy_tell(dcu_proxy_t *p, int news)
+{
+    if (p->c.news)
+        atomic_fetch_or_explicit(p->c.news, news, memory_order_release);
+}
+
 /* The proxy cannot go on. Once the run was cancelled (the watchdog, a dead
  * peer), its ranks left their waits early and what arrives may no longer
  * fit: that is kept, not reported, since the cancel's cause was. */
@@ -57,6 +64,7 @@ void dcu_proxy_fail(dcu_proxy_t *p, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(p->failure, sizeof p->failure, fmt, ap);
     va_end(ap);
+    dcu_proxy_tell(p, DCU_PROXY_FAILED);
     if (!atomic_load_explicit(p->c.cancel, memory_order_acquire))
         dcu_msg_error("%s", p->failure); /* the line names the process */
 }
@@ -212,6 +220,7 @@ static void apply_abort(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, co
     if (p->aborted[0])
         return;
     copy_peer_text(p->aborted, sizeof p->aborted, h, body, "process %d", from);
+    dcu_proxy_tell(p, DCU_PROXY_ABORTED);
     spread(p, DCU_WIRE_ABORT, p->aborted, from);
     uint32_t none = DCUDA_CANCEL_NONE;
     atomic_compare_exchange_strong_explicit(p->c.cancel, &none, DCUDA_CANCEL_ERROR,
@@ -227,6 +236,7 @@ static void apply_left(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, con
     if (p->left[0])
         return;
     copy_peer_text(p->left, sizeof p->left, h, body, "process %d left while its ranks ran", from);
+    dcu_proxy_tell(p, DCU_PROXY_LEFT);
     spread(p, DCU_WIRE_LEFT, p->left, from);
     uint32_t none = DCUDA_CANCEL_NONE;
     atomic_compare_exchange_strong_explicit(p->c.cancel, &none, DCUDA_CANCEL_PEER,
@@ -589,6 +599,7 @@ static void name_silent(dcu_proxy_t *p, int q, uint64_t silent_ns)
              "%s sent nothing for %.1f s while its run went on (dead, stopped, or its host "
              "thread held up; noticed by process %d)",
              who, (double)silent_ns / DCU_NS_PER_S, p->c.process_index);
+    dcu_proxy_tell(p, DCU_PROXY_LEFT);
     spread(p, DCU_WIRE_LEFT, p->left, -1);
     uint32_t none = DCUDA_CANCEL_NONE;
     atomic_compare_exchange_strong_explicit(p->c.cancel, &none, DCUDA_CANCEL_PEER,
@@ -757,6 +768,17 @@ int dcu_proxy_dl_stalled(const dcu_proxy_t *p, uint64_t ns, char *why, size_t wh
     return 0;
 }
 
+int dcu_proxy_pending(const dcu_proxy_t *p)
+{
+    return p->net ? p->c.net_ops->pending(p->net) + p->frames.count : 0;
+}
+
+void dcu_proxy_counts(const dcu_proxy_t *p, uint64_t *sent, uint64_t *received)
+{
+    *sent = p->sent;
+    *received = p->received;
+}
+
 int dcu_proxy_idle(dcu_proxy_t *p)
 {
     if (dcu_ring_next(&p->queue) || p->job_count || (p->net && p->remote.asking))
@@ -770,7 +792,8 @@ int dcu_proxy_idle(dcu_proxy_t *p)
 static int read_parts(dcu_proxy_t *p, uint32_t slot)
 {
     dcuda_win_entry_t *mine = p->parts + (size_t)slot * (size_t)p->c.ranks;
-    const dcuda_win_entry_t *there = p->c.own_table + (size_t)slot * (size_t)p->c.ranks;
+    size_t stride = (size_t)(p->c.own_stride ? p->c.own_stride : p->c.ranks);
+    const dcuda_win_entry_t *there = p->c.own_table + (size_t)slot * stride;
     if (p->c.ops->copy_out(p->c.backend, mine, there, (size_t)p->c.ranks * sizeof *mine) !=
         DCUDA_OK) {
         dcu_proxy_fail(p, "cannot read the parts of window %u", slot);

@@ -25,6 +25,8 @@
 
 typedef struct dcu_proxy dcu_proxy_t;
 
+enum { DCU_PROXY_FAILED = 1, DCU_PROXY_ABORTED = 2, DCU_PROXY_LEFT = 4 };
+
 typedef struct dcu_proxy_config {
     /* The command queue of `ranks` ranks (host views). */
     dcuda_cmd_t *entries;
@@ -40,11 +42,17 @@ typedef struct dcu_proxy_config {
     int process_count, process_index;
     const int32_t *proc_first;            /* [process_count + 1] first WORLD rank of each */
     const uint8_t *path;                  /* [process_count] dcuda_path to each */
-    dcuda_win_entry_t *own_table;         /* rank memory: my WORLD table [windows][ranks] */
+    dcuda_win_entry_t *own_table;         /* rank memory: my WORLD table [windows][own_stride] */
+    int own_stride;                       /* entries a window's row of it (0: ranks) */
     dcuda_inbox_entry_t *inbox;           /* host view: [ranks][DCUDA_INBOX_ENTRIES] */
     DCUDA_ATOMIC(uint32_t) * inbox_tail;  /* host view: [ranks] entries each consumed */
     DCUDA_ATOMIC(uint32_t) * net_barrier; /* host view: WORLD barriers completed */
     DCUDA_ATOMIC(uint32_t) * cancel;      /* host view: the run's cancel flag */
+    /* Where the proxy tells another thread its news (NULL: nowhere): it
+     * sets DCU_PROXY_FAILED, _ABORTED or _LEFT (release) once the text
+     * dcu_proxy_failure, _aborted or _left returns is written, before it
+     * cancels the run's waits. */
+    DCUDA_ATOMIC(int) * news;
     /* Bytes of puts and notifications sent to a process and not yet
      * acknowledged by it, at most (NET_CREDIT; the same in every process). */
     uint64_t net_credit;
@@ -88,6 +96,12 @@ const char *dcu_proxy_left(const dcu_proxy_t *p);
 /* Every rank of this process returned: my neighbours expect no more
  * beats this run. */
 void dcu_proxy_ranks_done(dcu_proxy_t *p);
+
+/* Messages handed to the manager and not yet sent. */
+int dcu_proxy_pending(const dcu_proxy_t *p);
+/* Messages of this run that move ranks on, sent and received (the
+ * deadlock detector's counts). */
+void dcu_proxy_counts(const dcu_proxy_t *p, uint64_t *sent, uint64_t *received);
 
 /* Nothing in the proxy's hands: no command waiting to be served, no large
  * put being read, no rank waiting for a window part, nothing held for
