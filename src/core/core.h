@@ -15,7 +15,7 @@
 #include "dcuda/dcuda_host.h"
 #include "dcuda/shared/layout.h"
 #include "net/net.h"
-#include "proxy/lanes.h"
+#include "proxy/proxies.h"
 #include "settings.h"
 #include "util/ring.h"
 
@@ -101,7 +101,7 @@ struct dcuda_host {
 
     dcu_monitor_t *monitor;
     dcu_detector_t *detector;
-    dcu_lanes_t *proxy; /* the process's proxy lanes */
+    dcu_proxies_t *proxy; /* the process's proxy lanes */
     int deadlocked; /* the detector ended the run in flight */
     /* exit() while the ranks run (run.c): the process is exiting (its run
      * ends as lost, whatever CUDA's exit does to the kernel meanwhile); the

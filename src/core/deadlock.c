@@ -188,7 +188,7 @@ static int snapshot(dcuda_host_h h, uint64_t *print)
 {
     dcu_detector_t *d = h->detector;
     uint64_t again;
-    if (!look(h, print, 1) || !dcu_lanes_idle(h->proxy))
+    if (!look(h, print, 1) || !dcu_proxies_idle(h->proxy))
         return 0;
     size_t bytes = (size_t)h->image.device_size * sizeof *d->notifs;
     if (h->ops->peek(h->backend, d->notifs, h->image.notifs, bytes) != DCUDA_OK ||
@@ -228,7 +228,7 @@ static uint32_t asked(dcuda_host_h h)
     case DL_NODE:
         return dcu_node_dl_asked();
     case DL_NET:
-        return dcu_proxy_dl_asked(dcu_lanes_first(h->proxy));
+        return dcu_proxy_dl_asked(dcu_proxies_first(h->proxy));
     default:
         return d->run.local_asked != d->run.local_collected ? d->run.local_asked : 0u;
     }
@@ -240,7 +240,7 @@ static void answer(dcuda_host_h h, uint32_t round, const dcu_quiet_t *q)
     if (d->way == DL_NODE)
         dcu_node_dl_answer(round, q);
     else if (d->way == DL_NET)
-        dcu_proxy_dl_answer(dcu_lanes_first(h->proxy), round, q);
+        dcu_proxy_dl_answer(dcu_proxies_first(h->proxy), round, q);
     else {
         d->run.local_sum = *q;
         d->run.local_collected = round;
@@ -253,7 +253,7 @@ static void ask(dcuda_host_h h, uint32_t round)
     if (d->way == DL_NODE)
         dcu_node_dl_ask(round);
     else if (d->way == DL_NET)
-        dcu_proxy_dl_ask(dcu_lanes_first(h->proxy), round);
+        dcu_proxy_dl_ask(dcu_proxies_first(h->proxy), round);
     else
         d->run.local_asked = round;
 }
@@ -264,7 +264,7 @@ static int collect(dcuda_host_h h, uint32_t round, dcu_quiet_t *sum)
     if (d->way == DL_NODE)
         return dcu_node_dl_collect(round, sum);
     if (d->way == DL_NET)
-        return dcu_proxy_dl_collect(dcu_lanes_first(h->proxy), round, sum);
+        return dcu_proxy_dl_collect(dcu_proxies_first(h->proxy), round, sum);
     *sum = d->run.local_sum;
     return d->run.local_collected == round;
 }
@@ -276,7 +276,7 @@ static void declare(dcuda_host_h h)
     if (h->detector->way == DL_NODE)
         dcu_node_dl_declare();
     else if (h->detector->way == DL_NET)
-        dcu_proxy_dl_declare(dcu_lanes_first(h->proxy));
+        dcu_proxy_dl_declare(dcu_proxies_first(h->proxy));
     h->detector->run.local_asked = UINT32_MAX; /* the local way: found */
 }
 
@@ -285,7 +285,7 @@ static int declared(dcuda_host_h h)
     if (h->detector->way == DL_NODE)
         return dcu_node_dl_declared();
     if (h->detector->way == DL_NET)
-        return dcu_proxy_dl_declared(dcu_lanes_first(h->proxy));
+        return dcu_proxy_dl_declared(dcu_proxies_first(h->proxy));
     return h->detector->run.local_asked == UINT32_MAX;
 }
 
@@ -348,6 +348,6 @@ void dcu_deadlock_poll(dcuda_host_h h)
 int dcu_deadlock_stalled(dcuda_host_h h, uint64_t ns, char *why, size_t why_size)
 {
     if (h->detector->way == DL_NET)
-        return dcu_proxy_dl_stalled(dcu_lanes_first(h->proxy), ns, why, why_size);
+        return dcu_proxy_dl_stalled(dcu_proxies_first(h->proxy), ns, why, why_size);
     return h->detector->way == DL_NODE && dcu_node_stalled(ns, why, why_size);
 }

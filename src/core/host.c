@@ -357,10 +357,10 @@ static dcuda_status_t create_proxy(dcuda_host_h h)
     c.inbox_max = (uint32_t)h->settings.net_inbox_max;
     c.readable = proxy_may_read;
     c.readable_arg = h;
-    dcuda_status_t st = dcu_lanes_create(&c, (int)h->settings.proxy_lanes, &h->proxy);
-    if (st == DCUDA_OK && dcu_lanes_count(h->proxy) > 1)
+    dcuda_status_t st = dcu_proxies_create(&c, (int)h->settings.proxy_lanes, &h->proxy);
+    if (st == DCUDA_OK && dcu_proxies_count(h->proxy) > 1)
         dcu_msg_info("%d proxy lanes (threads) serve this process's ranks on the network path",
-                     dcu_lanes_count(h->proxy));
+                     dcu_proxies_count(h->proxy));
     return st;
 }
 
@@ -368,7 +368,7 @@ static dcuda_status_t create_proxy(dcuda_host_h h)
 static void host_release(dcuda_host_h h)
 {
     if (h->proxy)
-        dcu_lanes_destroy(h->proxy);
+        dcu_proxies_destroy(h->proxy);
     if (h->monitor)
         dcu_monitor_destroy(h);
     dcu_deadlock_destroy(h);

@@ -338,7 +338,7 @@ void dcu_monitor_end_run(dcuda_host_h h, const char *why, const char *note)
     cancel_run(h, DCUDA_CANCEL_ERROR);
     snprintf(h->abort_why, sizeof h->abort_why, "%s", why);
     dcu_node_abort_run(why);
-    dcu_lanes_abort(h->proxy, why);
+    dcu_proxies_abort(h->proxy, why);
     dcu_msg_error("%s; the run ends%s (blocked waits end with DCUDA_ERR_ABORTED)", note,
                   h->info.process_count > 1 ? " in every process" : "");
 }
@@ -382,7 +382,7 @@ static void peers_check(dcuda_host_h h)
     char why[sizeof h->abort_why];
     if (!h->abort_why[0] && dcu_node_peer_aborted(why, sizeof why))
         peer_ended_run(h, why);
-    const char *left = dcu_lanes_left(h->proxy);
+    const char *left = dcu_proxies_left(h->proxy);
     if (h->lost[0])
         return;
     if (left)
@@ -411,7 +411,7 @@ static void abort_check(dcuda_host_h h)
 {
     if (h->abort_why[0])
         return;
-    const char *remote = dcu_lanes_aborted(h->proxy);
+    const char *remote = dcu_proxies_aborted(h->proxy);
     if (atomic_load_explicit(&h->abort_asked, memory_order_acquire))
         application_ended_run(h);
     else if (remote)
@@ -430,7 +430,7 @@ static void leave_check(dcuda_host_h h)
     char me[128], why[256];
     dcu_boot_describe(h->info.process_index, me, sizeof me);
     snprintf(why, sizeof why, "%s left (exit() or a return from main) while its ranks ran", me);
-    dcu_lanes_leave(h->proxy, why); /* and sends what lane 0 holds */
+    dcu_proxies_leave(h->proxy, why); /* and sends what lane 0 holds */
     atomic_store_explicit(&h->left_told, 1, memory_order_release);
 }
 

@@ -88,7 +88,7 @@ static void watch_exit(dcuda_host_h h)
  * run was cancelled already: then its failure is a consequence). */
 static void check_proxy(dcuda_host_h h)
 {
-    const char *why = dcu_lanes_failure(h->proxy);
+    const char *why = dcu_proxies_failure(h->proxy);
     if (!why || h->lost[0] || atomic_load_explicit(h->cancel_h, memory_order_acquire))
         return;
     snprintf(h->lost, sizeof h->lost, "%s", why);
@@ -144,8 +144,8 @@ static dcuda_status_t launch(dcuda_host_h h, void *stream)
     h->run.t0 = dcu_clock_ns();
     dcu_monitor_start(h);
     dcu_deadlock_start(h);
-    dcu_lanes_reset(h->proxy);
-    if (dcu_lanes_start(h->proxy) != DCUDA_OK) /* the host thread then polls every lane */
+    dcu_proxies_reset(h->proxy);
+    if (dcu_proxies_start(h->proxy) != DCUDA_OK) /* the host thread then polls every lane */
         dcu_msg_warn("the proxy lanes' threads did not start: one thread serves them all");
     watch_exit(h);
     dcuda_status_t st = h->ops->launch(h->backend, h->dev_ctx, stream);
@@ -170,7 +170,7 @@ static dcuda_status_t serve(dcuda_host_h h)
         if ((!busy || round % HOST_FINISHED_EVERY == 0) && h->ops->finished(h->backend))
             break;
         uint64_t pass_start = dcu_trace_now();
-        int worked = dcu_lanes_poll(h->proxy);
+        int worked = dcu_proxies_poll(h->proxy);
         worked |= dcu_monitor_poll(h);
         check_proxy(h);
         dcu_trace_pass(dcu_trace_now() - pass_start, worked);
@@ -181,13 +181,13 @@ static dcuda_status_t serve(dcuda_host_h h)
         else if (h->ops->kind == DCU_BACKEND_CPU)
             sched_yield(); /* ranks that share this core (mpirun binds it) go first */
     }
-    dcu_lanes_stop(h->proxy); /* from here the host thread polls every lane */
-    dcu_lanes_ranks_done(h->proxy);
+    dcu_proxies_stop(h->proxy); /* from here the host thread polls every lane */
+    dcu_proxies_ranks_done(h->proxy);
     dcuda_status_t st = h->ops->join(h->backend);
     atomic_store_explicit(&running_host, NULL, memory_order_release);
-    while (dcu_lanes_poll(h->proxy) > 0) { /* what the ranks queued last */
+    while (dcu_proxies_poll(h->proxy) > 0) { /* what the ranks queued last */
     }
-    dcu_lanes_drain(h->proxy);
+    dcu_proxies_drain(h->proxy);
     check_proxy(h);
     dcu_monitor_drain(h);
     h->run.t1 = dcu_clock_ns();

@@ -178,12 +178,12 @@ static const dcu_backend_ops_t *base_ops;
 static dcu_backend_ops_t locked_ops;
 static pthread_mutex_t backend_lock = PTHREAD_MUTEX_INITIALIZER;
 
-#define LOCKED(type, call)                                                                     \
-    do {                                                                                       \
-        pthread_mutex_lock(&backend_lock);                                                     \
-        type r_ = call;                                                                        \
-        pthread_mutex_unlock(&backend_lock);                                                   \
-        return r_;                                                                             \
+#define LOCKED(type, call)                                                                         \
+    do {                                                                                           \
+        pthread_mutex_lock(&backend_lock);                                                         \
+        type r_ = call;                                                                            \
+        pthread_mutex_unlock(&backend_lock);                                                       \
+        return r_;                                                                                 \
     } while (0)
 
 static dcuda_status_t alloc_mapped(dcu_backend_t *b, size_t size, void **host, void **rank)

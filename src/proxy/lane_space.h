@@ -1,5 +1,5 @@
 /*
- * What the proxy lanes (lanes.h) need beside the proxies: the program's
+ * What the proxy lanes (proxies.h) need beside the proxies: the program's
  * processes numbered as lanes (lane l of process p is p * L + l), the
  * manager's view of that numbering (its allgather, which the L lanes of a
  * process enter at once from their opening threads, and its names), and

@@ -1,5 +1,5 @@
 /*
- * The proxy lanes (lanes.h, docs/scale.md).
+ * The proxy lanes (proxies.h, docs/scale.md).
  *
  * Handing out: the host thread reads the ranks' command ring in ticket
  * order and copies each command (its payload entries too) into its rank's
@@ -19,7 +19,7 @@
  * end); everything else of theirs is touched by the host thread only while
  * they are stopped.
  */
-#include "lanes.h"
+#include "proxies.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -55,7 +55,7 @@ typedef struct lane {
     dcuda_status_t opened;
 } lane_t;
 
-struct dcu_lanes {
+struct dcu_proxies {
     int count;
     lane_t *lane;
     const dcu_proxy_config_t *process; /* the process's configuration (count > 1) */
@@ -67,12 +67,12 @@ struct dcu_lanes {
     char failure[256];
 };
 
-int dcu_lanes_count(const dcu_lanes_t *g) { return g->count; }
-dcu_proxy_t *dcu_lanes_first(dcu_lanes_t *g) { return g->lane[0].proxy; }
+int dcu_proxies_count(const dcu_proxies_t *g) { return g->count; }
+dcu_proxy_t *dcu_proxies_first(dcu_proxies_t *g) { return g->lane[0].proxy; }
 
 /* ---- handing out commands ------------------------------------------------------- */
 
-static int lane_of(const dcu_lanes_t *g, int rank)
+static int lane_of(const dcu_proxies_t *g, int rank)
 {
     int l = g->count - 1;
     while (l > 0 && g->lane[l].first > rank)
@@ -90,7 +90,7 @@ static int has_room(const lane_t *l, uint32_t k)
 
 /* Copies the command at ticket t (header `cmd`, k entries) into lane l's
  * ring as sent by its device rank `rank`: payload first, header's seq last. */
-static void hand(dcu_lanes_t *g, lane_t *l, const dcuda_cmd_t *cmd, uint32_t t, uint32_t k,
+static void hand(dcu_proxies_t *g, lane_t *l, const dcuda_cmd_t *cmd, uint32_t t, uint32_t k,
                  int32_t rank)
 {
     const dcuda_cmd_t *from = (const dcuda_cmd_t *)g->queue.entries;
@@ -106,13 +106,13 @@ static void hand(dcu_lanes_t *g, lane_t *l, const dcuda_cmd_t *cmd, uint32_t t, 
     l->head += k;
 }
 
-static void group_fail(dcu_lanes_t *g, const char *why)
+static void group_fail(dcu_proxies_t *g, const char *why)
 {
     if (!g->failure[0])
         snprintf(g->failure, sizeof g->failure, "%s", why);
 }
 
-static int hand_out(dcu_lanes_t *g)
+static int hand_out(dcu_proxies_t *g)
 {
     int did = 0;
     dcuda_cmd_t *e;
@@ -120,8 +120,7 @@ static int hand_out(dcu_lanes_t *g)
         dcuda_cmd_t cmd = *e;
         uint32_t t = g->queue.tail;
         uint32_t k = cmd.op == DCUDA_CMD_PUT ? (uint32_t)cmd.args[4] : 1u;
-        if (cmd.rank < 0 || cmd.rank >= g->process->ranks || k < 1u ||
-            k > g->queue.capacity / 4u) {
+        if (cmd.rank < 0 || cmd.rank >= g->process->ranks || k < 1u || k > g->queue.capacity / 4u) {
             char why[128];
             snprintf(why, sizeof why, "a command of %u entries from device rank %d", k, cmd.rank);
             group_fail(g, why); /* a ring that lies about its entries cannot be read on */
@@ -149,7 +148,7 @@ static int hand_out(dcu_lanes_t *g)
 }
 
 /* The ranks hear of a WORLD barrier once every lane completed it. */
-static void publish_barriers(dcu_lanes_t *g)
+static void publish_barriers(dcu_proxies_t *g)
 {
     uint32_t least = atomic_load_explicit(&g->lane[0].barriers, memory_order_acquire);
     for (int i = 1; i < g->count; i++) {
@@ -215,14 +214,14 @@ static void *lane_main(void *arg)
     return NULL;
 }
 
-dcuda_status_t dcu_lanes_start(dcu_lanes_t *g)
+dcuda_status_t dcu_proxies_start(dcu_proxies_t *g)
 {
     for (int i = 1; i < g->count; i++) {
         lane_t *l = &g->lane[i];
         atomic_store_explicit(&l->stop, 0, memory_order_relaxed);
         if (pthread_create(&l->thread, NULL, lane_main, l) != 0) {
             dcu_msg_error("cannot start the thread of proxy lane %d", i);
-            dcu_lanes_stop(g);
+            dcu_proxies_stop(g);
             return DCUDA_ERR_SYSTEM;
         }
         l->running = 1;
@@ -230,7 +229,7 @@ dcuda_status_t dcu_lanes_start(dcu_lanes_t *g)
     return DCUDA_OK;
 }
 
-void dcu_lanes_stop(dcu_lanes_t *g)
+void dcu_proxies_stop(dcu_proxies_t *g)
 {
     for (int i = 1; i < g->count; i++) {
         lane_t *l = &g->lane[i];
@@ -248,7 +247,7 @@ void dcu_lanes_stop(dcu_lanes_t *g)
 
 /* ---- the host thread's calls -------------------------------------------------------- */
 
-int dcu_lanes_poll(dcu_lanes_t *g)
+int dcu_proxies_poll(dcu_proxies_t *g)
 {
     if (g->count == 1)
         return dcu_proxy_poll(g->lane[0].proxy);
@@ -263,7 +262,7 @@ int dcu_lanes_poll(dcu_lanes_t *g)
     return did;
 }
 
-void dcu_lanes_reset(dcu_lanes_t *g)
+void dcu_proxies_reset(dcu_proxies_t *g)
 {
     for (int i = 0; i < g->count; i++) {
         lane_t *l = &g->lane[i];
@@ -283,12 +282,12 @@ void dcu_lanes_reset(dcu_lanes_t *g)
     g->failure[0] = '\0';
 }
 
-void dcu_lanes_ranks_done(dcu_lanes_t *g)
+void dcu_proxies_ranks_done(dcu_proxies_t *g)
 {
     dcu_proxy_ranks_done(g->lane[0].proxy);
     for (int i = 1; i < g->count; i++) {
         lane_t *l = &g->lane[i];
-        if (l->running) /* its thread tells (or dcu_lanes_stop does) */
+        if (l->running) /* its thread tells (or dcu_proxies_stop does) */
             atomic_store_explicit(&l->done_asked, 1, memory_order_release);
         else
             dcu_proxy_ranks_done(l->proxy);
@@ -298,7 +297,7 @@ void dcu_lanes_ranks_done(dcu_lanes_t *g)
 /* Every lane's messages leave together (a lane's send may wait for
  * another lane to receive, as between processes), then each lane applies
  * what its ranks left in their inboxes. */
-void dcu_lanes_drain(dcu_lanes_t *g)
+void dcu_proxies_drain(dcu_proxies_t *g)
 {
     uint64_t start = dcu_clock_ns();
     for (int pending = g->count > 1; pending && dcu_clock_ns() - start < LANE_DRAIN_NS;) {
@@ -312,7 +311,7 @@ void dcu_lanes_drain(dcu_lanes_t *g)
         dcu_proxy_drain(g->lane[i].proxy);
 }
 
-static const char *first_news(const dcu_lanes_t *g, int bit,
+static const char *first_news(const dcu_proxies_t *g, int bit,
                               const char *(*of)(const dcu_proxy_t *))
 {
     const char *why = of(g->lane[0].proxy);
@@ -324,27 +323,33 @@ static const char *first_news(const dcu_lanes_t *g, int bit,
     return why;
 }
 
-const char *dcu_lanes_failure(const dcu_lanes_t *g)
+const char *dcu_proxies_failure(const dcu_proxies_t *g)
 {
     return g->failure[0] ? g->failure : first_news(g, DCU_PROXY_FAILED, dcu_proxy_failure);
 }
 
-const char *dcu_lanes_aborted(const dcu_lanes_t *g)
+const char *dcu_proxies_aborted(const dcu_proxies_t *g)
 {
     return first_news(g, DCU_PROXY_ABORTED, dcu_proxy_aborted);
 }
 
-const char *dcu_lanes_left(const dcu_lanes_t *g) { return first_news(g, DCU_PROXY_LEFT, dcu_proxy_left); }
+const char *dcu_proxies_left(const dcu_proxies_t *g)
+{
+    return first_news(g, DCU_PROXY_LEFT, dcu_proxy_left);
+}
 
-void dcu_lanes_abort(dcu_lanes_t *g, const char *why) { dcu_proxy_abort(g->lane[0].proxy, why); }
+void dcu_proxies_abort(dcu_proxies_t *g, const char *why)
+{
+    dcu_proxy_abort(g->lane[0].proxy, why);
+}
 
-void dcu_lanes_leave(dcu_lanes_t *g, const char *why)
+void dcu_proxies_leave(dcu_proxies_t *g, const char *why)
 {
     dcu_proxy_leave(g->lane[0].proxy, why);
     dcu_proxy_drain(g->lane[0].proxy);
 }
 
-int dcu_lanes_idle(dcu_lanes_t *g)
+int dcu_proxies_idle(dcu_proxies_t *g)
 {
     if (!dcu_proxy_idle(g->lane[0].proxy))
         return 0;
@@ -367,7 +372,7 @@ int dcu_lanes_idle(dcu_lanes_t *g)
 
 /* Lane l's configuration: its share of the ranks and of their tables, its
  * own ring and counts, lane numbers. */
-static void configure(dcu_lanes_t *g, lane_t *l, const dcu_proxy_config_t *c)
+static void configure(dcu_proxies_t *g, lane_t *l, const dcu_proxy_config_t *c)
 {
     dcu_proxy_config_t *lc = &l->config;
     *lc = *c;
@@ -401,7 +406,7 @@ static void *open_lane(void *arg)
 }
 
 /* Every lane opens its manager at once (their allgathers are one step). */
-static dcuda_status_t open_lanes(dcu_lanes_t *g)
+static dcuda_status_t open_lanes(dcu_proxies_t *g)
 {
     dcu_lane_gather_begin(&g->process->net_env, g->count);
     int started = 0;
@@ -457,7 +462,7 @@ static int lanes_that_fit(const dcu_proxy_config_t *c, int lanes)
     return fit;
 }
 
-static dcuda_status_t make_lanes(dcu_lanes_t *g, const dcu_proxy_config_t *c)
+static dcuda_status_t make_lanes(dcu_proxies_t *g, const dcu_proxy_config_t *c)
 {
     g->first = dcu_lane_first(c->proc_first, c->process_count, g->count);
     g->path = dcu_lane_path(c->path, c->process_count, g->count);
@@ -479,7 +484,7 @@ static dcuda_status_t make_lanes(dcu_lanes_t *g, const dcu_proxy_config_t *c)
     return open_lanes(g);
 }
 
-dcuda_status_t dcu_lanes_create(const dcu_proxy_config_t *config, int lanes, dcu_lanes_t **out)
+dcuda_status_t dcu_proxies_create(const dcu_proxy_config_t *config, int lanes, dcu_proxies_t **out)
 {
     char why[256];
     if (!config->net_ops)
@@ -489,7 +494,7 @@ dcuda_status_t dcu_lanes_create(const dcu_proxy_config_t *config, int lanes, dcu
         return DCUDA_ERR_SETTING;
     }
     lanes = lanes_that_fit(config, lanes);
-    dcu_lanes_t *g = calloc(1, sizeof *g);
+    dcu_proxies_t *g = calloc(1, sizeof *g);
     if (!g || !(g->lane = calloc((size_t)lanes, sizeof *g->lane))) {
         free(g);
         return DCUDA_ERR_NO_MEMORY;
@@ -497,21 +502,21 @@ dcuda_status_t dcu_lanes_create(const dcu_proxy_config_t *config, int lanes, dcu
     g->count = lanes;
     g->process_config = *config;
     g->process = &g->process_config;
-    dcuda_status_t st = lanes == 1 ? dcu_proxy_create(config, &g->lane[0].proxy)
-                                   : make_lanes(g, config);
+    dcuda_status_t st =
+        lanes == 1 ? dcu_proxy_create(config, &g->lane[0].proxy) : make_lanes(g, config);
     if (st != DCUDA_OK) {
-        dcu_lanes_destroy(g);
+        dcu_proxies_destroy(g);
         return st;
     }
     *out = g;
     return DCUDA_OK;
 }
 
-void dcu_lanes_destroy(dcu_lanes_t *g)
+void dcu_proxies_destroy(dcu_proxies_t *g)
 {
     if (!g)
         return;
-    dcu_lanes_stop(g);
+    dcu_proxies_stop(g);
     for (int i = 0; g->lane && i < g->count; i++) {
         if (g->lane[i].proxy)
             dcu_proxy_destroy(g->lane[i].proxy);
