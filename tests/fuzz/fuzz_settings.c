@@ -70,7 +70,8 @@ enum {
     S_NET,
     S_ON_ERROR,
     S_NET_CREDIT,
-    S_NET_INBOX_MAX
+    S_NET_INBOX_MAX,
+    S_PROXY_LANES
 };
 
 /* clang-format off */
@@ -87,6 +88,7 @@ static const ref_setting_t table[] = {
     [S_ON_ERROR] = REF_(on_error, ON_ERROR, STRING, "abort"),
     [S_NET_CREDIT] = REF_(net_credit, NET_CREDIT, UINT, "4194304"),
     [S_NET_INBOX_MAX] = REF_(net_inbox_max, NET_INBOX_MAX, UINT, "12288"),
+    [S_PROXY_LANES] = REF_(proxy_lanes, PROXY_LANES, INT, "1"),
     REF_(watchdog_cancel, WATCHDOG_CANCEL, BOOL, "0"),
     REF_(net_force, NET_FORCE, BOOL, "0"),
     REF_(net_loopback, NET_LOOPBACK, BOOL, "0"),
@@ -227,7 +229,7 @@ static int ref_bounds(ref_value_t v[TABLE_SIZE])
            procs <= (1L << 24) && log >= 16 && log <= (1L << 20) && (log & (log - 1)) == 0 &&
            v[S_NOTIF_START].u <= 0xffffffffUL && v[S_NET_CREDIT].u >= 4096 &&
            v[S_NET_CREDIT].u <= 0x100000000UL && v[S_NET_INBOX_MAX].u >= 4096 &&
-           v[S_NET_INBOX_MAX].u <= 1048576 &&
+           v[S_NET_INBOX_MAX].u <= 1048576 && v[S_PROXY_LANES].l >= 1 && v[S_PROXY_LANES].l <= 16 &&
            one_of(v[S_NET].s, nets) && one_of(v[S_ON_ERROR].s, on_error);
 }
 
