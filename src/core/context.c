@@ -174,10 +174,11 @@ static dcuda_status_t alloc_mapped_tables(dcuda_host_h h)
     return alloc_mapped_inboxes(h);
 }
 
-/* Entries of the command ring (a power of two; core.h says how many). */
-static uint32_t cmd_ring_entries(const dcuda_context_t *c)
+/* Entries of a command ring of `ranks` ranks (a power of two; core.h says
+ * how many). */
+static uint32_t cmd_ring_entries(const dcuda_context_t *c, int32_t ring_ranks)
 {
-    uint64_t ranks = (uint64_t)c->device_size, wanted = ranks;
+    uint64_t ranks = (uint64_t)ring_ranks, wanted = ranks;
     uint32_t entries = c->net ? DCU_CMD_NET_ENTRIES : DCU_CMD_ENTRIES;
     if (c->net) {
         wanted = ranks * DCU_CMD_NET_ENTRIES_A_RANK;
@@ -187,6 +188,56 @@ static uint32_t cmd_ring_entries(const dcuda_context_t *c)
     while (entries < wanted)
         entries *= 2;
     return entries;
+}
+
+/* Proxy lanes: the command ring of every lane after the first (the
+ * first's is cmd), sized for its ranks. */
+static dcuda_status_t alloc_lane_rings(dcuda_host_h h)
+{
+    dcuda_context_t *c = &h->image;
+    const uint32_t lanes = c->proxy_lanes;
+    c->cmd_lanes[0] = c->cmd;
+    c->cmd_lane_tails[0] = c->cmd_tail;
+    h->lane_cmd_h[0] = h->cmd_h;
+    h->lane_tail_h[0] = h->cmd_tail_h;
+    for (uint32_t l = 1; l < lanes; l++) {
+        int64_t first = (int64_t)c->device_size * l / lanes;
+        int32_t ranks = (int32_t)((int64_t)c->device_size * (l + 1) / lanes - first);
+        dcuda_ring_t *r = &c->cmd_lanes[l];
+        void *p, *hp, *dp;
+        dcuda_status_t st;
+        *r = c->cmd;
+        r->capacity = cmd_ring_entries(c, ranks);
+        if ((st = dcu_mem_alloc(h, HEAD_BYTES, &p)))
+            return st;
+        r->head = (DCUDA_ATOMIC(uint32_t) *)p;
+        if ((st = h->ops->alloc_mapped(h->backend, r->capacity * sizeof(dcuda_cmd_t), &hp, &dp)))
+            return st;
+        h->lane_cmd_h[l] = (dcuda_cmd_t *)hp;
+        r->entries = dp;
+        if ((st = h->ops->alloc_mapped(h->backend, HEAD_BYTES, &hp, &dp)))
+            return st;
+        h->lane_tail_h[l] = (DCUDA_ATOMIC(uint32_t) *)hp;
+        c->cmd_lane_tails[l] = (DCUDA_ATOMIC(uint32_t) *)dp;
+    }
+    return DCUDA_OK;
+}
+
+static void free_lane_rings(dcuda_host_h h)
+{
+    dcuda_context_t *c = &h->image;
+    for (int l = 1; l < DCUDA_MAX_PROXY_LANES; l++) {
+        if (c->cmd_lanes[l].head)
+            dcu_mem_free(h, (void *)c->cmd_lanes[l].head);
+        if (h->lane_cmd_h[l])
+            h->ops->free_mapped(h->backend, h->lane_cmd_h[l]);
+        if (h->lane_tail_h[l])
+            h->ops->free_mapped(h->backend, (void *)h->lane_tail_h[l]);
+        h->lane_cmd_h[l] = NULL;
+        h->lane_tail_h[l] = NULL;
+    }
+    h->lane_cmd_h[0] = NULL;
+    h->lane_tail_h[0] = NULL;
 }
 
 /* A ring's descriptor before its memory is allocated. */
@@ -216,10 +267,14 @@ dcuda_status_t dcu_context_create(dcuda_host_h h)
         strcmp(h->settings.on_error, "abort") == 0 ? DCUDA_ON_ERROR_ABORT : DCUDA_ON_ERROR_CONTINUE;
     ring_describe(&c->log, (uint32_t)h->settings.log_entries, sizeof(dcuda_log_entry_t),
                   DCUDA_LOG_RING_VERSION);
-    ring_describe(&c->cmd, cmd_ring_entries(c), sizeof(dcuda_cmd_t), DCUDA_CMD_RING_VERSION);
+    c->proxy_lanes = (uint32_t)(h->proxy_lanes > 1 ? h->proxy_lanes : 1);
+    ring_describe(&c->cmd, cmd_ring_entries(c, c->device_size), sizeof(dcuda_cmd_t),
+                  DCUDA_CMD_RING_VERSION);
     dcuda_status_t st = alloc_tables(h);
     if (st == DCUDA_OK)
         st = alloc_mapped_tables(h);
+    if (st == DCUDA_OK)
+        st = alloc_lane_rings(h);
     if (st != DCUDA_OK) {
         dcu_msg_error("cannot allocate the shared tables of %d ranks: %s", c->device_size,
                       dcuda_status_string(st));
@@ -232,6 +287,7 @@ void dcu_context_destroy(dcuda_host_h h)
 {
     const dcu_backend_ops_t *ops = h->ops;
     dcuda_context_t *c = &h->image;
+    free_lane_rings(h);
     void *dev[] = { c->notifs,
                     c->barriers,
                     c->win_entries[0],
@@ -317,6 +373,9 @@ static dcuda_status_t reset_rank_tables(dcuda_host_h h)
     if ((st = h->ops->copy_in(b, c->error, &no_error, sizeof no_error)) ||
         (st = h->ops->copy_in(b, (void *)c->cmd.head, zero, sizeof zero)))
         return st;
+    for (uint32_t l = 1; l < c->proxy_lanes; l++)
+        if ((st = h->ops->copy_in(b, (void *)c->cmd_lanes[l].head, zero, sizeof zero)))
+            return st;
     return h->ops->copy_in(b, (void *)c->log.head, zero, sizeof zero);
 }
 

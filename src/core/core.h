@@ -95,6 +95,11 @@ struct dcuda_host {
     const dcu_net_ops_t *net_ops;
     dcu_net_t *net;
     DCUDA_ATOMIC(uint32_t) * cmd_tail_h;
+    /* Proxy lanes: how many serve, and the host views of each lane's
+     * command ring and consumed count ([0]: cmd_h, cmd_tail_h). */
+    int proxy_lanes;
+    dcuda_cmd_t *lane_cmd_h[DCUDA_MAX_PROXY_LANES];
+    DCUDA_ATOMIC(uint32_t) * lane_tail_h[DCUDA_MAX_PROXY_LANES];
     DCUDA_ATOMIC(uint32_t) * net_barrier_h;
     dcuda_inbox_entry_t *inbox_h; /* the ranks' inboxes (NET only) */
     DCUDA_ATOMIC(uint32_t) * inbox_tail_h;

@@ -357,7 +357,11 @@ static dcuda_status_t create_proxy(dcuda_host_h h)
     c.inbox_max = (uint32_t)h->settings.net_inbox_max;
     c.readable = proxy_may_read;
     c.readable_arg = h;
-    dcuda_status_t st = dcu_proxies_create(&c, (int)h->settings.proxy_lanes, &h->proxy);
+    dcu_lane_ring_t rings[DCUDA_MAX_PROXY_LANES];
+    for (int l = 0; l < h->proxy_lanes; l++)
+        rings[l] = (dcu_lane_ring_t){ h->lane_cmd_h[l], h->image.cmd_lanes[l].capacity,
+                                      h->lane_tail_h[l] };
+    dcuda_status_t st = dcu_proxies_create(&c, h->proxy_lanes, rings, &h->proxy);
     if (st == DCUDA_OK && dcu_proxies_count(h->proxy) > 1)
         dcu_msg_info("%d proxy lanes (threads) serve this process's ranks on the network path",
                      dcu_proxies_count(h->proxy));
@@ -465,6 +469,11 @@ static dcuda_status_t host_init(int argc, char **argv, dcuda_kernel_t kernel,
         return st;
     }
     st = join_world(h);
+    if (st == DCUDA_OK) {
+        h->proxy_lanes = dcu_proxies_fit((int)h->settings.proxy_lanes, h->net_ops, h->proc_first,
+                                         h->info.process_count);
+        st = h->proxy_lanes < 1 ? DCUDA_ERR_SETTING : DCUDA_OK;
+    }
     if (st == DCUDA_OK)
         st = dcu_context_create(h);
     if (st == DCUDA_OK)

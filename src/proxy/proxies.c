@@ -1,14 +1,12 @@
 /*
  * The proxy lanes (proxies.h, docs/scale.md).
  *
- * Handing out: the host thread reads the ranks' command ring in ticket
- * order and copies each command (its payload entries too) into its rank's
- * lane ring, a ring of the same protocol in host memory, the rank renumbered
- * from the lane's first; a WORLD barrier goes to every lane. The ring's
- * entries are recycled and its consumed count published once copied, so a
- * lane's answer still tells its rank that every ticket up to its command's
- * is free. A command whose lane ring has no room waits first in the ring,
- * as a command that waits for credit does in a proxy.
+ * Commands: a rank writes the command ring of its lane (the context's
+ * cmd_lanes), numbered from the lane's first rank, and its lane's proxy
+ * serves that ring as a proxy serves its process's; a WORLD barrier's last
+ * rank of the device posts it to every lane's ring. (A first form had the
+ * host thread read one ring and hand each command to its lane's: the
+ * copies between the threads' caches cost more than the lanes saved.)
  *
  * Barriers: each lane completes WORLD barriers among the lanes of every
  * process (its sends acknowledged first, as between processes); the ranks
@@ -34,7 +32,9 @@
 #include "util/quiet.h"
 #include "util/ring.h"
 
-/* A lane thread that found nothing to do for this long naps between looks. */
+/* A lane thread of CPU ranks that found nothing to do for this long naps
+ * between looks (one of GPU ranks keeps looking, as a barrier's rounds
+ * wait for it: a nap of 50 us took milliseconds on a GPU machine). */
 #define LANE_BUSY_NS (2 * DCU_NS_PER_MS)
 #define LANE_NAP_NS (50 * DCU_NS_PER_US)
 /* How long the end of a run waits for the lanes' messages to leave
@@ -45,9 +45,7 @@ typedef struct lane {
     dcu_proxy_t *proxy;
     dcu_proxy_config_t config;
     int index, first, count; /* its device ranks: [first, first + count) */
-    dcuda_cmd_t *ring;       /* its command ring (host memory) */
-    uint32_t capacity, head; /* head: tickets handed out */
-    _Atomic uint32_t consumed, barriers;
+    _Atomic uint32_t barriers;
     _Atomic int news, idle, stop, done_asked;
     uint64_t answered_sent, answered_received; /* at its last answer to the detector */
     pthread_t thread;
@@ -59,93 +57,16 @@ struct dcu_proxies {
     int count;
     lane_t *lane;
     const dcu_proxy_config_t *process; /* the process's configuration (count > 1) */
-    dcu_ring_reader_t queue;           /* the ranks' command ring (count > 1) */
     uint32_t published;                /* barriers told to the ranks */
     int32_t *first;                    /* lane numbers: first WORLD rank, path */
     uint8_t *path;
     dcu_proxy_config_t process_config;
-    char failure[256];
 };
 
 int dcu_proxies_count(const dcu_proxies_t *g) { return g->count; }
 dcu_proxy_t *dcu_proxies_first(dcu_proxies_t *g) { return g->lane[0].proxy; }
 
-/* ---- handing out commands ------------------------------------------------------- */
-
-static int lane_of(const dcu_proxies_t *g, int rank)
-{
-    int l = g->count - 1;
-    while (l > 0 && g->lane[l].first > rank)
-        l--;
-    return l;
-}
-
-/* Room for k entries in lane l's ring? */
-static int has_room(const lane_t *l, uint32_t k)
-{
-    uint32_t last = l->head + k - 1u;
-    const dcuda_cmd_t *e = &l->ring[last & (l->capacity - 1u)];
-    return atomic_load_explicit(&e->seq, memory_order_acquire) == last;
-}
-
-/* Copies the command at ticket t (header `cmd`, k entries) into lane l's
- * ring as sent by its device rank `rank`: payload first, header's seq last. */
-static void hand(dcu_proxies_t *g, lane_t *l, const dcuda_cmd_t *cmd, uint32_t t, uint32_t k,
-                 int32_t rank)
-{
-    const dcuda_cmd_t *from = (const dcuda_cmd_t *)g->queue.entries;
-    const uint32_t mask = g->queue.capacity - 1u, lmask = l->capacity - 1u;
-    for (uint32_t i = 1; i < k; i++)
-        memcpy(&l->ring[(l->head + i) & lmask], &from[(t + i) & mask], sizeof(dcuda_cmd_t));
-    dcuda_cmd_t *h = &l->ring[l->head & lmask];
-    h->rank = rank;
-    h->op = cmd->op;
-    h->tag = cmd->tag;
-    memcpy(h->args, cmd->args, sizeof h->args);
-    atomic_store_explicit(&h->seq, l->head + 1u, memory_order_release);
-    l->head += k;
-}
-
-static void group_fail(dcu_proxies_t *g, const char *why)
-{
-    if (!g->failure[0])
-        snprintf(g->failure, sizeof g->failure, "%s", why);
-}
-
-static int hand_out(dcu_proxies_t *g)
-{
-    int did = 0;
-    dcuda_cmd_t *e;
-    while (!g->failure[0] && (e = dcu_ring_next(&g->queue)) != NULL) {
-        dcuda_cmd_t cmd = *e;
-        uint32_t t = g->queue.tail;
-        uint32_t k = cmd.op == DCUDA_CMD_PUT ? (uint32_t)cmd.args[4] : 1u;
-        if (cmd.rank < 0 || cmd.rank >= g->process->ranks || k < 1u || k > g->queue.capacity / 4u) {
-            char why[128];
-            snprintf(why, sizeof why, "a command of %u entries from device rank %d", k, cmd.rank);
-            group_fail(g, why); /* a ring that lies about its entries cannot be read on */
-            break;
-        }
-        if (cmd.op == DCUDA_CMD_BARRIER) {
-            int room = 1;
-            for (int i = 0; i < g->count; i++)
-                room &= has_room(&g->lane[i], 1u);
-            if (!room)
-                break;
-            for (int i = 0; i < g->count; i++)
-                hand(g, &g->lane[i], &cmd, t, 1u, 0);
-        } else {
-            lane_t *l = &g->lane[lane_of(g, cmd.rank)];
-            if (!has_room(l, k))
-                break;
-            hand(g, l, &cmd, t, k, cmd.rank - l->first);
-        }
-        dcu_ring_done_n(&g->queue, k);
-        atomic_store_explicit(g->process->cmd_tail, g->queue.tail, memory_order_release);
-        did = 1;
-    }
-    return did;
-}
+/* ---- barriers ------------------------------------------------------------------------ */
 
 /* The ranks hear of a WORLD barrier once every lane completed it. */
 static void publish_barriers(dcu_proxies_t *g)
@@ -206,8 +127,8 @@ static void *lane_main(void *arg)
         uint64_t now = dcu_clock_ns();
         if (did)
             last_work = now;
-        else if (now - last_work > LANE_BUSY_NS)
-            dcu_clock_sleep_ns(LANE_NAP_NS);
+        else if (ops->kind == DCU_BACKEND_CPU && now - last_work > LANE_BUSY_NS)
+            dcu_clock_sleep_ns(LANE_NAP_NS); /* CPU ranks want the core */
         else
             sched_yield();
     }
@@ -251,7 +172,7 @@ int dcu_proxies_poll(dcu_proxies_t *g)
 {
     if (g->count == 1)
         return dcu_proxy_poll(g->lane[0].proxy);
-    int did = hand_out(g);
+    int did = 0;
     for (int i = 0; i < g->count; i++)
         if (i == 0 || !g->lane[i].running) {
             did |= dcu_proxy_poll(g->lane[i].proxy);
@@ -267,7 +188,6 @@ void dcu_proxies_reset(dcu_proxies_t *g)
     for (int i = 0; i < g->count; i++) {
         lane_t *l = &g->lane[i];
         dcu_proxy_reset(l->proxy);
-        l->head = 0;
         l->answered_sent = l->answered_received = 0;
         atomic_store_explicit(&l->news, 0, memory_order_relaxed);
         atomic_store_explicit(&l->idle, 1, memory_order_relaxed);
@@ -275,11 +195,8 @@ void dcu_proxies_reset(dcu_proxies_t *g)
     }
     if (g->count == 1)
         return;
-    dcu_ring_reset(&g->queue);
-    atomic_store_explicit(g->process->cmd_tail, 0u, memory_order_relaxed);
     atomic_store_explicit(g->process->net_barrier, 0u, memory_order_relaxed);
     g->published = 0;
-    g->failure[0] = '\0';
 }
 
 void dcu_proxies_ranks_done(dcu_proxies_t *g)
@@ -325,7 +242,7 @@ static const char *first_news(const dcu_proxies_t *g, int bit,
 
 const char *dcu_proxies_failure(const dcu_proxies_t *g)
 {
-    return g->failure[0] ? g->failure : first_news(g, DCU_PROXY_FAILED, dcu_proxy_failure);
+    return first_news(g, DCU_PROXY_FAILED, dcu_proxy_failure);
 }
 
 const char *dcu_proxies_aborted(const dcu_proxies_t *g)
@@ -353,14 +270,8 @@ int dcu_proxies_idle(dcu_proxies_t *g)
 {
     if (!dcu_proxy_idle(g->lane[0].proxy))
         return 0;
-    if (g->count == 1)
-        return 1;
-    if (dcu_ring_next(&g->queue))
-        return 0;
     for (int i = 1; i < g->count; i++) {
         lane_t *l = &g->lane[i];
-        if (atomic_load_explicit(&l->consumed, memory_order_acquire) != l->head)
-            return 0;
         if (l->running ? !atomic_load_explicit(&l->idle, memory_order_acquire)
                        : !dcu_proxy_idle(l->proxy))
             return 0;
@@ -372,13 +283,14 @@ int dcu_proxies_idle(dcu_proxies_t *g)
 
 /* Lane l's configuration: its share of the ranks and of their tables, its
  * own ring and counts, lane numbers. */
-static void configure(dcu_proxies_t *g, lane_t *l, const dcu_proxy_config_t *c)
+static void configure(dcu_proxies_t *g, lane_t *l, const dcu_proxy_config_t *c,
+                      const dcu_lane_ring_t *ring)
 {
     dcu_proxy_config_t *lc = &l->config;
     *lc = *c;
-    lc->entries = l->ring;
-    lc->capacity = l->capacity;
-    lc->cmd_tail = &l->consumed;
+    lc->entries = ring->entries;
+    lc->capacity = ring->capacity;
+    lc->cmd_tail = ring->cmd_tail;
     lc->net_barrier = &l->barriers;
     lc->news = &l->news;
     lc->ranks = l->count;
@@ -428,72 +340,55 @@ static dcuda_status_t open_lanes(dcu_proxies_t *g)
     return st;
 }
 
-/* Why `lanes` lanes cannot serve this program, or NULL. */
-static const char *lanes_refused(const dcu_proxy_config_t *c, int lanes, char *why, size_t size)
+int dcu_proxies_fit(int wanted, const dcu_net_ops_t *net_ops, const int32_t *proc_first, int procs)
 {
-    if (lanes < 1 || lanes > DCU_MAX_LANES) {
-        snprintf(why, size, "PROXY_LANES=%d is not in 1..%d", lanes, DCU_MAX_LANES);
-        return why;
+    if (wanted < 1 || wanted > DCUDA_MAX_PROXY_LANES) {
+        dcu_msg_error("PROXY_LANES=%d is not in 1..%d", wanted, DCUDA_MAX_PROXY_LANES);
+        return -1;
     }
-    if (lanes > 1 && c->net_ops && !strcmp(c->net_ops->name, "mpi")) {
-        snprintf(why, size,
-                 "PROXY_LANES=%d: the MPI network manager is driven by one thread; "
-                 "several lanes need NET=ucx (or PROXY_LANES=1)",
-                 lanes);
-        return why;
+    if (!net_ops || wanted == 1)
+        return 1; /* no network path: the proxy only answers pings */
+    if (!strcmp(net_ops->name, "mpi")) {
+        dcu_msg_error("PROXY_LANES=%d: the MPI network manager is driven by one thread; "
+                      "several lanes need NET=ucx (or PROXY_LANES=1)",
+                      wanted);
+        return -1;
     }
-    return NULL;
-}
-
-/* Lanes no larger than the smallest process (each lane serves a rank at
- * least; every process computes the same). */
-static int lanes_that_fit(const dcu_proxy_config_t *c, int lanes)
-{
-    int fit = lanes;
-    for (int p = 0; p < c->process_count; p++) {
-        int n = (int)(c->proc_first[p + 1] - c->proc_first[p]);
+    int fit = wanted;
+    for (int p = 0; p < procs; p++) {
+        int n = (int)(proc_first[p + 1] - proc_first[p]);
         if (n < fit)
             fit = n > 1 ? n : 1;
     }
-    if (fit < lanes)
+    if (fit < wanted)
         dcu_msg_info("PROXY_LANES=%d: %d lane(s) serve, as many as the process of fewest ranks "
                      "has ranks",
-                     lanes, fit);
+                     wanted, fit);
     return fit;
 }
 
-static dcuda_status_t make_lanes(dcu_proxies_t *g, const dcu_proxy_config_t *c)
+static dcuda_status_t make_lanes(dcu_proxies_t *g, const dcu_proxy_config_t *c,
+                                 const dcu_lane_ring_t *rings)
 {
     g->first = dcu_lane_first(c->proc_first, c->process_count, g->count);
     g->path = dcu_lane_path(c->path, c->process_count, g->count);
     if (!g->first || !g->path)
         return DCUDA_ERR_NO_MEMORY;
-    dcu_ring_reader_init(&g->queue, c->entries, c->capacity, sizeof(dcuda_cmd_t));
-    const uint32_t capacity = c->capacity; /* a command of as many entries fits */
     for (int i = 0; i < g->count; i++) {
         lane_t *l = &g->lane[i];
         l->index = i;
         l->first = (int)((int64_t)c->ranks * i / g->count);
         l->count = (int)((int64_t)c->ranks * (i + 1) / g->count) - l->first;
-        l->capacity = capacity;
-        l->ring = aligned_alloc(64, (size_t)capacity * sizeof(dcuda_cmd_t));
-        if (!l->ring)
-            return DCUDA_ERR_NO_MEMORY;
-        configure(g, l, c);
+        configure(g, l, c, &rings[i]);
     }
     return open_lanes(g);
 }
 
-dcuda_status_t dcu_proxies_create(const dcu_proxy_config_t *config, int lanes, dcu_proxies_t **out)
+dcuda_status_t dcu_proxies_create(const dcu_proxy_config_t *config, int lanes,
+                                  const dcu_lane_ring_t *rings, dcu_proxies_t **out)
 {
-    char why[256];
-    if (!config->net_ops)
-        lanes = 1; /* no network path: the proxy only answers pings */
-    if (lanes_refused(config, lanes, why, sizeof why)) {
-        dcu_msg_error("%s", why);
-        return DCUDA_ERR_SETTING;
-    }
-    lanes = lanes_that_fit(config, lanes);
+    if (!config->net_ops || lanes < 1)
+        lanes = 1;
     dcu_proxies_t *g = calloc(1, sizeof *g);
     if (!g || !(g->lane = calloc((size_t)lanes, sizeof *g->lane))) {
         free(g);
@@ -502,8 +397,8 @@ dcuda_status_t dcu_proxies_create(const dcu_proxy_config_t *config, int lanes, d
     g->count = lanes;
     g->process_config = *config;
     g->process = &g->process_config;
-    dcuda_status_t st =
-        lanes == 1 ? dcu_proxy_create(config, &g->lane[0].proxy) : make_lanes(g, config);
+    dcuda_status_t st = lanes == 1 ? dcu_proxy_create(config, &g->lane[0].proxy)
+                                   : make_lanes(g, config, rings);
     if (st != DCUDA_OK) {
         dcu_proxies_destroy(g);
         return st;
@@ -512,16 +407,40 @@ dcuda_status_t dcu_proxies_create(const dcu_proxy_config_t *config, int lanes, d
     return DCUDA_OK;
 }
 
+static void *close_lane(void *arg)
+{
+    lane_t *l = arg;
+    dcu_proxy_destroy(l->proxy);
+    l->proxy = NULL;
+    return NULL;
+}
+
+/* Every lane closes its manager at once: a manager's goodbyes wait for
+ * its peers', the other lanes of this process among them. */
+static void close_lanes(dcu_proxies_t *g)
+{
+    for (int i = 0; i < g->count; i++) {
+        lane_t *l = &g->lane[i];
+        l->running = l->proxy && g->count > 1 &&
+                     pthread_create(&l->thread, NULL, close_lane, l) == 0;
+    }
+    for (int i = 0; i < g->count; i++) {
+        lane_t *l = &g->lane[i];
+        if (l->running)
+            pthread_join(l->thread, NULL);
+        else if (l->proxy)
+            close_lane(l);
+        l->running = 0;
+    }
+}
+
 void dcu_proxies_destroy(dcu_proxies_t *g)
 {
     if (!g)
         return;
     dcu_proxies_stop(g);
-    for (int i = 0; g->lane && i < g->count; i++) {
-        if (g->lane[i].proxy)
-            dcu_proxy_destroy(g->lane[i].proxy);
-        free(g->lane[i].ring);
-    }
+    if (g->lane)
+        close_lanes(g);
     free(g->lane);
     free(g->first);
     free(g->path);

@@ -6,10 +6,9 @@
  * of its own: to the network path every lane is a process (lane l of
  * process p is process p * L + l to the manager, the barrier, the credits
  * and the trees), so every promise the proxies keep between processes
- * holds between lanes unchanged. Ranks still write one command ring:
- * the host thread reads it in ticket order and hands each command to its
- * rank's lane (a WORLD barrier to every lane), and it publishes a barrier
- * to the ranks once every lane has completed it. Lane 0 runs on the host
+ * holds between lanes unchanged. A rank writes its lane's command ring
+ * (a WORLD barrier goes to every lane's); the host thread tells the ranks
+ * a barrier once every lane has completed it. Lane 0 runs on the host
  * thread; lanes 1.. on threads of their own while a run goes on.
  *
  * The calls mirror proxy.h's; the host runtime uses these.
@@ -19,16 +18,25 @@
 
 #include "proxy.h"
 
-#define DCU_MAX_LANES 16
-
 typedef struct dcu_proxies dcu_proxies_t;
 
-/* The process's proxies (collective over the program's processes when
- * there is a network path). `lanes` above 1 needs a manager that one
- * thread a lane may drive (UCX; DCUDA_ERR_SETTING, said why, when not);
- * without a network path one lane serves, and never more lanes than the
- * process of fewest ranks has ranks. */
-dcuda_status_t dcu_proxies_create(const dcu_proxy_config_t *config, int lanes, dcu_proxies_t **out);
+/* A lane's command ring as the host reaches it (its ranks write it). */
+typedef struct dcu_lane_ring {
+    dcuda_cmd_t *entries;
+    uint32_t capacity;
+    DCUDA_ATOMIC(uint32_t) * cmd_tail;
+} dcu_lane_ring_t;
+
+/* The lanes that serve when `wanted` are asked for: 1 without a network
+ * path, never more than the process of fewest ranks has ranks (every
+ * process computes the same); -1, said why, when several cannot serve
+ * (a manager that one thread a lane cannot drive: MPI). */
+int dcu_proxies_fit(int wanted, const dcu_net_ops_t *net_ops, const int32_t *proc_first, int procs);
+/* The process's proxies, `lanes` of them (from dcu_proxies_fit), lane l
+ * reading rings[l] (lanes > 1; one lane reads config's ring). Collective
+ * over the program's processes when there is a network path. */
+dcuda_status_t dcu_proxies_create(const dcu_proxy_config_t *config, int lanes,
+                                  const dcu_lane_ring_t *rings, dcu_proxies_t **out);
 void dcu_proxies_destroy(dcu_proxies_t *g);
 /* Lanes that serve (1 when no network path). */
 int dcu_proxies_count(const dcu_proxies_t *g);
@@ -39,8 +47,8 @@ void dcu_proxies_reset(dcu_proxies_t *g);
  * lane itself. */
 dcuda_status_t dcu_proxies_start(dcu_proxies_t *g);
 void dcu_proxies_stop(dcu_proxies_t *g);
-/* Host thread: hands out commands, polls lane 0 (every lane once the
- * threads stopped), publishes completed barriers; > 0 if it did anything. */
+/* Host thread: polls lane 0 (every lane once the threads stopped),
+ * publishes completed barriers; > 0 if it did anything. */
 int dcu_proxies_poll(dcu_proxies_t *g);
 void dcu_proxies_drain(dcu_proxies_t *g);
 void dcu_proxies_ranks_done(dcu_proxies_t *g);

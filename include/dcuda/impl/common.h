@@ -162,13 +162,23 @@ DCU_HD void dcu_state_bind(dcuda_state_t *st, const dcuda_context_t *ctx, int de
     st->net_part_win = DCUDA_WIN_NONE;
     st->net_part_rank = -1;
     st->loopback = ctx->peers[ctx->process_index].path == DCUDA_PATH_NET;
-    st->reserved = 0;
+
     st->net_part_size = 0;
     st->timer_next = 0;
     st->cmd_tag = 0;
     st->cmd_consumed = 0; /* the command ring starts empty */
     st->cmd = ctx->cmd;
     st->cmd_tail = ctx->cmd_tail;
+    st->cmd_rank = device_rank;
+    if (ctx->proxy_lanes > 1) { /* my lane's ring, my number there */
+        int64_t lanes = ctx->proxy_lanes, size = ctx->device_size;
+        int lane = (int)lanes - 1;
+        while (lane > 0 && size * lane / lanes > device_rank)
+            lane--;
+        st->cmd = ctx->cmd_lanes[lane];
+        st->cmd_tail = ctx->cmd_lane_tails[lane];
+        st->cmd_rank = device_rank - (int32_t)(size * lane / lanes);
+    }
 }
 
 DCU_HD uint32_t dcu_win_encode(int comm, int slot, uint32_t gen)

@@ -282,16 +282,22 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
 
 /* Leader: fills and publishes the header of command ticket t (its payload
  * entries, if any, are written). */
-DCU_FN void dcu_cmd_header(const dcuda_state_t *st, uint32_t t, uint32_t op, uint32_t reply_tag,
-                           const uint64_t *args)
+DCU_FN void dcu_cmd_header_on(const dcuda_ring_t *ring, int32_t rank, uint32_t t, uint32_t op,
+                              uint32_t reply_tag, const uint64_t *args)
 {
-    dcuda_cmd_t *c = (dcuda_cmd_t *)dcu_ring_entry(&st->cmd, t, sizeof(dcuda_cmd_t));
-    c->rank = st->device_rank;
+    dcuda_cmd_t *c = (dcuda_cmd_t *)dcu_ring_entry(ring, t, sizeof(dcuda_cmd_t));
+    c->rank = rank;
     c->op = op;
     c->tag = reply_tag;
     for (int i = 0; i < 6; i++)
         c->args[i] = args[i];
     dcu_ring_publish(c, t);
+}
+
+DCU_FN void dcu_cmd_header(const dcuda_state_t *st, uint32_t t, uint32_t op, uint32_t reply_tag,
+                           const uint64_t *args)
+{
+    dcu_cmd_header_on(&st->cmd, st->cmd_rank, t, op, reply_tag, args);
 }
 
 /* Leader, while it waits for its proxy (room in the command queue, a
@@ -316,17 +322,23 @@ DCU_FN_COLD int dcu_apply_while_waiting(dcuda_state_t *st, const dcu_waiter_t *w
  * capacity) and returns the first once their entries are free
  * (back-pressure: nothing is overwritten). A rank far behind looks at the
  * consumer's count less often (dcu_pause_queue). */
-DCU_FN uint32_t dcu_cmd_take(dcuda_state_t *st, uint32_t n)
+DCU_FN uint32_t dcu_cmd_take_on(dcuda_state_t *st, const dcuda_ring_t *ring,
+                                const dcu_u32a_t *tail, uint32_t n, uint32_t *consumed)
 {
-    uint32_t t = dcu_tickets(st->cmd.head, n);
+    uint32_t t = dcu_tickets(ring->head, n);
     dcu_waiter_t w = DCU_WAITER_INIT;
-    while (!dcu_cmd_free(&st->cmd, st->cmd_tail, t, n, &st->cmd_consumed)) {
-        uint32_t behind = t + n - st->cmd.capacity - st->cmd_consumed;
+    while (!dcu_cmd_free(ring, tail, t, n, consumed)) {
+        uint32_t behind = t + n - ring->capacity - *consumed;
         uint32_t every = behind >= DCU_QUEUE_FAR_TICKETS ? 1u : DCU_WAIT_INBOX_EVERY;
         if (!dcu_apply_while_waiting(st, &w, every)) /* long sleeps: at each look */
             dcu_pause_queue(&w, behind);
     }
     return t;
+}
+
+DCU_FN uint32_t dcu_cmd_take(dcuda_state_t *st, uint32_t n)
+{
+    return dcu_cmd_take_on(st, &st->cmd, st->cmd_tail, n, &st->cmd_consumed);
 }
 
 /* Leader: a command of one entry, no reply awaited. Its publication is a
@@ -343,6 +355,24 @@ DCU_FN_COLD void dcu_cmd_post(dcuda_state_t *st, uint32_t op, uint64_t a0, uint6
  * memory while waiting). The proxy answers in ticket order after
  * recycling, so the reply shows every ticket up to this one consumed. The
  * reply's value goes to *value when value is not NULL. */
+/* Leader: the same command to every proxy lane's ring (a WORLD barrier:
+ * each lane completes it), as rank 0 of the lanes not mine. */
+DCU_FN_COLD void dcu_cmd_post_lanes(dcuda_state_t *st, uint32_t op, uint64_t a0, uint64_t a1)
+{
+    const dcuda_context_t *ctx = st->ctx;
+    const uint64_t args[6] = { a0, a1, 0u, 0u, 1u, 0u };
+    for (uint32_t l = 0; l < ctx->proxy_lanes; l++) {
+        const dcuda_ring_t *ring = &ctx->cmd_lanes[l];
+        if (ring->head == st->cmd.head) {
+            dcu_cmd_header(st, dcu_cmd_take(st, 1u), op, 0u, args);
+            continue;
+        }
+        uint32_t consumed = dcu_ld_acquire(ctx->cmd_lane_tails[l], 1);
+        uint32_t t = dcu_cmd_take_on(st, ring, ctx->cmd_lane_tails[l], 1u, &consumed);
+        dcu_cmd_header_on(ring, 0, t, op, 0u, args);
+    }
+}
+
 DCU_FN_COLD dcuda_status_t dcu_command_call(dcuda_state_t *st, uint32_t op, const uint64_t *args,
                                             uint64_t *value)
 {
@@ -419,7 +449,10 @@ DCU_FN_COLD dcuda_status_t dcu_net_barrier(dcuda_state_t *st, uint32_t epoch, ui
                       DCU_COMM_WORLD,      DCUDA_WAITS_ON(DCUDA_WAITS_NET, 0), call };
     if (dcu_leader()) {
         dcu_fence(); /* acquire the device's arrivals (and parts) before releasing them on */
-        dcu_cmd_post(st, DCUDA_CMD_BARRIER, epoch, slot, 0u);
+        if (ctx->proxy_lanes > 1)
+            dcu_cmd_post_lanes(st, DCUDA_CMD_BARRIER, epoch, slot);
+        else
+            dcu_cmd_post(st, DCUDA_CMD_BARRIER, epoch, slot, 0u);
     }
     dcuda_status_t s = dcu_block_until(st, ctx->net_barrier, epoch, 1, d, lanes);
     if (s == DCUDA_OK && dcu_leader())

@@ -17,7 +17,9 @@
 #include "base.h"
 #include "ring.h"
 
-#define DCUDA_LAYOUT_VERSION 19u
+#define DCUDA_LAYOUT_VERSION 20u
+/* Proxy lanes (threads) a process may have (PROXY_LANES). */
+#define DCUDA_MAX_PROXY_LANES 16
 #define DCUDA_CONTEXT_MAGIC 0x64637564u /* "dcud" */
 #define DCUDA_STATE_MAGIC 0x72616e6bu   /* "rank" */
 
@@ -268,6 +270,15 @@ typedef struct dcuda_context {
      * DCUDA_WIN_NONE at a run's start). NULL otherwise. */
     dcuda_win_entry_t *node_parts;
     DCUDA_ATOMIC(uint32_t) * node_unreachable;
+    /* Proxy lanes (PROXY_LANES, src/proxy/proxies.h): more than 1, the
+     * device's ranks are split into that many contiguous shares (lane l
+     * from device_size * l / proxy_lanes), each writing the command ring
+     * of its lane and the count its proxy consumed ([0]: cmd, cmd_tail);
+     * a WORLD barrier goes to every lane's ring. */
+    uint32_t proxy_lanes;
+    uint32_t reserved_lanes;
+    dcuda_ring_t cmd_lanes[DCUDA_MAX_PROXY_LANES];
+    DCUDA_ATOMIC(uint32_t) * cmd_lane_tails[DCUDA_MAX_PROXY_LANES];
 } dcuda_context_t;
 
 /* A put route the rank has checked once: the target's part of one window
@@ -327,7 +338,7 @@ typedef struct dcuda_state {
     /* NET_LOOPBACK: my process is on its own network path (peers[me].path),
      * so WORLD targets of my device are reached through the proxies too. */
     uint32_t loopback;
-    uint32_t reserved;
+    int32_t cmd_rank; /* my device rank as my proxy lane numbers its ranks */
     /* Copies of the command ring's descriptor and the proxy's consumed
      * count (the context lies in global memory, and a rank's waits
      * acquire, which drops what its SM cached: each command would read
@@ -346,7 +357,7 @@ DCUDA_STATIC_ASSERT(offsetof(dcuda_context_t, notifs) == 64, "context header");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_node_slot_t) == 64, "node slot");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_segment_t) == 32, "segment");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_peer_t) == 48, "peer");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 304, "context");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 824, "context");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_put_route_t) == 56, "put route");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 120, "state copies of the context");
