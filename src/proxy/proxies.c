@@ -33,8 +33,8 @@
 #include "util/ring.h"
 
 /* A lane thread of CPU ranks that found nothing to do for this long naps
- * between looks (one of GPU ranks keeps looking, as a barrier's rounds
- * wait for it: a nap of 50 us took milliseconds on a GPU machine). */
+ * between looks (one of GPU ranks keeps looking: its core is not the
+ * ranks'). */
 #define LANE_BUSY_NS (2 * DCU_NS_PER_MS)
 #define LANE_NAP_NS (50 * DCU_NS_PER_US)
 /* How long the end of a run waits for the lanes' messages to leave
@@ -47,6 +47,7 @@ typedef struct lane {
     int index, first, count; /* its device ranks: [first, first + count) */
     _Atomic uint32_t barriers;
     _Atomic int news, idle, stop, done_asked;
+    _Atomic int worked; /* its thread did something since the host thread last looked */
     uint64_t answered_sent, answered_received; /* at its last answer to the detector */
     pthread_t thread;
     int running;
@@ -68,8 +69,9 @@ dcu_proxy_t *dcu_proxies_first(dcu_proxies_t *g) { return g->lane[0].proxy; }
 
 /* ---- barriers ------------------------------------------------------------------------ */
 
-/* The ranks hear of a WORLD barrier once every lane completed it. */
-static void publish_barriers(dcu_proxies_t *g)
+/* The ranks hear of a WORLD barrier once every lane completed it; 1 if
+ * they heard of one now. */
+static int publish_barriers(dcu_proxies_t *g)
 {
     uint32_t least = atomic_load_explicit(&g->lane[0].barriers, memory_order_acquire);
     for (int i = 1; i < g->count; i++) {
@@ -77,10 +79,11 @@ static void publish_barriers(dcu_proxies_t *g)
         if ((int32_t)(b - least) < 0)
             least = b;
     }
-    if (least != g->published) {
-        g->published = least;
-        atomic_store_explicit(g->process->net_barrier, least, memory_order_release);
-    }
+    if (least == g->published)
+        return 0;
+    g->published = least;
+    atomic_store_explicit(g->process->net_barrier, least, memory_order_release);
+    return 1;
 }
 
 /* ---- a lane's own thread ------------------------------------------------------------ */
@@ -125,8 +128,10 @@ static void *lane_main(void *arg)
         }
         tell_idle(l);
         uint64_t now = dcu_clock_ns();
-        if (did)
+        if (did) {
             last_work = now;
+            atomic_store_explicit(&l->worked, 1, memory_order_relaxed);
+        }
         else if (ops->kind == DCU_BACKEND_CPU && now - last_work > LANE_BUSY_NS)
             dcu_clock_sleep_ns(LANE_NAP_NS); /* CPU ranks want the core */
         else
@@ -173,13 +178,17 @@ int dcu_proxies_poll(dcu_proxies_t *g)
     if (g->count == 1)
         return dcu_proxy_poll(g->lane[0].proxy);
     int did = 0;
-    for (int i = 0; i < g->count; i++)
-        if (i == 0 || !g->lane[i].running) {
-            did |= dcu_proxy_poll(g->lane[i].proxy);
+    for (int i = 0; i < g->count; i++) {
+        lane_t *l = &g->lane[i];
+        if (i == 0 || !l->running) {
+            did |= dcu_proxy_poll(l->proxy);
             if (i > 0)
-                answer_round(&g->lane[i]);
+                answer_round(l);
+        } else { /* the host thread stays busy while a lane is (it tells barriers) */
+            did |= atomic_exchange_explicit(&l->worked, 0, memory_order_relaxed);
         }
-    publish_barriers(g);
+    }
+    did |= publish_barriers(g);
     return did;
 }
 
