@@ -201,8 +201,8 @@ static dcuda_status_t alloc_lane_rings(dcuda_host_h h)
     h->lane_cmd_h[0] = h->cmd_h;
     h->lane_tail_h[0] = h->cmd_tail_h;
     for (uint32_t l = 1; l < lanes; l++) {
-        int64_t first = (int64_t)c->device_size * l / lanes;
-        int32_t ranks = (int32_t)((int64_t)c->device_size * (l + 1) / lanes - first);
+        int32_t ranks = DCUDA_LANE_FIRST(c->device_size, l + 1, lanes) -
+                        DCUDA_LANE_FIRST(c->device_size, l, lanes);
         dcuda_ring_t *r = &c->cmd_lanes[l];
         void *p, *hp, *dp;
         dcuda_status_t st;
@@ -267,7 +267,7 @@ dcuda_status_t dcu_context_create(dcuda_host_h h)
         strcmp(h->settings.on_error, "abort") == 0 ? DCUDA_ON_ERROR_ABORT : DCUDA_ON_ERROR_CONTINUE;
     ring_describe(&c->log, (uint32_t)h->settings.log_entries, sizeof(dcuda_log_entry_t),
                   DCUDA_LOG_RING_VERSION);
-    c->proxy_lanes = (uint32_t)(h->proxy_lanes > 1 ? h->proxy_lanes : 1);
+    c->proxy_lanes = (uint32_t)h->proxy_lanes; /* dcu_proxies_fit: 1 or more */
     ring_describe(&c->cmd, cmd_ring_entries(c, c->device_size), sizeof(dcuda_cmd_t),
                   DCUDA_CMD_RING_VERSION);
     dcuda_status_t st = alloc_tables(h);

@@ -264,7 +264,6 @@ static dcuda_status_t load_arguments(int argc, char **argv, dcuda_settings_t *s)
 #define SETTING_NET_CREDIT_MAX 0x100000000UL
 #define SETTING_NET_INBOX_MIN 4096UL
 #define SETTING_NET_INBOX_MAX 1048576UL
-#define SETTING_PROXY_LANES_MAX 16L
 
 static dcuda_status_t validate(dcuda_settings_t *s)
 {
@@ -312,9 +311,9 @@ static dcuda_status_t validate(dcuda_settings_t *s)
                       s->net_inbox_max, SETTING_NET_INBOX_MIN, SETTING_NET_INBOX_MAX);
         return DCUDA_ERR_SETTING;
     }
-    if (s->proxy_lanes < 1 || s->proxy_lanes > SETTING_PROXY_LANES_MAX) {
-        dcu_msg_error("setting PROXY_LANES: %ld is not in 1..%ld", s->proxy_lanes,
-                      SETTING_PROXY_LANES_MAX);
+    if (s->proxy_lanes < 1 || s->proxy_lanes > DCUDA_MAX_PROXY_LANES) {
+        dcu_msg_error("setting PROXY_LANES: %ld is not in 1..%d", s->proxy_lanes,
+                      DCUDA_MAX_PROXY_LANES);
         return DCUDA_ERR_SETTING;
     }
     if (s->notif_start > 0xffffffffUL) {

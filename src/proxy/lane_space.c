@@ -23,9 +23,9 @@ int32_t *dcu_lane_first(const int32_t *proc_first, int procs, int lanes)
     if (!first)
         return NULL;
     for (int p = 0; p < procs; p++) {
-        int64_t n = proc_first[p + 1] - proc_first[p];
+        int32_t n = proc_first[p + 1] - proc_first[p];
         for (int l = 0; l < lanes; l++)
-            first[p * lanes + l] = proc_first[p] + (int32_t)(n * l / lanes);
+            first[p * lanes + l] = proc_first[p] + DCUDA_LANE_FIRST(n, l, lanes);
     }
     first[procs * lanes] = proc_first[procs];
     return first;

@@ -11,10 +11,11 @@
 #include <stdint.h>
 
 #include "backend/backend.h"
+#include "dcuda/shared/layout.h"
 #include "net/net.h"
 
 /* First WORLD rank of every lane ([P * L + 1]: lane l of process p holds
- * its process's ranks from l * n / L, n its ranks) and the path to each
+ * its process's ranks from DCUDA_LANE_FIRST(n, l, L), n its ranks) and the path to each
  * ([P * L]: its process's). NULL when out of memory. */
 int32_t *dcu_lane_first(const int32_t *proc_first, int procs, int lanes);
 uint8_t *dcu_lane_path(const uint8_t *path, int procs, int lanes);

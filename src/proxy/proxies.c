@@ -13,8 +13,8 @@
  * are told the smallest count of the lanes.
  *
  * Threads: lanes 1.. poll on their own threads while a run goes on, and
- * tell the host thread through atomics only (idle, their news, the ranks'
- * end); everything else of theirs is touched by the host thread only while
+ * tell the host thread through atomics only (idle, their news, their
+ * work); everything else of theirs is touched by the host thread only while
  * they are stopped.
  */
 #include "proxies.h"
@@ -30,7 +30,6 @@
 #include "util/clock.h"
 #include "util/msg.h"
 #include "util/quiet.h"
-#include "util/ring.h"
 
 /* A lane thread of CPU ranks that found nothing to do for this long naps
  * between looks (one of GPU ranks keeps looking: its core is not the
@@ -46,7 +45,7 @@ typedef struct lane {
     dcu_proxy_config_t config;
     int index, first, count; /* its device ranks: [first, first + count) */
     _Atomic uint32_t barriers;
-    _Atomic int news, idle, stop, done_asked;
+    _Atomic int news, idle, stop;
     _Atomic int worked; /* its thread did something since the host thread last looked */
     uint64_t answered_sent, answered_received; /* at its last answer to the detector */
     pthread_t thread;
@@ -57,11 +56,10 @@ typedef struct lane {
 struct dcu_proxies {
     int count;
     lane_t *lane;
-    const dcu_proxy_config_t *process; /* the process's configuration (count > 1) */
-    uint32_t published;                /* barriers told to the ranks */
-    int32_t *first;                    /* lane numbers: first WORLD rank, path */
+    dcu_proxy_config_t process; /* the process's configuration */
+    uint32_t published;         /* barriers told to the ranks */
+    int32_t *first;             /* lane numbers: first WORLD rank, path */
     uint8_t *path;
-    dcu_proxy_config_t process_config;
 };
 
 int dcu_proxies_count(const dcu_proxies_t *g) { return g->count; }
@@ -82,7 +80,7 @@ static int publish_barriers(dcu_proxies_t *g)
     if (least == g->published)
         return 0;
     g->published = least;
-    atomic_store_explicit(g->process->net_barrier, least, memory_order_release);
+    atomic_store_explicit(g->process.net_barrier, least, memory_order_release);
     return 1;
 }
 
@@ -122,10 +120,6 @@ static void *lane_main(void *arg)
     while (!atomic_load_explicit(&l->stop, memory_order_acquire)) {
         int did = dcu_proxy_poll(l->proxy);
         answer_round(l);
-        if (atomic_load_explicit(&l->done_asked, memory_order_acquire) == 1) {
-            dcu_proxy_ranks_done(l->proxy);
-            atomic_store_explicit(&l->done_asked, 2, memory_order_relaxed);
-        }
         tell_idle(l);
         uint64_t now = dcu_clock_ns();
         if (did) {
@@ -164,10 +158,6 @@ void dcu_proxies_stop(dcu_proxies_t *g)
         atomic_store_explicit(&l->stop, 1, memory_order_release);
         pthread_join(l->thread, NULL);
         l->running = 0;
-        if (atomic_load_explicit(&l->done_asked, memory_order_relaxed) == 1) {
-            dcu_proxy_ranks_done(l->proxy);
-            atomic_store_explicit(&l->done_asked, 2, memory_order_relaxed);
-        }
     }
 }
 
@@ -200,24 +190,17 @@ void dcu_proxies_reset(dcu_proxies_t *g)
         l->answered_sent = l->answered_received = 0;
         atomic_store_explicit(&l->news, 0, memory_order_relaxed);
         atomic_store_explicit(&l->idle, 1, memory_order_relaxed);
-        atomic_store_explicit(&l->done_asked, 0, memory_order_relaxed);
     }
     if (g->count == 1)
         return;
-    atomic_store_explicit(g->process->net_barrier, 0u, memory_order_relaxed);
+    atomic_store_explicit(g->process.net_barrier, 0u, memory_order_relaxed);
     g->published = 0;
 }
 
 void dcu_proxies_ranks_done(dcu_proxies_t *g)
 {
-    dcu_proxy_ranks_done(g->lane[0].proxy);
-    for (int i = 1; i < g->count; i++) {
-        lane_t *l = &g->lane[i];
-        if (l->running) /* its thread tells (or dcu_proxies_stop does) */
-            atomic_store_explicit(&l->done_asked, 1, memory_order_release);
-        else
-            dcu_proxy_ranks_done(l->proxy);
-    }
+    for (int i = 0; i < g->count; i++)
+        dcu_proxy_ranks_done(g->lane[i].proxy);
 }
 
 /* Every lane's messages leave together (a lane's send may wait for
@@ -329,7 +312,7 @@ static void *open_lane(void *arg)
 /* Every lane opens its manager at once (their allgathers are one step). */
 static dcuda_status_t open_lanes(dcu_proxies_t *g)
 {
-    dcu_lane_gather_begin(&g->process->net_env, g->count);
+    dcu_lane_gather_begin(&g->process.net_env, g->count);
     int started = 0;
     for (; started < g->count; started++)
         if (pthread_create(&g->lane[started].thread, NULL, open_lane, &g->lane[started]) != 0)
@@ -351,11 +334,7 @@ static dcuda_status_t open_lanes(dcu_proxies_t *g)
 
 int dcu_proxies_fit(int wanted, const dcu_net_ops_t *net_ops, const int32_t *proc_first, int procs)
 {
-    if (wanted < 1 || wanted > DCUDA_MAX_PROXY_LANES) {
-        dcu_msg_error("PROXY_LANES=%d is not in 1..%d", wanted, DCUDA_MAX_PROXY_LANES);
-        return -1;
-    }
-    if (!net_ops || wanted == 1)
+    if (!net_ops || wanted <= 1)
         return 1; /* no network path: the proxy only answers pings */
     if (!strcmp(net_ops->name, "mpi")) {
         dcu_msg_error("PROXY_LANES=%d: the MPI network manager is driven by one thread; "
@@ -386,8 +365,8 @@ static dcuda_status_t make_lanes(dcu_proxies_t *g, const dcu_proxy_config_t *c,
     for (int i = 0; i < g->count; i++) {
         lane_t *l = &g->lane[i];
         l->index = i;
-        l->first = (int)((int64_t)c->ranks * i / g->count);
-        l->count = (int)((int64_t)c->ranks * (i + 1) / g->count) - l->first;
+        l->first = DCUDA_LANE_FIRST(c->ranks, i, g->count);
+        l->count = DCUDA_LANE_FIRST(c->ranks, i + 1, g->count) - l->first;
         configure(g, l, c, &rings[i]);
     }
     return open_lanes(g);
@@ -396,16 +375,13 @@ static dcuda_status_t make_lanes(dcu_proxies_t *g, const dcu_proxy_config_t *c,
 dcuda_status_t dcu_proxies_create(const dcu_proxy_config_t *config, int lanes,
                                   const dcu_lane_ring_t *rings, dcu_proxies_t **out)
 {
-    if (!config->net_ops || lanes < 1)
-        lanes = 1;
     dcu_proxies_t *g = calloc(1, sizeof *g);
     if (!g || !(g->lane = calloc((size_t)lanes, sizeof *g->lane))) {
         free(g);
         return DCUDA_ERR_NO_MEMORY;
     }
     g->count = lanes;
-    g->process_config = *config;
-    g->process = &g->process_config;
+    g->process = *config;
     dcuda_status_t st = lanes == 1 ? dcu_proxy_create(config, &g->lane[0].proxy)
                                    : make_lanes(g, config, rings);
     if (st != DCUDA_OK) {

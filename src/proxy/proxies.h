@@ -30,7 +30,8 @@ typedef struct dcu_lane_ring {
 /* The lanes that serve when `wanted` are asked for: 1 without a network
  * path, never more than the process of fewest ranks has ranks (every
  * process computes the same); -1, said why, when several cannot serve
- * (a manager that one thread a lane cannot drive: MPI). */
+ * (a manager that one thread a lane cannot drive: MPI). `wanted` is the
+ * setting's, already within 1..DCUDA_MAX_PROXY_LANES. */
 int dcu_proxies_fit(int wanted, const dcu_net_ops_t *net_ops, const int32_t *proc_first, int procs);
 /* The process's proxies, `lanes` of them (from dcu_proxies_fit), lane l
  * reading rings[l] (lanes > 1; one lane reads config's ring). Collective
@@ -51,6 +52,7 @@ void dcu_proxies_stop(dcu_proxies_t *g);
  * publishes completed barriers; > 0 if it did anything. */
 int dcu_proxies_poll(dcu_proxies_t *g);
 void dcu_proxies_drain(dcu_proxies_t *g);
+/* Every rank returned (after dcu_proxies_stop): no lane beats any more. */
 void dcu_proxies_ranks_done(dcu_proxies_t *g);
 /* The first news of any lane. */
 const char *dcu_proxies_failure(const dcu_proxies_t *g);

@@ -171,13 +171,12 @@ DCU_HD void dcu_state_bind(dcuda_state_t *st, const dcuda_context_t *ctx, int de
     st->cmd_tail = ctx->cmd_tail;
     st->cmd_rank = device_rank;
     if (ctx->proxy_lanes > 1) { /* my lane's ring, my number there */
-        int64_t lanes = ctx->proxy_lanes, size = ctx->device_size;
-        int lane = (int)lanes - 1;
-        while (lane > 0 && size * lane / lanes > device_rank)
+        int lanes = (int)ctx->proxy_lanes, lane = lanes - 1;
+        while (lane > 0 && DCUDA_LANE_FIRST(ctx->device_size, lane, lanes) > device_rank)
             lane--;
         st->cmd = ctx->cmd_lanes[lane];
         st->cmd_tail = ctx->cmd_lane_tails[lane];
-        st->cmd_rank = device_rank - (int32_t)(size * lane / lanes);
+        st->cmd_rank = device_rank - DCUDA_LANE_FIRST(ctx->device_size, lane, lanes);
     }
 }
 

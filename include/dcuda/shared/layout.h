@@ -20,6 +20,10 @@
 #define DCUDA_LAYOUT_VERSION 20u
 /* Proxy lanes (threads) a process may have (PROXY_LANES). */
 #define DCUDA_MAX_PROXY_LANES 16
+/* The first of `ranks` ranks that lane `lane` of `lanes` serves (each lane
+ * a contiguous share; lane `lanes` is where the ranks end). */
+#define DCUDA_LANE_FIRST(ranks, lane, lanes)                                                       \
+    ((int32_t)((int64_t)(ranks) * (int64_t)(lane) / (int64_t)(lanes)))
 #define DCUDA_CONTEXT_MAGIC 0x64637564u /* "dcud" */
 #define DCUDA_STATE_MAGIC 0x72616e6bu   /* "rank" */
 
