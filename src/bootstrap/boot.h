@@ -120,6 +120,13 @@ dcuda_status_t dcu_boot_allgather(const void *mine, void *all, size_t size);
  * so that no process waits in the next collective step for one that left. */
 dcuda_status_t dcu_boot_agree(dcuda_status_t mine, int *who);
 
+/* What this process must keep doing while a step waits for the others
+ * (the proxies serving a WORLD barrier that a late process still needs at
+ * a run's end): fn(arg) is called between the step's looks until it is
+ * set again (NULL: nothing). dcu_boot_waiting is the modes' call. */
+void dcu_boot_while_waiting(void (*fn)(void *), void *arg);
+void dcu_boot_waiting(void);
+
 /* Forked group, process 0: how process p ended (a wait status), waiting at
  * most `patience_ms` for it to be reaped; 0 when not known. */
 int dcu_boot_child_status(int p, int patience_ms, int *status);

@@ -197,6 +197,7 @@ static dcuda_status_t await_round(int p, uint32_t r, const char *where, char *wh
     unsigned spins = 0;
     uint64_t start = 0, warned = 0;
     while (!contributed(p, r)) {
+        dcu_boot_waiting();
         if (spins++ < FORK_SPINS_BEFORE_SLEEP) {
             sched_yield();
             continue;

@@ -156,6 +156,7 @@ dcuda_status_t dcu_boot_mpi_allgather(const void *mine, void *all, size_t size,
             return mpi_fail("allgather", err);
         if (done)
             return DCUDA_OK;
+        dcu_boot_waiting();
         if (tests < MPI_SPINS)
             continue;
         uint64_t now = dcu_clock_ns();

@@ -195,6 +195,17 @@ static dcuda_status_t serve(dcuda_host_h h)
     return st;
 }
 
+/* While the processes agree on a run: a WORLD barrier this process
+ * entered may still be open, its later rounds owed to a process that
+ * entered late (whose ranks reached dcuda_rank_finish after the watchdog
+ * cancelled this one's), so the proxies serve it until it completes. */
+static void serve_open_barrier(void *arg)
+{
+    dcuda_host_h h = arg;
+    if (dcu_proxies_barrier_open(h->proxy))
+        (void)dcu_proxies_poll(h->proxy);
+}
+
 /* After a run, every process learns whether any failed: a run fails in
  * every process or in none (a process whose ranks did nothing wrong
  * returns DCUDA_ERR_ABORTED, naming the one that failed), so that an SPMD
@@ -205,7 +216,9 @@ static dcuda_status_t agree_on_run(dcuda_host_h h, dcuda_status_t mine)
     if (h->info.process_count <= 1 || h->lost[0])
         return mine;
     int who = -1;
+    dcu_boot_while_waiting(serve_open_barrier, h);
     dcuda_status_t all = dcu_boot_agree(mine, &who);
+    dcu_boot_while_waiting(NULL, NULL);
     if (mine != DCUDA_OK || all == DCUDA_OK)
         return mine;
     if (who < 0) { /* the agreement itself failed (reported): a peer is gone */

@@ -258,6 +258,14 @@ void dcu_proxies_leave(dcu_proxies_t *g, const char *why)
     dcu_proxy_drain(g->lane[0].proxy);
 }
 
+int dcu_proxies_barrier_open(const dcu_proxies_t *g)
+{
+    for (int i = 0; i < g->count; i++)
+        if (dcu_proxy_barrier_open(g->lane[i].proxy))
+            return 1;
+    return 0;
+}
+
 int dcu_proxies_idle(dcu_proxies_t *g)
 {
     if (!dcu_proxy_idle(g->lane[0].proxy))

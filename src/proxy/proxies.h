@@ -64,6 +64,8 @@ void dcu_proxies_abort(dcu_proxies_t *g, const char *why);
 void dcu_proxies_leave(dcu_proxies_t *g, const char *why);
 /* Nothing in any lane's hands, nothing waiting to be handed out. */
 int dcu_proxies_idle(dcu_proxies_t *g);
+/* Some lane's WORLD barrier is entered and not completed. */
+int dcu_proxies_barrier_open(const dcu_proxies_t *g);
 /* Lane 0: the process's voice in the deadlock detector's rounds (the
  * other lanes answer for themselves). */
 dcu_proxy_t *dcu_proxies_first(dcu_proxies_t *g);

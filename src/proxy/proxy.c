@@ -773,6 +773,11 @@ int dcu_proxy_pending(const dcu_proxy_t *p)
     return p->net ? p->c.net_ops->pending(p->net) + p->frames.count : 0;
 }
 
+int dcu_proxy_barrier_open(const dcu_proxy_t *p)
+{
+    return p->net && !p->failure[0] && p->bar.entered != p->bar.done;
+}
+
 void dcu_proxy_counts(const dcu_proxy_t *p, uint64_t *sent, uint64_t *received)
 {
     *sent = p->sent;

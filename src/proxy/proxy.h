@@ -99,6 +99,9 @@ void dcu_proxy_ranks_done(dcu_proxy_t *p);
 
 /* Messages handed to the manager and not yet sent. */
 int dcu_proxy_pending(const dcu_proxy_t *p);
+/* A WORLD barrier entered and not completed (its later rounds may be owed
+ * to a process that entered late), the proxy still working. */
+int dcu_proxy_barrier_open(const dcu_proxy_t *p);
 /* Messages of this run that move ranks on, sent and received (the
  * deadlock detector's counts). */
 void dcu_proxy_counts(const dcu_proxy_t *p, uint64_t *sent, uint64_t *received);
