@@ -312,6 +312,22 @@ static dcuda_status_t join_world(dcuda_host_h h)
     return st;
 }
 
+/* Lanes want a core each beside the host thread's: on fewer (mpirun binds
+ * the process of a small job to one core) they take turns and are slower
+ * than one lane. */
+static void tell_lanes(int lanes)
+{
+    dcu_msg_info("%d proxy lanes (threads) serve this process's ranks on the network path",
+                 lanes);
+    int cores = dcu_proc_cores();
+    if (cores > 0 && cores < lanes)
+        dcu_msg_warn("PROXY_LANES=%d: this process may run on %d core(s), and its host thread "
+                     "and %d lane threads take turns on them (mpirun binds a small job's "
+                     "processes to one core each: --bind-to none, or --map-by with more "
+                     "cores a process)",
+                     lanes, cores, lanes - 1);
+}
+
 /* The proxy may read a large put's source when it lies in one allocation
  * of this process (GPU memory a copy engine reaches; not a rank's stack,
  * shared memory or device heap). */
@@ -363,8 +379,7 @@ static dcuda_status_t create_proxy(dcuda_host_h h)
                                       h->lane_tail_h[l] };
     dcuda_status_t st = dcu_proxies_create(&c, h->proxy_lanes, rings, &h->proxy);
     if (st == DCUDA_OK && dcu_proxies_count(h->proxy) > 1)
-        dcu_msg_info("%d proxy lanes (threads) serve this process's ranks on the network path",
-                     dcu_proxies_count(h->proxy));
+        tell_lanes(dcu_proxies_count(h->proxy));
     return st;
 }
 

@@ -34,10 +34,11 @@
 
 /* After work (a command or a log line) the host keeps polling without sleep
  * for a while, since more usually follows; then it sleeps between polls.
- * Beside CPU ranks it yields between polls that found nothing: mpirun binds
- * a process of one or two to one core, where a host thread that spun for
- * its 2 ms held the ranks off the core (a WORLD barrier of two processes
- * took 2 ms instead of 13 us). */
+ * Beside CPU ranks or proxy lanes it yields between polls that found
+ * nothing: mpirun binds a process of one or two to one core, where a host
+ * thread that spun for its 2 ms held the ranks off the core (a WORLD
+ * barrier of two processes took 2 ms instead of 13 us) or the lanes (a
+ * WORLD barrier between two lanes of GPU ranks, 2.2 ms). */
 #define HOST_BUSY_NS (2 * DCU_NS_PER_MS)
 #define HOST_IDLE_SLEEP_NS (200 * DCU_NS_PER_US)
 /* While busy, ask whether the ranks are done every this many rounds only
@@ -178,8 +179,8 @@ static dcuda_status_t serve(dcuda_host_h h)
             last_work = dcu_clock_ns();
         else if (!busy)
             dcu_clock_sleep_ns(HOST_IDLE_SLEEP_NS);
-        else if (h->ops->kind == DCU_BACKEND_CPU)
-            sched_yield(); /* ranks that share this core (mpirun binds it) go first */
+        else if (h->ops->kind == DCU_BACKEND_CPU || dcu_proxies_count(h->proxy) > 1)
+            sched_yield(); /* ranks or lanes that share this core (mpirun binds it) go first */
     }
     dcu_proxies_stop(h->proxy); /* from here the host thread polls every lane */
     dcu_proxies_ranks_done(h->proxy);

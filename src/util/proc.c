@@ -2,12 +2,13 @@
  * Processes: whether another one has ended, read from /proc/<pid>/stat;
  * whether this one has initialised CUDA, asked of the driver library when
  * it is loaded (never loading it); whether the calling thread is main's
- * (on Linux its thread id is the process id).
+ * (on Linux its thread id is the process id); the cores it may run on.
  */
 #include "proc.h"
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -45,3 +46,9 @@ int dcu_proc_cuda_initialised(void)
 }
 
 int dcu_proc_on_main_thread(void) { return (pid_t)syscall(SYS_gettid) == getpid(); }
+
+int dcu_proc_cores(void)
+{
+    cpu_set_t set;
+    return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+}

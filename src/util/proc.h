@@ -20,4 +20,8 @@ int dcu_proc_cuda_initialised(void);
 /* 1 if the calling thread is the one that started the process (main's). */
 int dcu_proc_on_main_thread(void);
 
+/* The cores this process may run on (its affinity: mpirun binds a process
+ * of a small job to one core by default); 0 when unknown. */
+int dcu_proc_cores(void);
+
 #endif /* DCU_UTIL_PROC_H */
