@@ -399,6 +399,33 @@ static void release_requests(dcu_net_t *n)
             ucp_request_free(n->sends[i].req);
 }
 
+/* Messages that arrived after the manager stopped reading (a peer's last
+ * beat or acknowledgement, sent while this process closed): received and
+ * dropped, so that the worker holds none unmatched when it is destroyed
+ * (UCX would print a warning for each, on stdout). */
+static void drop_unread(dcu_net_t *n, uint64_t deadline)
+{
+    (void)ucp_worker_progress(n->worker);
+    ucp_tag_recv_info_t info;
+    ucp_tag_message_h m;
+    while (dcu_clock_ns() < deadline && (m = ucp_tag_probe_nb(n->worker, 0, 0, 1, &info))) {
+        void *buf = malloc(info.length ? info.length : 1);
+        ucp_request_param_t param = { .op_attr_mask = 0 };
+        void *r = buf ? ucp_tag_msg_recv_nbx(n->worker, buf, info.length, m, &param) : NULL;
+        if (UCS_PTR_IS_PTR(r) && r) {
+            while (ucp_request_check_status(r) == UCS_INPROGRESS && dcu_clock_ns() < deadline)
+                (void)ucp_worker_progress(n->worker);
+            int landed = ucp_request_check_status(r) != UCS_INPROGRESS;
+            ucp_request_free(r);
+            if (!landed)
+                return; /* buf stays the receive's (one, at most, left behind) */
+        }
+        free(buf);
+        if (!buf || UCS_PTR_IS_ERR(r))
+            return;
+    }
+}
+
 /* bye: the manager opened, so the peers wait for its goodbye. */
 static void shut(dcu_net_t *n, int bye, int abandon)
 {
@@ -409,6 +436,8 @@ static void shut(dcu_net_t *n, int bye, int abandon)
             say_bye(n, deadline);
         close_eps(n, abandon ? dcu_clock_ns() : deadline, abandon);
         release_requests(n);
+        if (!abandon)
+            drop_unread(n, deadline);
         ucp_worker_destroy(n->worker);
     }
     if (n->ctx)
