@@ -169,6 +169,7 @@ dcu_net_env_t dcu_lane_env(const dcu_net_env_t *process_env, int lanes, int lane
     process_describe = process_env->describe;
     described_lanes = lanes;
     env.describe = describe_lane;
+    env.lanes = lanes;
     return env;
 }
 

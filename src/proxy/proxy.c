@@ -590,15 +590,20 @@ static void forgive_own_gap(dcu_proxy_t *p, uint64_t now)
  * the run, here and, told, in every process. */
 static void name_silent(dcu_proxy_t *p, int q, uint64_t silent_ns)
 {
-    char who[128];
+    char who[128], me[48];
     if (p->c.net_env.describe)
         p->c.net_env.describe(q, who, sizeof who);
     else
         snprintf(who, sizeof who, "process %d", q);
+    int lanes = p->c.net_env.lanes > 1 ? p->c.net_env.lanes : 1, i = p->c.process_index;
+    if (lanes > 1)
+        snprintf(me, sizeof me, "process %d, lane %d", i / lanes, i % lanes);
+    else
+        snprintf(me, sizeof me, "process %d", i);
     snprintf(p->left, sizeof p->left,
              "%s sent nothing for %.1f s while its run went on (dead, stopped, or its host "
-             "thread held up; noticed by process %d)",
-             who, (double)silent_ns / DCU_NS_PER_S, p->c.process_index);
+             "thread held up; noticed by %s)",
+             who, (double)silent_ns / DCU_NS_PER_S, me);
     dcu_proxy_tell(p, DCU_PROXY_LEFT);
     spread(p, DCU_WIRE_LEFT, p->left, -1);
     uint32_t none = DCUDA_CANCEL_NONE;
