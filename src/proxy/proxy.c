@@ -590,7 +590,7 @@ static void forgive_own_gap(dcu_proxy_t *p, uint64_t now)
  * the run, here and, told, in every process. */
 static void name_silent(dcu_proxy_t *p, int q, uint64_t silent_ns)
 {
-    char who[128], me[48];
+    char who[88], me[40];
     if (p->c.net_env.describe)
         p->c.net_env.describe(q, who, sizeof who);
     else
