@@ -276,10 +276,11 @@ static dcuda_status_t pick_net(dcuda_host_h h)
                                                : "");
         return DCUDA_ERR_UNSUPPORTED;
     }
-    /* auto: MPI where it can run (processes started by mpirun), else UCX. */
+    /* auto: MPI where it can run (processes started by mpirun) and one
+     * lane will do, else UCX. */
     int mpirun = strcmp(dcu_boot_mode_name(), "MPI") == 0, automatic = !strcmp(name, "auto");
     if (automatic)
-        name = mpirun ? "mpi" : "ucx";
+        name = dcu_net_auto(mpirun, (int)h->settings.proxy_lanes);
     h->net_ops = dcu_net_find(name, why, sizeof why);
     if (!h->net_ops) {
         dcu_msg_error("%d process(es) are on other nodes, but %s%s", h->net_peers, why,

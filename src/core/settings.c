@@ -13,6 +13,7 @@
 #include "dcuda/dcuda_host.h"
 #include "bootstrap/boot.h"
 #include "dcuda/shared/layout.h"
+#include "net/net.h"
 #include "util/msg.h"
 
 typedef enum { SET_INT, SET_UINT, SET_BOOL, SET_DOUBLE, SET_STRING } setting_type_t;
@@ -394,6 +395,11 @@ typedef struct shared_settings {
 static const char *differing(const shared_settings_t *a, const shared_settings_t *b, char *va,
                              char *vb, size_t size)
 {
+    if (a->proxy_lanes != b->proxy_lanes) { /* first: NET=auto follows it (dcu_net_auto) */
+        snprintf(va, size, "%d", (int)a->proxy_lanes);
+        snprintf(vb, size, "%d", (int)b->proxy_lanes);
+        return "PROXY_LANES";
+    }
     if (strcmp(a->net, b->net) != 0) {
         snprintf(va, size, "%s", a->net);
         snprintf(vb, size, "%s", b->net);
@@ -425,11 +431,6 @@ static const char *differing(const shared_settings_t *a, const shared_settings_t
         snprintf(vb, size, "%llu", (unsigned long long)b->net_credit);
         return "NET_CREDIT";
     }
-    if (a->proxy_lanes != b->proxy_lanes) {
-        snprintf(va, size, "%d", (int)a->proxy_lanes);
-        snprintf(vb, size, "%d", (int)b->proxy_lanes);
-        return "PROXY_LANES";
-    }
     return NULL;
 }
 
@@ -440,10 +441,10 @@ dcuda_status_t dcu_settings_agree(const dcuda_settings_t *s)
     if (!all)
         return DCUDA_ERR_NO_MEMORY;
     memset(&mine, 0, sizeof mine);
-    /* auto means the same manager in every process: MPI under mpirun. */
+    /* auto means the same manager in every process (dcu_net_auto). */
     const char *net = s->net;
     if (strcmp(net, "auto") == 0)
-        net = strcmp(dcu_boot_mode_name(), "MPI") == 0 ? "mpi" : "ucx";
+        net = dcu_net_auto(strcmp(dcu_boot_mode_name(), "MPI") == 0, (int)s->proxy_lanes);
     snprintf(mine.net, sizeof mine.net, "%s", net);
     snprintf(mine.on_error, sizeof mine.on_error, "%s", s->on_error);
     mine.net_force = (int32_t)s->net_force;

@@ -37,6 +37,17 @@ extern const dcu_net_ops_t dcu_net_mpi_ops;
 extern const dcu_net_ops_t dcu_net_ucx_ops;
 #endif
 
+const char *dcu_net_auto(int mpirun, int lanes)
+{
+#if defined(DCUDA_HAVE_UCX)
+    if (lanes > 1)
+        return "ucx";
+#else
+    (void)lanes;
+#endif
+    return mpirun ? "mpi" : "ucx";
+}
+
 const dcu_net_ops_t *dcu_net_find(const char *name, char *why, size_t why_size)
 {
 #if defined(DCUDA_HAVE_MPI)

@@ -101,6 +101,11 @@ void *dcu_net_buffer(const dcu_net_mem_t *m, size_t size);
 void dcu_net_buffer_free(const dcu_net_mem_t *m, void *buf);
 void dcu_net_release(const dcu_net_mem_t *m, void *msg);
 
+/* The manager NET=auto stands for: MPI's for processes mpirun started,
+ * UCX's otherwise, and UCX's under mpirun too when several proxy lanes are
+ * asked for and it is built (MPI's is driven by one thread). */
+const char *dcu_net_auto(int mpirun, int lanes);
+
 /* The manager called `name` ("mpi", "ucx"), NULL if this build has none;
  * `why` says what is missing. */
 const dcu_net_ops_t *dcu_net_find(const char *name, char *why, size_t why_size);
