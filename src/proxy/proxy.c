@@ -595,7 +595,7 @@ static void name_silent(dcu_proxy_t *p, int q, uint64_t silent_ns)
         p->c.net_env.describe(q, who, sizeof who);
     else
         snprintf(who, sizeof who, "process %d", q);
-    int lanes = p->c.net_env.lanes > 1 ? p->c.net_env.lanes : 1, i = p->c.process_index;
+    int lanes = p->c.net_env.lanes, i = p->c.process_index;
     if (lanes > 1)
         snprintf(me, sizeof me, "process %d, lane %d", i / lanes, i % lanes);
     else
