@@ -50,10 +50,17 @@ define DCUDA_CPU_RANK_CODE to build the CPU form with nvcc on purpose"
 typedef struct dcuda_context *dcuda_context_h;
 #endif
 
-/* Communicators: all ranks, and the ranks of my device. */
+/* Communicators: all ranks, the ranks of my device, the ranks of my node
+ * (of its processes, in process order), and those dcuda_comm_split makes
+ * (ids 3 to 7). DCUDA_COMM_NULL: no communicator (a split's answer to a
+ * rank that gave colour DCUDA_UNDEFINED). Windows, and so the
+ * collectives, live on WORLD and DEVICE for now. */
 typedef int dcuda_comm_t;
 #define DCUDA_COMM_WORLD 0
 #define DCUDA_COMM_DEVICE 1
+#define DCUDA_COMM_NODE 2
+#define DCUDA_COMM_NULL (-1)
+#define DCUDA_UNDEFINED (-1)
 
 /* Window handle (DCUDA_WIN_NONE when creation failed). At most
  * DCUDA_MAX_WINDOWS windows per communicator live at once. */
@@ -138,8 +145,29 @@ DCUDA_RANK_API dcuda_status_t dcuda_rank_shared(dcuda_state_t *st, void **ptr, s
 
 DCUDA_RANK_API dcuda_status_t dcuda_comm_size(dcuda_state_t *st, dcuda_comm_t comm, int *size);
 DCUDA_RANK_API dcuda_status_t dcuda_comm_rank(dcuda_state_t *st, dcuda_comm_t comm, int *rank);
-/* Returns once every rank of comm has called it. */
+/* The WORLD rank of rank `rank` of comm (as MPI_Group_translate_ranks). */
+DCUDA_RANK_API dcuda_status_t dcuda_comm_world_rank(dcuda_state_t *st, dcuda_comm_t comm, int rank,
+                                                    int *world_rank);
+/* Returns once every rank of comm has called it. What a rank put or
+ * notified to another before it called the barrier is at its target when
+ * that target returns from the barrier. */
 DCUDA_RANK_API dcuda_status_t dcuda_comm_barrier(dcuda_state_t *st, dcuda_comm_t comm);
+/* Collective over parent, as MPI_Comm_split: the ranks that give one
+ * colour (>= 0) form a communicator, ranked by key, ties by their rank in
+ * parent; a rank that gives DCUDA_UNDEFINED gets DCUDA_COMM_NULL. The
+ * exchange goes through window win (of WORLD, or of DEVICE when every
+ * rank of parent is on my device): dcuda_comm_split_room(parent size)
+ * bytes at offset of every member's part, 4-byte aligned, which the call
+ * overwrites. At most 5 splits live at once at a rank
+ * (DCUDA_ERR_COMM_LIMIT at every rank of parent when no id is free at all
+ * of them); each keeps a member list of 4 bytes a rank of parent. */
+DCUDA_RANK_API dcuda_status_t dcuda_comm_split(dcuda_state_t *st, dcuda_comm_t parent, int colour,
+                                               int key, dcuda_win_t win, size_t offset,
+                                               dcuda_comm_t *comm);
+/* Frees a communicator from dcuda_comm_split at this rank (no
+ * communication: every rank frees its own once done with it); its id may
+ * come back from a later split. */
+DCUDA_RANK_API dcuda_status_t dcuda_comm_free(dcuda_state_t *st, dcuda_comm_t comm);
 
 /* ---- windows -------------------------------------------------------------------- */
 
@@ -340,6 +368,13 @@ DCUDA_HOST_RANK_FN size_t dcuda_reduce_scatter_room(int comm_size, size_t count,
                                                     dcuda_datatype_t type)
 {
     return dcuda_allreduce_room(comm_size, count * (size_t)comm_size, type);
+}
+
+/* Bytes from its offset that dcuda_comm_split needs in every part, on a
+ * parent of parent_size ranks: 16 a rank. */
+DCUDA_HOST_RANK_FN size_t dcuda_comm_split_room(int parent_size)
+{
+    return 16u * (size_t)(parent_size > 0 ? parent_size : 0);
 }
 
 /* Bytes from its offset that dcuda_alltoall needs in every part: the

@@ -126,7 +126,8 @@ static dcuda_status_t alloc_tables(dcuda_host_h h)
     if ((st = dcu_mem_alloc(h, DCUDA_MAX_NODE_PROCESSES * sizeof(uint32_t), &p)))
         return st;
     h->node_push = (DCUDA_ATOMIC(uint32_t) *)p;
-    if ((st = alloc_peer_tables(h)) || (st = alloc_node_parts(h)))
+    if ((st = alloc_peer_tables(h)) || (st = alloc_node_parts(h)) ||
+        (st = dcu_peers_node_members(h)))
         return st;
     return dcu_mem_alloc(h, sizeof(dcuda_context_t), (void **)&h->dev_ctx);
 }

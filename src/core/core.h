@@ -171,6 +171,8 @@ dcuda_status_t dcu_peers_agree(dcuda_host_h h);
 /* Before a run: publishes this process's allocations, maps the peers' new
  * ones and fills the peer and segment tables the ranks read. Collective. */
 dcuda_status_t dcu_peers_exchange(dcuda_host_h h);
+/* DCUDA_COMM_NODE's members, into rank memory (after dcu_peers_agree). */
+dcuda_status_t dcu_peers_node_members(dcuda_host_h h);
 /* Releases the peers' mappings and the process tables. */
 void dcu_peers_release(dcuda_host_h h);
 /* Entries of the segment table: the allocations the node's other

@@ -277,6 +277,39 @@ dcuda_status_t dcu_peers_agree(dcuda_host_h h)
     return DCUDA_OK;
 }
 
+/* DCUDA_COMM_NODE: the WORLD ranks of the processes of my node, in
+ * process order, in rank memory (they do not change from run to run), and
+ * the NODE rank of my first rank. */
+dcuda_status_t dcu_peers_node_members(dcuda_host_h h)
+{
+    int count = dcu_boot_size(), me = dcu_boot_rank(), node = dcu_boot_node(me);
+    int32_t size = 0, first = 0;
+    for (int p = 0; p < count; p++)
+        if (dcu_boot_node(p) == node) {
+            first = p == me ? size : first;
+            size += h->proc_first[p + 1] - h->proc_first[p];
+        }
+    int32_t *list = malloc((size_t)size * sizeof *list + 1u);
+    if (!list)
+        return DCUDA_ERR_NO_MEMORY;
+    int32_t n = 0;
+    for (int p = 0; p < count; p++)
+        for (int32_t r = h->proc_first[p]; dcu_boot_node(p) == node && r < h->proc_first[p + 1];
+             r++)
+            list[n++] = r;
+    void *mem;
+    dcuda_status_t st = dcu_mem_alloc(h, (size_t)size * sizeof *list, &mem);
+    if (st == DCUDA_OK)
+        st = h->ops->copy_in(h->backend, mem, list, (size_t)size * sizeof *list);
+    free(list);
+    if (st != DCUDA_OK)
+        return st;
+    h->image.node_members = (const int32_t *)mem;
+    h->image.node_size = size;
+    h->image.node_first = first;
+    return DCUDA_OK;
+}
+
 /* ---- mapping the peers' allocations --------------------------------------- */
 
 size_t dcu_peer_segments(void)
@@ -426,6 +459,7 @@ static dcuda_status_t fill_tables(dcuda_host_h h)
         peer->world_first = h->proc_first[p];
         peer->rank_count = h->proc_first[p + 1] - h->proc_first[p];
         peer->path = h->path[p];
+        peer->node = (uint32_t)dcu_boot_node(p);
         if (p == me) {
             peer->notifs = h->image.notifs;
             peer->win_world = h->image.win_entries[0 /* WORLD */];

@@ -14,6 +14,7 @@
 #define DCUDA_IMPL_API_H
 
 #include "coll.h"
+#include "comm.h"
 #include "engine.h"
 #include "get.h"
 
@@ -22,7 +23,13 @@ DCUDA_RANK_API dcuda_status_t dcuda_rank_init(dcuda_context_h ctx, dcuda_state_t
     return dcu_rank_init(ctx, st);
 }
 
-DCUDA_RANK_API dcuda_status_t dcuda_rank_finish(dcuda_state_t *st) { return dcu_rank_finish(st); }
+DCUDA_RANK_API dcuda_status_t dcuda_rank_finish(dcuda_state_t *st)
+{
+    dcu_sync();
+    if (dcu_state_ok(st) && dcu_leader())
+        dcu_comms_release(st); /* the splits still live */
+    return dcu_rank_finish(st);
+}
 
 DCUDA_RANK_API dcuda_status_t dcuda_get_data(dcuda_state_t *st, void **data)
 {
@@ -59,6 +66,12 @@ DCUDA_RANK_API dcuda_status_t dcuda_comm_rank(dcuda_state_t *st, dcuda_comm_t co
     return dcu_comm_query(st, comm, rank, 0, "dcuda_comm_rank");
 }
 
+DCUDA_RANK_API dcuda_status_t dcuda_comm_world_rank(dcuda_state_t *st, dcuda_comm_t comm, int rank,
+                                                    int *world_rank)
+{
+    return dcu_comm_world_rank_query(st, comm, rank, world_rank);
+}
+
 DCUDA_RANK_API dcuda_status_t dcuda_comm_barrier(dcuda_state_t *st, dcuda_comm_t comm)
 {
     static const char call[] = "dcuda_comm_barrier";
@@ -66,7 +79,22 @@ DCUDA_RANK_API dcuda_status_t dcuda_comm_barrier(dcuda_state_t *st, dcuda_comm_t
     if (!dcu_state_ok(st))
         return dcu_report_uninit(st, call);
     dcuda_status_t s = dcu_checked_comm(st, comm, call);
-    return s == DCUDA_OK ? dcu_barrier(st, comm, call) : s;
+    if (s != DCUDA_OK)
+        return s;
+    return dcu_comm_valid(comm) ? dcu_barrier(st, comm, call)
+                                : dcu_comm_barrier_tree(st, comm, call);
+}
+
+DCUDA_RANK_API dcuda_status_t dcuda_comm_split(dcuda_state_t *st, dcuda_comm_t parent, int colour,
+                                               int key, dcuda_win_t win, size_t offset,
+                                               dcuda_comm_t *comm)
+{
+    return dcu_comm_split(st, parent, colour, key, win, offset, comm);
+}
+
+DCUDA_RANK_API dcuda_status_t dcuda_comm_free(dcuda_state_t *st, dcuda_comm_t comm)
+{
+    return dcu_comm_free(st, comm);
 }
 
 DCUDA_RANK_API dcuda_status_t dcuda_win_create(dcuda_state_t *st, dcuda_comm_t comm, void *base,

@@ -18,17 +18,34 @@
 
 DCU_FN const char *dcu_comm_name(int comm)
 {
-    return comm == DCU_COMM_WORLD ? "WORLD" : comm == DCU_COMM_DEVICE ? "DEVICE" : "?";
+    return comm == DCU_COMM_WORLD    ? "WORLD"
+           : comm == DCU_COMM_DEVICE ? "DEVICE"
+           : comm == DCU_COMM_NODE   ? "NODE"
+           : comm > DCU_COMM_NODE && comm < DCUDA_COMM_IDS ? "a split communicator"
+                                                            : "?";
 }
 
+/* A live communicator of this rank. */
 DCU_FN dcuda_status_t dcu_checked_comm(const dcuda_state_t *st, int comm, const char *call)
 {
-    if (dcu_comm_valid(comm))
+    if (dcu_comm_live(st, comm))
         return DCUDA_OK;
     return DCU_REPORT(st, DCUDA_ERR_COMM, call,
-                      "communicator %d is neither DCUDA_COMM_WORLD (0) nor "
-                      "DCUDA_COMM_DEVICE (1)",
+                      "communicator %d is not DCUDA_COMM_WORLD (0), DCUDA_COMM_DEVICE (1), "
+                      "DCUDA_COMM_NODE (2) nor a split of this rank's that is live",
                       comm);
+}
+
+/* A communicator windows live on (WORLD or DEVICE, for now). */
+DCU_FN dcuda_status_t dcu_checked_win_comm(const dcuda_state_t *st, int comm, const char *call)
+{
+    dcuda_status_t s = dcu_checked_comm(st, comm, call);
+    if (s == DCUDA_OK && !dcu_comm_valid(comm))
+        s = DCU_REPORT(st, DCUDA_ERR_COMM, call,
+                       "windows live on DCUDA_COMM_WORLD and DCUDA_COMM_DEVICE only, not on %s "
+                       "(%d): create the window on WORLD",
+                       dcu_comm_name(comm), comm);
+    return s;
 }
 
 DCU_FN dcuda_status_t dcu_checked_tag(const dcuda_state_t *st, int tag, const char *call)
@@ -62,9 +79,11 @@ DCU_FN dcuda_status_t dcu_checked_win(const dcuda_state_t *st, uint32_t win, con
 typedef struct dcu_target {
     dcuda_notif_counters_t *notifs;
     uint32_t path; /* dcuda_path */
+    int world;     /* its WORLD rank */
 } dcu_target_t;
 
-/* Resolves `rank` given in comm, or reports why it cannot. */
+/* Resolves `rank` given in comm, or reports why it cannot. A rank of NODE
+ * or of a split is reached as its WORLD rank. */
 DCU_FN dcuda_status_t dcu_checked_target(const dcuda_state_t *st, int comm, int rank,
                                          dcu_target_t *t, const char *call)
 {
@@ -72,6 +91,11 @@ DCU_FN dcuda_status_t dcu_checked_target(const dcuda_state_t *st, int comm, int 
     if (rank < 0 || rank >= size)
         return DCU_REPORT(st, DCUDA_ERR_RANK, call, "target rank %d not in 0..%d of %s", rank,
                           size - 1, dcu_comm_name(comm));
+    t->world = dcu_comm_world_rank(st, comm, rank);
+    if (!dcu_comm_valid(comm)) {
+        comm = DCU_COMM_WORLD;
+        rank = t->world;
+    }
     t->notifs = dcu_target_notifs(st, comm, rank, &t->path);
     if (!t->notifs && t->path != DCUDA_PATH_NET)
         return DCU_REPORT(st, DCUDA_ERR_UNREACHABLE, call,

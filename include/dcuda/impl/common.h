@@ -42,20 +42,41 @@ typedef struct dcu_waiter {
     uint32_t sleep_ns;
 } dcu_waiter_t;
 
-/* Communicators (also in dcuda_rank.h's public enum). */
+/* Communicators (also in dcuda_rank.h). WORLD and DEVICE have windows;
+ * NODE and the splits (impl/comm.h) are lists of WORLD ranks. */
 #define DCU_COMM_WORLD 0
 #define DCU_COMM_DEVICE 1
+#define DCU_COMM_NODE 2
 
+/* A communicator windows may live on. */
 DCU_HD int dcu_comm_valid(int comm) { return comm == DCU_COMM_WORLD || comm == DCU_COMM_DEVICE; }
+
+/* A live communicator of this rank: WORLD, DEVICE, NODE or a live split. */
+DCU_HD int dcu_comm_live(const dcuda_state_t *st, int comm)
+{
+    return comm >= 0 && comm < DCUDA_COMM_IDS && ((st->live_comms >> comm) & 1u);
+}
 
 DCU_HD int dcu_comm_size(const dcuda_state_t *st, int comm)
 {
-    return comm == DCU_COMM_WORLD ? st->world_size : st->device_size;
+    return comm == DCU_COMM_WORLD    ? st->world_size
+           : comm == DCU_COMM_DEVICE ? st->device_size
+                                     : st->comms[comm - DCU_COMM_NODE].size;
 }
 
 DCU_HD int dcu_comm_rank(const dcuda_state_t *st, int comm)
 {
-    return comm == DCU_COMM_WORLD ? st->world_rank : st->device_rank;
+    return comm == DCU_COMM_WORLD    ? st->world_rank
+           : comm == DCU_COMM_DEVICE ? st->device_rank
+                                     : st->comms[comm - DCU_COMM_NODE].rank;
+}
+
+/* The WORLD rank of rank `rank` (in range) of live communicator comm. */
+DCU_HD int dcu_comm_world_rank(const dcuda_state_t *st, int comm, int rank)
+{
+    return comm == DCU_COMM_WORLD    ? rank
+           : comm == DCU_COMM_DEVICE ? st->world_first + rank
+                                     : st->comms[comm - DCU_COMM_NODE].members[rank];
 }
 
 /* Device rank (index into this device's tables) of a rank given in comm, or
@@ -170,6 +191,15 @@ DCU_HD void dcu_state_bind(dcuda_state_t *st, const dcuda_context_t *ctx, int de
     st->cmd = ctx->cmd;
     st->cmd_tail = ctx->cmd_tail;
     st->cmd_rank = device_rank;
+    st->net_unfenced = 0;
+    st->live_comms = (1u << DCU_COMM_WORLD) | (1u << DCU_COMM_DEVICE);
+    if (ctx->node_members) {
+        dcuda_comm_info_t *node = &st->comms[DCU_COMM_NODE - DCU_COMM_NODE];
+        node->size = ctx->node_size;
+        node->rank = ctx->node_first + device_rank;
+        node->members = ctx->node_members;
+        st->live_comms |= 1u << DCU_COMM_NODE;
+    }
     if (ctx->proxy_lanes > 1) { /* my lane's ring, my number there */
         int lanes = (int)ctx->proxy_lanes, lane = lanes - 1;
         while (lane > 0 && DCUDA_LANE_FIRST(ctx->device_size, lane, lanes) > device_rank)

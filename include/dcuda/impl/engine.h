@@ -338,6 +338,7 @@ DCU_FN uint32_t dcu_cmd_take_on(dcuda_state_t *st, const dcuda_ring_t *ring,
 
 DCU_FN uint32_t dcu_cmd_take(dcuda_state_t *st, uint32_t n)
 {
+    st->net_unfenced = 1u; /* a barrier of a split fences it (impl/comm.h) */
     return dcu_cmd_take_on(st, &st->cmd, st->cmd_tail, n, &st->cmd_consumed);
 }
 
@@ -694,7 +695,7 @@ DCU_FN dcuda_status_t dcu_win_create(dcuda_state_t *st, int comm, void *base, si
     dcu_sync();
     if (!dcu_state_ok(st))
         return dcu_report_uninit(st, call);
-    dcuda_status_t s = dcu_checked_comm(st, comm, call);
+    dcuda_status_t s = dcu_checked_win_comm(st, comm, call);
     if (s == DCUDA_OK && !win)
         s = DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call, "win is NULL");
     if (s != DCUDA_OK)
@@ -977,10 +978,10 @@ DCU_FN_COLD dcuda_status_t dcu_notify_slow(dcuda_state_t *st, int rank, int comm
     static const char call[] = "dcuda_notify";
     if (!dcu_state_ok(st))
         return dcu_report_uninit(st, call);
-    dcu_target_t t = { 0, DCUDA_PATH_NET };
+    dcu_target_t t = { 0, DCUDA_PATH_NET, -1 };
     dcuda_status_t s = dcu_checked_notify(st, comm, rank, tag, &t, call);
     if (s == DCUDA_OK && dcu_leader())
-        dcu_notify_leader(st, t.notifs, t.path, rank, tag);
+        dcu_notify_leader(st, t.notifs, t.path, t.world, tag);
     return s;
 }
 

@@ -17,7 +17,7 @@
 #include "base.h"
 #include "ring.h"
 
-#define DCUDA_LAYOUT_VERSION 20u
+#define DCUDA_LAYOUT_VERSION 21u
 /* Proxy lanes (threads) a process may have (PROXY_LANES). */
 #define DCUDA_MAX_PROXY_LANES 16
 /* The first of `ranks` ranks that lane `lane` of `lanes` serves (each lane
@@ -37,15 +37,20 @@
 /* Notification tags are 0..DCUDA_TAG_COUNT-1 (the thesis' 8-bit tags).
  * The library's own tags follow them: a rank counts DCUDA_TAG_SLOTS tags,
  * and rank code can name only the first 256. Of the library's, the
- * collectives take the first 20 (impl/coll_base.h), a blocking get's
- * completion the last (DCUDA_TAG_GET); the rest are spare (a rank's
- * counters stay whole cache lines). */
+ * collectives take the first 20 (impl/coll_base.h), the communicators the
+ * next 24 (impl/comm.h), a blocking get's completion the last
+ * (DCUDA_TAG_GET); the rest are spare (a rank's counters stay whole cache
+ * lines). */
 #define DCUDA_TAG_COUNT 256
-#define DCUDA_TAG_LIBRARY 32
+#define DCUDA_TAG_LIBRARY 64
 #define DCUDA_TAG_SLOTS (DCUDA_TAG_COUNT + DCUDA_TAG_LIBRARY)
 #define DCUDA_TAG_GET (DCUDA_TAG_SLOTS - 1)
-/* Communicators: WORLD and DEVICE. */
+/* Communicators with windows: WORLD and DEVICE. */
 #define DCUDA_COMM_COUNT 2
+/* Communicator ids: WORLD 0, DEVICE 1, NODE 2, and splits 3 to 7
+ * (impl/comm.h); a rank keeps what it knows of ids 2 and up in its state. */
+#define DCUDA_COMM_IDS 8
+#define DCUDA_COMM_FIRST_SPLIT 3
 /* Live windows per communicator at one time. */
 #define DCUDA_MAX_WINDOWS 64
 /* Start/stop timer pairs per kernel run. */
@@ -118,7 +123,7 @@ typedef struct dcuda_peer {
     uint32_t path;          /* dcuda_path */
     uint32_t segment_first; /* its allocations: segments[first .. first + count) */
     uint32_t segment_count;
-    uint32_t reserved;
+    uint32_t node;                       /* index of its node (DCUDA_COMM_NODE) */
     struct dcuda_notif_counters *notifs; /* [rank_count] */
     struct dcuda_win_entry *win_world;   /* its WORLD window table [windows][rank_count] */
     /* Its WORLD barrier slots, in its memory, one a process of the node:
@@ -283,7 +288,21 @@ typedef struct dcuda_context {
     uint32_t reserved_lanes;
     dcuda_ring_t cmd_lanes[DCUDA_MAX_PROXY_LANES];
     DCUDA_ATOMIC(uint32_t) * cmd_lane_tails[DCUDA_MAX_PROXY_LANES];
+    /* DCUDA_COMM_NODE: the WORLD ranks of the processes of my node, in
+     * process order ([node_size]), and the NODE rank of my device rank 0. */
+    const int32_t *node_members;
+    int32_t node_size;
+    int32_t node_first;
 } dcuda_context_t;
+
+/* What a rank knows of a communicator beyond WORLD and DEVICE: its size,
+ * my rank in it, and its members' WORLD ranks in its rank order (NODE's
+ * in the context; a split's in memory the rank allocated at the split). */
+typedef struct dcuda_comm_info {
+    int32_t size;
+    int32_t rank;
+    const int32_t *members;
+} dcuda_comm_info_t;
 
 /* A put route the rank has checked once: the target's part of one window
  * and the rank's own part (of a window of the same communicator) that held
@@ -343,6 +362,12 @@ typedef struct dcuda_state {
      * so WORLD targets of my device are reached through the proxies too. */
     uint32_t loopback;
     int32_t cmd_rank; /* my device rank as my proxy lane numbers its ranks */
+    /* Communicators NODE and up (ids 2 to DCUDA_COMM_IDS - 1): bit per
+     * live id; whether a command went to the proxies since the last
+     * fence (a barrier of a split waits for its acknowledgement). */
+    uint32_t live_comms;
+    uint32_t net_unfenced;
+    dcuda_comm_info_t comms[DCUDA_COMM_IDS - 2];
     /* Copies of the command ring's descriptor and the proxy's consumed
      * count (the context lies in global memory, and a rank's waits
      * acquire, which drops what its SM cached: each command would read
@@ -361,11 +386,11 @@ DCUDA_STATIC_ASSERT(offsetof(dcuda_context_t, notifs) == 64, "context header");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_node_slot_t) == 64, "node slot");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_segment_t) == 32, "segment");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_peer_t) == 48, "peer");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 824, "context");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 840, "context");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_put_route_t) == 56, "put route");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 120, "state copies of the context");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 704, "state counters");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 1912, "state fits shared memory budget");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 2144, "state fits shared memory budget");
 
 #endif /* DCUDA_SHARED_LAYOUT_H */

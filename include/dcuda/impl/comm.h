@@ -1,0 +1,339 @@
+/*
+ * Communicators beyond WORLD and DEVICE: NODE (the ranks of my node's
+ * processes) and splits of any live communicator by colour and key, as
+ * MPI_Comm_split. Such a communicator is a list of WORLD ranks
+ * (dcuda_comm_info_t): a call on it translates its target once and takes
+ * the WORLD path, so every path (device, node, network) serves it as it
+ * is.
+ *
+ * Its barrier is a tree of notifications (DCU_COMM_FANOUT children a
+ * rank): a rank waits for its children, tells its parent and waits for
+ * its word, then tells its children. Notifications over stores are
+ * releases, and a chain of them is cumulative: what a rank stored before
+ * it arrived is seen by whoever its arrival's chain reaches. A put or a
+ * notification that went through the proxies is not part of that chain,
+ * so a rank that gave its proxy anything since its last fence first waits
+ * until every message its proxy sent before is acknowledged by its
+ * receiver (DCUDA_CMD_FENCE): then it has been applied there.
+ *
+ * A split exchanges (colour, key, free ids, whether the rank could keep
+ * a list) along a ring of the parent's ranks, through the window the
+ * caller gives: my right's part gets each entry from me in turn, after my
+ * right said it is in the split (SPLIT_READY); only my left sends me
+ * SPLIT_DATA and only my right SPLIT_READY, so each wait counts one. The
+ * id is the lowest one free at every rank of the parent, so the ids of a
+ * split's communicators agree wherever their ranks made other splits.
+ */
+#ifndef DCUDA_IMPL_COMM_H
+#define DCUDA_IMPL_COMM_H
+
+#include "coll_base.h"
+
+/* The library's tags of communicator id comm, after the collectives'. */
+enum {
+    DCU_COMM_TAG_BARRIER = 0,     /* a child arrived, or my parent released me */
+    DCU_COMM_TAG_SPLIT_DATA = 1,  /* a split's entry from my left */
+    DCU_COMM_TAG_SPLIT_READY = 2, /* my right is in the split: its part is free */
+    DCU_COMM_TAG_KINDS = 3
+};
+#define DCU_COMM_TAG_FIRST (DCUDA_TAG_COUNT + DCUDA_COMM_COUNT * DCU_COLL_KINDS)
+DCUDA_STATIC_ASSERT(DCU_COMM_TAG_FIRST + DCUDA_COMM_IDS * DCU_COMM_TAG_KINDS <= DCUDA_TAG_GET,
+                    "communicator tags before the get's");
+
+/* Children of a rank in a barrier's tree. */
+#define DCU_COMM_FANOUT 4
+
+DCU_FN int dcu_comm_tag(int comm, int kind)
+{
+    return DCU_COMM_TAG_FIRST + comm * DCU_COMM_TAG_KINDS + kind;
+}
+
+/* A split's entry of one rank of the parent. */
+typedef struct dcu_split_entry {
+    int32_t colour;
+    int32_t key;
+    uint32_t free_ids; /* bit per communicator id free at this rank */
+    int32_t no_memory; /* it could not allocate its member list */
+} dcu_split_entry_t;
+
+/* Leader: waits until every message this rank's proxy lane sent before
+ * now was acknowledged (nothing to wait for when the rank gave its proxy
+ * nothing since its last fence, or has no network path). */
+DCU_FN_COLD dcuda_status_t dcu_net_fence_leader(dcuda_state_t *st)
+{
+    if (!st->inbox || !st->net_unfenced)
+        return DCUDA_OK;
+    const uint64_t args[6] = { 0u, 0u, 0u, 0u, 1u, 0u };
+    dcuda_status_t s = dcu_command_call(st, DCUDA_CMD_FENCE, args, (uint64_t *)0);
+    if (s == DCUDA_OK)
+        st->net_unfenced = 0;
+    return s;
+}
+
+/* The barrier of comm (NODE or a split; all threads). */
+DCU_FN_COLD dcuda_status_t dcu_comm_barrier_tree(dcuda_state_t *st, int comm, const char *call)
+{
+    const dcuda_comm_info_t *c = &st->comms[comm - DCU_COMM_NODE];
+    const int tag = dcu_comm_tag(comm, DCU_COMM_TAG_BARRIER), me = c->rank;
+    const int first = me * DCU_COMM_FANOUT + 1;
+    int children = c->size - first;
+    children = children < 0 ? 0 : children > DCU_COMM_FANOUT ? DCU_COMM_FANOUT : children;
+    DCU_ON_LEADER(st, dcu_net_fence_leader(st));
+    dcuda_status_t s = (dcuda_status_t)st->result;
+    if (s == DCUDA_OK && children)
+        s = dcu_wait_tag(st, tag, children, call);
+    if (s == DCUDA_OK && me > 0) {
+        s = dcu_notify(st, c->members[(me - 1) / DCU_COMM_FANOUT], DCU_COMM_WORLD, tag);
+        if (s == DCUDA_OK)
+            s = dcu_wait_tag(st, tag, 1, call);
+    }
+    for (int i = 0; i < children && s == DCUDA_OK; i++)
+        s = dcu_notify(st, c->members[first + i], DCU_COMM_WORLD, tag);
+    return s;
+}
+
+/* The rank of the split's window's communicator that is rank `rank` of
+ * parent, or -1 when the window cannot reach it (a DEVICE window). */
+DCU_FN int dcu_split_target(const dcuda_state_t *st, uint32_t win, int parent, int rank)
+{
+    int world = dcu_comm_world_rank(st, parent, rank);
+    if (dcu_win_comm(win) == DCU_COMM_WORLD)
+        return world;
+    return dcu_world_rank_is_mine(st, world) ? world - st->world_first : -1;
+}
+
+/* The checks of a split (every thread; the leader reports): *room is my
+ * part at offset. */
+DCU_FN dcuda_status_t dcu_split_checks(dcuda_state_t *st, int parent, int colour,
+                                            uint32_t win, size_t offset, const int *comm,
+                                            char **room, const char *call)
+{
+    dcuda_status_t s = dcu_checked_comm(st, parent, call);
+    if (s == DCUDA_OK && !comm)
+        s = DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call, "comm is NULL");
+    if (s == DCUDA_OK && colour < 0 && colour != DCUDA_UNDEFINED)
+        s = DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call,
+                       "colour %d is negative and not DCUDA_UNDEFINED", colour);
+    if (s == DCUDA_OK)
+        s = dcu_checked_win(st, win, call);
+    int size = s == DCUDA_OK ? dcu_comm_size(st, parent) : 0;
+    if (s == DCUDA_OK)
+        s = dcu_checked_room(st, win, offset, dcuda_comm_split_room(size), room, call);
+    if (s == DCUDA_OK && (uintptr_t)*room % 4u != 0)
+        s = DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call,
+                       "offset %llu puts the split's entries at %p, not 4-byte aligned",
+                       (unsigned long long)offset, (void *)*room);
+    for (int r = 0; s == DCUDA_OK && r < size; r++)
+        if (dcu_split_target(st, win, parent, r) < 0)
+            s = DCU_REPORT(st, DCUDA_ERR_WIN_COMM, call,
+                           "window 0x%08x is of DEVICE but rank %d of %s is on another device: "
+                           "give a window of WORLD",
+                           (unsigned)win, r, dcu_comm_name(parent));
+    return s;
+}
+
+/* Leader: my entry, with my member list allocated (as long as parent) when
+ * I join a communicator. */
+DCU_FN_COLD dcu_split_entry_t dcu_split_mine(dcuda_state_t *st, int parent, int colour, int key,
+                                             int32_t **list)
+{
+    dcu_split_entry_t e;
+    e.colour = colour;
+    e.key = key;
+    const uint32_t splits = ((1u << DCUDA_COMM_IDS) - 1u) & ~((1u << DCUDA_COMM_FIRST_SPLIT) - 1u);
+    e.free_ids = ~st->live_comms & splits;
+    *list = (int32_t *)0;
+    if (colour != DCUDA_UNDEFINED)
+        *list = (int32_t *)dcu_rank_alloc((size_t)dcu_comm_size(st, parent) * sizeof(int32_t));
+    e.no_memory = colour != DCUDA_UNDEFINED && !*list;
+    return e;
+}
+
+/* The ring exchange of the entries (all threads; n >= 2): my right tells
+ * me it is in, then n - 1 steps each pass one entry on to my right and
+ * wait for the next from my left. */
+DCU_FN dcuda_status_t dcu_split_ring(dcuda_state_t *st, int parent, uint32_t win, size_t offset,
+                                     const char *room, const char *call)
+{
+    const int n = dcu_comm_size(st, parent), me = dcu_comm_rank(st, parent);
+    const int left = (me + n - 1) % n, right = (me + 1) % n;
+    const int data = dcu_comm_tag(parent, DCU_COMM_TAG_SPLIT_DATA);
+    const int ready = dcu_comm_tag(parent, DCU_COMM_TAG_SPLIT_READY);
+    const int win_comm = dcu_win_comm(win), to = dcu_split_target(st, win, parent, right);
+    const size_t e = sizeof(dcu_split_entry_t);
+    dcuda_status_t s = dcu_notify(st, dcu_split_target(st, win, parent, left), win_comm, ready);
+    if (s == DCUDA_OK)
+        s = dcu_wait_tag(st, ready, 1, call);
+    for (int step = 0; step < n - 1 && s == DCUDA_OK; step++) {
+        int b = (me - step + n) % n;
+        s = dcu_put(st, win, to, offset + (size_t)b * e, e, room + (size_t)b * e, 1, data, call);
+        if (s == DCUDA_OK)
+            s = dcu_wait_tag(st, data, 1, call);
+    }
+    return s;
+}
+
+/* Does entry a (parent rank i) come before entry b (parent rank j)? */
+DCU_FN int dcu_split_before(const dcu_split_entry_t *a, int i, const dcu_split_entry_t *b, int j)
+{
+    return a->key < b->key || (a->key == b->key && i < j);
+}
+
+/* Sorts the parent ranks in list[0..m) by (key, parent rank): a heap sort,
+ * by the leader alone, in place. */
+DCU_FN_COLD void dcu_split_sort(int32_t *list, int m, const dcu_split_entry_t *all)
+{
+    for (int end = m, start = m / 2 - 1;; ) {
+        int root;
+        if (start >= 0) {
+            root = start--;
+        } else {
+            if (--end <= 0)
+                break;
+            int32_t t = list[0];
+            list[0] = list[end];
+            list[end] = t;
+            root = 0;
+        }
+        for (int child; (child = 2 * root + 1) < end; root = child) {
+            if (child + 1 < end &&
+                dcu_split_before(&all[list[child]], list[child], &all[list[child + 1]],
+                                 list[child + 1]))
+                child++;
+            if (!dcu_split_before(&all[list[root]], list[root], &all[list[child]], list[child]))
+                break;
+            int32_t t = list[root];
+            list[root] = list[child];
+            list[child] = t;
+        }
+    }
+}
+
+/* Leader, after the exchange: the new communicator from everyone's
+ * entries (or why none). */
+DCU_FN_COLD dcuda_status_t dcu_split_adopt(dcuda_state_t *st, int parent, const char *room,
+                                           int32_t *list, int *comm, const char *call)
+{
+    const dcu_split_entry_t *all = (const dcu_split_entry_t *)room;
+    const int n = dcu_comm_size(st, parent), me = dcu_comm_rank(st, parent);
+    const dcu_split_entry_t mine = all[me];
+    uint32_t free_ids = ~0u;
+    int short_of = -1, m = 0;
+    for (int r = 0; r < n; r++) {
+        free_ids &= all[r].free_ids;
+        short_of = short_of < 0 && all[r].no_memory ? r : short_of;
+        if (list && all[r].colour == mine.colour)
+            list[m++] = r;
+    }
+    *comm = DCUDA_COMM_NULL;
+    dcuda_status_t s = DCUDA_OK;
+    if (short_of >= 0)
+        s = DCU_REPORT(st, DCUDA_ERR_NO_MEMORY, call,
+                       "rank %d of %s could not allocate its member list (%d x 4 bytes)", short_of,
+                       dcu_comm_name(parent), n);
+    else if (!free_ids)
+        s = DCU_REPORT(st, DCUDA_ERR_COMM_LIMIT, call,
+                       "some rank of %s already has %d splits live", dcu_comm_name(parent),
+                       DCUDA_COMM_IDS - DCUDA_COMM_FIRST_SPLIT);
+    if (s != DCUDA_OK || !list) {
+        dcu_rank_release(list);
+        return s;
+    }
+    dcu_split_sort(list, m, all);
+    int id = 0, rank = 0;
+    while (!((free_ids >> id) & 1u))
+        id++;
+    for (int i = 0; i < m; i++) {
+        rank = list[i] == me ? i : rank;
+        list[i] = dcu_comm_world_rank(st, parent, list[i]);
+    }
+    dcuda_comm_info_t *c = &st->comms[id - DCU_COMM_NODE];
+    c->size = m;
+    c->rank = rank;
+    c->members = list;
+    st->live_comms |= 1u << id;
+    *comm = id;
+    return DCUDA_OK;
+}
+
+DCU_FN dcuda_status_t dcu_comm_split(dcuda_state_t *st, int parent, int colour, int key,
+                                     uint32_t win, size_t offset, int *comm)
+{
+    static const char call[] = "dcuda_comm_split";
+    dcu_sync();
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, call);
+    char *room = (char *)0; /* every thread checks (the leader reports) */
+    dcuda_status_t s = dcu_split_checks(st, parent, colour, win, offset, comm, &room, call);
+    if (s != DCUDA_OK)
+        return s;
+    int32_t *list = (int32_t *)0;
+    if (dcu_leader()) {
+        int me = dcu_comm_rank(st, parent);
+        ((dcu_split_entry_t *)room)[me] = dcu_split_mine(st, parent, colour, key, &list);
+    }
+    if (dcu_comm_size(st, parent) > 1)
+        s = dcu_split_ring(st, parent, win, offset, room, call);
+    int made = DCUDA_COMM_NULL;
+    if (s == DCUDA_OK)
+        DCU_ON_LEADER(st, dcu_split_adopt(st, parent, room, list, &made, call));
+    else if (dcu_leader())
+        dcu_rank_release(list);
+    dcu_sync();
+    if (dcu_leader())
+        st->result_win = (uint32_t)made;
+    dcu_sync();
+    if (s == DCUDA_OK)
+        s = (dcuda_status_t)st->result;
+    *comm = (int)st->result_win;
+    return s;
+}
+
+DCU_FN dcuda_status_t dcu_comm_free(dcuda_state_t *st, int comm)
+{
+    static const char call[] = "dcuda_comm_free";
+    dcu_sync();
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, call);
+    dcuda_status_t s = dcu_checked_comm(st, comm, call);
+    if (s == DCUDA_OK && comm < DCUDA_COMM_FIRST_SPLIT)
+        s = DCU_REPORT(st, DCUDA_ERR_COMM, call,
+                       "%s is built in; only communicators from dcuda_comm_split are freed",
+                       dcu_comm_name(comm));
+    dcu_sync();
+    if (s == DCUDA_OK && dcu_leader()) {
+        dcu_rank_release((void *)st->comms[comm - DCU_COMM_NODE].members);
+        st->live_comms &= ~(1u << comm);
+    }
+    dcu_sync();
+    return s;
+}
+
+DCU_FN dcuda_status_t dcu_comm_world_rank_query(dcuda_state_t *st, int comm, int rank,
+                                                int *world_rank)
+{
+    static const char call[] = "dcuda_comm_world_rank";
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, call);
+    dcuda_status_t s = dcu_checked_comm(st, comm, call);
+    if (s == DCUDA_OK && !world_rank)
+        s = DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call, "world_rank is NULL");
+    int size = s == DCUDA_OK ? dcu_comm_size(st, comm) : 0;
+    if (s == DCUDA_OK && (rank < 0 || rank >= size))
+        s = DCU_REPORT(st, DCUDA_ERR_RANK, call, "rank %d not in 0..%d of %s", rank, size - 1,
+                       dcu_comm_name(comm));
+    if (s == DCUDA_OK)
+        *world_rank = dcu_comm_world_rank(st, comm, rank);
+    return s;
+}
+
+/* Leader, at dcuda_rank_finish: the splits still live go. */
+DCU_FN_COLD void dcu_comms_release(dcuda_state_t *st)
+{
+    for (int id = DCUDA_COMM_FIRST_SPLIT; id < DCUDA_COMM_IDS; id++)
+        if ((st->live_comms >> id) & 1u)
+            dcu_rank_release((void *)st->comms[id - DCU_COMM_NODE].members);
+    st->live_comms &= (1u << DCUDA_COMM_FIRST_SPLIT) - 1u;
+}
+
+#endif /* DCUDA_IMPL_COMM_H */
