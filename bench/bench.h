@@ -40,7 +40,10 @@ enum bench_mode {
     BENCH_PEER_GET = 20, /* WORLD rank 0 gets size bytes of process 1's first rank's part */
     /* every rank: the allreduce a user writes with dcuda_put_notify (a ring)
      * of size / 4 floats (sum), WORLD; iters 0: once, on data rank + 1 */
-    BENCH_ALLREDUCE_RING = 21
+    BENCH_ALLREDUCE_RING = 21,
+    BENCH_BARRIER_NODE = 22, /* every rank: dcuda_comm_barrier(NODE) */
+    BENCH_BARRIER_HALF = 23, /* every rank: the barrier of its half of WORLD (split by parity) */
+    BENCH_SPLIT = 24         /* every rank: dcuda_comm_split of WORLD by parity + dcuda_comm_free */
 };
 
 #if defined(__CUDACC__)
@@ -77,7 +80,8 @@ BENCH_FN int bench_family_of(int mode)
 /* Modes every rank of every process takes part in (a WORLD collective). */
 BENCH_FN int bench_world_mode(int mode)
 {
-    return (mode >= BENCH_BARRIER_WORLD && mode <= BENCH_ALLTOALL) || mode == BENCH_ALLREDUCE_RING;
+    return (mode >= BENCH_BARRIER_WORLD && mode <= BENCH_ALLTOALL) ||
+           (mode >= BENCH_ALLREDUCE_RING && mode <= BENCH_SPLIT);
 }
 
 /* Modes measured on process 0's device alone (the others' ranks idle). */

@@ -325,11 +325,21 @@ DCUDA_RANK_FN void ring_allreduce(dcuda_state_t *st, dcuda_win_t win, float *dat
     }
 }
 
-/* One call of a WORLD mode, on window win (my part at `part`). */
+/* One call of a WORLD mode, on window win (my part at `part`); `half`:
+ * my half of WORLD (BENCH_BARRIER_HALF). */
 DCUDA_RANK_FN void bench_world_call(dcuda_state_t *st, const bench_args_t *a, dcuda_win_t win,
-                                    char *part)
+                                    char *part, int half)
 {
-    if (a->mode == BENCH_ALLREDUCE_RING)
+    int r, made;
+    if (a->mode == BENCH_BARRIER_NODE) {
+        dcuda_comm_barrier(st, DCUDA_COMM_NODE);
+    } else if (a->mode == BENCH_BARRIER_HALF) {
+        dcuda_comm_barrier(st, half);
+    } else if (a->mode == BENCH_SPLIT) {
+        dcuda_comm_rank(st, DCUDA_COMM_WORLD, &r);
+        dcuda_comm_split(st, DCUDA_COMM_WORLD, r % 2, r, win, 0, &made);
+        dcuda_comm_free(st, made);
+    } else if (a->mode == BENCH_ALLREDUCE_RING)
         ring_allreduce(st, win, (float *)(void *)part, a->size / 4);
     else if (a->mode == BENCH_BARRIER_WORLD)
         dcuda_comm_barrier(st, DCUDA_COMM_WORLD);
@@ -365,15 +375,22 @@ DCUDA_RANK_FN void bench_world(dcuda_state_t *st, const bench_args_t *a)
             data[i] = (float)(r + 1);
         dcuda_rank_sync();
         dcuda_comm_barrier(st, DCUDA_COMM_WORLD);
-        bench_world_call(st, a, win, part);
+        bench_world_call(st, a, win, part, DCUDA_COMM_NULL);
+    }
+    int half = DCUDA_COMM_NULL, r;
+    if (a->mode == BENCH_BARRIER_HALF) {
+        dcuda_comm_rank(st, DCUDA_COMM_WORLD, &r);
+        dcuda_comm_split(st, DCUDA_COMM_WORLD, r % 2, r, win, 0, &half);
     }
     for (int i = 0; i < a->warmup; i++)
-        bench_world_call(st, a, win, part);
+        bench_world_call(st, a, win, part, half);
     dcuda_comm_barrier(st, DCUDA_COMM_WORLD);
     dcuda_start_cpu_timer(st);
     for (int i = 0; i < a->iters; i++)
-        bench_world_call(st, a, win, part);
+        bench_world_call(st, a, win, part, half);
     dcuda_stop_cpu_timer(st);
+    if (half != DCUDA_COMM_NULL)
+        dcuda_comm_free(st, half);
     dcuda_win_free(st, win);
 }
 

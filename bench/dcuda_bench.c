@@ -305,6 +305,35 @@ static void world_barrier(dcuda_host_h h, int ranks, int iters, const char *pref
         report("runtime", what, ranks, 0, "us_per_call", &r, 1e3 / iters, 0);
 }
 
+/* The communicators beyond WORLD: a barrier of NODE, of a half of WORLD
+ * (split by parity, so that each half spans every device), and a split of
+ * WORLD + its free (rows `prefix`node_barrier, half_barrier,
+ * comm_split_free). `devices`: ranks of this process. */
+static void comm_rows(dcuda_host_h h, int ranks, int devices, int iters, const char *prefix)
+{
+    static const struct {
+        int mode;
+        const char *what;
+    } rows[] = { { BENCH_BARRIER_NODE, "node_barrier" },
+                 { BENCH_BARRIER_HALF, "half_barrier" },
+                 { BENCH_SPLIT, "comm_split_free" } };
+    bench_args_t a = { 0 };
+    a.stride = dcuda_comm_split_room(ranks);
+    if (dcuda_host_alloc(h, a.stride * (size_t)devices, (void **)&a.dst) != DCUDA_OK)
+        return;
+    for (int c = 0; c < 3; c++) {
+        a.mode = rows[c].mode;
+        a.iters = a.mode == BENCH_SPLIT ? iters / 10 + 1 : iters;
+        a.warmup = a.iters / 10 + 1;
+        runs_t r;
+        char what[64];
+        snprintf(what, sizeof what, "%s%s", prefix, rows[c].what);
+        if (run_cases(h, &a, &r))
+            report("runtime", what, ranks, 0, "us_per_call", &r, 1e3 / a.iters, 0);
+    }
+    dcuda_host_free(h, a.dst);
+}
+
 /* The WORLD collectives timed, each at the first 2, 3, 4 or 5 of its
  * sizes (the data of a reduction, a broadcast's bytes, a block of the
  * others); the allreduces also at the fourth, where the ring takes over
@@ -767,6 +796,7 @@ static int every_rank_world_rows(const bench_opts_t *o, const char *all, int ite
     if (calls)
         runtime_calls(h, info->rank_responsible, iters);
     world_barrier(h, info->rank_count, iters, "");
+    comm_rows(h, info->rank_count, info->rank_responsible, iters, "");
     world_collectives(h, info->rank_count, info->rank_responsible, iters, world_sizes, "");
     dcuda_host_finish(h);
     return 0;
@@ -782,6 +812,7 @@ static int peer_collective_rows(const bench_opts_t *o, const char *ranks, int it
     if (open_family(o, ranks, BENCH_FAMILY_RUNTIME, &h, &info))
         return 1;
     world_barrier(h, info.rank_count, iters, "peer_");
+    comm_rows(h, info.rank_count, info.rank_responsible, iters, "peer_");
     world_collectives(h, info.rank_count, info.rank_responsible, iters, peer_sizes, "peer_");
     dcuda_host_finish(h);
     return 0;
