@@ -498,7 +498,7 @@ static int build_comm(const mis_run_t *r, mis_expect_t *e)
     EXPECT(e, k, call(MIS_BARRIER, 0, 7, 0, 0, 0), DCUDA_ERR_COMM, "dcuda_comm_barrier",
            "communicator 7 ");
     EXPECT(e, k, call(MIS_WIN_CREATE, 0, 2, 0, 0, 0), DCUDA_ERR_COMM, "dcuda_win_create",
-           "communicator 2 ");
+           "not on NODE (2)");
     return k;
 }
 

@@ -177,14 +177,21 @@ static int drain_log(dcuda_host_h h)
 }
 
 /* A tag as reports name it: "tag 3", or one of the library's, which the
- * collectives count ("collective tag 1") and a blocking get ("the get's
- * completion tag"). */
+ * collectives count ("collective tag 1"), a communicator's barrier and
+ * split ("the barrier tag of communicator 3") and a blocking get ("the
+ * get's completion tag"). */
 static const char *tag_name(uint32_t tag, char *buf, size_t size)
 {
+    static const char *comm_kinds[DCUDA_TAG_COMM_KINDS] = { "barrier", "split's data",
+                                                            "split's ready" };
+    uint32_t comm = tag - DCUDA_TAG_COMM_FIRST;
     if (tag < DCUDA_TAG_COUNT)
         snprintf(buf, size, "tag %u", (unsigned)tag);
     else if (tag == DCUDA_TAG_GET)
         snprintf(buf, size, "the get's completion tag");
+    else if (tag >= DCUDA_TAG_COMM_FIRST && comm < DCUDA_COMM_IDS * DCUDA_TAG_COMM_KINDS)
+        snprintf(buf, size, "the %s tag of communicator %u", comm_kinds[comm % DCUDA_TAG_COMM_KINDS],
+                 (unsigned)(comm / DCUDA_TAG_COMM_KINDS));
     else
         snprintf(buf, size, "collective tag %u", (unsigned)(tag - DCUDA_TAG_COUNT));
     return buf;

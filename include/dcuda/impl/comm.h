@@ -34,9 +34,11 @@ enum {
     DCU_COMM_TAG_BARRIER = 0,     /* a child arrived, or my parent released me */
     DCU_COMM_TAG_SPLIT_DATA = 1,  /* a split's entry from my left */
     DCU_COMM_TAG_SPLIT_READY = 2, /* my right is in the split: its part is free */
-    DCU_COMM_TAG_KINDS = 3
+    DCU_COMM_TAG_KINDS = DCUDA_TAG_COMM_KINDS
 };
-#define DCU_COMM_TAG_FIRST (DCUDA_TAG_COUNT + DCUDA_COMM_COUNT * DCU_COLL_KINDS)
+#define DCU_COMM_TAG_FIRST DCUDA_TAG_COMM_FIRST
+DCUDA_STATIC_ASSERT(DCU_COMM_TAG_FIRST == DCUDA_TAG_COUNT + DCUDA_COMM_COUNT * DCU_COLL_KINDS,
+                    "communicator tags after the collectives'");
 DCUDA_STATIC_ASSERT(DCU_COMM_TAG_FIRST + DCUDA_COMM_IDS * DCU_COMM_TAG_KINDS <= DCUDA_TAG_GET,
                     "communicator tags before the get's");
 

@@ -45,6 +45,9 @@
 #define DCUDA_TAG_LIBRARY 64
 #define DCUDA_TAG_SLOTS (DCUDA_TAG_COUNT + DCUDA_TAG_LIBRARY)
 #define DCUDA_TAG_GET (DCUDA_TAG_SLOTS - 1)
+/* The communicators' tags (impl/comm.h): 3 an id, from this one. */
+#define DCUDA_TAG_COMM_FIRST (DCUDA_TAG_COUNT + 20)
+#define DCUDA_TAG_COMM_KINDS 3
 /* Communicators with windows: WORLD and DEVICE. */
 #define DCUDA_COMM_COUNT 2
 /* Communicator ids: WORLD 0, DEVICE 1, NODE 2, and splits 3 to 7
