@@ -129,9 +129,14 @@ TEST_RANK_FN void comms_barrier_step(comms_rank_t *c, dcuda_win_t win, int comm,
          k += (uint32_t)dcuda_thread_count())
         wrong |= recv[k] != test_byte((uint32_t)from, (uint32_t)it, k);
     int any = test_rank_any(c->flag, wrong);
-    if (any && c->bad == 0)
-        dcuda_log(c->st, "comms: rank %d, iteration %d: the %u bytes from rank %d differ", c->me,
-                  it, (unsigned)theirs, from);
+    if (any && c->bad == 0 && dcuda_thread_index() == 0) {
+        uint32_t bad = 0, at = 0;
+        for (uint32_t k = 0; k < theirs; k++)
+            if (recv[k] != test_byte((uint32_t)from, (uint32_t)it, k) && bad++ == 0)
+                at = k;
+        dcuda_log(c->st, "comms: rank %d, iteration %d: %u of the %u bytes from rank %d differ, from byte %u",
+                  c->me, it, bad, (unsigned)theirs, from, at);
+    }
     if (dcuda_thread_index() == 0)
         comms_expect(c, !any, it * 10 + 1);
     if (comms_put_notifies(seed, it, sender)) {

@@ -380,12 +380,15 @@ static dcuda_status_t reset_rank_tables(dcuda_host_h h)
     return h->ops->copy_in(b, (void *)c->log.head, zero, sizeof zero);
 }
 
-/* The watchdog's view and the cancel flag; the rings' entries and the
- * proxy's counts are reset by their consumers (monitor, proxy) when the run
- * starts. */
+/* The watchdog's view, the cancel flag and the replies to commands; the
+ * rings' entries and the proxy's counts are reset by their consumers
+ * (monitor, proxy) when the run starts. */
 static void reset_mapped_tables(dcuda_host_h h)
 {
     memset(h->status_h, 0, (size_t)h->image.device_size * sizeof(dcuda_rank_status_t));
+    /* A rank numbers its commands from 1 again each run: a reply the last
+     * run left must not match one of this run's (seq 0 matches none). */
+    memset(h->replies_h, 0, (size_t)h->image.device_size * sizeof(dcuda_cmd_reply_t));
     *h->cancel_h = 0;
 }
 

@@ -113,6 +113,18 @@ static int get_ok(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *lim, char *why
     return put_span_ok(cmd, lim, why, why_size);
 }
 
+/* A FENCE: a tag for its answer (it needs no network path: with none,
+ * nothing is unacknowledged). */
+static dcu_cmd_verdict_t fence_ok(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *lim, char *why,
+                                  size_t why_size)
+{
+    if (cmd->tag)
+        return DCU_CMD_EXECUTE;
+    snprintf(why, why_size, "rank %d sent a fence that waits for no answer",
+             lim->world_first + cmd->rank);
+    return DCU_CMD_REFUSED;
+}
+
 /* A BARRIER: an epoch of this run, and no window or one in range. */
 static int barrier_ok(const dcuda_cmd_t *cmd, char *why, size_t why_size)
 {
@@ -175,6 +187,8 @@ dcu_cmd_verdict_t dcu_cmd_check(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *
     case DCUDA_CMD_PART:
     case DCUDA_CMD_GET:
         return check_net_op(cmd, lim, info, why, why_size);
+    case DCUDA_CMD_FENCE:
+        return fence_ok(cmd, lim, why, why_size);
     default:
         snprintf(why, why_size, "rank %d sent unknown command %u", lim->world_first + cmd->rank,
                  cmd->op);

@@ -18,6 +18,10 @@
  * engine into a ring of pinned staging buffers and sent chunk by chunk as
  * the reads finish; its rank waits for the answer, so no later command of
  * that rank can overtake its chunks.
+ *
+ * A FENCE (fence.h) is answered once what the proxy sent before it is
+ * acknowledged: commands execute in order, so that is every earlier
+ * command's message (a PUT_READ's rank waited for its own).
  */
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -36,8 +40,8 @@
 #define PROXY_ACK_NOW_BYTES (DCU_NET_PUT_CHUNK / 2)
 /* How long the end of a run waits for its messages to leave. */
 #define PROXY_DRAIN_NS (5 * DCU_NS_PER_S)
-/* How long after a cancel the ranks that wait for a window part wait on
- * for their answer (abandon_asks). */
+/* How long after a cancel the ranks that wait for a window part or a
+ * fence wait on for their answer (abandon_asks). */
 #define PROXY_ASK_GRACE_NS (1 * DCU_NS_PER_S)
 /* Beats along the detector's tree while a run goes on: how often a
  * process beats, and how long a neighbour may stay silent before it is
@@ -791,7 +795,8 @@ void dcu_proxy_counts(const dcu_proxy_t *p, uint64_t *sent, uint64_t *received)
 
 int dcu_proxy_idle(dcu_proxy_t *p)
 {
-    if (dcu_ring_next(&p->queue) || p->job_count || (p->net && p->remote.asking))
+    if (dcu_ring_next(&p->queue) || p->job_count ||
+        (p->net && (p->remote.asking || p->fences.count)))
         return 0;
     /* An acknowledgement not sent yet may still end a barrier's wait. */
     return !p->net || (dcu_inbox_held(p->inboxes) == 0 && dcu_inbox_unread(p->inboxes) == 0 &&
@@ -928,16 +933,16 @@ static void apply_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
 }
 
 /* Once the proxy failed or a peer was lost, no answer may come: the ranks
- * that wait for a part are answered DCUDA_ERR_PEER. Once the run was
- * cancelled otherwise (an error or a stall), the owners still answer
- * while they serve the run, but may leave it first: after
- * PROXY_ASK_GRACE_NS the ranks that still wait are answered
- * DCUDA_ERR_ABORTED (a wait for a part is not one the cancel ends). */
+ * that wait for a part or a fence are answered DCUDA_ERR_PEER. Once the
+ * run was cancelled otherwise (an error or a stall), the owners still
+ * answer (and acknowledge) while they serve the run, but may leave it
+ * first: after PROXY_ASK_GRACE_NS the ranks that still wait are answered
+ * DCUDA_ERR_ABORTED (a wait for a reply is not one the cancel ends). */
 static void abandon_asks(dcu_proxy_t *p)
 {
     int r;
     uint32_t tag, cancel = atomic_load_explicit(p->c.cancel, memory_order_acquire);
-    if (!p->remote.asking || (!p->failure[0] && cancel == DCUDA_CANCEL_NONE))
+    if ((!p->remote.asking && !p->fences.count) || (!p->failure[0] && cancel == DCUDA_CANCEL_NONE))
         return;
     if (!p->failure[0] && cancel != DCUDA_CANCEL_PEER) {
         uint64_t now = dcu_clock_ns();
@@ -950,6 +955,34 @@ static void abandon_asks(dcu_proxy_t *p)
         p->failure[0] || cancel == DCUDA_CANCEL_PEER ? DCUDA_ERR_PEER : DCUDA_ERR_ABORTED;
     while (dcu_parts_next_waiting(&p->remote, &r, &tag))
         answer_value(p, r, tag, why, 0u);
+    while (dcu_fences_next_waiting(&p->fences, &r, &tag))
+        answer_value(p, r, tag, why, 0u);
+}
+
+/* ---- fences (fence.h) ----------------------------------------------------------- */
+
+/* A checked FENCE: answered at once when nothing sent is unacknowledged
+ * (or there is no network path), else once it is (advance_fences). */
+static int take_fence(dcu_proxy_t *p, const dcuda_cmd_t *cmd)
+{
+    int waits;
+    if (!p->net)
+        return DCUDA_OK;
+    const char *bad = dcu_fences_take(&p->fences, &p->bar, cmd->rank, cmd->tag, &waits);
+    if (bad) {
+        dcu_proxy_fail(p, "rank %d: %s", p->world_first + cmd->rank, bad);
+        return DCUDA_ERR_PEER;
+    }
+    return waits ? PROXY_LATER : DCUDA_OK;
+}
+
+/* Answers the fences the acknowledgements so far complete. */
+static void advance_fences(dcu_proxy_t *p)
+{
+    int r;
+    uint32_t tag;
+    while (dcu_fences_done(&p->fences, &p->bar, &r, &tag))
+        answer_value(p, r, tag, DCUDA_OK, dcu_clock_ns());
 }
 
 /* ---- the command queue ---------------------------------------------------------- */
@@ -980,6 +1013,8 @@ static int execute(dcu_proxy_t *p, const dcuda_cmd_t *cmd, uint32_t t, dcu_cmd_v
         return dcu_proxy_accept_read(p, cmd, info->target);
     case DCUDA_CMD_PART:
         return ask_part(p, cmd, info->target);
+    case DCUDA_CMD_FENCE:
+        return take_fence(p, cmd);
     case DCUDA_CMD_PUT:
         send_put(p, cmd, t, info->target);
         break;
@@ -1055,6 +1090,8 @@ int dcu_proxy_poll(dcu_proxy_t *p)
         did |= r > 0;
     }
     if (p->net && !p->failure[0])
+        advance_fences(p);
+    if (p->net && !p->failure[0])
         beats(p);
     if (p->net && !p->failure[0] && dcu_inbox_held(p->inboxes) > 0) {
         int r = dcu_inbox_retry(p->inboxes);
@@ -1105,6 +1142,7 @@ void dcu_proxy_reset(dcu_proxy_t *p)
     beats_reset(p);
     p->parts_known = 0;
     dcu_parts_reset(&p->remote);
+    dcu_fences_reset(&p->fences); /* their ranks ended with the run */
     p->cancel_seen_ns = 0;
     /* A run that ended on a lost peer may leave reads behind (its ranks were
      * answered): their buffers are free again; those the manager still
@@ -1139,7 +1177,8 @@ static dcuda_status_t open_net(dcu_proxy_t *p)
     if (!p->inboxes || !p->parts || !p->jobs ||
         dcu_netbar_init(&p->bar, c->process_count, c->process_index,
                         c->path[c->process_index] == DCUDA_PATH_NET) != DCUDA_OK ||
-        dcu_parts_init(&p->remote, c->ranks) != DCUDA_OK)
+        dcu_parts_init(&p->remote, c->ranks) != DCUDA_OK ||
+        dcu_fences_init(&p->fences, c->ranks) != DCUDA_OK)
         return DCUDA_ERR_NO_MEMORY;
     const size_t buffer_bytes = sizeof(dcu_wire_header_t) + DCU_NET_PUT_CHUNK;
     for (int i = 0; i < PROXY_BUFFERS; i++)
@@ -1206,6 +1245,7 @@ void dcu_proxy_destroy(dcu_proxy_t *p)
     free(p->jobs);
     free(p->parts);
     dcu_parts_free(&p->remote);
+    dcu_fences_free(&p->fences);
     dcu_netbar_free(&p->bar);
     free(p);
 }

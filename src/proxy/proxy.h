@@ -5,8 +5,9 @@
  * for processes of other nodes into messages of a network manager (reading
  * the source of a large put from rank memory itself); and
  * hands the puts and notifications that arrive to its ranks' inboxes
- * (inbox.h), runs the WORLD barrier (netbar.h) and tells its ranks the
- * window parts of ranks on other nodes (parts.h).
+ * (inbox.h), runs the WORLD barrier (netbar.h), tells its ranks the
+ * window parts of ranks on other nodes (parts.h) and when what they sent
+ * was acknowledged (fence.h).
  *
  * The proxy reads the queue where the host reaches it (mapped host memory)
  * and writes rank memory through the backend. It is polled by the thread
@@ -107,8 +108,8 @@ int dcu_proxy_barrier_open(const dcu_proxy_t *p);
 void dcu_proxy_counts(const dcu_proxy_t *p, uint64_t *sent, uint64_t *received);
 
 /* Nothing in the proxy's hands: no command waiting to be served, no large
- * put being read, no rank waiting for a window part, nothing held for
- * inbox room or unread in an inbox, no acknowledgement owed. */
+ * put being read, no rank waiting for a window part or a fence, nothing
+ * held for inbox room or unread in an inbox, no acknowledgement owed. */
 int dcu_proxy_idle(dcu_proxy_t *p);
 
 /* The deadlock detector's rounds over the network (core/deadlock.c): a

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "command.h"
+#include "fence.h"
 #include "frames.h"
 #include "inbox.h"
 #include "netbar.h"
@@ -77,6 +78,7 @@ struct dcu_proxy {
     dcu_parts_t remote;       /* parts of other processes' ranks, asked of their owners */
     uint64_t cancel_seen_ns;  /* when asks first met this run's cancel (0: not yet) */
     dcu_netbar_t bar;         /* the WORLD barriers of this run */
+    dcu_fences_t fences;      /* fences waiting for acknowledgements (fence.h) */
     dcu_frames_t frames;      /* small messages packed a target, sent after each pass */
     dcu_wire_header_t *in_frame; /* the message made in a frame and not yet sent (or NULL) */
     dcu_spares_t spares;      /* the manager's receive buffers, kept while large puts are written */
@@ -125,7 +127,8 @@ struct dcu_proxy {
 };
 
 /* execute's answer for a command it answered itself or will answer later
- * (a PUT_READ once read, a PART once its owner told it). */
+ * (a PUT_READ once read, a PART once its owner told it, a FENCE once
+ * acknowledged). */
 #define PROXY_LATER 1
 
 /* ---- proxy.c ---- */

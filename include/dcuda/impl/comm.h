@@ -14,7 +14,8 @@
  * notification that went through the proxies is not part of that chain,
  * so a rank that gave its proxy anything since its last fence first waits
  * until every message its proxy sent before is acknowledged by its
- * receiver (DCUDA_CMD_FENCE): then it has been applied there.
+ * receiver (DCUDA_CMD_FENCE): then it is in its target's inbox, which the
+ * target applies before it leaves the barrier.
  *
  * A split exchanges (colour, key, free ids, whether the rank could keep
  * a list) along a ring of the parent's ranks, through the window the
@@ -91,6 +92,14 @@ DCU_FN_COLD dcuda_status_t dcu_comm_barrier_tree(dcuda_state_t *st, int comm, co
     }
     for (int i = 0; i < children && s == DCUDA_OK; i++)
         s = dcu_notify(st, c->members[first + i], DCU_COMM_WORLD, tag);
+    if (s == DCUDA_OK && st->inbox) {
+        /* What the members' fences waited for is in my inbox (the
+         * proxies acknowledge what they took in there), but a release
+         * over stores leaves it unapplied: apply it now. */
+        if (dcu_in_poll_lanes())
+            (void)dcu_inbox_drain(st, dcu_poll_lanes(), DCUDA_INBOX_ENTRIES);
+        dcu_sync();
+    }
     return s;
 }
 

@@ -93,7 +93,8 @@ enum dcuda_cmd_op {
     DCUDA_CMD_BARRIER = 4,  /* the device's ranks reached a WORLD barrier (network path) */
     DCUDA_CMD_PUT_READ = 5, /* a large put the proxy reads from rank memory (network path) */
     DCUDA_CMD_PART = 6,     /* the size of a part of a rank on the network path */
-    DCUDA_CMD_GET = 7       /* a get from a rank on the network path */
+    DCUDA_CMD_GET = 7,      /* a get from a rank on the network path */
+    DCUDA_CMD_FENCE = 8     /* the proxy's sends so far acknowledged (a split's barrier) */
 };
 
 /* args[] of each op. PUT: [0] target WORLD rank, [1] window slot, [2] offset
@@ -111,7 +112,11 @@ enum dcuda_cmd_op {
  * rank, [1] window slot of the target's part | window slot of the
  * sender's part that receives the data << 32, [2] offset in the target's
  * part, [3] size, [4] offset in the receiving part, [5] tag + 1 of the
- * notification the sender gets once the data is there (never 0). */
+ * notification the sender gets once the data is there (never 0). FENCE:
+ * no args; wants a reply: DCUDA_OK once every message this proxy handed to
+ * the network before reading it (puts, notifications, gets, of any rank of
+ * its ring) has been acknowledged by its receiver; at once when none is
+ * unacknowledged. */
 #define DCUDA_CMD_NO_SLOT 0xffffffffu
 /* Most payload bytes one PUT command carries. */
 #define DCUDA_NET_CHUNK_MAX 65536u
