@@ -81,8 +81,8 @@ DCUDA_RANK_API dcuda_status_t dcuda_comm_barrier(dcuda_state_t *st, dcuda_comm_t
     dcuda_status_t s = dcu_checked_comm(st, comm, call);
     if (s != DCUDA_OK)
         return s;
-    return dcu_comm_valid(comm) ? dcu_barrier(st, comm, call)
-                                : dcu_comm_barrier_tree(st, comm, call);
+    int by = dcu_comm_valid(comm) ? comm : st->comms[comm - DCU_COMM_NODE].barrier;
+    return dcu_comm_valid(by) ? dcu_barrier(st, by, call) : dcu_comm_barrier_tree(st, comm, call);
 }
 
 DCUDA_RANK_API dcuda_status_t dcuda_comm_split(dcuda_state_t *st, dcuda_comm_t parent, int colour,

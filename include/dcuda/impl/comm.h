@@ -6,7 +6,8 @@
  * the WORLD path, so every path (device, node, network) serves it as it
  * is.
  *
- * Its barrier is a tree of notifications (DCU_COMM_FANOUT children a
+ * Its barrier is WORLD's or DEVICE's when it has their ranks (NODE of a
+ * one-node job or of a one-process node), else a tree of notifications (DCU_COMM_FANOUT children a
  * rank): a rank waits for its children, tells its parent and waits for
  * its word, then tells its children. Notifications over stores are
  * releases, and a chain of them is cumulative: what a rank stored before
@@ -18,8 +19,9 @@
  * target applies before it leaves the barrier.
  *
  * A split exchanges (colour, key, free ids, whether the rank could keep
- * a list) along a ring of the parent's ranks, through the window the
- * caller gives: my right's part gets each entry from me in turn, after my
+ * a list) through the window the caller gives: an allgather when the
+ * window is the parent's (WORLD, DEVICE), else along a ring of the
+ * parent's ranks: my right's part gets each entry from me in turn, after my
  * right said it is in the split (SPLIT_READY); only my left sends me
  * SPLIT_DATA and only my right SPLIT_READY, so each wait counts one. The
  * id is the lowest one free at every rank of the parent, so the ids of a
@@ -28,7 +30,7 @@
 #ifndef DCUDA_IMPL_COMM_H
 #define DCUDA_IMPL_COMM_H
 
-#include "coll_base.h"
+#include "coll.h"
 
 /* The library's tags of communicator id comm, after the collectives'. */
 enum {
@@ -262,6 +264,7 @@ DCU_FN_COLD dcuda_status_t dcu_split_adopt(dcuda_state_t *st, int parent, const 
     c->size = m;
     c->rank = rank;
     c->members = list;
+    c->barrier = dcu_comm_same_barrier(st, id, m, list);
     st->live_comms |= 1u << id;
     *comm = id;
     return DCUDA_OK;
@@ -283,8 +286,9 @@ DCU_FN dcuda_status_t dcu_comm_split(dcuda_state_t *st, int parent, int colour, 
         int me = dcu_comm_rank(st, parent);
         ((dcu_split_entry_t *)room)[me] = dcu_split_mine(st, parent, colour, key, &list);
     }
-    if (dcu_comm_size(st, parent) > 1)
-        s = dcu_split_ring(st, parent, win, offset, room, call);
+    if (dcu_comm_size(st, parent) > 1) /* the collective where the window is the parent's */
+        s = dcu_win_comm(win) == parent ? dcu_allgather(st, win, offset, sizeof(dcu_split_entry_t))
+                                        : dcu_split_ring(st, parent, win, offset, room, call);
     int made = DCUDA_COMM_NULL;
     if (s == DCUDA_OK)
         DCU_ON_LEADER(st, dcu_split_adopt(st, parent, room, list, &made, call));

@@ -299,11 +299,15 @@ typedef struct dcuda_context {
 } dcuda_context_t;
 
 /* What a rank knows of a communicator beyond WORLD and DEVICE: its size,
- * my rank in it, and its members' WORLD ranks in its rank order (NODE's
- * in the context; a split's in memory the rank allocated at the split). */
+ * my rank in it, whose barrier serves it (WORLD's or DEVICE's when it has
+ * their ranks, else its own id), and its members' WORLD ranks in its rank
+ * order (NODE's in the context; a split's in memory the rank allocated at
+ * the split). */
 typedef struct dcuda_comm_info {
     int32_t size;
     int32_t rank;
+    int32_t barrier;
+    int32_t reserved;
     const int32_t *members;
 } dcuda_comm_info_t;
 
@@ -394,6 +398,6 @@ DCUDA_STATIC_ASSERT(sizeof(dcuda_put_route_t) == 56, "put route");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 120, "state copies of the context");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 704, "state counters");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 2144, "state fits shared memory budget");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 2192, "state fits shared memory budget");
 
 #endif /* DCUDA_SHARED_LAYOUT_H */
