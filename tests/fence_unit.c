@@ -3,14 +3,17 @@
  * random simulation of one proxy's counts (netbar.h): messages sent to
  * random processes (itself among them, as NET_LOOPBACK does), bursts to
  * a few, acknowledgements arriving per process in order, up to what was
- * sent, and fences taken by random ranks at random moments (a rank waits
+ * sent, some of them saying that nothing of ours is held there (only
+ * those make their count a prefix of what was sent: a held message lands
+ * after later ones), and fences taken by random ranks at random moments (a rank waits
  * for its own). The model keeps each fence's counts itself: what had been
  * sent each process when the fence was taken. Counts start near 2^32, so
  * they wrap.
  *
  * Checked after every step: every fence the acknowledgements complete is
  * answered, and only those: one is answered exactly when each process
- * has acknowledged what the fence's counts say, never earlier, whatever
+ * has acknowledged what the fence's counts say with nothing held, never
+ * earlier (a larger count with something held is not enough), whatever
  * was sent after it; a fence taken when nothing is unacknowledged
  * completes at once; fences complete in the order taken. Also: a fence
  * beyond one a rank is refused, abandoned fences come oldest first, a
@@ -42,6 +45,7 @@ typedef struct model_fence {
 static struct {
     int P, R;
     uint32_t sent[MAX_P], acked[MAX_P], base[MAX_P];
+    uint32_t clear[MAX_P]; /* the largest count acknowledged with nothing held */
     model_fence_t f[MAX_R]; /* one a rank */
     long taken, at_once, done, abandoned, overtaken;
     uint32_t next_tag;
@@ -54,7 +58,7 @@ static uint32_t draw(uint32_t bound) { return (uint32_t)(test_rng(&m.rng) % boun
 static int complete(const model_fence_t *f)
 {
     for (int q = 0; q < m.P; q++)
-        if (f->owes[q] && (int32_t)(m.acked[q] - f->need[q]) < 0)
+        if (f->owes[q] && (int32_t)(m.clear[q] - f->need[q]) < 0)
             return 0;
     return 1;
 }
@@ -71,8 +75,8 @@ static void episode(dcu_netbar_t *b, dcu_fences_t *fs)
     memset(m.f, 0, sizeof m.f);
     for (int q = 0; q < m.P; q++) {
         m.base[q] = draw(4) ? 0xffffffffu - draw(40) : draw(40);
-        m.sent[q] = m.acked[q] = m.base[q];
-        b->peer[q].sent = b->peer[q].acked = m.base[q];
+        m.sent[q] = m.acked[q] = m.clear[q] = m.base[q];
+        b->peer[q].sent = b->peer[q].acked = b->peer[q].clear = m.base[q];
     }
 }
 
@@ -82,8 +86,9 @@ static void send_one(dcu_netbar_t *b, int q)
     m.sent[q]++;
 }
 
-/* Process q acknowledges some of what it was sent, in order. */
-static void ack(dcu_netbar_t *b, int q)
+/* Process q acknowledges some of what it was sent, in order, saying
+ * whether it holds nothing of ours. */
+static void ack(dcu_netbar_t *b, int q, int all_taken)
 {
     uint32_t lag = m.sent[q] - m.acked[q];
     if (lag == 0)
@@ -92,6 +97,11 @@ static void ack(dcu_netbar_t *b, int q)
     uint64_t bytes = (uint64_t)(uint32_t)(m.acked[q] - m.base[q]) * BYTES;
     const char *bad = dcu_netbar_acked(b, q, m.acked[q], bytes);
     TEST_CHECK(bad == NULL, "process %d acknowledged %u: %s", q, m.acked[q], bad ? bad : "");
+    /* All of it acknowledged: nothing can be held there. */
+    if (all_taken || m.acked[q] == m.sent[q]) {
+        dcu_netbar_cleared(b, q, m.acked[q]);
+        m.clear[q] = m.acked[q];
+    }
 }
 
 /* Rank r takes a fence. */
@@ -181,7 +191,7 @@ static void step(dcu_netbar_t *b, dcu_fences_t *fs)
         for (uint32_t k = 1 + draw(3); k > 0; k--)
             send_one(b, q);
     } else if (what < 850) {
-        ack(b, q);
+        ack(b, q, (int)draw(2));
     } else if (what < 990) {
         int r = (int)draw((uint32_t)m.R);
         if (!m.f[r].waiting)
@@ -191,7 +201,7 @@ static void step(dcu_netbar_t *b, dcu_fences_t *fs)
     } else if (what < 997) {
         for (int p = 0; p < m.P; p++) /* everything acknowledged */
             while (m.acked[p] != m.sent[p])
-                ack(b, p);
+                ack(b, p, 1);
     } else {
         dcu_fences_reset(fs);
         TEST_CHECK(fs->count == 0, "%d fences wait after a reset", fs->count);

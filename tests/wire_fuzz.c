@@ -50,7 +50,7 @@ static int valid(const unsigned char *m, size_t size, int from)
     memcpy(&h, m, sizeof h);
     int framed = h.magic == DCU_WIRE_MAGIC && h.version == DCU_WIRE_VERSION &&
                  size <= limits.max_size && h.length == size - sizeof h && h.src_proc == from &&
-                 from >= 0 && from < PROCS && h.run != 0 && h.flags <= 3u;
+                 from >= 0 && from < PROCS && h.run != 0 && h.flags <= 7u;
     if (!framed)
         return 0;
     int ranks = h.src_rank >= 0 && h.src_rank < WORLD && h.dst_rank >= 0 && h.dst_rank < WORLD;

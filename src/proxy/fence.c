@@ -24,10 +24,13 @@ void dcu_fences_free(dcu_fences_t *f)
 
 void dcu_fences_reset(dcu_fences_t *f) { f->head = f->count = 0; }
 
-/* Has process q acknowledged `sent` (modulo 2^32)? */
+/* Are the first `sent` messages to process q in its inboxes (modulo
+ * 2^32)? An acknowledgement's count alone does not say so: a message
+ * held for inbox room lands after later ones. One sent while nothing
+ * from me was held there does (dcu_netbar_cleared). */
 static int reached(const dcu_netbar_t *b, int q, uint32_t sent)
 {
-    return (int32_t)(b->peer[q].acked - sent) >= 0;
+    return (int32_t)(b->peer[q].clear - sent) >= 0;
 }
 
 /* Room in fence e for n processes (kept for the fences after it). */

@@ -6,9 +6,11 @@
  *
  * A fence takes, of each process whose acknowledgements lag what was sent
  * it, the count sent so far, and completes once each such process has
- * acknowledged that many: traffic sent after the fence never holds it
- * back (a WORLD barrier waits for all acknowledgements). Counts are
- * compared modulo 2^32.
+ * acknowledged that many with nothing of mine held (a message held for
+ * inbox room lands after later ones, so a count alone is no prefix:
+ * DCU_WIRE_ALL_TAKEN, netbar.h): traffic sent after the fence holds it
+ * back only while the receiver holds some of it (a WORLD barrier waits
+ * for all acknowledgements). Counts are compared modulo 2^32.
  *
  * Each rank waits for its own fence, so at most one a rank waits, in the
  * order taken. A later fence's counts are at least an earlier one's, so

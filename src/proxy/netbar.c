@@ -77,6 +77,7 @@ const char *dcu_netbar_arrived(dcu_netbar_t *b, int q, uint64_t bytes, uint64_t 
     dcu_netbar_peer_t *e = &b->peer[q];
     uint64_t out = e->arrived_bytes - e->told_bytes;
     e->arrived_bytes += bytes;
+    e->arrived++;
     return out == 0 || (out <= credit && bytes <= credit - out)
                ? NULL
                : "more bytes than its credit (NET_CREDIT) allows before an acknowledgement";
@@ -118,6 +119,14 @@ const char *dcu_netbar_acked(dcu_netbar_t *b, int q, uint32_t count, uint64_t by
     if (waits_for_acks(b))
         b->ack_wait--;
     return NULL;
+}
+
+int dcu_netbar_all_taken(const dcu_netbar_t *b, int q) { return b->peer[q].arrived == b->peer[q].taken; }
+
+void dcu_netbar_cleared(dcu_netbar_t *b, int q, uint32_t count)
+{
+    if ((int32_t)(count - b->peer[q].clear) > 0)
+        b->peer[q].clear = count;
 }
 
 /* The arrivals kept for barrier `epoch` (the next one or the one after,

@@ -53,6 +53,11 @@ typedef struct dcu_netbar_arrivals {
  * taken from it into inboxes, and acknowledged to it. */
 typedef struct dcu_netbar_peer {
     uint32_t sent, acked, taken, told;
+    /* Messages that arrived from it (taken counts those in an inbox: a
+     * message held for inbox room lands after later ones), and the
+     * largest count it acknowledged with everything arrived taken (then
+     * a prefix of what I sent is in its inboxes: a fence's test). */
+    uint32_t arrived, clear;
     uint64_t sent_bytes, acked_bytes, arrived_bytes, taken_bytes, told_bytes;
 } dcu_netbar_peer_t;
 
@@ -96,6 +101,13 @@ int dcu_netbar_owed(dcu_netbar_t *b, int *to, uint32_t *count, uint64_t *bytes);
 /* Process q acknowledged `count` (`bytes`) of what I sent it. NULL, or
  * why that cannot be right. */
 const char *dcu_netbar_acked(dcu_netbar_t *b, int q, uint32_t count, uint64_t bytes);
+/* Is everything that arrived from process q in an inbox (none held)? An
+ * acknowledgement sent then says so (DCU_WIRE_ALL_TAKEN): with messages
+ * of a pair arriving in the order sent, its count is then a prefix. */
+int dcu_netbar_all_taken(const dcu_netbar_t *b, int q);
+/* Process q acknowledged `count` with everything that arrived taken:
+ * the first `count` messages I sent it are in its inboxes. */
+void dcu_netbar_cleared(dcu_netbar_t *b, int q, uint32_t count);
 
 /* My device entered barrier `epoch`: NULL, or why it cannot (the barrier
  * is not the next one or the one after, as for any process's rounds). */

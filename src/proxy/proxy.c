@@ -163,8 +163,15 @@ static void send_acks(dcu_proxy_t *p)
     int q;
     uint32_t count;
     uint64_t bytes;
-    while (!p->failure[0] && dcu_netbar_owed(&p->bar, &q, &count, &bytes))
-        send_bare(p, q, DCU_WIRE_ACK, 0, count, bytes);
+    while (!p->failure[0] && dcu_netbar_owed(&p->bar, &q, &count, &bytes)) {
+        dcu_wire_header_t *h = dcu_proxy_message_to(p, q, DCU_WIRE_ACK, 0);
+        if (!h)
+            break;
+        h->tag = count;
+        h->count = bytes;
+        h->flags = dcu_netbar_all_taken(&p->bar, q) ? DCU_WIRE_ALL_TAKEN : 0u;
+        dcu_proxy_send_to(p, q, h);
+    }
     p->unacked = 0;
 }
 
@@ -195,11 +202,15 @@ static void barrier_verdict(dcu_proxy_t *p, int from, const dcu_wire_header_t *h
 
 static void apply_step(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
 {
-    if (h->type == DCU_WIRE_ACK)
-        dcu_trace_mark(DCU_TRACE_ACKED, h->count);
-    barrier_verdict(p, from, h,
-                    h->type == DCU_WIRE_ROUND ? dcu_netbar_heard(&p->bar, from, h->epoch, h->tag)
-                                              : dcu_netbar_acked(&p->bar, from, h->tag, h->count));
+    if (h->type == DCU_WIRE_ROUND) {
+        barrier_verdict(p, from, h, dcu_netbar_heard(&p->bar, from, h->epoch, h->tag));
+        return;
+    }
+    dcu_trace_mark(DCU_TRACE_ACKED, h->count);
+    const char *bad = dcu_netbar_acked(&p->bar, from, h->tag, h->count);
+    if (!bad && (h->flags & DCU_WIRE_ALL_TAKEN))
+        dcu_netbar_cleared(&p->bar, from, h->tag);
+    barrier_verdict(p, from, h, bad);
 }
 
 /* A peer's message text, printable characters only (it comes from outside),

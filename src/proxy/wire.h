@@ -79,7 +79,7 @@ typedef struct dcu_wire_header {
                        * ACK: the bytes taken */
     uint32_t run;     /* the sender's run (1, 2, ...): a message of an earlier run, one that
                        * ended early, is dropped */
-    uint32_t flags;   /* DCU_WIRE_ENDED, DCU_WIRE_UNCREDITED */
+    uint32_t flags;   /* DCU_WIRE_ENDED, DCU_WIRE_UNCREDITED, DCU_WIRE_ALL_TAKEN */
 } dcu_wire_header_t;
 
 /* A GET's body: the asking rank's part (window slot, offset in it) that
@@ -99,6 +99,9 @@ DCUDA_STATIC_ASSERT(sizeof(dcu_wire_get_t) == 16, "wire get");
  * sender's run was cancelled (its targets may have stopped taking what
  * arrives): not held to the credit. */
 #define DCU_WIRE_UNCREDITED 2u
+/* An ACK sent while everything that arrived from its receiver was in an
+ * inbox (netbar.h, dcu_netbar_all_taken). */
+#define DCU_WIRE_ALL_TAKEN 4u
 
 DCUDA_STATIC_ASSERT(sizeof(dcu_wire_header_t) == 56, "wire header");
 

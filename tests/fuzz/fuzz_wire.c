@@ -55,7 +55,7 @@ static setting_t read_setting(fuzz_reader_t *r)
 
 /* wire.h's format, as this file reads it: a header of 56 bytes (magic
  * 0xdc0d, version 10, type, body length, sender, ranks, tag, slot, epoch,
- * offset, count, the sender's run, flags: 0 to 3), the body after it. */
+ * offset, count, the sender's run, flags: 0 to 7), the body after it. */
 static int rank_in(int32_t r, const setting_t *s) { return r >= 0 && r < s->lim.world_size; }
 
 /* A GET's body of 16 bytes: the asker's window slot (below 64), four
@@ -115,7 +115,7 @@ static int valid(const uint8_t *m, size_t size, const setting_t *s)
         return 0;
     memcpy(&h, m, sizeof h);
     if (h.magic != 0xdc0d || h.version != 10 || size > s->lim.max_size || h.length != size - 56 ||
-        h.flags > 3u)
+        h.flags > 7u)
         return 0;
     if (s->from < 0 || s->from >= s->lim.processes || h.src_proc != s->from || h.run == 0)
         return 0;
