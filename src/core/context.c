@@ -70,6 +70,27 @@ static dcuda_status_t alloc_node_parts(dcuda_host_h h)
     return DCUDA_OK;
 }
 
+/* The ranks' member lists of splits (impl/comm.h): one a rank and split
+ * id, each as long as the largest parent a split may have: WORLD, within
+ * COMM_LISTS_BYTES a process (but at least COMM_LIST_MIN_RANKS). */
+#define COMM_LISTS_BYTES ((size_t)64 << 20)
+#define COMM_LIST_MIN_RANKS 256
+
+static dcuda_status_t alloc_comm_lists(dcuda_host_h h)
+{
+    dcuda_context_t *c = &h->image;
+    void *p;
+    size_t fit = COMM_LISTS_BYTES / ((size_t)c->device_size *
+                                     (DCUDA_COMM_IDS - DCUDA_COMM_FIRST_SPLIT) * sizeof(int32_t));
+    fit = fit < COMM_LIST_MIN_RANKS ? COMM_LIST_MIN_RANKS : fit;
+    c->comm_list_cap = (size_t)c->world_size < fit ? c->world_size : (int32_t)fit;
+    size_t entries = (size_t)c->device_size * (DCUDA_COMM_IDS - DCUDA_COMM_FIRST_SPLIT) *
+                     (size_t)c->comm_list_cap;
+    dcuda_status_t st = dcu_mem_alloc(h, entries * sizeof(int32_t), &p);
+    c->comm_lists = st == DCUDA_OK ? (int32_t *)p : NULL;
+    return st;
+}
+
 /* With a process on the network path: each rank's inbox and how far it
  * consumed it (mapped: the proxy writes one, the rank the other). */
 static dcuda_status_t alloc_mapped_inboxes(dcuda_host_h h)
@@ -127,7 +148,7 @@ static dcuda_status_t alloc_tables(dcuda_host_h h)
         return st;
     h->node_push = (DCUDA_ATOMIC(uint32_t) *)p;
     if ((st = alloc_peer_tables(h)) || (st = alloc_node_parts(h)) ||
-        (st = dcu_peers_node_members(h)))
+        (st = dcu_peers_node_members(h)) || (st = alloc_comm_lists(h)))
         return st;
     return dcu_mem_alloc(h, sizeof(dcuda_context_t), (void **)&h->dev_ctx);
 }

@@ -23,13 +23,7 @@ DCUDA_RANK_API dcuda_status_t dcuda_rank_init(dcuda_context_h ctx, dcuda_state_t
     return dcu_rank_init(ctx, st);
 }
 
-DCUDA_RANK_API dcuda_status_t dcuda_rank_finish(dcuda_state_t *st)
-{
-    dcu_sync();
-    if (dcu_state_ok(st) && dcu_leader())
-        dcu_comms_release(st); /* the splits still live */
-    return dcu_rank_finish(st);
-}
+DCUDA_RANK_API dcuda_status_t dcuda_rank_finish(dcuda_state_t *st) { return dcu_rank_finish(st); }
 
 DCUDA_RANK_API dcuda_status_t dcuda_get_data(dcuda_state_t *st, void **data)
 {

@@ -58,8 +58,18 @@ typedef struct dcu_split_entry {
     int32_t colour;
     int32_t key;
     uint32_t free_ids; /* bit per communicator id free at this rank */
-    int32_t no_memory; /* it could not allocate its member list */
+    int32_t reserved;
 } dcu_split_entry_t;
+
+/* My member list of split id `id`: a slot of the context's (as long as
+ * the largest parent allowed, comm_list_cap). */
+DCU_FN int32_t *dcu_comm_list(const dcuda_state_t *st, int id)
+{
+    const dcuda_context_t *ctx = st->ctx;
+    size_t slot = (size_t)st->device_rank * (DCUDA_COMM_IDS - DCUDA_COMM_FIRST_SPLIT) +
+                  (size_t)(id - DCUDA_COMM_FIRST_SPLIT);
+    return ctx->comm_lists + slot * (size_t)ctx->comm_list_cap;
+}
 
 /* Leader: waits until every message this rank's proxy lane sent before
  * now was acknowledged (nothing to wait for when the rank gave its proxy
@@ -132,6 +142,11 @@ DCU_FN dcuda_status_t dcu_split_checks(dcuda_state_t *st, int parent, int colour
     int size = s == DCUDA_OK ? dcu_comm_size(st, parent) : 0;
     if (s == DCUDA_OK)
         s = dcu_checked_room(st, win, offset, dcuda_comm_split_room(size), room, call);
+    if (s == DCUDA_OK && size > st->ctx->comm_list_cap)
+        s = DCU_REPORT(st, DCUDA_ERR_NO_MEMORY, call,
+                       "%s has %d ranks; a split's parent may have %d (its member lists are kept "
+                       "for parents of up to that many)",
+                       dcu_comm_name(parent), size, st->ctx->comm_list_cap);
     if (s == DCUDA_OK && (uintptr_t)*room % 4u != 0)
         s = DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call,
                        "offset %llu puts the split's entries at %p, not 4-byte aligned",
@@ -145,20 +160,15 @@ DCU_FN dcuda_status_t dcu_split_checks(dcuda_state_t *st, int parent, int colour
     return s;
 }
 
-/* Leader: my entry, with my member list allocated (as long as parent) when
- * I join a communicator. */
-DCU_FN_COLD dcu_split_entry_t dcu_split_mine(dcuda_state_t *st, int parent, int colour, int key,
-                                             int32_t **list)
+/* Leader: my entry. */
+DCU_FN_COLD dcu_split_entry_t dcu_split_mine(const dcuda_state_t *st, int colour, int key)
 {
     dcu_split_entry_t e;
     e.colour = colour;
     e.key = key;
     const uint32_t splits = ((1u << DCUDA_COMM_IDS) - 1u) & ~((1u << DCUDA_COMM_FIRST_SPLIT) - 1u);
     e.free_ids = ~st->live_comms & splits;
-    *list = (int32_t *)0;
-    if (colour != DCUDA_UNDEFINED)
-        *list = (int32_t *)dcu_rank_alloc((size_t)dcu_comm_size(st, parent) * sizeof(int32_t));
-    e.no_memory = colour != DCUDA_UNDEFINED && !*list;
+    e.reserved = 0;
     return e;
 }
 
@@ -225,37 +235,29 @@ DCU_FN_COLD void dcu_split_sort(int32_t *list, int m, const dcu_split_entry_t *a
 /* Leader, after the exchange: the new communicator from everyone's
  * entries (or why none). */
 DCU_FN_COLD dcuda_status_t dcu_split_adopt(dcuda_state_t *st, int parent, const char *room,
-                                           int32_t *list, int *comm, const char *call)
+                                           int *comm, const char *call)
 {
     const dcu_split_entry_t *all = (const dcu_split_entry_t *)room;
     const int n = dcu_comm_size(st, parent), me = dcu_comm_rank(st, parent);
     const dcu_split_entry_t mine = all[me];
     uint32_t free_ids = ~0u;
-    int short_of = -1, m = 0;
-    for (int r = 0; r < n; r++) {
+    for (int r = 0; r < n; r++)
         free_ids &= all[r].free_ids;
-        short_of = short_of < 0 && all[r].no_memory ? r : short_of;
-        if (list && all[r].colour == mine.colour)
-            list[m++] = r;
-    }
     *comm = DCUDA_COMM_NULL;
-    dcuda_status_t s = DCUDA_OK;
-    if (short_of >= 0)
-        s = DCU_REPORT(st, DCUDA_ERR_NO_MEMORY, call,
-                       "rank %d of %s could not allocate its member list (%d x 4 bytes)", short_of,
-                       dcu_comm_name(parent), n);
-    else if (!free_ids)
-        s = DCU_REPORT(st, DCUDA_ERR_COMM_LIMIT, call,
-                       "some rank of %s already has %d splits live", dcu_comm_name(parent),
-                       DCUDA_COMM_IDS - DCUDA_COMM_FIRST_SPLIT);
-    if (s != DCUDA_OK || !list) {
-        dcu_rank_release(list);
-        return s;
-    }
-    dcu_split_sort(list, m, all);
-    int id = 0, rank = 0;
+    if (!free_ids)
+        return DCU_REPORT(st, DCUDA_ERR_COMM_LIMIT, call,
+                          "some rank of %s already has %d splits live", dcu_comm_name(parent),
+                          DCUDA_COMM_IDS - DCUDA_COMM_FIRST_SPLIT);
+    if (mine.colour == DCUDA_UNDEFINED)
+        return DCUDA_OK;
+    int id = 0, rank = 0, m = 0;
     while (!((free_ids >> id) & 1u))
         id++;
+    int32_t *list = dcu_comm_list(st, id);
+    for (int r = 0; r < n; r++)
+        if (all[r].colour == mine.colour)
+            list[m++] = r;
+    dcu_split_sort(list, m, all);
     for (int i = 0; i < m; i++) {
         rank = list[i] == me ? i : rank;
         list[i] = dcu_comm_world_rank(st, parent, list[i]);
@@ -281,19 +283,14 @@ DCU_FN dcuda_status_t dcu_comm_split(dcuda_state_t *st, int parent, int colour, 
     dcuda_status_t s = dcu_split_checks(st, parent, colour, win, offset, comm, &room, call);
     if (s != DCUDA_OK)
         return s;
-    int32_t *list = (int32_t *)0;
-    if (dcu_leader()) {
-        int me = dcu_comm_rank(st, parent);
-        ((dcu_split_entry_t *)room)[me] = dcu_split_mine(st, parent, colour, key, &list);
-    }
+    if (dcu_leader())
+        ((dcu_split_entry_t *)room)[dcu_comm_rank(st, parent)] = dcu_split_mine(st, colour, key);
     if (dcu_comm_size(st, parent) > 1) /* the collective where the window is the parent's */
         s = dcu_win_comm(win) == parent ? dcu_allgather(st, win, offset, sizeof(dcu_split_entry_t))
                                         : dcu_split_ring(st, parent, win, offset, room, call);
     int made = DCUDA_COMM_NULL;
     if (s == DCUDA_OK)
-        DCU_ON_LEADER(st, dcu_split_adopt(st, parent, room, list, &made, call));
-    else if (dcu_leader())
-        dcu_rank_release(list);
+        DCU_ON_LEADER(st, dcu_split_adopt(st, parent, room, &made, call));
     dcu_sync();
     if (dcu_leader())
         st->result_win = (uint32_t)made;
@@ -316,10 +313,8 @@ DCU_FN dcuda_status_t dcu_comm_free(dcuda_state_t *st, int comm)
                        "%s is built in; only communicators from dcuda_comm_split are freed",
                        dcu_comm_name(comm));
     dcu_sync();
-    if (s == DCUDA_OK && dcu_leader()) {
-        dcu_rank_release((void *)st->comms[comm - DCU_COMM_NODE].members);
+    if (s == DCUDA_OK && dcu_leader())
         st->live_comms &= ~(1u << comm);
-    }
     dcu_sync();
     return s;
 }
@@ -340,15 +335,6 @@ DCU_FN dcuda_status_t dcu_comm_world_rank_query(dcuda_state_t *st, int comm, int
     if (s == DCUDA_OK)
         *world_rank = dcu_comm_world_rank(st, comm, rank);
     return s;
-}
-
-/* Leader, at dcuda_rank_finish: the splits still live go. */
-DCU_FN_COLD void dcu_comms_release(dcuda_state_t *st)
-{
-    for (int id = DCUDA_COMM_FIRST_SPLIT; id < DCUDA_COMM_IDS; id++)
-        if ((st->live_comms >> id) & 1u)
-            dcu_rank_release((void *)st->comms[id - DCU_COMM_NODE].members);
-    st->live_comms &= (1u << DCUDA_COMM_FIRST_SPLIT) - 1u;
 }
 
 #endif /* DCUDA_IMPL_COMM_H */

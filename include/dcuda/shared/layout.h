@@ -296,6 +296,12 @@ typedef struct dcuda_context {
     const int32_t *node_members;
     int32_t node_size;
     int32_t node_first;
+    /* Splits: each rank's member lists, one a split id
+     * ([device_size][DCUDA_COMM_IDS - 3][comm_list_cap]), for parents of
+     * up to comm_list_cap ranks. */
+    int32_t *comm_lists;
+    int32_t comm_list_cap;
+    int32_t reserved_comms;
 } dcuda_context_t;
 
 /* What a rank knows of a communicator beyond WORLD and DEVICE: its size,
@@ -393,7 +399,7 @@ DCUDA_STATIC_ASSERT(offsetof(dcuda_context_t, notifs) == 64, "context header");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_node_slot_t) == 64, "node slot");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_segment_t) == 32, "segment");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_peer_t) == 48, "peer");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 840, "context");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 856, "context");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_put_route_t) == 56, "put route");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 120, "state copies of the context");

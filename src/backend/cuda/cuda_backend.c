@@ -191,27 +191,6 @@ static void explain_no_fit(const dcu_backend_t *b, const dcu_backend_request_t *
                       prop->regsPerMultiprocessor);
 }
 
-/* The device heap that ranks' member lists of splits come from
- * (impl/comm.h): room for every rank to keep DCUDA_COMM_IDS - 3 lists of
- * HEAP_LIST_RANKS ranks, beside the 8 MiB CUDA starts with. */
-#define HEAP_LIST_RANKS 16384u
-static dcuda_status_t grow_heap(const dcu_backend_t *b)
-{
-    size_t have = 0, want = (size_t)b->ranks * (DCUDA_COMM_IDS - DCUDA_COMM_FIRST_SPLIT) *
-                                HEAP_LIST_RANKS * sizeof(int32_t) +
-                            ((size_t)8 << 20);
-    CUDA_TRY(cudaDeviceGetLimit(&have, cudaLimitMallocHeapSize), "reading the device heap's size");
-    if (have >= want)
-        return DCUDA_OK;
-    cudaError_t err = cudaDeviceSetLimit(cudaLimitMallocHeapSize, want);
-    if (err != cudaSuccess) { /* fixed once a kernel that allocates ran: splits may fail */
-        (void)cudaGetLastError();
-        dcu_msg_warn("the device heap stays at %zu bytes (%s): dcuda_comm_split may run out "
-                     "of memory for member lists",
-                     have, cudaGetErrorString(err));
-    }
-    return DCUDA_OK;
-}
 
 /* Ranks = blocks that fit on the GPU at once (bounded by the RANKS setting). */
 static dcuda_status_t size_grid(dcu_backend_t *b, const dcu_backend_request_t *req,
@@ -242,7 +221,7 @@ static dcuda_status_t size_grid(dcu_backend_t *b, const dcu_backend_request_t *r
         return DCUDA_ERR_SETTING;
     }
     b->ranks = req->ranks > 0 ? (int)req->ranks : fit;
-    return grow_heap(b);
+    return DCUDA_OK;
 }
 
 /* Can this GPU reach the GPUs of the processes of its node directly? */

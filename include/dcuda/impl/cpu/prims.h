@@ -16,7 +16,6 @@
 
 #include <sched.h>
 #include <stdatomic.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -197,11 +196,6 @@ DCU_FN uint64_t dcu_now_ns(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
-
-/* Memory a rank keeps for itself (a split's member list): the process's
- * heap. */
-DCU_FN void *dcu_rank_alloc(size_t bytes) { return malloc(bytes ? bytes : 1u); }
-DCU_FN void dcu_rank_release(void *p) { free(p); }
 
 /* The rank's copy of a put (its one thread copies). */
 DCU_FN void dcu_copy(char *dst, const char *src, size_t n) { memcpy(dst, src, n); }

@@ -395,11 +395,6 @@ DCU_FN void dcu_copy_by(char *dst, const char *src, size_t n, size_t i, size_t n
     dcu_copy_with<DCU_LOAD_PLAIN>(dst, src, n, i, nt);
 }
 
-/* Memory a rank keeps for itself (a split's member list): the device
- * heap (its size is the backend's cudaLimitMallocHeapSize). */
-DCU_FN void *dcu_rank_alloc(size_t bytes) { return malloc(bytes ? bytes : 1u); }
-DCU_FN void dcu_rank_release(void *p) { free(p); }
-
 /* Copies n bytes with every thread of the block. */
 DCU_FN void dcu_copy(char *dst, const char *src, size_t n)
 {
