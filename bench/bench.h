@@ -18,25 +18,25 @@ enum bench_mode {
     BENCH_IDLE = 5,            /* this process sits the case out (its ranks only time nothing) */
     /* Between processes (WORLD windows, WORLD rank numbers): process 0's
      * ranks send, process 1's ranks answer, further processes idle. */
-    BENCH_PEER_PINGPONG_PUT = 6,    /* WORLD rank 0 <-> first rank of process 1: put_notify of size */
+    BENCH_PEER_PINGPONG_PUT = 6, /* WORLD rank 0 <-> first rank of process 1: put_notify of size */
     BENCH_PEER_PINGPONG_NOTIFY = 7, /* the same pair: notification only */
-    BENCH_PEER_BW = 8,              /* first `senders` ranks of process 0 -> the same of process 1 */
+    BENCH_PEER_BW = 8, /* first `senders` ranks of process 0 -> the same of process 1 */
     /* Same device again (no thesis counterpart). */
-    BENCH_BARRIER = 9,    /* every rank: dcuda_comm_barrier(DEVICE) */
+    BENCH_BARRIER = 9,     /* every rank: dcuda_comm_barrier(DEVICE) */
     BENCH_WIN_CREATE = 10, /* every rank: dcuda_win_create + dcuda_win_free on DEVICE */
-    BENCH_PUT_FLUSH = 11, /* rank 0: put of size to rank 1, then dcuda_win_flush */
+    BENCH_PUT_FLUSH = 11,  /* rank 0: put of size to rank 1, then dcuda_win_flush */
     /* Every rank of every process. */
-    BENCH_BARRIER_WORLD = 12, /* every rank: dcuda_comm_barrier(WORLD) */
-    BENCH_ALLREDUCE = 13,     /* every rank: dcuda_allreduce of size / 4 floats (sum), WORLD */
-    BENCH_BROADCAST = 14,     /* every rank: dcuda_broadcast of size bytes from rank 0, WORLD */
-    BENCH_ALLGATHER = 15,     /* every rank: dcuda_allgather of size bytes a rank, WORLD */
-    BENCH_REDUCE = 16,        /* every rank: dcuda_reduce of size / 4 floats (sum) to the last
+    BENCH_BARRIER_WORLD = 12,  /* every rank: dcuda_comm_barrier(WORLD) */
+    BENCH_ALLREDUCE = 13,      /* every rank: dcuda_allreduce of size / 4 floats (sum), WORLD */
+    BENCH_BROADCAST = 14,      /* every rank: dcuda_broadcast of size bytes from rank 0, WORLD */
+    BENCH_ALLGATHER = 15,      /* every rank: dcuda_allgather of size bytes a rank, WORLD */
+    BENCH_REDUCE = 16,         /* every rank: dcuda_reduce of size / 4 floats (sum) to the last
                                * rank, WORLD */
     BENCH_REDUCE_SCATTER = 17, /* every rank: dcuda_reduce_scatter of size / 4 floats a rank
                                 * (sum), WORLD */
     BENCH_ALLTOALL = 18,       /* every rank: dcuda_alltoall of size bytes a block, WORLD */
     /* Gets: complete when the call returns. */
-    BENCH_GET = 19,     /* same device: rank 0 gets size bytes of rank 1's part, DEVICE */
+    BENCH_GET = 19,      /* same device: rank 0 gets size bytes of rank 1's part, DEVICE */
     BENCH_PEER_GET = 20, /* WORLD rank 0 gets size bytes of process 1's first rank's part */
     /* every rank: the allreduce a user writes with dcuda_put_notify (a ring)
      * of size / 4 floats (sum), WORLD; iters 0: once, on data rank + 1 */

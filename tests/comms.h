@@ -30,7 +30,13 @@ enum comms_round {
 
 /* Per rank and round: the communicator's id (-1: none), size, my rank,
  * its members' WORLD ranks. */
-enum { COMMS_ID = 0, COMMS_SIZE, COMMS_RANK, COMMS_MEMBERS, COMMS_ROUND_SLOTS = 3 + COMMS_MAX_MEMBERS };
+enum {
+    COMMS_ID = 0,
+    COMMS_SIZE,
+    COMMS_RANK,
+    COMMS_MEMBERS,
+    COMMS_ROUND_SLOTS = 3 + COMMS_MAX_MEMBERS
+};
 /* Per rank: the first failing call, checks failed and made, where the
  * first failed, then the rounds. */
 enum { COMMS_STATUS = 0, COMMS_BAD, COMMS_CHECKED, COMMS_FIRST_BAD, COMMS_ROUND0 };
@@ -75,7 +81,8 @@ TEST_FN int comms_key(uint32_t seed, int round, int w)
  * hash mod (n - 1), so nobody puts to itself. */
 TEST_FN int comms_put_step(uint32_t seed, int it, int i, int n)
 {
-    return n < 2 ? 0 : 1 + (int)(comms_hash(seed, 4u, (uint32_t)it, (uint32_t)i) % (uint32_t)(n - 1));
+    return n < 2 ? 0
+                 : 1 + (int)(comms_hash(seed, 4u, (uint32_t)it, (uint32_t)i) % (uint32_t)(n - 1));
 }
 
 TEST_FN uint32_t comms_put_bytes(uint32_t seed, int it, int i)

@@ -55,8 +55,9 @@ static int comms_before(const void *a, const void *b)
 /* The communicator of WORLD rank w among `parent` split by colour and key
  * (n = 0: w gave no colour): the ranks of w's colour, by key, then by
  * their rank in the parent. */
-static comms_list_t comms_expect_split(const comms_list_t *parent, int w, int (*colour)(int, void *),
-                                       int (*key)(int, void *), void *arg)
+static comms_list_t comms_expect_split(const comms_list_t *parent, int w,
+                                       int (*colour)(int, void *), int (*key)(int, void *),
+                                       void *arg)
 {
     comms_list_t l = { 0, { 0 } };
     comms_member_t m[COMMS_MAX_MEMBERS];
@@ -76,12 +77,18 @@ static int comms_world_colour(int w, void *seed)
 {
     return comms_colour(*(uint32_t *)seed, COMMS_OF_WORLD, w);
 }
-static int comms_world_key(int w, void *seed) { return comms_key(*(uint32_t *)seed, COMMS_OF_WORLD, w); }
+static int comms_world_key(int w, void *seed)
+{
+    return comms_key(*(uint32_t *)seed, COMMS_OF_WORLD, w);
+}
 static int comms_split_colour(int w, void *seed)
 {
     return comms_colour(*(uint32_t *)seed, COMMS_OF_SPLIT, w);
 }
-static int comms_split_key(int w, void *seed) { return comms_key(*(uint32_t *)seed, COMMS_OF_SPLIT, w); }
+static int comms_split_key(int w, void *seed)
+{
+    return comms_key(*(uint32_t *)seed, COMMS_OF_SPLIT, w);
+}
 static int comms_parity(int w, void *arg) { return (void)arg, w % 2; }
 static int comms_reverse(int w, void *arg) { return (void)arg, -w; }
 static int comms_device_colour(int w, void *first) { return (w - *(int *)first) % 3; }
@@ -113,8 +120,9 @@ static void comms_check_round(uint32_t seed, int w, int round, const int64_t *sl
     if (want->n < 0)
         return;
     if (want->n == 0) {
-        TEST_CHECK(slot[COMMS_ID] == DCUDA_COMM_NULL, "seed %u, rank %d, round %d: id %" PRId64
-                   " where it gave no colour", seed, w, round, slot[COMMS_ID]);
+        TEST_CHECK(slot[COMMS_ID] == DCUDA_COMM_NULL,
+                   "seed %u, rank %d, round %d: id %" PRId64 " where it gave no colour", seed, w,
+                   round, slot[COMMS_ID]);
         return;
     }
     int rank = -1;
@@ -123,12 +131,13 @@ static void comms_check_round(uint32_t seed, int w, int round, const int64_t *sl
     int ok = slot[COMMS_SIZE] == want->n && slot[COMMS_RANK] == rank;
     for (int i = 0; ok && i < want->n; i++)
         ok = slot[COMMS_MEMBERS + i] == want->w[i];
-    TEST_CHECK(ok, "seed %u, rank %d, round %d: size %" PRId64 ", rank %" PRId64
-               " (expected %d, %d), or its members differ", seed, w, round, slot[COMMS_SIZE],
-               slot[COMMS_RANK], want->n, rank);
+    TEST_CHECK(ok,
+               "seed %u, rank %d, round %d: size %" PRId64 ", rank %" PRId64
+               " (expected %d, %d), or its members differ",
+               seed, w, round, slot[COMMS_SIZE], slot[COMMS_RANK], want->n, rank);
     if (round != COMMS_NODE)
-        TEST_CHECK(slot[COMMS_ID] >= 3 && slot[COMMS_ID] <= 7, "seed %u, rank %d, round %d: id %"
-                   PRId64, seed, w, round, slot[COMMS_ID]);
+        TEST_CHECK(slot[COMMS_ID] >= 3 && slot[COMMS_ID] <= 7,
+                   "seed %u, rank %d, round %d: id %" PRId64, seed, w, round, slot[COMMS_ID]);
 }
 
 /* The communicators the reference says rank w made, round by round. */
@@ -142,11 +151,12 @@ static void comms_check_split_rank(const comms_run_t *m, int w, const int64_t *r
     for (int i = first; i < test_end_rank(&m->info); i++)
         device.w[device.n++] = i;
     comms_list_t want[COMMS_ROUNDS], node = comms_node(&m->info);
-    want[COMMS_OF_WORLD] = comms_expect_split(&world, w, comms_world_colour, comms_world_key, &seed);
-    want[COMMS_OF_SPLIT] = comms_expect_split(&want[COMMS_OF_WORLD], w, comms_split_colour,
-                                              comms_split_key, &seed);
-    want[COMMS_OF_NODE] = node.n < 0 ? node : comms_expect_split(&node, w, comms_parity,
-                                                                 comms_reverse, NULL);
+    want[COMMS_OF_WORLD] =
+        comms_expect_split(&world, w, comms_world_colour, comms_world_key, &seed);
+    want[COMMS_OF_SPLIT] =
+        comms_expect_split(&want[COMMS_OF_WORLD], w, comms_split_colour, comms_split_key, &seed);
+    want[COMMS_OF_NODE] =
+        node.n < 0 ? node : comms_expect_split(&node, w, comms_parity, comms_reverse, NULL);
     want[COMMS_OF_DEVICE] = comms_expect_split(&device, w, comms_device_colour, comms_zero, &first);
     want[COMMS_NODE] = node;
     for (int r = 0; r < COMMS_ROUNDS; r++)
@@ -156,8 +166,9 @@ static void comms_check_split_rank(const comms_run_t *m, int w, const int64_t *r
         for (int b = a + 1; b < COMMS_NODE; b++) {
             int64_t ia = res[COMMS_ROUND0 + a * COMMS_ROUND_SLOTS + COMMS_ID];
             int64_t ib = res[COMMS_ROUND0 + b * COMMS_ROUND_SLOTS + COMMS_ID];
-            TEST_CHECK(ia < 0 || ia != ib, "seed %u, rank %d: rounds %d and %d both got id %" PRId64,
-                       seed, w, a, b, ia);
+            TEST_CHECK(ia < 0 || ia != ib,
+                       "seed %u, rank %d: rounds %d and %d both got id %" PRId64, seed, w, a, b,
+                       ia);
         }
 }
 
@@ -198,9 +209,9 @@ static void comms_check_rank(const comms_run_t *m, int dr)
     int w = m->info.rank_start + dr;
     TEST_CHECK(res[COMMS_STATUS] == 0, "seed %u, rank %d: a call failed with %s", m->d.seed, w,
                dcuda_status_name((dcuda_status_t)res[COMMS_STATUS]));
-    TEST_CHECK(res[COMMS_BAD] == 0, "seed %u, rank %d: %" PRId64 " of %" PRId64
-               " checks failed, the first at %" PRId64, m->d.seed, w, res[COMMS_BAD],
-               res[COMMS_CHECKED], res[COMMS_FIRST_BAD]);
+    TEST_CHECK(res[COMMS_BAD] == 0,
+               "seed %u, rank %d: %" PRId64 " of %" PRId64 " checks failed, the first at %" PRId64,
+               m->d.seed, w, res[COMMS_BAD], res[COMMS_CHECKED], res[COMMS_FIRST_BAD]);
     if (m->d.test_case == COMMS_SPLIT)
         comms_check_split_rank(m, w, res);
     if (m->d.test_case == COMMS_BARRIER) {
@@ -239,23 +250,25 @@ static int comms_run_case(int argc, char **argv, int which, dcuda_status_t also_
                         (void **)&m.d.res))
         for (long run = 0; run < runs && test_failures == 0; run++) {
             m.d.seed = seed + (uint32_t)run;
-            test_buffers_t b = { m.buf, m.d.buf, m.buf_bytes, m.res, m.d.res,
-                                 (size_t)mine * COMMS_SLOTS * sizeof *m.res };
+            test_buffers_t b = { m.buf, m.d.buf, m.buf_bytes,
+                                 m.res, m.d.res, (size_t)mine * COMMS_SLOTS * sizeof *m.res };
             if (!test_run_buffers(m.h, &m.d, sizeof m.d, &b, m.d.seed, also_ok))
                 break;
             for (int dr = 0; dr < mine; dr++)
                 comms_check_rank(&m, dr);
         }
     printf("%scomms: seeds %u..%u, %d ranks in %d process(es), %d node(s)\n", test_who, seed,
-           seed + (uint32_t)runs - 1u, m.info.rank_count, m.info.process_count,
-           m.info.node_count);
+           seed + (uint32_t)runs - 1u, m.info.rank_count, m.info.process_count, m.info.node_count);
     test_free_both(m.h, m.buf, m.d.buf);
     test_free_both(m.h, m.res, m.d.res);
     TEST_STATUS(dcuda_host_finish(m.h), DCUDA_OK);
     return 0;
 }
 
-static int run_split(int argc, char **argv) { return comms_run_case(argc, argv, COMMS_SPLIT, DCUDA_OK); }
+static int run_split(int argc, char **argv)
+{
+    return comms_run_case(argc, argv, COMMS_SPLIT, DCUDA_OK);
+}
 static int run_barrier(int argc, char **argv)
 {
     return comms_run_case(argc, argv, COMMS_BARRIER, DCUDA_OK);

@@ -15,7 +15,7 @@ typedef struct comms_rank {
     dcuda_state_t *st;
     const comms_data_t *d;
     int me, world, drank;
-    unsigned char *part; /* my region */
+    unsigned char *part;         /* my region */
     uint64_t recv_off, send_off; /* the barrier case's: splits' area (NODE's follows) */
     int32_t *flag;
     int64_t *res; /* my result slots */
@@ -134,8 +134,10 @@ TEST_RANK_FN void comms_barrier_step(comms_rank_t *c, dcuda_win_t win, int comm,
         for (uint32_t k = 0; k < theirs; k++)
             if (recv[k] != test_byte((uint32_t)from, (uint32_t)it, k) && bad++ == 0)
                 at = k;
-        dcuda_log(c->st, "comms: rank %d, iteration %d: %u of the %u bytes from rank %d differ, from byte %u",
-                  c->me, it, bad, (unsigned)theirs, from, at);
+        dcuda_log(
+            c->st,
+            "comms: rank %d, iteration %d: %u of the %u bytes from rank %d differ, from byte %u",
+            c->me, it, bad, (unsigned)theirs, from, at);
     }
     if (dcuda_thread_index() == 0)
         comms_expect(c, !any, it * 10 + 1);
@@ -184,10 +186,9 @@ TEST_RANK_FN void comms_misuse_case(comms_rank_t *c, dcuda_win_t win)
         comms_ok(c, dcuda_comm_split(c->st, DCUDA_COMM_WORLD, 0, 0, win, 0, &ids[k]));
         comms_expect(c, ids[k] == 3 + k, 10 + k);
     }
-    comms_expect(c,
-                 dcuda_comm_split(c->st, DCUDA_COMM_WORLD, 0, 0, win, 0, &ids[5]) ==
-                     DCUDA_ERR_COMM_LIMIT,
-                 15);
+    comms_expect(
+        c, dcuda_comm_split(c->st, DCUDA_COMM_WORLD, 0, 0, win, 0, &ids[5]) == DCUDA_ERR_COMM_LIMIT,
+        15);
     comms_expect(c, ids[5] == DCUDA_COMM_NULL, 16);
     comms_expect(c, dcuda_notify(c->st, c->world, ids[0], COMMS_TAG) == DCUDA_ERR_RANK, 17);
     /* Id 5 freed at WORLD rank 0 only: free there, not elsewhere, so the

@@ -45,7 +45,7 @@ typedef struct model_fence {
 static struct {
     int P, R;
     uint32_t sent[MAX_P], acked[MAX_P], base[MAX_P];
-    uint32_t clear[MAX_P]; /* the largest count acknowledged with nothing held */
+    uint32_t clear[MAX_P];  /* the largest count acknowledged with nothing held */
     model_fence_t f[MAX_R]; /* one a rank */
     long taken, at_once, done, abandoned, overtaken;
     uint32_t next_tag;

@@ -190,8 +190,8 @@ static const char *tag_name(uint32_t tag, char *buf, size_t size)
     else if (tag == DCUDA_TAG_GET)
         snprintf(buf, size, "the get's completion tag");
     else if (tag >= DCUDA_TAG_COMM_FIRST && comm < DCUDA_COMM_IDS * DCUDA_TAG_COMM_KINDS)
-        snprintf(buf, size, "the %s tag of communicator %u", comm_kinds[comm % DCUDA_TAG_COMM_KINDS],
-                 (unsigned)(comm / DCUDA_TAG_COMM_KINDS));
+        snprintf(buf, size, "the %s tag of communicator %u",
+                 comm_kinds[comm % DCUDA_TAG_COMM_KINDS], (unsigned)(comm / DCUDA_TAG_COMM_KINDS));
     else
         snprintf(buf, size, "collective tag %u", (unsigned)(tag - DCUDA_TAG_COUNT));
     return buf;

@@ -121,7 +121,10 @@ const char *dcu_netbar_acked(dcu_netbar_t *b, int q, uint32_t count, uint64_t by
     return NULL;
 }
 
-int dcu_netbar_all_taken(const dcu_netbar_t *b, int q) { return b->peer[q].arrived == b->peer[q].taken; }
+int dcu_netbar_all_taken(const dcu_netbar_t *b, int q)
+{
+    return b->peer[q].arrived == b->peer[q].taken;
+}
 
 void dcu_netbar_cleared(dcu_netbar_t *b, int q, uint32_t count)
 {

@@ -18,11 +18,11 @@
 
 DCU_FN const char *dcu_comm_name(int comm)
 {
-    return comm == DCU_COMM_WORLD    ? "WORLD"
-           : comm == DCU_COMM_DEVICE ? "DEVICE"
-           : comm == DCU_COMM_NODE   ? "NODE"
+    return comm == DCU_COMM_WORLD                          ? "WORLD"
+           : comm == DCU_COMM_DEVICE                       ? "DEVICE"
+           : comm == DCU_COMM_NODE                         ? "NODE"
            : comm > DCU_COMM_NODE && comm < DCUDA_COMM_IDS ? "a split communicator"
-                                                            : "?";
+                                                           : "?";
 }
 
 /* A live communicator of this rank. */

@@ -7,9 +7,9 @@
  * is.
  *
  * Its barrier is WORLD's or DEVICE's when it has their ranks (NODE of a
- * one-node job or of a one-process node), else a tree of notifications (DCU_COMM_FANOUT children a
- * rank): a rank waits for its children, tells its parent and waits for
- * its word, then tells its children. Notifications over stores are
+ * one-node job or of a one-process node), else a tree of notifications
+ * (DCU_COMM_FANOUT children a rank): a rank waits for its children, tells
+ * its parent and waits for its word, then tells its children. Notifications over stores are
  * releases, and a chain of them is cumulative: what a rank stored before
  * it arrived is seen by whoever its arrival's chain reaches. A put or a
  * notification that went through the proxies is not part of that chain,
@@ -127,9 +127,9 @@ DCU_FN int dcu_split_target(const dcuda_state_t *st, uint32_t win, int parent, i
 
 /* The checks of a split (every thread; the leader reports): *room is my
  * part at offset. */
-DCU_FN dcuda_status_t dcu_split_checks(dcuda_state_t *st, int parent, int colour,
-                                            uint32_t win, size_t offset, const int *comm,
-                                            char **room, const char *call)
+DCU_FN dcuda_status_t dcu_split_checks(dcuda_state_t *st, int parent, int colour, uint32_t win,
+                                       size_t offset, const int *comm, char **room,
+                                       const char *call)
 {
     dcuda_status_t s = dcu_checked_comm(st, parent, call);
     if (s == DCUDA_OK && !comm)
@@ -206,7 +206,7 @@ DCU_FN int dcu_split_before(const dcu_split_entry_t *a, int i, const dcu_split_e
  * by the leader alone, in place. */
 DCU_FN_COLD void dcu_split_sort(int32_t *list, int m, const dcu_split_entry_t *all)
 {
-    for (int end = m, start = m / 2 - 1;; ) {
+    for (int end = m, start = m / 2 - 1;;) {
         int root;
         if (start >= 0) {
             root = start--;
@@ -219,9 +219,8 @@ DCU_FN_COLD void dcu_split_sort(int32_t *list, int m, const dcu_split_entry_t *a
             root = 0;
         }
         for (int child; (child = 2 * root + 1) < end; root = child) {
-            if (child + 1 < end &&
-                dcu_split_before(&all[list[child]], list[child], &all[list[child + 1]],
-                                 list[child + 1]))
+            if (child + 1 < end && dcu_split_before(&all[list[child]], list[child],
+                                                    &all[list[child + 1]], list[child + 1]))
                 child++;
             if (!dcu_split_before(&all[list[root]], list[root], &all[list[child]], list[child]))
                 break;

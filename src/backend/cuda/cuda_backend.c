@@ -191,7 +191,6 @@ static void explain_no_fit(const dcu_backend_t *b, const dcu_backend_request_t *
                       prop->regsPerMultiprocessor);
 }
 
-
 /* Ranks = blocks that fit on the GPU at once (bounded by the RANKS setting). */
 static dcuda_status_t size_grid(dcu_backend_t *b, const dcu_backend_request_t *req,
                                 const struct cudaDeviceProp *prop)
