@@ -94,6 +94,15 @@ static int comms_reverse(int w, void *arg) { return (void)arg, -w; }
 static int comms_device_colour(int w, void *first) { return (w - *(int *)first) % 3; }
 static int comms_zero(int w, void *arg) { return (void)arg, (void)w, 0; }
 
+/* WORLD: every rank in order. */
+static comms_list_t comms_world(const dcuda_rank_info_t *info)
+{
+    comms_list_t l = { info->rank_count, { 0 } };
+    for (int w = 0; w < l.n; w++)
+        l.w[w] = w;
+    return l;
+}
+
 /* NODE as the reference knows it: WORLD when the job is one node, my
  * process's ranks when each process is a node of its own (the network
  * path forced); n = -1 when it cannot tell. */
@@ -144,9 +153,7 @@ static void comms_check_round(uint32_t seed, int w, int round, const int64_t *sl
 static void comms_check_split_rank(const comms_run_t *m, int w, const int64_t *res)
 {
     uint32_t seed = m->d.seed;
-    comms_list_t world = { m->info.rank_count, { 0 } }, device = { 0, { 0 } };
-    for (int i = 0; i < world.n; i++)
-        world.w[i] = i;
+    comms_list_t world = comms_world(&m->info), device = { 0, { 0 } };
     int first = test_first_rank(&m->info);
     for (int i = first; i < test_end_rank(&m->info); i++)
         device.w[device.n++] = i;
@@ -184,9 +191,7 @@ static int comms_colour_or_0(int w, void *seed)
 static int64_t comms_barrier_checks(const comms_run_t *m, int w)
 {
     uint32_t seed = m->d.seed;
-    comms_list_t world = { m->info.rank_count, { 0 } }, node = comms_node(&m->info);
-    for (int i = 0; i < world.n; i++)
-        world.w[i] = i;
+    comms_list_t world = comms_world(&m->info), node = comms_node(&m->info);
     comms_list_t split = comms_expect_split(&world, w, comms_colour_or_0, comms_world_key, &seed);
     int64_t checks = 0;
     for (int it = 0; it < COMMS_ITERS; it++) {

@@ -293,10 +293,12 @@ dcuda_status_t dcu_peers_node_members(dcuda_host_h h)
     if (!list)
         return DCUDA_ERR_NO_MEMORY;
     int32_t n = 0;
-    for (int p = 0; p < count; p++)
-        for (int32_t r = h->proc_first[p]; dcu_boot_node(p) == node && r < h->proc_first[p + 1];
-             r++)
+    for (int p = 0; p < count; p++) {
+        if (dcu_boot_node(p) != node)
+            continue;
+        for (int32_t r = h->proc_first[p]; r < h->proc_first[p + 1]; r++)
             list[n++] = r;
+    }
     void *mem;
     dcuda_status_t st = dcu_mem_alloc(h, (size_t)size * sizeof *list, &mem);
     if (st == DCUDA_OK)
@@ -459,7 +461,6 @@ static dcuda_status_t fill_tables(dcuda_host_h h)
         peer->world_first = h->proc_first[p];
         peer->rank_count = h->proc_first[p + 1] - h->proc_first[p];
         peer->path = h->path[p];
-        peer->node = (uint32_t)dcu_boot_node(p);
         if (p == me) {
             peer->notifs = h->image.notifs;
             peer->win_world = h->image.win_entries[0 /* WORLD */];

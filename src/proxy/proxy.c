@@ -19,9 +19,9 @@
  * the reads finish; its rank waits for the answer, so no later command of
  * that rank can overtake its chunks.
  *
- * A FENCE (fence.h) is answered once what the proxy sent before it is
- * acknowledged: commands execute in order, so that is every earlier
- * command's message (a PUT_READ's rank waited for its own).
+ * A FENCE (fence.h) is answered once what the proxy sent before it is in
+ * its receivers' inboxes: commands execute in order, so that is every
+ * earlier command's message (a PUT_READ's rank waited for its own).
  */
 #include <stdarg.h>
 #include <stdatomic.h>

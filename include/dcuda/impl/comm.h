@@ -151,7 +151,7 @@ DCU_FN dcuda_status_t dcu_split_checks(dcuda_state_t *st, int parent, int colour
         s = DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call,
                        "offset %llu puts the split's entries at %p, not 4-byte aligned",
                        (unsigned long long)offset, (void *)*room);
-    for (int r = 0; s == DCUDA_OK && r < size; r++)
+    for (int r = 0; s == DCUDA_OK && dcu_win_comm(win) == DCU_COMM_DEVICE && r < size; r++)
         if (dcu_split_target(st, win, parent, r) < 0)
             s = DCU_REPORT(st, DCUDA_ERR_WIN_COMM, call,
                            "window 0x%08x is of DEVICE but rank %d of %s is on another device: "

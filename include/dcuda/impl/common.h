@@ -161,14 +161,16 @@ DCU_HD_COLD dcuda_status_t dcu_remote_part(const dcuda_state_t *st, int slot, in
 /* Whose barrier serves communicator `id` of `size` ranks `members`:
  * WORLD's when it has every rank, DEVICE's when it has exactly my
  * device's (not under NET_LOOPBACK, where puts between them go through
- * the proxies, which DEVICE's barrier does not wait for), else its own. */
+ * the proxies, which DEVICE's barrier does not wait for), else its own.
+ * members NULL: it holds every rank of my device (NODE), so its size
+ * alone tells (no reads of its list at rank init). */
 DCU_HD int dcu_comm_same_barrier(const dcuda_state_t *st, int id, int size, const int32_t *members)
 {
     if (size == st->world_size)
         return DCU_COMM_WORLD;
     if (size != st->device_size || st->loopback)
         return id;
-    for (int i = 0; i < size; i++)
+    for (int i = 0; members && i < size; i++)
         if (!dcu_world_rank_is_mine(st, members[i]))
             return id;
     return DCU_COMM_DEVICE;
@@ -214,7 +216,7 @@ DCU_HD void dcu_state_bind(dcuda_state_t *st, const dcuda_context_t *ctx, int de
         node->size = ctx->node_size;
         node->rank = ctx->node_first + device_rank;
         node->members = ctx->node_members;
-        node->barrier = dcu_comm_same_barrier(st, DCU_COMM_NODE, node->size, node->members);
+        node->barrier = dcu_comm_same_barrier(st, DCU_COMM_NODE, node->size, (const int32_t *)0);
         st->live_comms |= 1u << DCU_COMM_NODE;
     }
     if (ctx->proxy_lanes > 1) { /* my lane's ring, my number there */

@@ -126,7 +126,7 @@ typedef struct dcuda_peer {
     uint32_t path;          /* dcuda_path */
     uint32_t segment_first; /* its allocations: segments[first .. first + count) */
     uint32_t segment_count;
-    uint32_t node;                       /* index of its node (DCUDA_COMM_NODE) */
+    uint32_t reserved;
     struct dcuda_notif_counters *notifs; /* [rank_count] */
     struct dcuda_win_entry *win_world;   /* its WORLD window table [windows][rank_count] */
     /* Its WORLD barrier slots, in its memory, one a process of the node:
