@@ -160,14 +160,35 @@ TEST_RANK_FN void comms_barrier_case(comms_rank_t *c, dcuda_win_t win)
 }
 
 /* Refused calls: each status is a check (what: its line). */
+/* A split's windows: DCUDA_COMM_WINDOWS of them, then none more, and
+ * the split is not freed while it has one. */
+TEST_RANK_FN void comms_window_limit(comms_rank_t *c, int comm)
+{
+    dcuda_win_t w[DCUDA_COMM_WINDOWS + 1];
+    for (int k = 0; k < DCUDA_COMM_WINDOWS; k++)
+        comms_ok(c, dcuda_win_create(c->st, comm, c->part + k, 1, &w[k]));
+    comms_expect(c,
+                 dcuda_win_create(c->st, comm, c->part, 8, &w[DCUDA_COMM_WINDOWS]) ==
+                     DCUDA_ERR_WIN_LIMIT,
+                 23);
+    comms_expect(c, dcuda_comm_free(c->st, comm) == DCUDA_ERR_COMM, 24);
+    for (int k = 0; k < DCUDA_COMM_WINDOWS; k++)
+        comms_ok(c, dcuda_win_free(c->st, w[k]));
+}
+
 TEST_RANK_FN void comms_misuse_case(comms_rank_t *c, dcuda_win_t win)
 {
     int n = 0, w = 0, ids[6];
     dcuda_win_t nwin = 0;
     comms_expect(c, dcuda_comm_size(c->st, 5, &n) == DCUDA_ERR_COMM, 1);
     comms_expect(c, dcuda_comm_size(c->st, DCUDA_COMM_NULL, &n) == DCUDA_ERR_COMM, 2);
-    comms_expect(c, dcuda_win_create(c->st, DCUDA_COMM_NODE, c->part, 8, &nwin) == DCUDA_ERR_COMM,
-                 3);
+    /* A window of NODE over my first 64 bytes: no collective runs on it
+     * yet, and a source past it lies only in WORLD's window. */
+    comms_ok(c, dcuda_win_create(c->st, DCUDA_COMM_NODE, c->part, 64, &nwin));
+    comms_expect(c, dcuda_broadcast(c->st, nwin, 0, 8, 0) == DCUDA_ERR_COMM, 3);
+    comms_expect(c, dcuda_put(c->st, nwin, 0, 0, 8, c->part + 64) == DCUDA_ERR_WIN_COMM, 21);
+    comms_ok(c, dcuda_win_free(c->st, nwin));
+    comms_expect(c, dcuda_put(c->st, nwin, 0, 0, 8, c->part) == DCUDA_ERR_WIN, 22);
     comms_expect(c, dcuda_comm_free(c->st, DCUDA_COMM_NODE) == DCUDA_ERR_COMM, 4);
     comms_expect(c, dcuda_comm_free(c->st, DCUDA_COMM_WORLD) == DCUDA_ERR_COMM, 5);
     comms_ok(c, dcuda_comm_size(c->st, DCUDA_COMM_NODE, &n));
@@ -191,6 +212,7 @@ TEST_RANK_FN void comms_misuse_case(comms_rank_t *c, dcuda_win_t win)
         15);
     comms_expect(c, ids[5] == DCUDA_COMM_NULL, 16);
     comms_expect(c, dcuda_notify(c->st, c->world, ids[0], COMMS_TAG) == DCUDA_ERR_RANK, 17);
+    comms_window_limit(c, ids[0]);
     /* Id 5 freed at WORLD rank 0 only: free there, not elsewhere, so the
      * next split finds no id free at every rank; freed everywhere, it
      * takes id 5 again. */

@@ -425,9 +425,9 @@ static int build_win_comm(const mis_run_t *r, mis_expect_t *e)
     const unsigned char *devpart = source + MIS_SOURCE_BYTES + MIS_GAP_BYTES;
     int k = 0;
     EXPECT(e, k, put(MIS_PUT, MW_WORLD, 1, 0, 8, MS_DEVPART, 0, 0), DCUDA_ERR_WIN_COMM, PUT,
-           "source %p..+8 is only in windows of the other communicator", (const void *)devpart);
+           "source %p..+8 is only in windows of another communicator", (const void *)devpart);
     EXPECT(e, k, put(MIS_PUT_NOTIFY, MW_DEVICE, 1, 0, 8, MS_SOURCE, 0, 0), DCUDA_ERR_WIN_COMM, PUTN,
-           "source %p..+8 is only in windows of the other", (const void *)source);
+           "source %p..+8 is only in windows of another", (const void *)source);
     return k;
 }
 
@@ -474,7 +474,7 @@ static int build_get(const mis_run_t *r, mis_expect_t *e)
            DCUDA_ERR_SOURCE, GETN, "destination %p..+8 is not inside",
            (const void *)(source + MIS_SOURCE_BYTES - 4));
     EXPECT(e, k, put(MIS_GET, MW_WORLD, 1, 0, 8, MS_DEVPART, 0, 0), DCUDA_ERR_WIN_COMM, GET,
-           "destination %p..+8 is only in windows of the other communicator",
+           "destination %p..+8 is only in windows of another communicator",
            (const void *)devpart);
     EXPECT(e, k, put(MIS_GET, MW_WORLD, 0, 0, 16, MS_TARGET, 8, 0), DCUDA_ERR_OVERLAP, GET,
            "destination %p and target %p overlap in 16 bytes", (const void *)(mine + 8),
@@ -497,8 +497,8 @@ static int build_comm(const mis_run_t *r, mis_expect_t *e)
            "communicator -1 ");
     EXPECT(e, k, call(MIS_BARRIER, 0, 7, 0, 0, 0), DCUDA_ERR_COMM, "dcuda_comm_barrier",
            "communicator 7 ");
-    EXPECT(e, k, call(MIS_WIN_CREATE, 0, 2, 0, 0, 0), DCUDA_ERR_COMM, "dcuda_win_create",
-           "not on NODE (2)");
+    EXPECT(e, k, call(MIS_WIN_CREATE, 0, 5, 0, 0, 0), DCUDA_ERR_COMM, "dcuda_win_create",
+           "communicator 5 ");
     return k;
 }
 

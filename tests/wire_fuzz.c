@@ -29,7 +29,7 @@ static const dcu_wire_limits_t limits = { PROCS, WORLD, 4096 };
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint64_t next(void) { return test_rng(&rng); }
 
-/* A GET's body: a window slot below 64, four zero bytes, an offset the
+/* A GET's body: a window slot below 160, four zero bytes, an offset the
  * count does not carry past 2^64. */
 static int valid_get(const dcu_wire_header_t *h, const unsigned char *body)
 {
@@ -38,7 +38,7 @@ static int valid_get(const dcu_wire_header_t *h, const unsigned char *body)
     memcpy(&slot, body, 4);
     memcpy(&zero, body + 4, 4);
     memcpy(&offset, body + 8, 8);
-    return slot < 64 && zero == 0 && offset + h->count >= offset;
+    return slot < 160 && zero == 0 && offset + h->count >= offset;
 }
 
 /* This test's own statement of a valid message from process `from`. */
@@ -56,7 +56,7 @@ static int valid(const unsigned char *m, size_t size, int from)
     int ranks = h.src_rank >= 0 && h.src_rank < WORLD && h.dst_rank >= 0 && h.dst_rank < WORLD;
     switch (h.type) {
     case DCU_WIRE_PUT:
-        return ranks && h.tag <= TAGS && h.slot < 64 && h.count == h.length &&
+        return ranks && h.tag <= TAGS && h.slot < 160 && h.count == h.length &&
                h.offset + h.count >= h.offset;
     case DCU_WIRE_NOTIFY:
         return ranks && h.tag >= 1 && h.tag <= TAGS && h.length == 0;
@@ -75,11 +75,11 @@ static int valid(const unsigned char *m, size_t size, int from)
         return h.length == 0;
     case DCU_WIRE_PART_ASK: /* two ranks, a slot; any tag and count */
     case DCU_WIRE_PART:
-        return ranks && h.slot < 64 && h.length == 0;
+        return ranks && h.slot < 160 && h.length == 0;
     case DCU_WIRE_BEAT: /* alive (tag 0) or done (tag 1) */
         return h.tag <= 1 && h.length == 0;
     case DCU_WIRE_GET: /* two ranks, a tag, a slot, a span; where the answer goes */
-        return ranks && h.tag >= 1 && h.tag <= TAGS && h.slot < 64 &&
+        return ranks && h.tag >= 1 && h.tag <= TAGS && h.slot < 160 &&
                h.offset + h.count >= h.offset && h.length == GET_BYTES &&
                valid_get(&h, m + sizeof h);
     default:

@@ -14,11 +14,17 @@
 /* Bytes of a ring head (a counter on a cache line of its own). */
 #define HEAD_BYTES 64
 
-/* A window table: this process's ranks' parts of each window slot (WORLD's
- * as DEVICE's: the parts of other processes are theirs to keep). */
-static size_t win_table_bytes(int ranks)
+/* A window table: this process's ranks' parts of each window slot (the
+ * parts of other processes are theirs to keep). WORLD's holds the windows
+ * of NODE and of the splits too (DCUDA_WIN_TABLE_SLOTS). */
+static size_t win_table_slots(int comm)
 {
-    return (size_t)DCUDA_MAX_WINDOWS * (size_t)ranks * sizeof(dcuda_win_entry_t);
+    return comm == 0 /* WORLD */ ? DCUDA_WIN_TABLE_SLOTS : DCUDA_MAX_WINDOWS;
+}
+
+static size_t win_table_bytes(int comm, int ranks)
+{
+    return win_table_slots(comm) * (size_t)ranks * sizeof(dcuda_win_entry_t);
 }
 
 static dcuda_status_t alloc_peer_tables(dcuda_host_h h)
@@ -126,12 +132,11 @@ static dcuda_status_t alloc_tables(dcuda_host_h h)
     if ((st = dcu_mem_alloc(h, DCUDA_COMM_COUNT * sizeof(dcuda_barrier_t), &p)))
         return st;
     c->barriers = (dcuda_barrier_t *)p;
-    if ((st = dcu_mem_alloc(h, win_table_bytes(c->device_size), &p)))
-        return st;
-    c->win_entries[0] = (dcuda_win_entry_t *)p;
-    if ((st = dcu_mem_alloc(h, win_table_bytes(c->device_size), &p)))
-        return st;
-    c->win_entries[1] = (dcuda_win_entry_t *)p;
+    for (int comm = 0; comm < DCUDA_COMM_COUNT; comm++) {
+        if ((st = dcu_mem_alloc(h, win_table_bytes(comm, c->device_size), &p)))
+            return st;
+        c->win_entries[comm] = (dcuda_win_entry_t *)p;
+    }
     if ((st = dcu_mem_alloc(h, DCUDA_MAX_TIMERS * sizeof(dcuda_timer_slot_t), &p)))
         return st;
     c->timers = (dcuda_timer_slot_t *)p;
@@ -382,9 +387,9 @@ static dcuda_status_t reset_rank_tables(dcuda_host_h h)
                                (size_t)c->device_size * DCUDA_TAG_SLOTS)) ||
         (st = fill_rank_memory(h, c->barriers, &barrier, sizeof barrier, DCUDA_COMM_COUNT)) ||
         (st = fill_rank_memory(h, c->win_entries[0], &no_window, sizeof no_window,
-                               (size_t)DCUDA_MAX_WINDOWS * (size_t)c->device_size)) ||
+                               win_table_slots(0) * (size_t)c->device_size)) ||
         (st = fill_rank_memory(h, c->win_entries[1], &no_window, sizeof no_window,
-                               (size_t)DCUDA_MAX_WINDOWS * (size_t)c->device_size)) ||
+                               win_table_slots(1) * (size_t)c->device_size)) ||
         (st = fill_rank_memory(h, c->timers, &timer, sizeof timer, DCUDA_MAX_TIMERS)))
         return st;
     static const uint32_t no_win = DCUDA_WIN_NONE;

@@ -61,7 +61,7 @@ static int put_ok(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *lim, uint32_t 
                   size_t why_size)
 {
     if (cmd->args[3] > (uint64_t)(k - 1u) * sizeof(dcuda_cmd_t) ||
-        cmd->args[1] >= DCUDA_MAX_WINDOWS) {
+        cmd->args[1] >= DCUDA_WIN_TABLE_SLOTS) {
         snprintf(why, why_size, "rank %d sent a put of %llu bytes in %u entries to window %llu",
                  lim->world_first + cmd->rank, (unsigned long long)cmd->args[3], k,
                  (unsigned long long)cmd->args[1]);
@@ -74,7 +74,7 @@ static int put_ok(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *lim, uint32_t 
 static int put_read_ok(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *lim, char *why,
                        size_t why_size)
 {
-    if (!cmd->tag || cmd->args[3] == 0 || cmd->args[1] >= DCUDA_MAX_WINDOWS) {
+    if (!cmd->tag || cmd->args[3] == 0 || cmd->args[1] >= DCUDA_WIN_TABLE_SLOTS) {
         snprintf(why, why_size, "rank %d sent a put to read of %llu bytes to window %llu%s",
                  lim->world_first + cmd->rank, (unsigned long long)cmd->args[3],
                  (unsigned long long)cmd->args[1], cmd->tag ? "" : " that waits for no answer");
@@ -86,7 +86,7 @@ static int put_read_ok(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *lim, char
 /* A PART: a window slot, and a tag for its answer. */
 static int part_ok(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *lim, char *why, size_t why_size)
 {
-    if (!cmd->tag || cmd->args[1] >= DCUDA_MAX_WINDOWS) {
+    if (!cmd->tag || cmd->args[1] >= DCUDA_WIN_TABLE_SLOTS) {
         snprintf(why, why_size, "rank %d asked for the part of rank %lld in window %llu%s",
                  lim->world_first + cmd->rank, (long long)cmd->args[0],
                  (unsigned long long)cmd->args[1], cmd->tag ? "" : " and waits for no answer");
@@ -100,7 +100,7 @@ static int part_ok(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *lim, char *wh
 static int get_ok(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *lim, char *why, size_t why_size)
 {
     uint64_t slot = cmd->args[1] & 0xffffffffu, dst_slot = cmd->args[1] >> 32;
-    if (slot >= DCUDA_MAX_WINDOWS || dst_slot >= DCUDA_MAX_WINDOWS || cmd->args[5] == 0 ||
+    if (slot >= DCUDA_WIN_TABLE_SLOTS || dst_slot >= DCUDA_WIN_TABLE_SLOTS || cmd->args[5] == 0 ||
         cmd->args[4] > UINT64_MAX - cmd->args[3]) {
         snprintf(why, why_size,
                  "rank %d sent a get of %llu bytes from window %llu into window %llu at offset "
@@ -136,6 +136,19 @@ static int barrier_ok(const dcuda_cmd_t *cmd, char *why, size_t why_size)
     return 1;
 }
 
+/* A WINDOW: a slot of NODE's or a split's, and a tag for its answer. */
+static int window_ok(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *lim, char *why,
+                     size_t why_size)
+{
+    if (!cmd->tag || cmd->args[0] < DCUDA_MAX_WINDOWS || cmd->args[0] >= DCUDA_WIN_TABLE_SLOTS) {
+        snprintf(why, why_size, "rank %d sent its part of window %llu%s",
+                 lim->world_first + cmd->rank, (unsigned long long)cmd->args[0],
+                 cmd->tag ? ", which is no slot of a communicator's" : " and waits for no answer");
+        return 0;
+    }
+    return 1;
+}
+
 /* The checks of a known op that goes to the network path. */
 static dcu_cmd_verdict_t check_net_op(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *lim,
                                       dcu_cmd_info_t *info, char *why, size_t why_size)
@@ -148,6 +161,8 @@ static dcu_cmd_verdict_t check_net_op(const dcuda_cmd_t *cmd, const dcu_cmd_limi
     }
     if (cmd->op == DCUDA_CMD_BARRIER)
         return barrier_ok(cmd, why, why_size) ? DCU_CMD_EXECUTE : DCU_CMD_REFUSED;
+    if (cmd->op == DCUDA_CMD_WINDOW)
+        return window_ok(cmd, lim, why, why_size) ? DCU_CMD_EXECUTE : DCU_CMD_REFUSED;
     info->target = net_target(cmd, lim, why, why_size);
     if (info->target < 0)
         return DCU_CMD_REFUSED;
@@ -186,6 +201,7 @@ dcu_cmd_verdict_t dcu_cmd_check(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *
     case DCUDA_CMD_BARRIER:
     case DCUDA_CMD_PART:
     case DCUDA_CMD_GET:
+    case DCUDA_CMD_WINDOW:
         return check_net_op(cmd, lim, info, why, why_size);
     case DCUDA_CMD_FENCE:
         return fence_ok(cmd, lim, why, why_size);

@@ -53,7 +53,7 @@ void dcu_parts_reset(dcu_parts_t *c)
 
 void dcu_parts_new_window(dcu_parts_t *c, uint32_t slot)
 {
-    if (slot < DCUDA_MAX_WINDOWS)
+    if (slot < DCUDA_WIN_TABLE_SLOTS)
         c->epoch[slot]++;
 }
 
@@ -68,7 +68,7 @@ static dcu_part_entry_t *probe(const dcu_parts_t *c, uint32_t slot, int32_t rank
 
 int dcu_parts_find(const dcu_parts_t *c, uint32_t slot, int32_t rank, uint64_t *size)
 {
-    if (slot >= DCUDA_MAX_WINDOWS || rank < 0)
+    if (slot >= DCUDA_WIN_TABLE_SLOTS || rank < 0)
         return 0;
     const dcu_part_entry_t *e = probe(c, slot, rank);
     if (e->rank < 0 || e->epoch != c->epoch[slot])
@@ -95,7 +95,7 @@ static dcuda_status_t grow(dcu_parts_t *c)
 
 dcuda_status_t dcu_parts_store(dcu_parts_t *c, uint32_t slot, int32_t rank, uint64_t size)
 {
-    if (slot >= DCUDA_MAX_WINDOWS || rank < 0)
+    if (slot >= DCUDA_WIN_TABLE_SLOTS || rank < 0)
         return DCUDA_ERR_INVALID_ARG;
     if ((c->count + 1u) * 2u > c->capacity && grow(c) != DCUDA_OK)
         return DCUDA_ERR_NO_MEMORY;

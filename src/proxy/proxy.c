@@ -92,6 +92,12 @@ static void deliver(dcu_proxy_t *p, const dcu_wire_header_t *h, int r, uint64_t 
                        h->src_rank, h->dst_rank);
 }
 
+/* Has a part of window slot `slot` (< DCUDA_WIN_TABLE_SLOTS) been read? */
+static int part_known(const dcu_proxy_t *p, uint32_t slot)
+{
+    return (int)((p->parts_known[slot / 64u] >> (slot % 64u)) & 1u);
+}
+
 /* My rank h->dst_rank's part of window h->slot, which the bytes
  * [h->offset, + h->count) that message h (`what`: a put's target, a get's
  * source) names must lie in; its device rank in *rank. NULL once the
@@ -105,7 +111,7 @@ const dcuda_win_entry_t *dcu_proxy_part_of(dcu_proxy_t *p, const dcu_wire_header
                        h->dst_rank);
         return NULL;
     }
-    if (!((p->parts_known >> h->slot) & 1u)) {
+    if (!part_known(p, h->slot)) {
         dcu_proxy_fail(p, "a %s from rank %d in window %u, which has no part here", what,
                        h->src_rank, h->slot);
         return NULL;
@@ -814,19 +820,32 @@ int dcu_proxy_idle(dcu_proxy_t *p)
                        p->bar.owed_count == 0);
 }
 
-/* My ranks' parts of WORLD window `slot`, as they published them. */
-static int read_parts(dcu_proxy_t *p, uint32_t slot)
+/* The parts of my ranks first .. first + count - 1 of window `slot`, as
+ * they published them. */
+static int read_parts(dcu_proxy_t *p, uint32_t slot, int first, int count)
 {
-    dcuda_win_entry_t *mine = p->parts + (size_t)slot * (size_t)p->c.ranks;
+    dcuda_win_entry_t *mine = p->parts + (size_t)slot * (size_t)p->c.ranks + (size_t)first;
     size_t stride = (size_t)(p->c.own_stride ? p->c.own_stride : p->c.ranks);
-    const dcuda_win_entry_t *there = p->c.own_table + (size_t)slot * stride;
-    if (p->c.ops->copy_out(p->c.backend, mine, there, (size_t)p->c.ranks * sizeof *mine) !=
-        DCUDA_OK) {
+    const dcuda_win_entry_t *there = p->c.own_table + (size_t)slot * stride + (size_t)first;
+    if (p->c.ops->copy_out(p->c.backend, mine, there, (size_t)count * sizeof *mine) != DCUDA_OK) {
         dcu_proxy_fail(p, "cannot read the parts of window %u", slot);
         return 0;
     }
-    p->parts_known |= (uint64_t)1 << slot;
+    p->parts_known[slot / 64u] |= (uint64_t)1 << (slot % 64u);
     return 1;
+}
+
+/* A checked WINDOW: my rank's part of a new window of NODE or a split,
+ * read before it joins its communicator's barrier (no member asks for it
+ * or puts into it before); what this lane knew of other ranks' parts in
+ * the slot may be of its earlier windows. */
+static int take_window(dcu_proxy_t *p, const dcuda_cmd_t *cmd)
+{
+    uint32_t slot = (uint32_t)cmd->args[0];
+    if (!p->net || !read_parts(p, slot, cmd->rank, 1))
+        return DCUDA_ERR_PEER;
+    dcu_parts_new_window(&p->remote, slot);
+    return DCUDA_OK;
 }
 
 /* My device reached WORLD barrier `epoch` (a checked command), which
@@ -843,7 +862,7 @@ static void send_barrier(dcu_proxy_t *p, const dcuda_cmd_t *cmd)
         return;
     }
     if (slot != DCUDA_CMD_NO_SLOT) {
-        if (!read_parts(p, slot))
+        if (!read_parts(p, slot, 0, p->c.ranks))
             return;
         dcu_parts_new_window(&p->remote, slot);
     }
@@ -901,7 +920,7 @@ int dcu_proxy_holds(const dcu_proxy_t *p, int q, int32_t rank)
 static void tell_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
 {
     int r = h->dst_rank - p->world_first;
-    if (r < 0 || r >= p->c.ranks || !((p->parts_known >> h->slot) & 1u) ||
+    if (r < 0 || r >= p->c.ranks || !part_known(p, h->slot) ||
         !dcu_proxy_holds(p, from, h->src_rank)) {
         dcu_proxy_fail(p,
                        "process %d asked for the part of rank %d in window %u for rank %d, which "
@@ -1026,6 +1045,8 @@ static int execute(dcu_proxy_t *p, const dcuda_cmd_t *cmd, uint32_t t, dcu_cmd_v
         return ask_part(p, cmd, info->target);
     case DCUDA_CMD_FENCE:
         return take_fence(p, cmd);
+    case DCUDA_CMD_WINDOW:
+        return take_window(p, cmd);
     case DCUDA_CMD_PUT:
         send_put(p, cmd, t, info->target);
         break;
@@ -1151,7 +1172,7 @@ void dcu_proxy_reset(dcu_proxy_t *p)
     if (!p->net)
         return;
     beats_reset(p);
-    p->parts_known = 0;
+    memset(p->parts_known, 0, sizeof p->parts_known);
     dcu_parts_reset(&p->remote);
     dcu_fences_reset(&p->fences); /* their ranks ended with the run */
     p->cancel_seen_ns = 0;
@@ -1181,7 +1202,7 @@ static dcuda_status_t open_net(dcu_proxy_t *p)
     const dcu_proxy_config_t *c = &p->c;
     p->inboxes = dcu_inboxes_create(c->inbox, c->inbox_tail, c->ranks, c->ops, c->backend, landed,
                                     p, c->inbox_max);
-    p->parts = calloc((size_t)DCUDA_MAX_WINDOWS * (size_t)c->ranks, sizeof *p->parts);
+    p->parts = calloc((size_t)DCUDA_WIN_TABLE_SLOTS * (size_t)c->ranks, sizeof *p->parts);
     p->jobs = calloc((size_t)c->ranks, sizeof *p->jobs);
     if (p->inboxes)
         dcu_inboxes_on_read(p->inboxes, dcu_proxy_serve_get, p);

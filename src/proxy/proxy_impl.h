@@ -73,8 +73,8 @@ struct dcu_proxy {
     dcu_net_t *net;
     dcu_wire_limits_t limits;
     dcu_inboxes_t *inboxes;   /* what arrives for my ranks */
-    dcuda_win_entry_t *parts; /* [windows][ranks]: my ranks' parts of WORLD windows */
-    uint64_t parts_known;     /* bit per window slot */
+    dcuda_win_entry_t *parts; /* [table slots][ranks]: my ranks' parts of windows */
+    uint64_t parts_known[(DCUDA_WIN_TABLE_SLOTS + 63) / 64]; /* bit per table slot */
     dcu_parts_t remote;       /* parts of other processes' ranks, asked of their owners */
     uint64_t cancel_seen_ns;  /* when asks first met this run's cancel (0: not yet) */
     dcu_netbar_t bar;         /* the WORLD barriers of this run */

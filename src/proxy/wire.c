@@ -31,7 +31,7 @@ static const char *check_get(const dcu_wire_header_t *h, const void *body)
 {
     dcu_wire_get_t g;
     memcpy(&g, body, sizeof g);
-    if (g.slot >= DCUDA_MAX_WINDOWS || g.reserved != 0)
+    if (g.slot >= DCUDA_WIN_TABLE_SLOTS || g.reserved != 0)
         return "a get's answer goes to no window";
     return g.offset + h->count < g.offset ? "a get's answer overflows" : NULL;
 }
@@ -47,7 +47,7 @@ static const char *check_body(const dcu_wire_header_t *h, const void *body,
             return "rank out of range";
         if (h->tag > DCUDA_TAG_SLOTS)
             return "tag out of range";
-        if (h->slot >= DCUDA_MAX_WINDOWS)
+        if (h->slot >= DCUDA_WIN_TABLE_SLOTS)
             return "window slot out of range";
         if (h->count != h->length)
             return "payload size does not match the length";
@@ -82,7 +82,7 @@ static const char *check_body(const dcu_wire_header_t *h, const void *body,
     case DCU_WIRE_PART:
         if (!rank_ok(h->src_rank, lim) || !rank_ok(h->dst_rank, lim))
             return "rank out of range";
-        if (h->slot >= DCUDA_MAX_WINDOWS)
+        if (h->slot >= DCUDA_WIN_TABLE_SLOTS)
             return "window slot out of range";
         return h->length == 0 ? NULL : "a window part message carries no body";
     case DCU_WIRE_GET:
@@ -90,7 +90,7 @@ static const char *check_body(const dcu_wire_header_t *h, const void *body,
             return "rank out of range";
         if (h->tag == 0 || h->tag > DCUDA_TAG_SLOTS)
             return "tag out of range";
-        if (h->slot >= DCUDA_MAX_WINDOWS)
+        if (h->slot >= DCUDA_WIN_TABLE_SLOTS)
             return "window slot out of range";
         if (h->offset + h->count < h->offset)
             return "offset + size overflows";

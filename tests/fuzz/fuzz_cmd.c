@@ -106,8 +106,8 @@ typedef struct ref {
 static dcu_cmd_verdict_t ref_get(const dcuda_cmd_t *c)
 {
     uint64_t size = c->args[3];
-    int ok = (c->args[1] & 0xffffffffu) < DCUDA_MAX_WINDOWS &&
-             (c->args[1] >> 32) < DCUDA_MAX_WINDOWS && c->args[5] != 0 &&
+    int ok = (c->args[1] & 0xffffffffu) < DCUDA_WIN_TABLE_SLOTS &&
+             (c->args[1] >> 32) < DCUDA_WIN_TABLE_SLOTS && c->args[5] != 0 &&
              c->args[2] + size >= c->args[2] && c->args[4] + size >= c->args[4];
     return ok ? DCU_CMD_EXECUTE : DCU_CMD_REFUSED;
 }
@@ -124,6 +124,10 @@ static dcu_cmd_verdict_t ref_net_op(const dcuda_cmd_t *c, const setting_t *s, re
                    ? DCU_CMD_EXECUTE
                    : DCU_CMD_REFUSED;
     }
+    if (c->op == DCUDA_CMD_WINDOW) /* [0] a communicator's slot (after WORLD's); answered */
+        return c->args[0] >= DCUDA_MAX_WINDOWS && c->args[0] < DCUDA_WIN_TABLE_SLOTS && c->tag
+                   ? DCU_CMD_EXECUTE
+                   : DCU_CMD_REFUSED;
     /* [0] a WORLD rank of a process on the network path, [5] tag + 1 or 0 */
     for (int q = 0; q < s->procs; q++)
         if ((int64_t)c->args[0] >= s->proc_first[q] && (int64_t)c->args[0] < s->proc_first[q + 1] &&
@@ -134,10 +138,10 @@ static dcu_cmd_verdict_t ref_net_op(const dcuda_cmd_t *c, const setting_t *s, re
     if (c->op == DCUDA_CMD_NOTIFY)
         return tag ? DCU_CMD_EXECUTE : DCU_CMD_REFUSED;
     if (c->op == DCUDA_CMD_PART) /* [1] a slot; answered */
-        return slot < DCUDA_MAX_WINDOWS && c->tag ? DCU_CMD_EXECUTE : DCU_CMD_REFUSED;
+        return slot < DCUDA_WIN_TABLE_SLOTS && c->tag ? DCU_CMD_EXECUTE : DCU_CMD_REFUSED;
     if (c->op == DCUDA_CMD_GET)
         return ref_get(c);
-    if (slot >= DCUDA_MAX_WINDOWS || c->args[2] + size < c->args[2]) /* [2] + [3] may not wrap */
+    if (slot >= DCUDA_WIN_TABLE_SLOTS || c->args[2] + size < c->args[2]) /* [2] + [3] no wrap */
         return DCU_CMD_REFUSED;
     if (c->op == DCUDA_CMD_PUT) /* the payload fits the entries after the header */
         return size <= (uint64_t)(r->entries - 1u) * 64u ? DCU_CMD_EXECUTE : DCU_CMD_REFUSED;
@@ -152,7 +156,7 @@ static ref_t ref_check(const dcuda_cmd_t *c, const setting_t *s)
         r.verdict = DCU_CMD_UNREADABLE;
     else if (c->op == DCUDA_CMD_PING)
         r.verdict = DCU_CMD_EXECUTE;
-    else if (c->op >= DCUDA_CMD_PUT && c->op <= DCUDA_CMD_GET)
+    else if ((c->op >= DCUDA_CMD_PUT && c->op <= DCUDA_CMD_GET) || c->op == DCUDA_CMD_WINDOW)
         r.verdict = ref_net_op(c, s, &r);
     else if (c->op == DCUDA_CMD_FENCE) /* answered (with no network path too) */
         r.verdict = c->tag ? DCU_CMD_EXECUTE : DCU_CMD_REFUSED;
@@ -662,8 +666,8 @@ static void config(run_t *r)
     int world = w.s.proc_first[w.s.procs];
     memset(r, 0, sizeof *r);
     w.queue = zeroed(w.s.capacity, sizeof(dcuda_cmd_t));
-    w.own_table = zeroed((size_t)DCUDA_MAX_WINDOWS * (size_t)world, sizeof(dcuda_win_entry_t));
-    for (size_t i = 0; i < (size_t)DCUDA_MAX_WINDOWS * (size_t)world; i++)
+    w.own_table = zeroed((size_t)DCUDA_WIN_TABLE_SLOTS * (size_t)world, sizeof(dcuda_win_entry_t));
+    for (size_t i = 0; i < (size_t)DCUDA_WIN_TABLE_SLOTS * (size_t)world; i++)
         w.own_table[i] = (dcuda_win_entry_t){ 0x1000u * i, 64u + i };
     r->c.entries = w.queue;
     r->c.capacity = w.s.capacity;
@@ -822,6 +826,7 @@ void fuzz_seeds(fuzz_emit_fn emit, void *arg)
     seed_cmd(&s, 0, DCUDA_CMD_PUT_READ, 3, 4, 1, 0, 10, READABLE, 0);
     seed_cmd(&s, 1, DCUDA_CMD_PART, 4, 3, 3, 0, 0, 0, 0);
     seed_cmd(&s, 0, DCUDA_CMD_GET, 0, 4, 2 | (uint64_t)5 << 32, 16, 300, 40, 8);
+    seed_cmd(&s, 1, DCUDA_CMD_WINDOW, 5, DCUDA_MAX_WINDOWS + 3, 0, 0, 0, 0, 0);
     emit(arg, s.b, s.n);
     /* 1 rank, a queue of 16: puts that wrap around its end. */
     seed_start(&s, 0x04, 0x01, 0x02);
@@ -831,7 +836,7 @@ void fuzz_seeds(fuzz_emit_fn emit, void *arg)
     /* One process, no network path: pings and an op nobody knows. */
     seed_start(&s, 0x03, 0x00, 0x00);
     seed_cmd(&s, 2, DCUDA_CMD_PING, 5, 0, 0, 0, 0, 0, 0);
-    seed_cmd(&s, 3, 9, 4, 0, 0, 0, 0, 0, 0);
+    seed_cmd(&s, 3, 10, 4, 0, 0, 0, 0, 0, 0);
     seed_cmd(&s, 0, DCUDA_CMD_PING, 6, 0, 0, 0, 0, 0, 0);
     emit(arg, s.b, s.n);
     /* A large put of two chunks; process 1 of 3, only process 2 on the

@@ -54,11 +54,11 @@ static setting_t read_setting(fuzz_reader_t *r)
 }
 
 /* wire.h's format, as this file reads it: a header of 56 bytes (magic
- * 0xdc0d, version 10, type, body length, sender, ranks, tag, slot, epoch,
+ * 0xdc0d, version 11, type, body length, sender, ranks, tag, slot, epoch,
  * offset, count, the sender's run, flags: 0 to 7), the body after it. */
 static int rank_in(int32_t r, const setting_t *s) { return r >= 0 && r < s->lim.world_size; }
 
-/* A GET's body of 16 bytes: the asker's window slot (below 64), four
+/* A GET's body of 16 bytes: the asker's window slot (below 160), four
  * zero bytes, the offset there, which the count may not carry past 2^64. */
 static int valid_get(const dcu_wire_header_t *h, const uint8_t *body)
 {
@@ -67,7 +67,7 @@ static int valid_get(const dcu_wire_header_t *h, const uint8_t *body)
     memcpy(&slot, body, 4);
     memcpy(&zero, body + 4, 4);
     memcpy(&offset, body + 8, 8);
-    return slot < 64 && zero == 0 && offset <= UINT64_MAX - h->count;
+    return slot < 160 && zero == 0 && offset <= UINT64_MAX - h->count;
 }
 
 static int valid_body(const dcu_wire_header_t *h, const uint8_t *body, const setting_t *s)
@@ -76,7 +76,7 @@ static int valid_body(const dcu_wire_header_t *h, const uint8_t *body, const set
     switch (h->type) {
     case 1: /* PUT: the payload is the body; a tag 0..320 (0: no notification; 257..320:
              * the library's tags) */
-        return ranks && h->tag <= 320 && h->slot < 64 && h->count == h->length &&
+        return ranks && h->tag <= 320 && h->slot < 160 && h->count == h->length &&
                h->offset <= UINT64_MAX - h->count;
     case 2: /* NOTIFY: no body, a tag 1..320 */
         return ranks && h->tag >= 1 && h->tag <= 320 && h->length == 0;
@@ -96,12 +96,12 @@ static int valid_body(const dcu_wire_header_t *h, const uint8_t *body, const set
         return h->length == 0;
     case 11: /* PART_ASK: two ranks, a window slot, no body */
     case 12: /* PART: the same, the part's size in count */
-        return ranks && h->slot < 64 && h->length == 0;
+        return ranks && h->slot < 160 && h->length == 0;
     case 13: /* BEAT: tag 0 or 1 (no more beats), no body */
         return h->tag <= 1 && h->length == 0;
     case 14: /* GET: two ranks, a tag 1..320, a window slot, offset + count within 2^64,
               * a body of 16 bytes */
-        return ranks && h->tag >= 1 && h->tag <= 320 && h->slot < 64 &&
+        return ranks && h->tag >= 1 && h->tag <= 320 && h->slot < 160 &&
                h->offset <= UINT64_MAX - h->count && h->length == 16 && valid_get(h, body);
     default:
         return 0;
@@ -114,7 +114,7 @@ static int valid(const uint8_t *m, size_t size, const setting_t *s)
     if (size < 56)
         return 0;
     memcpy(&h, m, sizeof h);
-    if (h.magic != 0xdc0d || h.version != 10 || size > s->lim.max_size || h.length != size - 56 ||
+    if (h.magic != 0xdc0d || h.version != 11 || size > s->lim.max_size || h.length != size - 56 ||
         h.flags > 7u)
         return 0;
     if (s->from < 0 || s->from >= s->lim.processes || h.src_proc != s->from || h.run == 0)

@@ -75,8 +75,7 @@ DCUDA_RANK_API dcuda_status_t dcuda_comm_barrier(dcuda_state_t *st, dcuda_comm_t
     dcuda_status_t s = dcu_checked_comm(st, comm, call);
     if (s != DCUDA_OK)
         return s;
-    int by = dcu_comm_valid(comm) ? comm : st->comms[comm - DCU_COMM_NODE].barrier;
-    return dcu_comm_valid(by) ? dcu_barrier(st, by, call) : dcu_comm_barrier_tree(st, comm, call);
+    return dcu_comm_barrier_any(st, comm, call);
 }
 
 DCUDA_RANK_API dcuda_status_t dcuda_comm_split(dcuda_state_t *st, dcuda_comm_t parent, int colour,
@@ -94,12 +93,12 @@ DCUDA_RANK_API dcuda_status_t dcuda_comm_free(dcuda_state_t *st, dcuda_comm_t co
 DCUDA_RANK_API dcuda_status_t dcuda_win_create(dcuda_state_t *st, dcuda_comm_t comm, void *base,
                                                size_t size, dcuda_win_t *win)
 {
-    return dcu_win_create(st, comm, base, size, win);
+    return dcu_win_create_on(st, comm, base, size, win);
 }
 
 DCUDA_RANK_API dcuda_status_t dcuda_win_free(dcuda_state_t *st, dcuda_win_t win)
 {
-    return dcu_win_free(st, win);
+    return dcu_win_free_on(st, win);
 }
 
 DCUDA_RANK_API dcuda_status_t dcuda_win_flush(dcuda_state_t *st, dcuda_win_t win)

@@ -36,18 +36,6 @@ DCU_FN dcuda_status_t dcu_checked_comm(const dcuda_state_t *st, int comm, const 
                       comm);
 }
 
-/* A communicator windows live on (WORLD or DEVICE, for now). */
-DCU_FN dcuda_status_t dcu_checked_win_comm(const dcuda_state_t *st, int comm, const char *call)
-{
-    dcuda_status_t s = dcu_checked_comm(st, comm, call);
-    if (s == DCUDA_OK && !dcu_comm_valid(comm))
-        s = DCU_REPORT(st, DCUDA_ERR_COMM, call,
-                       "windows live on DCUDA_COMM_WORLD and DCUDA_COMM_DEVICE only, not on %s "
-                       "(%d): create the window on WORLD",
-                       dcu_comm_name(comm), comm);
-    return s;
-}
-
 DCU_FN dcuda_status_t dcu_checked_tag(const dcuda_state_t *st, int tag, const char *call)
 {
     if (dcu_tag_valid(tag))
@@ -136,22 +124,24 @@ typedef struct dcu_put {
     dcuda_win_entry_t target, mine;
 } dcu_put_t;
 
-/* The target's part of window slot, translated when it is in another
- * process; reports a part that process does not export. */
+/* The part of target `rank` of comm (WORLD rank t->world) in table slot
+ * `slot`, translated when it is in another process; reports a part that
+ * process does not export. */
 DCU_FN dcuda_status_t dcu_checked_part(const dcuda_state_t *st, int comm, int slot, int rank,
-                                       uint32_t path, dcuda_win_entry_t *part, const char *call)
+                                       const dcu_target_t *t, dcuda_win_entry_t *part,
+                                       const char *call)
 {
-    if (path == DCUDA_PATH_DEVICE) {
+    if (t->path == DCUDA_PATH_DEVICE) {
         *part = *dcu_win_entry(st, comm, slot, rank);
         return DCUDA_OK;
     }
-    if (path == DCUDA_PATH_NET) {
-        *part = dcu_net_part(st, slot, rank); /* its size, as its owner's proxy told */
-        if (dcu_world_rank_is_mine(st, rank)) /* NET_LOOPBACK: in my address space */
+    if (t->path == DCUDA_PATH_NET) {
+        *part = dcu_net_part(st, slot, t->world); /* its size, as its owner's proxy told */
+        if (dcu_world_rank_is_mine(st, t->world)) /* NET_LOOPBACK: in my address space */
             part->base = dcu_win_entry(st, comm, slot, rank)->base;
         return DCUDA_OK;
     }
-    if (dcu_remote_part(st, slot, rank, part) == DCUDA_OK)
+    if (dcu_remote_part(st, slot, t->world, part) == DCUDA_OK)
         return DCUDA_OK;
     return DCU_REPORT(st, DCUDA_ERR_UNREACHABLE, call,
                       "the part of rank %d in window %d (%p..+%llu in its process) is "
@@ -172,7 +162,7 @@ DCU_FN dcuda_status_t dcu_checked_access(const dcuda_state_t *st, uint32_t win, 
         return s;
     int comm = dcu_win_comm(win), slot = dcu_win_slot(win);
     if ((s = dcu_checked_target(st, comm, rank, &p->to, call)) != DCUDA_OK ||
-        (s = dcu_checked_part(st, comm, slot, rank, p->to.path, &p->target, call)) != DCUDA_OK)
+        (s = dcu_checked_part(st, comm, slot, rank, &p->to, &p->target, call)) != DCUDA_OK)
         return s;
     if ((s = dcu_check_range(p->target.size, offset, size)) != DCUDA_OK)
         return DCU_REPORT(st, s, call,
@@ -180,17 +170,17 @@ DCU_FN dcuda_status_t dcu_checked_access(const dcuda_state_t *st, uint32_t win, 
                           "%d in window %d on %s",
                           (unsigned long long)offset, (unsigned long long)size,
                           (unsigned long long)p->target.size, rank, slot, dcu_comm_name(comm));
-    p->mine = *dcu_win_entry(st, comm, slot, dcu_comm_rank(st, comm));
+    p->mine = *dcu_my_win_entry(st, comm, slot);
     p->src_slot = slot;
     if ((s = dcu_check_source(st, comm, &p->mine, &p->src_slot, local, size)) != DCUDA_OK)
         return DCU_REPORT(st, s, call, "%s %p..+%llu is %s", local_name, local,
                           (unsigned long long)size,
-                          s == DCUDA_ERR_WIN_COMM ? "only in windows of the other communicator"
+                          s == DCUDA_ERR_WIN_COMM ? "only in windows of another communicator"
                                                   : "not inside any window of this rank");
     uint64_t d = p->target.base + offset;
     /* On the network path the target lives in another address space (but
      * for a rank of my device under NET_LOOPBACK). */
-    if ((p->to.path != DCUDA_PATH_NET || dcu_world_rank_is_mine(st, rank)) &&
+    if ((p->to.path != DCUDA_PATH_NET || dcu_world_rank_is_mine(st, p->to.world)) &&
         (s = dcu_check_overlap(d, (uint64_t)(uintptr_t)local, size)) != DCUDA_OK)
         return DCU_REPORT(st, s, call, "%s %p and target %p overlap in %llu bytes", local_name,
                           local, (void *)(uintptr_t)d, (unsigned long long)size);
@@ -206,6 +196,7 @@ DCU_FN void dcu_route_remember(dcuda_state_t *st, uint32_t win, int rank, const 
     r->rank = rank;
     r->notifs = p->to.notifs;
     r->path = p->to.path;
+    r->world = p->to.world;
     r->src_slot = ((uint32_t)dcu_win_comm(win) << 8) | (uint32_t)p->src_slot;
     r->target_base = p->target.base;
     r->target_size = p->target.size;

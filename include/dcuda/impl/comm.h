@@ -115,6 +115,110 @@ DCU_FN_COLD dcuda_status_t dcu_comm_barrier_tree(dcuda_state_t *st, int comm, co
     return s;
 }
 
+/* The barrier of any live communicator (all threads, after the checks):
+ * WORLD's or DEVICE's where it has their ranks, else its tree. */
+DCU_FN dcuda_status_t dcu_comm_barrier_any(dcuda_state_t *st, int comm, const char *call)
+{
+    int by = dcu_comm_valid(comm) ? comm : st->comms[comm - DCU_COMM_NODE].barrier;
+    return dcu_comm_valid(by) ? dcu_barrier(st, by, call) : dcu_comm_barrier_tree(st, comm, call);
+}
+
+/* ---- windows of NODE and of splits --------------------------------------------- */
+
+/* Leader: my offer to a new window of comm (NODE or a split): its slot
+ * (the lowest of comm's free: every member has the same windows of comm,
+ * made by the same calls), the checked arguments, and my part published;
+ * with a network path, my proxy lane reads my part and forgets what it
+ * knew of the slot's last windows (DCUDA_CMD_WINDOW) before I join the
+ * barrier, so that no member asks for a part or puts into it before it
+ * is there. st->result_win: the slot, DCUDA_WIN_NONE when no barrier is
+ * to be joined. */
+DCU_FN_COLD dcuda_status_t dcu_comm_win_offer(dcuda_state_t *st, int comm, void *base, size_t size)
+{
+    static const char call[] = "dcuda_win_create";
+    const int slot = dcu_free_slot(st, comm);
+    st->result_win = DCUDA_WIN_NONE;
+    if (slot < 0)
+        return DCU_REPORT(st, DCUDA_ERR_WIN_LIMIT, call, "%d windows already live on %s",
+                          DCUDA_COMM_WINDOWS, dcu_comm_name(comm));
+    dcuda_status_t arg = dcu_checked_win_args(st, base, size, call);
+    dcu_win_publish(st, comm, slot, arg == DCUDA_OK ? (uint64_t)(uintptr_t)base : 0,
+                    arg == DCUDA_OK ? size : 0);
+    if (st->inbox) {
+        const uint32_t unfenced = st->net_unfenced; /* the command leaves nothing in flight */
+        const uint64_t args[6] = { (uint64_t)slot, 0u, 0u, 0u, 1u, 0u };
+        dcuda_status_t s = dcu_command_call(st, DCUDA_CMD_WINDOW, args, (uint64_t *)0);
+        st->net_unfenced = unfenced;
+        if (s != DCUDA_OK)
+            return s;
+    }
+    st->result_win = (uint32_t)slot;
+    return arg;
+}
+
+/* A window of NODE or a split (all threads, after the checks): offers,
+ * then the communicator's barrier (a rank leaving it finds every member's
+ * part published), then the handle. Refused arguments still join with an
+ * empty part, as on WORLD, and get a handle for dcuda_win_free. */
+DCU_FN_COLD dcuda_status_t dcu_comm_win_create(dcuda_state_t *st, int comm, void *base,
+                                               size_t size, uint32_t *win)
+{
+    static const char call[] = "dcuda_win_create";
+    DCU_ON_LEADER(st, dcu_comm_win_offer(st, comm, base, size));
+    const dcuda_status_t arg = (dcuda_status_t)st->result;
+    const uint32_t slot = st->result_win;
+    dcu_sync(); /* every thread has read both before the leader writes them again */
+    *win = DCUDA_WIN_NONE;
+    if (slot == DCUDA_WIN_NONE)
+        return arg;
+    dcuda_status_t s = dcu_comm_barrier_any(st, comm, call);
+    if (s != DCUDA_OK)
+        return s;
+    if (dcu_leader())
+        st->result_win = dcu_win_adopt(st, comm, (int)slot);
+    dcu_sync();
+    *win = st->result_win;
+    return arg;
+}
+
+/* A window on any live communicator. */
+DCU_FN dcuda_status_t dcu_win_create_on(dcuda_state_t *st, int comm, void *base, size_t size,
+                                        uint32_t *win)
+{
+    static const char call[] = "dcuda_win_create";
+    if (dcu_comm_valid(comm))
+        return dcu_win_create(st, comm, base, size, win);
+    dcu_sync();
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, call);
+    dcuda_status_t s = dcu_checked_comm(st, comm, call);
+    if (s == DCUDA_OK && !win)
+        s = DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call, "win is NULL");
+    return s == DCUDA_OK ? dcu_comm_win_create(st, comm, base, size, win) : s;
+}
+
+/* Frees a window of any communicator: one of NODE or a split after its
+ * communicator's barrier (puts into it before the call are done). */
+DCU_FN dcuda_status_t dcu_win_free_on(dcuda_state_t *st, uint32_t win)
+{
+    static const char call[] = "dcuda_win_free";
+    const int comm = dcu_win_comm(win);
+    if (dcu_comm_valid(comm))
+        return dcu_win_free(st, win);
+    dcu_sync();
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, call);
+    dcuda_status_t s = dcu_checked_win(st, win, call);
+    if (s != DCUDA_OK)
+        return s;
+    s = dcu_comm_barrier_any(st, comm, call);
+    /* As on WORLD: a barrier the run's end cut short leaves my part. */
+    if (dcu_leader())
+        dcu_win_forget(st, comm, dcu_win_slot(win), s == DCUDA_OK);
+    dcu_sync();
+    return s;
+}
+
 /* The rank of the split's window's communicator that is rank `rank` of
  * parent, or -1 when the window cannot reach it (a DEVICE window). */
 DCU_FN int dcu_split_target(const dcuda_state_t *st, uint32_t win, int parent, int rank)
@@ -138,7 +242,7 @@ DCU_FN dcuda_status_t dcu_split_checks(dcuda_state_t *st, int parent, int colour
         s = DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call,
                        "colour %d is negative and not DCUDA_UNDEFINED", colour);
     if (s == DCUDA_OK)
-        s = dcu_checked_win(st, win, call);
+        s = dcu_checked_coll_win(st, win, call);
     int size = s == DCUDA_OK ? dcu_comm_size(st, parent) : 0;
     if (s == DCUDA_OK)
         s = dcu_checked_room(st, win, offset, dcuda_comm_split_room(size), room, call);
@@ -311,6 +415,10 @@ DCU_FN dcuda_status_t dcu_comm_free(dcuda_state_t *st, int comm)
         s = DCU_REPORT(st, DCUDA_ERR_COMM, call,
                        "%s is built in; only communicators from dcuda_comm_split are freed",
                        dcu_comm_name(comm));
+    if (s == DCUDA_OK && dcu_win_mask(st, comm))
+        s = DCU_REPORT(st, DCUDA_ERR_COMM, call,
+                       "communicator %d still has windows (mask 0x%x): free them first", comm,
+                       (unsigned)dcu_win_mask(st, comm));
     dcu_sync();
     if (s == DCUDA_OK && dcu_leader())
         st->live_comms &= ~(1u << comm);

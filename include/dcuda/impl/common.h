@@ -48,7 +48,8 @@ typedef struct dcu_waiter {
 #define DCU_COMM_DEVICE 1
 #define DCU_COMM_NODE 2
 
-/* A communicator windows may live on. */
+/* WORLD or DEVICE: a communicator whose ranks the paths know as they are
+ * (the others are lists of WORLD ranks). */
 DCU_HD int dcu_comm_valid(int comm) { return comm == DCU_COMM_WORLD || comm == DCU_COMM_DEVICE; }
 
 /* A live communicator of this rank: WORLD, DEVICE, NODE or a live split. */
@@ -211,6 +212,8 @@ DCU_HD void dcu_state_bind(dcuda_state_t *st, const dcuda_context_t *ctx, int de
     st->cmd_rank = device_rank;
     st->net_unfenced = 0;
     st->live_comms = (1u << DCU_COMM_WORLD) | (1u << DCU_COMM_DEVICE);
+    for (int c = 0; c < DCUDA_COMM_IDS - DCU_COMM_NODE; c++)
+        st->comms[c].live_windows = 0;
     if (ctx->node_members) {
         dcuda_comm_info_t *node = &st->comms[DCU_COMM_NODE - DCU_COMM_NODE];
         node->size = ctx->node_size;
@@ -254,36 +257,98 @@ DCU_HD dcuda_win_entry_t dcu_net_part(const dcuda_state_t *st, int slot, int ran
     return part;
 }
 
+/* Window slots. WORLD's and DEVICE's windows take slots 0..63 of their
+ * own tables; those of NODE and the splits take DCUDA_COMM_WINDOWS slots
+ * each of WORLD's table, after WORLD's own, so their parts are reached as
+ * WORLD's are on every path (the proxies and the wire know table slots
+ * only). A handle carries the table slot. */
+DCU_HD int dcu_win_first(int comm)
+{
+    return comm < DCU_COMM_NODE ? 0
+                                : DCUDA_MAX_WINDOWS + (comm - DCU_COMM_NODE) * DCUDA_COMM_WINDOWS;
+}
+
+DCU_HD int dcu_win_room(int comm)
+{
+    return comm < DCU_COMM_NODE ? DCUDA_MAX_WINDOWS : DCUDA_COMM_WINDOWS;
+}
+
+/* Bit per live window of comm, from its first slot. */
+DCU_HD uint64_t dcu_win_mask(const dcuda_state_t *st, int comm)
+{
+    return comm < DCU_COMM_NODE ? st->live_windows[comm]
+                                : (uint64_t)st->comms[comm - DCU_COMM_NODE].live_windows;
+}
+
+/* Is table slot `slot` a live window of comm (< DCUDA_COMM_IDS)? */
+DCU_HD int dcu_win_live(const dcuda_state_t *st, int comm, int slot)
+{
+    int i = slot - dcu_win_first(comm);
+    return i >= 0 && i < dcu_win_room(comm) && ((dcu_win_mask(st, comm) >> i) & 1u);
+}
+
+/* The generation of comm's table slot `slot` (one of comm's). */
+DCU_HD uint8_t *dcu_win_gen_of(dcuda_state_t *st, int comm, int slot)
+{
+    return comm < DCU_COMM_NODE
+               ? &st->win_gen[comm][slot]
+               : &st->comms[comm - DCU_COMM_NODE].win_gen[slot - dcu_win_first(comm)];
+}
+
+/* Marks comm's table slot `slot` live or free. */
+DCU_HD void dcu_win_mark(dcuda_state_t *st, int comm, int slot, int live)
+{
+    int i = slot - dcu_win_first(comm);
+    if (comm < DCU_COMM_NODE)
+        st->live_windows[comm] = live ? st->live_windows[comm] | (uint64_t)1 << i
+                                      : st->live_windows[comm] & ~((uint64_t)1 << i);
+    else {
+        uint32_t *m = &st->comms[comm - DCU_COMM_NODE].live_windows;
+        *m = live ? *m | 1u << i : *m & ~(1u << i);
+    }
+}
+
 /* Is `win` a live window of this rank? Reserved bits must be zero. */
 DCU_HD dcuda_status_t dcu_check_win(const dcuda_state_t *st, uint32_t win)
 {
     int slot = dcu_win_slot(win), comm = dcu_win_comm(win);
-    if (win == DCUDA_WIN_NONE || (win & 0xff00f000u) != 0 || !dcu_comm_valid(comm) ||
-        slot >= DCUDA_MAX_WINDOWS)
+    if (win == DCUDA_WIN_NONE || (win & 0xff00f000u) != 0 || !dcu_comm_live(st, comm) ||
+        !dcu_win_live(st, comm, slot))
         return DCUDA_ERR_WIN;
-    if (!((st->live_windows[comm] >> slot) & 1u) ||
-        st->win_gen[comm][slot] != (uint8_t)dcu_win_gen(win))
+    if (*dcu_win_gen_of((dcuda_state_t *)st, comm, slot) != (uint8_t)dcu_win_gen(win))
         return DCUDA_ERR_WIN;
     return DCUDA_OK;
 }
 
-/* Lowest free window slot of a communicator, or -1. */
+/* Lowest free window slot of a communicator (a table slot), or -1. */
 DCU_HD int dcu_free_slot(const dcuda_state_t *st, int comm)
 {
-    uint64_t live = st->live_windows[comm];
-    for (int slot = 0; slot < DCUDA_MAX_WINDOWS; slot++)
-        if (!((live >> slot) & 1u))
-            return slot;
+    uint64_t live = dcu_win_mask(st, comm);
+    for (int i = 0; i < dcu_win_room(comm); i++)
+        if (!((live >> i) & 1u))
+            return dcu_win_first(comm) + i;
     return -1;
 }
 
-/* The part of rank `rank` (of comm) in window slot `slot`, for a rank of
+/* The part of rank `rank` (of comm) in table slot `slot`, for a rank of
  * this process: both tables hold this process's ranks only, WORLD's by
- * WORLD rank - world_first, so a table grows with the process, not the job. */
+ * WORLD rank - world_first, so a table grows with the process, not the
+ * job. A rank of NODE or a split is looked up by its WORLD rank. */
 DCU_HD dcuda_win_entry_t *dcu_win_entry(const dcuda_state_t *st, int comm, int slot, int rank)
 {
-    int i = comm == DCU_COMM_WORLD ? rank - st->world_first : rank;
-    return &st->win_entries[comm][(size_t)slot * (size_t)st->device_size + (size_t)i];
+    if (comm == DCU_COMM_DEVICE)
+        return &st->win_entries[DCU_COMM_DEVICE][(size_t)slot * (size_t)st->device_size +
+                                                 (size_t)rank];
+    int world = dcu_comm_world_rank(st, comm, rank);
+    return &st->win_entries[DCU_COMM_WORLD][(size_t)slot * (size_t)st->device_size +
+                                            (size_t)(world - st->world_first)];
+}
+
+/* My own part of comm's table slot `slot`. */
+DCU_HD dcuda_win_entry_t *dcu_my_win_entry(const dcuda_state_t *st, int comm, int slot)
+{
+    return dcu_win_entry(st, comm == DCU_COMM_DEVICE ? comm : DCU_COMM_WORLD, slot,
+                         comm == DCU_COMM_DEVICE ? st->device_rank : st->world_rank);
 }
 
 DCU_HD dcuda_put_route_t *dcu_route(const dcuda_state_t *st, uint32_t win, int rank)
@@ -309,7 +374,7 @@ DCU_HD void dcu_routes_drop(dcuda_state_t *st, int comm, int slot)
 DCU_HD void dcu_win_publish(const dcuda_state_t *st, int comm, int slot, uint64_t base,
                             uint64_t size)
 {
-    dcuda_win_entry_t *mine = dcu_win_entry(st, comm, slot, dcu_comm_rank(st, comm));
+    dcuda_win_entry_t *mine = dcu_my_win_entry(st, comm, slot);
     mine->base = base;
     mine->size = size;
 }
@@ -317,8 +382,8 @@ DCU_HD void dcu_win_publish(const dcuda_state_t *st, int comm, int slot, uint64_
 /* Window creation, after its barrier: the slot is live; its handle. */
 DCU_HD uint32_t dcu_win_adopt(dcuda_state_t *st, int comm, int slot)
 {
-    uint8_t gen = ++st->win_gen[comm][slot];
-    st->live_windows[comm] |= (uint64_t)1 << slot;
+    uint8_t gen = ++*dcu_win_gen_of(st, comm, slot);
+    dcu_win_mark(st, comm, slot, 1);
     return dcu_win_encode(comm, slot, gen);
 }
 
@@ -328,7 +393,7 @@ DCU_HD void dcu_win_forget(dcuda_state_t *st, int comm, int slot, int everywhere
 {
     if (everywhere)
         dcu_win_publish(st, comm, slot, 0, 0);
-    st->live_windows[comm] &= ~((uint64_t)1 << slot);
+    dcu_win_mark(st, comm, slot, 0);
     dcu_routes_drop(st, comm, slot);
 }
 
@@ -354,26 +419,34 @@ DCU_HD int dcu_contains(const dcuda_win_entry_t *e, uint64_t addr, uint64_t size
     return dcu_inside(e->base, e->size, addr, size);
 }
 
+/* Does one of comm's live windows hold [addr, addr + size) in my part?
+ * Its table slot, or -1. */
+DCU_HD int dcu_find_part(const dcuda_state_t *st, int comm, uint64_t addr, uint64_t size)
+{
+    uint64_t live = dcu_win_mask(st, comm);
+    for (int i = 0; live && i < dcu_win_room(comm); i++) {
+        int s = dcu_win_first(comm) + i;
+        if (((live >> i) & 1u) && dcu_contains(dcu_my_win_entry(st, comm, s), addr, size))
+            return s;
+    }
+    return -1;
+}
+
 /* Which of the caller's windows holds [addr, addr + size): DCUDA_OK (and its
  * part in *found, its slot in *slot) if one of comm's, DCUDA_ERR_WIN_COMM if
- * only one of the other communicator's, DCUDA_ERR_SOURCE if none. */
+ * only one of another communicator's, DCUDA_ERR_SOURCE if none. */
 DCU_HD_COLD dcuda_status_t dcu_search_source(const dcuda_state_t *st, int comm, uint64_t addr,
                                              uint64_t size, dcuda_win_entry_t *found, int *slot)
 {
-    for (int pass = 0; pass < 2; pass++) {
-        int c = pass == 0 ? comm : 1 - comm;
-        int me = dcu_comm_rank(st, c);
-        for (int s = 0; s < DCUDA_MAX_WINDOWS; s++) {
-            const dcuda_win_entry_t *e = dcu_win_entry(st, c, s, me);
-            if (!((st->live_windows[c] >> s) & 1u) || !dcu_contains(e, addr, size))
-                continue;
-            if (pass > 0)
-                return DCUDA_ERR_WIN_COMM;
-            *found = *e;
-            *slot = s;
-            return DCUDA_OK;
-        }
+    int s = dcu_find_part(st, comm, addr, size);
+    if (s >= 0) {
+        *found = *dcu_my_win_entry(st, comm, s);
+        *slot = s;
+        return DCUDA_OK;
     }
+    for (int c = 0; c < DCUDA_COMM_IDS; c++)
+        if (c != comm && dcu_comm_live(st, c) && dcu_find_part(st, c, addr, size) >= 0)
+            return DCUDA_ERR_WIN_COMM;
     return DCUDA_ERR_SOURCE;
 }
 
@@ -428,7 +501,7 @@ DCU_HD int dcu_put_fast(const dcuda_state_t *st, uint32_t win, int rank, uint64_
     int ok = (win != DCUDA_WIN_NONE) & (r->win == win) & (r->rank == rank) &
              (offset + size >= offset) & dcu_inside(0, r->target_size, offset, size);
     ok &= (size == 0) | dcu_inside(r->mine_base, r->mine_size, a, size);
-    const int mine = st->loopback & dcu_world_rank_is_mine(st, rank); /* NET_LOOPBACK */
+    const int mine = st->loopback & dcu_world_rank_is_mine(st, r->world); /* NET_LOOPBACK */
     ok &= ((r->path == DCUDA_PATH_NET) & !mine) |
           (dcu_apart(d, a, size) & ((r->notifs != 0) | mine));
     *dst = (char *)(uintptr_t)d;

@@ -542,6 +542,9 @@ DCU_FN dcuda_status_t dcu_rank_init(const dcuda_context_t *ctx, dcuda_state_t *s
         st->consumed[i] = start;
     for (int i = dcu_thread(); i < DCUDA_COMM_COUNT * DCUDA_MAX_WINDOWS; i += dcu_threads())
         st->win_gen[i / DCUDA_MAX_WINDOWS][i % DCUDA_MAX_WINDOWS] = 0;
+    for (int i = dcu_thread(); i < (DCUDA_COMM_IDS - DCU_COMM_NODE) * DCUDA_COMM_WINDOWS;
+         i += dcu_threads())
+        st->comms[i / DCUDA_COMM_WINDOWS].win_gen[i % DCUDA_COMM_WINDOWS] = 0;
     DCU_ON_LEADER(st, dcu_init_leader(ctx, st));
     if (st->result != DCUDA_OK)
         return (dcuda_status_t)st->result;
@@ -688,6 +691,7 @@ DCU_FN_COLD dcuda_status_t dcu_win_create_leader(dcuda_state_t *st, int comm, vo
     return arg;
 }
 
+/* Window creation on WORLD or DEVICE (impl/comm.h: on any communicator). */
 DCU_FN dcuda_status_t dcu_win_create(dcuda_state_t *st, int comm, void *base, size_t size,
                                      uint32_t *win)
 {
@@ -695,7 +699,7 @@ DCU_FN dcuda_status_t dcu_win_create(dcuda_state_t *st, int comm, void *base, si
     dcu_sync();
     if (!dcu_state_ok(st))
         return dcu_report_uninit(st, call);
-    dcuda_status_t s = dcu_checked_win_comm(st, comm, call);
+    dcuda_status_t s = dcu_checked_comm(st, comm, call);
     if (s == DCUDA_OK && !win)
         s = DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call, "win is NULL");
     if (s != DCUDA_OK)
@@ -806,7 +810,7 @@ DCU_FN_COLD dcuda_status_t dcu_put_read(dcuda_state_t *st, uint32_t win, int ran
 }
 
 /* Leader: asks the proxy for the part of WORLD rank `rank` (on the network
- * path) in window `win`, and keeps its size in the state. */
+ * path) in window `win` (its table slot), and keeps its size in the state. */
 DCU_FN_COLD dcuda_status_t dcu_net_part_ask(dcuda_state_t *st, uint32_t win, int rank)
 {
     const uint64_t args[6] = { (uint64_t)rank, (uint64_t)dcu_win_slot(win), 0u, 0u, 1u, 0u };
@@ -826,21 +830,26 @@ DCU_FN_COLD dcuda_status_t dcu_net_part_ask(dcuda_state_t *st, uint32_t win, int
  * checks refuse anyway are left to them. */
 DCU_FN_COLD dcuda_status_t dcu_net_part_fetch(dcuda_state_t *st, uint32_t win, int rank)
 {
-    if (dcu_check_win(st, win) != DCUDA_OK || dcu_win_comm(win) != DCU_COMM_WORLD || rank < 0 ||
-        rank >= st->world_size || dcu_device_rank_of(st, DCU_COMM_WORLD, rank) >= 0 ||
-        (st->net_part_win == win && st->net_part_rank == rank))
+    const int comm = dcu_win_comm(win);
+    if (dcu_check_win(st, win) != DCUDA_OK || comm == DCU_COMM_DEVICE || rank < 0 ||
+        rank >= dcu_comm_size(st, comm))
         return DCUDA_OK;
-    int p = dcu_process_of(st, rank);
+    const int world = dcu_comm_world_rank(st, comm, rank);
+    if (dcu_device_rank_of(st, DCU_COMM_WORLD, world) >= 0 ||
+        (st->net_part_win == win && st->net_part_rank == world))
+        return DCUDA_OK;
+    int p = dcu_process_of(st, world);
     if (p < 0 || st->peers[p].path != DCUDA_PATH_NET)
         return DCUDA_OK;
-    DCU_ON_LEADER(st, dcu_net_part_ask(st, win, rank));
+    DCU_ON_LEADER(st, dcu_net_part_ask(st, win, world));
     return (dcuda_status_t)st->result;
 }
 
 /* A put to a rank on the network path (all threads): a large one the
  * proxy reads, else (or when it cannot) commands that carry the payload,
  * chunk by chunk, the notification with the last. The source has been
- * read when it returns, as on every other path. rank: WORLD. */
+ * read when it returns, as on every other path. rank: WORLD (of any
+ * window's communicator). */
 DCU_FN_COLD dcuda_status_t dcu_put_net(dcuda_state_t *st, uint32_t win, int rank, size_t offset,
                                        size_t size, const char *src, int notify, int tag)
 {
@@ -910,6 +919,7 @@ DCU_FN dcuda_status_t dcu_put(dcuda_state_t *st, uint32_t win, int rank, size_t 
     char *dst;
     dcuda_notif_counters_t *notifs;
     uint32_t path;
+    int world; /* the target's WORLD rank */
     dcu_put_t p;
     dcuda_put_route_t route;
     /* Every test at once: the state, the tag and the remembered route. */
@@ -919,6 +929,7 @@ DCU_FN dcuda_status_t dcu_put(dcuda_state_t *st, uint32_t win, int rank, size_t 
     if (fast) {
         notifs = route.notifs;
         path = route.path;
+        world = route.world;
     } else if (!dcu_state_ok(st)) {
         return dcu_report_uninit(st, call);
     } else if (notify && (s = dcu_checked_tag(st, tag, call)) != DCUDA_OK) {
@@ -929,6 +940,7 @@ DCU_FN dcuda_status_t dcu_put(dcuda_state_t *st, uint32_t win, int rank, size_t 
         dst = p.dst;
         notifs = p.to.notifs;
         path = p.to.path;
+        world = p.to.world;
     } else {
         return s;
     }
@@ -936,8 +948,8 @@ DCU_FN dcuda_status_t dcu_put(dcuda_state_t *st, uint32_t win, int rank, size_t 
     case DCUDA_PATH_NET: { /* commands to the proxies */
         /* A source that is its own target copies nothing, as on the device
          * path (a rank of my device under NET_LOOPBACK: dst is its address). */
-        const int same = st->loopback && dcu_world_rank_is_mine(st, rank) && dst == src;
-        s = dcu_put_net(st, win, rank, offset, same ? 0u : size, (const char *)src, notify, tag);
+        const int same = st->loopback && dcu_world_rank_is_mine(st, world) && dst == src;
+        s = dcu_put_net(st, win, world, offset, same ? 0u : size, (const char *)src, notify, tag);
         break;
     }
     case DCUDA_PATH_SHM:
@@ -952,7 +964,7 @@ DCU_FN dcuda_status_t dcu_put(dcuda_state_t *st, uint32_t win, int rank, size_t 
             if (dcu_leader()) {
                 if (dst != (const char *)src)
                     dcu_copy_tiny(dst, (const char *)src, (uint32_t)size);
-                dcu_notify_leader(st, notifs, path, rank, tag);
+                dcu_notify_leader(st, notifs, path, world, tag);
             }
             dcu_sync(); /* the source is reusable */
             break;
@@ -963,7 +975,7 @@ DCU_FN dcuda_status_t dcu_put(dcuda_state_t *st, uint32_t win, int rank, size_t 
             dcu_copy(dst, (const char *)src, size);
         dcu_sync(); /* the copy is done: source reusable, data ready */
         if (dcu_leader() && notify)
-            dcu_notify_leader(st, notifs, path, rank, tag);
+            dcu_notify_leader(st, notifs, path, world, tag);
         break;
     }
     if (dcu_leader() && !fast)

@@ -65,6 +65,7 @@ DCU_FN dcuda_status_t dcu_get(dcuda_state_t *st, uint32_t win, int rank, size_t 
         return dcu_report_uninit(st, call);
     char *src;
     uint32_t path, dst_slot;
+    int world; /* the target's WORLD rank */
     uint64_t mine_base;
     dcu_put_t p;
     dcuda_put_route_t route;
@@ -75,6 +76,7 @@ DCU_FN dcuda_status_t dcu_get(dcuda_state_t *st, uint32_t win, int rank, size_t 
         path = route.path;
         mine_base = route.mine_base;
         dst_slot = route.src_slot & 0xffu;
+        world = route.world;
     } else if (notify && (s = dcu_checked_tag(st, tag, call)) != DCUDA_OK) {
         return s;
     } else if ((s = dcu_net_part_fetch(st, win, rank)) != DCUDA_OK) {
@@ -85,13 +87,14 @@ DCU_FN dcuda_status_t dcu_get(dcuda_state_t *st, uint32_t win, int rank, size_t 
         path = p.to.path;
         mine_base = p.mine.base;
         dst_slot = (uint32_t)p.src_slot;
+        world = p.to.world;
         if (dcu_leader())
             dcu_route_remember(st, win, rank, &p);
     } else {
         return s;
     }
     if (path == DCUDA_PATH_NET)
-        return dcu_get_net(st, win, rank, offset, size, dst_slot,
+        return dcu_get_net(st, win, world, offset, size, dst_slot,
                            (uint64_t)(uintptr_t)dst - mine_base, notify, tag, call);
     /* Loads from the target's memory where it is held (not a line this
      * SM's L1 kept: a get reads what is there now); a destination that is

@@ -17,7 +17,7 @@
 #include "base.h"
 #include "ring.h"
 
-#define DCUDA_LAYOUT_VERSION 21u
+#define DCUDA_LAYOUT_VERSION 22u
 /* Proxy lanes (threads) a process may have (PROXY_LANES). */
 #define DCUDA_MAX_PROXY_LANES 16
 /* The first of `ranks` ranks that lane `lane` of `lanes` serves (each lane
@@ -54,8 +54,14 @@
  * (impl/comm.h); a rank keeps what it knows of ids 2 and up in its state. */
 #define DCUDA_COMM_IDS 8
 #define DCUDA_COMM_FIRST_SPLIT 3
-/* Live windows per communicator at one time. */
+/* Live windows per communicator at one time: WORLD and DEVICE 64 each,
+ * NODE and each split DCUDA_COMM_WINDOWS. */
 #define DCUDA_MAX_WINDOWS 64
+#define DCUDA_COMM_WINDOWS 16
+/* Slots of WORLD's window table: WORLD's own, then DCUDA_COMM_WINDOWS for
+ * each id from NODE up (a window of such a communicator is a slot of
+ * WORLD's table: its parts are reached as WORLD's are, on every path). */
+#define DCUDA_WIN_TABLE_SLOTS (DCUDA_MAX_WINDOWS + (DCUDA_COMM_IDS - 2) * DCUDA_COMM_WINDOWS)
 /* Start/stop timer pairs per kernel run. */
 #define DCUDA_MAX_TIMERS 64
 
@@ -128,7 +134,7 @@ typedef struct dcuda_peer {
     uint32_t segment_count;
     uint32_t reserved;
     struct dcuda_notif_counters *notifs; /* [rank_count] */
-    struct dcuda_win_entry *win_world;   /* its WORLD window table [windows][rank_count] */
+    struct dcuda_win_entry *win_world;   /* its WORLD window table [DCUDA_WIN_TABLE_SLOTS][rank_count] */
     /* Its WORLD barrier slots, in its memory, one a process of the node:
      * process i writes slot i (dcu_node_barrier). */
     DCUDA_ATOMIC(uint32_t) * node_push;
@@ -242,7 +248,8 @@ typedef struct dcuda_context {
     dcuda_node_slot_t *node_slots;  /* [node processes], shared host memory */
     dcuda_notif_counters_t *notifs; /* [device_size] */
     dcuda_barrier_t *barriers;      /* [DCUDA_COMM_COUNT] */
-    dcuda_win_entry_t *win_entries[DCUDA_COMM_COUNT]; /* [MAX_WINDOWS][device_size] */
+    /* WORLD's [DCUDA_WIN_TABLE_SLOTS][device_size], DEVICE's [MAX_WINDOWS][device_size] */
+    dcuda_win_entry_t *win_entries[DCUDA_COMM_COUNT];
     dcuda_timer_slot_t *timers;                       /* [DCUDA_MAX_TIMERS] */
     dcuda_rank_status_t *rank_status;                 /* [device_size], host-visible */
     dcuda_error_record_t *error;                      /* read by the host after a run */
@@ -306,15 +313,19 @@ typedef struct dcuda_context {
 
 /* What a rank knows of a communicator beyond WORLD and DEVICE: its size,
  * my rank in it, whose barrier serves it (WORLD's or DEVICE's when it has
- * their ranks, else its own id), and its members' WORLD ranks in its rank
- * order (NODE's in the context; a split's in memory the rank allocated at
- * the split). */
+ * their ranks, else its own id), its members' WORLD ranks in its rank
+ * order (NODE's in the context; a split's in the slot the context keeps
+ * for the rank and id), and its windows: bit i of live_windows for its
+ * i-th window slot (WORLD table slot dcu_win_first(id) + i), and each
+ * slot's generation. The generations outlive the communicator, so a
+ * handle of a window of a freed one stays refused after its id is reused. */
 typedef struct dcuda_comm_info {
     int32_t size;
     int32_t rank;
     int32_t barrier;
-    int32_t reserved;
+    uint32_t live_windows;
     const int32_t *members;
+    uint8_t win_gen[DCUDA_COMM_WINDOWS];
 } dcuda_comm_info_t;
 
 /* A put route the rank has checked once: the target's part of one window
@@ -327,6 +338,8 @@ typedef struct dcuda_put_route {
     int32_t rank;         /* target rank in the window's communicator */
     uint32_t src_slot;    /* window slot of the source part, comm << 8 | slot */
     uint32_t path;        /* dcuda_path to the target */
+    int32_t world;        /* the target's WORLD rank */
+    uint32_t reserved;
     uint64_t target_base; /* translated: where this process reaches it */
     uint64_t target_size;
     uint64_t mine_base; /* my part that held the source */
@@ -400,10 +413,12 @@ DCUDA_STATIC_ASSERT(sizeof(dcuda_node_slot_t) == 64, "node slot");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_segment_t) == 32, "segment");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_peer_t) == 48, "peer");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 856, "context");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_put_route_t) == 56, "put route");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_put_route_t) == 64, "put route");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_comm_info_t) == 40, "communicator");
+DCUDA_STATIC_ASSERT(DCUDA_WIN_TABLE_SLOTS < (1 << DCUDA_WIN_SLOT_BITS), "table slots fit a handle");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 120, "state copies of the context");
-DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 704, "state counters");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 2192, "state fits shared memory budget");
+DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 768, "state counters");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 2352, "state fits shared memory budget");
 
 #endif /* DCUDA_SHARED_LAYOUT_H */

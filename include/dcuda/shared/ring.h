@@ -24,7 +24,7 @@
 #include "base.h"
 
 #define DCUDA_LOG_RING_VERSION 1u
-#define DCUDA_CMD_RING_VERSION 4u
+#define DCUDA_CMD_RING_VERSION 5u
 
 /* Characters of text in one log entry (longer messages are truncated). */
 #define DCUDA_LOG_TEXT 224
@@ -94,7 +94,8 @@ enum dcuda_cmd_op {
     DCUDA_CMD_PUT_READ = 5, /* a large put the proxy reads from rank memory (network path) */
     DCUDA_CMD_PART = 6,     /* the size of a part of a rank on the network path */
     DCUDA_CMD_GET = 7,      /* a get from a rank on the network path */
-    DCUDA_CMD_FENCE = 8     /* the proxy's sends so far acknowledged (a split's barrier) */
+    DCUDA_CMD_FENCE = 8,    /* the proxy's sends so far acknowledged (a split's barrier) */
+    DCUDA_CMD_WINDOW = 9    /* my part of a new window of NODE or a split (network path) */
 };
 
 /* args[] of each op. PUT: [0] target WORLD rank, [1] window slot, [2] offset
@@ -116,7 +117,10 @@ enum dcuda_cmd_op {
  * no args; wants a reply: DCUDA_OK once every message this proxy handed to
  * the network before reading it (puts, notifications, gets, of any rank of
  * its ring) has been acknowledged by its receiver; at once when none is
- * unacknowledged. */
+ * unacknowledged. WINDOW: [0] the WORLD table slot of a window of NODE or
+ * a split the sender is creating; wants a reply: DCUDA_OK once the proxy
+ * has read the sender's part of it (which other processes will ask for)
+ * and forgotten the parts of other ranks it knew in that slot. */
 #define DCUDA_CMD_NO_SLOT 0xffffffffu
 /* Most payload bytes one PUT command carries. */
 #define DCUDA_NET_CHUNK_MAX 65536u
