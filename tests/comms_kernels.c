@@ -176,6 +176,40 @@ TEST_RANK_FN void comms_window_limit(comms_rank_t *c, int comm)
         comms_ok(c, dcuda_win_free(c->st, w[k]));
 }
 
+/* A window slot reused with a larger part: a put past the first part's end
+ * must reach my right neighbour (a proxy that kept the first part's size
+ * would refuse it), and its bytes must be there. Bytes 0..63 of my region
+ * are the split room, which no split uses meanwhile. */
+TEST_RANK_FN void comms_window_reuse(comms_rank_t *c, int comm)
+{
+    int n = 1, r = 0;
+    dcuda_win_t w = DCUDA_WIN_NONE;
+    comms_ok(c, dcuda_comm_size(c->st, comm, &n));
+    comms_ok(c, dcuda_comm_rank(c->st, comm, &r));
+    if (dcuda_thread_index() == 0)
+        for (int k = 0; k < 8; k++)
+            c->part[k] = (unsigned char)(c->me * 7 + k);
+    dcuda_rank_sync();
+    for (int round = 0; round < 2; round++) {
+        const size_t at = round ? 40u : 8u;
+        comms_ok(c, dcuda_win_create(c->st, comm, c->part, round ? 64u : 16u, &w));
+        int s = dcuda_put_notify(c->st, w, (r + 1) % n, at, 8, c->part, COMMS_TAG);
+        if (round)
+            comms_expect(c, s == DCUDA_OK, 25);
+        else
+            comms_ok(c, s);
+        comms_ok(c, dcuda_wait_notifications(c->st, COMMS_TAG, 1));
+        if (round) { /* before the free's barrier lets a split write here */
+            int left = 0, bad = 0;
+            comms_ok(c, dcuda_comm_world_rank(c->st, comm, (r + n - 1) % n, &left));
+            for (int k = 0; k < 8; k++)
+                bad |= c->part[40 + k] != (unsigned char)(left * 7 + k);
+            comms_expect(c, !bad, 26);
+        }
+        comms_ok(c, dcuda_win_free(c->st, w));
+    }
+}
+
 TEST_RANK_FN void comms_misuse_case(comms_rank_t *c, dcuda_win_t win)
 {
     int n = 0, w = 0, ids[6];
@@ -213,6 +247,7 @@ TEST_RANK_FN void comms_misuse_case(comms_rank_t *c, dcuda_win_t win)
     comms_expect(c, ids[5] == DCUDA_COMM_NULL, 16);
     comms_expect(c, dcuda_notify(c->st, c->world, ids[0], COMMS_TAG) == DCUDA_ERR_RANK, 17);
     comms_window_limit(c, ids[0]);
+    comms_window_reuse(c, ids[0]);
     /* Id 5 freed at WORLD rank 0 only: free there, not elsewhere, so the
      * next split finds no id free at every rank; freed everywhere, it
      * takes id 5 again. */

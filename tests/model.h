@@ -34,6 +34,13 @@
  * s has issued its next operation (a get: before it), so that a put after
  * it to the same bytes is in flight while it is served. The rank paints
  * the expected bytes into an area of its own and compares.
+ *
+ * The same program runs on a communicator other than WORLD (model_comm):
+ * on NODE, or on each communicator of a split of WORLD by a seeded colour
+ * (one to three colours) and key (ties broken by WORLD rank), each with
+ * its own program (model_comm_seed), its window made on it and its ranks
+ * counted in it; the host finds each of its ranks' communicator rank and
+ * size by its own count of the colours and keys.
  */
 #ifndef DCUDA_TESTS_MODEL_H
 #define DCUDA_TESTS_MODEL_H
@@ -70,11 +77,34 @@ enum model_res {
     MODEL_SLOTS
 };
 
+/* The communicator the program runs on. */
+enum model_comm {
+    MODEL_ON_WORLD = 0,
+    MODEL_ON_SPLIT, /* each communicator of a seeded split of WORLD */
+    MODEL_ON_NODE   /* NODE (the host runs it on one node: NODE is WORLD's ranks) */
+};
+
+/* The split: WORLD rank w's colour (one of 1 + seed % 3) and key (-2..2,
+ * ties broken by WORLD rank), and the program seed of a colour. */
+TEST_FN int model_colour(uint32_t seed, int w)
+{
+    return (int)(test_mix(seed ^ test_mix(0x5e11u + (uint32_t)w)) % (1u + seed % 3u));
+}
+TEST_FN int model_key(uint32_t seed, int w)
+{
+    return (int)(test_mix(seed ^ test_mix(0x6b3au * ((uint32_t)w + 1u))) % 5u) - 2;
+}
+TEST_FN uint32_t model_comm_seed(uint32_t seed, int colour)
+{
+    return seed ^ (0x2545f491u * (uint32_t)(colour + 1));
+}
+
 /* The user struct: the program's parameters, and each process's own
  * window memory (its ranks' parts, by DEVICE rank) and result slots. */
 typedef struct model_data {
     uint32_t seed;
     int32_t phases, steps;
+    int32_t comm;       /* model_comm */
     int32_t world;      /* WORLD size the host expects */
     uint64_t region;    /* bytes of the staging area and of each slot */
     unsigned char *buf; /* [device ranks][model_part_bytes(world, region)] */

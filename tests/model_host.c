@@ -1,7 +1,7 @@
 /*
  * Host driver of the randomized model test (model.h, model_kernels.c):
  *
- *   dcuda_test_model model|large [seed [runs [steps]]]
+ *   dcuda_test_model model|large|split|node [seed [runs [steps]]]
  *
  * Each run fills every slot of this process's ranks with a canary, runs the
  * seeded program, and then checks, for every rank this process owns, the
@@ -10,6 +10,8 @@
  * a replay of the whole program. Runs use the seeds seed, seed + 1, ...
  * `model` draws sizes up to 72 KiB (every threshold below the network's
  * 1 MiB chunk); `large` up to 1.25 MiB, with at most 8 ranks and fewer steps.
+ * `split` runs `model` on the communicators of a seeded split of WORLD
+ * (windows, notifications and barriers of each), `node` on NODE.
  * tools/model_soak.sh runs many seeds on every path.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -108,27 +110,56 @@ static void model_replay(const model_data_t *d, int t, int q, unsigned char *out
     }
 }
 
+/* WORLD rank w (of this process) as the program sees it: its
+ * communicator's program (seed) and size (world) in *v, its rank there
+ * returned. A split's order is counted here from the colours and keys;
+ * NODE is WORLD on one node, and my process's ranks where each process is
+ * a node of its own (model_main runs no other layout). */
+static int model_view(const model_data_t *d, const dcuda_rank_info_t *info, int w,
+                      model_data_t *v)
+{
+    *v = *d;
+    if (d->comm == MODEL_ON_NODE && info->node_count > 1) {
+        v->world = info->rank_responsible;
+        return w - info->rank_start;
+    }
+    if (d->comm != MODEL_ON_SPLIT)
+        return w;
+    int colour = model_colour(d->seed, w), key = model_key(d->seed, w), rank = 0, size = 0;
+    for (int u = 0; u < d->world; u++) {
+        if (model_colour(d->seed, u) != colour)
+            continue;
+        int k = model_key(d->seed, u);
+        rank += k < key || (k == key && u < w);
+        size++;
+    }
+    v->seed = model_comm_seed(d->seed, colour);
+    v->world = size;
+    return rank;
+}
+
 static void model_check_rank(model_run_t *m, int dr)
 {
-    const model_data_t *d = &m->d;
-    int t = m->info.rank_start + dr;
+    model_data_t view;
+    const model_data_t *d = &view;
+    const int w = m->info.rank_start + dr, t = model_view(&m->d, &m->info, w, &view);
     const int64_t *res = m->res + (size_t)dr * MODEL_SLOTS;
     model_counts_t n;
     model_expect(d, t, &n);
-    TEST_CHECK(res[MODEL_RES_STATUS] == 0, "seed %u, rank %d: a call failed with %s", d->seed, t,
+    TEST_CHECK(res[MODEL_RES_STATUS] == 0, "seed %u, rank %d: a call failed with %s", m->d.seed, w,
                dcuda_status_name((dcuda_status_t)res[MODEL_RES_STATUS]));
     TEST_CHECK(res[MODEL_RES_BAD] == 0, "seed %u, rank %d: %" PRId64 " checks failed (see its log)",
-               d->seed, t, res[MODEL_RES_BAD]);
+               m->d.seed, w, res[MODEL_RES_BAD]);
     TEST_CHECK(res[MODEL_RES_OPS] == n.ops && res[MODEL_RES_NOTES] == n.notes &&
                    res[MODEL_RES_BYTES] == n.bytes,
                "seed %u, rank %d: issued %" PRId64 ", consumed %" PRId64 ", checked %" PRId64
                " bytes; expected %" PRId64 ", %" PRId64 ", %" PRId64,
-               d->seed, t, res[MODEL_RES_OPS], res[MODEL_RES_NOTES], res[MODEL_RES_BYTES], n.ops,
+               m->d.seed, w, res[MODEL_RES_OPS], res[MODEL_RES_NOTES], res[MODEL_RES_BYTES], n.ops,
                n.notes, n.bytes);
     TEST_CHECK(res[MODEL_RES_GETS] == n.gets && res[MODEL_RES_GOT] == n.got,
                "seed %u, rank %d: checked %" PRId64 " gets of %" PRId64 " bytes; expected %" PRId64
                " of %" PRId64,
-               d->seed, t, res[MODEL_RES_GETS], res[MODEL_RES_GOT], n.gets, n.got);
+               m->d.seed, w, res[MODEL_RES_GETS], res[MODEL_RES_GOT], n.gets, n.got);
     m->total_ops += res[MODEL_RES_OPS];
     m->total_notes += res[MODEL_RES_NOTES];
     m->total_bytes += res[MODEL_RES_BYTES];
@@ -143,7 +174,7 @@ static void model_check_rank(model_run_t *m, int dr)
             if (got[pos] != m->want[pos]) {
                 TEST_CHECK(0, "seed %u, rank %d: byte %" PRIu64 " of slot %d is %u, the replay "
                               "says %u",
-                           d->seed, t, pos, q, got[pos], m->want[pos]);
+                           m->d.seed, w, pos, q, got[pos], m->want[pos]);
                 break;
             }
     }
@@ -155,11 +186,14 @@ static void model_one(model_run_t *m, uint32_t seed)
     model_data_t *d = &m->d;
     int mine = m->info.rank_responsible;
     d->seed = seed;
-    for (int dr = 0; dr < mine; dr++)
-        for (int q = 0; q < d->world; q++)
+    for (int dr = 0; dr < mine; dr++) {
+        model_data_t v;
+        int t = model_view(d, &m->info, m->info.rank_start + dr, &v);
+        for (int q = 0; q < v.world; q++)
             for (uint64_t pos = 0; pos < d->region; pos++)
                 m->buf[(size_t)dr * m->part + (size_t)(1 + q) * d->region + pos] =
-                    model_canary(seed, m->info.rank_start + dr, q, pos);
+                    model_canary(v.seed, t, q, pos);
+    }
     memset(m->res, 0x55, sizeof m->res);
     TEST_STATUS(dcuda_host_copy_in(m->h, d->buf, m->buf, m->buf_bytes), DCUDA_OK);
     TEST_STATUS(dcuda_host_copy_in(m->h, d->res, m->res, (size_t)mine * MODEL_SLOTS * 8),
@@ -176,7 +210,7 @@ static void model_one(model_run_t *m, uint32_t seed)
         model_check_rank(m, dr);
 }
 
-static int model_main(int argc, char **argv, const model_shape_t *shape)
+static int model_main(int argc, char **argv, const model_shape_t *shape, int comm)
 {
     model_run_t *m = calloc(1, sizeof *m);
     if (!m)
@@ -189,6 +223,15 @@ static int model_main(int argc, char **argv, const model_shape_t *shape)
     dcuda_host_get_rank_info(m->h, &m->info);
     test_check_rank_setting(&m->info);
     int world = m->info.rank_count;
+    if (comm == MODEL_ON_NODE && m->info.node_count > 1 &&
+        m->info.node_count != m->info.process_count) {
+        printf("SKIP %s: %d nodes of %d processes (this test replays NODE on one node, or on "
+               "a node a process)\n",
+               argv[1], m->info.node_count, m->info.process_count);
+        TEST_STATUS(dcuda_host_finish(m->h), DCUDA_OK);
+        free(m);
+        return TEST_SKIP;
+    }
     if (world > shape->max_world || m->info.rank_responsible > 512 || steps < 1 ||
         steps > MODEL_MAX_STEPS) {
         printf("SKIP %s: %d ranks (at most %d) and %d steps (1..%d)\n", argv[1], world,
@@ -197,7 +240,7 @@ static int model_main(int argc, char **argv, const model_shape_t *shape)
         free(m);
         return TEST_SKIP;
     }
-    m->d = (model_data_t){ 0, shape->phases, steps, world, shape->region, NULL, NULL };
+    m->d = (model_data_t){ 0, shape->phases, steps, comm, world, shape->region, NULL, NULL };
     m->part = (size_t)model_part_bytes(world, shape->region);
     m->buf_bytes = m->part * (size_t)m->info.rank_responsible;
     m->want = malloc(shape->region);
@@ -208,11 +251,13 @@ static int model_main(int argc, char **argv, const model_shape_t *shape)
                     DCUDA_OK))
         for (long run = 0; run < runs; run++)
             model_one(m, seed + (uint32_t)run);
-    printf("%smodel: seeds %u..%u, %d ranks, %d phases of %d steps: this process's ranks issued "
+    printf("%smodel on %s: seeds %u..%u, %d ranks, %d phases of %d steps: this process's ranks "
+           "issued "
            "%" PRId64 " operations, consumed %" PRId64 " notifications, checked %" PRId64
            " bytes and %" PRId64 " gets of %" PRId64 " bytes; the host compared %" PRId64
            " bytes with the replay\n",
-           test_who, seed, seed + (uint32_t)runs - 1u, world, m->d.phases, steps, m->total_ops,
+           test_who, comm == MODEL_ON_SPLIT ? "splits" : comm == MODEL_ON_NODE ? "NODE" : "WORLD",
+           seed, seed + (uint32_t)runs - 1u, world, m->d.phases, steps, m->total_ops,
            m->total_notes, m->total_bytes, m->total_gets, m->total_got, m->host_bytes);
     test_free_both(m->h, m->buf, m->d.buf);
     if (m->d.res)
@@ -223,14 +268,30 @@ static int model_main(int argc, char **argv, const model_shape_t *shape)
     return 0;
 }
 
-static int run_model(int argc, char **argv) { return model_main(argc, argv, &model_default); }
-static int run_large(int argc, char **argv) { return model_main(argc, argv, &model_large); }
+static int run_model(int argc, char **argv)
+{
+    return model_main(argc, argv, &model_default, MODEL_ON_WORLD);
+}
+static int run_large(int argc, char **argv)
+{
+    return model_main(argc, argv, &model_large, MODEL_ON_WORLD);
+}
+static int run_split(int argc, char **argv)
+{
+    return model_main(argc, argv, &model_default, MODEL_ON_SPLIT);
+}
+static int run_node(int argc, char **argv)
+{
+    return model_main(argc, argv, &model_default, MODEL_ON_NODE);
+}
 
 int main(int argc, char **argv)
 {
     static const test_case_t cases[] = {
         { "model", run_model },
         { "large", run_large },
+        { "split", run_split },
+        { "node", run_node },
     };
     return test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
 }

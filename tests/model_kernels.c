@@ -18,7 +18,8 @@ typedef struct model_rank {
     int me, world, phases, steps;
     uint32_t seed;
     uint64_t region;
-    dcuda_win_t win;
+    int comm;        /* the communicator of the program (me, world: my rank and its size) */
+    dcuda_win_t win; /* my part's window on it */
     unsigned char *part; /* my window part: staging, then a slot per rank */
     int32_t *flag;       /* shared by the rank's threads */
     int cursor[MODEL_MAX_RANKS];  /* per source: its next step to look at */
@@ -247,7 +248,7 @@ TEST_RANK_FN void model_issue(model_rank_t *c, int f, int step)
     }
     const int pending = c->pending_step; /* checked once this operation is on its way */
     if (op.kind == MODEL_NOTIFY) {
-        model_ok(c, dcuda_notify(c->st, op.target, DCUDA_COMM_WORLD, q));
+        model_ok(c, dcuda_notify(c->st, op.target, c->comm, q));
         if (pending >= 0)
             model_finish_get(c, f);
         return;
@@ -286,7 +287,7 @@ TEST_RANK_FN void model_phase(model_rank_t *c, int f)
     for (int k = 0; k < 3; k++)
         if (model_first_candidate(c->seed, c->me, f, k, c->world)) {
             int t = model_candidate(c->seed, c->me, f, k, c->world);
-            model_ok(c, dcuda_notify(c->st, t, DCUDA_COMM_WORLD, model_slot(c->me, t, f, c->world)));
+            model_ok(c, dcuda_notify(c->st, t, c->comm, model_slot(c->me, t, f, c->world)));
         }
     for (int s = 0; s < c->world; s++) {
         if (!model_targets(c->seed, s, c->me, f, c->world))
@@ -297,7 +298,26 @@ TEST_RANK_FN void model_phase(model_rank_t *c, int f)
         model_check(c, s, f, c->checked[s], c->steps - 1); /* what came since the last */
         model_check(c, s, f, 0, c->steps - 1);             /* and all of it, exactly */
     }
-    model_ok(c, dcuda_comm_barrier(c->st, DCUDA_COMM_WORLD));
+    model_ok(c, dcuda_comm_barrier(c->st, c->comm));
+}
+
+/* Off WORLD: the communicator (a split through `world_win`, whose
+ * landing area holds its room; or NODE), my rank and its size there, its
+ * program's seed, and my window on it. */
+TEST_RANK_FN void model_leave_world(model_rank_t *c, dcuda_win_t world_win)
+{
+    if (c->d->comm == MODEL_ON_SPLIT) {
+        int colour = model_colour(c->seed, c->me);
+        model_ok(c, dcuda_comm_split(c->st, DCUDA_COMM_WORLD, colour, model_key(c->seed, c->me),
+                                     world_win, model_landing(c->world, c->region), &c->comm));
+        c->seed = model_comm_seed(c->seed, colour);
+    } else {
+        c->comm = DCUDA_COMM_NODE;
+    }
+    model_ok(c, dcuda_comm_rank(c->st, c->comm, &c->me));
+    model_ok(c, dcuda_comm_size(c->st, c->comm, &c->world));
+    model_ok(c, dcuda_win_create(c->st, c->comm, c->part, model_part_bytes(c->world, c->region),
+                                 &c->win));
 }
 
 DCUDA_KERNEL(model, ctx)
@@ -322,11 +342,20 @@ DCUDA_KERNEL(model, ctx)
     c.part = c.d->buf + (uint64_t)drank * model_part_bytes(c.world, c.region);
     int sane = c.world == c.d->world && c.world <= MODEL_MAX_RANKS && c.steps <= MODEL_MAX_STEPS;
     model_ok(&c, sane ? DCUDA_OK : DCUDA_ERR_INVALID_ARG);
+    dcuda_win_t world_win = DCUDA_WIN_NONE;
     model_ok(&c, dcuda_win_create(&st, DCUDA_COMM_WORLD, c.part,
-                                  model_part_bytes(c.world, c.region), &c.win));
+                                  model_part_bytes(c.world, c.region), &world_win));
+    c.comm = DCUDA_COMM_WORLD;
+    c.win = world_win;
+    if (sane && c.d->comm != MODEL_ON_WORLD)
+        model_leave_world(&c, world_win);
     for (int f = 0; sane && f < c.phases; f++)
         model_phase(&c, f);
-    model_ok(&c, dcuda_win_free(&st, c.win));
+    if (c.comm != DCUDA_COMM_WORLD)
+        model_ok(&c, dcuda_win_free(&st, c.win));
+    if (c.d->comm == MODEL_ON_SPLIT && c.comm != DCUDA_COMM_WORLD)
+        model_ok(&c, dcuda_comm_free(&st, c.comm));
+    model_ok(&c, dcuda_win_free(&st, world_win));
     model_ok(&c, dcuda_rank_finish(&st));
     if (dcuda_thread_index() == 0) {
         int64_t *res = c.d->res + (int64_t)drank * MODEL_SLOTS;
