@@ -43,7 +43,12 @@ enum bench_mode {
     BENCH_ALLREDUCE_RING = 21,
     BENCH_BARRIER_NODE = 22, /* every rank: dcuda_comm_barrier(NODE) */
     BENCH_BARRIER_HALF = 23, /* every rank: the barrier of its half of WORLD (split by parity) */
-    BENCH_SPLIT = 24         /* every rank: dcuda_comm_split of WORLD by parity + dcuda_comm_free */
+    BENCH_SPLIT = 24,        /* every rank: dcuda_comm_split of WORLD by parity + dcuda_comm_free */
+    /* A round trip of 4-byte notified puts between WORLD ranks 0 and 2
+     * (the others pass): on a WORLD window, and as ranks 0 and 1 of their
+     * half of WORLD (split by parity) on a window of the half. */
+    BENCH_PAIR_WORLD = 25,
+    BENCH_PAIR_HALF = 26
 };
 
 #if defined(__CUDACC__)
@@ -81,7 +86,7 @@ BENCH_FN int bench_family_of(int mode)
 BENCH_FN int bench_world_mode(int mode)
 {
     return (mode >= BENCH_BARRIER_WORLD && mode <= BENCH_ALLTOALL) ||
-           (mode >= BENCH_ALLREDUCE_RING && mode <= BENCH_SPLIT);
+           (mode >= BENCH_ALLREDUCE_RING && mode <= BENCH_PAIR_HALF);
 }
 
 /* Modes measured on process 0's device alone (the others' ranks idle). */

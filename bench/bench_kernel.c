@@ -325,8 +325,32 @@ DCUDA_RANK_FN void ring_allreduce(dcuda_state_t *st, dcuda_win_t win, float *dat
     }
 }
 
+/* One round trip of a 4-byte notified put between the pair's first and
+ * second (me 0, 1; `other`: the other's rank in win's communicator), from
+ * byte 64 of my part to byte 0 of the other's; other ranks (me < 0) pass. */
+DCUDA_RANK_FN void bench_pair_round(dcuda_state_t *st, dcuda_win_t win, int me, int other,
+                                    char *part)
+{
+    if (me < 0)
+        return;
+    if (me == 1)
+        dcuda_wait_notifications(st, 0, 1);
+    dcuda_put_notify(st, win, other, 0, 4, part + 64, 0);
+    if (me == 0)
+        dcuda_wait_notifications(st, 0, 1);
+}
+
+/* My rank in a pair mode's pair (-1: not in it). */
+DCUDA_RANK_FN int bench_pair_rank(dcuda_state_t *st)
+{
+    int r;
+    dcuda_comm_rank(st, DCUDA_COMM_WORLD, &r);
+    return r == 0 ? 0 : r == 2 ? 1 : -1;
+}
+
 /* One call of a WORLD mode, on window win (my part at `part`); `half`:
- * my half of WORLD (BENCH_BARRIER_HALF). */
+ * my half of WORLD (BENCH_BARRIER_HALF, BENCH_PAIR_HALF: then win is a
+ * window of it). */
 DCUDA_RANK_FN void bench_world_call(dcuda_state_t *st, const bench_args_t *a, dcuda_win_t win,
                                     char *part, int half)
 {
@@ -339,6 +363,9 @@ DCUDA_RANK_FN void bench_world_call(dcuda_state_t *st, const bench_args_t *a, dc
         dcuda_comm_rank(st, DCUDA_COMM_WORLD, &r);
         dcuda_comm_split(st, DCUDA_COMM_WORLD, r % 2, r, win, 0, &made);
         dcuda_comm_free(st, made);
+    } else if (a->mode == BENCH_PAIR_WORLD || a->mode == BENCH_PAIR_HALF) {
+        const int me = bench_pair_rank(st); /* on the half: its ranks 0 and 1 */
+        bench_pair_round(st, win, me, a->mode == BENCH_PAIR_HALF ? 1 - me : 2 - 2 * me, part);
     } else if (a->mode == BENCH_ALLREDUCE_RING)
         ring_allreduce(st, win, (float *)(void *)part, a->size / 4);
     else if (a->mode == BENCH_BARRIER_WORLD)
@@ -378,17 +405,22 @@ DCUDA_RANK_FN void bench_world(dcuda_state_t *st, const bench_args_t *a)
         bench_world_call(st, a, win, part, DCUDA_COMM_NULL);
     }
     int half = DCUDA_COMM_NULL, r;
-    if (a->mode == BENCH_BARRIER_HALF) {
+    dcuda_win_t on = win; /* the window the calls take */
+    if (a->mode == BENCH_BARRIER_HALF || a->mode == BENCH_PAIR_HALF) {
         dcuda_comm_rank(st, DCUDA_COMM_WORLD, &r);
         dcuda_comm_split(st, DCUDA_COMM_WORLD, r % 2, r, win, 0, &half);
     }
+    if (a->mode == BENCH_PAIR_HALF)
+        dcuda_win_create(st, half, part, a->stride, &on);
     for (int i = 0; i < a->warmup; i++)
-        bench_world_call(st, a, win, part, half);
+        bench_world_call(st, a, on, part, half);
     dcuda_comm_barrier(st, DCUDA_COMM_WORLD);
     dcuda_start_cpu_timer(st);
     for (int i = 0; i < a->iters; i++)
-        bench_world_call(st, a, win, part, half);
+        bench_world_call(st, a, on, part, half);
     dcuda_stop_cpu_timer(st);
+    if (on != win)
+        dcuda_win_free(st, on);
     if (half != DCUDA_COMM_NULL)
         dcuda_comm_free(st, half);
     dcuda_win_free(st, win);

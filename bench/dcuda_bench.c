@@ -306,9 +306,12 @@ static void world_barrier(dcuda_host_h h, int ranks, int iters, const char *pref
 }
 
 /* The communicators beyond WORLD: a barrier of NODE, of a half of WORLD
- * (split by parity, so that each half spans every device), and a split of
- * WORLD + its free (rows `prefix`node_barrier, half_barrier,
- * comm_split_free). `devices`: ranks of this process. */
+ * (split by parity, so that each half spans every device), a split of
+ * WORLD + its free, and the one-way time of a 4-byte notified put between
+ * WORLD ranks 0 and 2 on a WORLD window and on a window of their half
+ * (rows `prefix`node_barrier, half_barrier, comm_split_free,
+ * pair_put_notify_world, pair_put_notify_half). `devices`: ranks of this
+ * process. */
 static void comm_rows(dcuda_host_h h, int ranks, int devices, int iters, const char *prefix)
 {
     static const struct {
@@ -316,12 +319,17 @@ static void comm_rows(dcuda_host_h h, int ranks, int devices, int iters, const c
         const char *what;
     } rows[] = { { BENCH_BARRIER_NODE, "node_barrier" },
                  { BENCH_BARRIER_HALF, "half_barrier" },
-                 { BENCH_SPLIT, "comm_split_free" } };
+                 { BENCH_SPLIT, "comm_split_free" },
+                 { BENCH_PAIR_WORLD, "pair_put_notify_world" },
+                 { BENCH_PAIR_HALF, "pair_put_notify_half" } };
     bench_args_t a = { 0 };
-    a.stride = dcuda_comm_split_room(ranks);
+    a.stride = dcuda_comm_split_room(ranks) < 128 ? 128 : dcuda_comm_split_room(ranks);
     if (dcuda_host_alloc(h, a.stride * (size_t)devices, (void **)&a.dst) != DCUDA_OK)
         return;
-    for (int c = 0; c < 3; c++) {
+    for (int c = 0; c < (int)(sizeof rows / sizeof rows[0]); c++) {
+        const int pair = rows[c].mode == BENCH_PAIR_WORLD || rows[c].mode == BENCH_PAIR_HALF;
+        if (pair && ranks < 3)
+            continue;
         a.mode = rows[c].mode;
         a.iters = a.mode == BENCH_SPLIT ? iters / 10 + 1 : iters;
         a.warmup = a.iters / 10 + 1;
@@ -329,7 +337,8 @@ static void comm_rows(dcuda_host_h h, int ranks, int devices, int iters, const c
         char what[64];
         snprintf(what, sizeof what, "%s%s", prefix, rows[c].what);
         if (run_cases(h, &a, &r))
-            report("runtime", what, ranks, 0, "us_per_call", &r, 1e3 / a.iters, 0);
+            report("runtime", what, ranks, pair ? 4u : 0u, pair ? "us_one_way" : "us_per_call", &r,
+                   1e3 / a.iters / (pair ? 2 : 1), 0);
     }
     dcuda_host_free(h, a.dst);
 }
