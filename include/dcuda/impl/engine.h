@@ -926,6 +926,7 @@ DCU_FN dcuda_status_t dcu_put(dcuda_state_t *st, uint32_t win, int rank, size_t 
     const int fast = dcu_state_fields_ok(st) & ((notify == 0) | dcu_tag_valid(tag)) &
                      dcu_put_fast(st, win, rank, offset, size, src, &dst, &route);
     dcuda_status_t s = DCUDA_OK;
+    p.dst = (char *)0; /* set by the checks (dead on the fast path) */
     if (fast) {
         notifs = route.notifs;
         path = route.path;

@@ -70,6 +70,7 @@ DCU_FN dcuda_status_t dcu_get(dcuda_state_t *st, uint32_t win, int rank, size_t 
     dcu_put_t p;
     dcuda_put_route_t route;
     dcuda_status_t s = DCUDA_OK;
+    p.dst = (char *)0; /* set by the checks (dead on the fast path) */
     const int fast = ((notify == 0) | dcu_tag_valid(tag)) &
                      dcu_put_fast(st, win, rank, offset, size, dst, &src, &route);
     if (fast) {
