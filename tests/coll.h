@@ -5,7 +5,10 @@
  * (coll_host.c), which both regenerate every step from the seed alone.
  *
  * Each rank has three windows: A on WORLD and B on DEVICE (where the
- * collectives work) and C on WORLD (user puts). A step draws, from the
+ * collectives work) and C on WORLD (user puts); the `split` case adds D
+ * on a split of WORLD by parity, ranked from the highest WORLD rank down
+ * (its collectives take the tree and the ring: the reads of one device's
+ * parts need WORLD's or DEVICE's order). A step draws, from the
  * seed: the communicator, the collective, the root, the datatype and op, a
  * size across the protocols' thresholds (inline bytes, the tiny put, the 4
  * KiB eager limit, several 64 KiB chunks) and the algorithms' (reads of
@@ -53,10 +56,32 @@ enum coll_res {
     COLL_SLOTS
 };
 
+/* The communicators of the steps, and the index of their windows. */
+enum { COLL_ON_WORLD = 0, COLL_ON_DEVICE = 1, COLL_ON_SPLIT = 2, COLL_ONS = 3 };
+
+/* The ranks of a step's communicator: rank k is WORLD rank first +
+ * stride * k. */
+typedef struct coll_group {
+    int first, stride, size;
+} coll_group_t;
+
+TEST_FN int coll_member(const coll_group_t *g, int k) { return g->first + g->stride * k; }
+
+/* The split: WORLD rank w's half (by parity), from its highest rank down. */
+TEST_FN coll_group_t coll_split_group(int w, int world)
+{
+    coll_group_t g;
+    g.first = (world - 1) - ((world - 1 - w) % 2);
+    g.stride = -2;
+    g.size = (g.first - w % 2) / 2 + 1;
+    return g;
+}
+
 /* The user struct; each process has its own buf and res, of its ranks. */
 typedef struct coll_data {
     uint32_t seed;
     int32_t steps;
+    int32_t split;      /* the steps take D's split too */
     int32_t world;      /* WORLD size the host expects */
     int32_t device;     /* ranks of each process */
     unsigned char *buf; /* [device ranks][coll_rank_bytes(world)] */
@@ -83,26 +108,46 @@ TEST_FN uint64_t coll_part_bytes(int world)
 }
 
 /* A rank's share of buf: A's part, B's part, then C's (user puts received,
- * a slot a step, then the source). */
+ * a slot a step, then the source), then D's. */
 TEST_FN uint64_t coll_user_offset(int world) { return 2u * coll_part_bytes(world); }
 TEST_FN uint64_t coll_user_bytes(void) { return (uint64_t)COLL_USER * (COLL_STEPS + 1u); }
-TEST_FN uint64_t coll_rank_bytes(int world) { return coll_user_offset(world) + coll_user_bytes(); }
+TEST_FN uint64_t coll_split_offset(int world)
+{
+    return (coll_user_offset(world) + coll_user_bytes() + 63u) / 64u * 64u;
+}
+TEST_FN uint64_t coll_rank_bytes(int world, int split)
+{
+    return split ? coll_split_offset(world) + coll_part_bytes(world)
+                 : coll_user_offset(world) + coll_user_bytes();
+}
+/* Where the part of the window of `on` (COLL_ON_*) starts in a rank's share. */
+TEST_FN uint64_t coll_part_offset(int world, int on)
+{
+    return on == COLL_ON_WORLD ? 0u : on == COLL_ON_DEVICE ? coll_part_bytes(world)
+                                                            : coll_split_offset(world);
+}
 
 TEST_FN uint32_t coll_hash(uint32_t seed, uint32_t s, uint32_t k)
 {
     return test_mix(seed ^ test_mix(s * 0x9e3779b9u ^ test_mix(k * 0x85ebca6bu + 17u)));
 }
 
-/* Step s of a run on communicators of world_size and device_size ranks. */
-TEST_FN coll_step_t coll_step(uint32_t seed, int s, int world_size, int device_size)
+/* Step s of a run on communicators of world_size and device_size ranks,
+ * and with `split`, split_size (my half's). */
+TEST_FN coll_step_t coll_step(uint32_t seed, int s, int world_size, int device_size, int split,
+                              int split_size)
 {
     static const uint32_t counts[] = { 1u, 2u, 3u, 4u, 5u, 13u, 256u, 1023u, 1024u, 1025u, 2600u };
     static const uint32_t bytes[] = { 0u, 1u, 3u, 12u, 16u, 17u, 4095u, 4096u, 4097u, 9001u };
     coll_step_t t;
     uint32_t h = coll_hash(seed, (uint32_t)s, 0u), g = coll_hash(seed, (uint32_t)s, 1u);
-    t.comm = (int)(h & 1u) ? DCUDA_COMM_DEVICE : DCUDA_COMM_WORLD;
+    t.comm = (int)(h & 1u) ? COLL_ON_DEVICE : COLL_ON_WORLD;
+    if (split && coll_hash(seed, (uint32_t)s, 3u) % 2u == 0u)
+        t.comm = COLL_ON_SPLIT;
     t.kind = (int)((h >> 1) % (uint32_t)COLL_KINDS);
-    int size = t.comm == DCUDA_COMM_WORLD ? world_size : device_size;
+    int size = t.comm == COLL_ON_WORLD ? world_size
+               : t.comm == COLL_ON_DEVICE ? device_size
+                                          : split_size;
     t.root = (int)((h >> 8) % (uint32_t)size);
     t.type = (int)((h >> 2) & 3u);
     t.op = (int)((h >> 4) % 3u);
@@ -191,15 +236,15 @@ TEST_FN void coll_store(const coll_step_t *t, uint32_t seed, int s, int r, uint6
     }
 }
 
-/* Element j of the result, over ranks first .. first + size - 1, compared
+/* Element j of the result, over the ranks of g in their order, compared
  * with the element at p: 1 if equal. */
-TEST_FN int coll_reduced_ok(const coll_step_t *t, uint32_t seed, int s, int first, int size,
+TEST_FN int coll_reduced_ok(const coll_step_t *t, uint32_t seed, int s, const coll_group_t *g,
                             uint64_t j, const void *p)
 {
     double acc = 0;
     int64_t iacc = 0;
-    for (int m = 0; m < size; m++) {
-        int32_t v = coll_ival(seed, s, first + m, j);
+    for (int m = 0; m < g->size; m++) {
+        int32_t v = coll_ival(seed, s, coll_member(g, m), j);
         int64_t iv = t->type == DCUDA_INT64 ? (int64_t)v * 0x100000001ll : (int64_t)v;
         double dv = t->type == DCUDA_DOUBLE ? (double)v + 0.25 : (double)v;
         if (m == 0 || t->op == DCUDA_SUM) {
@@ -252,8 +297,7 @@ TEST_FN uint8_t coll_a2a_byte(uint32_t seed, int s, int r, int j, uint64_t i)
 
 /* What a rank checks after step s: units (bytes, or elements of a
  * reduction) of its data, each checked by coll_unit_ok. crank: the
- * rank in the step's communicator, whose WORLD ranks are first .. first
- * + size - 1. */
+ * rank in the step's communicator (of `size` ranks). */
 TEST_FN uint64_t coll_units(const coll_step_t *t, int size, int crank)
 {
     switch (t->kind) {
@@ -268,7 +312,8 @@ TEST_FN uint64_t coll_units(const coll_step_t *t, int size, int crank)
     }
 }
 
-TEST_FN int coll_unit_ok(const coll_step_t *t, uint32_t seed, int s, int first, int size,
+/* Unit u of rank crank of the step's communicator g. */
+TEST_FN int coll_unit_ok(const coll_step_t *t, uint32_t seed, int s, const coll_group_t *g,
                          int crank, uint64_t u, const unsigned char *data)
 {
     uint64_t elem = dcuda_datatype_bytes((dcuda_datatype_t)t->type);
@@ -276,18 +321,19 @@ TEST_FN int coll_unit_ok(const coll_step_t *t, uint32_t seed, int s, int first, 
     case COLL_BROADCAST:
         return data[u] == coll_root_byte(seed, s, u);
     case COLL_ALLGATHER:
-        return data[u] == coll_block_byte(seed, s, first + (int)(u / t->count), u % t->count);
+        return data[u] ==
+               coll_block_byte(seed, s, coll_member(g, (int)(u / t->count)), u % t->count);
     case COLL_ALLTOALL: {
         uint64_t block = u / t->count, i = u % t->count;
-        if (block < (uint64_t)size) /* sent: as it was */
-            return data[u] == coll_a2a_byte(seed, s, first + crank, (int)block, i);
-        return data[u] == coll_a2a_byte(seed, s, first + (int)(block - (uint64_t)size), crank, i);
+        if (block < (uint64_t)g->size) /* sent: as it was */
+            return data[u] == coll_a2a_byte(seed, s, coll_member(g, crank), (int)block, i);
+        return data[u] ==
+               coll_a2a_byte(seed, s, coll_member(g, (int)(block - (uint64_t)g->size)), crank, i);
     }
     case COLL_REDUCE_SCATTER:
-        return coll_reduced_ok(t, seed, s, first, size, (uint64_t)crank * t->count + u,
-                               data + u * elem);
+        return coll_reduced_ok(t, seed, s, g, (uint64_t)crank * t->count + u, data + u * elem);
     default:
-        return coll_reduced_ok(t, seed, s, first, size, u, data + u * elem);
+        return coll_reduced_ok(t, seed, s, g, u, data + u * elem);
     }
 }
 

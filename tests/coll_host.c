@@ -1,8 +1,9 @@
 /*
  * Host driver of the collectives' randomized test (coll.h, coll_kernels.c):
  *
- *   dcuda_test_coll coll [seed [runs [steps]]]
+ *   dcuda_test_coll coll|split [seed [runs [steps]]]
  *
+ * `split` adds steps on a split of WORLD by parity (window D).
  * Each run zeroes this process's regions, runs the seeded steps, and
  * checks, for every rank this process owns, what its ranks report (every
  * step done, none wrong, no failed call) and, seen from the host, the
@@ -47,31 +48,39 @@ typedef struct coll_run {
     int64_t steps;
 } coll_run_t;
 
-/* The last step on comm, or -1. */
-static int last_step_on(const coll_data_t *d, int comm)
+/* Step s as WORLD rank me sees it. */
+static coll_step_t coll_step_of(const coll_data_t *d, int s, int me)
+{
+    return coll_step(d->seed, s, d->world, d->device, d->split,
+                     coll_split_group(me, d->world).size);
+}
+
+/* The last step of WORLD rank me on `on` (COLL_ON_*), or -1. */
+static int last_step_on(const coll_data_t *d, int on, int me)
 {
     for (int s = d->steps - 1; s >= 0; s--)
-        if (coll_step(d->seed, s, d->world, d->device).comm == comm)
+        if (coll_step_of(d, s, me).comm == on)
             return s;
     return -1;
 }
 
-/* Rank dr's result of the last step on comm, seen from the host. */
-static void coll_check_last(coll_run_t *m, int dr, int comm)
+/* Rank dr's result of the last step on `on`, seen from the host. */
+static void coll_check_last(coll_run_t *m, int dr, int on)
 {
     const coll_data_t *d = &m->d;
-    int s = last_step_on(d, comm), me = m->info.rank_start + dr;
+    int me = m->info.rank_start + dr, s = last_step_on(d, on, me);
     if (s < 0)
         return;
-    coll_step_t t = coll_step(d->seed, s, d->world, d->device);
-    const unsigned char *data = m->buf + (size_t)dr * coll_rank_bytes(d->world) +
-                                (comm == DCUDA_COMM_WORLD ? 0u : coll_part_bytes(d->world)) +
-                                t.offset;
-    int first = comm == DCUDA_COMM_WORLD ? 0 : m->info.rank_start;
-    int size = comm == DCUDA_COMM_WORLD ? d->world : d->device;
-    uint64_t units = coll_units(&t, size, me - first);
+    coll_step_t t = coll_step_of(d, s, me);
+    const unsigned char *data = m->buf + (size_t)dr * coll_rank_bytes(d->world, d->split) +
+                                coll_part_offset(d->world, on) + t.offset;
+    coll_group_t g = on == COLL_ON_WORLD    ? (coll_group_t){ 0, 1, d->world }
+                     : on == COLL_ON_DEVICE ? (coll_group_t){ m->info.rank_start, 1, d->device }
+                                            : coll_split_group(me, d->world);
+    int crank = (me - g.first) / g.stride;
+    uint64_t units = coll_units(&t, g.size, crank);
     for (uint64_t u = 0; u < units; u++)
-        if (!coll_unit_ok(&t, d->seed, s, first, size, me - first, u, data)) {
+        if (!coll_unit_ok(&t, d->seed, s, &g, crank, u, data)) {
             TEST_CHECK(0, "seed %u, rank %d: unit %" PRIu64 " of %s step %d (type %d, op %d, "
                        "count %" PRIu64 ") differs from the serial result", d->seed, me, u,
                        coll_name(t.kind), s, t.type, t.op, t.count);
@@ -90,8 +99,8 @@ static void coll_check_rank(coll_run_t *m, int dr)
                "seed %u, rank %d: %" PRId64 " wrong steps (see its log), %" PRId64 " done of %d",
                d->seed, me, res[COLL_RES_BAD], res[COLL_RES_STEPS], d->steps);
     m->steps += res[COLL_RES_STEPS];
-    coll_check_last(m, dr, DCUDA_COMM_WORLD);
-    coll_check_last(m, dr, DCUDA_COMM_DEVICE);
+    for (int on = 0; on < (d->split ? COLL_ONS : COLL_ON_SPLIT); on++)
+        coll_check_last(m, dr, on);
 }
 
 /* One run with `seed`; checks this process's ranks. */
@@ -108,7 +117,7 @@ static void coll_one(coll_run_t *m, uint32_t seed)
         coll_check_rank(m, dr);
 }
 
-static int run_coll(int argc, char **argv)
+static int coll_main(int argc, char **argv, int split)
 {
     coll_run_t m;
     memset(&m, 0, sizeof m);
@@ -120,23 +129,27 @@ static int run_coll(int argc, char **argv)
     dcuda_host_get_rank_info(m.h, &m.info);
     test_check_rank_setting(&m.info);
     int mine = m.info.rank_responsible;
-    m.d = (coll_data_t){ 0, steps, m.info.rank_count, mine, NULL, NULL, NULL };
+    m.d = (coll_data_t){ 0, steps, split, m.info.rank_count, mine, NULL, NULL, NULL };
     int ok = steps >= 1 && steps <= COLL_STEPS;
     TEST_CHECK(ok, "%d steps (1..%d)", steps, COLL_STEPS);
-    m.buf_bytes = (size_t)mine * (size_t)coll_rank_bytes(m.d.world);
+    m.buf_bytes = (size_t)mine * (size_t)coll_rank_bytes(m.d.world, split);
     if (ok && test_alloc_both(m.h, m.buf_bytes, (void **)&m.buf, (void **)&m.d.buf) &&
         test_alloc_both(m.h, (size_t)mine * COLL_SLOTS * sizeof *m.res, (void **)&m.res,
                         (void **)&m.d.res))
         for (long run = 0; run < runs && test_failures == 0; run++)
             coll_one(&m, seed + (uint32_t)run);
-    printf("%scoll: seeds %u..%u, %d ranks (%d here), %d steps: this process's ranks did %" PRId64
-           " steps\n",
-           test_who, seed, seed + (uint32_t)runs - 1u, m.d.world, mine, steps, m.steps);
+    printf("%scoll%s: seeds %u..%u, %d ranks (%d here), %d steps: this process's ranks did "
+           "%" PRId64 " steps\n",
+           test_who, split ? " with a split" : "", seed, seed + (uint32_t)runs - 1u, m.d.world,
+           mine, steps, m.steps);
     test_free_both(m.h, m.buf, m.d.buf);
     test_free_both(m.h, m.res, m.d.res);
     TEST_STATUS(dcuda_host_finish(m.h), DCUDA_OK);
     return 0;
 }
+
+static int run_coll(int argc, char **argv) { return coll_main(argc, argv, 0); }
+static int run_split(int argc, char **argv) { return coll_main(argc, argv, 1); }
 
 /* See the top. */
 static int run_unreachable(int argc, char **argv)
@@ -157,7 +170,7 @@ static int run_unreachable(int argc, char **argv)
     }
     int mine = info.rank_responsible;
     size_t res_bytes = (size_t)mine * COLL_SLOTS * sizeof(int64_t);
-    coll_data_t d = { 0, 1, info.rank_count, mine, NULL, NULL, NULL };
+    coll_data_t d = { 0, 1, 0, info.rank_count, mine, NULL, NULL, NULL };
     int64_t *res = NULL;
     unsigned char *plain = NULL;
     int ok = TEST_STATUS(dcuda_host_alloc(h, (size_t)mine * COLL_PLAIN_BYTES, (void **)&d.buf),
@@ -186,6 +199,7 @@ static int run_unreachable(int argc, char **argv)
 int main(int argc, char **argv)
 {
     static const test_case_t cases[] = { { "coll", run_coll },
+                                         { "split", run_split },
                                          { "coll_unreachable", run_unreachable } };
-    return test_main(argc, argv, cases, 2);
+    return test_main(argc, argv, cases, 3);
 }

@@ -14,18 +14,27 @@ typedef struct coll_rank {
     const coll_data_t *d;
     int me, world, drank, dsize;
     uint32_t seed;
-    unsigned char *region; /* parts of A, B, C */
-    int32_t *flag;         /* shared by the rank's threads */
-    dcuda_win_t win[2];    /* A (WORLD), B (DEVICE): by communicator */
-    dcuda_win_t user;      /* C */
+    unsigned char *region;    /* parts of A, B, C (and D) */
+    int32_t *flag;            /* shared by the rank's threads */
+    dcuda_win_t win[COLL_ONS]; /* A (WORLD), B (DEVICE), D (the split): by COLL_ON_* */
+    dcuda_win_t user;         /* C */
+    int split;                /* the split's id (DCUDA_COMM_NULL: none) */
+    coll_group_t groups[COLL_ONS]; /* the ranks of each, in their order */
     int64_t status, bad, steps;
 } coll_rank_t;
 
 TEST_RANK_FN void coll_ok(coll_rank_t *c, int status) { test_note(&c->status, status); }
 
-TEST_RANK_FN unsigned char *coll_part(coll_rank_t *c, int comm)
+TEST_RANK_FN unsigned char *coll_part(coll_rank_t *c, int on)
 {
-    return c->region + (comm == DCUDA_COMM_WORLD ? 0u : coll_part_bytes(c->world));
+    return c->region + coll_part_offset(c->world, on);
+}
+
+/* My rank in the group of `on`. */
+TEST_RANK_FN int coll_crank(const coll_rank_t *c, int on)
+{
+    const coll_group_t *g = &c->groups[on];
+    return (c->me - g->first) / g->stride;
 }
 
 /* My data before the call, and the guard after the room it may use. */
@@ -33,7 +42,7 @@ TEST_RANK_FN void coll_fill(coll_rank_t *c, const coll_step_t *t, int s, int siz
 {
     unsigned char *data = coll_part(c, t->comm) + t->offset;
     uint64_t room = coll_room(t, size), elem = dcuda_datatype_bytes((dcuda_datatype_t)t->type);
-    int crank = t->comm == DCUDA_COMM_WORLD ? c->me : c->drank; /* mine in t->comm */
+    int crank = coll_crank(c, t->comm); /* mine in t->comm */
     int i0 = dcuda_thread_index(), n = dcuda_thread_count();
     if (t->kind == COLL_BROADCAST)
         for (uint64_t i = (uint64_t)i0; i < t->count; i += (uint64_t)n)
@@ -65,12 +74,11 @@ TEST_RANK_FN int coll_wrong(coll_rank_t *c, const coll_step_t *t, int s, int siz
 {
     const unsigned char *data = coll_part(c, t->comm) + t->offset;
     uint64_t room = coll_room(t, size);
-    int first = t->comm == DCUDA_COMM_WORLD ? 0 : c->me - c->drank;
-    int crank = c->me - first; /* mine in t->comm */
+    int crank = coll_crank(c, t->comm); /* mine in t->comm */
     int i0 = dcuda_thread_index(), n = dcuda_thread_count(), bad = 0;
     uint64_t units = coll_units(t, size, crank);
     for (uint64_t u = (uint64_t)i0; u < units && !bad; u += (uint64_t)n)
-        bad |= !coll_unit_ok(t, c->seed, s, first, size, crank, u, data);
+        bad |= !coll_unit_ok(t, c->seed, s, &c->groups[t->comm], crank, u, data);
     for (uint64_t i = (uint64_t)i0; i < COLL_GUARD; i += (uint64_t)n)
         bad |= data[room + i] != COLL_GUARD_BYTE;
     int from = (c->me + c->world - 1) % c->world;
@@ -104,8 +112,9 @@ TEST_RANK_FN dcuda_status_t coll_call(coll_rank_t *c, const coll_step_t *t)
 
 TEST_RANK_FN void coll_one_step(coll_rank_t *c, int s)
 {
-    coll_step_t t = coll_step(c->seed, s, c->world, c->dsize);
-    int size = t.comm == DCUDA_COMM_WORLD ? c->world : c->dsize;
+    coll_step_t t = coll_step(c->seed, s, c->world, c->dsize, c->d->split,
+                              c->groups[COLL_ON_SPLIT].size);
+    int size = c->groups[t.comm].size;
     coll_fill(c, &t, s, size);
     const unsigned char *src = c->region + coll_user_offset(c->world) + COLL_USER * COLL_STEPS;
     coll_ok(c, dcuda_put_notify(c->st, c->user, (c->me + 1) % c->world, COLL_USER * (uint64_t)s,
@@ -116,7 +125,10 @@ TEST_RANK_FN void coll_one_step(coll_rank_t *c, int s)
     if (test_rank_any(c->flag, coll_wrong(c, &t, s, size)) && dcuda_thread_index() == 0) {
         if (c->bad == 0)
             dcuda_log(c->st, "coll: rank %d, step %d: %s on %s (count %llu, offset %llu) is wrong",
-                      c->me, s, coll_name(t.kind), t.comm == DCUDA_COMM_WORLD ? "WORLD" : "DEVICE",
+                      c->me, s, coll_name(t.kind),
+                      t.comm == COLL_ON_WORLD    ? "WORLD"
+                      : t.comm == COLL_ON_DEVICE ? "DEVICE"
+                                                 : "the split",
                       (unsigned long long)t.count, (unsigned long long)t.offset);
         c->bad++;
     }
@@ -141,17 +153,31 @@ DCUDA_KERNEL(coll, ctx)
     int sane = c.world == c.d->world && c.dsize == c.d->device;
     coll_ok(&c, sane ? DCUDA_OK : DCUDA_ERR_INVALID_ARG);
     uint64_t part = coll_part_bytes(c.world);
-    c.region = c.d->buf + (uint64_t)c.drank * coll_rank_bytes(c.world);
-    coll_ok(&c, dcuda_win_create(&st, DCUDA_COMM_WORLD, c.region, part, &c.win[DCUDA_COMM_WORLD]));
+    c.region = c.d->buf + (uint64_t)c.drank * coll_rank_bytes(c.world, c.d->split);
+    c.groups[COLL_ON_WORLD] = (coll_group_t){ 0, 1, c.world };
+    c.groups[COLL_ON_DEVICE] = (coll_group_t){ c.me - c.drank, 1, c.dsize };
+    c.groups[COLL_ON_SPLIT] = coll_split_group(c.me, c.world);
+    coll_ok(&c, dcuda_win_create(&st, DCUDA_COMM_WORLD, c.region, part, &c.win[COLL_ON_WORLD]));
     coll_ok(&c, dcuda_win_create(&st, DCUDA_COMM_DEVICE, c.region + part, part,
-                                 &c.win[DCUDA_COMM_DEVICE]));
+                                 &c.win[COLL_ON_DEVICE]));
     coll_ok(&c, dcuda_win_create(&st, DCUDA_COMM_WORLD, c.region + 2u * part, coll_user_bytes(),
                                  &c.user));
+    c.split = DCUDA_COMM_NULL;
+    if (c.d->split) { /* its exchange through A, before any step uses it */
+        coll_ok(&c, dcuda_comm_split(&st, DCUDA_COMM_WORLD, c.me % 2, -c.me, c.win[COLL_ON_WORLD],
+                                     0, &c.split));
+        coll_ok(&c, dcuda_win_create(&st, c.split, coll_part(&c, COLL_ON_SPLIT), part,
+                                     &c.win[COLL_ON_SPLIT]));
+    }
     for (int s = 0; sane && s < c.d->steps; s++)
         coll_one_step(&c, s);
+    if (c.d->split) {
+        coll_ok(&c, dcuda_win_free(&st, c.win[COLL_ON_SPLIT]));
+        coll_ok(&c, dcuda_comm_free(&st, c.split));
+    }
     coll_ok(&c, dcuda_win_free(&st, c.user));
-    coll_ok(&c, dcuda_win_free(&st, c.win[DCUDA_COMM_DEVICE]));
-    coll_ok(&c, dcuda_win_free(&st, c.win[DCUDA_COMM_WORLD]));
+    coll_ok(&c, dcuda_win_free(&st, c.win[COLL_ON_DEVICE]));
+    coll_ok(&c, dcuda_win_free(&st, c.win[COLL_ON_WORLD]));
     coll_ok(&c, dcuda_rank_finish(&st));
     if (dcuda_thread_index() == 0) {
         int64_t *res = c.d->res + (int64_t)c.drank * COLL_SLOTS;

@@ -216,16 +216,16 @@ TEST_RANK_FN void comms_misuse_case(comms_rank_t *c, dcuda_win_t win)
     dcuda_win_t nwin = 0;
     comms_expect(c, dcuda_comm_size(c->st, 5, &n) == DCUDA_ERR_COMM, 1);
     comms_expect(c, dcuda_comm_size(c->st, DCUDA_COMM_NULL, &n) == DCUDA_ERR_COMM, 2);
-    /* A window of NODE over my first 64 bytes: no collective runs on it
-     * yet, and a source past it lies only in WORLD's window. */
+    /* A window of NODE over my first 64 bytes: a root past NODE's ranks is
+     * refused, and a source past it lies only in WORLD's window. */
     comms_ok(c, dcuda_win_create(c->st, DCUDA_COMM_NODE, c->part, 64, &nwin));
-    comms_expect(c, dcuda_broadcast(c->st, nwin, 0, 8, 0) == DCUDA_ERR_COMM, 3);
+    comms_ok(c, dcuda_comm_size(c->st, DCUDA_COMM_NODE, &n));
+    comms_expect(c, dcuda_broadcast(c->st, nwin, 0, 8, n) == DCUDA_ERR_RANK, 3);
     comms_expect(c, dcuda_put(c->st, nwin, 0, 0, 8, c->part + 64) == DCUDA_ERR_WIN_COMM, 21);
     comms_ok(c, dcuda_win_free(c->st, nwin));
     comms_expect(c, dcuda_put(c->st, nwin, 0, 0, 8, c->part) == DCUDA_ERR_WIN, 22);
     comms_expect(c, dcuda_comm_free(c->st, DCUDA_COMM_NODE) == DCUDA_ERR_COMM, 4);
     comms_expect(c, dcuda_comm_free(c->st, DCUDA_COMM_WORLD) == DCUDA_ERR_COMM, 5);
-    comms_ok(c, dcuda_comm_size(c->st, DCUDA_COMM_NODE, &n));
     comms_expect(c, dcuda_comm_world_rank(c->st, DCUDA_COMM_NODE, n, &w) == DCUDA_ERR_RANK, 6);
     comms_expect(c,
                  dcuda_comm_split(c->st, DCUDA_COMM_WORLD, -5, 0, win, 0, &ids[0]) ==

@@ -22,7 +22,7 @@
 #define RETIRED 3       /* a type of an earlier version: refused */
 #define ANSWER_BYTES 24 /* a REPLY's body: a dcu_quiet_t */
 #define GET_BYTES 16    /* a GET's body: where its answer goes */
-#define TAGS 320        /* tag + 1 at most: the user's 256 and the library's 64 */
+#define TAGS 384        /* tag + 1 at most: the user's 256 and the library's 128 */
 
 static const dcu_wire_limits_t limits = { PROCS, WORLD, 4096 };
 

@@ -21,7 +21,7 @@
 #include "dcuda/shared/layout.h"
 
 #define DCU_WIRE_MAGIC 0xdc0du
-#define DCU_WIRE_VERSION 11u /* 11: window slots up to DCUDA_WIN_TABLE_SLOTS */
+#define DCU_WIRE_VERSION 11u /* 11: window slots up to DCUDA_WIN_TABLE_SLOTS, 128 library tags */
 /* Where the messages of a frame start: multiples of this. */
 #define DCU_WIRE_ALIGN 8u
 /* Bytes of an ABORT or LEFT message's text at most. */

@@ -74,12 +74,12 @@ static int valid_body(const dcu_wire_header_t *h, const uint8_t *body, const set
 {
     int ranks = rank_in(h->src_rank, s) && rank_in(h->dst_rank, s);
     switch (h->type) {
-    case 1: /* PUT: the payload is the body; a tag 0..320 (0: no notification; 257..320:
+    case 1: /* PUT: the payload is the body; a tag 0..384 (0: no notification; 257..384:
              * the library's tags) */
-        return ranks && h->tag <= 320 && h->slot < 160 && h->count == h->length &&
+        return ranks && h->tag <= 384 && h->slot < 160 && h->count == h->length &&
                h->offset <= UINT64_MAX - h->count;
-    case 2: /* NOTIFY: no body, a tag 1..320 */
-        return ranks && h->tag >= 1 && h->tag <= 320 && h->length == 0;
+    case 2: /* NOTIFY: no body, a tag 1..384 */
+        return ranks && h->tag >= 1 && h->tag <= 384 && h->length == 0;
     /* 3: the all-to-all barrier of version 4, no longer a type */
     case 4: /* ABORT: why, as text of at most 256 bytes */
     case 5: /* LEFT: how the sender left, the same */
@@ -99,9 +99,9 @@ static int valid_body(const dcu_wire_header_t *h, const uint8_t *body, const set
         return ranks && h->slot < 160 && h->length == 0;
     case 13: /* BEAT: tag 0 or 1 (no more beats), no body */
         return h->tag <= 1 && h->length == 0;
-    case 14: /* GET: two ranks, a tag 1..320, a window slot, offset + count within 2^64,
+    case 14: /* GET: two ranks, a tag 1..384, a window slot, offset + count within 2^64,
               * a body of 16 bytes */
-        return ranks && h->tag >= 1 && h->tag <= 320 && h->slot < 160 &&
+        return ranks && h->tag >= 1 && h->tag <= 384 && h->slot < 160 &&
                h->offset <= UINT64_MAX - h->count && h->length == 16 && valid_get(h, body);
     default:
         return 0;

@@ -202,7 +202,7 @@ DCU_FN dcuda_status_t dcu_all_in(dcuda_state_t *st, int comm, int ranks, int me,
     if (ranks <= 1)
         return s;
     if (ranks > DCU_ALL_IN_NOTIFY_MAX)
-        return dcu_barrier(st, comm, call);
+        return dcu_comm_barrier_any(st, comm, call);
     for (int k = 1; k < ranks && s == DCUDA_OK; k++)
         s = dcu_notify(st, (me + k) % ranks, comm, dcu_coll_tag(comm, DCU_COLL_ALL_IN));
     if (s == DCUDA_OK)

@@ -27,9 +27,9 @@ enum {
                               * (a reduce-scatter step) or my data (an allgather step) */
     DCU_COLL_RING_CTRL = 9,  /* ring: my right has called it, then (allreduce) its puts no
                               * longer read its data */
-    DCU_COLL_KINDS = 10
+    DCU_COLL_KINDS = DCUDA_TAG_COLL_KINDS
 };
-DCUDA_STATIC_ASSERT(DCUDA_TAG_COUNT + DCUDA_COMM_COUNT * DCU_COLL_KINDS <= DCUDA_TAG_GET,
+DCUDA_STATIC_ASSERT(DCUDA_TAG_COUNT + DCUDA_COMM_IDS * DCU_COLL_KINDS <= DCUDA_TAG_GET,
                     "collective tags before the get's");
 
 DCU_FN int dcu_coll_tag(int comm, int kind)
@@ -151,20 +151,6 @@ DCU_FN void dcu_reduce_into(void *acc, const void *in, size_t count, int type, i
 
 /* ---- checks -------------------------------------------------------------------- */
 
-/* A live window of WORLD or DEVICE: the collectives of NODE and of splits
- * are not built yet. */
-DCU_FN dcuda_status_t dcu_checked_coll_win(const dcuda_state_t *st, uint32_t win,
-                                           const char *call)
-{
-    dcuda_status_t s = dcu_checked_win(st, win, call);
-    if (s == DCUDA_OK && !dcu_comm_valid(dcu_win_comm(win)))
-        s = DCU_REPORT(st, DCUDA_ERR_COMM, call,
-                       "window 0x%08x is of %s: collectives run on windows of WORLD and DEVICE "
-                       "only, for now",
-                       (unsigned)win, dcu_comm_name(dcu_win_comm(win)));
-    return s;
-}
-
 /* What a collective needs of its (checked) window: `room` bytes from
  * offset in my part. *base gets the address of offset in my part. */
 DCU_FN dcuda_status_t dcu_checked_room(const dcuda_state_t *st, uint32_t win, uint64_t offset,
@@ -213,7 +199,7 @@ DCU_FN dcuda_status_t dcu_reduction_checks(const dcuda_state_t *st, uint32_t win
     *bytes = dcu_checked_reduction(st, count, type, op, call, &s);
     if (s != DCUDA_OK)
         return s;
-    if ((s = dcu_checked_coll_win(st, win, call)) != DCUDA_OK)
+    if ((s = dcu_checked_win(st, win, call)) != DCUDA_OK)
         return s;
     if ((s = dcu_checked_room(st, win, offset, room, data, call)) != DCUDA_OK)
         return s;
@@ -256,7 +242,7 @@ DCU_FN dcuda_status_t dcu_broadcast_start(dcuda_state_t *st, uint32_t win, size_
     dcu_sync();
     if (!dcu_state_ok(st))
         return dcu_report_uninit(st, call);
-    dcuda_status_t s = dcu_checked_coll_win(st, win, call);
+    dcuda_status_t s = dcu_checked_win(st, win, call);
     if (s == DCUDA_OK)
         s = dcu_checked_room(st, win, offset, size, data, call);
     if (s != DCUDA_OK)
@@ -277,7 +263,7 @@ DCU_FN dcuda_status_t dcu_reduce_scatter_start(dcuda_state_t *st, uint32_t win, 
     dcu_sync();
     if (!dcu_state_ok(st))
         return dcu_report_uninit(st, call);
-    dcuda_status_t s = dcu_checked_coll_win(st, win, call);
+    dcuda_status_t s = dcu_checked_win(st, win, call);
     if (s != DCUDA_OK)
         return s;
     int size = dcu_comm_size(st, dcu_win_comm(win));
@@ -299,7 +285,7 @@ DCU_FN dcuda_status_t dcu_blocks_start(dcuda_state_t *st, uint32_t win, size_t o
     dcu_sync();
     if (!dcu_state_ok(st))
         return dcu_report_uninit(st, call);
-    dcuda_status_t s = dcu_checked_coll_win(st, win, call);
+    dcuda_status_t s = dcu_checked_win(st, win, call);
     if (s != DCUDA_OK)
         return s;
     int ranks = dcu_comm_size(st, dcu_win_comm(win));

@@ -16,6 +16,7 @@
 #define DCUDA_IMPL_COLL_LOCAL_H
 
 #include "coll_base.h"
+#include "comm_barrier.h"
 
 /* Communicators of fewer ranks take the tree (its log P rounds are
  * fewer than the reads' two barriers); a rank reads at most READ_MAX
@@ -82,7 +83,10 @@ DCU_FN int dcu_local_takes(const dcuda_state_t *st, uint32_t win, uint64_t bytes
 {
     if (!st)
         return 0;
-    int comm = dcu_win_comm(win), ranks = dcu_comm_size(st, comm);
+    int comm = dcu_win_comm(win);
+    if (!dcu_comm_valid(comm)) /* NODE, splits: their members' order is no table's */
+        return 0;
+    int ranks = dcu_comm_size(st, comm);
     if (ranks < DCU_LOCAL_MIN_RANKS)
         return 0;
     if (dcu_coll_device(st, comm))
@@ -257,7 +261,7 @@ DCU_FN_COLD dcuda_status_t dcu_local_broadcast(dcuda_state_t *st, uint32_t win, 
     if (s == DCUDA_OK)
         s = dcu_local_parts_hold(st, win, offset, size, 1u, call);
     if (s == DCUDA_OK)
-        s = dcu_barrier(st, comm, call); /* the root's data is in */
+        s = dcu_comm_barrier_any(st, comm, call); /* the root's data is in */
     if (s != DCUDA_OK)
         return s;
     const dcuda_win_entry_t *parts = dcu_local_parts(st, comm, dcu_win_slot(win));
@@ -265,7 +269,7 @@ DCU_FN_COLD dcuda_status_t dcu_local_broadcast(dcuda_state_t *st, uint32_t win, 
         dcu_copy_fresh(data, (const char *)(uintptr_t)(parts[root].base + offset), size);
         dcu_sync();
     }
-    return dcu_barrier(st, comm, call); /* every rank has read it */
+    return dcu_comm_barrier_any(st, comm, call); /* every rank has read it */
 }
 
 /* The op over every rank of the count elements at offset, into every
@@ -289,11 +293,11 @@ DCU_FN_COLD dcuda_status_t dcu_local_reduce(dcuda_state_t *st, uint32_t win, siz
         return s;
     int comm = dcu_win_comm(win);
     const int mine = !has_root || t.me == root;
-    if ((s = dcu_barrier(st, comm, call)) != DCUDA_OK) /* every rank's data is in */
+    if ((s = dcu_comm_barrier_any(st, comm, call)) != DCUDA_OK) /* every rank's data is in */
         return s;
     if (mine)
         dcu_local_combine(st, comm, dcu_win_slot(win), offset, count, type, op, data + bytes);
-    if ((s = dcu_barrier(st, comm, call)) != DCUDA_OK) /* every rank has read my data */
+    if ((s = dcu_comm_barrier_any(st, comm, call)) != DCUDA_OK) /* every rank has read my data */
         return s;
     if (mine) {
         dcu_copy(data, data + bytes, (size_t)bytes);
@@ -318,13 +322,13 @@ DCU_FN_COLD dcuda_status_t dcu_local_reduce_scatter(dcuda_state_t *st, uint32_t 
                                  dcuda_reduce_scatter_room(ranks, count, (dcuda_datatype_t)type),
                                  dcuda_datatype_bytes((dcuda_datatype_t)type), call);
     if (s == DCUDA_OK)
-        s = dcu_barrier(st, comm, call);
+        s = dcu_comm_barrier_any(st, comm, call);
     if (s != DCUDA_OK)
         return s;
     size_t block = (size_t)all / (size_t)ranks;
     dcu_local_combine(st, comm, dcu_win_slot(win), offset + (uint64_t)me * block, count, type, op,
                       data + all);
-    if ((s = dcu_barrier(st, comm, call)) != DCUDA_OK)
+    if ((s = dcu_comm_barrier_any(st, comm, call)) != DCUDA_OK)
         return s;
     dcu_copy(data, data + all, block);
     dcu_sync();
@@ -368,13 +372,13 @@ DCU_FN_COLD dcuda_status_t dcu_local_allgather(dcuda_state_t *st, uint32_t win, 
     if (s == DCUDA_OK)
         s = dcu_local_parts_hold(st, win, offset, (uint64_t)ranks * size, 1u, call);
     if (s == DCUDA_OK)
-        s = dcu_barrier(st, comm, call);
+        s = dcu_comm_barrier_any(st, comm, call);
     if (s != DCUDA_OK)
         return s;
     /* My own block is in place already (others read it meanwhile). */
     dcu_local_gather(st, comm, dcu_win_slot(win), offset, size, 0, size, data, 0,
                      dcu_comm_rank(st, comm));
-    return dcu_barrier(st, comm, call);
+    return dcu_comm_barrier_any(st, comm, call);
 }
 
 /* Block me of every rank j's blocks sent into block j of my receive area
@@ -389,12 +393,12 @@ DCU_FN_COLD dcuda_status_t dcu_local_alltoall(dcuda_state_t *st, uint32_t win, s
     if (s == DCUDA_OK)
         s = dcu_local_parts_hold(st, win, offset, dcuda_alltoall_room(ranks, size), 1u, call);
     if (s == DCUDA_OK)
-        s = dcu_barrier(st, comm, call);
+        s = dcu_comm_barrier_any(st, comm, call);
     if (s != DCUDA_OK)
         return s;
     dcu_local_gather(st, comm, dcu_win_slot(win), offset, 0, (uint64_t)me * size, size, data,
                      (size_t)ranks * size, -1);
-    return dcu_barrier(st, comm, call);
+    return dcu_comm_barrier_any(st, comm, call);
 }
 
 /* ---- one entry -------------------------------------------------------------------- */

@@ -6,21 +6,15 @@
  * the WORLD path, so every path (device, node, network) serves it as it
  * is.
  *
- * Its barrier is WORLD's or DEVICE's when it has their ranks (NODE of a
- * one-node job or of a one-process node), else a tree of notifications
- * (DCU_COMM_FANOUT children a rank): a rank waits for its children, tells
- * its parent and waits for its word, then tells its children. Notifications over stores are
- * releases, and a chain of them is cumulative: what a rank stored before
- * it arrived is seen by whoever its arrival's chain reaches. A put or a
- * notification that went through the proxies is not part of that chain,
- * so a rank that gave its proxy anything since its last fence first waits
- * until every message its proxy sent before is acknowledged by its
- * receiver (DCUDA_CMD_FENCE): then it is in its target's inbox, which the
- * target applies before it leaves the barrier.
+ * Its barrier is in impl/comm_barrier.h. Its windows are slots of WORLD's
+ * table (DCUDA_COMM_WINDOWS an id, after WORLD's own 64), so the proxies
+ * and the wire know them as WORLD's; the collectives take them as they
+ * take WORLD's, but for the reads of a device's or a node's parts, which
+ * need the members in rank order (impl/coll_local.h).
  *
  * A split exchanges (colour, key, free ids, whether the rank could keep
  * a list) through the window the caller gives: an allgather when the
- * window is the parent's (WORLD, DEVICE), else along a ring of the
+ * window is the parent's, else along a ring of the
  * parent's ranks: my right's part gets each entry from me in turn, after my
  * right said it is in the split (SPLIT_READY); only my left sends me
  * SPLIT_DATA and only my right SPLIT_READY, so each wait counts one. The
@@ -31,27 +25,7 @@
 #define DCUDA_IMPL_COMM_H
 
 #include "coll.h"
-
-/* The library's tags of communicator id comm, after the collectives'. */
-enum {
-    DCU_COMM_TAG_BARRIER = 0,     /* a child arrived, or my parent released me */
-    DCU_COMM_TAG_SPLIT_DATA = 1,  /* a split's entry from my left */
-    DCU_COMM_TAG_SPLIT_READY = 2, /* my right is in the split: its part is free */
-    DCU_COMM_TAG_KINDS = DCUDA_TAG_COMM_KINDS
-};
-#define DCU_COMM_TAG_FIRST DCUDA_TAG_COMM_FIRST
-DCUDA_STATIC_ASSERT(DCU_COMM_TAG_FIRST == DCUDA_TAG_COUNT + DCUDA_COMM_COUNT * DCU_COLL_KINDS,
-                    "communicator tags after the collectives'");
-DCUDA_STATIC_ASSERT(DCU_COMM_TAG_FIRST + DCUDA_COMM_IDS * DCU_COMM_TAG_KINDS <= DCUDA_TAG_GET,
-                    "communicator tags before the get's");
-
-/* Children of a rank in a barrier's tree. */
-#define DCU_COMM_FANOUT 4
-
-DCU_FN int dcu_comm_tag(int comm, int kind)
-{
-    return DCU_COMM_TAG_FIRST + comm * DCU_COMM_TAG_KINDS + kind;
-}
+#include "comm_barrier.h"
 
 /* A split's entry of one rank of the parent. */
 typedef struct dcu_split_entry {
@@ -69,58 +43,6 @@ DCU_FN int32_t *dcu_comm_list(const dcuda_state_t *st, int id)
     size_t slot = (size_t)st->device_rank * (DCUDA_COMM_IDS - DCUDA_COMM_FIRST_SPLIT) +
                   (size_t)(id - DCUDA_COMM_FIRST_SPLIT);
     return ctx->comm_lists + slot * (size_t)ctx->comm_list_cap;
-}
-
-/* Leader: waits until every message this rank's proxy lane sent before
- * now was acknowledged (nothing to wait for when the rank gave its proxy
- * nothing since its last fence, or has no network path). */
-DCU_FN_COLD dcuda_status_t dcu_net_fence_leader(dcuda_state_t *st)
-{
-    if (!st->inbox || !st->net_unfenced)
-        return DCUDA_OK;
-    const uint64_t args[6] = { 0u, 0u, 0u, 0u, 1u, 0u };
-    dcuda_status_t s = dcu_command_call(st, DCUDA_CMD_FENCE, args, (uint64_t *)0);
-    if (s == DCUDA_OK)
-        st->net_unfenced = 0;
-    return s;
-}
-
-/* The barrier of comm (NODE or a split; all threads). */
-DCU_FN_COLD dcuda_status_t dcu_comm_barrier_tree(dcuda_state_t *st, int comm, const char *call)
-{
-    const dcuda_comm_info_t *c = &st->comms[comm - DCU_COMM_NODE];
-    const int tag = dcu_comm_tag(comm, DCU_COMM_TAG_BARRIER), me = c->rank;
-    const int first = me * DCU_COMM_FANOUT + 1;
-    int children = c->size - first;
-    children = children < 0 ? 0 : children > DCU_COMM_FANOUT ? DCU_COMM_FANOUT : children;
-    DCU_ON_LEADER(st, dcu_net_fence_leader(st));
-    dcuda_status_t s = (dcuda_status_t)st->result;
-    if (s == DCUDA_OK && children)
-        s = dcu_wait_tag(st, tag, children, call);
-    if (s == DCUDA_OK && me > 0) {
-        s = dcu_notify(st, c->members[(me - 1) / DCU_COMM_FANOUT], DCU_COMM_WORLD, tag);
-        if (s == DCUDA_OK)
-            s = dcu_wait_tag(st, tag, 1, call);
-    }
-    for (int i = 0; i < children && s == DCUDA_OK; i++)
-        s = dcu_notify(st, c->members[first + i], DCU_COMM_WORLD, tag);
-    if (s == DCUDA_OK && st->inbox) {
-        /* What the members' fences waited for is in my inbox (the
-         * proxies acknowledge what they took in there), but a release
-         * over stores leaves it unapplied: apply it now. */
-        if (dcu_in_poll_lanes())
-            (void)dcu_inbox_drain(st, dcu_poll_lanes(), DCUDA_INBOX_ENTRIES);
-        dcu_sync();
-    }
-    return s;
-}
-
-/* The barrier of any live communicator (all threads, after the checks):
- * WORLD's or DEVICE's where it has their ranks, else its tree. */
-DCU_FN dcuda_status_t dcu_comm_barrier_any(dcuda_state_t *st, int comm, const char *call)
-{
-    int by = dcu_comm_valid(comm) ? comm : st->comms[comm - DCU_COMM_NODE].barrier;
-    return dcu_comm_valid(by) ? dcu_barrier(st, by, call) : dcu_comm_barrier_tree(st, comm, call);
 }
 
 /* ---- windows of NODE and of splits --------------------------------------------- */
@@ -242,7 +164,12 @@ DCU_FN dcuda_status_t dcu_split_checks(dcuda_state_t *st, int parent, int colour
         s = DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call,
                        "colour %d is negative and not DCUDA_UNDEFINED", colour);
     if (s == DCUDA_OK)
-        s = dcu_checked_coll_win(st, win, call);
+        s = dcu_checked_win(st, win, call);
+    if (s == DCUDA_OK && !dcu_comm_valid(dcu_win_comm(win)) && dcu_win_comm(win) != parent)
+        s = DCU_REPORT(st, DCUDA_ERR_WIN_COMM, call,
+                       "window 0x%08x is of %s (%d), neither WORLD, DEVICE nor the parent: give "
+                       "one of those",
+                       (unsigned)win, dcu_comm_name(dcu_win_comm(win)), dcu_win_comm(win));
     int size = s == DCUDA_OK ? dcu_comm_size(st, parent) : 0;
     if (s == DCUDA_OK)
         s = dcu_checked_room(st, win, offset, dcuda_comm_split_room(size), room, call);

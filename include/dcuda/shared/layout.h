@@ -37,22 +37,26 @@
 /* Notification tags are 0..DCUDA_TAG_COUNT-1 (the thesis' 8-bit tags).
  * The library's own tags follow them: a rank counts DCUDA_TAG_SLOTS tags,
  * and rank code can name only the first 256. Of the library's, the
- * collectives take the first 20 (impl/coll_base.h), the communicators the
- * next 24 (impl/comm.h), a blocking get's completion the last
- * (DCUDA_TAG_GET); the rest are spare (a rank's counters stay whole cache
- * lines). */
+ * collectives take the first 80 (10 a communicator id: impl/coll_base.h),
+ * the communicators' barriers and splits the next 24 (impl/comm.h), a
+ * blocking get's completion the last (DCUDA_TAG_GET); the rest are spare
+ * (a rank's counters stay whole cache lines). */
 #define DCUDA_TAG_COUNT 256
-#define DCUDA_TAG_LIBRARY 64
+#define DCUDA_TAG_LIBRARY 128
 #define DCUDA_TAG_SLOTS (DCUDA_TAG_COUNT + DCUDA_TAG_LIBRARY)
 #define DCUDA_TAG_GET (DCUDA_TAG_SLOTS - 1)
+/* The collectives' tags: 10 a communicator id, from DCUDA_TAG_COUNT. */
+#define DCUDA_TAG_COLL_KINDS 10
 /* The communicators' tags (impl/comm.h): 3 an id, from this one. */
-#define DCUDA_TAG_COMM_FIRST (DCUDA_TAG_COUNT + 20)
+#define DCUDA_TAG_COMM_FIRST (DCUDA_TAG_COUNT + DCUDA_TAG_COLL_KINDS * 8)
 #define DCUDA_TAG_COMM_KINDS 3
 /* Communicators with windows: WORLD and DEVICE. */
 #define DCUDA_COMM_COUNT 2
 /* Communicator ids: WORLD 0, DEVICE 1, NODE 2, and splits 3 to 7
  * (impl/comm.h); a rank keeps what it knows of ids 2 and up in its state. */
 #define DCUDA_COMM_IDS 8
+DCUDA_STATIC_ASSERT(DCUDA_TAG_COMM_FIRST == DCUDA_TAG_COUNT + DCUDA_TAG_COLL_KINDS * DCUDA_COMM_IDS,
+                    "collective tags for every communicator id");
 #define DCUDA_COMM_FIRST_SPLIT 3
 /* Live windows per communicator at one time: WORLD and DEVICE 64 each,
  * NODE and each split DCUDA_COMM_WINDOWS. */
@@ -419,6 +423,6 @@ DCUDA_STATIC_ASSERT(DCUDA_WIN_TABLE_SLOTS < (1 << DCUDA_WIN_SLOT_BITS), "table s
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 120, "state copies of the context");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 768, "state counters");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 2352, "state fits shared memory budget");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 2608, "state fits shared memory budget");
 
 #endif /* DCUDA_SHARED_LAYOUT_H */
