@@ -48,7 +48,10 @@ enum bench_mode {
      * (the others pass): on a WORLD window, and as ranks 0 and 1 of their
      * half of WORLD (split by parity) on a window of the half. */
     BENCH_PAIR_WORLD = 25,
-    BENCH_PAIR_HALF = 26
+    BENCH_PAIR_HALF = 26,
+    /* every rank: dcuda_allreduce of size / 4 floats (sum) on a window of
+     * its half of WORLD (split by parity) */
+    BENCH_ALLREDUCE_HALF = 27
 };
 
 #if defined(__CUDACC__)
@@ -86,7 +89,7 @@ BENCH_FN int bench_family_of(int mode)
 BENCH_FN int bench_world_mode(int mode)
 {
     return (mode >= BENCH_BARRIER_WORLD && mode <= BENCH_ALLTOALL) ||
-           (mode >= BENCH_ALLREDUCE_RING && mode <= BENCH_PAIR_HALF);
+           (mode >= BENCH_ALLREDUCE_RING && mode <= BENCH_ALLREDUCE_HALF);
 }
 
 /* Modes measured on process 0's device alone (the others' ranks idle). */

@@ -349,8 +349,8 @@ DCUDA_RANK_FN int bench_pair_rank(dcuda_state_t *st)
 }
 
 /* One call of a WORLD mode, on window win (my part at `part`); `half`:
- * my half of WORLD (BENCH_BARRIER_HALF, BENCH_PAIR_HALF: then win is a
- * window of it). */
+ * my half of WORLD (BENCH_BARRIER_HALF, and the _HALF modes, whose win is
+ * a window of it). */
 DCUDA_RANK_FN void bench_world_call(dcuda_state_t *st, const bench_args_t *a, dcuda_win_t win,
                                     char *part, int half)
 {
@@ -370,7 +370,7 @@ DCUDA_RANK_FN void bench_world_call(dcuda_state_t *st, const bench_args_t *a, dc
         ring_allreduce(st, win, (float *)(void *)part, a->size / 4);
     else if (a->mode == BENCH_BARRIER_WORLD)
         dcuda_comm_barrier(st, DCUDA_COMM_WORLD);
-    else if (a->mode == BENCH_ALLREDUCE)
+    else if (a->mode == BENCH_ALLREDUCE || a->mode == BENCH_ALLREDUCE_HALF)
         dcuda_allreduce(st, win, 0, a->size / 4, DCUDA_FLOAT, DCUDA_SUM);
     else if (a->mode == BENCH_ALLGATHER)
         dcuda_allgather(st, win, 0, a->size);
@@ -406,11 +406,12 @@ DCUDA_RANK_FN void bench_world(dcuda_state_t *st, const bench_args_t *a)
     }
     int half = DCUDA_COMM_NULL, r;
     dcuda_win_t on = win; /* the window the calls take */
-    if (a->mode == BENCH_BARRIER_HALF || a->mode == BENCH_PAIR_HALF) {
+    const int on_half = a->mode == BENCH_PAIR_HALF || a->mode == BENCH_ALLREDUCE_HALF;
+    if (a->mode == BENCH_BARRIER_HALF || on_half) {
         dcuda_comm_rank(st, DCUDA_COMM_WORLD, &r);
         dcuda_comm_split(st, DCUDA_COMM_WORLD, r % 2, r, win, 0, &half);
     }
-    if (a->mode == BENCH_PAIR_HALF)
+    if (on_half)
         dcuda_win_create(st, half, part, a->stride, &on);
     for (int i = 0; i < a->warmup; i++)
         bench_world_call(st, a, on, part, half);

@@ -305,6 +305,38 @@ static void world_barrier(dcuda_host_h h, int ranks, int iters, const char *pref
         report("runtime", what, ranks, 0, "us_per_call", &r, 1e3 / iters, 0);
 }
 
+/* The sizes of the WORLD collectives: rows of one device and of a whole
+ * WORLD; and between the processes, one rank each, at sizes that
+ * dcuda_ref_nvshmem measures too. */
+static const size_t world_sizes[] = { 8, 1024, 65536, 1048576, 4194304 };
+static const size_t peer_sizes[] = { 8, 4096, 262144, 4194304, 16777216 };
+
+/* An allreduce of floats on a window of a half of WORLD (split by
+ * parity), at the first three WORLD sizes: the collective of a split
+ * beside WORLD's rows (`prefix`half_allreduce_sum_float). */
+static void half_allreduce_rows(dcuda_host_h h, int ranks, int devices, int iters,
+                                const char *prefix)
+{
+    const int half = (ranks + 1) / 2;
+    bench_args_t a = { 0 };
+    size_t room = dcuda_allreduce_room(half, world_sizes[2] / 4, DCUDA_FLOAT);
+    a.stride = room > dcuda_comm_split_room(ranks) ? room : dcuda_comm_split_room(ranks);
+    if (dcuda_host_alloc(h, a.stride * (size_t)devices, (void **)&a.dst) != DCUDA_OK)
+        return;
+    a.mode = BENCH_ALLREDUCE_HALF;
+    for (int k = 0; k < 3; k++) {
+        a.size = world_sizes[k];
+        a.iters = world_sizes[k] > 4096 ? iters / 10 + 1 : iters;
+        a.warmup = a.iters / 10 + 1;
+        runs_t r;
+        char what[64];
+        snprintf(what, sizeof what, "%shalf_allreduce_sum_float", prefix);
+        if (run_cases(h, &a, &r))
+            report("collective", what, half, a.size, "us_per_call", &r, 1e3 / a.iters, 0);
+    }
+    dcuda_host_free(h, a.dst);
+}
+
 /* The communicators beyond WORLD: a barrier of NODE, of a half of WORLD
  * (split by parity, so that each half spans every device), a split of
  * WORLD + its free, and the one-way time of a 4-byte notified put between
@@ -341,6 +373,7 @@ static void comm_rows(dcuda_host_h h, int ranks, int devices, int iters, const c
                    1e3 / a.iters / (pair ? 2 : 1), 0);
     }
     dcuda_host_free(h, a.dst);
+    half_allreduce_rows(h, ranks, devices, iters, prefix);
 }
 
 /* The WORLD collectives timed, each at the first 2, 3, 4 or 5 of its
@@ -383,12 +416,6 @@ static size_t world_coll_room(int mode, int ranks, size_t size)
         return dcuda_allreduce_room(ranks, size / 4, DCUDA_FLOAT);
     }
 }
-
-/* The sizes of the WORLD collectives: rows of one device and of a whole
- * WORLD; and between the processes, one rank each, at sizes that
- * dcuda_ref_nvshmem measures too. */
-static const size_t world_sizes[] = { 8, 1024, 65536, 1048576, 4194304 };
-static const size_t peer_sizes[] = { 8, 4096, 262144, 4194304, 16777216 };
 
 /* Whether the ring a user writes (BENCH_ALLREDUCE_RING) sums right: one
  * call on data rank + 1 (its check run, iters 0), then every element of

@@ -18,7 +18,7 @@ enum comms_case {
 /* Splits made in the split case, one a round, each of a different parent. */
 enum comms_round {
     COMMS_OF_WORLD = 0, /* WORLD by a random colour (some ranks none) and key */
-    COMMS_OF_SPLIT,     /* that split, again */
+    COMMS_OF_SPLIT,     /* that split, again (odd seeds: through a window of it) */
     COMMS_OF_NODE,      /* NODE by WORLD rank parity, key the reverse order */
     COMMS_OF_DEVICE,    /* DEVICE (through a DEVICE window) by device rank mod 3 */
     COMMS_NODE,         /* NODE itself, as the rank sees it (no split) */

@@ -76,10 +76,17 @@ TEST_RANK_FN void comms_split_case(comms_rank_t *c, dcuda_win_t win, dcuda_win_t
     comms_ok(c, dcuda_comm_split(c->st, DCUDA_COMM_WORLD, colour < 0 ? DCUDA_UNDEFINED : colour,
                                  comms_key(seed, COMMS_OF_WORLD, c->me), win, 0, &c0));
     comms_record(c, COMMS_OF_WORLD, c0);
-    if (c0 != DCUDA_COMM_NULL) {
+    if (c0 != DCUDA_COMM_NULL) { /* odd seeds: through a window of c0 (its allgather) */
+        int n0 = 0;
+        dcuda_win_t via = win;
+        comms_ok(c, dcuda_comm_size(c->st, c0, &n0));
+        if (seed % 2u)
+            comms_ok(c, dcuda_win_create(c->st, c0, c->part, dcuda_comm_split_room(n0), &via));
         colour = comms_colour(seed, COMMS_OF_SPLIT, c->me);
         comms_ok(c, dcuda_comm_split(c->st, c0, colour < 0 ? DCUDA_UNDEFINED : colour,
-                                     comms_key(seed, COMMS_OF_SPLIT, c->me), win, 0, &c1));
+                                     comms_key(seed, COMMS_OF_SPLIT, c->me), via, 0, &c1));
+        if (via != win)
+            comms_ok(c, dcuda_win_free(c->st, via));
     }
     comms_record(c, COMMS_OF_SPLIT, c1);
     comms_ok(c, dcuda_comm_split(c->st, DCUDA_COMM_NODE, c->me % 2, -c->me, win, 0, &c2));
