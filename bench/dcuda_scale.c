@@ -159,9 +159,10 @@ static void print_row(const scale_opts_t *o, const dcuda_rank_info_t *info, cons
                       const double *sum)
 {
     int p = info->process_count;
-    /* The WORLD and DEVICE window tables: DCUDA_MAX_WINDOWS x my ranks entries each. */
-    double tables =
-        2.0 * DCUDA_MAX_WINDOWS * (double)info->rank_responsible * sizeof(dcuda_win_entry_t);
+    /* The window tables: WORLD's (DCUDA_WIN_TABLE_SLOTS: its windows, then
+     * NODE's and the splits') and DEVICE's (DCUDA_MAX_WINDOWS), x my ranks. */
+    double tables = (double)(DCUDA_WIN_TABLE_SLOTS + DCUDA_MAX_WINDOWS) *
+                    (double)info->rank_responsible * sizeof(dcuda_win_entry_t);
     double msgs = o->messages > 0 && mx[5] > 0 ? sum[6] / p : 0.0;
     if (o->header)
         printf("processes,world_ranks,ranks_per_process,init_ms,rss_mib_max,rss_mib_mean,"

@@ -39,9 +39,10 @@ static void print_text(void)
         printf("backend %-4s here: %s%s%s\n", backends[i], can ? "can run" : "cannot run",
                can ? "" : ": ", can ? "" : why);
     }
-    printf("limits: %d tags, %d live windows per communicator, %d timers per run, "
-           "rank state %zu bytes\n\n",
-           DCUDA_TAG_COUNT, DCUDA_MAX_WINDOWS, DCUDA_MAX_TIMERS, sizeof(dcuda_state_t));
+    printf("limits: %d tags, %d live windows on WORLD and on DEVICE, %d on NODE and on each "
+           "split, %d timers per run, rank state %zu bytes\n\n",
+           DCUDA_TAG_COUNT, DCUDA_MAX_WINDOWS, DCUDA_COMM_WINDOWS, DCUDA_MAX_TIMERS,
+           sizeof(dcuda_state_t));
     dcuda_settings_print(stdout);
 }
 
@@ -115,8 +116,10 @@ static void print_json(void)
         printf("}%s\n", i + 1 < BACKEND_COUNT ? "," : "");
     }
     printf("  ],\n  \"limits\": {\"tags\": %d, \"live_windows_per_communicator\": %d, "
-           "\"timers_per_run\": %d, \"rank_state_bytes\": %zu},\n",
-           DCUDA_TAG_COUNT, DCUDA_MAX_WINDOWS, DCUDA_MAX_TIMERS, sizeof(dcuda_state_t));
+           "\"live_windows_per_split\": %d, \"timers_per_run\": %d, "
+           "\"rank_state_bytes\": %zu},\n",
+           DCUDA_TAG_COUNT, DCUDA_MAX_WINDOWS, DCUDA_COMM_WINDOWS, DCUDA_MAX_TIMERS,
+           sizeof(dcuda_state_t));
     print_json_settings();
     printf("}\n");
 }

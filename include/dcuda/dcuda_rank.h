@@ -53,8 +53,8 @@ typedef struct dcuda_context *dcuda_context_h;
 /* Communicators: all ranks, the ranks of my device, the ranks of my node
  * (of its processes, in process order), and those dcuda_comm_split makes
  * (ids 3 to 7). DCUDA_COMM_NULL: no communicator (a split's answer to a
- * rank that gave colour DCUDA_UNDEFINED). Windows, and so the
- * collectives, live on WORLD and DEVICE for now. */
+ * rank that gave colour DCUDA_UNDEFINED). Every one takes windows,
+ * notifications, barriers and the collectives. */
 typedef int dcuda_comm_t;
 #define DCUDA_COMM_WORLD 0
 #define DCUDA_COMM_DEVICE 1
@@ -63,7 +63,8 @@ typedef int dcuda_comm_t;
 #define DCUDA_UNDEFINED (-1)
 
 /* Window handle (DCUDA_WIN_NONE when creation failed). At most
- * DCUDA_MAX_WINDOWS windows per communicator live at once. */
+ * DCUDA_MAX_WINDOWS windows live at once on WORLD and on DEVICE, and
+ * DCUDA_COMM_WINDOWS on NODE and on each split. */
 typedef uint32_t dcuda_win_t;
 
 /* ---- qualifiers for rank code, one set per compilation ------------------------ */
@@ -155,8 +156,9 @@ DCUDA_RANK_API dcuda_status_t dcuda_comm_barrier(dcuda_state_t *st, dcuda_comm_t
 /* Collective over parent, as MPI_Comm_split: the ranks that give one
  * colour (>= 0) form a communicator, ranked by key, ties by their rank in
  * parent; a rank that gives DCUDA_UNDEFINED gets DCUDA_COMM_NULL. The
- * exchange goes through window win (of WORLD, or of DEVICE when every
- * rank of parent is on my device): dcuda_comm_split_room(parent size)
+ * exchange goes through window win (of parent: an allgather; or of WORLD,
+ * or of DEVICE when every rank of parent is on my device: a ring of
+ * parent's ranks): dcuda_comm_split_room(parent size)
  * bytes at offset of every member's part, 4-byte aligned, which the call
  * overwrites. At most 5 splits live at once at a rank
  * (DCUDA_ERR_COMM_LIMIT at every rank of parent when no id is free at all
@@ -166,14 +168,16 @@ DCUDA_RANK_API dcuda_status_t dcuda_comm_split(dcuda_state_t *st, dcuda_comm_t p
                                                dcuda_comm_t *comm);
 /* Frees a communicator from dcuda_comm_split at this rank (no
  * communication: every rank frees its own once done with it); its id may
- * come back from a later split. */
+ * come back from a later split. Refused (DCUDA_ERR_COMM) while it has
+ * windows: free them first. */
 DCUDA_RANK_API dcuda_status_t dcuda_comm_free(dcuda_state_t *st, dcuda_comm_t comm);
 
 /* ---- windows -------------------------------------------------------------------- */
 
-/* Collective over comm: exposes [base, base + size) as my part (size 0
- * allowed; parts may differ in size, and parts of ranks of one device may
- * overlap). Parts that ranks of other processes reach must lie in memory
+/* Collective over comm (any live communicator): exposes [base, base +
+ * size) as my part (size 0 allowed; parts may differ in size, and parts
+ * of ranks of one device may overlap). Puts, gets and collectives on the
+ * window name ranks of comm. Parts that ranks of other processes reach must lie in memory
  * from dcuda_host_alloc or registered with dcuda_host_register. Bad
  * arguments still join the collective with an empty part and return an
  * error with the handle (free it). */
