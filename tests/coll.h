@@ -123,8 +123,9 @@ TEST_FN uint64_t coll_rank_bytes(int world, int split)
 /* Where the part of the window of `on` (COLL_ON_*) starts in a rank's share. */
 TEST_FN uint64_t coll_part_offset(int world, int on)
 {
-    return on == COLL_ON_WORLD ? 0u : on == COLL_ON_DEVICE ? coll_part_bytes(world)
-                                                            : coll_split_offset(world);
+    return on == COLL_ON_WORLD    ? 0u
+           : on == COLL_ON_DEVICE ? coll_part_bytes(world)
+                                  : coll_split_offset(world);
 }
 
 TEST_FN uint32_t coll_hash(uint32_t seed, uint32_t s, uint32_t k)
@@ -145,7 +146,7 @@ TEST_FN coll_step_t coll_step(uint32_t seed, int s, int world_size, int device_s
     if (split && coll_hash(seed, (uint32_t)s, 3u) % 2u == 0u)
         t.comm = COLL_ON_SPLIT;
     t.kind = (int)((h >> 1) % (uint32_t)COLL_KINDS);
-    int size = t.comm == COLL_ON_WORLD ? world_size
+    int size = t.comm == COLL_ON_WORLD    ? world_size
                : t.comm == COLL_ON_DEVICE ? device_size
                                           : split_size;
     t.root = (int)((h >> 8) % (uint32_t)size);

@@ -14,11 +14,11 @@ typedef struct coll_rank {
     const coll_data_t *d;
     int me, world, drank, dsize;
     uint32_t seed;
-    unsigned char *region;    /* parts of A, B, C (and D) */
-    int32_t *flag;            /* shared by the rank's threads */
-    dcuda_win_t win[COLL_ONS]; /* A (WORLD), B (DEVICE), D (the split): by COLL_ON_* */
-    dcuda_win_t user;         /* C */
-    int split;                /* the split's id (DCUDA_COMM_NULL: none) */
+    unsigned char *region;         /* parts of A, B, C (and D) */
+    int32_t *flag;                 /* shared by the rank's threads */
+    dcuda_win_t win[COLL_ONS];     /* A (WORLD), B (DEVICE), D (the split): by COLL_ON_* */
+    dcuda_win_t user;              /* C */
+    int split;                     /* the split's id (DCUDA_COMM_NULL: none) */
     coll_group_t groups[COLL_ONS]; /* the ranks of each, in their order */
     int64_t status, bad, steps;
 } coll_rank_t;
@@ -112,8 +112,8 @@ TEST_RANK_FN dcuda_status_t coll_call(coll_rank_t *c, const coll_step_t *t)
 
 TEST_RANK_FN void coll_one_step(coll_rank_t *c, int s)
 {
-    coll_step_t t = coll_step(c->seed, s, c->world, c->dsize, c->d->split,
-                              c->groups[COLL_ON_SPLIT].size);
+    coll_step_t t =
+        coll_step(c->seed, s, c->world, c->dsize, c->d->split, c->groups[COLL_ON_SPLIT].size);
     int size = c->groups[t.comm].size;
     coll_fill(c, &t, s, size);
     const unsigned char *src = c->region + coll_user_offset(c->world) + COLL_USER * COLL_STEPS;

@@ -174,10 +174,9 @@ TEST_RANK_FN void comms_window_limit(comms_rank_t *c, int comm)
     dcuda_win_t w[DCUDA_COMM_WINDOWS + 1];
     for (int k = 0; k < DCUDA_COMM_WINDOWS; k++)
         comms_ok(c, dcuda_win_create(c->st, comm, c->part + k, 1, &w[k]));
-    comms_expect(c,
-                 dcuda_win_create(c->st, comm, c->part, 8, &w[DCUDA_COMM_WINDOWS]) ==
-                     DCUDA_ERR_WIN_LIMIT,
-                 23);
+    comms_expect(
+        c, dcuda_win_create(c->st, comm, c->part, 8, &w[DCUDA_COMM_WINDOWS]) == DCUDA_ERR_WIN_LIMIT,
+        23);
     comms_expect(c, dcuda_comm_free(c->st, comm) == DCUDA_ERR_COMM, 24);
     for (int k = 0; k < DCUDA_COMM_WINDOWS; k++)
         comms_ok(c, dcuda_win_free(c->st, w[k]));

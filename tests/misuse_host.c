@@ -474,8 +474,7 @@ static int build_get(const mis_run_t *r, mis_expect_t *e)
            DCUDA_ERR_SOURCE, GETN, "destination %p..+8 is not inside",
            (const void *)(source + MIS_SOURCE_BYTES - 4));
     EXPECT(e, k, put(MIS_GET, MW_WORLD, 1, 0, 8, MS_DEVPART, 0, 0), DCUDA_ERR_WIN_COMM, GET,
-           "destination %p..+8 is only in windows of another communicator",
-           (const void *)devpart);
+           "destination %p..+8 is only in windows of another communicator", (const void *)devpart);
     EXPECT(e, k, put(MIS_GET, MW_WORLD, 0, 0, 16, MS_TARGET, 8, 0), DCUDA_ERR_OVERLAP, GET,
            "destination %p and target %p overlap in 16 bytes", (const void *)(mine + 8),
            (const void *)mine);

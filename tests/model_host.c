@@ -115,8 +115,7 @@ static void model_replay(const model_data_t *d, int t, int q, unsigned char *out
  * returned. A split's order is counted here from the colours and keys;
  * NODE is WORLD on one node, and my process's ranks where each process is
  * a node of its own (model_main runs no other layout). */
-static int model_view(const model_data_t *d, const dcuda_rank_info_t *info, int w,
-                      model_data_t *v)
+static int model_view(const model_data_t *d, const dcuda_rank_info_t *info, int w, model_data_t *v)
 {
     *v = *d;
     if (d->comm == MODEL_ON_NODE && info->node_count > 1) {
@@ -172,8 +171,9 @@ static void model_check_rank(model_run_t *m, int dr)
         m->host_bytes += (int64_t)d->region;
         for (uint64_t pos = 0; pos < d->region; pos++)
             if (got[pos] != m->want[pos]) {
-                TEST_CHECK(0, "seed %u, rank %d: byte %" PRIu64 " of slot %d is %u, the replay "
-                              "says %u",
+                TEST_CHECK(0,
+                           "seed %u, rank %d: byte %" PRIu64 " of slot %d is %u, the replay "
+                           "says %u",
                            m->d.seed, w, pos, q, got[pos], m->want[pos]);
                 break;
             }
@@ -256,7 +256,10 @@ static int model_main(int argc, char **argv, const model_shape_t *shape, int com
            "%" PRId64 " operations, consumed %" PRId64 " notifications, checked %" PRId64
            " bytes and %" PRId64 " gets of %" PRId64 " bytes; the host compared %" PRId64
            " bytes with the replay\n",
-           test_who, comm == MODEL_ON_SPLIT ? "splits" : comm == MODEL_ON_NODE ? "NODE" : "WORLD",
+           test_who,
+           comm == MODEL_ON_SPLIT  ? "splits"
+           : comm == MODEL_ON_NODE ? "NODE"
+                                   : "WORLD",
            seed, seed + (uint32_t)runs - 1u, world, m->d.phases, steps, m->total_ops,
            m->total_notes, m->total_bytes, m->total_gets, m->total_got, m->host_bytes);
     test_free_both(m->h, m->buf, m->d.buf);

@@ -18,8 +18,8 @@ typedef struct model_rank {
     int me, world, phases, steps;
     uint32_t seed;
     uint64_t region;
-    int comm;        /* the communicator of the program (me, world: my rank and its size) */
-    dcuda_win_t win; /* my part's window on it */
+    int comm;            /* the communicator of the program (me, world: my rank and its size) */
+    dcuda_win_t win;     /* my part's window on it */
     unsigned char *part; /* my window part: staging, then a slot per rank */
     int32_t *flag;       /* shared by the rank's threads */
     int cursor[MODEL_MAX_RANKS];  /* per source: its next step to look at */

@@ -82,8 +82,8 @@ DCU_FN_COLD dcuda_status_t dcu_comm_win_offer(dcuda_state_t *st, int comm, void 
  * then the communicator's barrier (a rank leaving it finds every member's
  * part published), then the handle. Refused arguments still join with an
  * empty part, as on WORLD, and get a handle for dcuda_win_free. */
-DCU_FN_COLD dcuda_status_t dcu_comm_win_create(dcuda_state_t *st, int comm, void *base,
-                                               size_t size, uint32_t *win)
+DCU_FN_COLD dcuda_status_t dcu_comm_win_create(dcuda_state_t *st, int comm, void *base, size_t size,
+                                               uint32_t *win)
 {
     static const char call[] = "dcuda_win_create";
     DCU_ON_LEADER(st, dcu_comm_win_offer(st, comm, base, size));

@@ -337,8 +337,8 @@ DCU_HD int dcu_free_slot(const dcuda_state_t *st, int comm)
 DCU_HD dcuda_win_entry_t *dcu_win_entry(const dcuda_state_t *st, int comm, int slot, int rank)
 {
     if (comm == DCU_COMM_DEVICE)
-        return &st->win_entries[DCU_COMM_DEVICE][(size_t)slot * (size_t)st->device_size +
-                                                 (size_t)rank];
+        return &st->win_entries[DCU_COMM_DEVICE]
+                               [(size_t)slot * (size_t)st->device_size + (size_t)rank];
     int world = dcu_comm_world_rank(st, comm, rank);
     return &st->win_entries[DCU_COMM_WORLD][(size_t)slot * (size_t)st->device_size +
                                             (size_t)(world - st->world_first)];

@@ -138,7 +138,7 @@ typedef struct dcuda_peer {
     uint32_t segment_count;
     uint32_t reserved;
     struct dcuda_notif_counters *notifs; /* [rank_count] */
-    struct dcuda_win_entry *win_world;   /* its WORLD window table [DCUDA_WIN_TABLE_SLOTS][rank_count] */
+    struct dcuda_win_entry *win_world;   /* its WORLD table [DCUDA_WIN_TABLE_SLOTS][rank_count] */
     /* Its WORLD barrier slots, in its memory, one a process of the node:
      * process i writes slot i (dcu_node_barrier). */
     DCUDA_ATOMIC(uint32_t) * node_push;
