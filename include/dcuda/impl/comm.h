@@ -57,15 +57,10 @@ DCU_FN int32_t *dcu_comm_list(const dcuda_state_t *st, int id)
  * to be joined. */
 DCU_FN_COLD dcuda_status_t dcu_comm_win_offer(dcuda_state_t *st, int comm, void *base, size_t size)
 {
-    static const char call[] = "dcuda_win_create";
-    const int slot = dcu_free_slot(st, comm);
-    st->result_win = DCUDA_WIN_NONE;
+    dcuda_status_t arg;
+    const int slot = dcu_win_claim(st, comm, base, size, &arg);
     if (slot < 0)
-        return DCU_REPORT(st, DCUDA_ERR_WIN_LIMIT, call, "%d windows already live on %s",
-                          DCUDA_COMM_WINDOWS, dcu_comm_name(comm));
-    dcuda_status_t arg = dcu_checked_win_args(st, base, size, call);
-    dcu_win_publish(st, comm, slot, arg == DCUDA_OK ? (uint64_t)(uintptr_t)base : 0,
-                    arg == DCUDA_OK ? size : 0);
+        return arg;
     if (st->inbox) {
         const uint32_t unfenced = st->net_unfenced; /* the command leaves nothing in flight */
         const uint64_t args[6] = { (uint64_t)slot, 0u, 0u, 0u, 1u, 0u };

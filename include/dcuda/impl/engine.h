@@ -670,20 +670,38 @@ DCU_FN_COLD dcuda_status_t dcu_node_parts_fill(dcuda_state_t *st, dcuda_status_t
     return s != DCUDA_OK ? s : created;
 }
 
-/* Leader: bad arguments still join the collective with an empty part so
- * the other ranks do not hang; the handle is returned for dcuda_win_free. */
-DCU_FN_COLD dcuda_status_t dcu_win_create_leader(dcuda_state_t *st, int comm, void *base,
-                                                 size_t size)
+/* Leader, the first step of a window's creation on any communicator:
+ * the lowest free slot of comm, or -1 (reported in *arg), and my part
+ * published there, empty when the arguments are refused (*arg says why:
+ * they still join the collective, so that the other ranks do not hang).
+ * st->result_win starts as DCUDA_WIN_NONE. */
+DCU_FN_COLD int dcu_win_claim(dcuda_state_t *st, int comm, void *base, size_t size,
+                              dcuda_status_t *arg)
 {
     static const char call[] = "dcuda_win_create";
     st->result_win = DCUDA_WIN_NONE;
     int slot = dcu_free_slot(st, comm);
+    if (slot < 0) {
+        *arg = DCU_REPORT(st, DCUDA_ERR_WIN_LIMIT, call, "%d windows already live on %s",
+                          dcu_win_room(comm), dcu_comm_name(comm));
+        return -1;
+    }
+    *arg = dcu_checked_win_args(st, base, size, call);
+    dcu_win_publish(st, comm, slot, *arg == DCUDA_OK ? (uint64_t)(uintptr_t)base : 0,
+                    *arg == DCUDA_OK ? size : 0);
+    return slot;
+}
+
+/* Leader, on WORLD or DEVICE: the handle is returned for dcuda_win_free
+ * with refused arguments too. */
+DCU_FN_COLD dcuda_status_t dcu_win_create_leader(dcuda_state_t *st, int comm, void *base,
+                                                 size_t size)
+{
+    static const char call[] = "dcuda_win_create";
+    dcuda_status_t arg;
+    int slot = dcu_win_claim(st, comm, base, size, &arg);
     if (slot < 0)
-        return DCU_REPORT(st, DCUDA_ERR_WIN_LIMIT, call, "%d windows already live on %s",
-                          DCUDA_MAX_WINDOWS, dcu_comm_name(comm));
-    dcuda_status_t arg = dcu_checked_win_args(st, base, size, call);
-    dcu_win_publish(st, comm, slot, arg == DCUDA_OK ? (uint64_t)(uintptr_t)base : 0,
-                    arg == DCUDA_OK ? size : 0);
+        return arg;
     dcuda_status_t s = dcu_barrier_lanes(st, comm, (uint32_t)slot, call, dcu_one_lane());
     if (s != DCUDA_OK)
         return s;
