@@ -221,9 +221,11 @@ DCU_FN dcuda_status_t dcu_reduction_start(dcuda_state_t *st, uint32_t win, size_
     dcu_sync();
     if (!dcu_state_ok(st))
         return dcu_report_uninit(st, call);
+    dcuda_status_t s = dcu_checked_win(st, win, call); /* before its communicator is read */
+    if (s != DCUDA_OK)
+        return s;
     int comm = dcu_win_comm(win), size = dcu_comm_size(st, comm);
-    dcuda_status_t s =
-        dcu_reduction_checks(st, win, offset, count, type, op,
+    s = dcu_reduction_checks(st, win, offset, count, type, op,
                              dcuda_allreduce_room(size, count, (dcuda_datatype_t)type), data,
                              bytes, call);
     if (s != DCUDA_OK)
