@@ -92,44 +92,6 @@ static void deliver(dcu_proxy_t *p, const dcu_wire_header_t *h, int r, uint64_t 
                        h->src_rank, h->dst_rank);
 }
 
-/* Has a part of window slot `slot` (< DCUDA_WIN_TABLE_SLOTS) been read? */
-static int part_known(const dcu_proxy_t *p, uint32_t slot)
-{
-    return (int)((p->parts_known[slot / 64u] >> (slot % 64u)) & 1u);
-}
-
-/* My rank h->dst_rank's part of window h->slot, which the bytes
- * [h->offset, + h->count) that message h (`what`: a put's target, a get's
- * source) names must lie in; its device rank in *rank. NULL once the
- * proxy failed, saying why. */
-const dcuda_win_entry_t *dcu_proxy_part_of(dcu_proxy_t *p, const dcu_wire_header_t *h,
-                                           const char *what, int *rank)
-{
-    int r = h->dst_rank - p->world_first;
-    if (r < 0 || r >= p->c.ranks) {
-        dcu_proxy_fail(p, "a %s from rank %d for rank %d, which is not mine", what, h->src_rank,
-                       h->dst_rank);
-        return NULL;
-    }
-    if (!part_known(p, h->slot)) {
-        dcu_proxy_fail(p, "a %s from rank %d in window %u, which has no part here", what,
-                       h->src_rank, h->slot);
-        return NULL;
-    }
-    const dcuda_win_entry_t *part = &p->parts[(size_t)h->slot * (size_t)p->c.ranks + (size_t)r];
-    if (h->offset > part->size || h->count > part->size - h->offset) {
-        dcu_proxy_fail(p,
-                       "a %s from rank %d of %llu bytes at %llu, outside the %llu-byte part of "
-                       "rank %d in window %u",
-                       what, h->src_rank, (unsigned long long)h->count,
-                       (unsigned long long)h->offset, (unsigned long long)part->size, h->dst_rank,
-                       h->slot);
-        return NULL;
-    }
-    *rank = r;
-    return part;
-}
-
 static void apply_put(dcu_proxy_t *p, const dcu_wire_header_t *h, const void *body)
 {
     int r;
@@ -279,8 +241,6 @@ static void heard(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
             p->nb[k].done |= h->type == DCU_WIRE_BEAT && h->tag == 1;
         }
 }
-static void tell_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h);
-static void apply_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h);
 
 /* Messages that move ranks on (the deadlock detector counts them: while
  * one is on its way, the ranks may not be stuck). */
@@ -360,7 +320,7 @@ static void receive_message(dcu_proxy_t *p, int from, const void *data, size_t s
         apply_step(p, from, &h);
         break;
     case DCU_WIRE_PART_ASK:
-        tell_part(p, from, &h);
+        dcu_proxy_tell_part(p, from, &h);
         break;
     case DCU_WIRE_GET:
         dcu_proxy_apply_get(p, from, &h, body);
@@ -368,7 +328,7 @@ static void receive_message(dcu_proxy_t *p, int from, const void *data, size_t s
     case DCU_WIRE_BEAT: /* heard above */
         break;
     default: /* DCU_WIRE_PART */
-        apply_part(p, from, &h);
+        dcu_proxy_apply_part(p, from, &h);
         break;
     }
 }
@@ -820,34 +780,6 @@ int dcu_proxy_idle(dcu_proxy_t *p)
                        p->bar.owed_count == 0);
 }
 
-/* The parts of my ranks first .. first + count - 1 of window `slot`, as
- * they published them. */
-static int read_parts(dcu_proxy_t *p, uint32_t slot, int first, int count)
-{
-    dcuda_win_entry_t *mine = p->parts + (size_t)slot * (size_t)p->c.ranks + (size_t)first;
-    size_t stride = (size_t)(p->c.own_stride ? p->c.own_stride : p->c.ranks);
-    const dcuda_win_entry_t *there = p->c.own_table + (size_t)slot * stride + (size_t)first;
-    if (p->c.ops->copy_out(p->c.backend, mine, there, (size_t)count * sizeof *mine) != DCUDA_OK) {
-        dcu_proxy_fail(p, "cannot read the parts of window %u", slot);
-        return 0;
-    }
-    p->parts_known[slot / 64u] |= (uint64_t)1 << (slot % 64u);
-    return 1;
-}
-
-/* A checked WINDOW: my rank's part of a new window of NODE or a split,
- * read before it joins its communicator's barrier (no member asks for it
- * or puts into it before); what this lane knew of other ranks' parts in
- * the slot may be of its earlier windows. */
-static int take_window(dcu_proxy_t *p, const dcuda_cmd_t *cmd)
-{
-    uint32_t slot = (uint32_t)cmd->args[0];
-    if (!p->net || !read_parts(p, slot, cmd->rank, 1))
-        return DCUDA_ERR_PEER;
-    dcu_parts_new_window(&p->remote, slot);
-    return DCUDA_OK;
-}
-
 /* My device reached WORLD barrier `epoch` (a checked command), which
  * creates window `slot` or none: my ranks' parts of a new window are read
  * (other processes will ask for them once they passed it) and what was
@@ -862,7 +794,7 @@ static void send_barrier(dcu_proxy_t *p, const dcuda_cmd_t *cmd)
         return;
     }
     if (slot != DCUDA_CMD_NO_SLOT) {
-        if (!read_parts(p, slot, 0, p->c.ranks))
+        if (!dcu_proxy_read_parts(p, slot, 0, p->c.ranks))
             return;
         dcu_parts_new_window(&p->remote, slot);
     }
@@ -870,7 +802,8 @@ static void send_barrier(dcu_proxy_t *p, const dcuda_cmd_t *cmd)
 }
 
 /* Answers device rank r's command of reply tag `tag`, with a value. */
-static void answer_value(dcu_proxy_t *p, int r, uint32_t tag, dcuda_status_t status, uint64_t value)
+void dcu_proxy_answer_value(dcu_proxy_t *p, int r, uint32_t tag, dcuda_status_t status,
+                            uint64_t value)
 {
     dcuda_cmd_reply_t *reply = &p->c.replies[r];
     reply->status = status;
@@ -881,85 +814,7 @@ static void answer_value(dcu_proxy_t *p, int r, uint32_t tag, dcuda_status_t sta
 /* Answers one command in its sender's reply slot (the value: when). */
 void dcu_proxy_answer(dcu_proxy_t *p, const dcuda_cmd_t *c, dcuda_status_t status)
 {
-    answer_value(p, c->rank, c->tag, status, dcu_clock_ns());
-}
-
-/* ---- window parts of other processes' ranks (parts.h) ---------------------------- */
-
-/* A checked PART command: answered at once when the part is known, else
- * once its owner (process q) told it. */
-static int ask_part(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q)
-{
-    uint32_t slot = (uint32_t)cmd->args[1];
-    int32_t rank = (int32_t)cmd->args[0];
-    uint64_t size;
-    if (dcu_parts_find(&p->remote, slot, rank, &size)) {
-        answer_value(p, cmd->rank, cmd->tag, DCUDA_OK, size);
-        return PROXY_LATER;
-    }
-    dcu_wire_header_t *h = dcu_proxy_message_to(p, q, DCU_WIRE_PART_ASK, 0);
-    if (!h)
-        return DCUDA_ERR_PEER;
-    h->src_rank = p->world_first + cmd->rank;
-    h->dst_rank = rank;
-    h->slot = slot;
-    h->tag = cmd->tag;
-    dcu_proxy_send_to(p, q, h);
-    dcu_parts_ask(&p->remote, cmd->rank, slot, rank, cmd->tag);
-    return PROXY_LATER;
-}
-
-/* Does process q hold WORLD rank `rank`? */
-int dcu_proxy_holds(const dcu_proxy_t *p, int q, int32_t rank)
-{
-    return rank >= p->c.proc_first[q] && rank < p->c.proc_first[q + 1];
-}
-
-/* Process `from` asks for my rank's part of a window it passed the
- * creation barrier of (so did I: its parts were read). */
-static void tell_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
-{
-    int r = h->dst_rank - p->world_first;
-    if (r < 0 || r >= p->c.ranks || !part_known(p, h->slot) ||
-        !dcu_proxy_holds(p, from, h->src_rank)) {
-        dcu_proxy_fail(p,
-                       "process %d asked for the part of rank %d in window %u for rank %d, which "
-                       "this process cannot tell",
-                       from, h->dst_rank, h->slot, h->src_rank);
-        return;
-    }
-    dcu_wire_header_t *m = dcu_proxy_message_to(p, from, DCU_WIRE_PART, 0);
-    if (!m)
-        return;
-    m->src_rank = h->dst_rank;
-    m->dst_rank = h->src_rank;
-    m->slot = h->slot;
-    m->tag = h->tag;
-    m->count = p->parts[(size_t)h->slot * (size_t)p->c.ranks + (size_t)r].size;
-    dcu_proxy_send_to(p, from, m);
-}
-
-/* The owner's answer to my ask: kept, and its rank answered. After a
- * cancel its rank may have been answered already (abandon_asks): an
- * answer nobody waits for is then dropped. */
-static void apply_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
-{
-    int r = h->dst_rank - p->world_first;
-    const char *bad = !dcu_proxy_holds(p, from, h->src_rank)
-                          ? "a part of a rank it does not hold"
-                          : dcu_parts_answered(&p->remote, r, h->slot, h->src_rank, h->tag);
-    if (bad && atomic_load_explicit(p->c.cancel, memory_order_acquire) != DCUDA_CANCEL_NONE)
-        return;
-    if (bad) {
-        dcu_proxy_fail(p, "process %d: %s (rank %d, window %u, for rank %d)", from, bad,
-                       h->src_rank, h->slot, h->dst_rank);
-        return;
-    }
-    if (dcu_parts_store(&p->remote, h->slot, h->src_rank, h->count) != DCUDA_OK) {
-        dcu_proxy_fail(p, "out of memory for the window parts of other processes");
-        return;
-    }
-    answer_value(p, r, h->tag, DCUDA_OK, h->count);
+    dcu_proxy_answer_value(p, c->rank, c->tag, status, dcu_clock_ns());
 }
 
 /* Once the proxy failed or a peer was lost, no answer may come: the ranks
@@ -984,9 +839,9 @@ static void abandon_asks(dcu_proxy_t *p)
     dcuda_status_t why =
         p->failure[0] || cancel == DCUDA_CANCEL_PEER ? DCUDA_ERR_PEER : DCUDA_ERR_ABORTED;
     while (dcu_parts_next_waiting(&p->remote, &r, &tag))
-        answer_value(p, r, tag, why, 0u);
+        dcu_proxy_answer_value(p, r, tag, why, 0u);
     while (dcu_fences_next_waiting(&p->fences, &r, &tag))
-        answer_value(p, r, tag, why, 0u);
+        dcu_proxy_answer_value(p, r, tag, why, 0u);
 }
 
 /* ---- fences (fence.h) ----------------------------------------------------------- */
@@ -1012,7 +867,7 @@ static void advance_fences(dcu_proxy_t *p)
     int r;
     uint32_t tag;
     while (dcu_fences_done(&p->fences, &p->bar, &r, &tag))
-        answer_value(p, r, tag, DCUDA_OK, dcu_clock_ns());
+        dcu_proxy_answer_value(p, r, tag, DCUDA_OK, dcu_clock_ns());
 }
 
 /* ---- the command queue ---------------------------------------------------------- */
@@ -1042,11 +897,11 @@ static int execute(dcu_proxy_t *p, const dcuda_cmd_t *cmd, uint32_t t, dcu_cmd_v
     case DCUDA_CMD_PUT_READ:
         return dcu_proxy_accept_read(p, cmd, info->target);
     case DCUDA_CMD_PART:
-        return ask_part(p, cmd, info->target);
+        return dcu_proxy_ask_part(p, cmd, info->target);
     case DCUDA_CMD_FENCE:
         return take_fence(p, cmd);
     case DCUDA_CMD_WINDOW:
-        return take_window(p, cmd);
+        return dcu_proxy_take_window(p, cmd);
     case DCUDA_CMD_PUT:
         send_put(p, cmd, t, info->target);
         break;
@@ -1172,7 +1027,11 @@ void dcu_proxy_reset(dcu_proxy_t *p)
     if (!p->net)
         return;
     beats_reset(p);
+    /* The parts of the last run are gone (a window of a communicator is
+     * read one member at a time: the others' entries of its slot stay
+     * empty, and a message for them is refused). */
     memset(p->parts_known, 0, sizeof p->parts_known);
+    memset(p->parts, 0, (size_t)DCUDA_WIN_TABLE_SLOTS * (size_t)p->c.ranks * sizeof *p->parts);
     dcu_parts_reset(&p->remote);
     dcu_fences_reset(&p->fences); /* their ranks ended with the run */
     p->cancel_seen_ns = 0;

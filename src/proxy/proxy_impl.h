@@ -141,10 +141,6 @@ uint32_t dcu_proxy_message_bytes(const dcu_wire_header_t *h);
 uint32_t dcu_proxy_credit_bytes(const dcu_wire_header_t *h);
 /* May a message of `bytes` go to process q now (its credit)? */
 int dcu_proxy_credit_allows(const dcu_proxy_t *p, int q, uint64_t bytes);
-/* My rank's part of the window that message h names, checked (NULL once
- * the proxy failed); its device rank in *rank. */
-const dcuda_win_entry_t *dcu_proxy_part_of(dcu_proxy_t *p, const dcu_wire_header_t *h,
-                                           const char *what, int *rank);
 /* Does process q hold WORLD rank `rank`? */
 int dcu_proxy_holds(const dcu_proxy_t *p, int q, int32_t rank);
 /* A message of `type` with a body of `length` bytes for process q, its
@@ -160,6 +156,29 @@ void dcu_proxy_put_header(const dcu_proxy_t *p, dcu_wire_header_t *h, int32_t sr
 void dcu_proxy_send_to(dcu_proxy_t *p, int q, dcu_wire_header_t *h);
 /* Answers command c of a rank that waits for it. */
 void dcu_proxy_answer(dcu_proxy_t *p, const dcuda_cmd_t *c, dcuda_status_t status);
+/* Answers device rank r's command of reply tag `tag`, with a value. */
+void dcu_proxy_answer_value(dcu_proxy_t *p, int r, uint32_t tag, dcuda_status_t status,
+                            uint64_t value);
+
+/* ---- part_msgs.c ---- */
+
+/* My rank's part of the window that message h names, checked (NULL once
+ * the proxy failed); its device rank in *rank. */
+const dcuda_win_entry_t *dcu_proxy_part_of(dcu_proxy_t *p, const dcu_wire_header_t *h,
+                                           const char *what, int *rank);
+/* Reads my ranks first .. first + count - 1's parts of window `slot`; 0
+ * once the proxy failed. */
+int dcu_proxy_read_parts(dcu_proxy_t *p, uint32_t slot, int first, int count);
+/* A checked WINDOW command: its rank's part read, the slot's other parts
+ * forgotten; the answer. */
+int dcu_proxy_take_window(dcu_proxy_t *p, const dcuda_cmd_t *cmd);
+/* A checked PART command (its target in process q): PROXY_LATER, answered
+ * once the part is known; or why not. */
+int dcu_proxy_ask_part(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q);
+/* Process `from` asks for my rank's part (PART_ASK), or answers my ask
+ * (PART). */
+void dcu_proxy_tell_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h);
+void dcu_proxy_apply_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h);
 
 /* ---- bulk.c ---- */
 

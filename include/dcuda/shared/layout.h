@@ -50,7 +50,8 @@
 /* The communicators' tags (impl/comm.h): 3 an id, from this one. */
 #define DCUDA_TAG_COMM_FIRST (DCUDA_TAG_COUNT + DCUDA_TAG_COLL_KINDS * 8)
 #define DCUDA_TAG_COMM_KINDS 3
-/* Communicators with windows: WORLD and DEVICE. */
+/* Communicators with tables of their own (window tables, barrier
+ * counters): WORLD and DEVICE. */
 #define DCUDA_COMM_COUNT 2
 /* Communicator ids: WORLD 0, DEVICE 1, NODE 2, and splits 3 to 7
  * (impl/comm.h); a rank keeps what it knows of ids 2 and up in its state. */
