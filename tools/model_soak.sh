@@ -2,12 +2,13 @@
 # Runs the randomized model test (tests/model_host.c) for many seeds on
 # every path of CPU ranks: one process, forked processes on shared memory,
 # forked processes over the UCX manager, mpirun on shared memory, and mpirun
-# with the network path over MPI and over UCX; `model` (sizes up to 72 KiB)
-# and `large` (up to 1.25 MiB, several network chunks). Prints a row a path
+# with the network path over MPI and over UCX; `model` (sizes up to 72 KiB),
+# `large` (up to 1.25 MiB, several network chunks) and `split` (`model` on
+# the communicators of a seeded split of WORLD). Prints a row a path
 # (seeds, runs passed, operations, notifications, bytes checked) and exits
 # nonzero if any run failed; each failing run's output is kept in $OUT.
 # Usage: tools/model_soak.sh [BUILD_DIR] [SEEDS] [FIRST_SEED]
-#   SEEDS seeds a path for `model`, a quarter of them for `large` (at least 1).
+#   SEEDS seeds a path for `model` and `split`, a quarter of them for `large` (at least 1).
 set -uo pipefail
 build=${1:-build}
 seeds=${2:-25}
@@ -54,7 +55,7 @@ soak() {
 printf '%-22s %-6s %6s %6s %10s %12s %14s\n' path case seeds passed operations notifications \
     bytes_checked
 # Processes and ranks a process: `large` runs at most 8 ranks in all.
-for c in model large; do
+for c in model large split; do
     n=$seeds one=16 np=3 nr=5 mp=4 mr=3
     [ $c = large ] && n=$large_seeds one=8 np=2 nr=4 mp=2 mr=4
     cpu=(DCUDA_BACKEND=cpu DCUDA_WATCHDOG_CANCEL=1)
