@@ -66,6 +66,8 @@ typedef struct coll_group {
 } coll_group_t;
 
 TEST_FN int coll_member(const coll_group_t *g, int k) { return g->first + g->stride * k; }
+/* The rank in g of its member WORLD rank w. */
+TEST_FN int coll_group_rank(const coll_group_t *g, int w) { return (w - g->first) / g->stride; }
 
 /* The split: WORLD rank w's half (by parity), from its highest rank down. */
 TEST_FN coll_group_t coll_split_group(int w, int world)

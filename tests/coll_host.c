@@ -77,7 +77,7 @@ static void coll_check_last(coll_run_t *m, int dr, int on)
     coll_group_t g = on == COLL_ON_WORLD    ? (coll_group_t){ 0, 1, d->world }
                      : on == COLL_ON_DEVICE ? (coll_group_t){ m->info.rank_start, 1, d->device }
                                             : coll_split_group(me, d->world);
-    int crank = (me - g.first) / g.stride;
+    int crank = coll_group_rank(&g, me);
     uint64_t units = coll_units(&t, g.size, crank);
     for (uint64_t u = 0; u < units; u++)
         if (!coll_unit_ok(&t, d->seed, s, &g, crank, u, data)) {

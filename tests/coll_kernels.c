@@ -33,8 +33,7 @@ TEST_RANK_FN unsigned char *coll_part(coll_rank_t *c, int on)
 /* My rank in the group of `on`. */
 TEST_RANK_FN int coll_crank(const coll_rank_t *c, int on)
 {
-    const coll_group_t *g = &c->groups[on];
-    return (c->me - g->first) / g->stride;
+    return coll_group_rank(&c->groups[on], c->me);
 }
 
 /* My data before the call, and the guard after the room it may use. */

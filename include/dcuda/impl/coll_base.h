@@ -156,9 +156,7 @@ DCU_FN void dcu_reduce_into(void *acc, const void *in, size_t count, int type, i
 DCU_FN dcuda_status_t dcu_checked_room(const dcuda_state_t *st, uint32_t win, uint64_t offset,
                                        uint64_t room, char **base, const char *call)
 {
-    int comm = dcu_win_comm(win);
-    const dcuda_win_entry_t *mine =
-        dcu_win_entry(st, comm, dcu_win_slot(win), dcu_comm_rank(st, comm));
+    const dcuda_win_entry_t *mine = dcu_my_win_entry(st, dcu_win_comm(win), dcu_win_slot(win));
     dcuda_status_t s = dcu_check_range(mine->size, offset, room);
     if (s != DCUDA_OK)
         return DCU_REPORT(st, s, call,
@@ -188,9 +186,9 @@ DCU_FN uint64_t dcu_checked_reduction(const dcuda_state_t *st, size_t count, int
     return *s == DCUDA_OK ? (uint64_t)count * elem : 0u;
 }
 
-/* The checks of a reduction of `count` elements of type (op) whose every
- * part needs `room` bytes from offset; *data and *bytes (of the count
- * elements) for the caller. */
+/* The checks of a reduction of `count` elements of type (op) on a
+ * checked window, whose every part needs `room` bytes from offset; *data
+ * and *bytes (of the count elements) for the caller. */
 DCU_FN dcuda_status_t dcu_reduction_checks(const dcuda_state_t *st, uint32_t win, size_t offset,
                                            size_t count, int type, int op, uint64_t room,
                                            char **data, uint64_t *bytes, const char *call)
@@ -198,8 +196,6 @@ DCU_FN dcuda_status_t dcu_reduction_checks(const dcuda_state_t *st, uint32_t win
     dcuda_status_t s;
     *bytes = dcu_checked_reduction(st, count, type, op, call, &s);
     if (s != DCUDA_OK)
-        return s;
-    if ((s = dcu_checked_win(st, win, call)) != DCUDA_OK)
         return s;
     if ((s = dcu_checked_room(st, win, offset, room, data, call)) != DCUDA_OK)
         return s;
@@ -218,10 +214,7 @@ DCU_FN dcuda_status_t dcu_reduction_start(dcuda_state_t *st, uint32_t win, size_
                                           dcu_tree_t *t, char **data, uint64_t *bytes,
                                           const char *call)
 {
-    dcu_sync();
-    if (!dcu_state_ok(st))
-        return dcu_report_uninit(st, call);
-    dcuda_status_t s = dcu_checked_win(st, win, call); /* before its communicator is read */
+    dcuda_status_t s = dcu_win_call_start(st, win, call); /* before its communicator is read */
     if (s != DCUDA_OK)
         return s;
     int comm = dcu_win_comm(win), size = dcu_comm_size(st, comm);
@@ -241,10 +234,7 @@ DCU_FN dcuda_status_t dcu_reduction_start(dcuda_state_t *st, uint32_t win, size_
 DCU_FN dcuda_status_t dcu_broadcast_start(dcuda_state_t *st, uint32_t win, size_t offset,
                                           size_t size, int root, char **data, const char *call)
 {
-    dcu_sync();
-    if (!dcu_state_ok(st))
-        return dcu_report_uninit(st, call);
-    dcuda_status_t s = dcu_checked_win(st, win, call);
+    dcuda_status_t s = dcu_win_call_start(st, win, call);
     if (s == DCUDA_OK)
         s = dcu_checked_room(st, win, offset, size, data, call);
     if (s != DCUDA_OK)
@@ -262,10 +252,7 @@ DCU_FN dcuda_status_t dcu_reduce_scatter_start(dcuda_state_t *st, uint32_t win, 
                                                size_t count, int type, int op, char **data,
                                                uint64_t *bytes, const char *call)
 {
-    dcu_sync();
-    if (!dcu_state_ok(st))
-        return dcu_report_uninit(st, call);
-    dcuda_status_t s = dcu_checked_win(st, win, call);
+    dcuda_status_t s = dcu_win_call_start(st, win, call);
     if (s != DCUDA_OK)
         return s;
     int size = dcu_comm_size(st, dcu_win_comm(win));
@@ -284,10 +271,7 @@ DCU_FN dcuda_status_t dcu_blocks_start(dcuda_state_t *st, uint32_t win, size_t o
                                        size_t size, unsigned copies, char **data,
                                        const char *call)
 {
-    dcu_sync();
-    if (!dcu_state_ok(st))
-        return dcu_report_uninit(st, call);
-    dcuda_status_t s = dcu_checked_win(st, win, call);
+    dcuda_status_t s = dcu_win_call_start(st, win, call);
     if (s != DCUDA_OK)
         return s;
     int ranks = dcu_comm_size(st, dcu_win_comm(win));

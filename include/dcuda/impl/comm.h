@@ -102,16 +102,11 @@ DCU_FN_COLD dcuda_status_t dcu_comm_win_create(dcuda_state_t *st, int comm, void
 DCU_FN dcuda_status_t dcu_win_create_on(dcuda_state_t *st, int comm, void *base, size_t size,
                                         uint32_t *win)
 {
-    static const char call[] = "dcuda_win_create";
-    if (dcu_comm_valid(comm))
-        return dcu_win_create(st, comm, base, size, win);
-    dcu_sync();
-    if (!dcu_state_ok(st))
-        return dcu_report_uninit(st, call);
-    dcuda_status_t s = dcu_checked_comm(st, comm, call);
-    if (s == DCUDA_OK && !win)
-        s = DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call, "win is NULL");
-    return s == DCUDA_OK ? dcu_comm_win_create(st, comm, base, size, win) : s;
+    dcuda_status_t s = dcu_win_create_start(st, comm, win, "dcuda_win_create");
+    if (s != DCUDA_OK)
+        return s;
+    return dcu_comm_valid(comm) ? dcu_win_create(st, comm, base, size, win)
+                                : dcu_comm_win_create(st, comm, base, size, win);
 }
 
 /* Frees a window of any communicator: one of NODE or a split after its
@@ -120,14 +115,11 @@ DCU_FN dcuda_status_t dcu_win_free_on(dcuda_state_t *st, uint32_t win)
 {
     static const char call[] = "dcuda_win_free";
     const int comm = dcu_win_comm(win);
-    if (dcu_comm_valid(comm))
-        return dcu_win_free(st, win);
-    dcu_sync();
-    if (!dcu_state_ok(st))
-        return dcu_report_uninit(st, call);
-    dcuda_status_t s = dcu_checked_win(st, win, call);
+    dcuda_status_t s = dcu_win_call_start(st, win, call);
     if (s != DCUDA_OK)
         return s;
+    if (dcu_comm_valid(comm))
+        return dcu_win_free(st, win);
     s = dcu_comm_barrier_any(st, comm, call);
     /* As on WORLD: a barrier the run's end cut short leaves my part. */
     if (dcu_leader())

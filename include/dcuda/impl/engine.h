@@ -88,6 +88,30 @@ DCU_FN_COLD dcuda_status_t dcu_report_uninit(const dcuda_state_t *st, const char
                             (const void *)st);
 }
 
+/* The start of a call on window win (all threads): the rank's earlier
+ * accesses done, its state and the window checked. */
+DCU_FN dcuda_status_t dcu_win_call_start(dcuda_state_t *st, uint32_t win, const char *call)
+{
+    dcu_sync();
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, call);
+    return dcu_checked_win(st, win, call);
+}
+
+/* The start of a window's creation on comm (all threads): the rank's
+ * earlier accesses done, its state, comm and win checked. */
+DCU_FN dcuda_status_t dcu_win_create_start(dcuda_state_t *st, int comm, const uint32_t *win,
+                                           const char *call)
+{
+    dcu_sync();
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, call);
+    dcuda_status_t s = dcu_checked_comm(st, comm, call);
+    if (s == DCUDA_OK && !win)
+        s = DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call, "win is NULL");
+    return s;
+}
+
 /* ---- the watchdog's view (host-visible memory; only when blocking) ------ */
 
 DCU_FN void dcu_publish_phase(const dcuda_state_t *st, uint32_t phase)
@@ -709,19 +733,12 @@ DCU_FN_COLD dcuda_status_t dcu_win_create_leader(dcuda_state_t *st, int comm, vo
     return arg;
 }
 
-/* Window creation on WORLD or DEVICE (impl/comm.h: on any communicator). */
+/* Window creation on WORLD or DEVICE, after dcu_win_create_start
+ * (impl/comm.h: on any communicator). */
 DCU_FN dcuda_status_t dcu_win_create(dcuda_state_t *st, int comm, void *base, size_t size,
                                      uint32_t *win)
 {
     static const char call[] = "dcuda_win_create";
-    dcu_sync();
-    if (!dcu_state_ok(st))
-        return dcu_report_uninit(st, call);
-    dcuda_status_t s = dcu_checked_comm(st, comm, call);
-    if (s == DCUDA_OK && !win)
-        s = DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call, "win is NULL");
-    if (s != DCUDA_OK)
-        return s;
     DCU_ON_LEADER(st, dcu_win_create_leader(st, comm, base, size));
     if (comm == DCU_COMM_WORLD && st->result_win != DCUDA_WIN_NONE && st->ctx->node_parts)
         DCU_ON_LEADER(st, dcu_node_parts_fill(st, (dcuda_status_t)st->result, call));
@@ -741,14 +758,10 @@ DCU_FN_COLD dcuda_status_t dcu_win_free_leader(dcuda_state_t *st, uint32_t win)
     return s;
 }
 
+/* Window free on WORLD or DEVICE, after dcu_win_call_start (impl/comm.h:
+ * on any communicator). */
 DCU_FN dcuda_status_t dcu_win_free(dcuda_state_t *st, uint32_t win)
 {
-    dcu_sync();
-    if (!dcu_state_ok(st))
-        return dcu_report_uninit(st, "dcuda_win_free");
-    dcuda_status_t s = dcu_checked_win(st, win, "dcuda_win_free");
-    if (s != DCUDA_OK)
-        return s;
     DCU_ON_LEADER(st, dcu_win_free_leader(st, win));
     return (dcuda_status_t)st->result;
 }
