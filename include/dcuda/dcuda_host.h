@@ -34,6 +34,7 @@
 #define DCUDA_HOST_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "dcuda_status.h"
@@ -243,6 +244,96 @@ DCUDA_API dcuda_status_t dcuda_host_copy_out(dcuda_host_h host, void *dst, const
 DCUDA_API dcuda_status_t dcuda_host_register(dcuda_host_h host, void *ptr, size_t size);
 /* ptr: as given to dcuda_host_register; anything else is DCUDA_ERR_INVALID_ARG. */
 DCUDA_API dcuda_status_t dcuda_host_deregister(dcuda_host_h host, void *ptr);
+
+/* ---- RMA from the host ------------------------------------------------------ */
+/*
+ * While ranks run, the host moves bytes between its memory and any window
+ * part it reaches, without the ranks taking part (DART's dart_put and
+ * dart_get). A global pointer names a byte of a part: the window's handle
+ * as the ranks hold it (they hand it to the host through memory, as any
+ * value), the WORLD rank of the part's owner (whatever the window's
+ * communicator; rank code translates a communicator's rank with
+ * dcuda_comm_world_rank) and the offset in that part. A window of DEVICE
+ * is reached for ranks of this process only.
+ *
+ * Reached today: the parts of this process's ranks (NET_LOOPBACK too: the
+ * host reaches its own device's memory directly), and those of the node's
+ * other processes over shared memory or GPU peer memory. A rank of a
+ * process on the network path is refused (DCUDA_ERR_UNSUPPORTED): those
+ * requests need the proxies, not built yet. The host does not notify a
+ * rank: it tells the ranks what it did through memory they poll (a word
+ * written with dcuda_host_copy_in, see dcuda_host_run_start), or the ranks
+ * learn it after the run.
+ *
+ * The calls are valid while a run is in flight (started by
+ * dcuda_host_run_start, or dcuda_host_run on another thread, until its
+ * ranks returned); otherwise DCUDA_ERR_WIN, as no window lives. They check,
+ * before any byte moves, and refuse with the reason printed:
+ *   DCUDA_ERR_INVALID_ARG  NULL host memory for a size > 0, or req NULL
+ *                          where a handle is asked for (the *all calls);
+ *   DCUDA_ERR_WIN          a handle that is no window's (DCUDA_WIN_NONE,
+ *                          bits no handle has), or an owner with no part
+ *                          in that slot (the window was freed);
+ *   DCUDA_ERR_RANK         a rank outside WORLD, or not of this process for
+ *                          a window of DEVICE;
+ *   DCUDA_ERR_OVERFLOW     offset + size wraps;
+ *   DCUDA_ERR_BOUNDS       [offset, offset + size) past the owner's part.
+ * A handle of a window whose slot a newer window took reaches the newer
+ * window: the host cannot tell their generations apart (ranks can).
+ *
+ * Each call returns once the request is started, with its handle in *req
+ * (NULL: the call waits for the request itself). The host's memory must
+ * stay as it is (put) or untouched (get) until the request completes.
+ * Requests of this host runtime complete in the order they were made, so
+ * a get after a put to the same bytes reads what the put wrote. They are
+ * unordered with the ranks, as dcuda_host_copy_in is: a rank must not
+ * touch the bytes while a request moves them, and sees them once the host
+ * told it after the request completed (on a GPU, each aligned word of a
+ * put lands whole; on CPU ranks, each aligned 8-byte word). On a GPU the
+ * bytes move on a copy stream of their own (pinned host memory lets them
+ * overlap the host's work; pageable memory is copied through the
+ * driver's staging before the call returns). dcuda_host_run_wait and
+ * dcuda_host_run complete every request before they return; their handles
+ * stay valid until waited for or tested done. */
+typedef struct dcuda_gptr {
+    uint32_t win;    /* the window's handle (dcuda_win_t) */
+    int32_t rank;    /* WORLD rank of the part's owner */
+    uint64_t offset; /* bytes into its part */
+} dcuda_gptr_t;
+
+static inline dcuda_gptr_t dcuda_gptr(uint32_t win, int rank, uint64_t offset)
+{
+    dcuda_gptr_t g;
+    g.win = win;
+    g.rank = (int32_t)rank;
+    g.offset = offset;
+    return g;
+}
+
+/* A request in flight (NULL: none, or completed). */
+typedef struct dcuda_host_req *dcuda_host_req_t;
+
+/* size bytes of host memory at src into the part dst points into. */
+DCUDA_API dcuda_status_t dcuda_host_put(dcuda_host_h host, dcuda_gptr_t dst, const void *src,
+                                        size_t size, dcuda_host_req_t *req);
+/* size bytes of the part src points into, to host memory at dst. */
+DCUDA_API dcuda_status_t dcuda_host_get(dcuda_host_h host, void *dst, dcuda_gptr_t src,
+                                        size_t size, dcuda_host_req_t *req);
+/* Waits for *req (NULL: nothing to wait for) and sets it NULL; returns
+ * the request's outcome (DCUDA_ERR_BACKEND when a copy failed). */
+DCUDA_API dcuda_status_t dcuda_host_req_wait(dcuda_host_h host, dcuda_host_req_t *req);
+/* *done = 1 when *req completed (then it is set NULL and its outcome
+ * returned, as dcuda_host_req_wait would), else 0. Never blocks. */
+DCUDA_API dcuda_status_t dcuda_host_req_test(dcuda_host_h host, dcuda_host_req_t *req,
+                                             int *done);
+/* Each of reqs[0 .. count), as dcuda_host_req_wait; the first failure's
+ * outcome (every request is waited for, and set NULL, even after one). */
+DCUDA_API dcuda_status_t dcuda_host_req_waitall(dcuda_host_h host, dcuda_host_req_t *reqs,
+                                                size_t count);
+/* *done = 1 when every one of reqs[0 .. count) completed (all are then set
+ * NULL, and the first failure is returned), else 0 and none is touched. */
+DCUDA_API dcuda_status_t dcuda_host_req_testall(dcuda_host_h host, dcuda_host_req_t *reqs,
+                                                size_t count, int *done);
 
 /* Message of the first rank error of the last run ("" if none). */
 DCUDA_API const char *dcuda_host_last_error(dcuda_host_h host);

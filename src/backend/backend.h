@@ -69,6 +69,8 @@ typedef struct dcu_backend dcu_backend_t;
 #define DCU_BACKEND_READS 8
 /* Writes of rank memory (write_start) a backend keeps in flight at most. */
 #define DCU_BACKEND_WRITES 8
+/* The host's RMA copies (rma_start) a backend keeps in flight at most. */
+#define DCU_BACKEND_RMAS 32
 
 typedef struct dcu_backend_ops {
     dcu_backend_kind_t kind;
@@ -121,6 +123,18 @@ typedef struct dcu_backend_ops {
     /* 1 once write `ticket` (and every earlier one) finished, 0 while it
      * runs, < 0 when it failed (reported). Never blocks. */
     int (*write_done)(dcu_backend_t *b, uint64_t ticket);
+    /* The host's RMA (dcuda_host_put, dcuda_host_get), from the
+     * application's thread while ranks run: starts copying `size` bytes
+     * between host memory and rank memory (of this process, or a peer's
+     * mapped here) either way; *ticket names it. Copies finish in the
+     * order started; with DCU_BACKEND_RMAS in flight, a start first waits
+     * for the oldest. */
+    dcuda_status_t (*rma_start)(dcu_backend_t *b, void *dst, const void *src, size_t size,
+                                uint64_t *ticket);
+    /* 1 once copy `ticket` (and every earlier one) finished, 0 while it
+     * runs (after waiting for it when `wait`), < 0 when it failed
+     * (reported). */
+    int (*rma_done)(dcu_backend_t *b, uint64_t ticket, int wait);
     /* Makes the calling thread ready to drive the device (the host thread
      * of a run started by dcuda_host_run_start); NULL when nothing is needed. */
     dcuda_status_t (*bind_thread)(dcu_backend_t *b);

@@ -130,6 +130,7 @@ struct dcuda_host {
         _Atomic int done; /* the service ended: run_wait will not block */
         dcuda_status_t status;
     } run;
+    uint64_t rma_last; /* the backend's ticket of the host's newest RMA copy (host_rma.c) */
     double timings[DCUDA_MAX_TIMERS];
     int timing_count;
     char last_error[512];
@@ -175,10 +176,17 @@ dcuda_status_t dcu_peers_exchange(dcuda_host_h h);
 dcuda_status_t dcu_peers_node_members(dcuda_host_h h);
 /* Releases the peers' mappings and the process tables. */
 void dcu_peers_release(dcuda_host_h h);
+/* The address in this process of [addr, addr + size) in process p's
+ * memory (a node peer's allocation mapped here), or 0 when no mapped
+ * allocation of p holds it all. */
+uint64_t dcu_peers_local(dcuda_host_h h, int p, uint64_t addr, uint64_t size);
 /* Entries of the segment table: the allocations the node's other
  * processes may export (processes of other nodes export nothing here;
  * after dcu_node_open). */
 size_t dcu_peer_segments(void);
+
+/* host_rma.c: completes every RMA request started (the end of a run). */
+void dcu_rma_settle(dcuda_host_h h);
 
 /* What a blocked rank waits for, as one look at its status saw it. */
 typedef struct dcu_rank_view {

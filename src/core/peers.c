@@ -407,12 +407,12 @@ static dcuda_status_t map_peers(dcuda_host_h h)
     return DCUDA_OK;
 }
 
-/* The address in this process of `addr` in process p's memory, or 0. */
-static uint64_t translate(dcuda_host_h h, int p, uint64_t addr)
+uint64_t dcu_peers_local(dcuda_host_h h, int p, uint64_t addr, uint64_t size)
 {
     for (int i = 0; i < h->import_count; i++) {
         const dcu_import_t *im = &h->imports[i];
-        if (im->proc == p && addr >= im->base && addr - im->base < im->size)
+        if (im->proc == p && addr >= im->base && addr - im->base <= im->size &&
+            size <= im->size - (addr - im->base))
             return (uint64_t)(uintptr_t)im->local + (addr - im->base);
     }
     return 0;
@@ -480,9 +480,9 @@ static dcuda_status_t fill_tables(dcuda_host_h h)
             segs[n++] = (dcuda_segment_t){ im->base, im->size, (uint64_t)(uintptr_t)im->local, 0 };
         }
         peer->segment_count = (uint32_t)n - peer->segment_first;
-        peer->notifs = (dcuda_notif_counters_t *)(uintptr_t)translate(h, p, q->notifs_base);
-        peer->win_world = (dcuda_win_entry_t *)(uintptr_t)translate(h, p, q->win_world_base);
-        peer->node_push = (DCUDA_ATOMIC(uint32_t) *)(uintptr_t)translate(h, p, q->push_base);
+        peer->notifs = (dcuda_notif_counters_t *)(uintptr_t)dcu_peers_local(h, p, q->notifs_base, 1);
+        peer->win_world = (dcuda_win_entry_t *)(uintptr_t)dcu_peers_local(h, p, q->win_world_base, 1);
+        peer->node_push = (DCUDA_ATOMIC(uint32_t) *)(uintptr_t)dcu_peers_local(h, p, q->push_base, 1);
         if (!peer->notifs || !peer->win_world || !peer->node_push) {
             dcu_msg_error("the tables of process %d are not mapped in process %d", p, me);
             free(segs);

@@ -301,6 +301,7 @@ dcuda_status_t dcuda_host_run(dcuda_host_h h, void *user_data, size_t user_size,
         return st;
     st = host_run(h, user_data, user_size, elapsed_ms);
     dcu_host_lock();
+    dcu_rma_settle(h);
     h->run.active = 0;
     dcu_host_unlock();
     return st;
@@ -415,6 +416,7 @@ dcuda_status_t dcuda_host_run_wait(dcuda_host_h h, double *elapsed_ms)
     if (joining)
         pthread_join(h->run.thread, NULL);
     dcu_host_lock();
+    dcu_rma_settle(h);
     h->run.started = 0;
     h->run.threaded = 0;
     h->run.joining = 0;

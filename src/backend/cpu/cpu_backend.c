@@ -58,6 +58,7 @@ struct dcu_backend {
         size_t size;
     } writes[DCU_BACKEND_WRITES];
     uint64_t writes_started, writes_made, writes_finished;
+    uint64_t rmas_started, rmas_looked, rmas_finished; /* rma_start's tickets */
 };
 
 static long online_cores(void)
@@ -366,6 +367,30 @@ static int cpu_write_done(dcu_backend_t *b, uint64_t ticket)
     return 0;
 }
 
+/* The host's RMA: copied at once (each aligned 8-byte word whole, beside
+ * the ranks), but told done only at the second look that does not wait,
+ * as a copy engine's copy would be, so that a program's paths that find a
+ * request still running run on CPU ranks too. */
+static dcuda_status_t cpu_rma_start(dcu_backend_t *b, void *dst, const void *src, size_t size,
+                                    uint64_t *ticket)
+{
+    copy_beside_ranks(dst, src, size);
+    *ticket = ++b->rmas_started;
+    return DCUDA_OK;
+}
+
+static int cpu_rma_done(dcu_backend_t *b, uint64_t ticket, int wait)
+{
+    if (ticket <= b->rmas_finished)
+        return 1;
+    if (wait || ticket <= b->rmas_looked) {
+        b->rmas_finished = ticket; /* copies finish in the order started */
+        return 1;
+    }
+    b->rmas_looked = ticket;
+    return 0;
+}
+
 /* The ranks may be writing these counters: read them as atomics. */
 static dcuda_status_t cpu_peek(dcu_backend_t *b, void *dst, const void *src, size_t size)
 {
@@ -477,6 +502,8 @@ const dcu_backend_ops_t dcu_cpu_backend_ops = {
     .copy_in = cpu_copy,
     .copy_out = cpu_copy,
     .peek = cpu_peek,
+    .rma_start = cpu_rma_start,
+    .rma_done = cpu_rma_done,
     .read_start = cpu_read_start,
     .read_done = cpu_read_done,
     .write_start = cpu_write_start,

@@ -41,6 +41,9 @@ struct dcu_backend {
     cudaStream_t writes; /* the proxy's writes of rank memory (write_start) */
     cudaEvent_t write_ends[DCU_BACKEND_WRITES]; /* write t ends at write_ends[t % WRITES] */
     uint64_t writes_started;
+    cudaStream_t rmas; /* the host's RMA copies (rma_start) */
+    cudaEvent_t rma_ends[DCU_BACKEND_RMAS]; /* copy t ends at rma_ends[t % RMAS] */
+    uint64_t rmas_started, rmas_finished;
     int launched;
 };
 
@@ -267,6 +270,9 @@ static void close_here(dcu_backend_t *b)
     for (int i = 0; i < DCU_BACKEND_WRITES; i++)
         if (b->write_ends[i])
             cudaEventDestroy(b->write_ends[i]);
+    for (int i = 0; i < DCU_BACKEND_RMAS; i++)
+        if (b->rma_ends[i])
+            cudaEventDestroy(b->rma_ends[i]);
     if (b->stream)
         cudaStreamDestroy(b->stream);
     if (b->peek)
@@ -281,6 +287,8 @@ static void close_here(dcu_backend_t *b)
         cudaStreamDestroy(b->reads);
     if (b->writes)
         cudaStreamDestroy(b->writes);
+    if (b->rmas)
+        cudaStreamDestroy(b->rmas);
     free(b);
 }
 
@@ -315,7 +323,8 @@ static dcuda_status_t cuda_open(const dcu_backend_request_t *req, dcu_backend_t 
                            (err = cudaStreamCreateWithFlags(&b->peek, cudaStreamNonBlocking)) ||
                            (err = cudaStreamCreateWithFlags(&b->copies, cudaStreamNonBlocking)) ||
                            (err = cudaStreamCreateWithFlags(&b->reads, cudaStreamNonBlocking)) ||
-                           (err = cudaStreamCreateWithFlags(&b->writes, cudaStreamNonBlocking))))
+                           (err = cudaStreamCreateWithFlags(&b->writes, cudaStreamNonBlocking)) ||
+                           (err = cudaStreamCreateWithFlags(&b->rmas, cudaStreamNonBlocking))))
         st = cuda_fail(err, "creating streams");
     if (st == DCUDA_OK &&
         ((err = cudaEventCreateWithFlags(&b->app_ready, cudaEventDisableTiming)) ||
@@ -326,6 +335,9 @@ static dcuda_status_t cuda_open(const dcu_backend_request_t *req, dcu_backend_t 
             st = cuda_fail(err, "creating events");
     for (int i = 0; st == DCUDA_OK && i < DCU_BACKEND_WRITES; i++)
         if ((err = cudaEventCreateWithFlags(&b->write_ends[i], cudaEventDisableTiming)))
+            st = cuda_fail(err, "creating events");
+    for (int i = 0; st == DCUDA_OK && i < DCU_BACKEND_RMAS; i++)
+        if ((err = cudaEventCreateWithFlags(&b->rma_ends[i], cudaEventDisableTiming)))
             st = cuda_fail(err, "creating events");
     if (st != DCUDA_OK) {
         close_here(b);
@@ -567,6 +579,34 @@ static int cuda_write_done(dcu_backend_t *b, uint64_t ticket)
     return copy_done(b->write_ends[ticket % DCU_BACKEND_WRITES], "writing a put into rank memory");
 }
 
+/* The host's RMA copy `ticket` ended (waited for when `wait`): 1, 0 while
+ * it runs, < 0 when it failed. Copies end in order on their stream. */
+static int rma_done_here(dcu_backend_t *b, uint64_t ticket, int wait)
+{
+    if (ticket <= b->rmas_finished)
+        return 1;
+    cudaEvent_t end = b->rma_ends[ticket % DCU_BACKEND_RMAS];
+    cudaError_t err = wait ? cudaEventSynchronize(end) : cudaEventQuery(end);
+    if (err == cudaErrorNotReady)
+        return 0;
+    if (err != cudaSuccess) {
+        cuda_fail(err, "copying for the host's RMA");
+        return -1;
+    }
+    b->rmas_finished = ticket;
+    return 1;
+}
+
+static dcuda_status_t rma_start_here(dcu_backend_t *b, void *dst, const void *src, size_t size,
+                                     uint64_t *ticket)
+{
+    if (b->rmas_started - b->rmas_finished >= DCU_BACKEND_RMAS &&
+        rma_done_here(b, b->rmas_finished + 1u, 1) < 0)
+        return DCUDA_ERR_BACKEND; /* the oldest's event is the one to reuse */
+    return copy_start(b->rmas, b->rma_ends, DCU_BACKEND_RMAS, &b->rmas_started, dst, src, size,
+                      ticket, "copying for the host's RMA");
+}
+
 static dcuda_status_t cuda_bind_thread(dcu_backend_t *b)
 {
     CUDA_TRY(cudaSetDevice(b->device), "selecting the GPU");
@@ -739,6 +779,17 @@ static dcuda_status_t cuda_peek(dcu_backend_t *b, void *dst, const void *src, si
     ON_DEVICE(b, dcuda_status_t, peek_here(b, dst, src, size));
 }
 
+static dcuda_status_t cuda_rma_start(dcu_backend_t *b, void *dst, const void *src, size_t size,
+                                     uint64_t *ticket)
+{
+    ON_DEVICE(b, dcuda_status_t, rma_start_here(b, dst, src, size, ticket));
+}
+
+static int cuda_rma_done(dcu_backend_t *b, uint64_t ticket, int wait)
+{
+    ON_DEVICE(b, int, rma_done_here(b, ticket, wait));
+}
+
 static dcuda_status_t cuda_launch(dcu_backend_t *b, dcuda_context_t *ctx, void *stream)
 {
     ON_DEVICE(b, dcuda_status_t, launch_here(b, ctx, stream));
@@ -777,6 +828,8 @@ const dcu_backend_ops_t dcu_cuda_backend_ops = {
     .read_done = cuda_read_done,
     .write_start = cuda_write_start,
     .write_done = cuda_write_done,
+    .rma_start = cuda_rma_start,
+    .rma_done = cuda_rma_done,
     .bind_thread = cuda_bind_thread,
     .launch = cuda_launch,
     .finished = cuda_finished,

@@ -1,0 +1,287 @@
+/*
+ * RMA from the host (dcuda_host_put, dcuda_host_get and their requests;
+ * docs/communicators.md, "RMA from the host").
+ *
+ * A global pointer (window handle, WORLD rank, offset) is resolved the way
+ * a rank's checks resolve a target: the handle names a table slot, the
+ * rank's process holds the table (this process's tables in rank memory,
+ * a node peer's mapped here), the entry gives the part, and a peer's
+ * address is translated through its mapped allocations. The bytes then
+ * move on the backend's RMA copies, which finish in the order started: a
+ * request is the ticket of its copy.
+ */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+#include "dcuda/impl/common.h"
+#include "node/node.h"
+#include "util/msg.h"
+
+struct dcuda_host_req {
+    dcuda_host_h host;
+    uint64_t ticket;
+};
+
+/* The process holding WORLD rank r (0 <= r < WORLD size). */
+static int process_of(dcuda_host_h h, int r)
+{
+    int lo = 0, hi = h->info.process_count - 1;
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (h->proc_first[mid] <= r)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* A part resolved: where its bytes are here, and how many. */
+typedef struct rma_part {
+    char *base;
+    uint64_t size;
+} rma_part_t;
+
+/* The handle's table slot, or -1 when no window has that handle. */
+static int handle_slot(uint32_t win)
+{
+    int comm = dcu_win_comm(win), slot = dcu_win_slot(win);
+    if (win == DCUDA_WIN_NONE || (win & 0xff00f000u) != 0 || comm >= DCUDA_COMM_IDS)
+        return -1;
+    if (slot < dcu_win_first(comm) || slot >= dcu_win_first(comm) + dcu_win_room(comm))
+        return -1;
+    return slot;
+}
+
+/* The table entry of the part of WORLD rank `rank` in `slot` (a window of
+ * comm), as this process reaches it; DCUDA_OK with *entry_at, or why not. */
+static dcuda_status_t find_entry(dcuda_host_h h, const char *call, int comm, int slot, int rank,
+                                 int *proc, const dcuda_win_entry_t **entry_at)
+{
+    int me = h->info.process_index, p = process_of(h, rank);
+    int first = h->proc_first[p], count = h->proc_first[p + 1] - first;
+    size_t at = (size_t)slot * (size_t)count + (size_t)(rank - first);
+    *proc = p;
+    if (comm == DCU_COMM_DEVICE && p != me) {
+        dcu_msg_error("%s: rank %d is not of this process (ranks %d to %d), and a window of "
+                      "DEVICE is reached for those only",
+                      call, rank, first, first + count - 1);
+        return DCUDA_ERR_RANK;
+    }
+    if (p == me) {
+        *entry_at = h->image.win_entries[comm == DCU_COMM_DEVICE ? DCU_COMM_DEVICE
+                                                                 : DCU_COMM_WORLD] +
+                    at;
+        return DCUDA_OK;
+    }
+    if (h->path[p] == DCUDA_PATH_NET) {
+        dcu_msg_error("%s: rank %d is of process %d, on the network path from here; the host's "
+                      "RMA reaches ranks of this process and of the node's processes over "
+                      "shared or GPU peer memory only",
+                      call, rank, p);
+        return DCUDA_ERR_UNSUPPORTED;
+    }
+    uint64_t table = dcu_peers_local(h, p, dcu_node_proc(p)->win_world_base,
+                                     (uint64_t)DCUDA_WIN_TABLE_SLOTS * (uint64_t)count *
+                                         sizeof(dcuda_win_entry_t));
+    if (!table) {
+        dcu_msg_error("%s: the window table of process %d is not mapped here", call, p);
+        return DCUDA_ERR_SYSTEM;
+    }
+    *entry_at = (const dcuda_win_entry_t *)(uintptr_t)table + at;
+    return DCUDA_OK;
+}
+
+/* Resolves [g.offset, g.offset + size) of the part g points into. */
+static dcuda_status_t resolve(dcuda_host_h h, const char *call, dcuda_gptr_t g, size_t size,
+                              char **where)
+{
+    int slot = handle_slot(g.win), proc = 0;
+    if (slot < 0) {
+        dcu_msg_error("%s: 0x%08x is no window's handle", call, (unsigned)g.win);
+        return DCUDA_ERR_WIN;
+    }
+    if (g.rank < 0 || g.rank >= h->info.rank_count) {
+        dcu_msg_error("%s: rank %d is outside WORLD (%d ranks)", call, (int)g.rank,
+                      h->info.rank_count);
+        return DCUDA_ERR_RANK;
+    }
+    const dcuda_win_entry_t *at = NULL;
+    dcuda_status_t st = find_entry(h, call, dcu_win_comm(g.win), slot, g.rank, &proc, &at);
+    dcuda_win_entry_t e;
+    if (st == DCUDA_OK)
+        st = h->ops->peek(h->backend, &e, at, sizeof e);
+    if (st != DCUDA_OK)
+        return st;
+    if (e.base == 0) {
+        dcu_msg_error("%s: rank %d has no part in window 0x%08x (slot %d): the window was "
+                      "freed, or never created",
+                      call, (int)g.rank, (unsigned)g.win, slot);
+        return DCUDA_ERR_WIN;
+    }
+    if ((st = dcu_check_range(e.size, g.offset, size)) != DCUDA_OK) {
+        dcu_msg_error("%s: bytes [%llu, +%zu) of rank %d's part of window 0x%08x, which "
+                      "holds %llu",
+                      call, (unsigned long long)g.offset, size, (int)g.rank, (unsigned)g.win,
+                      (unsigned long long)e.size);
+        return st;
+    }
+    uint64_t base =
+        proc == h->info.process_index ? e.base : dcu_peers_local(h, proc, e.base, e.size);
+    if (!base) {
+        dcu_msg_error("%s: rank %d's part of window 0x%08x (0x%llx..+%llu in process %d) is not "
+                      "in memory from dcuda_host_alloc, so this process cannot reach it",
+                      call, (int)g.rank, (unsigned)g.win, (unsigned long long)e.base,
+                      (unsigned long long)e.size, proc);
+        return DCUDA_ERR_UNREACHABLE;
+    }
+    *where = (char *)(uintptr_t)(base + g.offset);
+    return DCUDA_OK;
+}
+
+/* A run's ranks are running: DCUDA_OK; otherwise a message. */
+static dcuda_status_t check_running(dcuda_host_h h, const char *call)
+{
+    if (dcu_host_check(h, call) != DCUDA_OK)
+        return DCUDA_ERR_NOT_INITIALIZED;
+    if (!h->run.started && !h->run.active) {
+        dcu_msg_error("%s: no run is in flight, and windows live only while ranks run (start "
+                      "one with dcuda_host_run_start)",
+                      call);
+        return DCUDA_ERR_WIN;
+    }
+    if (atomic_load_explicit(&h->run.done, memory_order_acquire)) {
+        dcu_msg_error("%s: the ranks of the run have returned, and their windows with them",
+                      call);
+        return DCUDA_ERR_WIN;
+    }
+    return DCUDA_OK;
+}
+
+/* Starts one request: checked, resolved, copied; its handle in *req, or
+ * waited for when req is NULL. */
+static dcuda_status_t rma(dcuda_host_h h, const char *call, dcuda_gptr_t g, void *host,
+                          size_t size, int put, dcuda_host_req_t *req)
+{
+    dcu_host_lock();
+    dcuda_status_t st = check_running(h, call);
+    char *part = NULL;
+    if (st == DCUDA_OK && size && !host) {
+        dcu_msg_error("%s: %s is NULL for %zu bytes", call, put ? "src" : "dst", size);
+        st = DCUDA_ERR_INVALID_ARG;
+    }
+    if (st == DCUDA_OK)
+        st = resolve(h, call, g, size, &part);
+    dcuda_host_req_t r = NULL;
+    if (st == DCUDA_OK && req && !(r = calloc(1, sizeof *r)))
+        st = DCUDA_ERR_NO_MEMORY;
+    uint64_t ticket = st == DCUDA_OK ? h->rma_last : 0u;
+    if (st == DCUDA_OK && size)
+        st = put ? h->ops->rma_start(h->backend, part, host, size, &ticket)
+                 : h->ops->rma_start(h->backend, host, part, size, &ticket);
+    if (st == DCUDA_OK) {
+        h->rma_last = ticket;
+        if (r) {
+            r->host = h;
+            r->ticket = ticket;
+            *req = r;
+            r = NULL;
+        } else if (h->ops->rma_done(h->backend, ticket, 1) < 0) {
+            st = DCUDA_ERR_BACKEND;
+        }
+    }
+    free(r);
+    dcu_host_unlock();
+    return st;
+}
+
+dcuda_status_t dcuda_host_put(dcuda_host_h h, dcuda_gptr_t dst, const void *src, size_t size,
+                              dcuda_host_req_t *req)
+{
+    return rma(h, "dcuda_host_put", dst, (void *)(uintptr_t)src, size, 1, req);
+}
+
+dcuda_status_t dcuda_host_get(dcuda_host_h h, void *dst, dcuda_gptr_t src, size_t size,
+                              dcuda_host_req_t *req)
+{
+    return rma(h, "dcuda_host_get", src, dst, size, 0, req);
+}
+
+/* Completes every request started so far (the end of a run). */
+void dcu_rma_settle(dcuda_host_h h)
+{
+    if (h->rma_last)
+        (void)h->ops->rma_done(h->backend, h->rma_last, 1);
+}
+
+/* Waits for one request: freed and *req NULL; its outcome. A request of
+ * another runtime is refused and left alone. */
+static dcuda_status_t finish_one(dcuda_host_h h, const char *call, dcuda_host_req_t *req)
+{
+    dcuda_host_req_t r = *req;
+    if (!r)
+        return DCUDA_OK;
+    if (r->host != h) {
+        dcu_msg_error("%s: the request is not of this host runtime", call);
+        return DCUDA_ERR_INVALID_ARG;
+    }
+    int done = h->ops->rma_done(h->backend, r->ticket, 1);
+    free(r);
+    *req = NULL;
+    return done < 0 ? DCUDA_ERR_BACKEND : DCUDA_OK;
+}
+
+/* The requests reqs[0 .. count): with `wait`, each waited for; else done
+ * only when all are (none touched otherwise). */
+static dcuda_status_t complete(dcuda_host_h h, const char *call, dcuda_host_req_t *reqs,
+                               size_t count, int wait, int *done)
+{
+    dcu_host_lock();
+    dcuda_status_t st = dcu_host_check(h, call);
+    if (st == DCUDA_OK && ((count && !reqs) || (!wait && !done))) {
+        dcu_msg_error("%s: %s is NULL", call, reqs ? "done" : count == 1 ? "req" : "reqs");
+        st = DCUDA_ERR_INVALID_ARG;
+    }
+    if (st == DCUDA_OK && !wait) { /* copies end in order: the newest says all */
+        uint64_t newest = 0;
+        for (size_t i = 0; i < count; i++)
+            if (reqs[i] && reqs[i]->host == h && reqs[i]->ticket > newest)
+                newest = reqs[i]->ticket;
+        *done = !newest || h->ops->rma_done(h->backend, newest, 0) != 0;
+    }
+    if (st == DCUDA_OK && (wait || *done)) {
+        dcuda_status_t first = DCUDA_OK;
+        for (size_t i = 0; i < count; i++) {
+            dcuda_status_t one = finish_one(h, call, &reqs[i]);
+            if (first == DCUDA_OK)
+                first = one;
+        }
+        st = first;
+    }
+    dcu_host_unlock();
+    return st;
+}
+
+dcuda_status_t dcuda_host_req_wait(dcuda_host_h h, dcuda_host_req_t *req)
+{
+    return complete(h, "dcuda_host_req_wait", req, 1, 1, NULL);
+}
+
+dcuda_status_t dcuda_host_req_test(dcuda_host_h h, dcuda_host_req_t *req, int *done)
+{
+    return complete(h, "dcuda_host_req_test", req, 1, 0, done);
+}
+
+dcuda_status_t dcuda_host_req_waitall(dcuda_host_h h, dcuda_host_req_t *reqs, size_t count)
+{
+    return complete(h, "dcuda_host_req_waitall", reqs, count, 1, NULL);
+}
+
+dcuda_status_t dcuda_host_req_testall(dcuda_host_h h, dcuda_host_req_t *reqs, size_t count,
+                                      int *done)
+{
+    return complete(h, "dcuda_host_req_testall", reqs, count, 0, done);
+}

@@ -1,0 +1,598 @@
+/*
+ * Host driver of the host RMA test: dcuda_test_hostrma <case> [seed].
+ *   model   While the ranks wait at its gate, every process's host runs a
+ *           seeded program of dcuda_host_put and dcuda_host_get on the
+ *           parts of WORLD's window, of a split's and of DEVICE's: batches
+ *           of requests to a few hot targets at a time, sizes across 0, a
+ *           few bytes, words, pages and its whole share, blocking or with
+ *           handles completed by wait, test, waitall or testall in random
+ *           order. Host q writes and reads only stripe q of each part, so
+ *           what it reads is fixed by its own program: every get is
+ *           checked against a model of its stripes when it completes.
+ *           After the run each host compares its own ranks' parts with a
+ *           replay of every host's program (and the bytes past the parts
+ *           with zero). A target a host cannot reach (a process on the
+ *           network path) must be refused with DCUDA_ERR_UNSUPPORTED.
+ *   misuse  Every refusal, with its status: no run, a handle of no window,
+ *           a rank outside WORLD or, for DEVICE's window, of another
+ *           process, bytes past the part, a wrapping range, NULL memory,
+ *           bad request arguments, a freed window, a run whose ranks have
+ *           returned; and a request left open completes at the run's end.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dcuda/dcuda_host.h"
+#include "dcuda/dcuda_rank.h"
+#include "hostrma.h"
+#include "test_util.h"
+
+DCUDA_KERNEL_DECLARE(hostrma);
+
+#define HR_OPS 240
+#define HR_BATCH_MAX 8
+#define HR_STRIPE_MAX 9000u
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+    nanosleep(&ts, NULL);
+}
+
+typedef struct hr {
+    dcuda_host_h h;
+    dcuda_rank_info_t info;
+    int gpu, procs, me, per_proc;
+    hostrma_data_t d;
+    int64_t *words; /* host copy */
+    size_t word_count;
+    uint32_t win[HR_WINDOWS][2]; /* handles: [w][colour] (DEVICE's: [w][0]) */
+    unsigned char *reach;        /* [WORLD rank]: this host reaches its parts */
+} hr_t;
+
+/* ---- meeting the ranks ------------------------------------------------------ */
+
+static int64_t read_word(hr_t *t, int i)
+{
+    int64_t v = 0;
+    if (t->gpu)
+        TEST_STATUS(dcuda_host_copy_out(t->h, &v, &t->d.words[i], sizeof v), DCUDA_OK);
+    else
+        v = __atomic_load_n(&t->d.words[i], __ATOMIC_ACQUIRE);
+    return v;
+}
+
+static void write_word(hr_t *t, int i, int64_t v)
+{
+    if (t->gpu)
+        TEST_STATUS(dcuda_host_copy_in(t->h, &t->d.words[i], &v, sizeof v), DCUDA_OK);
+    else
+        __atomic_store_n(&t->d.words[i], v, __ATOMIC_RELEASE);
+}
+
+/* Waits (at most a minute) for the ranks' word i. */
+static int await_ranks(hr_t *t, int i)
+{
+    for (int n = 0; n < 60000; n++) {
+        if (read_word(t, i))
+            return 1;
+        sleep_ms(1);
+    }
+    TEST_CHECK(0, "the ranks did not reach the host within a minute (word %d)", i);
+    return 0;
+}
+
+/* The handles my ranks published: WORLD's from any, a split's of each
+ * colour from a rank of that colour, DEVICE's. */
+static void read_handles(hr_t *t)
+{
+    int n = t->info.rank_responsible;
+    TEST_STATUS(dcuda_host_copy_out(t->h, t->words, t->d.words, t->word_count * sizeof *t->words),
+                DCUDA_OK);
+    memset(t->win, 0xff, sizeof t->win);
+    for (int r = 0; r < n; r++) {
+        const int64_t *hd = t->words + HR_HANDLES + r * HR_PER_RANK;
+        int colour = (int)hd[HR_WINDOWS];
+        TEST_CHECK(hd[0] >= 0 && hd[1] >= 0 && hd[2] >= 0 && (colour == 0 || colour == 1),
+                   "device rank %d could not make its windows (%lld %lld %lld, colour %d)", r,
+                   (long long)hd[0], (long long)hd[1], (long long)hd[2], colour);
+        if (colour != 0 && colour != 1)
+            continue;
+        t->win[HR_WORLD][0] = t->win[HR_WORLD][1] = (uint32_t)hd[HR_WORLD];
+        t->win[HR_SPLIT][colour] = (uint32_t)hd[HR_SPLIT];
+        t->win[HR_DEVICE][0] = (uint32_t)hd[HR_DEVICE];
+    }
+}
+
+/* ---- the programs ------------------------------------------------------------ */
+
+/* One request of a host's program. */
+typedef struct hr_op {
+    int put, w, target, mode; /* mode 0: blocking; 1: a handle */
+    uint64_t offset, size;    /* in the host's stripe */
+} hr_op_t;
+
+static uint64_t stripe_of(const hr_t *t, int r, int w)
+{
+    return hostrma_stripe(t->d.seed, r, w, t->d.stripe_max);
+}
+
+/* A size across the thresholds that matter to copies: none, a few bytes,
+ * words, a page, the whole stripe, or any. */
+static uint64_t draw_size(uint64_t *rng, uint64_t stripe)
+{
+    static const uint64_t sizes[] = { 0, 1, 3, 7, 8, 9, 16, 31, 64, 65, 4095, 4096, 4097 };
+    uint64_t pick = test_rng(rng) % 16u, n;
+    if (pick < sizeof sizes / sizeof sizes[0])
+        n = sizes[pick];
+    else if (pick == 13)
+        n = stripe;
+    else
+        n = test_rng(rng) % (stripe + 1u);
+    return n < stripe ? n : stripe;
+}
+
+/* Op i of host q's program (every draw made whatever is skipped later,
+ * so that any host replays another's). `hot`: three targets, changed
+ * every 16 ops. */
+static hr_op_t draw_op(const hr_t *t, uint64_t *rng, int q, int hot[3])
+{
+    hr_op_t op;
+    int world = t->info.rank_count;
+    if (test_rng(rng) % 16u == 0)
+        for (int k = 0; k < 3; k++)
+            hot[k] = (int)(test_rng(rng) % (uint64_t)world);
+    op.put = test_rng(rng) % 2u == 0;
+    op.w = (int)(test_rng(rng) % HR_WINDOWS);
+    op.target = hot[test_rng(rng) % 3u];
+    if (op.w == HR_DEVICE) /* DEVICE's window: my own ranks */
+        op.target = q * t->per_proc + op.target % t->per_proc;
+    uint64_t stripe = stripe_of(t, op.target, op.w);
+    op.size = draw_size(rng, stripe);
+    op.offset = test_rng(rng) % (stripe - op.size + 1u);
+    if (test_rng(rng) % 4u == 0) /* a hot zone: puts and gets overlap */
+        op.offset = op.offset % 64u < stripe - op.size + 1u ? op.offset % 64u : 0u;
+    op.mode = (int)(test_rng(rng) % 4u != 0);
+    return op;
+}
+
+static uint64_t program_seed(const hr_t *t, int q)
+{
+    return (uint64_t)t->d.seed * 0x9e3779b97f4a7c15ull + (uint64_t)q * 7919u + 1u;
+}
+
+/* Host q knows a split's handle of `colour` when it has a rank of it. */
+static int knows_colour(const hr_t *t, int q, int colour)
+{
+    for (int r = q * t->per_proc; r < (q + 1) * t->per_proc; r++)
+        if (r % 2 == colour)
+            return 1;
+    return 0;
+}
+
+/* Does host q issue op (it may still be refused as unreachable)? */
+static int issues(const hr_t *t, int q, const hr_op_t *op)
+{
+    return op->w != HR_SPLIT || knows_colour(t, q, op->target % 2);
+}
+
+/* Byte `at` of the payload of op i of host q. */
+static uint8_t payload(const hr_t *t, int q, int i, uint64_t at)
+{
+    return test_byte(t->d.seed ^ (uint32_t)(q * 0x3779u), (uint32_t)i + 1u, at);
+}
+
+/* ---- the model of my stripes ------------------------------------------------- */
+
+/* [WORLD rank][window]: stripe me of that part as it must be. */
+typedef struct hr_model {
+    unsigned char **bytes;
+} hr_model_t;
+
+static unsigned char *model_of(hr_model_t *m, const hr_t *t, int r, int w)
+{
+    return m->bytes[(size_t)r * HR_WINDOWS + (size_t)w];
+}
+
+static int model_init(hr_model_t *m, const hr_t *t, int q)
+{
+    size_t n = (size_t)t->info.rank_count * HR_WINDOWS;
+    m->bytes = calloc(n, sizeof *m->bytes);
+    if (!m->bytes)
+        return 0;
+    for (int r = 0; r < t->info.rank_count; r++)
+        for (int w = 0; w < HR_WINDOWS; w++) {
+            uint64_t s = stripe_of(t, r, w);
+            unsigned char *b = malloc(s);
+            if (!b)
+                return 0;
+            for (uint64_t i = 0; i < s; i++)
+                b[i] = hostrma_first(t->d.seed, r, w, (uint64_t)q * s + i);
+            m->bytes[(size_t)r * HR_WINDOWS + (size_t)w] = b;
+        }
+    return 1;
+}
+
+static void model_free(hr_model_t *m, const hr_t *t)
+{
+    if (!m->bytes)
+        return;
+    for (size_t i = 0; i < (size_t)t->info.rank_count * HR_WINDOWS; i++)
+        free(m->bytes[i]);
+    free(m->bytes);
+    m->bytes = NULL;
+}
+
+/* ---- running my program --------------------------------------------------------- */
+
+/* A request in flight and what a get must find. */
+typedef struct hr_pending {
+    dcuda_host_req_t req;
+    unsigned char *buf; /* the put's payload, or the get's landing */
+    unsigned char *want; /* a get: the model's bytes when it was made */
+    hr_op_t op;
+    int index;
+} hr_pending_t;
+
+static void check_get(const hr_pending_t *p)
+{
+    if (p->op.put)
+        return;
+    for (uint64_t i = 0; i < p->op.size; i++)
+        if (p->buf[i] != p->want[i]) {
+            TEST_CHECK(0, "get %d (rank %d, window %d, stripe bytes %llu + %llu): byte %llu is "
+                          "0x%02x, the model says 0x%02x",
+                       p->index, p->op.target, p->op.w, (unsigned long long)p->op.offset,
+                       (unsigned long long)p->op.size, (unsigned long long)i, p->buf[i],
+                       p->want[i]);
+            return;
+        }
+}
+
+/* Completes a batch: waitall, testall until done, each by test then
+ * wait, or each waited for in reverse order. */
+static void complete_batch(hr_t *t, hr_pending_t *b, int n, uint64_t *rng)
+{
+    dcuda_host_req_t reqs[HR_BATCH_MAX];
+    for (int i = 0; i < n; i++)
+        reqs[i] = b[i].req;
+    int how = (int)(test_rng(rng) % 4u), done = 0;
+    if (how == 0) {
+        TEST_STATUS(dcuda_host_req_waitall(t->h, reqs, (size_t)n), DCUDA_OK);
+    } else if (how == 1) {
+        for (long spins = 0; !done && spins < 10000000L; spins++)
+            TEST_STATUS(dcuda_host_req_testall(t->h, reqs, (size_t)n, &done), DCUDA_OK);
+        TEST_CHECK(done, "testall never said done");
+    } else {
+        for (int k = 0; k < n; k++) {
+            int i = how == 2 ? k : n - 1 - k;
+            if (how == 2)
+                TEST_STATUS(dcuda_host_req_test(t->h, &reqs[i], &done), DCUDA_OK);
+            TEST_STATUS(dcuda_host_req_wait(t->h, &reqs[i]), DCUDA_OK);
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        TEST_CHECK(reqs[i] == NULL, "request %d of the batch still set after completion", i);
+        check_get(&b[i]);
+        free(b[i].buf);
+        free(b[i].want);
+    }
+}
+
+/* Starts op i of my program (its model updated at once: requests complete
+ * in order). 1 if it was started and belongs to the batch. */
+static int start_op(hr_t *t, hr_model_t *m, const hr_op_t *op, int i, hr_pending_t *p)
+{
+    uint64_t stripe = stripe_of(t, op->target, op->w);
+    uint32_t win = t->win[op->w][op->w == HR_SPLIT ? op->target % 2 : 0];
+    dcuda_gptr_t g = dcuda_gptr(win, op->target, (uint64_t)t->me * stripe + op->offset);
+    unsigned char *model = model_of(m, t, op->target, op->w) + op->offset;
+    memset(p, 0, sizeof *p);
+    p->op = *op;
+    p->index = i;
+    p->buf = malloc(op->size ? op->size : 1);
+    if (!p->buf)
+        return 0;
+    dcuda_host_req_t *req = op->mode ? &p->req : NULL;
+    dcuda_status_t want = t->reach[op->target] ? DCUDA_OK : DCUDA_ERR_UNSUPPORTED, got;
+    if (op->put) {
+        for (uint64_t k = 0; k < op->size; k++)
+            p->buf[k] = payload(t, t->me, i, k);
+        got = dcuda_host_put(t->h, g, p->buf, op->size, req);
+    } else {
+        memset(p->buf, 0xa5, op->size);
+        p->want = malloc(op->size ? op->size : 1);
+        if (p->want)
+            memcpy(p->want, model, op->size);
+        got = dcuda_host_get(t->h, p->buf, g, op->size, req);
+    }
+    TEST_CHECK(got == want, "op %d (%s of %llu bytes to rank %d, window %d): %s, want %s", i,
+               op->put ? "put" : "get", (unsigned long long)op->size, op->target, op->w,
+               dcuda_status_name(got), dcuda_status_name(want));
+    if (got == DCUDA_OK && op->put)
+        memcpy(model, p->buf, op->size);
+    if (got == DCUDA_OK && !op->mode) { /* done already */
+        check_get(p);
+        got = DCUDA_ERR_UNSUPPORTED; /* not part of the batch */
+    }
+    if (got != DCUDA_OK) {
+        free(p->buf);
+        free(p->want);
+        return 0;
+    }
+    return 1;
+}
+
+static void run_program(hr_t *t, hr_model_t *m)
+{
+    uint64_t rng = program_seed(t, t->me), crng = rng ^ 0x5bd1e995u;
+    int hot[3] = { 0, 0, 0 };
+    hr_pending_t batch[HR_BATCH_MAX];
+    int n = 0, limit = 1 + (int)(test_rng(&crng) % HR_BATCH_MAX);
+    for (int i = 0; i < HR_OPS; i++) {
+        hr_op_t op = draw_op(t, &rng, t->me, hot);
+        if (issues(t, t->me, &op) && start_op(t, m, &op, i, &batch[n]))
+            n++;
+        if (n == limit || i == HR_OPS - 1) {
+            complete_batch(t, batch, n, &crng);
+            n = 0;
+            limit = 1 + (int)(test_rng(&crng) % HR_BATCH_MAX);
+        }
+    }
+}
+
+/* ---- after the run ------------------------------------------------------------ */
+
+/* What my rank r's part of window w must hold: every host's stripe as its
+ * program left it (a host that cannot reach r left it alone). */
+static void expected_part(const hr_t *t, int r, int w, unsigned char *out)
+{
+    uint64_t s = stripe_of(t, r, w);
+    for (uint64_t i = 0; i < (uint64_t)t->procs * s; i++)
+        out[i] = hostrma_first(t->d.seed, r, w, i);
+    for (int q = 0; q < t->procs; q++) {
+        if (!t->reach[q * t->per_proc]) /* reached both ways or neither */
+            continue;
+        uint64_t rng = program_seed(t, q);
+        int hot[3] = { 0, 0, 0 };
+        for (int i = 0; i < HR_OPS; i++) {
+            hr_op_t op = draw_op(t, &rng, q, hot);
+            if (!op.put || op.target != r || op.w != w || !issues(t, q, &op))
+                continue;
+            for (uint64_t k = 0; k < op.size; k++)
+                out[(uint64_t)q * s + op.offset + k] = payload(t, q, i, k);
+        }
+    }
+}
+
+static void check_parts(hr_t *t)
+{
+    size_t bytes = (size_t)t->info.rank_responsible * HR_SLOTS * t->d.slot_bytes;
+    unsigned char *got = malloc(bytes), *want = malloc(t->d.slot_bytes);
+    TEST_CHECK(got && want, "out of memory");
+    if (!got || !want || !TEST_STATUS(dcuda_host_copy_out(t->h, got, t->d.parts, bytes), DCUDA_OK)) {
+        free(got);
+        free(want);
+        return;
+    }
+    for (int l = 0; l < t->info.rank_responsible; l++) {
+        int r = t->info.rank_start + l;
+        for (int w = 0; w < HR_WINDOWS; w++) {
+            const unsigned char *part = got + ((size_t)l * HR_SLOTS + (size_t)w) * t->d.slot_bytes;
+            uint64_t n = (uint64_t)t->procs * stripe_of(t, r, w);
+            memset(want, 0, t->d.slot_bytes);
+            expected_part(t, r, w, want);
+            for (uint64_t i = 0; i < t->d.slot_bytes; i++)
+                if (part[i] != want[i]) {
+                    TEST_CHECK(0, "rank %d, window %d, byte %llu (%s, stripe of host %llu): 0x%02x, "
+                                  "want 0x%02x",
+                               r, w, (unsigned long long)i, i < n ? "in the part" : "past it",
+                               (unsigned long long)(i / (n / (uint64_t)t->procs)), part[i],
+                               want[i]);
+                    break;
+                }
+        }
+    }
+    free(got);
+    free(want);
+}
+
+/* ---- the cases ------------------------------------------------------------------ */
+
+static int hr_open(hr_t *t, int argc, char **argv, int misuse)
+{
+    memset(t, 0, sizeof *t);
+    if (!TEST_STATUS(dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(hostrma), 64, &t->h), DCUDA_OK))
+        return 0;
+    dcuda_host_get_rank_info(t->h, &t->info);
+    test_check_rank_setting(&t->info);
+    t->gpu = strcmp(t->info.backend, "cuda") == 0;
+    t->procs = t->info.process_count;
+    t->me = t->info.process_index;
+    t->per_proc = t->info.rank_responsible;
+    TEST_CHECK(t->per_proc * t->procs == t->info.rank_count,
+               "processes of unequal rank counts (%d x %d != %d)", t->per_proc, t->procs,
+               t->info.rank_count);
+    if (t->per_proc * t->procs != t->info.rank_count)
+        return 0;
+    t->d.seed = (uint32_t)test_arg(argc, argv, 2, 1);
+    t->d.processes = t->procs;
+    t->d.misuse = misuse;
+    t->d.stripe_max = HR_STRIPE_MAX;
+    uint64_t room = (uint64_t)dcuda_comm_split_room(t->info.rank_count);
+    uint64_t slot = (uint64_t)t->procs * HR_STRIPE_MAX;
+    t->d.slot_bytes = ((slot > room ? slot : room) + 64u) & ~(uint64_t)63u;
+    t->word_count = HR_HANDLES + (size_t)t->per_proc * HR_PER_RANK;
+    t->words = calloc(t->word_count, sizeof *t->words);
+    t->reach = calloc((size_t)t->info.rank_count, 1);
+    size_t parts = (size_t)t->per_proc * HR_SLOTS * t->d.slot_bytes;
+    TEST_CHECK(t->words && t->reach, "out of memory");
+    return t->words && t->reach &&
+           TEST_STATUS(dcuda_host_alloc(t->h, parts, (void **)&t->d.parts), DCUDA_OK) &&
+           TEST_STATUS(dcuda_host_alloc(t->h, t->word_count * sizeof(int64_t),
+                                        (void **)&t->d.words),
+                       DCUDA_OK);
+}
+
+static void hr_close(hr_t *t)
+{
+    TEST_STATUS(dcuda_host_free(t->h, t->d.parts), DCUDA_OK);
+    TEST_STATUS(dcuda_host_free(t->h, t->d.words), DCUDA_OK);
+    TEST_STATUS(dcuda_host_finish(t->h), DCUDA_OK);
+    free(t->words);
+    free(t->reach);
+}
+
+/* Which ranks this host reaches: a 0-byte put to each one's part of
+ * WORLD's window (all of them checked, no byte moved). My own are always
+ * reached; another process's are unless the network path joins us (as
+ * NET_FORCE and NET_LOOPBACK make it). */
+static void probe_reach(hr_t *t)
+{
+    const char *forced = getenv("DCUDA_NET_FORCE"), *loop = getenv("DCUDA_NET_LOOPBACK");
+    int net = (forced && strcmp(forced, "1") == 0) || (loop && strcmp(loop, "1") == 0);
+    for (int r = 0; r < t->info.rank_count; r++) {
+        dcuda_status_t st = dcuda_host_put(t->h, dcuda_gptr(t->win[HR_WORLD][0], r, 0), NULL, 0,
+                                           NULL);
+        int mine = test_owns(&t->info, r), first = r % t->per_proc == 0;
+        /* Another process: UNSUPPORTED on the network path, which a mixed
+         * program takes between kinds; the same for all of its ranks. */
+        int ok = mine ? st == DCUDA_OK
+                 : net ? st == DCUDA_ERR_UNSUPPORTED
+                       : (st == DCUDA_OK || st == DCUDA_ERR_UNSUPPORTED) &&
+                             (first || t->reach[r - 1] == (st == DCUDA_OK));
+        TEST_CHECK(ok, "a 0-byte put to rank %d (%s): %s", r, mine ? "mine" : "another process's",
+                   dcuda_status_name(st));
+        t->reach[r] = st == DCUDA_OK;
+    }
+}
+
+/* After the run: every rank's status (its colour slot), then the parts. */
+static void check_ranks(hr_t *t)
+{
+    TEST_STATUS(dcuda_host_copy_out(t->h, t->words, t->d.words, t->word_count * sizeof *t->words),
+                DCUDA_OK);
+    for (int r = 0; r < t->per_proc; r++) {
+        int64_t v = t->words[HR_HANDLES + r * HR_PER_RANK + HR_WINDOWS];
+        TEST_CHECK(v >= 0, "device rank %d failed: %s", r, dcuda_status_name((int)(v + 100)));
+    }
+}
+
+static int case_model(int argc, char **argv)
+{
+    hr_t t;
+    if (!hr_open(&t, argc, argv, 0))
+        return 0;
+    hr_model_t m = { NULL };
+    TEST_CHECK(model_init(&m, &t, t.me), "out of memory");
+    TEST_STATUS(dcuda_host_run_start(t.h, &t.d, sizeof t.d, NULL), DCUDA_OK);
+    if (await_ranks(&t, HR_READY)) {
+        read_handles(&t);
+        probe_reach(&t);
+        if (m.bytes)
+            run_program(&t, &m);
+    }
+    write_word(&t, HR_GATE, 1);
+    TEST_STATUS(dcuda_host_run_wait(t.h, NULL), DCUDA_OK);
+    check_ranks(&t);
+    check_parts(&t);
+    model_free(&m, &t);
+    hr_close(&t);
+    return 0;
+}
+
+/* The refusals while the ranks wait at the first gate. */
+static void refusals(hr_t *t)
+{
+    unsigned char buf[16] = { 0 };
+    uint32_t w = t->win[HR_WORLD][0], dev = t->win[HR_DEVICE][0];
+    int me = t->info.rank_start, world = t->info.rank_count;
+    uint64_t part = (uint64_t)t->procs * stripe_of(t, me, HR_WORLD);
+    dcuda_host_req_t req = NULL;
+    int done = 0;
+    TEST_STATUS(dcuda_host_put(t->h, dcuda_gptr(0xffffffffu, me, 0), buf, 1, NULL),
+                DCUDA_ERR_WIN);
+    TEST_STATUS(dcuda_host_put(t->h, dcuda_gptr(w | 0x1000u, me, 0), buf, 1, NULL),
+                DCUDA_ERR_WIN);
+    TEST_STATUS(dcuda_host_put(t->h, dcuda_gptr(w | (9u << 8), me, 0), buf, 1, NULL),
+                DCUDA_ERR_WIN);
+    TEST_STATUS(dcuda_host_get(t->h, buf, dcuda_gptr(w, -1, 0), 1, NULL), DCUDA_ERR_RANK);
+    TEST_STATUS(dcuda_host_get(t->h, buf, dcuda_gptr(w, world, 0), 1, NULL), DCUDA_ERR_RANK);
+    if (t->procs > 1)
+        TEST_STATUS(dcuda_host_put(t->h, dcuda_gptr(dev, (me + t->per_proc) % world, 0), buf, 1,
+                                   NULL),
+                    DCUDA_ERR_RANK);
+    TEST_STATUS(dcuda_host_put(t->h, dcuda_gptr(w, me, part), buf, 1, NULL), DCUDA_ERR_BOUNDS);
+    TEST_STATUS(dcuda_host_put(t->h, dcuda_gptr(w, me, part), buf, 0, NULL), DCUDA_OK);
+    TEST_STATUS(dcuda_host_get(t->h, buf, dcuda_gptr(w, me, part - 1), 2, NULL),
+                DCUDA_ERR_BOUNDS);
+    TEST_STATUS(dcuda_host_get(t->h, buf, dcuda_gptr(w, me, UINT64_MAX), 2, NULL),
+                DCUDA_ERR_OVERFLOW);
+    TEST_STATUS(dcuda_host_put(t->h, dcuda_gptr(w, me, 0), NULL, 1, NULL),
+                DCUDA_ERR_INVALID_ARG);
+    TEST_STATUS(dcuda_host_get(t->h, NULL, dcuda_gptr(w, me, 0), 1, &req),
+                DCUDA_ERR_INVALID_ARG);
+    TEST_CHECK(req == NULL, "a refused request set its handle");
+    TEST_STATUS(dcuda_host_req_test(t->h, &req, NULL), DCUDA_ERR_INVALID_ARG);
+    TEST_STATUS(dcuda_host_req_waitall(t->h, NULL, 2), DCUDA_ERR_INVALID_ARG);
+    TEST_STATUS(dcuda_host_req_test(t->h, &req, &done), DCUDA_OK); /* NULL: done */
+    TEST_CHECK(done == 1, "testing no request says %d", done);
+    TEST_STATUS(dcuda_host_req_wait(t->h, NULL), DCUDA_ERR_INVALID_ARG);
+    TEST_STATUS(dcuda_host_req_wait(NULL, &req), DCUDA_ERR_NOT_INITIALIZED);
+    TEST_STATUS(dcuda_host_put(NULL, dcuda_gptr(w, me, 0), buf, 1, NULL),
+                DCUDA_ERR_NOT_INITIALIZED);
+}
+
+static int case_misuse(int argc, char **argv)
+{
+    hr_t t;
+    unsigned char buf[8] = { 1, 2, 3, 4, 5, 6, 7, 8 }, back[8];
+    if (!hr_open(&t, argc, argv, 1))
+        return 0;
+    int me = t.info.rank_start;
+    TEST_STATUS(dcuda_host_put(t.h, dcuda_gptr(0, me, 0), buf, 1, NULL), DCUDA_ERR_WIN);
+    TEST_STATUS(dcuda_host_run_start(t.h, &t.d, sizeof t.d, NULL), DCUDA_OK);
+    if (await_ranks(&t, HR_READY)) {
+        read_handles(&t);
+        refusals(&t);
+    }
+    uint32_t split = t.win[HR_SPLIT][me % 2], world = t.win[HR_WORLD][0];
+    write_word(&t, HR_GATE, 1);
+    if (await_ranks(&t, HR_READY2)) /* the split's window is freed */
+        TEST_STATUS(dcuda_host_put(t.h, dcuda_gptr(split, me, 0), buf, 1, NULL), DCUDA_ERR_WIN);
+    /* Left open: the run's end completes it. */
+    dcuda_host_req_t open = NULL;
+    TEST_STATUS(dcuda_host_put(t.h, dcuda_gptr(world, me, 0), buf, sizeof buf, &open), DCUDA_OK);
+    TEST_CHECK(open != NULL, "a started request has no handle");
+    write_word(&t, HR_GATE2, 1);
+    int done = 0;
+    for (int i = 0; i < 60000 && !done; i++) {
+        TEST_STATUS(dcuda_host_run_test(t.h, &done), DCUDA_OK);
+        if (!done)
+            sleep_ms(1);
+    }
+    TEST_CHECK(done, "the ranks did not return within a minute");
+    TEST_STATUS(dcuda_host_put(t.h, dcuda_gptr(world, me, 0), buf, 1, NULL), DCUDA_ERR_WIN);
+    TEST_STATUS(dcuda_host_run_wait(t.h, NULL), DCUDA_OK);
+    TEST_STATUS(dcuda_host_req_wait(t.h, &open), DCUDA_OK);
+    TEST_CHECK(open == NULL, "a waited request keeps its handle");
+    TEST_STATUS(dcuda_host_copy_out(t.h, back, t.d.parts, sizeof back), DCUDA_OK);
+    TEST_CHECK(memcmp(back, buf, sizeof buf) == 0, "the put left open did not land");
+    check_ranks(&t);
+    hr_close(&t);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const test_case_t cases[] = {
+        { "model", case_model },
+        { "misuse", case_misuse },
+    };
+    return test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
+}
