@@ -72,8 +72,8 @@ static void open_gate(bench_t *b)
 
 static int iterations(const bench_t *b, uint64_t size)
 {
-    uint64_t budget = b->quick ? (64u << 20) : (512u << 20), n = budget / size;
-    return n < 5 ? 5 : n > 2000 ? 2000 : (int)n;
+    uint64_t budget = b->quick ? (16u << 20) : (128u << 20), n = budget / size;
+    return n < 5 ? 5 : n > 500 ? 500 : (int)n;
 }
 
 /* Seconds a call of one blocking put (put) or get. */
