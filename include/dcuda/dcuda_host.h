@@ -288,11 +288,12 @@ DCUDA_API dcuda_status_t dcuda_host_deregister(dcuda_host_h host, void *ptr);
  * a get after a put to the same bytes reads what the put wrote. They are
  * unordered with the ranks, as dcuda_host_copy_in is: a rank must not
  * touch the bytes while a request moves them, and sees them once the host
- * told it after the request completed (on a GPU, each aligned word of a
- * put lands whole; on CPU ranks, each aligned 8-byte word). On a GPU the
- * bytes move on a copy stream of their own (pinned host memory lets them
- * overlap the host's work; pageable memory is copied through the
- * driver's staging before the call returns). dcuda_host_run_wait and
+ * told it after the request completed (through a word the rank polls, as
+ * dcuda_host_run_start describes). A completed put's bytes are in the
+ * part, a completed get's in host memory. On a GPU the bytes move on a
+ * copy stream of their own (from pinned host memory they overlap the
+ * host's work; pageable memory goes through the driver's staging, mostly
+ * before the call returns). dcuda_host_run_wait and
  * dcuda_host_run complete every request before they return; their handles
  * stay valid until waited for or tested done. */
 typedef struct dcuda_gptr {
