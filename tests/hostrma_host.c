@@ -11,13 +11,16 @@
  *           checked against a model of its stripes when it completes.
  *           After the run each host compares its own ranks' parts with a
  *           replay of every host's program (and the bytes past the parts
- *           with zero). A target a host cannot reach (a process on the
- *           network path) must be refused with DCUDA_ERR_UNSUPPORTED.
+ *           with zero). Every part is reached: over memory (this
+ *           process's ranks, the node's) or through the proxies (a
+ *           process on the network path).
  *   misuse  Every refusal, with its status: no run, a handle of no window,
  *           a rank outside WORLD or, for DEVICE's window, of another
  *           process, bytes past the part, a wrapping range, NULL memory,
  *           bad request arguments, a freed window, a run whose ranks have
- *           returned; and a request left open completes at the run's end.
+ *           returned; the part's refusals for a rank of another process
+ *           too (the network path answers them when the request ends); and
+ *           a request left open completes at the run's end.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -52,7 +55,6 @@ typedef struct hr {
     int64_t *words; /* host copy */
     size_t word_count;
     uint32_t win[HR_WINDOWS][2]; /* handles: [w][colour] (DEVICE's: [w][0]) */
-    unsigned char *reach;        /* [WORLD rank]: this host reaches its parts */
 } hr_t;
 
 /* ---- meeting the ranks ------------------------------------------------------ */
@@ -299,7 +301,7 @@ static int start_op(hr_t *t, hr_model_t *m, const hr_op_t *op, int i, hr_pending
     if (!p->buf)
         return 0;
     dcuda_host_req_t *req = op->mode ? &p->req : NULL;
-    dcuda_status_t want = t->reach[op->target] ? DCUDA_OK : DCUDA_ERR_UNSUPPORTED, got;
+    dcuda_status_t want = DCUDA_OK, got;
     if (op->put) {
         for (uint64_t k = 0; k < op->size; k++)
             p->buf[k] = payload(t, t->me, i, k);
@@ -356,8 +358,6 @@ static void expected_part(const hr_t *t, int r, int w, unsigned char *out)
     for (uint64_t i = 0; i < (uint64_t)t->procs * s; i++)
         out[i] = hostrma_first(t->d.seed, r, w, i);
     for (int q = 0; q < t->procs; q++) {
-        if (!t->reach[q * t->per_proc]) /* reached both ways or neither */
-            continue;
         uint64_t rng = program_seed(t, q);
         int hot[3] = { 0, 0, 0 };
         for (int i = 0; i < HR_OPS; i++) {
@@ -429,10 +429,9 @@ static int hr_open(hr_t *t, int argc, char **argv, int misuse)
     t->d.slot_bytes = ((slot > room ? slot : room) + 64u) & ~(uint64_t)63u;
     t->word_count = HR_HANDLES + (size_t)t->per_proc * HR_PER_RANK;
     t->words = calloc(t->word_count, sizeof *t->words);
-    t->reach = calloc((size_t)t->info.rank_count, 1);
     size_t parts = (size_t)t->per_proc * HR_SLOTS * t->d.slot_bytes;
-    TEST_CHECK(t->words && t->reach, "out of memory");
-    return t->words && t->reach &&
+    TEST_CHECK(t->words != NULL, "out of memory");
+    return t->words &&
            TEST_STATUS(dcuda_host_alloc(t->h, parts, (void **)&t->d.parts), DCUDA_OK) &&
            TEST_STATUS(dcuda_host_alloc(t->h, t->word_count * sizeof(int64_t),
                                         (void **)&t->d.words),
@@ -445,30 +444,17 @@ static void hr_close(hr_t *t)
     TEST_STATUS(dcuda_host_free(t->h, t->d.words), DCUDA_OK);
     TEST_STATUS(dcuda_host_finish(t->h), DCUDA_OK);
     free(t->words);
-    free(t->reach);
 }
 
-/* Which ranks this host reaches: a 0-byte put to each one's part of
- * WORLD's window (all of them checked, no byte moved). My own are always
- * reached; another process's are unless the network path joins us (as
- * NET_FORCE and NET_LOOPBACK make it). */
+/* Every rank's part is reached, over memory or the network path: a
+ * 0-byte put to each one's part of WORLD's window (checked, no byte
+ * moved). */
 static void probe_reach(hr_t *t)
 {
-    const char *forced = getenv("DCUDA_NET_FORCE"), *loop = getenv("DCUDA_NET_LOOPBACK");
-    int net = (forced && strcmp(forced, "1") == 0) || (loop && strcmp(loop, "1") == 0);
     for (int r = 0; r < t->info.rank_count; r++) {
         dcuda_status_t st = dcuda_host_put(t->h, dcuda_gptr(t->win[HR_WORLD][0], r, 0), NULL, 0,
                                            NULL);
-        int mine = test_owns(&t->info, r), first = r % t->per_proc == 0;
-        /* Another process: UNSUPPORTED on the network path, which a mixed
-         * program takes between kinds; the same for all of its ranks. */
-        int ok = mine ? st == DCUDA_OK
-                 : net ? st == DCUDA_ERR_UNSUPPORTED
-                       : (st == DCUDA_OK || st == DCUDA_ERR_UNSUPPORTED) &&
-                             (first || t->reach[r - 1] == (st == DCUDA_OK));
-        TEST_CHECK(ok, "a 0-byte put to rank %d (%s): %s", r, mine ? "mine" : "another process's",
-                   dcuda_status_name(st));
-        t->reach[r] = st == DCUDA_OK;
+        TEST_CHECK(st == DCUDA_OK, "a 0-byte put to rank %d: %s", r, dcuda_status_name(st));
     }
 }
 
@@ -504,6 +490,33 @@ static int case_model(int argc, char **argv)
     model_free(&m, &t);
     hr_close(&t);
     return 0;
+}
+
+/* The outcome of a request: the call's refusal, or (the network path
+ * checks at the owner) the request's. */
+static dcuda_status_t outcome(dcuda_host_h h, dcuda_status_t call, dcuda_host_req_t *req)
+{
+    if (call != DCUDA_OK)
+        return call;
+    return dcuda_host_req_wait(h, req);
+}
+
+/* The part's refusals for the first rank of the next process. */
+static void remote_refusals(hr_t *t)
+{
+    unsigned char buf[16] = { 0 };
+    int other = (t->info.rank_start + t->per_proc) % t->info.rank_count;
+    uint32_t w = t->win[HR_WORLD][0];
+    uint64_t part = (uint64_t)t->procs * stripe_of(t, other, HR_WORLD);
+    dcuda_host_req_t req = NULL;
+    dcuda_status_t st = dcuda_host_put(t->h, dcuda_gptr(w, other, part), buf, 1, &req);
+    TEST_STATUS(outcome(t->h, st, &req), DCUDA_ERR_BOUNDS);
+    st = dcuda_host_get(t->h, buf, dcuda_gptr(w, other, part - 1), 2, &req);
+    TEST_STATUS(outcome(t->h, st, &req), DCUDA_ERR_BOUNDS);
+    TEST_STATUS(dcuda_host_put(t->h, dcuda_gptr(w, other, part - 1), buf, 2, NULL),
+                DCUDA_ERR_BOUNDS);
+    TEST_STATUS(dcuda_host_get(t->h, buf, dcuda_gptr(w, other, part), 0, NULL), DCUDA_OK);
+    TEST_CHECK(req == NULL, "an ended request keeps its handle");
 }
 
 /* The refusals while the ranks wait at the first gate. */
@@ -560,11 +573,18 @@ static int case_misuse(int argc, char **argv)
     if (await_ranks(&t, HR_READY)) {
         read_handles(&t);
         refusals(&t);
+        if (t.procs > 1)
+            remote_refusals(&t);
     }
     uint32_t split = t.win[HR_SPLIT][me % 2], world = t.win[HR_WORLD][0];
     write_word(&t, HR_GATE, 1);
-    if (await_ranks(&t, HR_READY2)) /* the split's window is freed */
+    if (await_ranks(&t, HR_READY2)) { /* the split's window is freed */
         TEST_STATUS(dcuda_host_put(t.h, dcuda_gptr(split, me, 0), buf, 1, NULL), DCUDA_ERR_WIN);
+        int other = (me + t.per_proc + (t.per_proc % 2)) % t.info.rank_count; /* my colour */
+        if (t.procs > 1 && other % 2 == me % 2)
+            TEST_STATUS(dcuda_host_get(t.h, back, dcuda_gptr(split, other, 0), 1, NULL),
+                        DCUDA_ERR_WIN);
+    }
     /* Left open: the run's end completes it. */
     dcuda_host_req_t open = NULL;
     TEST_STATUS(dcuda_host_put(t.h, dcuda_gptr(world, me, 0), buf, sizeof buf, &open), DCUDA_OK);

@@ -18,10 +18,11 @@
 #define FUZZ_ROUNDS 200000
 #define PROCS 4
 #define WORLD 12        /* 3 ranks a process */
-#define TYPES 14        /* message types 1 .. TYPES */
+#define TYPES 18        /* message types 1 .. TYPES */
 #define RETIRED 3       /* a type of an earlier version: refused */
 #define ANSWER_BYTES 24 /* a REPLY's body: a dcu_quiet_t */
 #define GET_BYTES 16    /* a GET's body: where its answer goes */
+#define HOST_BYTES 24   /* a host message's request: id, first byte, byte count */
 #define TAGS 384        /* tag + 1 at most: the user's 256 and the library's 128 */
 
 static const dcu_wire_limits_t limits = { PROCS, WORLD, 4096 };
@@ -39,6 +40,28 @@ static int valid_get(const dcu_wire_header_t *h, const unsigned char *body)
     memcpy(&zero, body + 4, 4);
     memcpy(&offset, body + 8, 8);
     return slot < 160 && zero == 0 && offset + h->count >= offset;
+}
+
+/* A host message's request and spans: see wire.h. */
+static int valid_host(const dcu_wire_header_t *h, const unsigned char *body, int ranks)
+{
+    uint64_t first, total, bytes = h->type == DCU_WIRE_HOST_PUT || h->type == DCU_WIRE_HOST_DATA
+                                       ? h->count
+                                       : 0;
+    if (!ranks || h->length < HOST_BYTES || h->length - HOST_BYTES != bytes)
+        return 0;
+    memcpy(&first, body + 8, 8);
+    memcpy(&total, body + 16, 8);
+    if (h->offset + h->count < h->offset || first + total < first)
+        return 0;
+    if (h->type == DCU_WIRE_HOST_PUT)
+        return h->slot < 160 && h->tag == 0 && h->offset >= first &&
+               h->offset + h->count <= first + total;
+    if (h->type == DCU_WIRE_HOST_GET)
+        return h->slot < 160 && h->tag == 0 && first == h->offset && total == h->count;
+    if (h->type == DCU_WIRE_HOST_DATA)
+        return h->tag == 0 && first == 0 && h->offset + h->count <= total;
+    return h->tag <= 100;
 }
 
 /* This test's own statement of a valid message from process `from`. */
@@ -82,6 +105,11 @@ static int valid(const unsigned char *m, size_t size, int from)
         return ranks && h.tag >= 1 && h.tag <= TAGS && h.slot < 160 &&
                h.offset + h.count >= h.offset && h.length == GET_BYTES &&
                valid_get(&h, m + sizeof h);
+    case DCU_WIRE_HOST_PUT:
+    case DCU_WIRE_HOST_GET:
+    case DCU_WIRE_HOST_DATA:
+    case DCU_WIRE_HOST_DONE:
+        return valid_host(&h, m + sizeof h, ranks);
     default:
         return 0;
     }
@@ -90,11 +118,14 @@ static int valid(const unsigned char *m, size_t size, int from)
 static size_t make(unsigned char *m, int type, int from)
 {
     dcu_wire_header_t h;
+    int host = type >= DCU_WIRE_HOST_PUT;
     size_t body = type == DCU_WIRE_PUT                              ? 40
                   : type == DCU_WIRE_ABORT || type == DCU_WIRE_LEFT ? 30
                   : type == DCU_WIRE_REPLY                          ? ANSWER_BYTES
                   : type == DCU_WIRE_GET                            ? GET_BYTES
-                                                                    : 0;
+                  : type == DCU_WIRE_HOST_PUT || type == DCU_WIRE_HOST_DATA ? HOST_BYTES + 8
+                  : host                                                    ? HOST_BYTES
+                                                                            : 0;
     dcu_wire_header(&h, (uint8_t)type, (uint32_t)body, from, 3);
     h.src_rank = 3 * from;
     h.dst_rank = (3 * from + 4) % WORLD;
@@ -107,6 +138,15 @@ static size_t make(unsigned char *m, int type, int from)
     for (size_t i = 0; i < body; i++) /* a GET's: slot 14, offset 21 */
         m[sizeof h + i] = type == DCU_WIRE_GET ? (unsigned char)(i == 0 ? 14 : i == 8 ? 21 : 0)
                                                : (unsigned char)(i * 7);
+    if (host) { /* a request of 40 bytes from 64 (a get: all of it), 8 bytes at 64 + 16 */
+        dcu_wire_header_t *hh = (dcu_wire_header_t *)(void *)m;
+        uint64_t w[3] = { 9, type == DCU_WIRE_HOST_DATA || type == DCU_WIRE_HOST_DONE ? 0 : 64,
+                          type == DCU_WIRE_HOST_DONE ? 0 : 40 };
+        hh->tag = type == DCU_WIRE_HOST_DONE ? 5 : 0;
+        hh->offset = type == DCU_WIRE_HOST_PUT ? 80 : type == DCU_WIRE_HOST_GET ? 64 : 16;
+        hh->count = type == DCU_WIRE_HOST_GET ? 40 : body - HOST_BYTES;
+        memcpy(m + sizeof h, w, sizeof w);
+    }
     return sizeof h + body;
 }
 
@@ -151,7 +191,7 @@ static int run_fuzz(int argc, char **argv)
                        &(uint32_t){ (uint32_t)(next() % 80) }, 4);
                 break;
             case 2: /* another size (or a GET's body: a random byte of it) */
-                if (t + 1 == DCU_WIRE_GET && next() % 2) {
+                if ((t + 1 == DCU_WIRE_GET || t + 1 >= DCU_WIRE_HOST_PUT) && next() % 2) {
                     m[sizeof(dcu_wire_header_t) + next() % GET_BYTES] = (unsigned char)next();
                     break;
                 }

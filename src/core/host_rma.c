@@ -18,11 +18,17 @@
 #include "core.h"
 #include "dcuda/impl/common.h"
 #include "node/node.h"
+#include "proxy/proxies.h"
+#include "util/clock.h"
 #include "util/msg.h"
 
+/* A request: the ticket of its copy (memory paths), or its messages'
+ * state (the network path: net.done). */
 struct dcuda_host_req {
     dcuda_host_h host;
     uint64_t ticket;
+    int over_net;
+    dcu_host_rma_t net;
 };
 
 /* The process holding WORLD rank r (0 <= r < WORLD size). */
@@ -77,12 +83,9 @@ static dcuda_status_t find_entry(dcuda_host_h h, const char *call, int comm, int
                     at;
         return DCUDA_OK;
     }
-    if (h->path[p] == DCUDA_PATH_NET) {
-        dcu_msg_error("%s: rank %d is of process %d, on the network path from here; the host's "
-                      "RMA reaches ranks of this process and of the node's processes over "
-                      "shared or GPU peer memory only",
-                      call, rank, p);
-        return DCUDA_ERR_UNSUPPORTED;
+    if (h->path[p] == DCUDA_PATH_NET) { /* its proxy checks the part */
+        *entry_at = NULL;
+        return DCUDA_OK;
     }
     uint64_t table = dcu_peers_local(h, p, dcu_node_proc(p)->win_world_base,
                                      (uint64_t)DCUDA_WIN_TABLE_SLOTS * (uint64_t)count *
@@ -95,10 +98,12 @@ static dcuda_status_t find_entry(dcuda_host_h h, const char *call, int comm, int
     return DCUDA_OK;
 }
 
-/* Resolves [g.offset, g.offset + size) of the part g points into. */
+/* Resolves [g.offset, g.offset + size) of the part g points into: *where
+ * (NULL: a part on the network path, which its owner's proxy checks). */
 static dcuda_status_t resolve(dcuda_host_h h, const char *call, dcuda_gptr_t g, size_t size,
                               char **where)
 {
+    *where = NULL;
     int slot = handle_slot(g.win), proc = 0;
     if (slot < 0) {
         dcu_msg_error("%s: 0x%08x is no window's handle", call, (unsigned)g.win);
@@ -112,9 +117,9 @@ static dcuda_status_t resolve(dcuda_host_h h, const char *call, dcuda_gptr_t g, 
     const dcuda_win_entry_t *at = NULL;
     dcuda_status_t st = find_entry(h, call, dcu_win_comm(g.win), slot, g.rank, &proc, &at);
     dcuda_win_entry_t e;
-    if (st == DCUDA_OK)
+    if (st == DCUDA_OK && at)
         st = h->ops->peek(h->backend, &e, at, sizeof e);
-    if (st != DCUDA_OK)
+    if (st != DCUDA_OK || !at)
         return st;
     if (e.base == 0) {
         dcu_msg_error("%s: rank %d has no part in window 0x%08x (slot %d): the window was "
@@ -161,6 +166,48 @@ static dcuda_status_t check_running(dcuda_host_h h, const char *call)
     return DCUDA_OK;
 }
 
+/* Waits for a request of the network path. */
+static dcuda_status_t net_wait(const dcu_host_rma_t *n)
+{
+    while (!atomic_load_explicit(&n->done, memory_order_acquire))
+        dcu_clock_sleep_ns(2000);
+    return n->status;
+}
+
+/* A request to a rank on the network path, handed to the proxy: into r
+ * (NULL: a blocking call, waited for here). */
+static dcuda_status_t over_net(dcuda_host_h h, const char *call, dcuda_gptr_t g, void *host,
+                               size_t size, int put, dcuda_host_req_t r)
+{
+    dcu_proxy_t *proxy = h->proxy ? dcu_proxies_first(h->proxy) : NULL;
+    if (!proxy) {
+        dcu_msg_error("%s: rank %d is on the network path, which this process has not opened",
+                      call, (int)g.rank);
+        return DCUDA_ERR_UNSUPPORTED;
+    }
+    dcu_host_rma_t alone, *n = r ? &r->net : &alone;
+    memset(n, 0, sizeof *n);
+    n->put = put;
+    n->rank = g.rank;
+    n->slot = (uint32_t)dcu_win_slot(g.win);
+    n->offset = g.offset;
+    n->size = size;
+    n->host = host;
+    dcu_proxy_host_submit(proxy, n);
+    if (r) {
+        r->host = h;
+        r->over_net = 1;
+        return DCUDA_OK;
+    }
+    dcuda_status_t st = net_wait(n);
+    if (st != DCUDA_OK)
+        dcu_msg_error("%s: rank %d's process refused %llu bytes at %llu of its part of window "
+                      "0x%08x: %s",
+                      call, (int)g.rank, (unsigned long long)size, (unsigned long long)g.offset,
+                      (unsigned)g.win, dcuda_status_name(st));
+    return st;
+}
+
 /* Starts one request: checked, resolved, copied; its handle in *req, or
  * waited for when req is NULL. */
 static dcuda_status_t rma(dcuda_host_h h, const char *call, dcuda_gptr_t g, void *host,
@@ -178,6 +225,16 @@ static dcuda_status_t rma(dcuda_host_h h, const char *call, dcuda_gptr_t g, void
     dcuda_host_req_t r = NULL;
     if (st == DCUDA_OK && req && !(r = calloc(1, sizeof *r)))
         st = DCUDA_ERR_NO_MEMORY;
+    if (st == DCUDA_OK && !part) { /* the network path */
+        st = over_net(h, call, g, host, size, put, r);
+        if (st == DCUDA_OK && r) {
+            *req = r;
+            r = NULL;
+        }
+        free(r);
+        dcu_host_unlock();
+        return st;
+    }
     uint64_t ticket = st == DCUDA_OK ? h->rma_last : 0u;
     if (st == DCUDA_OK && size)
         st = put ? h->ops->rma_start(h->backend, part, host, size, &ticket)
@@ -228,10 +285,12 @@ static dcuda_status_t finish_one(dcuda_host_h h, const char *call, dcuda_host_re
         dcu_msg_error("%s: the request is not of this host runtime", call);
         return DCUDA_ERR_INVALID_ARG;
     }
-    int done = h->ops->rma_done(h->backend, r->ticket, 1);
+    dcuda_status_t st = r->over_net ? net_wait(&r->net)
+                        : h->ops->rma_done(h->backend, r->ticket, 1) < 0 ? DCUDA_ERR_BACKEND
+                                                                          : DCUDA_OK;
     free(r);
     *req = NULL;
-    return done < 0 ? DCUDA_ERR_BACKEND : DCUDA_OK;
+    return st;
 }
 
 /* The requests reqs[0 .. count): with `wait`, each waited for; else done
@@ -247,10 +306,15 @@ static dcuda_status_t complete(dcuda_host_h h, const char *call, dcuda_host_req_
     }
     if (st == DCUDA_OK && !wait) { /* copies end in order: the newest says all */
         uint64_t newest = 0;
-        for (size_t i = 0; i < count; i++)
-            if (reqs[i] && reqs[i]->host == h && reqs[i]->ticket > newest)
-                newest = reqs[i]->ticket;
-        *done = !newest || h->ops->rma_done(h->backend, newest, 0) != 0;
+        int net_done = 1;
+        for (size_t i = 0; i < count; i++) {
+            const dcuda_host_req_t r = reqs[i];
+            if (r && r->host == h && r->over_net)
+                net_done &= atomic_load_explicit(&r->net.done, memory_order_acquire);
+            else if (r && r->host == h && r->ticket > newest)
+                newest = r->ticket;
+        }
+        *done = net_done && (!newest || h->ops->rma_done(h->backend, newest, 0) != 0);
     }
     if (st == DCUDA_OK && (wait || *done)) {
         dcuda_status_t first = DCUDA_OK;

@@ -325,6 +325,12 @@ static void receive_message(dcu_proxy_t *p, int from, const void *data, size_t s
     case DCU_WIRE_GET:
         dcu_proxy_apply_get(p, from, &h, body);
         break;
+    case DCU_WIRE_HOST_PUT:
+    case DCU_WIRE_HOST_GET:
+    case DCU_WIRE_HOST_DATA:
+    case DCU_WIRE_HOST_DONE:
+        dcu_proxy_apply_host(p, from, &h, body);
+        break;
     case DCU_WIRE_BEAT: /* heard above */
         break;
     default: /* DCU_WIRE_PART */
@@ -965,6 +971,7 @@ static int serve_commands(dcu_proxy_t *p)
 int dcu_proxy_poll(dcu_proxy_t *p)
 {
     int did = serve_commands(p);
+    did |= dcu_proxy_host_serve(p);
     send_frames(p);
     did |= dcu_proxy_advance_reads(p);
     abandon_asks(p);
@@ -1009,6 +1016,7 @@ void dcu_proxy_drain(dcu_proxy_t *p)
     }
     if (dcu_inbox_settle(p->inboxes) != DCUDA_OK)
         dcu_proxy_fail(p, "cannot apply the puts the ranks left in their inboxes");
+    dcu_proxy_host_end_all(p, DCUDA_ERR_PEER); /* their owners did not answer in the run */
 }
 
 /* ---- life --------------------------------------------------------------------------- */

@@ -65,12 +65,33 @@ typedef struct dcu_proxy_config {
     void *readable_arg;
 } dcu_proxy_config_t;
 
+/* A host's put or get to a rank of a process on the network path
+ * (dcuda_host_put, dcuda_host_get; host_reqs.c): made by the host runtime,
+ * handed to the proxy (dcu_proxy_host_submit), completed by it. The
+ * caller keeps it, and the host bytes, until `done`. */
+typedef struct dcu_host_rma {
+    struct dcu_host_rma *next; /* the proxy's */
+    uint64_t id;               /* the proxy's */
+    int put;
+    int32_t rank; /* WORLD rank of the owner */
+    uint32_t slot;
+    uint64_t offset, size;
+    void *host;          /* the host's bytes */
+    uint64_t received;   /* a get's bytes in host memory so far (the proxy's) */
+    dcuda_status_t status; /* written before done */
+    _Atomic int done;      /* 1 once ended (release) */
+} dcu_host_rma_t;
+
 /* Opens the network manager when there is a network path (collective over
  * the program's processes). */
 dcuda_status_t dcu_proxy_create(const dcu_proxy_config_t *config, dcu_proxy_t **out);
 void dcu_proxy_destroy(dcu_proxy_t *p);
 /* Before a run: every entry free, counts and counters at their start. */
 void dcu_proxy_reset(dcu_proxy_t *p);
+/* Hands request r to the proxy (from any thread): its messages leave at
+ * the proxy's next poll; it ends when its owner answered, or with the
+ * run (DCUDA_ERR_PEER) or the proxy's failure. */
+void dcu_proxy_host_submit(dcu_proxy_t *p, dcu_host_rma_t *r);
 /* Serves ready commands in ticket order and progresses the network; > 0 if
  * it did anything. */
 int dcu_proxy_poll(dcu_proxy_t *p);

@@ -8,6 +8,7 @@
 #ifndef DCU_PROXY_IMPL_H
 #define DCU_PROXY_IMPL_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -94,6 +95,13 @@ struct dcu_proxy {
     char aborted[256];                 /* why a process of another node ended this run */
     char left[256];                    /* how a process of another node left this run */
     char failure[256];
+    /* RMA from the host (host_reqs.c): requests handed over by the host
+     * runtime's thread (pushed, newest first, taken all at once), and
+     * those whose messages left and wait for their answer (the proxy's
+     * thread only), with the next id. */
+    _Atomic(dcu_host_rma_t *) host_queue;
+    dcu_host_rma_t *host_pending;
+    uint64_t host_ids;
     unsigned spread; /* bit per text (1 ABORT, 2 LEFT) told to my tree neighbours this run */
     /* Messages of this run that move ranks on (puts, notifications,
      * barriers), sent and received: the deadlock detector's counts. */
@@ -179,6 +187,17 @@ int dcu_proxy_ask_part(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q);
  * (PART). */
 void dcu_proxy_tell_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h);
 void dcu_proxy_apply_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h);
+
+/* ---- host_reqs.c ---- */
+
+/* Sends the requests the host handed over; ends them all once the proxy
+ * failed or the run was cancelled. > 0 if it did anything. */
+int dcu_proxy_host_serve(dcu_proxy_t *p);
+/* A host message from process `from` (HOST_PUT, HOST_GET: to one of my
+ * ranks; HOST_DATA, HOST_DONE: answers to mine). */
+void dcu_proxy_apply_host(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body);
+/* Ends every request with `status` (the run's end, a failure). */
+void dcu_proxy_host_end_all(dcu_proxy_t *p, dcuda_status_t status);
 
 /* ---- bulk.c ---- */
 

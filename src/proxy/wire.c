@@ -36,6 +36,41 @@ static const char *check_get(const dcu_wire_header_t *h, const void *body)
     return g.offset + h->count < g.offset ? "a get's answer overflows" : NULL;
 }
 
+/* A host request's or answer's body (its length checked). */
+static const char *check_host(const dcu_wire_header_t *h, const void *body,
+                              const dcu_wire_limits_t *lim)
+{
+    dcu_wire_host_t w;
+    memcpy(&w, body, sizeof w);
+    if (!rank_ok(h->src_rank, lim) || !rank_ok(h->dst_rank, lim))
+        return "rank out of range";
+    if (h->offset + h->count < h->offset || w.first + w.total < w.first)
+        return "offset + size overflows";
+    switch (h->type) {
+    case DCU_WIRE_HOST_PUT:
+    case DCU_WIRE_HOST_GET:
+        if (h->slot >= DCUDA_WIN_TABLE_SLOTS || h->tag != 0)
+            return "window slot out of range";
+        if (h->type == DCU_WIRE_HOST_GET && (w.first != h->offset || w.total != h->count))
+            return "a host get's span differs from its request";
+        return h->offset < w.first || h->offset + h->count > w.first + w.total
+                   ? "a chunk outside its request"
+                   : NULL;
+    case DCU_WIRE_HOST_DATA:
+        return h->tag != 0 || w.first != 0 || h->offset + h->count > w.total
+                   ? "an answer's chunk outside its request"
+                   : NULL;
+    default: /* DCU_WIRE_HOST_DONE */
+        return h->tag > DCU_WIRE_HOST_STATUS_MAX ? "an unknown status" : NULL;
+    }
+}
+
+/* The bytes a host message carries after its request. */
+static uint64_t host_bytes(const dcu_wire_header_t *h)
+{
+    return h->type == DCU_WIRE_HOST_PUT || h->type == DCU_WIRE_HOST_DATA ? h->count : 0u;
+}
+
 /* The type-specific fields of a message whose framing is valid (body:
  * its h->length bytes after the header). */
 static const char *check_body(const dcu_wire_header_t *h, const void *body,
@@ -101,6 +136,14 @@ static const char *check_body(const dcu_wire_header_t *h, const void *body,
         return h->tag > 1 ? "a beat's tag is not 0 or 1"
                : h->length == 0 ? NULL
                                 : "a beat carries no body";
+    case DCU_WIRE_HOST_PUT:
+    case DCU_WIRE_HOST_GET:
+    case DCU_WIRE_HOST_DATA:
+    case DCU_WIRE_HOST_DONE:
+        if (h->length < sizeof(dcu_wire_host_t) ||
+            h->length - sizeof(dcu_wire_host_t) != host_bytes(h))
+            return "a host message's length does not match its bytes";
+        return check_host(h, body, lim);
     default:
         return "unknown message type";
     }

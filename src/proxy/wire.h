@@ -21,7 +21,7 @@
 #include "dcuda/shared/layout.h"
 
 #define DCU_WIRE_MAGIC 0xdc0du
-#define DCU_WIRE_VERSION 11u /* 11: window slots up to DCUDA_WIN_TABLE_SLOTS, 128 library tags */
+#define DCU_WIRE_VERSION 12u /* 12: RMA from the host (HOST_PUT .. HOST_DONE) */
 /* Where the messages of a frame start: multiples of this. */
 #define DCU_WIRE_ALIGN 8u
 /* Bytes of an ABORT or LEFT message's text at most. */
@@ -56,8 +56,24 @@ enum dcu_wire_type {
      * window slot; tag: tag + 1 of the PUTs that answer it (on the last);
      * body: a dcu_wire_get_t, where the answer goes. Acknowledged as puts
      * are (once answered), but counted as no bytes of the credit. */
-    DCU_WIRE_GET = 14
+    DCU_WIRE_GET = 14,
+    /* RMA from the host (host_reqs.c): a host's request to a rank of the
+     * receiver, checked there without failing the run; body: a
+     * dcu_wire_host_t (the request), then HOST_PUT's and HOST_DATA's
+     * bytes. src_rank: the first WORLD rank of the asking process (the
+     * owner, in the answers), dst_rank: the owner (the asker's first rank,
+     * in the answers). Not credited: the host's bytes never enter an
+     * inbox. */
+    DCU_WIRE_HOST_PUT = 15,  /* count bytes at offset of dst_rank's part of slot: a chunk
+                              * of the request's [first, first + total) */
+    DCU_WIRE_HOST_GET = 16,  /* count bytes at offset of dst_rank's part of slot (first,
+                              * total: the same) */
+    DCU_WIRE_HOST_DATA = 17, /* a chunk of a get's answer: count bytes at offset of the
+                              * request's total */
+    DCU_WIRE_HOST_DONE = 18  /* the request ended: tag 0, or minus its dcuda_status_t */
 };
+/* The last message type. */
+#define DCU_WIRE_TYPES 18u
 /* Rounds of a dissemination barrier at most (2^31 processes). */
 #define DCU_WIRE_ROUNDS 31u
 
@@ -91,6 +107,17 @@ typedef struct dcu_wire_get {
 } dcu_wire_get_t;
 
 DCUDA_STATIC_ASSERT(sizeof(dcu_wire_get_t) == 16, "wire get");
+
+/* The body of a host's request and of its answers (before any bytes). */
+typedef struct dcu_wire_host {
+    uint64_t id;    /* the asking proxy's, echoed in the answers */
+    uint64_t first; /* HOST_PUT, HOST_GET: the request's bytes in the part */
+    uint64_t total; /* ... and how many; HOST_DATA: the request's size */
+} dcu_wire_host_t;
+
+DCUDA_STATIC_ASSERT(sizeof(dcu_wire_host_t) == 24, "wire host");
+/* The largest status a HOST_DONE carries (minus it, in tag). */
+#define DCU_WIRE_HOST_STATUS_MAX 100u
 
 /* Sent after the deadlock detector ended the sender's run: the receiver's
  * run has ended too, before what the message carries is applied. */

@@ -54,7 +54,7 @@ static setting_t read_setting(fuzz_reader_t *r)
 }
 
 /* wire.h's format, as this file reads it: a header of 56 bytes (magic
- * 0xdc0d, version 11, type, body length, sender, ranks, tag, slot, epoch,
+ * 0xdc0d, version 12, type, body length, sender, ranks, tag, slot, epoch,
  * offset, count, the sender's run, flags: 0 to 7), the body after it. */
 static int rank_in(int32_t r, const setting_t *s) { return r >= 0 && r < s->lim.world_size; }
 
@@ -68,6 +68,34 @@ static int valid_get(const dcu_wire_header_t *h, const uint8_t *body)
     memcpy(&zero, body + 4, 4);
     memcpy(&offset, body + 8, 8);
     return slot < 160 && zero == 0 && offset <= UINT64_MAX - h->count;
+}
+
+/* A host message (types 15 to 18): a body of 24 bytes first (the request's
+ * id, first byte, byte count), then HOST_PUT's and HOST_DATA's bytes
+ * (count); spans that do not pass 2^64. HOST_PUT: a chunk inside
+ * [first, first + total), tag 0, a slot below 160; HOST_GET: the span is
+ * the request's; HOST_DATA: tag 0, first 0, the chunk inside total;
+ * HOST_DONE: a status of at most 100 (tag). */
+static int valid_host(const dcu_wire_header_t *h, const uint8_t *body, int ranks)
+{
+    uint64_t first, total, bytes = h->type == 15 || h->type == 17 ? h->count : 0;
+    if (h->length < 24 || h->length - 24 != bytes || !ranks)
+        return 0;
+    memcpy(&first, body + 8, 8);
+    memcpy(&total, body + 16, 8);
+    if (h->offset > UINT64_MAX - h->count || first > UINT64_MAX - total)
+        return 0;
+    switch (h->type) {
+    case 15:
+        return h->slot < 160 && h->tag == 0 && h->offset >= first &&
+               h->offset + h->count <= first + total;
+    case 16:
+        return h->slot < 160 && h->tag == 0 && first == h->offset && total == h->count;
+    case 17:
+        return h->tag == 0 && first == 0 && h->offset + h->count <= total;
+    default:
+        return h->tag <= 100;
+    }
 }
 
 static int valid_body(const dcu_wire_header_t *h, const uint8_t *body, const setting_t *s)
@@ -103,6 +131,11 @@ static int valid_body(const dcu_wire_header_t *h, const uint8_t *body, const set
               * a body of 16 bytes */
         return ranks && h->tag >= 1 && h->tag <= 384 && h->slot < 160 &&
                h->offset <= UINT64_MAX - h->count && h->length == 16 && valid_get(h, body);
+    case 15: /* HOST_PUT, HOST_GET, HOST_DATA, HOST_DONE (valid_host) */
+    case 16:
+    case 17:
+    case 18:
+        return valid_host(h, body, ranks);
     default:
         return 0;
     }
@@ -114,7 +147,7 @@ static int valid(const uint8_t *m, size_t size, const setting_t *s)
     if (size < 56)
         return 0;
     memcpy(&h, m, sizeof h);
-    if (h.magic != 0xdc0d || h.version != 11 || size > s->lim.max_size || h.length != size - 56 ||
+    if (h.magic != 0xdc0d || h.version != 12 || size > s->lim.max_size || h.length != size - 56 ||
         h.flags > 7u)
         return 0;
     if (s->from < 0 || s->from >= s->lim.processes || h.src_proc != s->from || h.run == 0)
@@ -198,6 +231,11 @@ static size_t make_seed(uint8_t buf[8 + 56 + 64], uint8_t type, uint32_t body)
     h.epoch = type == 6 || type == 7 || type == 9 ? 1 : 0;
     h.offset = 16;
     h.count = type == 1 ? body : type == 12 ? 4096 : type == 10 ? 7 * 56 : type == 14 ? 300 : 0;
+    if (type >= 15) { /* a host message: 8 bytes at 16 of a request of 40 at 8 (a get: all 40) */
+        h.tag = type == 18 ? 3 : 0;
+        h.offset = type == 16 ? 8 : type == 17 ? 16 : 16;
+        h.count = type == 15 || type == 17 ? body - 24 : type == 16 ? 40 : 0;
+    }
     memset(buf, 0, 8);
     buf[0] = 2;          /* from 1 */
     buf[1] = 2 | 1 << 3; /* 3 processes of 2 ranks */
@@ -205,6 +243,10 @@ static size_t make_seed(uint8_t buf[8 + 56 + 64], uint8_t type, uint32_t body)
     memcpy(buf + 8, &h, sizeof h);
     for (uint32_t i = 0; i < body; i++)
         buf[8 + sizeof h + i] = (uint8_t)(type == 14 ? (i == 0 ? 2 : i == 8 ? 40 : 0) : i * 13);
+    if (type >= 15) { /* id 7, first 8 (a get's answer: 0), total 40 */
+        uint64_t w[3] = { 7, type == 17 || type == 18 ? 0 : 8, type == 18 ? 0 : 40 };
+        memcpy(buf + 8 + sizeof h, w, sizeof w);
+    }
     return 8 + sizeof h + body;
 }
 
@@ -224,6 +266,10 @@ void fuzz_seeds(fuzz_emit_fn emit, void *arg)
     emit(arg, buf, make_seed(buf, 12, 0));
     emit(arg, buf, make_seed(buf, 13, 0));
     emit(arg, buf, make_seed(buf, 14, 16)); /* a get of 300 bytes into slot 2 at 40 */
+    emit(arg, buf, make_seed(buf, 15, 32)); /* host messages: a put's chunk of 8 bytes, */
+    emit(arg, buf, make_seed(buf, 16, 24)); /* a get of 40, */
+    emit(arg, buf, make_seed(buf, 17, 32)); /* an answer's chunk of 8, */
+    emit(arg, buf, make_seed(buf, 18, 24)); /* an end with status -3 */
     /* A frame: a put of 20 bytes, padding to 80, a notification. */
     uint8_t frame[8 + 80 + 56];
     make_seed(buf, 1, 20);
