@@ -8,8 +8,9 @@
  *
  * Rows, for sizes from 8 B by 8x, and --max (default 64 MiB) last:
  *   own      the part of this process's device rank 0
- *   peer     the part of process 1's device rank 0 (2+ processes of one
- *            node: GPU peer memory or shared memory)
+ *   peer     the part of process 1's device rank 0 (2+ processes: GPU
+ *            peer memory or shared memory on a node, the proxies on the
+ *            network path, as DCUDA_NET_FORCE makes it)
  * each from pageable host memory and, on a GPU, from pinned memory
  * (cudaHostRegister). Columns: one blocking put and one blocking get
  * (microseconds a call and GB/s), 8 puts in flight completed by waitall
@@ -192,12 +193,8 @@ static void measure(bench_t *b, uint32_t win)
             dcuda_host_put(b->h, dcuda_gptr(win, peer_rank, 0), b->buf, 0, NULL) == DCUDA_OK)
             rows(b, "peer", memories[m], dcuda_gptr(win, peer_rank, 0), 0);
         else if (peers && m == 0)
-            printf("# peer rows skipped: process 1 is on the network path\n");
+            printf("# peer rows skipped: process 1's part is not reached\n");
     }
-#if defined(BENCH_HAVE_CUDA)
-    if (b->gpu)
-        cudaHostUnregister(b->buf);
-#endif
 }
 
 int main(int argc, char **argv)
@@ -241,6 +238,10 @@ int main(int argc, char **argv)
         open_gate(&b);
     if (ok)
         st = dcuda_host_run_wait(b.h, NULL);
+#if defined(BENCH_HAVE_CUDA)
+    if (b.gpu) /* after the run: an unregistration may wait for the device's work */
+        cudaHostUnregister(b.buf);
+#endif
     if (st != DCUDA_OK || win < 0)
         fprintf(stderr, "dcuda_host_rma: %s %s\n", dcuda_status_name(st),
                 dcuda_host_last_error(b.h));

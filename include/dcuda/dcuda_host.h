@@ -256,19 +256,23 @@ DCUDA_API dcuda_status_t dcuda_host_deregister(dcuda_host_h host, void *ptr);
  * dcuda_comm_world_rank) and the offset in that part. A window of DEVICE
  * is reached for ranks of this process only.
  *
- * Reached today: the parts of this process's ranks (NET_LOOPBACK too: the
- * host reaches its own device's memory directly), and those of the node's
- * other processes over shared memory or GPU peer memory. A rank of a
- * process on the network path is refused (DCUDA_ERR_UNSUPPORTED): those
- * requests need the proxies, not built yet. The host does not notify a
- * rank: it tells the ranks what it did through memory they poll (a word
- * written with dcuda_host_copy_in, see dcuda_host_run_start), or the ranks
- * learn it after the run.
+ * Every part of the job is reached: those of this process's ranks
+ * (NET_LOOPBACK too: the host reaches its own device's memory directly)
+ * and of the node's other processes over shared or GPU peer memory, by a
+ * copy of the host's; those of processes on the network path through the
+ * proxies: the owner's process checks the request and copies the bytes
+ * in or out of its rank's memory (the ranks take no part). The host does
+ * not notify a rank: it tells the ranks what it did through memory they
+ * poll (a word written with dcuda_host_copy_in, see dcuda_host_run_start),
+ * or the ranks learn it after the run.
  *
  * The calls are valid while a run is in flight (started by
  * dcuda_host_run_start, or dcuda_host_run on another thread, until its
  * ranks returned); otherwise DCUDA_ERR_WIN, as no window lives. They check,
- * before any byte moves, and refuse with the reason printed:
+ * before any byte moves, and refuse with the reason printed (on the network
+ * path the owner's process checks the part, WIN, OVERFLOW and BOUNDS
+ * below: the call returns DCUDA_OK and the request's wait the refusal; a
+ * blocking call returns it):
  *   DCUDA_ERR_INVALID_ARG  NULL host memory for a size > 0, or req NULL
  *                          where a handle is asked for (the *all calls);
  *   DCUDA_ERR_WIN          a handle that is no window's (DCUDA_WIN_NONE,
@@ -276,6 +280,8 @@ DCUDA_API dcuda_status_t dcuda_host_deregister(dcuda_host_h host, void *ptr);
  *                          in that slot (the window was freed);
  *   DCUDA_ERR_RANK         a rank outside WORLD, or not of this process for
  *                          a window of DEVICE;
+ *   DCUDA_ERR_UNREACHABLE  a node peer's part outside memory of
+ *                          dcuda_host_alloc (its ranks could not share it);
  *   DCUDA_ERR_OVERFLOW     offset + size wraps;
  *   DCUDA_ERR_BOUNDS       [offset, offset + size) past the owner's part.
  * A handle of a window whose slot a newer window took reaches the newer
@@ -284,17 +290,19 @@ DCUDA_API dcuda_status_t dcuda_host_deregister(dcuda_host_h host, void *ptr);
  * Each call returns once the request is started, with its handle in *req
  * (NULL: the call waits for the request itself). The host's memory must
  * stay as it is (put) or untouched (get) until the request completes.
- * Requests of this host runtime complete in the order they were made, so
- * a get after a put to the same bytes reads what the put wrote. They are
- * unordered with the ranks, as dcuda_host_copy_in is: a rank must not
- * touch the bytes while a request moves them, and sees them once the host
- * told it after the request completed (through a word the rank polls, as
- * dcuda_host_run_start describes). A completed put's bytes are in the
- * part, a completed get's in host memory. On a GPU the bytes move on a
- * copy stream of their own (from pinned host memory they overlap the
- * host's work; pageable memory goes through the driver's staging, mostly
- * before the call returns). dcuda_host_run_wait and
- * dcuda_host_run complete every request before they return; their handles
+ * Requests to one owner are carried out in the order they were made, so a
+ * get after a put to the same bytes reads what the put wrote, even while
+ * the put is in flight. They are unordered with the ranks, as
+ * dcuda_host_copy_in is: a rank must not touch the bytes while a request
+ * moves them, and sees them once the host told it after the request
+ * completed (through a word the rank polls, as dcuda_host_run_start
+ * describes). A completed put's bytes are in the part, a completed get's
+ * in host memory. On a GPU the bytes move on a copy stream of their own
+ * (from pinned host memory they overlap the host's work; pageable memory
+ * goes through the driver's staging, mostly before the call returns).
+ * dcuda_host_run_wait and dcuda_host_run complete every request before
+ * they return (one the owner's process on the network path has not
+ * answered by the end of the run ends with DCUDA_ERR_PEER); their handles
  * stay valid until waited for or tested done. */
 typedef struct dcuda_gptr {
     uint32_t win;    /* the window's handle (dcuda_win_t) */
