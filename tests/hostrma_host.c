@@ -516,6 +516,8 @@ static void remote_refusals(hr_t *t)
     TEST_STATUS(dcuda_host_put(t->h, dcuda_gptr(w, other, part - 1), buf, 2, NULL),
                 DCUDA_ERR_BOUNDS);
     TEST_STATUS(dcuda_host_get(t->h, buf, dcuda_gptr(w, other, part), 0, NULL), DCUDA_OK);
+    TEST_STATUS(dcuda_host_put(t->h, dcuda_gptr(w, other, UINT64_MAX), buf, 2, NULL),
+                DCUDA_ERR_OVERFLOW); /* refused here: no message may carry it */
     TEST_CHECK(req == NULL, "an ended request keeps its handle");
 }
 

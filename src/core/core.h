@@ -131,6 +131,9 @@ struct dcuda_host {
         dcuda_status_t status;
     } run;
     uint64_t rma_last; /* the backend's ticket of the host's newest RMA copy (host_rma.c) */
+    /* The run's ranks returned: the proxies take no more of the host's
+     * requests (run.c sets it, host_rma.c reads it after handing one over). */
+    _Atomic int rma_closed;
     double timings[DCUDA_MAX_TIMERS];
     int timing_count;
     char last_error[512];

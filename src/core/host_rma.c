@@ -115,6 +115,11 @@ static dcuda_status_t resolve(dcuda_host_h h, const char *call, dcuda_gptr_t g, 
         return DCUDA_ERR_RANK;
     }
     const dcuda_win_entry_t *at = NULL;
+    if (g.offset + size < g.offset) {
+        dcu_msg_error("%s: offset %llu + %zu bytes wraps", call, (unsigned long long)g.offset,
+                      size);
+        return DCUDA_ERR_OVERFLOW;
+    }
     dcuda_status_t st = find_entry(h, call, dcu_win_comm(g.win), slot, g.rank, &proc, &at);
     dcuda_win_entry_t e;
     if (st == DCUDA_OK && at)
@@ -158,7 +163,7 @@ static dcuda_status_t check_running(dcuda_host_h h, const char *call)
                       call);
         return DCUDA_ERR_WIN;
     }
-    if (atomic_load_explicit(&h->run.done, memory_order_acquire)) {
+    if (atomic_load_explicit(&h->run.done, memory_order_acquire) || atomic_load(&h->rma_closed)) {
         dcu_msg_error("%s: the ranks of the run have returned, and their windows with them",
                       call);
         return DCUDA_ERR_WIN;
@@ -194,6 +199,8 @@ static dcuda_status_t over_net(dcuda_host_h h, const char *call, dcuda_gptr_t g,
     n->size = size;
     n->host = host;
     dcu_proxy_host_submit(proxy, n);
+    if (atomic_load(&h->rma_closed)) /* the run's end came first: no poll takes it now */
+        dcu_proxy_host_cancel_queued(proxy, DCUDA_ERR_PEER);
     if (r) {
         r->host = h;
         r->over_net = 1;

@@ -143,6 +143,7 @@ static dcuda_status_t serve(dcuda_host_h h);
 static dcuda_status_t launch(dcuda_host_h h, void *stream)
 {
     h->run.t0 = dcu_clock_ns();
+    atomic_store(&h->rma_closed, 0);
     dcu_monitor_start(h);
     dcu_deadlock_start(h);
     dcu_proxies_reset(h->proxy);
@@ -182,6 +183,7 @@ static dcuda_status_t serve(dcuda_host_h h)
         else if (h->ops->kind == DCU_BACKEND_CPU || dcu_proxies_count(h->proxy) > 1)
             sched_yield(); /* ranks or lanes that share this core (mpirun binds it) go first */
     }
+    atomic_store(&h->rma_closed, 1); /* before the proxies drain: what came is ended there */
     dcu_proxies_stop(h->proxy); /* from here the host thread polls every lane */
     dcu_proxies_ranks_done(h->proxy);
     dcuda_status_t st = h->ops->join(h->backend);

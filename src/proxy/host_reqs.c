@@ -48,8 +48,11 @@ void dcu_proxy_host_submit(dcu_proxy_t *p, dcu_host_rma_t *r)
     r->received = 0;
     atomic_store_explicit(&r->done, 0, memory_order_relaxed);
     r->next = atomic_load_explicit(&p->host_queue, memory_order_relaxed);
+    /* seq_cst, as the take: a host that hands one over and then finds the
+     * run closed, or the drain that takes the queue after closing it, sees
+     * it (core/host_rma.c). */
     while (!atomic_compare_exchange_weak_explicit(&p->host_queue, &r->next, r,
-                                                  memory_order_release, memory_order_relaxed)) {
+                                                  memory_order_seq_cst, memory_order_relaxed)) {
     }
 }
 
@@ -107,7 +110,7 @@ static dcuda_status_t ending(const dcu_proxy_t *p)
 /* The requests handed over, oldest first. */
 static dcu_host_rma_t *take_queue(dcu_proxy_t *p)
 {
-    dcu_host_rma_t *newest = atomic_exchange_explicit(&p->host_queue, NULL, memory_order_acquire);
+    dcu_host_rma_t *newest = atomic_exchange_explicit(&p->host_queue, NULL, memory_order_seq_cst);
     dcu_host_rma_t *oldest = NULL;
     while (newest) {
         dcu_host_rma_t *r = newest;
@@ -118,12 +121,17 @@ static dcu_host_rma_t *take_queue(dcu_proxy_t *p)
     return oldest;
 }
 
-void dcu_proxy_host_end_all(dcu_proxy_t *p, dcuda_status_t status)
+void dcu_proxy_host_cancel_queued(dcu_proxy_t *p, dcuda_status_t status)
 {
     for (dcu_host_rma_t *r = take_queue(p), *next; r; r = next) {
         next = r->next;
         end_request(r, status);
     }
+}
+
+void dcu_proxy_host_end_all(dcu_proxy_t *p, dcuda_status_t status)
+{
+    dcu_proxy_host_cancel_queued(p, status);
     for (dcu_host_rma_t *r = p->host_pending, *next; r; r = next) {
         next = r->next;
         end_request(r, status);

@@ -92,6 +92,9 @@ void dcu_proxy_reset(dcu_proxy_t *p);
  * the proxy's next poll; it ends when its owner answered, or with the
  * run (DCUDA_ERR_PEER) or the proxy's failure. */
 void dcu_proxy_host_submit(dcu_proxy_t *p, dcu_host_rma_t *r);
+/* Ends the requests handed over and not yet taken with `status` (from any
+ * thread: once no poll may take them any more). */
+void dcu_proxy_host_cancel_queued(dcu_proxy_t *p, dcuda_status_t status);
 /* Serves ready commands in ticket order and progresses the network; > 0 if
  * it did anything. */
 int dcu_proxy_poll(dcu_proxy_t *p);
