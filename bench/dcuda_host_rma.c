@@ -156,8 +156,8 @@ static void cell(double seconds, uint64_t size, int with_us)
 
 static void rows(bench_t *b, const char *target, const char *memory, dcuda_gptr_t g, int own)
 {
-    for (uint64_t size = 8; size <= b->max; size = size * 8 > b->max && size < b->max ? b->max
-                                                                                    : size * 8) {
+    for (uint64_t size = 8; size <= b->max;
+         size = size * 8 > b->max && size < b->max ? b->max : size * 8) {
         printf("%-6s %-9s %10llu", target, memory, (unsigned long long)size);
         cell(time_one(b, g, size, 1), size, 1);
         cell(time_one(b, g, size, 0), size, 1);

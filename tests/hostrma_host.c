@@ -235,7 +235,7 @@ static void model_free(hr_model_t *m, const hr_t *t)
 /* A request in flight and what a get must find. */
 typedef struct hr_pending {
     dcuda_host_req_t req;
-    unsigned char *buf; /* the put's payload, or the get's landing */
+    unsigned char *buf;  /* the put's payload, or the get's landing */
     unsigned char *want; /* a get: the model's bytes when it was made */
     hr_op_t op;
     int index;
@@ -247,8 +247,9 @@ static void check_get(const hr_pending_t *p)
         return;
     for (uint64_t i = 0; i < p->op.size; i++)
         if (p->buf[i] != p->want[i]) {
-            TEST_CHECK(0, "get %d (rank %d, window %d, stripe bytes %llu + %llu): byte %llu is "
-                          "0x%02x, the model says 0x%02x",
+            TEST_CHECK(0,
+                       "get %d (rank %d, window %d, stripe bytes %llu + %llu): byte %llu is "
+                       "0x%02x, the model says 0x%02x",
                        p->index, p->op.target, p->op.w, (unsigned long long)p->op.offset,
                        (unsigned long long)p->op.size, (unsigned long long)i, p->buf[i],
                        p->want[i]);
@@ -375,7 +376,8 @@ static void check_parts(hr_t *t)
     size_t bytes = (size_t)t->info.rank_responsible * HR_SLOTS * t->d.slot_bytes;
     unsigned char *got = malloc(bytes), *want = malloc(t->d.slot_bytes);
     TEST_CHECK(got && want, "out of memory");
-    if (!got || !want || !TEST_STATUS(dcuda_host_copy_out(t->h, got, t->d.parts, bytes), DCUDA_OK)) {
+    if (!got || !want ||
+        !TEST_STATUS(dcuda_host_copy_out(t->h, got, t->d.parts, bytes), DCUDA_OK)) {
         free(got);
         free(want);
         return;
@@ -389,8 +391,9 @@ static void check_parts(hr_t *t)
             expected_part(t, r, w, want);
             for (uint64_t i = 0; i < t->d.slot_bytes; i++)
                 if (part[i] != want[i]) {
-                    TEST_CHECK(0, "rank %d, window %d, byte %llu (%s, stripe of host %llu): 0x%02x, "
-                                  "want 0x%02x",
+                    TEST_CHECK(0,
+                               "rank %d, window %d, byte %llu (%s, stripe of host %llu): 0x%02x, "
+                               "want 0x%02x",
                                r, w, (unsigned long long)i, i < n ? "in the part" : "past it",
                                (unsigned long long)(i / (n / (uint64_t)t->procs)), part[i],
                                want[i]);
@@ -431,11 +434,10 @@ static int hr_open(hr_t *t, int argc, char **argv, int misuse)
     t->words = calloc(t->word_count, sizeof *t->words);
     size_t parts = (size_t)t->per_proc * HR_SLOTS * t->d.slot_bytes;
     TEST_CHECK(t->words != NULL, "out of memory");
-    return t->words &&
-           TEST_STATUS(dcuda_host_alloc(t->h, parts, (void **)&t->d.parts), DCUDA_OK) &&
-           TEST_STATUS(dcuda_host_alloc(t->h, t->word_count * sizeof(int64_t),
-                                        (void **)&t->d.words),
-                       DCUDA_OK);
+    return t->words && TEST_STATUS(dcuda_host_alloc(t->h, parts, (void **)&t->d.parts), DCUDA_OK) &&
+           TEST_STATUS(
+               dcuda_host_alloc(t->h, t->word_count * sizeof(int64_t), (void **)&t->d.words),
+               DCUDA_OK);
 }
 
 static void hr_close(hr_t *t)
@@ -452,8 +454,8 @@ static void hr_close(hr_t *t)
 static void probe_reach(hr_t *t)
 {
     for (int r = 0; r < t->info.rank_count; r++) {
-        dcuda_status_t st = dcuda_host_put(t->h, dcuda_gptr(t->win[HR_WORLD][0], r, 0), NULL, 0,
-                                           NULL);
+        dcuda_status_t st =
+            dcuda_host_put(t->h, dcuda_gptr(t->win[HR_WORLD][0], r, 0), NULL, 0, NULL);
         TEST_CHECK(st == DCUDA_OK, "a 0-byte put to rank %d: %s", r, dcuda_status_name(st));
     }
 }
@@ -530,28 +532,23 @@ static void refusals(hr_t *t)
     uint64_t part = (uint64_t)t->procs * stripe_of(t, me, HR_WORLD);
     dcuda_host_req_t req = NULL;
     int done = 0;
-    TEST_STATUS(dcuda_host_put(t->h, dcuda_gptr(0xffffffffu, me, 0), buf, 1, NULL),
-                DCUDA_ERR_WIN);
-    TEST_STATUS(dcuda_host_put(t->h, dcuda_gptr(w | 0x1000u, me, 0), buf, 1, NULL),
-                DCUDA_ERR_WIN);
+    TEST_STATUS(dcuda_host_put(t->h, dcuda_gptr(0xffffffffu, me, 0), buf, 1, NULL), DCUDA_ERR_WIN);
+    TEST_STATUS(dcuda_host_put(t->h, dcuda_gptr(w | 0x1000u, me, 0), buf, 1, NULL), DCUDA_ERR_WIN);
     TEST_STATUS(dcuda_host_put(t->h, dcuda_gptr(w | (9u << 8), me, 0), buf, 1, NULL),
                 DCUDA_ERR_WIN);
     TEST_STATUS(dcuda_host_get(t->h, buf, dcuda_gptr(w, -1, 0), 1, NULL), DCUDA_ERR_RANK);
     TEST_STATUS(dcuda_host_get(t->h, buf, dcuda_gptr(w, world, 0), 1, NULL), DCUDA_ERR_RANK);
     if (t->procs > 1)
-        TEST_STATUS(dcuda_host_put(t->h, dcuda_gptr(dev, (me + t->per_proc) % world, 0), buf, 1,
-                                   NULL),
-                    DCUDA_ERR_RANK);
+        TEST_STATUS(
+            dcuda_host_put(t->h, dcuda_gptr(dev, (me + t->per_proc) % world, 0), buf, 1, NULL),
+            DCUDA_ERR_RANK);
     TEST_STATUS(dcuda_host_put(t->h, dcuda_gptr(w, me, part), buf, 1, NULL), DCUDA_ERR_BOUNDS);
     TEST_STATUS(dcuda_host_put(t->h, dcuda_gptr(w, me, part), buf, 0, NULL), DCUDA_OK);
-    TEST_STATUS(dcuda_host_get(t->h, buf, dcuda_gptr(w, me, part - 1), 2, NULL),
-                DCUDA_ERR_BOUNDS);
+    TEST_STATUS(dcuda_host_get(t->h, buf, dcuda_gptr(w, me, part - 1), 2, NULL), DCUDA_ERR_BOUNDS);
     TEST_STATUS(dcuda_host_get(t->h, buf, dcuda_gptr(w, me, UINT64_MAX), 2, NULL),
                 DCUDA_ERR_OVERFLOW);
-    TEST_STATUS(dcuda_host_put(t->h, dcuda_gptr(w, me, 0), NULL, 1, NULL),
-                DCUDA_ERR_INVALID_ARG);
-    TEST_STATUS(dcuda_host_get(t->h, NULL, dcuda_gptr(w, me, 0), 1, &req),
-                DCUDA_ERR_INVALID_ARG);
+    TEST_STATUS(dcuda_host_put(t->h, dcuda_gptr(w, me, 0), NULL, 1, NULL), DCUDA_ERR_INVALID_ARG);
+    TEST_STATUS(dcuda_host_get(t->h, NULL, dcuda_gptr(w, me, 0), 1, &req), DCUDA_ERR_INVALID_ARG);
     TEST_CHECK(req == NULL, "a refused request set its handle");
     TEST_STATUS(dcuda_host_req_test(t->h, &req, NULL), DCUDA_ERR_INVALID_ARG);
     TEST_STATUS(dcuda_host_req_waitall(t->h, NULL, 2), DCUDA_ERR_INVALID_ARG);

@@ -61,9 +61,8 @@ DCUDA_KERNEL(hostrma, ctx)
     int64_t *handles = d->words + HR_HANDLES + drank * HR_PER_RANK;
     dcuda_win_t win[HR_WINDOWS], scratch = DCUDA_WIN_NONE;
     dcuda_comm_t half = DCUDA_COMM_NULL;
-    dcuda_status_t s =
-        dcuda_win_create(&st, DCUDA_COMM_WORLD, mine + HR_WINDOWS * d->slot_bytes,
-                         dcuda_comm_split_room(size), &scratch);
+    dcuda_status_t s = dcuda_win_create(&st, DCUDA_COMM_WORLD, mine + HR_WINDOWS * d->slot_bytes,
+                                        dcuda_comm_split_room(size), &scratch);
     if (s == DCUDA_OK)
         s = dcuda_comm_split(&st, DCUDA_COMM_WORLD, rank % 2, rank, scratch, 0, &half);
     dcuda_win_free(&st, scratch);
@@ -73,8 +72,8 @@ DCUDA_KERNEL(hostrma, ctx)
         fill_part(mine + (uint64_t)w * d->slot_bytes, bytes, d->seed, rank, w);
         dcuda_rank_sync();
         win[w] = DCUDA_WIN_NONE;
-        dcuda_status_t c = dcuda_win_create(&st, comm[w], mine + (uint64_t)w * d->slot_bytes,
-                                            bytes, &win[w]);
+        dcuda_status_t c =
+            dcuda_win_create(&st, comm[w], mine + (uint64_t)w * d->slot_bytes, bytes, &win[w]);
         s = s != DCUDA_OK ? s : c;
         if (dcuda_thread_index() == 0)
             handles[w] = s == DCUDA_OK ? (int64_t)win[w] : -1;

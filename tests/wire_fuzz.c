@@ -45,9 +45,8 @@ static int valid_get(const dcu_wire_header_t *h, const unsigned char *body)
 /* A host message's request and spans: see wire.h. */
 static int valid_host(const dcu_wire_header_t *h, const unsigned char *body, int ranks)
 {
-    uint64_t first, total, bytes = h->type == DCU_WIRE_HOST_PUT || h->type == DCU_WIRE_HOST_DATA
-                                       ? h->count
-                                       : 0;
+    uint64_t first, total,
+        bytes = h->type == DCU_WIRE_HOST_PUT || h->type == DCU_WIRE_HOST_DATA ? h->count : 0;
     if (!ranks || h->length < HOST_BYTES || h->length - HOST_BYTES != bytes)
         return 0;
     memcpy(&first, body + 8, 8);
@@ -119,10 +118,10 @@ static size_t make(unsigned char *m, int type, int from)
 {
     dcu_wire_header_t h;
     int host = type >= DCU_WIRE_HOST_PUT;
-    size_t body = type == DCU_WIRE_PUT                              ? 40
-                  : type == DCU_WIRE_ABORT || type == DCU_WIRE_LEFT ? 30
-                  : type == DCU_WIRE_REPLY                          ? ANSWER_BYTES
-                  : type == DCU_WIRE_GET                            ? GET_BYTES
+    size_t body = type == DCU_WIRE_PUT                                      ? 40
+                  : type == DCU_WIRE_ABORT || type == DCU_WIRE_LEFT         ? 30
+                  : type == DCU_WIRE_REPLY                                  ? ANSWER_BYTES
+                  : type == DCU_WIRE_GET                                    ? GET_BYTES
                   : type == DCU_WIRE_HOST_PUT || type == DCU_WIRE_HOST_DATA ? HOST_BYTES + 8
                   : host                                                    ? HOST_BYTES
                                                                             : 0;

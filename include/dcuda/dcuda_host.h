@@ -326,15 +326,14 @@ typedef struct dcuda_host_req *dcuda_host_req_t;
 DCUDA_API dcuda_status_t dcuda_host_put(dcuda_host_h host, dcuda_gptr_t dst, const void *src,
                                         size_t size, dcuda_host_req_t *req);
 /* size bytes of the part src points into, to host memory at dst. */
-DCUDA_API dcuda_status_t dcuda_host_get(dcuda_host_h host, void *dst, dcuda_gptr_t src,
-                                        size_t size, dcuda_host_req_t *req);
+DCUDA_API dcuda_status_t dcuda_host_get(dcuda_host_h host, void *dst, dcuda_gptr_t src, size_t size,
+                                        dcuda_host_req_t *req);
 /* Waits for *req (NULL: nothing to wait for) and sets it NULL; returns
  * the request's outcome (DCUDA_ERR_BACKEND when a copy failed). */
 DCUDA_API dcuda_status_t dcuda_host_req_wait(dcuda_host_h host, dcuda_host_req_t *req);
 /* *done = 1 when *req completed (then it is set NULL and its outcome
  * returned, as dcuda_host_req_wait would), else 0. Never blocks. */
-DCUDA_API dcuda_status_t dcuda_host_req_test(dcuda_host_h host, dcuda_host_req_t *req,
-                                             int *done);
+DCUDA_API dcuda_status_t dcuda_host_req_test(dcuda_host_h host, dcuda_host_req_t *req, int *done);
 /* Each of reqs[0 .. count), as dcuda_host_req_wait; the first failure's
  * outcome (every request is waited for, and set NULL, even after one). */
 DCUDA_API dcuda_status_t dcuda_host_req_waitall(dcuda_host_h host, dcuda_host_req_t *reqs,

@@ -78,9 +78,8 @@ static dcuda_status_t find_entry(dcuda_host_h h, const char *call, int comm, int
         return DCUDA_ERR_RANK;
     }
     if (p == me) {
-        *entry_at = h->image.win_entries[comm == DCU_COMM_DEVICE ? DCU_COMM_DEVICE
-                                                                 : DCU_COMM_WORLD] +
-                    at;
+        *entry_at =
+            h->image.win_entries[comm == DCU_COMM_DEVICE ? DCU_COMM_DEVICE : DCU_COMM_WORLD] + at;
         return DCUDA_OK;
     }
     if (h->path[p] == DCUDA_PATH_NET) { /* its proxy checks the part */
@@ -164,8 +163,7 @@ static dcuda_status_t check_running(dcuda_host_h h, const char *call)
         return DCUDA_ERR_WIN;
     }
     if (atomic_load_explicit(&h->run.done, memory_order_acquire) || atomic_load(&h->rma_closed)) {
-        dcu_msg_error("%s: the ranks of the run have returned, and their windows with them",
-                      call);
+        dcu_msg_error("%s: the ranks of the run have returned, and their windows with them", call);
         return DCUDA_ERR_WIN;
     }
     return DCUDA_OK;
@@ -186,8 +184,8 @@ static dcuda_status_t over_net(dcuda_host_h h, const char *call, dcuda_gptr_t g,
 {
     dcu_proxy_t *proxy = h->proxy ? dcu_proxies_first(h->proxy) : NULL;
     if (!proxy) {
-        dcu_msg_error("%s: rank %d is on the network path, which this process has not opened",
-                      call, (int)g.rank);
+        dcu_msg_error("%s: rank %d is on the network path, which this process has not opened", call,
+                      (int)g.rank);
         return DCUDA_ERR_UNSUPPORTED;
     }
     dcu_host_rma_t alone, *n = r ? &r->net : &alone;
@@ -217,8 +215,8 @@ static dcuda_status_t over_net(dcuda_host_h h, const char *call, dcuda_gptr_t g,
 
 /* Starts one request: checked, resolved, copied; its handle in *req, or
  * waited for when req is NULL. */
-static dcuda_status_t rma(dcuda_host_h h, const char *call, dcuda_gptr_t g, void *host,
-                          size_t size, int put, dcuda_host_req_t *req)
+static dcuda_status_t rma(dcuda_host_h h, const char *call, dcuda_gptr_t g, void *host, size_t size,
+                          int put, dcuda_host_req_t *req)
 {
     dcu_host_lock();
     dcuda_status_t st = check_running(h, call);
@@ -292,9 +290,9 @@ static dcuda_status_t finish_one(dcuda_host_h h, const char *call, dcuda_host_re
         dcu_msg_error("%s: the request is not of this host runtime", call);
         return DCUDA_ERR_INVALID_ARG;
     }
-    dcuda_status_t st = r->over_net ? net_wait(&r->net)
+    dcuda_status_t st = r->over_net                                      ? net_wait(&r->net)
                         : h->ops->rma_done(h->backend, r->ticket, 1) < 0 ? DCUDA_ERR_BACKEND
-                                                                          : DCUDA_OK;
+                                                                         : DCUDA_OK;
     free(r);
     *req = NULL;
     return st;

@@ -480,9 +480,12 @@ static dcuda_status_t fill_tables(dcuda_host_h h)
             segs[n++] = (dcuda_segment_t){ im->base, im->size, (uint64_t)(uintptr_t)im->local, 0 };
         }
         peer->segment_count = (uint32_t)n - peer->segment_first;
-        peer->notifs = (dcuda_notif_counters_t *)(uintptr_t)dcu_peers_local(h, p, q->notifs_base, 1);
-        peer->win_world = (dcuda_win_entry_t *)(uintptr_t)dcu_peers_local(h, p, q->win_world_base, 1);
-        peer->node_push = (DCUDA_ATOMIC(uint32_t) *)(uintptr_t)dcu_peers_local(h, p, q->push_base, 1);
+        peer->notifs =
+            (dcuda_notif_counters_t *)(uintptr_t)dcu_peers_local(h, p, q->notifs_base, 1);
+        peer->win_world =
+            (dcuda_win_entry_t *)(uintptr_t)dcu_peers_local(h, p, q->win_world_base, 1);
+        peer->node_push =
+            (DCUDA_ATOMIC(uint32_t) *)(uintptr_t)dcu_peers_local(h, p, q->push_base, 1);
         if (!peer->notifs || !peer->win_world || !peer->node_push) {
             dcu_msg_error("the tables of process %d are not mapped in process %d", p, me);
             free(segs);

@@ -51,8 +51,8 @@ void dcu_proxy_host_submit(dcu_proxy_t *p, dcu_host_rma_t *r)
     /* seq_cst, as the take: a host that hands one over and then finds the
      * run closed, or the drain that takes the queue after closing it, sees
      * it (core/host_rma.c). */
-    while (!atomic_compare_exchange_weak_explicit(&p->host_queue, &r->next, r,
-                                                  memory_order_seq_cst, memory_order_relaxed)) {
+    while (!atomic_compare_exchange_weak_explicit(&p->host_queue, &r->next, r, memory_order_seq_cst,
+                                                  memory_order_relaxed)) {
     }
 }
 
@@ -186,8 +186,9 @@ static void apply_data(dcu_proxy_t *p, int from, const dcu_wire_header_t *h,
     if (!r)
         return;
     if (r->put || w->total != r->size || holder(p, r->rank) != from) {
-        dcu_proxy_fail(p, "process %d answered request %llu of this host with bytes it did not "
-                          "ask for",
+        dcu_proxy_fail(p,
+                       "process %d answered request %llu of this host with bytes it did not "
+                       "ask for",
                        from, (unsigned long long)w->id);
         return;
     }
@@ -203,8 +204,8 @@ static void apply_done(dcu_proxy_t *p, int from, const dcu_wire_header_t *h,
         return;
     dcuda_status_t st = (dcuda_status_t)(-(int32_t)h->tag);
     if (holder(p, r->rank) != from || (st == DCUDA_OK && !r->put && r->received != r->size)) {
-        dcu_proxy_fail(p, "process %d ended request %llu of this host before its bytes came",
-                       from, (unsigned long long)w->id);
+        dcu_proxy_fail(p, "process %d ended request %llu of this host before its bytes came", from,
+                       (unsigned long long)w->id);
         st = DCUDA_ERR_PEER;
     }
     end_request(r, st);
@@ -244,9 +245,8 @@ static dcuda_status_t copy_now(dcu_proxy_t *p, int write, void *dst, const void 
     dcuda_status_t st = write ? p->c.ops->write_start(p->c.backend, dst, src, n, &ticket)
                               : p->c.ops->read_start(p->c.backend, dst, src, n, &ticket);
     int done = 0;
-    while (st == DCUDA_OK &&
-           (done = write ? p->c.ops->write_done(p->c.backend, ticket)
-                         : p->c.ops->read_done(p->c.backend, ticket)) == 0) {
+    while (st == DCUDA_OK && (done = write ? p->c.ops->write_done(p->c.backend, ticket)
+                                           : p->c.ops->read_done(p->c.backend, ticket)) == 0) {
     }
     return st != DCUDA_OK ? st : done < 0 ? DCUDA_ERR_BACKEND : DCUDA_OK;
 }

@@ -41,7 +41,7 @@ struct dcu_backend {
     cudaStream_t writes; /* the proxy's writes of rank memory (write_start) */
     cudaEvent_t write_ends[DCU_BACKEND_WRITES]; /* write t ends at write_ends[t % WRITES] */
     uint64_t writes_started;
-    cudaStream_t rmas; /* the host's RMA copies (rma_start) */
+    cudaStream_t rmas;                      /* the host's RMA copies (rma_start) */
     cudaEvent_t rma_ends[DCU_BACKEND_RMAS]; /* copy t ends at rma_ends[t % RMAS] */
     uint64_t rmas_started, rmas_finished;
     int launched;
