@@ -102,8 +102,10 @@ static double time_in_flight(bench_t *b, dcuda_gptr_t g, uint64_t size)
     double t0 = now_s();
     for (int i = 0; i < n; i++) {
         for (int k = 0; k < IN_FLIGHT; k++)
-            if (dcuda_host_put(b->h, g, b->buf + (size_t)k * b->max, size, &reqs[k]) != DCUDA_OK)
+            if (dcuda_host_put(b->h, g, b->buf + (size_t)k * b->max, size, &reqs[k]) != DCUDA_OK) {
+                dcuda_host_req_waitall(b->h, reqs, (size_t)k); /* those started */
                 return -1;
+            }
         if (dcuda_host_req_waitall(b->h, reqs, IN_FLIGHT) != DCUDA_OK)
             return -1;
     }

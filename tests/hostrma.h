@@ -37,11 +37,12 @@ typedef struct hostrma_data {
     int32_t reserved;
 } hostrma_data_t;
 
-/* Bytes of WORLD rank r's part of window w a process's host owns: the part
- * holds one such stripe a process, stripe q of process q. */
+/* Bytes of WORLD rank r's part of window w a process's host owns (from
+ * three quarters of stripe_max to all of it): the part holds one such
+ * stripe a process, stripe q of process q. */
 TEST_FN uint64_t hostrma_stripe(uint32_t seed, int r, int w, uint64_t stripe_max)
 {
-    return 1u + test_mix(seed * 31u + (uint32_t)r * 3u + (uint32_t)w) % stripe_max;
+    return stripe_max - test_mix(seed * 31u + (uint32_t)r * 3u + (uint32_t)w) % (stripe_max / 4u);
 }
 
 /* Byte i of WORLD rank r's part of window w before the host's puts. */

@@ -14,6 +14,11 @@
  *           with zero). Every part is reached: over memory (this
  *           process's ranks, the node's) or through the proxies (a
  *           process on the network path).
+ *   large   The same with stripes up to 1.3 MiB (requests of several of
+ *           the network path's chunks, batches beyond what it keeps in
+ *           flight) and 40 requests a host, in two runs: one of
+ *           dcuda_host_run_start, one of dcuda_host_run on another thread
+ *           while the main thread moves the bytes.
  *   misuse  Every refusal, with its status: no run, a handle of no window,
  *           a rank outside WORLD or, for DEVICE's window, of another
  *           process, bytes past the part, a wrapping range, NULL memory,
@@ -24,6 +29,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,8 +44,13 @@
 DCUDA_KERNEL_DECLARE(hostrma);
 
 #define HR_OPS 240
+#define HR_OPS_LARGE 40
 #define HR_BATCH_MAX 8
 #define HR_STRIPE_MAX 9000u
+/* The large case: a stripe may hold more than one chunk of the network
+ * path (1 MiB), and a batch more than the chunks it keeps in flight. */
+#define HR_STRIPE_MAX_LARGE (1300u * 1024u)
+#define HR_CHUNK (1024u * 1024u) /* the network path's chunk (DCU_NET_PUT_CHUNK) */
 
 static void sleep_ms(long ms)
 {
@@ -55,6 +66,7 @@ typedef struct hr {
     int64_t *words; /* host copy */
     size_t word_count;
     uint32_t win[HR_WINDOWS][2]; /* handles: [w][colour] (DEVICE's: [w][0]) */
+    int ops;                     /* of each host's program */
 } hr_t;
 
 /* ---- meeting the ranks ------------------------------------------------------ */
@@ -134,6 +146,8 @@ static uint64_t draw_size(uint64_t *rng, uint64_t stripe)
         n = sizes[pick];
     else if (pick == 13)
         n = stripe;
+    else if (pick == 14 && stripe > HR_CHUNK) /* more than one chunk of the network path */
+        n = HR_CHUNK + test_rng(rng) % (stripe - HR_CHUNK + 1u);
     else
         n = test_rng(rng) % (stripe + 1u);
     return n < stripe ? n : stripe;
@@ -268,14 +282,23 @@ static void complete_batch(hr_t *t, hr_pending_t *b, int n, uint64_t *rng)
     if (how == 0) {
         TEST_STATUS(dcuda_host_req_waitall(t->h, reqs, (size_t)n), DCUDA_OK);
     } else if (how == 1) {
-        for (long spins = 0; !done && spins < 10000000L; spins++)
+        for (long us = 0; !done && us < 60L * 1000000L; us += 10) { /* a minute at most */
             TEST_STATUS(dcuda_host_req_testall(t->h, reqs, (size_t)n, &done), DCUDA_OK);
+            if (!done) {
+                struct timespec ts = { 0, 10000 };
+                nanosleep(&ts, NULL);
+            }
+        }
         TEST_CHECK(done, "testall never said done");
     } else {
         for (int k = 0; k < n; k++) {
             int i = how == 2 ? k : n - 1 - k;
-            if (how == 2)
+            if (how == 2) {
                 TEST_STATUS(dcuda_host_req_test(t->h, &reqs[i], &done), DCUDA_OK);
+                TEST_CHECK((done == 1) == (reqs[i] == NULL),
+                           "req_test said %d and left the request %s", done,
+                           reqs[i] ? "set" : "NULL");
+            }
             TEST_STATUS(dcuda_host_req_wait(t->h, &reqs[i]), DCUDA_OK);
         }
     }
@@ -337,11 +360,11 @@ static void run_program(hr_t *t, hr_model_t *m)
     int hot[3] = { 0, 0, 0 };
     hr_pending_t batch[HR_BATCH_MAX];
     int n = 0, limit = 1 + (int)(test_rng(&crng) % HR_BATCH_MAX);
-    for (int i = 0; i < HR_OPS; i++) {
+    for (int i = 0; i < t->ops; i++) {
         hr_op_t op = draw_op(t, &rng, t->me, hot);
         if (issues(t, t->me, &op) && start_op(t, m, &op, i, &batch[n]))
             n++;
-        if (n == limit || i == HR_OPS - 1) {
+        if (n == limit || i == t->ops - 1) {
             complete_batch(t, batch, n, &crng);
             n = 0;
             limit = 1 + (int)(test_rng(&crng) % HR_BATCH_MAX);
@@ -361,7 +384,7 @@ static void expected_part(const hr_t *t, int r, int w, unsigned char *out)
     for (int q = 0; q < t->procs; q++) {
         uint64_t rng = program_seed(t, q);
         int hot[3] = { 0, 0, 0 };
-        for (int i = 0; i < HR_OPS; i++) {
+        for (int i = 0; i < t->ops; i++) {
             hr_op_t op = draw_op(t, &rng, q, hot);
             if (!op.put || op.target != r || op.w != w || !issues(t, q, &op))
                 continue;
@@ -407,7 +430,7 @@ static void check_parts(hr_t *t)
 
 /* ---- the cases ------------------------------------------------------------------ */
 
-static int hr_open(hr_t *t, int argc, char **argv, int misuse)
+static int hr_open(hr_t *t, int argc, char **argv, int misuse, int large)
 {
     memset(t, 0, sizeof *t);
     if (!TEST_STATUS(dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(hostrma), 64, &t->h), DCUDA_OK))
@@ -426,9 +449,10 @@ static int hr_open(hr_t *t, int argc, char **argv, int misuse)
     t->d.seed = (uint32_t)test_arg(argc, argv, 2, 1);
     t->d.processes = t->procs;
     t->d.misuse = misuse;
-    t->d.stripe_max = HR_STRIPE_MAX;
+    t->d.stripe_max = large ? HR_STRIPE_MAX_LARGE : HR_STRIPE_MAX;
+    t->ops = large ? HR_OPS_LARGE : HR_OPS;
     uint64_t room = (uint64_t)dcuda_comm_split_room(t->info.rank_count);
-    uint64_t slot = (uint64_t)t->procs * HR_STRIPE_MAX;
+    uint64_t slot = (uint64_t)t->procs * t->d.stripe_max;
     t->d.slot_bytes = ((slot > room ? slot : room) + 64u) & ~(uint64_t)63u;
     t->word_count = HR_HANDLES + (size_t)t->per_proc * HR_PER_RANK;
     t->words = calloc(t->word_count, sizeof *t->words);
@@ -471,25 +495,80 @@ static void check_ranks(hr_t *t)
     }
 }
 
+/* dcuda_host_run on a thread of its own, while the main thread moves
+ * bytes (dcuda_host_run_start's runs leave the host free already). */
+typedef struct hr_blocking {
+    hr_t *t;
+    pthread_t thread;
+    dcuda_status_t status;
+} hr_blocking_t;
+
+static void *blocking_run(void *arg)
+{
+    hr_blocking_t *b = arg;
+    b->status = dcuda_host_run(b->t->h, &b->t->d, sizeof b->t->d, NULL);
+    return NULL;
+}
+
+/* One run of the seeded programs: started by dcuda_host_run_start, or
+ * (`threaded`) by dcuda_host_run on another thread. */
+static void model_run(hr_t *t, int threaded)
+{
+    hr_model_t m = { NULL };
+    hr_blocking_t b = { t, 0, DCUDA_OK };
+    /* The parts zeroed (a run before may have left longer ones), the gates shut. */
+    size_t bytes = (size_t)t->info.rank_responsible * HR_SLOTS * t->d.slot_bytes;
+    void *zero = calloc(1, bytes);
+    TEST_CHECK(zero != NULL, "out of memory");
+    if (zero) {
+        TEST_STATUS(dcuda_host_copy_in(t->h, t->d.parts, zero, bytes), DCUDA_OK);
+        TEST_STATUS(dcuda_host_copy_in(t->h, t->d.words, zero, HR_HANDLES * sizeof(int64_t)),
+                    DCUDA_OK);
+    }
+    free(zero);
+    TEST_CHECK(model_init(&m, t, t->me), "out of memory");
+    if (threaded)
+        TEST_CHECK(pthread_create(&b.thread, NULL, blocking_run, &b) == 0, "no thread");
+    else
+        TEST_STATUS(dcuda_host_run_start(t->h, &t->d, sizeof t->d, NULL), DCUDA_OK);
+    if (await_ranks(t, HR_READY)) {
+        read_handles(t);
+        probe_reach(t);
+        if (m.bytes)
+            run_program(t, &m);
+    }
+    write_word(t, HR_GATE, 1);
+    if (threaded) {
+        pthread_join(b.thread, NULL);
+        TEST_STATUS(b.status, DCUDA_OK);
+    } else {
+        TEST_STATUS(dcuda_host_run_wait(t->h, NULL), DCUDA_OK);
+    }
+    check_ranks(t);
+    check_parts(t);
+    model_free(&m, t);
+}
+
 static int case_model(int argc, char **argv)
 {
     hr_t t;
-    if (!hr_open(&t, argc, argv, 0))
+    if (!hr_open(&t, argc, argv, 0, 0))
         return 0;
-    hr_model_t m = { NULL };
-    TEST_CHECK(model_init(&m, &t, t.me), "out of memory");
-    TEST_STATUS(dcuda_host_run_start(t.h, &t.d, sizeof t.d, NULL), DCUDA_OK);
-    if (await_ranks(&t, HR_READY)) {
-        read_handles(&t);
-        probe_reach(&t);
-        if (m.bytes)
-            run_program(&t, &m);
-    }
-    write_word(&t, HR_GATE, 1);
-    TEST_STATUS(dcuda_host_run_wait(t.h, NULL), DCUDA_OK);
-    check_ranks(&t);
-    check_parts(&t);
-    model_free(&m, &t);
+    model_run(&t, 0);
+    hr_close(&t);
+    return 0;
+}
+
+/* Requests across the network path's chunks, in two runs: the second of
+ * dcuda_host_run on another thread. */
+static int case_large(int argc, char **argv)
+{
+    hr_t t;
+    if (!hr_open(&t, argc, argv, 0, 1))
+        return 0;
+    model_run(&t, 0);
+    t.d.seed++;
+    model_run(&t, 1);
     hr_close(&t);
     return 0;
 }
@@ -564,7 +643,7 @@ static int case_misuse(int argc, char **argv)
 {
     hr_t t;
     unsigned char buf[8] = { 1, 2, 3, 4, 5, 6, 7, 8 }, back[8];
-    if (!hr_open(&t, argc, argv, 1))
+    if (!hr_open(&t, argc, argv, 1, 0))
         return 0;
     int me = t.info.rank_start;
     TEST_STATUS(dcuda_host_put(t.h, dcuda_gptr(0, me, 0), buf, 1, NULL), DCUDA_ERR_WIN);
@@ -612,6 +691,7 @@ int main(int argc, char **argv)
     static const test_case_t cases[] = {
         { "model", case_model },
         { "misuse", case_misuse },
+        { "large", case_large },
     };
     return test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
 }

@@ -53,11 +53,9 @@ static int valid_host(const dcu_wire_header_t *h, const unsigned char *body, int
     memcpy(&total, body + 16, 8);
     if (h->offset + h->count < h->offset || first + total < first)
         return 0;
-    if (h->type == DCU_WIRE_HOST_PUT)
+    if (h->type == DCU_WIRE_HOST_PUT || h->type == DCU_WIRE_HOST_GET)
         return h->slot < 160 && h->tag == 0 && h->offset >= first &&
                h->offset + h->count <= first + total;
-    if (h->type == DCU_WIRE_HOST_GET)
-        return h->slot < 160 && h->tag == 0 && first == h->offset && total == h->count;
     if (h->type == DCU_WIRE_HOST_DATA)
         return h->tag == 0 && first == 0 && h->offset + h->count <= total;
     return h->tag <= 100;

@@ -268,13 +268,15 @@ DCUDA_API dcuda_status_t dcuda_host_deregister(dcuda_host_h host, void *ptr);
  *
  * The calls are valid while a run is in flight (started by
  * dcuda_host_run_start, or dcuda_host_run on another thread, until its
- * ranks returned); otherwise DCUDA_ERR_WIN, as no window lives. They check,
- * before any byte moves, and refuse with the reason printed (on the network
- * path the owner's process checks the part, WIN, OVERFLOW and BOUNDS
+ * ranks returned); otherwise DCUDA_ERR_WIN, as no window lives. They check
+ * before any byte moves and refuse with the reason printed (on the network
+ * path the owner's process checks the part, the WIN and BOUNDS refusals
  * below: the call returns DCUDA_OK and the request's wait the refusal; a
  * blocking call returns it):
- *   DCUDA_ERR_INVALID_ARG  NULL host memory for a size > 0, or req NULL
- *                          where a handle is asked for (the *all calls);
+ *   DCUDA_ERR_NOT_INITIALIZED  no live host runtime;
+ *   DCUDA_ERR_INVALID_ARG  NULL host memory for a size > 0; a NULL req,
+ *                          reqs (count > 0) or done for the wait and test
+ *                          calls; a request of another runtime;
  *   DCUDA_ERR_WIN          a handle that is no window's (DCUDA_WIN_NONE,
  *                          bits no handle has), or an owner with no part
  *                          in that slot (the window was freed);
@@ -283,7 +285,12 @@ DCUDA_API dcuda_status_t dcuda_host_deregister(dcuda_host_h host, void *ptr);
  *   DCUDA_ERR_UNREACHABLE  a node peer's part outside memory of
  *                          dcuda_host_alloc (its ranks could not share it);
  *   DCUDA_ERR_OVERFLOW     offset + size wraps;
- *   DCUDA_ERR_BOUNDS       [offset, offset + size) past the owner's part.
+ *   DCUDA_ERR_BOUNDS       [offset, offset + size) past the owner's part;
+ *   DCUDA_ERR_NO_MEMORY    no memory for the request.
+ * A request's outcome may also be DCUDA_ERR_BACKEND (a copy failed),
+ * DCUDA_ERR_PEER (on the network path: the run ended, or its processes
+ * lost one, before the owner answered) or DCUDA_ERR_ABORTED (the run was
+ * ended early).
  * A handle of a window whose slot a newer window took reaches the newer
  * window: the host cannot tell their generations apart (ranks can).
  *

@@ -162,7 +162,7 @@ static dcuda_status_t check_running(dcuda_host_h h, const char *call)
                       call);
         return DCUDA_ERR_WIN;
     }
-    if (atomic_load_explicit(&h->run.done, memory_order_acquire) || atomic_load(&h->rma_closed)) {
+    if (atomic_load(&h->rma_closed)) { /* of either kind of run */
         dcu_msg_error("%s: the ranks of the run have returned, and their windows with them", call);
         return DCUDA_ERR_WIN;
     }
@@ -177,18 +177,16 @@ static dcuda_status_t net_wait(const dcu_host_rma_t *n)
     return n->status;
 }
 
-/* A request to a rank on the network path, handed to the proxy: into r
- * (NULL: a blocking call, waited for here). */
+/* A request to a rank on the network path, handed to the proxy in n. */
 static dcuda_status_t over_net(dcuda_host_h h, const char *call, dcuda_gptr_t g, void *host,
-                               size_t size, int put, dcuda_host_req_t r)
+                               size_t size, int put, dcu_host_rma_t *n)
 {
     dcu_proxy_t *proxy = h->proxy ? dcu_proxies_first(h->proxy) : NULL;
     if (!proxy) {
-        dcu_msg_error("%s: rank %d is on the network path, which this process has not opened", call,
-                      (int)g.rank);
+        dcu_msg_error("%s: rank %d is on the network path, which this process has not opened",
+                      call, (int)g.rank);
         return DCUDA_ERR_UNSUPPORTED;
     }
-    dcu_host_rma_t alone, *n = r ? &r->net : &alone;
     memset(n, 0, sizeof *n);
     n->put = put;
     n->rank = g.rank;
@@ -199,17 +197,19 @@ static dcuda_status_t over_net(dcuda_host_h h, const char *call, dcuda_gptr_t g,
     dcu_proxy_host_submit(proxy, n);
     if (atomic_load(&h->rma_closed)) /* the run's end came first: no poll takes it now */
         dcu_proxy_host_cancel_queued(proxy, DCUDA_ERR_PEER);
-    if (r) {
-        r->host = h;
-        r->over_net = 1;
-        return DCUDA_OK;
-    }
+    return DCUDA_OK;
+}
+
+/* A blocking call's request on the network path, waited for (without the
+ * API lock: the caller owns it). */
+static dcuda_status_t net_outcome(const char *call, dcuda_gptr_t g, const dcu_host_rma_t *n)
+{
     dcuda_status_t st = net_wait(n);
     if (st != DCUDA_OK)
         dcu_msg_error("%s: rank %d's process refused %llu bytes at %llu of its part of window "
                       "0x%08x: %s",
-                      call, (int)g.rank, (unsigned long long)size, (unsigned long long)g.offset,
-                      (unsigned)g.win, dcuda_status_name(st));
+                      call, (int)g.rank, (unsigned long long)n->size,
+                      (unsigned long long)g.offset, (unsigned)g.win, dcuda_status_name(st));
     return st;
 }
 
@@ -230,15 +230,18 @@ static dcuda_status_t rma(dcuda_host_h h, const char *call, dcuda_gptr_t g, void
     dcuda_host_req_t r = NULL;
     if (st == DCUDA_OK && req && !(r = calloc(1, sizeof *r)))
         st = DCUDA_ERR_NO_MEMORY;
-    if (st == DCUDA_OK && !part) { /* the network path */
-        st = over_net(h, call, g, host, size, put, r);
+    if (st == DCUDA_OK && !part) { /* the network path: its owner's proxy checks and copies */
+        dcu_host_rma_t alone, *n = r ? &r->net : &alone;
+        st = over_net(h, call, g, host, size, put, n);
         if (st == DCUDA_OK && r) {
+            r->host = h;
+            r->over_net = 1;
             *req = r;
             r = NULL;
         }
         free(r);
         dcu_host_unlock();
-        return st;
+        return st == DCUDA_OK && !req ? net_outcome(call, g, &alone) : st;
     }
     uint64_t ticket = st == DCUDA_OK ? h->rma_last : 0u;
     if (st == DCUDA_OK && size)
@@ -290,9 +293,14 @@ static dcuda_status_t finish_one(dcuda_host_h h, const char *call, dcuda_host_re
         dcu_msg_error("%s: the request is not of this host runtime", call);
         return DCUDA_ERR_INVALID_ARG;
     }
-    dcuda_status_t st = r->over_net                                      ? net_wait(&r->net)
-                        : h->ops->rma_done(h->backend, r->ticket, 1) < 0 ? DCUDA_ERR_BACKEND
-                                                                         : DCUDA_OK;
+    dcuda_status_t st = DCUDA_OK;
+    if (r->over_net) { /* its bytes move without the API lock */
+        dcu_host_unlock();
+        st = net_wait(&r->net);
+        dcu_host_lock();
+    } else if (h->ops->rma_done(h->backend, r->ticket, 1) < 0) {
+        st = DCUDA_ERR_BACKEND;
+    }
     free(r);
     *req = NULL;
     return st;

@@ -3,25 +3,31 @@
  * docs/communicators.md, "RMA from the host").
  *
  * The asking side: the host runtime hands a request to its proxy, which
- * sends it at its next poll, as HOST_PUT chunks or one HOST_GET to the
- * process of the part's owner, and ends it at the owner's HOST_DONE (a
- * get's bytes come before it, in HOST_DATA chunks the proxy copies into
- * the host's memory). Messages of a pair keep their order, so the
- * requests of one host reach an owner in the order they were made.
+ * sends it in chunks of at most DCU_NET_PUT_CHUNK, oldest request first,
+ * to the process of the part's owner: HOST_PUT chunks carrying the bytes,
+ * or HOST_GET chunks. The owner answers each chunk (a get's with its
+ * bytes in HOST_DATA first) with HOST_DONE, and the bytes of chunks sent
+ * and not yet answered stay below HOST_WINDOW: a large request streams
+ * over polls instead of filling the heap. A request ends at the answer of
+ * its last chunk, or at the first refusal. Messages of a pair keep their
+ * order and requests go out in order, so requests to one owner are
+ * carried out in the order they were made.
  *
- * The owner's side: the proxy checks the request against the part as the
- * owner rank's table holds it now (a freed window's part is empty), and a
- * refusal is the request's answer, not a failure of the run; it writes or
- * reads the bytes with the backend's copies and waits for each, so that a
- * get after a put reads what the put wrote, and answers. The ranks take
- * no part: their inboxes see none of it.
+ * The owner's side: the proxy checks each chunk's request against the
+ * part as the owner rank's table holds it now (a freed window's part is
+ * empty), and a refusal is the chunk's answer, not a failure of the run;
+ * it copies the bytes into or out of rank memory with the backend's
+ * synchronous copies, so that a get after a put reads what the put wrote,
+ * and answers. The ranks take no part: their inboxes see none of it.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "proxy_impl.h"
-#include "util/clock.h"
+
+/* Bytes of a host's chunks in flight from one proxy at most. */
+#define HOST_WINDOW (4u * DCU_NET_PUT_CHUNK)
 
 /* The process (of the network path's numbering) that holds WORLD rank r. */
 static int holder(const dcu_proxy_t *p, int32_t r)
@@ -45,27 +51,28 @@ static void end_request(dcu_host_rma_t *r, dcuda_status_t st)
 
 void dcu_proxy_host_submit(dcu_proxy_t *p, dcu_host_rma_t *r)
 {
-    r->received = 0;
+    r->sent = r->answered = r->received = 0;
+    r->started = 0;
     atomic_store_explicit(&r->done, 0, memory_order_relaxed);
-    r->next = atomic_load_explicit(&p->host_queue, memory_order_relaxed);
     /* seq_cst, as the take: a host that hands one over and then finds the
      * run closed, or the drain that takes the queue after closing it, sees
      * it (core/host_rma.c). */
-    while (!atomic_compare_exchange_weak_explicit(&p->host_queue, &r->next, r, memory_order_seq_cst,
-                                                  memory_order_relaxed)) {
+    r->next = atomic_load_explicit(&p->host_queue, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(&p->host_queue, &r->next, r,
+                                                  memory_order_seq_cst, memory_order_relaxed)) {
     }
 }
 
 /* ---- the asking side ---------------------------------------------------------------- */
 
-/* A message of request r to process q: bytes [at, at + n) of it (a put's
- * bytes follow the request), sent. 0 once the proxy failed. */
-static int send_host(dcu_proxy_t *p, int q, uint8_t type, const dcu_host_rma_t *r, uint64_t at,
-                     uint64_t n)
+/* The chunk of request r at `at` (n bytes) to process q: a put's bytes
+ * follow the request, a get asks for them. 0 once the proxy failed. */
+static int send_chunk(dcu_proxy_t *p, int q, const dcu_host_rma_t *r, uint64_t at, uint64_t n)
 {
     const dcu_wire_host_t w = { r->id, r->offset, r->size };
-    size_t bytes = type == DCU_WIRE_HOST_PUT ? (size_t)n : 0u;
-    dcu_wire_header_t *h = dcu_proxy_message_to(p, q, type, sizeof w + bytes);
+    size_t bytes = r->put ? (size_t)n : 0u;
+    dcu_wire_header_t *h = dcu_proxy_message_to(
+        p, q, r->put ? DCU_WIRE_HOST_PUT : DCU_WIRE_HOST_GET, sizeof w + bytes);
     if (!h)
         return 0;
     h->src_rank = p->world_first;
@@ -80,29 +87,30 @@ static int send_host(dcu_proxy_t *p, int q, uint8_t type, const dcu_host_rma_t *
     return 1;
 }
 
-/* A put goes in chunks (one, of 0 bytes, for an empty one: the owner
- * checks it all the same), a get as one ask. */
-static void send_request(dcu_proxy_t *p, dcu_host_rma_t *r)
+/* Sends r's next chunks while the window has room (an empty request: one
+ * chunk of 0 bytes, which the owner checks all the same): 1 once all of
+ * it went. */
+static int send_chunks(dcu_proxy_t *p, dcu_host_rma_t *r)
 {
     int q = holder(p, r->rank);
-    if (!r->put) {
-        (void)send_host(p, q, DCU_WIRE_HOST_GET, r, 0, r->size);
-        return;
+    while (!r->started || r->sent < r->size) {
+        uint64_t n = r->size - r->sent < DCU_NET_PUT_CHUNK ? r->size - r->sent : DCU_NET_PUT_CHUNK;
+        if (p->host_in_flight && p->host_in_flight + n > HOST_WINDOW)
+            return 0;
+        if (!send_chunk(p, q, r, r->sent, n))
+            return 0;
+        r->started = 1;
+        r->sent += n;
+        p->host_in_flight += n;
     }
-    uint64_t at = 0;
-    do {
-        uint64_t n = r->size - at < DCU_NET_PUT_CHUNK ? r->size - at : DCU_NET_PUT_CHUNK;
-        if (!send_host(p, q, DCU_WIRE_HOST_PUT, r, at, n))
-            return;
-        at += n;
-    } while (at < r->size);
+    return 1;
 }
 
 /* Why requests end early now (DCUDA_OK: they do not). */
 static dcuda_status_t ending(const dcu_proxy_t *p)
 {
     uint32_t cancel = atomic_load_explicit(p->c.cancel, memory_order_acquire);
-    if (p->failure[0] || cancel == DCUDA_CANCEL_PEER)
+    if (p->failure[0] || p->host_closed || cancel == DCUDA_CANCEL_PEER)
         return DCUDA_ERR_PEER;
     return cancel != DCUDA_CANCEL_NONE ? DCUDA_ERR_ABORTED : DCUDA_OK;
 }
@@ -136,7 +144,8 @@ void dcu_proxy_host_end_all(dcu_proxy_t *p, dcuda_status_t status)
         next = r->next;
         end_request(r, status);
     }
-    p->host_pending = NULL;
+    p->host_pending = p->host_last = NULL;
+    p->host_in_flight = 0;
 }
 
 int dcu_proxy_host_serve(dcu_proxy_t *p)
@@ -148,47 +157,65 @@ int dcu_proxy_host_serve(dcu_proxy_t *p)
         dcu_proxy_host_end_all(p, end);
         return 1;
     }
-    dcu_host_rma_t *r = take_queue(p);
-    int did = r != NULL;
-    while (r && !p->failure[0]) {
-        dcu_host_rma_t *next = r->next;
-        r->id = ++p->host_ids;
-        r->next = p->host_pending;
-        p->host_pending = r; /* before its answer can come */
-        send_request(p, r);
-        r = next;
-    }
-    for (dcu_host_rma_t *next; r; r = next) { /* the proxy failed meanwhile */
+    int did = 0;
+    for (dcu_host_rma_t *r = take_queue(p), *next; r; r = next) {
         next = r->next;
-        end_request(r, DCUDA_ERR_PEER);
+        r->id = ++p->host_ids;
+        r->next = NULL;
+        if (p->host_last)
+            p->host_last->next = r;
+        else
+            p->host_pending = r;
+        p->host_last = r;
+        did = 1;
+    }
+    for (dcu_host_rma_t *r = p->host_pending; r && !p->failure[0]; r = r->next) {
+        uint64_t before = r->sent;
+        int all = send_chunks(p, r);
+        did |= r->sent != before || (all && !before && r->size == 0);
+        if (!all)
+            break; /* in order: the next waits for this one's chunks */
     }
     return did;
 }
 
-/* My pending request `id` (unlinked when `take`), or NULL: one that ended
- * early (its answer is dropped). */
-static dcu_host_rma_t *pending(dcu_proxy_t *p, uint64_t id, int take)
+/* My pending request `id`, or NULL: one that ended early (what it still
+ * gets is dropped). */
+static dcu_host_rma_t *pending(dcu_proxy_t *p, uint64_t id, dcu_host_rma_t **before)
 {
-    for (dcu_host_rma_t **at = &p->host_pending; *at; at = &(*at)->next)
-        if ((*at)->id == id) {
-            dcu_host_rma_t *r = *at;
-            if (take)
-                *at = r->next;
+    dcu_host_rma_t *prev = NULL;
+    for (dcu_host_rma_t *r = p->host_pending; r; prev = r, r = r->next)
+        if (r->id == id) {
+            *before = prev;
             return r;
         }
     return NULL;
 }
 
+/* Ends pending request r (after `before` in the list): its chunks still
+ * on the way leave the window. */
+static void finish(dcu_proxy_t *p, dcu_host_rma_t *r, dcu_host_rma_t *before, dcuda_status_t st)
+{
+    if (before)
+        before->next = r->next;
+    else
+        p->host_pending = r->next;
+    if (p->host_last == r)
+        p->host_last = before;
+    p->host_in_flight -= r->sent - r->answered;
+    end_request(r, st);
+}
+
 static void apply_data(dcu_proxy_t *p, int from, const dcu_wire_header_t *h,
                        const dcu_wire_host_t *w, const char *bytes)
 {
-    dcu_host_rma_t *r = pending(p, w->id, 0);
+    dcu_host_rma_t *before, *r = pending(p, w->id, &before);
     if (!r)
         return;
-    if (r->put || w->total != r->size || holder(p, r->rank) != from) {
-        dcu_proxy_fail(p,
-                       "process %d answered request %llu of this host with bytes it did not "
-                       "ask for",
+    if (r->put || w->total != r->size || holder(p, r->rank) != from ||
+        h->offset + h->count > r->sent) {
+        dcu_proxy_fail(p, "process %d answered request %llu of this host with bytes it did not "
+                          "ask for",
                        from, (unsigned long long)w->id);
         return;
     }
@@ -196,19 +223,27 @@ static void apply_data(dcu_proxy_t *p, int from, const dcu_wire_header_t *h,
     r->received += h->count;
 }
 
+/* A chunk's answer (its bytes at h->offset, h->count of the part): a
+ * refusal ends the request, the last chunk's answer completes it. */
 static void apply_done(dcu_proxy_t *p, int from, const dcu_wire_header_t *h,
                        const dcu_wire_host_t *w)
 {
-    dcu_host_rma_t *r = pending(p, w->id, 1);
+    dcu_host_rma_t *before, *r = pending(p, w->id, &before);
     if (!r)
         return;
     dcuda_status_t st = (dcuda_status_t)(-(int32_t)h->tag);
-    if (holder(p, r->rank) != from || (st == DCUDA_OK && !r->put && r->received != r->size)) {
-        dcu_proxy_fail(p, "process %d ended request %llu of this host before its bytes came", from,
-                       (unsigned long long)w->id);
-        st = DCUDA_ERR_PEER;
+    if (holder(p, r->rank) != from || h->count > r->sent - r->answered) {
+        dcu_proxy_fail(p, "process %d answered request %llu of this host for a chunk it did not "
+                          "send",
+                       from, (unsigned long long)w->id);
+        return;
     }
-    end_request(r, st);
+    r->answered += h->count;
+    p->host_in_flight -= h->count;
+    if (st == DCUDA_OK && !r->put && r->received != r->answered)
+        st = DCUDA_ERR_PEER; /* the owner answered a chunk whose bytes did not come */
+    if (st != DCUDA_OK || (r->started && r->answered == r->size))
+        finish(p, r, before, st);
 }
 
 /* ---- the owner's side --------------------------------------------------------------- */
@@ -238,21 +273,9 @@ static dcuda_status_t host_part(dcu_proxy_t *p, const dcu_wire_header_t *h,
     return DCUDA_OK;
 }
 
-/* A copy of the backend's, waited for: write (into rank memory) or read. */
-static dcuda_status_t copy_now(dcu_proxy_t *p, int write, void *dst, const void *src, size_t n)
-{
-    uint64_t ticket = 0;
-    dcuda_status_t st = write ? p->c.ops->write_start(p->c.backend, dst, src, n, &ticket)
-                              : p->c.ops->read_start(p->c.backend, dst, src, n, &ticket);
-    int done = 0;
-    while (st == DCUDA_OK && (done = write ? p->c.ops->write_done(p->c.backend, ticket)
-                                           : p->c.ops->read_done(p->c.backend, ticket)) == 0) {
-    }
-    return st != DCUDA_OK ? st : done < 0 ? DCUDA_ERR_BACKEND : DCUDA_OK;
-}
-
-static void answer_done(dcu_proxy_t *p, int from, const dcu_wire_header_t *h,
-                        const dcu_wire_host_t *w, dcuda_status_t st)
+/* The answer to the chunk h of a host's request. */
+static void answer_chunk(dcu_proxy_t *p, int from, const dcu_wire_header_t *h,
+                         const dcu_wire_host_t *w, dcuda_status_t st)
 {
     const dcu_wire_host_t a = { w->id, 0u, 0u };
     dcu_wire_header_t *m = dcu_proxy_message_to(p, from, DCU_WIRE_HOST_DONE, sizeof a);
@@ -260,46 +283,50 @@ static void answer_done(dcu_proxy_t *p, int from, const dcu_wire_header_t *h,
         return;
     m->src_rank = h->dst_rank;
     m->dst_rank = h->src_rank;
+    m->offset = h->offset;
+    m->count = h->count;
     m->tag = (uint32_t)(-(int32_t)st);
     memcpy(m + 1, &a, sizeof a);
     dcu_proxy_send_to(p, from, m);
 }
 
-/* A chunk of a host's put: written unless refused; its last chunk answered. */
+/* A chunk of a host's put: written unless refused, and answered. */
 static void serve_put(dcu_proxy_t *p, int from, const dcu_wire_header_t *h,
                       const dcu_wire_host_t *w, const char *bytes)
 {
     uint64_t base = 0;
     dcuda_status_t st = host_part(p, h, w, &base);
     if (st == DCUDA_OK && h->count)
-        st = copy_now(p, 1, (void *)(uintptr_t)(base + h->offset), bytes, (size_t)h->count);
-    if (h->offset + h->count == w->first + w->total && !p->failure[0])
-        answer_done(p, from, h, w, st);
+        st = p->c.ops->copy_in(p->c.backend, (void *)(uintptr_t)(base + h->offset), bytes,
+                               (size_t)h->count);
+    if (!p->failure[0])
+        answer_chunk(p, from, h, w, st);
 }
 
-/* A host's get: read and sent back chunk by chunk, then answered. */
+/* A chunk of a host's get: its bytes read and sent back unless refused,
+ * then answered. */
 static void serve_get(dcu_proxy_t *p, int from, const dcu_wire_header_t *h,
                       const dcu_wire_host_t *w)
 {
     uint64_t base = 0;
     dcuda_status_t st = host_part(p, h, w, &base);
-    for (uint64_t at = 0, n; st == DCUDA_OK && at < h->count && !p->failure[0]; at += n) {
-        n = h->count - at < DCU_NET_PUT_CHUNK ? h->count - at : DCU_NET_PUT_CHUNK;
+    if (st == DCUDA_OK && h->count && !p->failure[0]) {
         const dcu_wire_host_t a = { w->id, 0u, w->total };
-        dcu_wire_header_t *m = dcu_proxy_message_to(p, from, DCU_WIRE_HOST_DATA, sizeof a + n);
+        dcu_wire_header_t *m =
+            dcu_proxy_message_to(p, from, DCU_WIRE_HOST_DATA, sizeof a + (size_t)h->count);
         if (!m)
             return;
         m->src_rank = h->dst_rank;
         m->dst_rank = h->src_rank;
-        m->offset = at;
-        m->count = n;
+        m->offset = h->offset - w->first;
+        m->count = h->count;
         memcpy(m + 1, &a, sizeof a);
-        st = copy_now(p, 0, (char *)(m + 1) + sizeof a,
-                      (const void *)(uintptr_t)(base + h->offset + at), (size_t)n);
+        st = p->c.ops->copy_out(p->c.backend, (char *)(m + 1) + sizeof a,
+                                (const void *)(uintptr_t)(base + h->offset), (size_t)h->count);
         dcu_proxy_send_to(p, from, m); /* made: it goes (refused by the status after) */
     }
     if (!p->failure[0])
-        answer_done(p, from, h, w, st);
+        answer_chunk(p, from, h, w, st);
 }
 
 void dcu_proxy_apply_host(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body)

@@ -1016,6 +1016,7 @@ void dcu_proxy_drain(dcu_proxy_t *p)
     }
     if (dcu_inbox_settle(p->inboxes) != DCUDA_OK)
         dcu_proxy_fail(p, "cannot apply the puts the ranks left in their inboxes");
+    p->host_closed = 1; /* what comes later ends at once */
     dcu_proxy_host_end_all(p, DCUDA_ERR_PEER); /* their owners did not answer in the run */
 }
 
@@ -1032,6 +1033,8 @@ void dcu_proxy_reset(dcu_proxy_t *p)
     p->sent = p->received = 0;
     p->unacked = 0;
     memset(&p->dl, 0, sizeof p->dl);
+    dcu_proxy_host_end_all(p, DCUDA_ERR_PEER); /* none is left after a drain */
+    p->host_closed = 0;
     if (!p->net)
         return;
     beats_reset(p);

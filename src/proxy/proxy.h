@@ -76,8 +76,11 @@ typedef struct dcu_host_rma {
     int32_t rank; /* WORLD rank of the owner */
     uint32_t slot;
     uint64_t offset, size;
-    void *host;            /* the host's bytes */
-    uint64_t received;     /* a get's bytes in host memory so far (the proxy's) */
+    void *host; /* the host's bytes */
+    /* The proxy's: bytes whose chunks were sent, answered, and (a get)
+     * copied into host memory; whether its first chunk went. */
+    uint64_t sent, answered, received;
+    int started;
     dcuda_status_t status; /* written before done */
     _Atomic int done;      /* 1 once ended (release) */
 } dcu_host_rma_t;

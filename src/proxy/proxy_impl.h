@@ -96,12 +96,14 @@ struct dcu_proxy {
     char left[256];                    /* how a process of another node left this run */
     char failure[256];
     /* RMA from the host (host_reqs.c): requests handed over by the host
-     * runtime's thread (pushed, newest first, taken all at once), and
-     * those whose messages left and wait for their answer (the proxy's
-     * thread only), with the next id. */
+     * runtime's thread (pushed, newest first, taken all at once); those
+     * taken, oldest first, until answered (the proxy's thread only), with
+     * the next id, the bytes of chunks sent and not yet answered, and
+     * whether the run's end closed the proxy to more. */
     _Atomic(dcu_host_rma_t *) host_queue;
-    dcu_host_rma_t *host_pending;
-    uint64_t host_ids;
+    dcu_host_rma_t *host_pending, *host_last;
+    uint64_t host_ids, host_in_flight;
+    int host_closed;
     unsigned spread; /* bit per text (1 ABORT, 2 LEFT) told to my tree neighbours this run */
     /* Messages of this run that move ranks on (puts, notifications,
      * barriers), sent and received: the deadlock detector's counts. */

@@ -66,14 +66,12 @@ enum dcu_wire_type {
      * inbox. */
     DCU_WIRE_HOST_PUT = 15,  /* count bytes at offset of dst_rank's part of slot: a chunk
                               * of the request's [first, first + total) */
-    DCU_WIRE_HOST_GET = 16,  /* count bytes at offset of dst_rank's part of slot (first,
-                              * total: the same) */
-    DCU_WIRE_HOST_DATA = 17, /* a chunk of a get's answer: count bytes at offset of the
-                              * request's total */
-    DCU_WIRE_HOST_DONE = 18  /* the request ended: tag 0, or minus its dcuda_status_t */
+    DCU_WIRE_HOST_GET = 16,  /* the same chunk asked for */
+    DCU_WIRE_HOST_DATA = 17, /* a get chunk's bytes: count bytes at offset of the request
+                              * (of total bytes) */
+    DCU_WIRE_HOST_DONE = 18  /* the answer to the chunk [offset, offset + count) of the part:
+                              * tag 0, or minus the refusal's dcuda_status_t */
 };
-/* The last message type. */
-#define DCU_WIRE_TYPES 18u
 /* Rounds of a dissemination barrier at most (2^31 processes). */
 #define DCU_WIRE_ROUNDS 31u
 
@@ -112,7 +110,7 @@ DCUDA_STATIC_ASSERT(sizeof(dcu_wire_get_t) == 16, "wire get");
 typedef struct dcu_wire_host {
     uint64_t id;    /* the asking proxy's, echoed in the answers */
     uint64_t first; /* HOST_PUT, HOST_GET: the request's bytes in the part */
-    uint64_t total; /* ... and how many; HOST_DATA: the request's size */
+    uint64_t total; /* ... and how many; HOST_DATA: the request's size; HOST_DONE: 0 */
 } dcu_wire_host_t;
 
 DCUDA_STATIC_ASSERT(sizeof(dcu_wire_host_t) == 24, "wire host");

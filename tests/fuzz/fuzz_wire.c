@@ -73,8 +73,8 @@ static int valid_get(const dcu_wire_header_t *h, const uint8_t *body)
 /* A host message (types 15 to 18): a body of 24 bytes first (the request's
  * id, first byte, byte count), then HOST_PUT's and HOST_DATA's bytes
  * (count); spans that do not pass 2^64. HOST_PUT: a chunk inside
- * [first, first + total), tag 0, a slot below 160; HOST_GET: the span is
- * the request's; HOST_DATA: tag 0, first 0, the chunk inside total;
+ * [first, first + total), tag 0, a slot below 160, and HOST_GET the same;
+ * HOST_DATA: tag 0, first 0, the chunk inside total;
  * HOST_DONE: a status of at most 100 (tag). */
 static int valid_host(const dcu_wire_header_t *h, const uint8_t *body, int ranks)
 {
@@ -87,10 +87,9 @@ static int valid_host(const dcu_wire_header_t *h, const uint8_t *body, int ranks
         return 0;
     switch (h->type) {
     case 15:
+    case 16:
         return h->slot < 160 && h->tag == 0 && h->offset >= first &&
                h->offset + h->count <= first + total;
-    case 16:
-        return h->slot < 160 && h->tag == 0 && first == h->offset && total == h->count;
     case 17:
         return h->tag == 0 && first == 0 && h->offset + h->count <= total;
     default:
