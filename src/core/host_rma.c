@@ -8,7 +8,9 @@
  * a node peer's mapped here), the entry gives the part, and a peer's
  * address is translated through its mapped allocations. The bytes then
  * move on the backend's RMA copies, which finish in the order started: a
- * request is the ticket of its copy.
+ * request is the ticket of its copy. A part of a process on the network
+ * path is its owner's proxy's to check: the request goes to this
+ * process's proxy (src/proxy/host_reqs.c), and ends at its answer.
  */
 #include <stdatomic.h>
 #include <stdint.h>
@@ -44,12 +46,6 @@ static int process_of(dcuda_host_h h, int r)
     }
     return lo;
 }
-
-/* A part resolved: where its bytes are here, and how many. */
-typedef struct rma_part {
-    char *base;
-    uint64_t size;
-} rma_part_t;
 
 /* The handle's table slot, or -1 when no window has that handle. */
 static int handle_slot(uint32_t win)
