@@ -21,6 +21,7 @@
 #include "dcuda/impl/common.h"
 #include "node/node.h"
 #include "proxy/proxies.h"
+#include "util/array.h"
 #include "util/clock.h"
 #include "util/msg.h"
 
@@ -32,20 +33,6 @@ struct dcuda_host_req {
     int over_net;
     dcu_host_rma_t net;
 };
-
-/* The process holding WORLD rank r (0 <= r < WORLD size). */
-static int process_of(dcuda_host_h h, int r)
-{
-    int lo = 0, hi = h->info.process_count - 1;
-    while (lo < hi) {
-        int mid = (lo + hi + 1) / 2;
-        if (h->proc_first[mid] <= r)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return lo;
-}
 
 /* The handle's table slot, or -1 when no window has that handle. */
 static int handle_slot(uint32_t win)
@@ -63,7 +50,8 @@ static int handle_slot(uint32_t win)
 static dcuda_status_t find_entry(dcuda_host_h h, const char *call, int comm, int slot, int rank,
                                  int *proc, const dcuda_win_entry_t **entry_at)
 {
-    int me = h->info.process_index, p = process_of(h, rank);
+    int me = h->info.process_index;
+    int p = dcu_array_range_of(h->proc_first, h->info.process_count, rank); /* rank checked */
     int first = h->proc_first[p], count = h->proc_first[p + 1] - first;
     size_t at = (size_t)slot * (size_t)count + (size_t)(rank - first);
     *proc = p;

@@ -7,21 +7,12 @@
 
 #include <stdio.h>
 
-/* The process that holds WORLD rank r, or -1 (binary search of the first
- * ranks, which grow with the process). */
+#include "util/array.h"
+
+/* The process that holds WORLD rank r, or -1. */
 static int process_of(const dcu_cmd_limits_t *lim, int64_t r)
 {
-    int lo = 0, hi = lim->process_count;
-    if (r < lim->proc_first[0] || r >= lim->proc_first[hi])
-        return -1;
-    while (hi - lo > 1) { /* proc_first[lo] <= r < proc_first[hi] */
-        int mid = lo + (hi - lo) / 2;
-        if (r >= lim->proc_first[mid])
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
+    return dcu_array_range_of(lim->proc_first, lim->process_count, r);
 }
 
 /* The target of a PUT, PUT_READ, NOTIFY, PART or GET: a rank of a process on the

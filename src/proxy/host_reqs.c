@@ -25,22 +25,16 @@
 #include <string.h>
 
 #include "proxy_impl.h"
+#include "util/array.h"
 
 /* Bytes of a host's chunks in flight from one proxy at most. */
 #define HOST_WINDOW (4u * DCU_NET_PUT_CHUNK)
 
-/* The process (of the network path's numbering) that holds WORLD rank r. */
+/* The process (of the network path's numbering) that holds WORLD rank r
+ * (a rank of WORLD: the host checked it, the wire did for answers). */
 static int holder(const dcu_proxy_t *p, int32_t r)
 {
-    int lo = 0, hi = p->c.process_count - 1;
-    while (lo < hi) {
-        int mid = (lo + hi + 1) / 2;
-        if (p->c.proc_first[mid] <= r)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return lo;
+    return dcu_array_range_of(p->c.proc_first, p->c.process_count, r);
 }
 
 static void end_request(dcu_host_rma_t *r, dcuda_status_t st)
@@ -171,8 +165,8 @@ int dcu_proxy_host_serve(dcu_proxy_t *p)
     }
     for (dcu_host_rma_t *r = p->host_pending; r && !p->failure[0]; r = r->next) {
         uint64_t before = r->sent;
-        int all = send_chunks(p, r);
-        did |= r->sent != before || (all && !before && r->size == 0);
+        int was_started = r->started, all = send_chunks(p, r);
+        did |= r->sent != before || r->started != was_started;
         if (!all)
             break; /* in order: the next waits for this one's chunks */
     }

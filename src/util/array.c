@@ -1,5 +1,5 @@
 /*
- * Growing arrays.
+ * Growing arrays, and the ranges of a table of starts.
  */
 #include "array.h"
 
@@ -18,4 +18,19 @@ int dcu_array_room(void **array, int count, int *cap, size_t elem)
     *array = m;
     *cap = grown;
     return 1;
+}
+
+int dcu_array_range_of(const int32_t *first, int count, int64_t value)
+{
+    int lo = 0, hi = count;
+    if (count <= 0 || value < first[0] || value >= first[count])
+        return -1;
+    while (hi - lo > 1) { /* first[lo] <= value < first[hi] */
+        int mid = lo + (hi - lo) / 2;
+        if (value >= first[mid])
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
 }

@@ -586,15 +586,17 @@ static int rma_done_here(dcu_backend_t *b, uint64_t ticket, int wait)
     if (ticket <= b->rmas_finished)
         return 1;
     cudaEvent_t end = b->rma_ends[ticket % DCU_BACKEND_RMAS];
-    cudaError_t err = wait ? cudaEventSynchronize(end) : cudaEventQuery(end);
-    if (err == cudaErrorNotReady)
-        return 0;
-    if (err != cudaSuccess) {
-        cuda_fail(err, "copying for the host's RMA");
-        return -1;
+    if (wait) {
+        cudaError_t err = cudaEventSynchronize(end);
+        if (err != cudaSuccess) {
+            cuda_fail(err, "copying for the host's RMA");
+            return -1;
+        }
     }
-    b->rmas_finished = ticket;
-    return 1;
+    int done = copy_done(end, "copying for the host's RMA");
+    if (done == 1)
+        b->rmas_finished = ticket;
+    return done;
 }
 
 static dcuda_status_t rma_start_here(dcu_backend_t *b, void *dst, const void *src, size_t size,
