@@ -47,6 +47,85 @@ TEST_RANK_FN void fill_part(unsigned char *p, uint64_t bytes, uint32_t seed, int
         p[i] = hostrma_first(seed, rank, w, i);
 }
 
+/* Thread 0: slot k of host q's stripe, as notification k says it is;
+ * HN_OK, or what is wrong and where (*at). */
+TEST_RANK_FN int check_slot(const unsigned char *slot, uint32_t cap, uint32_t seed, int q, int rank,
+                            int k, int32_t *at)
+{
+    uint32_t magic = 0, size = 0;
+    for (int i = 0; i < 4; i++) {
+        magic |= (uint32_t)slot[i] << (8 * i);
+        size |= (uint32_t)slot[4 + i] << (8 * i);
+    }
+    *at = (int32_t)((uint32_t)k << 20);
+    if (magic != hostnote_magic(q, k) || size > cap - HN_HEADER)
+        return HN_BAD_HEADER;
+    for (uint32_t i = 0; i < size; i++)
+        if (slot[HN_HEADER + i] != hostnote_byte(seed, q, rank, k, i)) {
+            *at = (int32_t)((uint32_t)k << 20 | i);
+            return HN_BAD_BYTE;
+        }
+    return HN_OK;
+}
+
+/* One notification of tag: waited for, or (every third) polled for with
+ * dcuda_test_notifications. */
+TEST_RANK_FN dcuda_status_t take_note(dcuda_state_t *st, int tag, int poll)
+{
+    if (!poll)
+        return dcuda_wait_notifications(st, tag, 1);
+    int ready;
+    while ((ready = dcuda_test_notifications(st, tag, 1)) == 0) {
+    }
+    return ready == 1 ? DCUDA_OK : (dcuda_status_t)ready;
+}
+
+/* The notify case: each host's notifications in turn, each slot checked
+ * as soon as its notification is taken; a get's notification answered by
+ * writing the bytes anew; then nothing more of any host's tags. */
+TEST_RANK_FN void take_notes(dcuda_state_t *st, const hostrma_data_t *d, int rank, int drank,
+                             const unsigned char *part, uint64_t stripe)
+{
+    int32_t *plan = d->plan + (size_t)drank * (size_t)d->processes * HN_PLAN;
+    for (int q = 0; q < d->processes; q++) {
+        int32_t *mine = plan + q * HN_PLAN, found = HN_OK, at = 0;
+        unsigned char *region = (unsigned char *)part + (uint64_t)q * stripe;
+        for (int k = 0; k < mine[HN_COUNT] && found == HN_OK; k++) {
+            if (take_note(st, hostnote_tag(q), (k + rank) % 3 == 0) != DCUDA_OK) {
+                found = HN_WAIT_FAILED;
+                at = k << 20;
+            } else if (dcuda_thread_index() == 0) {
+                found = check_slot(region + (uint64_t)k * d->note_cap, d->note_cap, d->seed, q,
+                                   rank, k, &at);
+            }
+            dcuda_rank_sync();
+            found = dcuda_thread_index() == 0 ? found : HN_OK;
+            if (dcuda_thread_index() == 0)
+                mine[HN_FOUND] = found, mine[HN_WHERE] = at;
+            dcuda_rank_sync();
+            found = mine[HN_FOUND];
+        }
+        if (found == HN_OK && mine[HN_GETS]) {
+            if (dcuda_wait_notifications(st, hostnote_get_tag(q), 1) != DCUDA_OK)
+                found = HN_WAIT_FAILED;
+            unsigned char *got = region + (uint64_t)d->note_slots * d->note_cap;
+            for (uint64_t i = (uint64_t)dcuda_thread_index(); found == HN_OK && i < HN_GET_BYTES;
+                 i += (uint64_t)dcuda_thread_count())
+                got[i] = hostnote_after_get(d->seed, q, rank, i);
+        }
+        if (dcuda_thread_index() == 0)
+            mine[HN_FOUND] = found;
+        dcuda_rank_sync();
+    }
+    for (int q = 0; q < d->processes; q++) { /* nothing more came */
+        int extra = dcuda_test_notifications(st, hostnote_tag(q), 1) |
+                    dcuda_test_notifications(st, hostnote_get_tag(q), 1);
+        if (dcuda_thread_index() == 0 && extra && plan[q * HN_PLAN + HN_FOUND] == HN_OK)
+            plan[q * HN_PLAN + HN_FOUND] = HN_EXTRA;
+        dcuda_rank_sync();
+    }
+}
+
 DCUDA_KERNEL(hostrma, ctx)
 {
     DCUDA_SHARED dcuda_state_t st;
@@ -82,6 +161,9 @@ DCUDA_KERNEL(hostrma, ctx)
         handles[HR_WINDOWS] = rank % 2;
     dcuda_rank_sync();
     dcuda_status_t m = meet_host(&st, d, drank, HR_READY, HR_GATE);
+    if (d->notify && m == DCUDA_OK)
+        take_notes(&st, d, rank, drank, mine,
+                   hostrma_stripe(d->seed, rank, HR_WORLD, d->stripe_max));
     if (d->misuse) {
         dcuda_win_free(&st, win[HR_SPLIT]);
         win[HR_SPLIT] = DCUDA_WIN_NONE;

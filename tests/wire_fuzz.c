@@ -53,9 +53,16 @@ static int valid_host(const dcu_wire_header_t *h, const unsigned char *body, int
     memcpy(&total, body + 16, 8);
     if (h->offset + h->count < h->offset || first + total < first)
         return 0;
-    if (h->type == DCU_WIRE_HOST_PUT || h->type == DCU_WIRE_HOST_GET)
-        return h->slot < 160 && h->tag == 0 && h->offset >= first &&
+    if (h->type == DCU_WIRE_HOST_PUT || h->type == DCU_WIRE_HOST_GET) {
+        /* tag: 0, or a notification (user tag + 1, 1..256) on the last
+         * chunk; slot 0xffff: a notification alone (a put of nothing) */
+        int alone = h->slot == 0xffffu;
+        if (alone && (h->type != DCU_WIRE_HOST_PUT || total != 0 || h->tag == 0))
+            return 0;
+        return (h->slot < 160 || alone) && h->tag <= 256 &&
+               (h->tag == 0 || h->offset + h->count == first + total) && h->offset >= first &&
                h->offset + h->count <= first + total;
+    }
     if (h->type == DCU_WIRE_HOST_DATA)
         return h->tag == 0 && first == 0 && h->offset + h->count <= total;
     return h->tag <= 100;

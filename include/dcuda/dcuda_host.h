@@ -262,10 +262,11 @@ DCUDA_API dcuda_status_t dcuda_host_deregister(dcuda_host_h host, void *ptr);
  * and of the node's other processes over shared or GPU peer memory, by a
  * copy of the host's; those of processes on the network path through the
  * proxies: the owner's process checks the request and copies the bytes
- * in or out of its rank's memory (the ranks take no part). The host does
- * not notify a rank: it tells the ranks what it did through memory they
- * poll (a word written with dcuda_host_copy_in, see dcuda_host_run_start),
- * or the ranks learn it after the run.
+ * in or out of its rank's memory (the ranks take no part). The host tells
+ * a rank what it did with a notification (dcuda_host_put_notify,
+ * dcuda_host_get_notify, dcuda_host_notify; below), or through memory the
+ * rank polls (a word written with dcuda_host_copy_in), or the ranks learn
+ * it after the run.
  *
  * The calls are valid while a run is in flight (started by
  * dcuda_host_run_start, or dcuda_host_run on another thread, until its
@@ -336,6 +337,40 @@ DCUDA_API dcuda_status_t dcuda_host_put(dcuda_host_h host, dcuda_gptr_t dst, con
 /* size bytes of the part src points into, to host memory at dst. */
 DCUDA_API dcuda_status_t dcuda_host_get(dcuda_host_h host, void *dst, dcuda_gptr_t src, size_t size,
                                         dcuda_host_req_t *req);
+/*
+ * The host's notifications: a put or get that then notifies the part's
+ * owner with `tag` (a user tag, 0..255), and a notification alone to WORLD
+ * rank `rank`. The rank counts it as one notification of `tag`, as if a
+ * rank had sent it: dcuda_wait_notifications and
+ * dcuda_test_notifications on any communicator take it, and once a wait
+ * has it, the rank sees the bytes of the request that carried it and of
+ * every earlier request of this host to the same owner. A notification
+ * matches by tag alone, as every notification does.
+ *
+ * The request completes once the notification is on its way (the bytes
+ * moved, the owner's process has it); the owner's host thread then writes
+ * it where the rank's waits read it, within microseconds while its ranks
+ * run (docs/communicators.md, "Notifications from the host"). A request
+ * that is never waited for is still carried out, notification included.
+ * Refusals: those of dcuda_host_put and dcuda_host_get, and
+ *   DCUDA_ERR_TAG   a tag outside 0..255;
+ *   DCUDA_ERR_RANK  (dcuda_host_notify) a rank outside WORLD.
+ *
+ * The deadlock detector knows a host may still notify: from
+ * dcuda_host_run_start until dcuda_host_run_wait, and while a request is
+ * on its way, it reports no deadlock (a rank that waits for the host is
+ * not stuck). A thread that notifies while another thread is in
+ * dcuda_host_run is not known to it: such a program starts its runs with
+ * dcuda_host_run_start, or turns the detector off (DEADLOCK=0).
+ */
+DCUDA_API dcuda_status_t dcuda_host_put_notify(dcuda_host_h host, dcuda_gptr_t dst,
+                                               const void *src, size_t size, int tag,
+                                               dcuda_host_req_t *req);
+DCUDA_API dcuda_status_t dcuda_host_get_notify(dcuda_host_h host, void *dst, dcuda_gptr_t src,
+                                               size_t size, int tag, dcuda_host_req_t *req);
+DCUDA_API dcuda_status_t dcuda_host_notify(dcuda_host_h host, int rank, int tag,
+                                           dcuda_host_req_t *req);
+
 /* Waits for *req (NULL: nothing to wait for) and sets it NULL; returns
  * the request's outcome (DCUDA_ERR_BACKEND when a copy failed). */
 DCUDA_API dcuda_status_t dcuda_host_req_wait(dcuda_host_h host, dcuda_host_req_t *req);

@@ -103,6 +103,9 @@ typedef struct dcu_backend_ops {
     void (*free_mapped)(dcu_backend_t *b, void *host_ptr);
     dcuda_status_t (*copy_in)(dcu_backend_t *b, void *dst, const void *src, size_t size);
     dcuda_status_t (*copy_out)(dcu_backend_t *b, void *dst, const void *src, size_t size);
+    /* Stores a 32-bit word of rank memory whole (a release; the ranks may
+     * be reading it) while ranks run, and returns once it is there. */
+    dcuda_status_t (*store32)(dcu_backend_t *b, uint32_t *dst, uint32_t value);
     /* copy_out while ranks run (never waits for them). */
     dcuda_status_t (*peek)(dcu_backend_t *b, void *dst, const void *src, size_t size);
     /* Starts copying `size` bytes of rank memory at src to dst (memory from
@@ -135,6 +138,12 @@ typedef struct dcu_backend_ops {
      * runs (after waiting for it when `wait`), < 0 when it failed
      * (reported). */
     int (*rma_done)(dcu_backend_t *b, uint64_t ticket, int wait);
+    /* Calls fn(arg) once every RMA copy started before has finished (on a
+     * thread of the backend's: fn makes no call of the backend's, nor of
+     * CUDA's); *ticket names the call as rma_start's do, and is done once
+     * fn returned. On failure fn was not handed over. */
+    dcuda_status_t (*rma_call)(dcu_backend_t *b, void (*fn)(void *), void *arg,
+                               uint64_t *ticket);
     /* Makes the calling thread ready to drive the device (the host thread
      * of a run started by dcuda_host_run_start); NULL when nothing is needed. */
     dcuda_status_t (*bind_thread)(dcu_backend_t *b);

@@ -126,7 +126,8 @@ static dcuda_status_t alloc_tables(dcuda_host_h h)
     dcuda_context_t *c = &h->image;
     void *p;
     dcuda_status_t st;
-    if ((st = dcu_mem_alloc(h, (size_t)c->device_size * sizeof(dcuda_notif_counters_t), &p)))
+    /* The ranks' counters, then the rows the host writes (dcuda_host_notify). */
+    if ((st = dcu_mem_alloc(h, 2u * (size_t)c->device_size * sizeof(dcuda_notif_counters_t), &p)))
         return st;
     c->notifs = (dcuda_notif_counters_t *)p;
     if ((st = dcu_mem_alloc(h, DCUDA_COMM_COUNT * sizeof(dcuda_barrier_t), &p)))
@@ -383,7 +384,10 @@ static dcuda_status_t reset_rank_tables(dcuda_host_h h)
     static const uint32_t zero[16];
     static const dcuda_error_record_t no_error;
     dcuda_status_t st;
+    static const uint32_t none = 0u; /* the host's rows start at 0 */
     if ((st = fill_rank_memory(h, c->notifs, &start, sizeof start,
+                               (size_t)c->device_size * DCUDA_TAG_SLOTS)) ||
+        (st = fill_rank_memory(h, c->notifs + c->device_size, &none, sizeof none,
                                (size_t)c->device_size * DCUDA_TAG_SLOTS)) ||
         (st = fill_rank_memory(h, c->barriers, &barrier, sizeof barrier, DCUDA_COMM_COUNT)) ||
         (st = fill_rank_memory(h, c->win_entries[0], &no_window, sizeof no_window,

@@ -17,6 +17,7 @@
 #include "net/net.h"
 #include "proxy/proxies.h"
 #include "settings.h"
+#include "util/notes.h"
 #include "util/ring.h"
 
 /* Entries of the rank -> host command ring: at least this many, and at
@@ -134,6 +135,16 @@ struct dcuda_host {
     /* The run's ranks returned: the proxies take no more of the host's
      * requests (run.c sets it, host_rma.c reads it after handing one over). */
     _Atomic int rma_closed;
+    /* The host's notifications (host_notes.c): the ring this process
+     * takes them from (its part of the node segment, or own_notes), the
+     * run they belong to, what this process's host thread wrote into each
+     * rank's row ([device_size][DCUDA_TAG_COUNT]), the notes still on a
+     * copy stream of this host's, and whether the application's thread
+     * may still notify (from dcuda_host_run_start to dcuda_host_run_wait). */
+    dcu_note_ring_t *notes, *own_notes;
+    uint32_t notes_run;
+    uint32_t *host_rows;
+    _Atomic int notes_pending, host_free;
     double timings[DCUDA_MAX_TIMERS];
     int timing_count;
     char last_error[512];
@@ -190,6 +201,18 @@ size_t dcu_peer_segments(void);
 
 /* host_rma.c: completes every RMA request started (the end of a run). */
 void dcu_rma_settle(dcuda_host_h h);
+
+/* The host's notifications (host_notes.c). */
+dcuda_status_t dcu_host_notes_init(dcuda_host_h h);
+void dcu_host_notes_fini(dcuda_host_h h);
+void dcu_host_notes_open(dcuda_host_h h);
+void dcu_host_notes_close(dcuda_host_h h);
+int dcu_host_notes_poll(dcuda_host_h h);
+int dcu_host_notes_busy(dcuda_host_h h);
+/* A note to WORLD rank world_rank of process proc (mine or a node peer's)
+ * once the RMA copies started before are done; *ticket names it. */
+dcuda_status_t dcu_host_note_after(dcuda_host_h h, int proc, int world_rank, int tag,
+                                   uint64_t *ticket);
 
 /* What a blocked rank waits for, as one look at its status saw it. */
 typedef struct dcu_rank_view {

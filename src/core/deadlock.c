@@ -71,7 +71,7 @@ dcuda_status_t dcu_deadlock_create(dcuda_host_h h)
     size_t n = (size_t)h->image.device_size;
     if (!d)
         return DCUDA_ERR_NO_MEMORY;
-    d->notifs = calloc(n, sizeof *d->notifs);
+    d->notifs = calloc(2u * n, sizeof *d->notifs); /* with the host's rows */
     d->episodes = calloc(n, sizeof *d->episodes);
     d->quiet_notifs = calloc(n, sizeof *d->quiet_notifs);
     d->views = calloc(n, sizeof *d->views);
@@ -183,15 +183,34 @@ static void keep_views(dcuda_host_h h)
     d->run.viewed = 1;
 }
 
-/* Whether this process is quiet now, and its state (ranks and counts). */
+/* The ranks' counters as they are now, each with what the host's row
+ * adds to it (as a rank's waits count them). */
+static dcuda_status_t peek_counters(dcuda_host_h h)
+{
+    dcu_detector_t *d = h->detector;
+    int n = h->image.device_size;
+    dcuda_status_t st =
+        h->ops->peek(h->backend, d->notifs, h->image.notifs, 2u * (size_t)n * sizeof *d->notifs);
+    for (int r = 0; st == DCUDA_OK && r < n; r++)
+        for (int tag = 0; tag < DCUDA_TAG_COUNT; tag++)
+            atomic_store_explicit(&d->notifs[r].arrived[tag],
+                                  atomic_load_explicit(&d->notifs[r].arrived[tag],
+                                                       memory_order_relaxed) +
+                                      atomic_load_explicit(&d->notifs[n + r].arrived[tag],
+                                                           memory_order_relaxed),
+                                  memory_order_relaxed);
+    return st;
+}
+
+/* Whether this process is quiet now, and its state (ranks and counts). A
+ * host that may still notify a rank keeps it from being quiet. */
 static int snapshot(dcuda_host_h h, uint64_t *print)
 {
     dcu_detector_t *d = h->detector;
     uint64_t again;
-    if (!look(h, print, 1) || !dcu_proxies_idle(h->proxy))
+    if (!look(h, print, 1) || !dcu_proxies_idle(h->proxy) || dcu_host_notes_busy(h))
         return 0;
-    size_t bytes = (size_t)h->image.device_size * sizeof *d->notifs;
-    if (h->ops->peek(h->backend, d->notifs, h->image.notifs, bytes) != DCUDA_OK ||
+    if (peek_counters(h) != DCUDA_OK ||
         h->ops->peek(h->backend, d->barriers, h->image.barriers, sizeof d->barriers) != DCUDA_OK)
         return 0;
     for (int r = 0; r < h->image.device_size; r++) {
@@ -210,9 +229,8 @@ const dcu_rank_view_t *dcu_deadlock_views(dcuda_host_h h, const dcuda_notif_coun
 {
     dcu_detector_t *d = h->detector;
     if (!d->run.viewed) { /* no quiet snapshot (a process of no ranks): as they are now */
-        size_t bytes = (size_t)h->image.device_size * sizeof *d->notifs;
-        if (h->ops->peek(h->backend, d->notifs, h->image.notifs, bytes) != DCUDA_OK)
-            memset(d->notifs, 0, bytes);
+        if (peek_counters(h) != DCUDA_OK)
+            memset(d->notifs, 0, (size_t)h->image.device_size * sizeof *d->notifs);
         keep_views(h);
     }
     *arrived = d->quiet_notifs;

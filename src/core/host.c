@@ -370,6 +370,8 @@ static dcuda_status_t create_proxy(dcuda_host_h h)
     c.inbox_tail = h->inbox_tail_h;
     c.net_barrier = h->net_barrier_h;
     c.cancel = h->cancel_h;
+    c.notes = h->notes;
+    c.notes_first = h->image.world_first;
     c.net_credit = (uint64_t)h->settings.net_credit;
     c.inbox_max = (uint32_t)h->settings.net_inbox_max;
     c.readable = proxy_may_read;
@@ -392,6 +394,7 @@ static void host_release(dcuda_host_h h)
     if (h->monitor)
         dcu_monitor_destroy(h);
     dcu_deadlock_destroy(h);
+    dcu_host_notes_fini(h);
     dcu_context_destroy(h);
     dcu_peers_release(h);
     while (h->mem_count > 0)
@@ -496,6 +499,8 @@ static dcuda_status_t host_init(int argc, char **argv, dcuda_kernel_t kernel,
         st = dcu_monitor_create(h);
     if (st == DCUDA_OK)
         st = dcu_deadlock_create(h);
+    if (st == DCUDA_OK)
+        st = dcu_host_notes_init(h);
     st = agree(st, "building its tables");
     if (st == DCUDA_OK)
         st = create_proxy(h);

@@ -21,6 +21,7 @@
 #include "dcuda/impl/common.h"
 #include "node/node.h"
 #include "proxy/proxies.h"
+#include "proxy/wire.h"
 #include "util/array.h"
 #include "util/clock.h"
 #include "util/msg.h"
@@ -84,7 +85,7 @@ static dcuda_status_t find_entry(dcuda_host_h h, const char *call, int comm, int
 /* Resolves [g.offset, g.offset + size) of the part g points into: *where
  * (NULL: a part on the network path, which its owner's proxy checks). */
 static dcuda_status_t resolve(dcuda_host_h h, const char *call, dcuda_gptr_t g, size_t size,
-                              char **where)
+                              char **where, int *owner)
 {
     *where = NULL;
     int slot = handle_slot(g.win), proc = 0;
@@ -104,6 +105,7 @@ static dcuda_status_t resolve(dcuda_host_h h, const char *call, dcuda_gptr_t g, 
         return DCUDA_ERR_OVERFLOW;
     }
     dcuda_status_t st = find_entry(h, call, dcu_win_comm(g.win), slot, g.rank, &proc, &at);
+    *owner = proc;
     dcuda_win_entry_t e;
     if (st == DCUDA_OK && at)
         st = h->ops->peek(h->backend, &e, at, sizeof e);
@@ -163,7 +165,7 @@ static dcuda_status_t net_wait(const dcu_host_rma_t *n)
 
 /* A request to a rank on the network path, handed to the proxy in n. */
 static dcuda_status_t over_net(dcuda_host_h h, const char *call, dcuda_gptr_t g, void *host,
-                               size_t size, int put, dcu_host_rma_t *n)
+                               size_t size, int put, int tag, dcu_host_rma_t *n)
 {
     dcu_proxy_t *proxy = h->proxy ? dcu_proxies_first(h->proxy) : NULL;
     if (!proxy) {
@@ -174,7 +176,8 @@ static dcuda_status_t over_net(dcuda_host_h h, const char *call, dcuda_gptr_t g,
     memset(n, 0, sizeof *n);
     n->put = put;
     n->rank = g.rank;
-    n->slot = (uint32_t)dcu_win_slot(g.win);
+    n->slot = g.win == DCUDA_WIN_NONE ? DCU_WIRE_HOST_NO_WINDOW : (uint32_t)dcu_win_slot(g.win);
+    n->notify = tag < 0 ? 0u : (uint32_t)tag + 1u;
     n->offset = g.offset;
     n->size = size;
     n->host = host;
@@ -197,26 +200,65 @@ static dcuda_status_t net_outcome(const char *call, dcuda_gptr_t g, const dcu_ho
     return st;
 }
 
-/* Starts one request: checked, resolved, copied; its handle in *req, or
- * waited for when req is NULL. */
-static dcuda_status_t rma(dcuda_host_h h, const char *call, dcuda_gptr_t g, void *host, size_t size,
-                          int put, dcuda_host_req_t *req)
+/* What a request does. */
+typedef struct rma_kind {
+    int put;    /* bytes to the part (else from it) */
+    int notify; /* then a notification of `tag` to the part's owner */
+    int alone;  /* a notification alone: no window, no bytes */
+    int tag;
+} rma_kind_t;
+
+static dcuda_status_t check_tag(const char *call, rma_kind_t k)
 {
+    if (!k.notify || (k.tag >= 0 && k.tag < DCUDA_TAG_COUNT))
+        return DCUDA_OK;
+    dcu_msg_error("%s: tag %d is out of range 0..%d", call, k.tag, DCUDA_TAG_COUNT - 1);
+    return DCUDA_ERR_TAG;
+}
+
+/* The process that holds WORLD rank g.rank, and the part there (NULL: a
+ * notification alone, or a part on the network path). */
+static dcuda_status_t locate(dcuda_host_h h, const char *call, dcuda_gptr_t g, size_t size,
+                             int alone, char **part, int *proc)
+{
+    if (!alone)
+        return resolve(h, call, g, size, part, proc);
+    *part = NULL;
+    if (g.rank < 0 || g.rank >= h->info.rank_count) {
+        dcu_msg_error("%s: rank %d is outside WORLD (%d ranks)", call, (int)g.rank,
+                      h->info.rank_count);
+        return DCUDA_ERR_RANK;
+    }
+    *proc = dcu_array_range_of(h->proc_first, h->info.process_count, g.rank);
+    return DCUDA_OK;
+}
+
+/* Starts one request: checked, resolved, copied, then the owner notified
+ * of `tag` (< 0: not); its handle in *req, or waited for when req is NULL.
+ * A notification alone has no window (DCUDA_WIN_NONE) and no bytes. */
+static dcuda_status_t rma(dcuda_host_h h, const char *call, dcuda_gptr_t g, void *host, size_t size,
+                          rma_kind_t k, dcuda_host_req_t *req)
+{
+    const int put = k.put, tag = k.notify ? k.tag : -1;
     dcu_host_lock();
     dcuda_status_t st = check_running(h, call);
     char *part = NULL;
+    int proc = 0;
     if (st == DCUDA_OK && size && !host) {
         dcu_msg_error("%s: %s is NULL for %zu bytes", call, put ? "src" : "dst", size);
         st = DCUDA_ERR_INVALID_ARG;
     }
     if (st == DCUDA_OK)
-        st = resolve(h, call, g, size, &part);
+        st = check_tag(call, k);
+    if (st == DCUDA_OK)
+        st = locate(h, call, g, size, k.alone, &part, &proc);
+    int over = st == DCUDA_OK && h->path[proc] == DCUDA_PATH_NET && proc != h->info.process_index;
     dcuda_host_req_t r = NULL;
     if (st == DCUDA_OK && req && !(r = calloc(1, sizeof *r)))
         st = DCUDA_ERR_NO_MEMORY;
-    if (st == DCUDA_OK && !part) { /* the network path: its owner's proxy checks and copies */
+    if (st == DCUDA_OK && over) { /* the network path: its owner's proxy checks and copies */
         dcu_host_rma_t alone, *n = r ? &r->net : &alone;
-        st = over_net(h, call, g, host, size, put, n);
+        st = over_net(h, call, g, host, size, put, tag, n);
         if (st == DCUDA_OK && r) {
             r->host = h;
             r->over_net = 1;
@@ -231,6 +273,10 @@ static dcuda_status_t rma(dcuda_host_h h, const char *call, dcuda_gptr_t g, void
     if (st == DCUDA_OK && size)
         st = put ? h->ops->rma_start(h->backend, part, host, size, &ticket)
                  : h->ops->rma_start(h->backend, host, part, size, &ticket);
+    if (st == DCUDA_OK && size)
+        h->rma_last = ticket;
+    if (st == DCUDA_OK && tag >= 0)
+        st = dcu_host_note_after(h, proc, g.rank, tag, &ticket);
     if (st == DCUDA_OK) {
         h->rma_last = ticket;
         if (r) {
@@ -250,13 +296,35 @@ static dcuda_status_t rma(dcuda_host_h h, const char *call, dcuda_gptr_t g, void
 dcuda_status_t dcuda_host_put(dcuda_host_h h, dcuda_gptr_t dst, const void *src, size_t size,
                               dcuda_host_req_t *req)
 {
-    return rma(h, "dcuda_host_put", dst, (void *)(uintptr_t)src, size, 1, req);
+    const rma_kind_t k = { 1, 0, 0, 0 };
+    return rma(h, "dcuda_host_put", dst, (void *)(uintptr_t)src, size, k, req);
 }
 
 dcuda_status_t dcuda_host_get(dcuda_host_h h, void *dst, dcuda_gptr_t src, size_t size,
                               dcuda_host_req_t *req)
 {
-    return rma(h, "dcuda_host_get", src, dst, size, 0, req);
+    const rma_kind_t k = { 0, 0, 0, 0 };
+    return rma(h, "dcuda_host_get", src, dst, size, k, req);
+}
+
+dcuda_status_t dcuda_host_put_notify(dcuda_host_h h, dcuda_gptr_t dst, const void *src,
+                                     size_t size, int tag, dcuda_host_req_t *req)
+{
+    const rma_kind_t k = { 1, 1, 0, tag };
+    return rma(h, "dcuda_host_put_notify", dst, (void *)(uintptr_t)src, size, k, req);
+}
+
+dcuda_status_t dcuda_host_get_notify(dcuda_host_h h, void *dst, dcuda_gptr_t src, size_t size,
+                                     int tag, dcuda_host_req_t *req)
+{
+    const rma_kind_t k = { 0, 1, 0, tag };
+    return rma(h, "dcuda_host_get_notify", src, dst, size, k, req);
+}
+
+dcuda_status_t dcuda_host_notify(dcuda_host_h h, int rank, int tag, dcuda_host_req_t *req)
+{
+    const rma_kind_t k = { 1, 1, 1, tag };
+    return rma(h, "dcuda_host_notify", dcuda_gptr(DCUDA_WIN_NONE, rank, 0), NULL, 0, k, req);
 }
 
 /* Completes every request started so far (the end of a run). */

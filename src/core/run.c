@@ -144,6 +144,7 @@ static dcuda_status_t launch(dcuda_host_h h, void *stream)
 {
     h->run.t0 = dcu_clock_ns();
     atomic_store(&h->rma_closed, 0);
+    dcu_host_notes_open(h);
     dcu_monitor_start(h);
     dcu_deadlock_start(h);
     dcu_proxies_reset(h->proxy);
@@ -173,6 +174,7 @@ static dcuda_status_t serve(dcuda_host_h h)
             break;
         uint64_t pass_start = dcu_trace_now();
         int worked = dcu_proxies_poll(h->proxy);
+        worked |= dcu_host_notes_poll(h);
         worked |= dcu_monitor_poll(h);
         check_proxy(h);
         dcu_trace_pass(dcu_trace_now() - pass_start, worked);
@@ -184,6 +186,7 @@ static dcuda_status_t serve(dcuda_host_h h)
             sched_yield(); /* ranks or lanes that share this core (mpirun binds it) go first */
     }
     atomic_store(&h->rma_closed, 1); /* before the proxies drain: what came is ended there */
+    dcu_host_notes_close(h);
     dcu_proxies_stop(h->proxy); /* from here the host thread polls every lane */
     dcu_proxies_ranks_done(h->proxy);
     dcuda_status_t st = h->ops->join(h->backend);
@@ -347,9 +350,14 @@ static dcuda_status_t host_run_start(dcuda_host_h h, void *user_data, size_t use
         st = prepare(h, user_data, user_size, "dcuda_host_run_start");
     if (st != DCUDA_OK)
         return st;
+    /* Until it waits for the run, this thread may notify a rank that waits
+     * (the deadlock detector holds its report meanwhile). */
+    atomic_store(&h->host_free, 1);
     st = launch(h, stream);
-    if (st != DCUDA_OK) /* the run ended here: agreed on as dcuda_host_run's */
+    if (st != DCUDA_OK) { /* the run ended here: agreed on as dcuda_host_run's */
+        atomic_store(&h->host_free, 0);
         return conclude(h, st, NULL);
+    }
     atomic_store_explicit(&h->run.done, 0, memory_order_relaxed);
     int err = pthread_create(&h->run.thread, NULL, progress_main, h);
     if (err) {
@@ -405,6 +413,8 @@ dcuda_status_t dcuda_host_run_wait(dcuda_host_h h, double *elapsed_ms)
     dcu_host_lock();
     dcuda_status_t st = check_started(h, "dcuda_host_run_wait");
     int joining = st == DCUDA_OK && h->run.threaded && !h->run.joining;
+    if (st == DCUDA_OK)
+        atomic_store(&h->host_free, 0); /* notifies no more: a deadlock may be reported */
     if (joining)
         h->run.joining = 1;
     else if (st == DCUDA_OK && h->run.joining)

@@ -21,6 +21,7 @@
 #include "backend/backend.h"
 #include "dcuda/dcuda_status.h"
 #include "dcuda/shared/layout.h"
+#include "util/notes.h"
 #include "util/quiet.h"
 
 enum dcu_proc_state {
@@ -59,6 +60,9 @@ typedef struct dcu_node_proc {
     uint32_t export_count;
     int32_t world_first; /* WORLD rank of its first rank */
     dcu_export_t exports[DCUDA_MAX_SEGMENTS];
+    /* The host's notifications to its ranks (core/host_notes.c): the
+     * node's hosts add, it takes. */
+    dcu_note_ring_t notes;
 } dcu_node_proc_t;
 
 typedef struct dcu_node {

@@ -74,6 +74,7 @@ static int send_chunk(dcu_proxy_t *p, int q, const dcu_host_rma_t *r, uint64_t a
     h->slot = r->slot;
     h->offset = r->offset + at;
     h->count = n;
+    h->tag = at + n == r->size ? r->notify : 0u; /* a notification goes with the last */
     memcpy(h + 1, &w, sizeof w);
     if (bytes)
         memcpy((char *)(h + 1) + sizeof w, (const char *)r->host + at, bytes);
@@ -254,6 +255,10 @@ static dcuda_status_t host_part(dcu_proxy_t *p, const dcu_wire_header_t *h,
                        h->src_proc, h->dst_rank);
         return DCUDA_ERR_PEER;
     }
+    if (h->slot == DCU_WIRE_HOST_NO_WINDOW) { /* a notification alone: no bytes */
+        *base = 0;
+        return DCUDA_OK;
+    }
     size_t stride = (size_t)(p->c.own_stride ? p->c.own_stride : p->c.ranks);
     dcuda_win_entry_t e;
     if (p->c.ops->peek(p->c.backend, &e, p->c.own_table + (size_t)h->slot * stride + (size_t)r,
@@ -265,6 +270,20 @@ static dcuda_status_t host_part(dcu_proxy_t *p, const dcu_wire_header_t *h,
         return DCUDA_ERR_BOUNDS;
     *base = e.base;
     return DCUDA_OK;
+}
+
+/* The notification a host's request carries (h->tag), once its bytes
+ * moved: a note for my host thread, which writes the rank's row. */
+static void notify_owner(dcu_proxy_t *p, const dcu_wire_header_t *h)
+{
+    if (!h->tag || !p->c.notes)
+        return;
+    dcu_note_t n = { atomic_load_explicit(&p->c.notes->run, memory_order_acquire),
+                     h->dst_rank - p->c.notes_first, h->tag - 1u, 0u };
+    if (dcu_notes_add(p->c.notes, n) != 0)
+        dcu_proxy_fail(p, "a host's notification of tag %u to rank %d was lost: this process "
+                          "took no notes",
+                       h->tag - 1u, h->dst_rank);
 }
 
 /* The answer to the chunk h of a host's request. */
@@ -293,6 +312,8 @@ static void serve_put(dcu_proxy_t *p, int from, const dcu_wire_header_t *h,
     if (st == DCUDA_OK && h->count)
         st = p->c.ops->copy_in(p->c.backend, (void *)(uintptr_t)(base + h->offset), bytes,
                                (size_t)h->count);
+    if (st == DCUDA_OK)
+        notify_owner(p, h);
     if (!p->failure[0])
         answer_chunk(p, from, h, w, st);
 }
@@ -319,6 +340,8 @@ static void serve_get(dcu_proxy_t *p, int from, const dcu_wire_header_t *h,
                                 (const void *)(uintptr_t)(base + h->offset), (size_t)h->count);
         dcu_proxy_send_to(p, from, m); /* made: it goes (refused by the status after) */
     }
+    if (st == DCUDA_OK)
+        notify_owner(p, h);
     if (!p->failure[0])
         answer_chunk(p, from, h, w, st);
 }

@@ -778,7 +778,9 @@ void dcu_proxy_counts(const dcu_proxy_t *p, uint64_t *sent, uint64_t *received)
 
 int dcu_proxy_idle(dcu_proxy_t *p)
 {
-    if (dcu_ring_next(&p->queue) || p->job_count ||
+    /* A host's request in flight may notify a rank (host_reqs.c). */
+    if (dcu_ring_next(&p->queue) || p->job_count || p->host_pending ||
+        atomic_load_explicit(&p->host_queue, memory_order_acquire) ||
         (p->net && (p->remote.asking || p->fences.count)))
         return 0;
     /* An acknowledgement not sent yet may still end a barrier's wait. */

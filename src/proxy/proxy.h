@@ -22,6 +22,7 @@
 #include "dcuda/dcuda_status.h"
 #include "dcuda/shared/layout.h"
 #include "net/net.h"
+#include "util/notes.h"
 #include "util/quiet.h"
 
 typedef struct dcu_proxy dcu_proxy_t;
@@ -49,6 +50,10 @@ typedef struct dcu_proxy_config {
     DCUDA_ATOMIC(uint32_t) * inbox_tail;  /* host view: [ranks] entries each consumed */
     DCUDA_ATOMIC(uint32_t) * net_barrier; /* host view: WORLD barriers completed */
     DCUDA_ATOMIC(uint32_t) * cancel;      /* host view: the run's cancel flag */
+    /* The host's notifications to my ranks (util/notes.h), and the WORLD
+     * rank of my process's first rank (a note names a device rank). */
+    dcu_note_ring_t *notes;
+    int32_t notes_first;
     /* Where the proxy tells another thread its news (NULL: nowhere): it
      * sets DCU_PROXY_FAILED, _ABORTED or _LEFT (release) once the text
      * dcu_proxy_failure, _aborted or _left returns is written, before it
@@ -74,7 +79,8 @@ typedef struct dcu_host_rma {
     uint64_t id;               /* the proxy's */
     int put;
     int32_t rank; /* WORLD rank of the owner */
-    uint32_t slot;
+    uint32_t slot;   /* DCU_WIRE_HOST_NO_WINDOW: a notification alone */
+    uint32_t notify; /* the user tag + 1 to notify the owner of after, 0: none */
     uint64_t offset, size;
     void *host; /* the host's bytes */
     /* The proxy's: bytes whose chunks were sent, answered, and (a get)

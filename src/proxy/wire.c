@@ -49,10 +49,15 @@ static const char *check_host(const dcu_wire_header_t *h, const void *body,
     switch (h->type) {
     case DCU_WIRE_HOST_PUT:
     case DCU_WIRE_HOST_GET:
-        if (h->slot >= DCUDA_WIN_TABLE_SLOTS)
+        if (h->slot == DCU_WIRE_HOST_NO_WINDOW &&
+            (h->type != DCU_WIRE_HOST_PUT || w.total != 0 || h->tag == 0))
+            return "a request of no window that is not a notification alone";
+        if (h->slot >= DCUDA_WIN_TABLE_SLOTS && h->slot != DCU_WIRE_HOST_NO_WINDOW)
             return "window slot out of range";
-        if (h->tag != 0)
-            return "a host request carries no tag";
+        if (h->tag > DCUDA_TAG_COUNT)
+            return "a host's notification of a tag out of range";
+        if (h->tag != 0 && h->offset + h->count != w.first + w.total)
+            return "a host's notification before its request's last chunk";
         return h->offset < w.first || h->offset + h->count > w.first + w.total
                    ? "a chunk outside its request"
                    : NULL;

@@ -21,7 +21,7 @@
 #include "dcuda/shared/layout.h"
 
 #define DCU_WIRE_MAGIC 0xdc0du
-#define DCU_WIRE_VERSION 12u /* 12: RMA from the host (HOST_PUT .. HOST_DONE) */
+#define DCU_WIRE_VERSION 13u /* 13: the host's notifications (HOST_PUT/GET tag) */
 /* Where the messages of a frame start: multiples of this. */
 #define DCU_WIRE_ALIGN 8u
 /* Bytes of an ABORT or LEFT message's text at most. */
@@ -65,8 +65,12 @@ enum dcu_wire_type {
      * in the answers). Not credited: the host's bytes never enter an
      * inbox. */
     DCU_WIRE_HOST_PUT = 15,  /* count bytes at offset of dst_rank's part of slot: a chunk
-                              * of the request's [first, first + total) */
-    DCU_WIRE_HOST_GET = 16,  /* the same chunk asked for */
+                              * of the request's [first, first + total); tag: 0, or on
+                              * its last chunk the user tag + 1 to notify dst_rank of
+                              * once its bytes are in (slot DCU_WIRE_HOST_NO_WINDOW,
+                              * total 0: a notification alone) */
+    DCU_WIRE_HOST_GET = 16,  /* the same chunk asked for (tag: as HOST_PUT's, once its
+                              * bytes are read) */
     DCU_WIRE_HOST_DATA = 17, /* a get chunk's bytes: count bytes at offset of the request
                               * (of total bytes) */
     DCU_WIRE_HOST_DONE = 18  /* the answer to the chunk [offset, offset + count) of the part:
@@ -114,6 +118,8 @@ typedef struct dcu_wire_host {
 } dcu_wire_host_t;
 
 DCUDA_STATIC_ASSERT(sizeof(dcu_wire_host_t) == 24, "wire host");
+/* The slot of a host's notification alone (HOST_PUT of no bytes). */
+#define DCU_WIRE_HOST_NO_WINDOW 0xffffu
 /* The largest status a HOST_DONE carries (minus it, in tag). */
 #define DCU_WIRE_HOST_STATUS_MAX 100u
 

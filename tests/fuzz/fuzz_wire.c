@@ -54,7 +54,7 @@ static setting_t read_setting(fuzz_reader_t *r)
 }
 
 /* wire.h's format, as this file reads it: a header of 56 bytes (magic
- * 0xdc0d, version 12, type, body length, sender, ranks, tag, slot, epoch,
+ * 0xdc0d, version 13, type, body length, sender, ranks, tag, slot, epoch,
  * offset, count, the sender's run, flags: 0 to 7), the body after it. */
 static int rank_in(int32_t r, const setting_t *s) { return r >= 0 && r < s->lim.world_size; }
 
@@ -73,7 +73,9 @@ static int valid_get(const dcu_wire_header_t *h, const uint8_t *body)
 /* A host message (types 15 to 18): a body of 24 bytes first (the request's
  * id, first byte, byte count), then HOST_PUT's and HOST_DATA's bytes
  * (count); spans that do not pass 2^64. HOST_PUT: a chunk inside
- * [first, first + total), tag 0, a slot below 160, and HOST_GET the same;
+ * [first, first + total), a slot below 160, tag 0 or (the last chunk's
+ * notification) 1..256, and HOST_GET the same; HOST_PUT with slot 0xffff:
+ * a notification alone (total 0, tag 1..256);
  * HOST_DATA: tag 0, first 0, the chunk inside total;
  * HOST_DONE: a status of at most 100 (tag). */
 static int valid_host(const dcu_wire_header_t *h, const uint8_t *body, int ranks)
@@ -88,7 +90,11 @@ static int valid_host(const dcu_wire_header_t *h, const uint8_t *body, int ranks
     switch (h->type) {
     case 15:
     case 16:
-        return h->slot < 160 && h->tag == 0 && h->offset >= first &&
+        if (h->slot == 0xffff)
+            return h->type == 15 && total == 0 && h->tag >= 1 && h->tag <= 256 &&
+                   h->offset >= first && h->offset + h->count <= first + total;
+        return h->slot < 160 && h->tag <= 256 &&
+               (h->tag == 0 || h->offset + h->count == first + total) && h->offset >= first &&
                h->offset + h->count <= first + total;
     case 17:
         return h->tag == 0 && first == 0 && h->offset + h->count <= total;
@@ -146,7 +152,7 @@ static int valid(const uint8_t *m, size_t size, const setting_t *s)
     if (size < 56)
         return 0;
     memcpy(&h, m, sizeof h);
-    if (h.magic != 0xdc0d || h.version != 12 || size > s->lim.max_size || h.length != size - 56 ||
+    if (h.magic != 0xdc0d || h.version != 13 || size > s->lim.max_size || h.length != size - 56 ||
         h.flags > 7u)
         return 0;
     if (s->from < 0 || s->from >= s->lim.processes || h.src_proc != s->from || h.run == 0)
@@ -249,6 +255,24 @@ static size_t make_seed(uint8_t buf[8 + 56 + 64], uint8_t type, uint32_t body)
     return 8 + sizeof h + body;
 }
 
+/* A host's put whose last chunk notifies (tag 6: user tag 5), or (alone)
+ * a notification alone: slot 0xffff, a request of no bytes. */
+static size_t make_note_seed(uint8_t buf[8 + 56 + 64], int alone)
+{
+    size_t n = make_seed(buf, 15, alone ? 24 : 32);
+    dcu_wire_header_t h;
+    memcpy(&h, buf + 8, sizeof h);
+    h.tag = 6;
+    h.offset = alone ? 0 : 40; /* the last 8 bytes of [8, 48) */
+    if (alone) {
+        uint64_t w[3] = { 7, 0, 0 };
+        h.slot = 0xffff;
+        memcpy(buf + 8 + sizeof h, w, sizeof w);
+    }
+    memcpy(buf + 8, &h, sizeof h);
+    return n;
+}
+
 void fuzz_seeds(fuzz_emit_fn emit, void *arg)
 {
     uint8_t buf[8 + 56 + 64];
@@ -267,6 +291,8 @@ void fuzz_seeds(fuzz_emit_fn emit, void *arg)
     emit(arg, buf, make_seed(buf, 14, 16)); /* a get of 300 bytes into slot 2 at 40 */
     emit(arg, buf, make_seed(buf, 15, 32)); /* host messages: a put's chunk of 8 bytes, */
     emit(arg, buf, make_seed(buf, 16, 24)); /* a get of 40, */
+    emit(arg, buf, make_note_seed(buf, 0)); /* a notifying last chunk, a notification alone */
+    emit(arg, buf, make_note_seed(buf, 1));
     emit(arg, buf, make_seed(buf, 17, 32)); /* an answer's chunk of 8, */
     emit(arg, buf, make_seed(buf, 18, 24)); /* an end with status -3 */
     /* A frame: a put of 20 bytes, padding to 80, a notification. */

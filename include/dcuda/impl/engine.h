@@ -193,19 +193,43 @@ DCU_FN_COLD uint32_t dcu_ended(const dcuda_context_t *ctx)
 
 /* ---- blocking ----------------------------------------------------------- */
 
+/* Polls between a spinning waiter's reads of the count its host wrote (a
+ * power of two; the first is right after the first poll missed). */
+#define DCU_WAIT_HOST_EVERY 16u
+
+/* The host's count of a tag (NULL: none, a library tag or a barrier), read
+ * now and then while a waiter spins: a wait its ranks' notifications
+ * satisfy at once reads only their counter. The host's word is written by
+ * a copy of the host runtime's: read at system scope. */
+DCU_FN uint32_t dcu_host_count(const dcu_u32a_t *host, const dcu_waiter_t *w, uint32_t last)
+{
+    return host && (w->polls & (DCU_WAIT_HOST_EVERY - 1u)) == 1u ? dcu_ld_acquire(host, 1) : last;
+}
+
+/* A counter and the host's count of the same tag, read now. */
+DCU_FN uint32_t dcu_count_now(const dcu_u32a_t *counter, const dcu_u32a_t *host, int sys)
+{
+    uint32_t v = dcu_ld_acquire(counter, sys);
+    return host ? v + dcu_ld_acquire(host, 1) : v;
+}
+
 /* The first phase of a wait, in every lane of the caller: each polls the
  * counter with its own acquire load (no value passes between lanes in the
  * loop, and the scope is chosen once, outside it) until it reaches target
  * (1) or the spinning phase is over (0). */
-DCU_FN int dcu_spin_until(const dcu_u32a_t *counter, uint32_t target, int sys, dcu_waiter_t *w)
+DCU_FN int dcu_spin_until(const dcu_u32a_t *counter, const dcu_u32a_t *host, uint32_t target,
+                          int sys, dcu_waiter_t *w)
 {
     int reached;
+    uint32_t from_host = 0u; /* only grows: an old value only delays */
     if (sys)
-        while (!(reached = dcu_reached(dcu_ld_acquire(counter, 1), target)) && dcu_spinning(w)) {
-        }
+        while (!(reached = dcu_reached(dcu_ld_acquire(counter, 1) + from_host, target)) &&
+               dcu_spinning(w))
+            from_host = dcu_host_count(host, w, from_host);
     else
-        while (!(reached = dcu_reached(dcu_ld_acquire(counter, 0), target)) && dcu_spinning(w)) {
-        }
+        while (!(reached = dcu_reached(dcu_ld_acquire(counter, 0) + from_host, target)) &&
+               dcu_spinning(w))
+            from_host = dcu_host_count(host, w, from_host);
     return reached;
 }
 
@@ -218,8 +242,9 @@ DCU_FN int dcu_spin_until(const dcu_u32a_t *counter, uint32_t target, int sys, d
  * release). After a while the rank shows itself
  * blocked to the watchdog, and from then on checks now and then whether
  * the host cancelled its waits. */
-DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *counter, uint32_t target,
-                                      int sys, dcu_block_t d, dcu_lanes_t lanes)
+DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *counter,
+                                      const dcu_u32a_t *host, uint32_t target, int sys,
+                                      dcu_block_t d, dcu_lanes_t lanes)
 {
     const int lead = dcu_leader();
     dcu_waiter_t w = DCU_WAITER_INIT;
@@ -231,13 +256,13 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
      * notification's waiter polls with every lane; a barrier's counter,
      * which every rank of the device polls at once, with lane 0 alone. */
     if (!st->inbox && d.phase == DCUDA_PHASE_WAITING) {
-        int reached = dcu_spin_until(counter, target, sys, &w);
+        int reached = dcu_spin_until(counter, host, target, sys, &w);
         if (dcu_lanes_all(lanes, reached))
             return DCUDA_OK;
         w.polls = dcu_lanes_bcast(lanes, w.polls); /* the lanes count alike again */
     } else if (!st->inbox) {
         while (dcu_spinning(&w))
-            if (dcu_reached(dcu_lanes_bcast(lanes, lead ? dcu_ld_acquire(counter, sys) : 0u),
+            if (dcu_reached(dcu_lanes_bcast(lanes, lead ? dcu_count_now(counter, host, sys) : 0u),
                             target))
                 return DCUDA_OK;
     }
@@ -250,7 +275,7 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
                                        (w.polls & (DCU_WAIT_INBOX_EVERY - 1u)) == 0);
         const int found = look && dcu_inbox_look(st, lanes, head);
         if (lead)
-            v = dcu_ld_acquire(counter, sys);
+            v = dcu_count_now(counter, host, sys);
         v = dcu_lanes_bcast(lanes, v);
         if (dcu_reached(v, target))
             break;
@@ -451,7 +476,7 @@ DCU_FN_COLD dcuda_status_t dcu_node_barrier(dcuda_state_t *st, uint32_t epoch, c
     const dcu_u32a_t *mine = st->peers[me].node_push;
     for (int p = 0; p < st->process_count; p++) {
         d.waits = DCUDA_WAITS_ON(DCUDA_WAITS_NODE, p);
-        dcuda_status_t s = dcu_block_until(st, &mine[p], target, 1, d, lanes);
+        dcuda_status_t s = dcu_block_until(st, &mine[p], 0, target, 1, d, lanes);
         if (s != DCUDA_OK)
             return s;
     }
@@ -479,7 +504,7 @@ DCU_FN_COLD dcuda_status_t dcu_net_barrier(dcuda_state_t *st, uint32_t epoch, ui
         else
             dcu_cmd_post(st, DCUDA_CMD_BARRIER, epoch, slot, 0u);
     }
-    dcuda_status_t s = dcu_block_until(st, ctx->net_barrier, epoch, 1, d, lanes);
+    dcuda_status_t s = dcu_block_until(st, ctx->net_barrier, 0, epoch, 1, d, lanes);
     if (s == DCUDA_OK && dcu_leader())
         dcu_st_release(&ctx->barriers[DCU_COMM_WORLD].released, epoch, 1);
     return s;
@@ -513,14 +538,14 @@ DCU_FN dcuda_status_t dcu_barrier_lanes(dcuda_state_t *st, int comm, uint32_t sl
             last = dcu_arrive(arrived) + 1u == target;
     }
     if (on_device) /* the acquire that saw the last arrival orders what follows */
-        return dcu_block_until(st, arrived, target, sys, d, lanes);
+        return dcu_block_until(st, arrived, 0, target, sys, d, lanes);
     dcuda_status_t s = DCUDA_OK;
     if (dcu_lanes_bcast(lanes, last))
         s = st->inbox ? dcu_net_barrier(st, epoch, slot, call, lanes)
                       : dcu_node_barrier(st, epoch, call, lanes);
     d.waits = DCUDA_WAITS_ON(DCUDA_WAITS_RELEASED, comm);
     if (s == DCUDA_OK)
-        s = dcu_block_until(st, &st->ctx->barriers[comm].released, epoch, sys, d, lanes);
+        s = dcu_block_until(st, &st->ctx->barriers[comm].released, 0, epoch, sys, d, lanes);
     dcu_fence();
     return s;
 }
@@ -581,6 +606,22 @@ DCU_FN dcu_u32a_t *dcu_my_counter(const dcuda_state_t *st, int tag)
     return &st->notifs[st->device_rank].arrived[tag];
 }
 
+/* The count of a tag my process's host runtime writes for the host's
+ * notifications (dcuda_host_notify; its row follows the ranks' counters),
+ * NULL for the library's tags, which the host never notifies. */
+DCU_FN const dcu_u32a_t *dcu_my_host_counter(const dcuda_state_t *st, int tag)
+{
+    return tag < DCUDA_TAG_COUNT ? &st->notifs[st->device_size + st->device_rank].arrived[tag]
+                                 : (const dcu_u32a_t *)0;
+}
+
+/* What arrived of a tag, from ranks and the host. */
+DCU_FN uint32_t dcu_arrived_now(const dcuda_state_t *st, int tag)
+{
+    return dcu_count_now(dcu_my_counter(st, tag), dcu_my_host_counter(st, tag),
+                         st->process_count > 1);
+}
+
 /* Leader, after the finish barrier (every notification sent to this rank
  * has arrived, and what came through its inbox is applied): notifications it never consumed are a warning naming the
  * first such tag and its count, and how many there are of other tags. */
@@ -588,8 +629,7 @@ DCU_FN_COLD void dcu_warn_unconsumed(const dcuda_state_t *st)
 {
     uint32_t tags = 0, others = 0, first_tag = 0, first_count = 0;
     for (int tag = 0; tag < DCUDA_TAG_SLOTS; tag++) {
-        uint32_t arrived = dcu_ld_acquire(dcu_my_counter(st, tag), st->process_count > 1);
-        uint32_t left = arrived - st->consumed[tag];
+        uint32_t left = dcu_arrived_now(st, tag) - st->consumed[tag];
         if ((int32_t)left <= 0)
             continue;
         if (tags++ == 0) {
@@ -1070,8 +1110,7 @@ DCU_FN int dcu_test_notifications(dcuda_state_t *st, int tag, int count)
         dcu_sync(); /* what it wrote is the block's */
     }
     if (dcu_leader()) {
-        uint32_t arrived = dcu_ld_acquire(dcu_my_counter(st, tag), st->process_count > 1);
-        int ready = dcu_notifs_ready(arrived, st->consumed[tag], (uint32_t)count);
+        int ready = dcu_notifs_ready(dcu_arrived_now(st, tag), st->consumed[tag], (uint32_t)count);
         if (ready)
             st->consumed[tag] += (uint32_t)count;
         st->result = ready;
@@ -1092,7 +1131,8 @@ DCU_FN dcuda_status_t dcu_wait_tag(dcuda_state_t *st, int tag, int count, const 
         uint32_t target = st->consumed[tag] + (uint32_t)count;
         dcu_block_t d = { DCUDA_PHASE_WAITING, (uint32_t)tag, (uint32_t)count, 0,
                           DCUDA_WAITS_ON(DCUDA_WAITS_NOTIF, 0),   call };
-        s = dcu_block_until(st, dcu_my_counter(st, tag), target, st->process_count > 1, d, lanes);
+        s = dcu_block_until(st, dcu_my_counter(st, tag), dcu_my_host_counter(st, tag), target,
+                            st->process_count > 1, d, lanes);
         dcu_lanes_sync(lanes); /* every lane read consumed[tag] before the leader updates it */
         if (dcu_leader() && s == DCUDA_OK)
             st->consumed[tag] = target;

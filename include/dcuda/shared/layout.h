@@ -251,8 +251,11 @@ typedef struct dcuda_context {
     dcuda_peer_t *peers;            /* [process_count], mine included (path DEVICE) */
     dcuda_segment_t *segments;      /* peers' allocations reachable from here */
     dcuda_node_slot_t *node_slots;  /* [node processes], shared host memory */
-    dcuda_notif_counters_t *notifs; /* [device_size] */
-    dcuda_barrier_t *barriers;      /* [DCUDA_COMM_COUNT] */
+    /* [2 * device_size]: the ranks' counters, then a row each that only
+     * this process's host runtime writes (the host's notifications, user
+     * tags only; a rank's waits add it to its counter). */
+    dcuda_notif_counters_t *notifs;
+    dcuda_barrier_t *barriers; /* [DCUDA_COMM_COUNT] */
     /* WORLD's [DCUDA_WIN_TABLE_SLOTS][device_size], DEVICE's [MAX_WINDOWS][device_size] */
     dcuda_win_entry_t *win_entries[DCUDA_COMM_COUNT];
     dcuda_timer_slot_t *timers;                       /* [DCUDA_MAX_TIMERS] */

@@ -314,6 +314,13 @@ static dcuda_status_t cpu_copy(dcu_backend_t *b, void *dst, const void *src, siz
     return DCUDA_OK;
 }
 
+static dcuda_status_t cpu_store32(dcu_backend_t *b, uint32_t *dst, uint32_t value)
+{
+    (void)b;
+    __atomic_store_n(dst, value, __ATOMIC_RELEASE);
+    return DCUDA_OK;
+}
+
 /* Rank memory read for the proxy (a put's source while its rank waits, a
  * get's bytes beside the rank that owns them): copied at once, but told
  * done only at the second look, as a copy engine's read would be, so that
@@ -389,6 +396,15 @@ static int cpu_rma_done(dcu_backend_t *b, uint64_t ticket, int wait)
     }
     b->rmas_looked = ticket;
     return 0;
+}
+
+/* Every copy is done when it starts: fn runs now. */
+static dcuda_status_t cpu_rma_call(dcu_backend_t *b, void (*fn)(void *), void *arg,
+                                   uint64_t *ticket)
+{
+    fn(arg);
+    *ticket = ++b->rmas_started;
+    return DCUDA_OK;
 }
 
 /* The ranks may be writing these counters: read them as atomics. */
@@ -504,6 +520,8 @@ const dcu_backend_ops_t dcu_cpu_backend_ops = {
     .peek = cpu_peek,
     .rma_start = cpu_rma_start,
     .rma_done = cpu_rma_done,
+    .rma_call = cpu_rma_call,
+    .store32 = cpu_store32,
     .read_start = cpu_read_start,
     .read_done = cpu_read_done,
     .write_start = cpu_write_start,

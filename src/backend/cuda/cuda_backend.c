@@ -609,6 +609,24 @@ static dcuda_status_t rma_start_here(dcu_backend_t *b, void *dst, const void *sr
                       ticket, "copying for the host's RMA");
 }
 
+/* fn on the host, once the copies before it on the RMA stream ended. */
+static dcuda_status_t rma_call_here(dcu_backend_t *b, void (*fn)(void *), void *arg,
+                                    uint64_t *ticket)
+{
+    if (b->rmas_started - b->rmas_finished >= DCU_BACKEND_RMAS &&
+        rma_done_here(b, b->rmas_finished + 1u, 1) < 0)
+        return DCUDA_ERR_BACKEND;
+    uint64_t t = b->rmas_started + 1u;
+    CUDA_TRY(cudaLaunchHostFunc(b->rmas, fn, arg), "ordering a host notification after its copy");
+    /* fn is handed over, and runs: a failure to mark it only says so. */
+    cudaError_t err = cudaEventRecord(b->rma_ends[t % DCU_BACKEND_RMAS], b->rmas);
+    if (err != cudaSuccess)
+        cuda_fail(err, "marking a host notification's call");
+    b->rmas_started = t;
+    *ticket = t;
+    return DCUDA_OK;
+}
+
 static dcuda_status_t cuda_bind_thread(dcu_backend_t *b)
 {
     CUDA_TRY(cudaSetDevice(b->device), "selecting the GPU");
@@ -776,6 +794,12 @@ static dcuda_status_t cuda_copy_out(dcu_backend_t *b, void *dst, const void *src
     ON_DEVICE(b, dcuda_status_t, copy_out_here(b, dst, src, size));
 }
 
+/* An aligned 4-byte copy: the copy engine writes it whole. */
+static dcuda_status_t cuda_store32(dcu_backend_t *b, uint32_t *dst, uint32_t value)
+{
+    ON_DEVICE(b, dcuda_status_t, copy_in_here(b, dst, &value, sizeof value));
+}
+
 static dcuda_status_t cuda_peek(dcu_backend_t *b, void *dst, const void *src, size_t size)
 {
     ON_DEVICE(b, dcuda_status_t, peek_here(b, dst, src, size));
@@ -790,6 +814,12 @@ static dcuda_status_t cuda_rma_start(dcu_backend_t *b, void *dst, const void *sr
 static int cuda_rma_done(dcu_backend_t *b, uint64_t ticket, int wait)
 {
     ON_DEVICE(b, int, rma_done_here(b, ticket, wait));
+}
+
+static dcuda_status_t cuda_rma_call(dcu_backend_t *b, void (*fn)(void *), void *arg,
+                                    uint64_t *ticket)
+{
+    ON_DEVICE(b, dcuda_status_t, rma_call_here(b, fn, arg, ticket));
 }
 
 static dcuda_status_t cuda_launch(dcu_backend_t *b, dcuda_context_t *ctx, void *stream)
@@ -832,6 +862,8 @@ const dcu_backend_ops_t dcu_cuda_backend_ops = {
     .write_done = cuda_write_done,
     .rma_start = cuda_rma_start,
     .rma_done = cuda_rma_done,
+    .rma_call = cuda_rma_call,
+    .store32 = cuda_store32,
     .bind_thread = cuda_bind_thread,
     .launch = cuda_launch,
     .finished = cuda_finished,
