@@ -171,6 +171,107 @@ static void rows(bench_t *b, const char *target, const char *memory, dcuda_gptr_
     }
 }
 
+/* ---- notifications ------------------------------------------------------------------ */
+
+/* The word at `at` of rank's part, read by a host get. */
+static int64_t part_word(bench_t *b, uint32_t win, int rank, uint64_t at)
+{
+    int64_t v = -1;
+    if (dcuda_host_get(b->h, &v, dcuda_gptr(win, rank, at), sizeof v, NULL) != DCUDA_OK)
+        return -1;
+    return v;
+}
+
+/* Round trips: the host sends (a flag put, a notification alone, or a
+ * notified put of 8 bytes) and polls the rank's answer in its part with
+ * host gets; seconds each. notes: what the rank counted so far. */
+enum { ROUND_FLAG, ROUND_NOTIFY, ROUND_PUT_NOTIFY };
+
+static double time_round(bench_t *b, uint32_t win, int rank, int kind, int64_t *notes)
+{
+    int n = b->quick ? 40 : 200;
+    int64_t ping = part_word(b, win, rank, HRB_ECHO);
+    double t0 = 0;
+    for (int i = -2; i < n; i++) {
+        if (i == 0)
+            t0 = now_s();
+        int64_t want = kind == ROUND_FLAG ? ++ping : ++*notes;
+        dcuda_status_t st =
+            kind == ROUND_FLAG ? dcuda_host_put(b->h, dcuda_gptr(win, rank, HRB_PING), &want,
+                                                sizeof want, NULL)
+            : kind == ROUND_NOTIFY
+                ? dcuda_host_notify(b->h, rank, HRB_TAG, NULL)
+                : dcuda_host_put_notify(b->h, dcuda_gptr(win, rank, HRB_NOTE_BYTES), b->buf, 8,
+                                        HRB_TAG, NULL);
+        if (st != DCUDA_OK)
+            return -1;
+        uint64_t at = kind == ROUND_FLAG ? HRB_ECHO : HRB_COUNT;
+        for (int64_t v = part_word(b, win, rank, at); v != want; v = part_word(b, win, rank, at))
+            if (v < 0)
+                return -1;
+    }
+    return (now_s() - t0) / n;
+}
+
+/* NOTES notifications alone in flight, waited for together, then the
+ * rank's count polled: seconds each. */
+#define NOTES 64
+static double time_note_stream(bench_t *b, uint32_t win, int rank, int64_t *notes)
+{
+    int rounds = b->quick ? 4 : 16;
+    dcuda_host_req_t reqs[NOTES];
+    double t0 = now_s();
+    for (int r = 0; r < rounds; r++) {
+        for (int k = 0; k < NOTES; k++)
+            if (dcuda_host_notify(b->h, rank, HRB_TAG, &reqs[k]) != DCUDA_OK) {
+                dcuda_host_req_waitall(b->h, reqs, (size_t)k);
+                return -1;
+            }
+        if (dcuda_host_req_waitall(b->h, reqs, NOTES) != DCUDA_OK)
+            return -1;
+        *notes += NOTES;
+        for (int64_t v = part_word(b, win, rank, HRB_COUNT); v != *notes;
+             v = part_word(b, win, rank, HRB_COUNT))
+            if (v < 0)
+                return -1;
+    }
+    return (now_s() - t0) / ((double)rounds * NOTES);
+}
+
+static void note_rows(bench_t *b, uint32_t win, const char *target, int rank)
+{
+    static const char *kinds[] = { "flag put", "notify", "put_notify 8 B" };
+    int64_t notes = 0;
+    for (int k = 0; k < 3; k++) {
+        double s = time_round(b, win, rank, k, &notes);
+        printf("%-6s %-16s %10.1f\n", target, kinds[k], s < 0 ? -1.0 : s * 1e6);
+    }
+    double s = time_note_stream(b, win, rank, &notes);
+    printf("%-6s %-16s %10.2f\n", target, "notify x64", s < 0 ? -1.0 : s * 1e6);
+    fflush(stdout);
+}
+
+/* Process 0's host tells every other process's rank 0 to stop answering. */
+static void stop_peers(bench_t *b)
+{
+    int per = b->info.rank_count / b->info.process_count;
+    for (int p = 1; p < b->info.process_count; p++)
+        (void)dcuda_host_notify(b->h, p * per, HRB_STOP, NULL);
+}
+
+static void measure_notes(bench_t *b, uint32_t win)
+{
+    int peers = b->info.process_count > 1;
+    printf("# host notifications: a round trip to device rank 0 and back, polled with 8-byte "
+           "host gets of its part (us): \"flag put\" is the reference (a host put of a word "
+           "the rank polls, no notification); \"notify x64\": 64 notifications alone in flight, "
+           "us each\n");
+    printf("%-6s %-16s %10s\n", "target", "kind", "round_us");
+    note_rows(b, win, "own", b->info.rank_start);
+    if (peers)
+        note_rows(b, win, "peer", b->info.rank_start + b->info.rank_responsible);
+}
+
 static void measure(bench_t *b, uint32_t win)
 {
     int peers = b->info.process_count > 1;
@@ -190,10 +291,10 @@ static void measure(bench_t *b, uint32_t win)
             break;
         }
 #endif
-        rows(b, "own", memories[m], dcuda_gptr(win, b->info.rank_start, 0), 1);
+        rows(b, "own", memories[m], dcuda_gptr(win, b->info.rank_start, HRB_PUTS), 1);
         if (peers &&
             dcuda_host_put(b->h, dcuda_gptr(win, peer_rank, 0), b->buf, 0, NULL) == DCUDA_OK)
-            rows(b, "peer", memories[m], dcuda_gptr(win, peer_rank, 0), 0);
+            rows(b, "peer", memories[m], dcuda_gptr(win, peer_rank, HRB_PUTS), 0);
         else if (peers && m == 0)
             printf("# peer rows skipped: process 1's part is not reached\n");
     }
@@ -221,9 +322,9 @@ int main(int argc, char **argv)
         return dcuda_host_exit_status(1);
     dcuda_host_get_rank_info(b.h, &b.info);
     b.gpu = strcmp(b.info.backend, "cuda") == 0;
-    b.d.part_bytes = b.max;
+    b.d.part_bytes = b.max + HRB_PUTS;
     b.buf = malloc((size_t)IN_FLIGHT * b.max);
-    if (!b.buf || dcuda_host_alloc(b.h, b.max, (void **)&b.d.part) != DCUDA_OK ||
+    if (!b.buf || dcuda_host_alloc(b.h, b.d.part_bytes, (void **)&b.d.part) != DCUDA_OK ||
         dcuda_host_alloc(b.h, HRB_WORDS * sizeof(int64_t), (void **)&b.d.words) != DCUDA_OK)
         return dcuda_host_exit_status(1);
     memset(b.buf, 0x5a, (size_t)IN_FLIGHT * b.max);
@@ -234,8 +335,11 @@ int main(int argc, char **argv)
         nanosleep(&ts, NULL);
     }
     int64_t win = ok ? word(&b, HRB_HANDLE) : -1;
-    if (ok && win >= 0 && b.info.process_index == 0)
+    if (ok && win >= 0 && b.info.process_index == 0) {
         measure(&b, (uint32_t)win);
+        measure_notes(&b, (uint32_t)win);
+        stop_peers(&b);
+    }
     if (ok)
         open_gate(&b);
     if (ok)

@@ -74,7 +74,7 @@ DCUDA_RANK_FN void raw_wait(dcuda_state_t *st, int kind, const uint32_t *c, uint
     if (kind == W_BLOCK) {
         if (threadIdx.x < 32) {
             dcu_block_t d = { DCUDA_PHASE_WAITING, 0u, 1u, 0u, DCUDA_WAITS_ON(DCUDA_WAITS_NOTIF, 0), "probe" };
-            (void)dcu_block_until(st, c, want, 0, d, dcu_poll_lanes());
+            (void)dcu_block_until(st, c, 0, want, 0, d, dcu_poll_lanes());
             __syncwarp();
         }
         __syncthreads();

@@ -181,7 +181,7 @@ static dcuda_status_t serve(dcuda_host_h h)
         if (worked)
             last_work = dcu_clock_ns();
         else if (!busy)
-            dcu_clock_sleep_ns(HOST_IDLE_SLEEP_NS);
+            dcu_notes_sleep(h->notes, HOST_IDLE_SLEEP_NS); /* a host's notification wakes it */
         else if (h->ops->kind == DCU_BACKEND_CPU || dcu_proxies_count(h->proxy) > 1)
             sched_yield(); /* ranks or lanes that share this core (mpirun binds it) go first */
     }

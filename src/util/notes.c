@@ -6,7 +6,33 @@
  */
 #include "util/notes.h"
 
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "util/clock.h"
+
+/* The ring lies in memory several processes share: no private futexes. */
+static void ring_bell(dcu_note_ring_t *r)
+{
+    if (!atomic_load(&r->sleeping)) /* seq_cst: after the note's publication */
+        return;
+    atomic_fetch_add(&r->bell, 1u);
+    (void)syscall(SYS_futex, (uint32_t *)&r->bell, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+void dcu_notes_sleep(dcu_note_ring_t *r, uint64_t ns)
+{
+    uint32_t bell = atomic_load(&r->bell);
+    atomic_store(&r->sleeping, 1u); /* seq_cst: before the look at the ring */
+    uint64_t head = atomic_load(&r->head);
+    if (atomic_load(&r->tail) == head && atomic_load(&r->written[head % DCU_NOTES]) != head + 1u) {
+        struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+        (void)syscall(SYS_futex, (uint32_t *)&r->bell, FUTEX_WAIT, bell, &ts, NULL, 0);
+    }
+    atomic_store(&r->sleeping, 0u);
+}
 
 int dcu_notes_add(dcu_note_ring_t *r, dcu_note_t note)
 {
@@ -25,7 +51,8 @@ int dcu_notes_add(dcu_note_ring_t *r, dcu_note_t note)
             break;
     }
     r->notes[t % DCU_NOTES] = note;
-    atomic_store_explicit(&r->written[t % DCU_NOTES], t + 1u, memory_order_release);
+    atomic_store_explicit(&r->written[t % DCU_NOTES], t + 1u, memory_order_seq_cst);
+    ring_bell(r);
     return 0;
 }
 

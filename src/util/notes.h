@@ -28,6 +28,10 @@ typedef struct dcu_note_ring {
     _Atomic uint64_t tail; /* notes claimed (writers) */
     _Atomic uint32_t open; /* 1 while its owner takes notes (serves a run) */
     _Atomic uint32_t run;  /* the run its owner serves (or served last) */
+    /* The owner sleeps on `bell` (a futex: the ring is shared memory)
+     * while `sleeping`; a writer that finds it so rings. */
+    _Atomic uint32_t sleeping;
+    _Atomic uint32_t bell;
     _Atomic uint64_t written[DCU_NOTES]; /* t + 1 once note t is in place */
     dcu_note_t notes[DCU_NOTES];
 } dcu_note_ring_t;
@@ -42,5 +46,7 @@ int dcu_notes_peek(dcu_note_ring_t *r, dcu_note_t *note);
 void dcu_notes_take(dcu_note_ring_t *r);
 /* Notes claimed and not yet taken. */
 uint64_t dcu_notes_waiting(dcu_note_ring_t *r);
+/* The owner: sleeps up to ns, or until a note is added. */
+void dcu_notes_sleep(dcu_note_ring_t *r, uint64_t ns);
 
 #endif /* DCU_UTIL_NOTES_H */
