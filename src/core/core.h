@@ -142,7 +142,7 @@ struct dcuda_host {
      * copy stream of this host's, and whether the application's thread
      * may still notify (from dcuda_host_run_start to dcuda_host_run_wait). */
     dcu_note_ring_t *notes, *own_notes;
-    uint32_t notes_run;
+    _Atomic uint32_t notes_run;
     uint32_t *host_rows;
     _Atomic int notes_pending, host_free;
     double timings[DCUDA_MAX_TIMERS];

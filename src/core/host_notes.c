@@ -45,9 +45,9 @@ void dcu_host_notes_fini(dcuda_host_h h)
  * they come up; those of this run may already be there. */
 void dcu_host_notes_open(dcuda_host_h h)
 {
-    h->notes_run++;
+    uint32_t run = atomic_fetch_add(&h->notes_run, 1u) + 1u;
     memset(h->host_rows, 0, (size_t)h->image.device_size * DCUDA_TAG_COUNT * sizeof *h->host_rows);
-    atomic_store(&h->notes->run, h->notes_run);
+    atomic_store(&h->notes->run, run);
     atomic_store(&h->notes->open, 1u);
 }
 
@@ -59,8 +59,9 @@ int dcu_host_notes_poll(dcuda_host_h h)
 {
     dcu_note_t n;
     int took = 0;
+    const uint32_t run = atomic_load_explicit(&h->notes_run, memory_order_relaxed);
     while (dcu_notes_peek(h->notes, &n)) {
-        int32_t ahead = (int32_t)(n.run - h->notes_run);
+        int32_t ahead = (int32_t)(n.run - run);
         if (ahead > 0)
             break; /* a peer's, of the next run: kept for it */
         if (ahead == 0 && n.rank >= 0 && n.rank < h->image.device_size &&
@@ -115,7 +116,7 @@ dcuda_status_t dcu_host_note_after(dcuda_host_h h, int proc, int world_rank, int
     if (!c)
         return DCUDA_ERR_NO_MEMORY;
     c->ring = proc == h->info.process_index ? h->notes : &dcu_node_proc(proc)->notes;
-    c->note.run = h->notes_run;
+    c->note.run = atomic_load(&h->notes_run);
     c->note.rank = world_rank - h->proc_first[proc];
     c->note.tag = (uint32_t)tag;
     c->note.reserved = 0;

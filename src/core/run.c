@@ -143,8 +143,8 @@ static dcuda_status_t serve(dcuda_host_h h);
 static dcuda_status_t launch(dcuda_host_h h, void *stream)
 {
     h->run.t0 = dcu_clock_ns();
+    dcu_host_notes_open(h); /* first: a request the open run lets in names this run */
     atomic_store(&h->rma_closed, 0);
-    dcu_host_notes_open(h);
     dcu_monitor_start(h);
     dcu_deadlock_start(h);
     dcu_proxies_reset(h->proxy);
