@@ -195,22 +195,28 @@ DCU_FN_COLD uint32_t dcu_ended(const dcuda_context_t *ctx)
 
 /* Polls between a spinning waiter's reads of the count its host wrote (a
  * power of two; the first is right after the first poll missed). */
-#define DCU_WAIT_HOST_EVERY 16u
+#define DCU_WAIT_HOST_EVERY 32u
 
 /* The host's count of a tag (NULL: none, a library tag or a barrier), read
- * now and then while a waiter spins: a wait its ranks' notifications
- * satisfy at once reads only their counter. The host's word is written by
- * a copy of the host runtime's: read at system scope. */
+ * now and then while a waiter spins (a relaxed load: no fence in the
+ * loop; the wait acquires it once it counted): a wait its ranks'
+ * notifications satisfy at once reads only their counter. The host's word
+ * is written by a copy of the host runtime's: read at system scope. */
 DCU_FN uint32_t dcu_host_count(const dcu_u32a_t *host, const dcu_waiter_t *w, uint32_t last)
 {
-    return host && (w->polls & (DCU_WAIT_HOST_EVERY - 1u)) == 1u ? dcu_ld_acquire(host, 1) : last;
+    return host && (w->polls & (DCU_WAIT_HOST_EVERY - 1u)) == 1u ? dcu_ld_relaxed_sys(host)
+                                                                   : last;
 }
 
-/* A counter and the host's count of the same tag, read now. */
+/* A counter and the host's count of the same tag, read now: the host's
+ * acquired only once it has notified (the bytes its notifications cover
+ * are then ordered before what the caller reads next). */
 DCU_FN uint32_t dcu_count_now(const dcu_u32a_t *counter, const dcu_u32a_t *host, int sys)
 {
     uint32_t v = dcu_ld_acquire(counter, sys);
-    return host ? v + dcu_ld_acquire(host, 1) : v;
+    if (!host || dcu_ld_relaxed_sys(host) == 0u)
+        return v;
+    return v + dcu_ld_acquire(host, 1);
 }
 
 /* The first phase of a wait, in every lane of the caller: each polls the
@@ -230,6 +236,8 @@ DCU_FN int dcu_spin_until(const dcu_u32a_t *counter, const dcu_u32a_t *host, uin
         while (!(reached = dcu_reached(dcu_ld_acquire(counter, 0) + from_host, target)) &&
                dcu_spinning(w))
             from_host = dcu_host_count(host, w, from_host);
+    if (reached && from_host) /* the host's part counted: acquire it */
+        (void)dcu_ld_acquire(host, 1);
     return reached;
 }
 

@@ -72,6 +72,11 @@ DCU_FN uint32_t dcu_ld_acquire(const dcu_u32a_t *p, int sys)
     return atomic_load_explicit(p, memory_order_acquire);
 }
 
+DCU_FN uint32_t dcu_ld_relaxed_sys(const dcu_u32a_t *p)
+{
+    return atomic_load_explicit(p, memory_order_relaxed);
+}
+
 /* A command's reply, if its seq is `tag` (1; else 0): its status and (when
  * asked) value, stored before the seq with release. */
 DCU_FN int dcu_reply_take(const dcuda_cmd_reply_t *r, uint32_t tag, int32_t *status,

@@ -72,6 +72,14 @@ DCU_FN uint32_t dcu_ld_acquire_sys(const uint32_t *p)
     return v;
 }
 
+/* A relaxed load at system scope (no fence: a word polled now and then). */
+DCU_FN uint32_t dcu_ld_relaxed_sys(const uint32_t *p)
+{
+    uint32_t v;
+    asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
 /* Acquire load at the scope the memory needs: system scope once agents of
  * other processes (GPUs) or the host write it. */
 DCU_FN uint32_t dcu_ld_acquire(const uint32_t *p, int sys)
