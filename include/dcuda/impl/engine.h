@@ -194,29 +194,33 @@ DCU_FN_COLD uint32_t dcu_ended(const dcuda_context_t *ctx)
 /* ---- blocking ----------------------------------------------------------- */
 
 /* Polls between a spinning waiter's reads of the count its host wrote (a
- * power of two; the first is right after the first poll missed). */
+ * power of two), and the poll of the first: late enough that a rank's
+ * notification answering this rank's (a round trip of a few microseconds)
+ * is mostly seen before it, so that the read does not delay it. */
 #define DCU_WAIT_HOST_EVERY 32u
+#define DCU_WAIT_HOST_FIRST 16u
 
 /* The host's count of a tag (NULL: none, a library tag or a barrier), read
- * now and then while a waiter spins (a relaxed load: no fence in the
- * loop; the wait acquires it once it counted): a wait its ranks'
+ * now and then while a waiter spins (a relaxed load issued before the
+ * counter's, so that the two overlap; no fence in the loop: the wait
+ * acquires it once it counted), else `last`. A wait its ranks'
  * notifications satisfy at once reads only their counter. The host's word
  * is written by a copy of the host runtime's: read at system scope. */
 DCU_FN uint32_t dcu_host_count(const dcu_u32a_t *host, const dcu_waiter_t *w, uint32_t last)
 {
-    return host && (w->polls & (DCU_WAIT_HOST_EVERY - 1u)) == 1u ? dcu_ld_relaxed_sys(host)
-                                                                   : last;
+    return host && (w->polls & (DCU_WAIT_HOST_EVERY - 1u)) == DCU_WAIT_HOST_FIRST
+               ? dcu_ld_relaxed_sys(host)
+               : last;
 }
 
-/* A counter and the host's count of the same tag, read now: the host's
- * acquired only once it has notified (the bytes its notifications cover
- * are then ordered before what the caller reads next). */
+/* A counter and the host's count of the same tag, read now (the loads
+ * overlap): the host's acquired only once it has notified (the bytes its
+ * notifications cover are then ordered before what the caller reads). */
 DCU_FN uint32_t dcu_count_now(const dcu_u32a_t *counter, const dcu_u32a_t *host, int sys)
 {
+    uint32_t h = host ? dcu_ld_relaxed_sys(host) : 0u;
     uint32_t v = dcu_ld_acquire(counter, sys);
-    if (!host || dcu_ld_relaxed_sys(host) == 0u)
-        return v;
-    return v + dcu_ld_acquire(host, 1);
+    return h ? v + dcu_ld_acquire(host, 1) : v;
 }
 
 /* The first phase of a wait, in every lane of the caller: each polls the
@@ -229,13 +233,15 @@ DCU_FN int dcu_spin_until(const dcu_u32a_t *counter, const dcu_u32a_t *host, uin
     int reached;
     uint32_t from_host = 0u; /* only grows: an old value only delays */
     if (sys)
-        while (!(reached = dcu_reached(dcu_ld_acquire(counter, 1) + from_host, target)) &&
-               dcu_spinning(w))
+        do {
             from_host = dcu_host_count(host, w, from_host);
+            reached = dcu_reached(dcu_ld_acquire(counter, 1) + from_host, target);
+        } while (!reached && dcu_spinning(w));
     else
-        while (!(reached = dcu_reached(dcu_ld_acquire(counter, 0) + from_host, target)) &&
-               dcu_spinning(w))
+        do {
             from_host = dcu_host_count(host, w, from_host);
+            reached = dcu_reached(dcu_ld_acquire(counter, 0) + from_host, target);
+        } while (!reached && dcu_spinning(w));
     if (reached && from_host) /* the host's part counted: acquire it */
         (void)dcu_ld_acquire(host, 1);
     return reached;
