@@ -149,7 +149,8 @@ DCUDA_KERNEL(probe, ctx)
     /* Ranks 0 and 1 both expose the whole buffer (overlapping windows). */
     dcuda_win_create(&st, DCUDA_COMM_DEVICE, me < 2 ? a.buf : NULL, me < 2 ? 32768 : 0, &win);
     int other = 1 - me;
-    uint32_t *mine = &st.notifs[st.device_rank].arrived[0], *theirs = &st.notifs[other].arrived[0];
+    uint32_t *mine = &st.notifs[st.device_rank].arrived[0].ranks,
+             *theirs = &st.notifs[other].arrived[0].ranks;
     if (a.gap) {
         mine = (uint32_t *)(a.buf + 512 + a.gap * (me & 1));
         theirs = (uint32_t *)(a.buf + 512 + a.gap * (other & 1));

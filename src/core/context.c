@@ -126,8 +126,7 @@ static dcuda_status_t alloc_tables(dcuda_host_h h)
     dcuda_context_t *c = &h->image;
     void *p;
     dcuda_status_t st;
-    /* The ranks' counters, then the rows the host writes (dcuda_host_notify). */
-    if ((st = dcu_mem_alloc(h, 2u * (size_t)c->device_size * sizeof(dcuda_notif_counters_t), &p)))
+    if ((st = dcu_mem_alloc(h, (size_t)c->device_size * sizeof(dcuda_notif_counters_t), &p)))
         return st;
     c->notifs = (dcuda_notif_counters_t *)p;
     if ((st = dcu_mem_alloc(h, DCUDA_COMM_COUNT * sizeof(dcuda_barrier_t), &p)))
@@ -170,11 +169,11 @@ static dcuda_status_t alloc_mapped_tables(dcuda_host_h h)
         return st;
     h->status_h = (dcuda_rank_status_t *)hp;
     c->rank_status = (dcuda_rank_status_t *)dp;
-    if ((st = ops->alloc_mapped(b, (size_t)c->device_size * sizeof(dcuda_notif_counters_t), &hp,
+    if ((st = ops->alloc_mapped(b, (size_t)c->device_size * sizeof(dcuda_tag_counts_t), &hp,
                                 &dp)))
         return st;
-    h->consumed_seen_h = (dcuda_notif_counters_t *)hp;
-    c->consumed_seen = (dcuda_notif_counters_t *)dp;
+    h->consumed_seen_h = (dcuda_tag_counts_t *)hp;
+    c->consumed_seen = (dcuda_tag_counts_t *)dp;
     if ((st = ops->alloc_mapped(b, HEAD_BYTES, &hp, &dp)))
         return st;
     h->cancel_h = (DCUDA_ATOMIC(uint32_t) *)hp;
@@ -384,10 +383,8 @@ static dcuda_status_t reset_rank_tables(dcuda_host_h h)
     static const uint32_t zero[16];
     static const dcuda_error_record_t no_error;
     dcuda_status_t st;
-    static const uint32_t none = 0u; /* the host's rows start at 0 */
-    if ((st = fill_rank_memory(h, c->notifs, &start, sizeof start,
-                               (size_t)c->device_size * DCUDA_TAG_SLOTS)) ||
-        (st = fill_rank_memory(h, c->notifs + c->device_size, &none, sizeof none,
+    const uint32_t count[2] = { start, 0u }; /* the ranks' from `start`, the host's from 0 */
+    if ((st = fill_rank_memory(h, c->notifs, count, sizeof count,
                                (size_t)c->device_size * DCUDA_TAG_SLOTS)) ||
         (st = fill_rank_memory(h, c->barriers, &barrier, sizeof barrier, DCUDA_COMM_COUNT)) ||
         (st = fill_rank_memory(h, c->win_entries[0], &no_window, sizeof no_window,

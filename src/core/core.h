@@ -9,6 +9,7 @@
 #define DCU_CORE_CORE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "backend/backend.h"
@@ -67,7 +68,7 @@ struct dcuda_host {
     dcuda_context_t *dev_ctx; /* where ranks find it */
     /* Host views of the host-visible parts of the context. */
     dcuda_rank_status_t *status_h;
-    dcuda_notif_counters_t *consumed_seen_h; /* what blocked ranks had consumed */
+    dcuda_tag_counts_t *consumed_seen_h; /* what blocked ranks had consumed */
     DCUDA_ATOMIC(uint32_t) * cancel_h;
     dcuda_log_entry_t *log_h;
     dcuda_cmd_t *cmd_h;
@@ -201,6 +202,13 @@ size_t dcu_peer_segments(void);
 
 /* host_rma.c: completes every RMA request started (the end of a run). */
 void dcu_rma_settle(dcuda_host_h h);
+
+/* What arrived of a tag, from ranks and from the host (a host copy). */
+static inline uint32_t dcu_arrivals(const dcuda_notif_count_t *c)
+{
+    return atomic_load_explicit(&c->ranks, memory_order_relaxed) +
+           atomic_load_explicit(&c->host, memory_order_relaxed);
+}
 
 /* The host's notifications (host_notes.c). */
 dcuda_status_t dcu_host_notes_init(dcuda_host_h h);

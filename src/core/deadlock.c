@@ -71,7 +71,7 @@ dcuda_status_t dcu_deadlock_create(dcuda_host_h h)
     size_t n = (size_t)h->image.device_size;
     if (!d)
         return DCUDA_ERR_NO_MEMORY;
-    d->notifs = calloc(2u * n, sizeof *d->notifs); /* with the host's rows */
+    d->notifs = calloc(n, sizeof *d->notifs);
     d->episodes = calloc(n, sizeof *d->episodes);
     d->quiet_notifs = calloc(n, sizeof *d->quiet_notifs);
     d->views = calloc(n, sizeof *d->views);
@@ -127,7 +127,7 @@ static uint32_t counter_now(dcuda_host_h h, int r, const dcuda_rank_status_t *s)
     uint32_t index = (waits >> 8) % DCUDA_COMM_COUNT;
     switch (waits & 0xffu) {
     case DCUDA_WAITS_NOTIF:
-        return atomic_load(&d->notifs[r].arrived[atomic_load(&s->tag) % DCUDA_TAG_SLOTS]);
+        return dcu_arrivals(&d->notifs[r].arrived[atomic_load(&s->tag) % DCUDA_TAG_SLOTS]);
     case DCUDA_WAITS_ARRIVED:
         return atomic_load(&d->barriers[index].arrived);
     case DCUDA_WAITS_RELEASED:
@@ -183,23 +183,12 @@ static void keep_views(dcuda_host_h h)
     d->run.viewed = 1;
 }
 
-/* The ranks' counters as they are now, each with what the host's row
- * adds to it (as a rank's waits count them). */
+/* The ranks' counters as they are now. */
 static dcuda_status_t peek_counters(dcuda_host_h h)
 {
     dcu_detector_t *d = h->detector;
-    int n = h->image.device_size;
-    dcuda_status_t st =
-        h->ops->peek(h->backend, d->notifs, h->image.notifs, 2u * (size_t)n * sizeof *d->notifs);
-    for (int r = 0; st == DCUDA_OK && r < n; r++)
-        for (int tag = 0; tag < DCUDA_TAG_COUNT; tag++)
-            atomic_store_explicit(&d->notifs[r].arrived[tag],
-                                  atomic_load_explicit(&d->notifs[r].arrived[tag],
-                                                       memory_order_relaxed) +
-                                      atomic_load_explicit(&d->notifs[n + r].arrived[tag],
-                                                           memory_order_relaxed),
-                                  memory_order_relaxed);
-    return st;
+    return h->ops->peek(h->backend, d->notifs, h->image.notifs,
+                        (size_t)h->image.device_size * sizeof *d->notifs);
 }
 
 /* Whether this process is quiet now, and its state (ranks and counts). A

@@ -4,9 +4,9 @@
  * host").
  *
  * A GPU rank's counter takes only its device's atomics, so the host does
- * not add to it: each rank has a second row of counters (after the ranks'
- * in rank memory) that only its own process's host thread writes, and a
- * rank's waits add the two. Whoever notifies (this host, a node peer's
+ * not add to it: each tag's count has a second half (beside the ranks'
+ * half, dcuda_notif_count_t) that only the rank's own process's host
+ * thread writes, and a rank's waits read both in one load. Whoever notifies (this host, a node peer's
  * host, the owner's proxy for a host on the network path) puts a note in
  * the owner's ring (util/notes.h) once the bytes it announces are in
  * place: after its copies on the RMA stream (a call of the stream's), or
@@ -67,9 +67,9 @@ int dcu_host_notes_poll(dcuda_host_h h)
         if (ahead == 0 && n.rank >= 0 && n.rank < h->image.device_size &&
             n.tag < DCUDA_TAG_COUNT) {
             uint32_t *row = &h->host_rows[(size_t)n.rank * DCUDA_TAG_COUNT + n.tag];
-            dcuda_notif_counters_t *host_row = h->image.notifs + h->image.device_size + n.rank;
-            if (h->ops->store32(h->backend, (uint32_t *)(void *)&host_row->arrived[n.tag],
-                                *row + 1u) == DCUDA_OK)
+            dcuda_notif_count_t *count = &h->image.notifs[n.rank].arrived[n.tag];
+            if (h->ops->store32(h->backend, (uint32_t *)(void *)&count->host, *row + 1u) ==
+                DCUDA_OK)
                 ++*row;
             else
                 dcu_msg_error("a host's notification of tag %u to rank %d was lost: its count "

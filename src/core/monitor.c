@@ -201,13 +201,13 @@ static const char *tag_name(uint32_t tag, char *buf, size_t size)
  * arrived minus what the rank had consumed when it began to block (it
  * published that for every tag). */
 static void describe_ready(const dcuda_notif_counters_t *arrived,
-                           const dcuda_notif_counters_t *consumed, char *out, size_t size)
+                           const dcuda_tag_counts_t *consumed, char *out, size_t size)
 {
     size_t len = 0;
     out[0] = '\0';
     int listed = 0;
     for (int tag = 0; tag < DCUDA_TAG_SLOTS && len + 48 < size; tag++) {
-        uint32_t n = atomic_load(&arrived->arrived[tag]) - atomic_load(&consumed->arrived[tag]);
+        uint32_t n = dcu_arrivals(&arrived->arrived[tag]) - atomic_load(&consumed->count[tag]);
         if (n == 0 || (int32_t)n < 0)
             continue;
         char name[32];

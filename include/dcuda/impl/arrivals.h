@@ -84,7 +84,7 @@ DCU_FN_COLD uint32_t dcu_inbox_apply(dcuda_state_t *st, dcu_lanes_t lanes, const
         dcu_lanes_sync(lanes); /* the data is written before it is counted */
         const int notifies = w[1] != 0u;
         if (dcu_leader() && notifies) { /* only this rank reads it */
-            dcu_u32a_t *c = &st->notifs[st->device_rank].arrived[w[1] - 1u];
+            dcu_u32a_t *c = &st->notifs[st->device_rank].arrived[w[1] - 1u].ranks;
             dcu_add_u32(c, 1u);
             if (watch && c == watch->counter)
                 watch->counted++;

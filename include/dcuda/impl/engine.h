@@ -144,9 +144,9 @@ DCU_FN_COLD void dcu_publish_blocked(const dcuda_state_t *st, dcu_block_t d, uin
     dcuda_rank_status_t *s = &st->ctx->rank_status[st->device_rank];
     /* What it consumed of every tag, so that the watchdog's "ready" counts
      * are exact (they do not change while the rank stays blocked). */
-    dcuda_notif_counters_t *consumed = &st->ctx->consumed_seen[st->device_rank];
+    dcuda_tag_counts_t *consumed = &st->ctx->consumed_seen[st->device_rank];
     for (int tag = 0; tag < DCUDA_TAG_SLOTS; tag++)
-        dcu_st_relaxed(&consumed->arrived[tag], st->consumed[tag], 1);
+        dcu_st_relaxed(&consumed->count[tag], st->consumed[tag], 1);
     dcu_st_relaxed(&s->tag, d.tag, 1);
     dcu_st_relaxed(&s->count, d.count, 1);
     dcu_st_relaxed(&s->consumed, st->consumed[d.tag % DCUDA_TAG_SLOTS], 1);
@@ -193,57 +193,35 @@ DCU_FN_COLD uint32_t dcu_ended(const dcuda_context_t *ctx)
 
 /* ---- blocking ----------------------------------------------------------- */
 
-/* Polls between a spinning waiter's reads of the count its host wrote (a
- * power of two), and the poll of the first: late enough that a rank's
- * notification answering this rank's (a round trip of a few microseconds)
- * is mostly seen before it, so that the read does not delay it. */
-#define DCU_WAIT_HOST_EVERY 32u
-#define DCU_WAIT_HOST_FIRST 16u
-
-/* The host's count of a tag (NULL: none, a library tag or a barrier), read
- * now and then while a waiter spins (a relaxed load issued before the
- * counter's, so that the two overlap; no fence in the loop: the wait
- * acquires it once it counted), else `last`. A wait its ranks'
- * notifications satisfy at once reads only their counter. The host's word
- * is written by a copy of the host runtime's: read at system scope. */
-DCU_FN uint32_t dcu_host_count(const dcu_u32a_t *host, const dcu_waiter_t *w, uint32_t last)
+/* A counter read now: a tag's count (`pair`: both its halves, the ranks'
+ * and the host's) or a barrier's word. */
+DCU_FN uint32_t dcu_count_now(const dcu_u32a_t *counter, int pair, int sys)
 {
-    return host && (w->polls & (DCU_WAIT_HOST_EVERY - 1u)) == DCU_WAIT_HOST_FIRST
-               ? dcu_ld_relaxed_sys(host)
-               : last;
-}
-
-/* A counter and the host's count of the same tag, read now (the loads
- * overlap): the host's acquired only once it has notified (the bytes its
- * notifications cover are then ordered before what the caller reads). */
-DCU_FN uint32_t dcu_count_now(const dcu_u32a_t *counter, const dcu_u32a_t *host, int sys)
-{
-    uint32_t h = host ? dcu_ld_relaxed_sys(host) : 0u;
-    uint32_t v = dcu_ld_acquire(counter, sys);
-    return h ? v + dcu_ld_acquire(host, 1) : v;
+    return pair ? dcu_ld_acquire_count((const dcuda_notif_count_t *)(const void *)counter, sys)
+                : dcu_ld_acquire(counter, sys);
 }
 
 /* The first phase of a wait, in every lane of the caller: each polls the
  * counter with its own acquire load (no value passes between lanes in the
  * loop, and the scope is chosen once, outside it) until it reaches target
  * (1) or the spinning phase is over (0). */
-DCU_FN int dcu_spin_until(const dcu_u32a_t *counter, const dcu_u32a_t *host, uint32_t target,
-                          int sys, dcu_waiter_t *w)
+DCU_FN int dcu_spin_until(const dcu_u32a_t *counter, int pair, uint32_t target, int sys,
+                          dcu_waiter_t *w)
 {
     int reached;
-    uint32_t from_host = 0u; /* only grows: an old value only delays */
-    if (sys)
-        do {
-            from_host = dcu_host_count(host, w, from_host);
-            reached = dcu_reached(dcu_ld_acquire(counter, 1) + from_host, target);
-        } while (!reached && dcu_spinning(w));
+    const dcuda_notif_count_t *c = (const dcuda_notif_count_t *)(const void *)counter;
+    if (pair && sys)
+        while (!(reached = dcu_reached(dcu_ld_acquire_count(c, 1), target)) && dcu_spinning(w)) {
+        }
+    else if (pair)
+        while (!(reached = dcu_reached(dcu_ld_acquire_count(c, 0), target)) && dcu_spinning(w)) {
+        }
+    else if (sys)
+        while (!(reached = dcu_reached(dcu_ld_acquire(counter, 1), target)) && dcu_spinning(w)) {
+        }
     else
-        do {
-            from_host = dcu_host_count(host, w, from_host);
-            reached = dcu_reached(dcu_ld_acquire(counter, 0) + from_host, target);
-        } while (!reached && dcu_spinning(w));
-    if (reached && from_host) /* the host's part counted: acquire it */
-        (void)dcu_ld_acquire(host, 1);
+        while (!(reached = dcu_reached(dcu_ld_acquire(counter, 0), target)) && dcu_spinning(w)) {
+        }
     return reached;
 }
 
@@ -256,9 +234,8 @@ DCU_FN int dcu_spin_until(const dcu_u32a_t *counter, const dcu_u32a_t *host, uin
  * release). After a while the rank shows itself
  * blocked to the watchdog, and from then on checks now and then whether
  * the host cancelled its waits. */
-DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *counter,
-                                      const dcu_u32a_t *host, uint32_t target, int sys,
-                                      dcu_block_t d, dcu_lanes_t lanes)
+DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *counter, int pair,
+                                      uint32_t target, int sys, dcu_block_t d, dcu_lanes_t lanes)
 {
     const int lead = dcu_leader();
     dcu_waiter_t w = DCU_WAITER_INIT;
@@ -270,13 +247,13 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
      * notification's waiter polls with every lane; a barrier's counter,
      * which every rank of the device polls at once, with lane 0 alone. */
     if (!st->inbox && d.phase == DCUDA_PHASE_WAITING) {
-        int reached = dcu_spin_until(counter, host, target, sys, &w);
+        int reached = dcu_spin_until(counter, pair, target, sys, &w);
         if (dcu_lanes_all(lanes, reached))
             return DCUDA_OK;
         w.polls = dcu_lanes_bcast(lanes, w.polls); /* the lanes count alike again */
     } else if (!st->inbox) {
         while (dcu_spinning(&w))
-            if (dcu_reached(dcu_lanes_bcast(lanes, lead ? dcu_count_now(counter, host, sys) : 0u),
+            if (dcu_reached(dcu_lanes_bcast(lanes, lead ? dcu_count_now(counter, pair, sys) : 0u),
                             target))
                 return DCUDA_OK;
     }
@@ -289,7 +266,7 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
                                        (w.polls & (DCU_WAIT_INBOX_EVERY - 1u)) == 0);
         const int found = look && dcu_inbox_look(st, lanes, head);
         if (lead)
-            v = dcu_count_now(counter, host, sys);
+            v = dcu_count_now(counter, pair, sys);
         v = dcu_lanes_bcast(lanes, v);
         if (dcu_reached(v, target))
             break;
@@ -614,26 +591,22 @@ DCU_FN dcuda_status_t dcu_rank_init(const dcuda_context_t *ctx, dcuda_state_t *s
     return dcu_barrier(st, DCU_COMM_WORLD, "dcuda_rank_init");
 }
 
-/* My counter of a tag: other processes' ranks write it at system scope. */
-DCU_FN dcu_u32a_t *dcu_my_counter(const dcuda_state_t *st, int tag)
+/* My count of a tag: other processes' ranks write it at system scope. */
+DCU_FN dcuda_notif_count_t *dcu_my_count(const dcuda_state_t *st, int tag)
 {
     return &st->notifs[st->device_rank].arrived[tag];
 }
 
-/* The count of a tag my process's host runtime writes for the host's
- * notifications (dcuda_host_notify; its row follows the ranks' counters),
- * NULL for the library's tags, which the host never notifies. */
-DCU_FN const dcu_u32a_t *dcu_my_host_counter(const dcuda_state_t *st, int tag)
+/* Its ranks' half: what ranks add to. */
+DCU_FN dcu_u32a_t *dcu_my_counter(const dcuda_state_t *st, int tag)
 {
-    return tag < DCUDA_TAG_COUNT ? &st->notifs[st->device_size + st->device_rank].arrived[tag]
-                                 : (const dcu_u32a_t *)0;
+    return &dcu_my_count(st, tag)->ranks;
 }
 
 /* What arrived of a tag, from ranks and the host. */
 DCU_FN uint32_t dcu_arrived_now(const dcuda_state_t *st, int tag)
 {
-    return dcu_count_now(dcu_my_counter(st, tag), dcu_my_host_counter(st, tag),
-                         st->process_count > 1);
+    return dcu_ld_acquire_count(dcu_my_count(st, tag), st->process_count > 1);
 }
 
 /* Leader, after the finish barrier (every notification sent to this rank
@@ -847,12 +820,12 @@ DCU_FN void dcu_notify_leader(dcuda_state_t *st, dcuda_notif_counters_t *to, uin
         dcu_cmd_post(st, DCUDA_CMD_NOTIFY, (uint64_t)world_rank, 0u, (uint64_t)tag + 1u);
         break;
     case DCUDA_PATH_DEVICE:
-        dcu_red_release(&to->arrived[tag], 1u, 0);
+        dcu_red_release(&to->arrived[tag].ranks, 1u, 0);
         break;
     case DCUDA_PATH_SHM:
     case DCUDA_PATH_P2P:
     default:
-        dcu_red_release(&to->arrived[tag], 1u, 1);
+        dcu_red_release(&to->arrived[tag].ranks, 1u, 1);
         break;
     }
 }
@@ -1091,7 +1064,7 @@ DCU_FN dcuda_status_t dcu_notify(dcuda_state_t *st, int rank, int comm, int tag)
     if (!to)
         return dcu_notify_slow(st, rank, comm, tag);
     if (dcu_leader())
-        dcu_red_release(&to->arrived[tag], 1u, sys);
+        dcu_red_release(&to->arrived[tag].ranks, 1u, sys);
     return DCUDA_OK;
 }
 
@@ -1145,8 +1118,8 @@ DCU_FN dcuda_status_t dcu_wait_tag(dcuda_state_t *st, int tag, int count, const 
         uint32_t target = st->consumed[tag] + (uint32_t)count;
         dcu_block_t d = { DCUDA_PHASE_WAITING, (uint32_t)tag, (uint32_t)count, 0,
                           DCUDA_WAITS_ON(DCUDA_WAITS_NOTIF, 0),   call };
-        s = dcu_block_until(st, dcu_my_counter(st, tag), dcu_my_host_counter(st, tag), target,
-                            st->process_count > 1, d, lanes);
+        s = dcu_block_until(st, dcu_my_counter(st, tag), 1, target, st->process_count > 1, d,
+                            lanes);
         dcu_lanes_sync(lanes); /* every lane read consumed[tag] before the leader updates it */
         if (dcu_leader() && s == DCUDA_OK)
             st->consumed[tag] = target;

@@ -80,12 +80,25 @@ DCUDA_STATIC_ASSERT(DCUDA_TAG_COMM_FIRST == DCUDA_TAG_COUNT + DCUDA_TAG_COLL_KIN
 #define DCUDA_WIN_COMM_SHIFT 8
 #define DCUDA_WIN_GEN_SHIFT 16
 
-/* Notification counters of one rank: arrivals per tag (the library's
- * included) since the start, modulo 2^32. Written by any rank that can reach this memory (a release
- * add), read only by the owning rank (acquire loads). */
+/* A tag's arrivals at a rank since the start, modulo 2^32: from ranks
+ * (any rank that can reach this memory adds, a release), and from hosts
+ * (dcuda_host_notify: only the rank's own process's host thread writes
+ * it, a copy of the count). Together in 8 bytes, so that a wait reads both
+ * in one load; read only by the owning rank. */
+typedef struct dcuda_notif_count {
+    DCUDA_ATOMIC(uint32_t) ranks;
+    DCUDA_ATOMIC(uint32_t) host;
+} dcuda_notif_count_t;
+
+/* Notification counters of one rank, a tag each (the library's included). */
 typedef struct dcuda_notif_counters {
-    DCUDA_ATOMIC(uint32_t) arrived[DCUDA_TAG_SLOTS];
+    dcuda_notif_count_t arrived[DCUDA_TAG_SLOTS];
 } dcuda_notif_counters_t;
+
+/* A count a tag (what a blocked rank had consumed of each). */
+typedef struct dcuda_tag_counts {
+    DCUDA_ATOMIC(uint32_t) count[DCUDA_TAG_SLOTS];
+} dcuda_tag_counts_t;
 
 /* Barrier of one communicator: a counter that only grows. A rank in its
  * n-th barrier on a communicator of size s waits until it reaches n*s. One
@@ -251,11 +264,8 @@ typedef struct dcuda_context {
     dcuda_peer_t *peers;            /* [process_count], mine included (path DEVICE) */
     dcuda_segment_t *segments;      /* peers' allocations reachable from here */
     dcuda_node_slot_t *node_slots;  /* [node processes], shared host memory */
-    /* [2 * device_size]: the ranks' counters, then a row each that only
-     * this process's host runtime writes (the host's notifications, user
-     * tags only; a rank's waits add it to its counter). */
-    dcuda_notif_counters_t *notifs;
-    dcuda_barrier_t *barriers; /* [DCUDA_COMM_COUNT] */
+    dcuda_notif_counters_t *notifs; /* [device_size] */
+    dcuda_barrier_t *barriers;      /* [DCUDA_COMM_COUNT] */
     /* WORLD's [DCUDA_WIN_TABLE_SLOTS][device_size], DEVICE's [MAX_WINDOWS][device_size] */
     dcuda_win_entry_t *win_entries[DCUDA_COMM_COUNT];
     dcuda_timer_slot_t *timers;                       /* [DCUDA_MAX_TIMERS] */
@@ -276,7 +286,7 @@ typedef struct dcuda_context {
     uint32_t on_error;                    /* dcuda_on_error */
     /* Host-visible: what a rank had consumed of each tag when it last began
      * to block ([device_size]; the watchdog's "ready" counts). */
-    dcuda_notif_counters_t *consumed_seen;
+    dcuda_tag_counts_t *consumed_seen;
     /* Each rank's scratch memory (dcuda_rank_shared): its bytes, and for
      * CPU ranks where the ranks' parts start, `shared_stride` apart (GPU
      * ranks: dynamic shared memory, base NULL). */
@@ -410,7 +420,7 @@ typedef struct dcuda_state {
     dcuda_ring_t cmd;
 } dcuda_state_t;
 
-DCUDA_STATIC_ASSERT(sizeof(dcuda_notif_counters_t) == 4 * DCUDA_TAG_SLOTS, "notif counters");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_notif_counters_t) == 8 * DCUDA_TAG_SLOTS, "notif counters");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_barrier_t) == 128, "barrier line");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_win_entry_t) == 16, "window entry");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_timer_slot_t) == 32, "timer slot");

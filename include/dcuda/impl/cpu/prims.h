@@ -72,9 +72,12 @@ DCU_FN uint32_t dcu_ld_acquire(const dcu_u32a_t *p, int sys)
     return atomic_load_explicit(p, memory_order_acquire);
 }
 
-DCU_FN uint32_t dcu_ld_relaxed_sys(const dcu_u32a_t *p)
+/* What arrived of a tag, from ranks and from the host. */
+DCU_FN uint32_t dcu_ld_acquire_count(const dcuda_notif_count_t *c, int sys)
 {
-    return atomic_load_explicit(p, memory_order_relaxed);
+    (void)sys;
+    return atomic_load_explicit(&c->ranks, memory_order_acquire) +
+           atomic_load_explicit(&c->host, memory_order_acquire);
 }
 
 /* A command's reply, if its seq is `tag` (1; else 0): its status and (when

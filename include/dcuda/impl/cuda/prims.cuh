@@ -72,12 +72,19 @@ DCU_FN uint32_t dcu_ld_acquire_sys(const uint32_t *p)
     return v;
 }
 
-/* A relaxed load at system scope (no fence: a word polled now and then). */
-DCU_FN uint32_t dcu_ld_relaxed_sys(const uint32_t *p)
+/* What arrived of a tag, from ranks and from the host: both halves of the
+ * count in one 8-byte acquire load. (At GPU scope for one process: the
+ * host's half and the bytes it covers are written by copies whose end the
+ * host thread waited for before it wrote the half, so they are in the
+ * GPU's memory once it is seen.) */
+DCU_FN uint32_t dcu_ld_acquire_count(const dcuda_notif_count_t *c, int sys)
 {
-    uint32_t v;
-    asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
+    unsigned long long v;
+    if (sys)
+        asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(c) : "memory");
+    else
+        asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(c) : "memory");
+    return (uint32_t)v + (uint32_t)(v >> 32);
 }
 
 /* Acquire load at the scope the memory needs: system scope once agents of
