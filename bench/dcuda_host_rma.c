@@ -197,8 +197,8 @@ static double time_round(bench_t *b, uint32_t win, int rank, int kind, int64_t *
             t0 = now_s();
         int64_t want = kind == ROUND_FLAG ? ++ping : ++*notes;
         dcuda_status_t st =
-            kind == ROUND_FLAG ? dcuda_host_put(b->h, dcuda_gptr(win, rank, HRB_PING), &want,
-                                                sizeof want, NULL)
+            kind == ROUND_FLAG
+                ? dcuda_host_put(b->h, dcuda_gptr(win, rank, HRB_PING), &want, sizeof want, NULL)
             : kind == ROUND_NOTIFY
                 ? dcuda_host_notify(b->h, rank, HRB_TAG, NULL)
                 : dcuda_host_put_notify(b->h, dcuda_gptr(win, rank, HRB_NOTE_BYTES), b->buf, 8,

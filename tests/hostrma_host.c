@@ -708,7 +708,9 @@ static uint32_t draw_payload(uint64_t *rng, uint32_t most)
     static const uint32_t sizes[] = { 0, 1, 3, 7, 8, 9, 16, 31, 64, 65, 4095, 4096, 4097 };
     uint64_t pick = test_rng(rng) % 16u, any = test_rng(rng);
     if (most > HR_CHUNK)
-        return pick < 4 ? sizes[pick * 3] : pick < 8 ? most : HR_CHUNK + (uint32_t)(any % (most - HR_CHUNK + 1u));
+        return pick < 4   ? sizes[pick * 3]
+               : pick < 8 ? most
+                          : HR_CHUNK + (uint32_t)(any % (most - HR_CHUNK + 1u));
     return pick < 13 ? sizes[pick] : (uint32_t)(any % (most + 1u));
 }
 
@@ -812,9 +814,9 @@ static void start_note(hr_t *t, const hn_op_t *op, hn_flight_t *f)
         memset(f->buf, 0x5a, HN_GET_BYTES);
         dcuda_gptr_t g =
             dcuda_gptr(win, op->target, region + (uint64_t)t->d.note_slots * t->d.note_cap);
-        TEST_STATUS(dcuda_host_get_notify(t->h, f->buf, g, HN_GET_BYTES,
-                                          hostnote_get_tag(t->me), r0),
-                    DCUDA_OK);
+        TEST_STATUS(
+            dcuda_host_get_notify(t->h, f->buf, g, HN_GET_BYTES, hostnote_get_tag(t->me), r0),
+            DCUDA_OK);
         return;
     }
     uint32_t magic = hostnote_magic(t->me, op->slot), size = op->size;
@@ -840,12 +842,13 @@ static void end_note(hr_t *t, hn_flight_t *f)
     TEST_CHECK(f->req[0] == NULL && f->req[1] == NULL, "a completed request keeps its handle");
     if (f->buf && f->op.kind == HN_GET_NOTIFY) {
         int r = f->op.target;
-        uint64_t at = (uint64_t)t->me * stripe_of(t, r, HR_WORLD) +
-                      (uint64_t)t->d.note_slots * t->d.note_cap;
+        uint64_t at =
+            (uint64_t)t->me * stripe_of(t, r, HR_WORLD) + (uint64_t)t->d.note_slots * t->d.note_cap;
         for (uint64_t i = 0; i < HN_GET_BYTES; i++)
             if (f->buf[i] != note_first(t, r, at + i)) {
-                TEST_CHECK(0, "host %d's get from rank %d: byte %llu is 0x%02x, want 0x%02x "
-                              "(the rank wrote it before the get ended?)",
+                TEST_CHECK(0,
+                           "host %d's get from rank %d: byte %llu is 0x%02x, want 0x%02x "
+                           "(the rank wrote it before the get ended?)",
                            t->me, r, (unsigned long long)i, f->buf[i], note_first(t, r, at + i));
                 break;
             }

@@ -363,9 +363,8 @@ DCUDA_API dcuda_status_t dcuda_host_get(dcuda_host_h host, void *dst, dcuda_gptr
  * dcuda_host_run is not known to it: such a program starts its runs with
  * dcuda_host_run_start, or turns the detector off (DEADLOCK=0).
  */
-DCUDA_API dcuda_status_t dcuda_host_put_notify(dcuda_host_h host, dcuda_gptr_t dst,
-                                               const void *src, size_t size, int tag,
-                                               dcuda_host_req_t *req);
+DCUDA_API dcuda_status_t dcuda_host_put_notify(dcuda_host_h host, dcuda_gptr_t dst, const void *src,
+                                               size_t size, int tag, dcuda_host_req_t *req);
 DCUDA_API dcuda_status_t dcuda_host_get_notify(dcuda_host_h host, void *dst, dcuda_gptr_t src,
                                                size_t size, int tag, dcuda_host_req_t *req);
 DCUDA_API dcuda_status_t dcuda_host_notify(dcuda_host_h host, int rank, int tag,

@@ -142,8 +142,7 @@ typedef struct dcu_backend_ops {
      * thread of the backend's: fn makes no call of the backend's, nor of
      * CUDA's); *ticket names the call as rma_start's do, and is done once
      * fn returned. On failure fn was not handed over. */
-    dcuda_status_t (*rma_call)(dcu_backend_t *b, void (*fn)(void *), void *arg,
-                               uint64_t *ticket);
+    dcuda_status_t (*rma_call)(dcu_backend_t *b, void (*fn)(void *), void *arg, uint64_t *ticket);
     /* Makes the calling thread ready to drive the device (the host thread
      * of a run started by dcuda_host_run_start); NULL when nothing is needed. */
     dcuda_status_t (*bind_thread)(dcu_backend_t *b);

@@ -169,8 +169,7 @@ static dcuda_status_t alloc_mapped_tables(dcuda_host_h h)
         return st;
     h->status_h = (dcuda_rank_status_t *)hp;
     c->rank_status = (dcuda_rank_status_t *)dp;
-    if ((st = ops->alloc_mapped(b, (size_t)c->device_size * sizeof(dcuda_tag_counts_t), &hp,
-                                &dp)))
+    if ((st = ops->alloc_mapped(b, (size_t)c->device_size * sizeof(dcuda_tag_counts_t), &hp, &dp)))
         return st;
     h->consumed_seen_h = (dcuda_tag_counts_t *)hp;
     c->consumed_seen = (dcuda_tag_counts_t *)dp;

@@ -64,8 +64,7 @@ int dcu_host_notes_poll(dcuda_host_h h)
         int32_t ahead = (int32_t)(n.run - run);
         if (ahead > 0)
             break; /* a peer's, of the next run: kept for it */
-        if (ahead == 0 && n.rank >= 0 && n.rank < h->image.device_size &&
-            n.tag < DCUDA_TAG_COUNT) {
+        if (ahead == 0 && n.rank >= 0 && n.rank < h->image.device_size && n.tag < DCUDA_TAG_COUNT) {
             uint32_t *row = &h->host_rows[(size_t)n.rank * DCUDA_TAG_COUNT + n.tag];
             dcuda_notif_count_t *count = &h->image.notifs[n.rank].arrived[n.tag];
             if (h->ops->store32(h->backend, (uint32_t *)(void *)&count->host, *row + 1u) ==

@@ -307,8 +307,8 @@ dcuda_status_t dcuda_host_get(dcuda_host_h h, void *dst, dcuda_gptr_t src, size_
     return rma(h, "dcuda_host_get", src, dst, size, k, req);
 }
 
-dcuda_status_t dcuda_host_put_notify(dcuda_host_h h, dcuda_gptr_t dst, const void *src,
-                                     size_t size, int tag, dcuda_host_req_t *req)
+dcuda_status_t dcuda_host_put_notify(dcuda_host_h h, dcuda_gptr_t dst, const void *src, size_t size,
+                                     int tag, dcuda_host_req_t *req)
 {
     const rma_kind_t k = { 1, 1, 0, tag };
     return rma(h, "dcuda_host_put_notify", dst, (void *)(uintptr_t)src, size, k, req);

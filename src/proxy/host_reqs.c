@@ -281,8 +281,9 @@ static void notify_owner(dcu_proxy_t *p, const dcu_wire_header_t *h)
     dcu_note_t n = { atomic_load_explicit(&p->c.notes->run, memory_order_acquire),
                      h->dst_rank - p->c.notes_first, h->tag - 1u, 0u };
     if (dcu_notes_add(p->c.notes, n) != 0)
-        dcu_proxy_fail(p, "a host's notification of tag %u to rank %d was lost: this process "
-                          "took no notes",
+        dcu_proxy_fail(p,
+                       "a host's notification of tag %u to rank %d was lost: this process "
+                       "took no notes",
                        h->tag - 1u, h->dst_rank);
 }
 

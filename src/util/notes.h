@@ -17,9 +17,9 @@
 #define DCU_NOTES 1024u
 
 typedef struct dcu_note {
-    uint32_t run;  /* the run (of its writer's count) it belongs to */
-    int32_t rank;  /* the owner's device rank */
-    uint32_t tag;  /* a user tag */
+    uint32_t run; /* the run (of its writer's count) it belongs to */
+    int32_t rank; /* the owner's device rank */
+    uint32_t tag; /* a user tag */
     uint32_t reserved;
 } dcu_note_t;
 
