@@ -599,6 +599,8 @@ static void remote_refusals(hr_t *t)
     TEST_STATUS(dcuda_host_get(t->h, buf, dcuda_gptr(w, other, part), 0, NULL), DCUDA_OK);
     TEST_STATUS(dcuda_host_put(t->h, dcuda_gptr(w, other, UINT64_MAX), buf, 2, NULL),
                 DCUDA_ERR_OVERFLOW); /* refused here: no message may carry it */
+    st = dcuda_host_put_notify(t->h, dcuda_gptr(w, other, part), buf, 1, 3, &req);
+    TEST_STATUS(outcome(t->h, st, &req), DCUDA_ERR_BOUNDS); /* and no notification */
     TEST_CHECK(req == NULL, "an ended request keeps its handle");
 }
 
@@ -637,6 +639,20 @@ static void refusals(hr_t *t)
     TEST_STATUS(dcuda_host_req_wait(NULL, &req), DCUDA_ERR_NOT_INITIALIZED);
     TEST_STATUS(dcuda_host_put(NULL, dcuda_gptr(w, me, 0), buf, 1, NULL),
                 DCUDA_ERR_NOT_INITIALIZED);
+    /* Notifications: a tag outside 0..255, a rank outside WORLD, and the
+     * refusals of the request that would carry one (nothing notifies). */
+    TEST_STATUS(dcuda_host_notify(t->h, me, 256, NULL), DCUDA_ERR_TAG);
+    TEST_STATUS(dcuda_host_notify(t->h, me, -1, &req), DCUDA_ERR_TAG);
+    TEST_CHECK(req == NULL, "a refused notification set its handle");
+    TEST_STATUS(dcuda_host_notify(t->h, -1, 0, NULL), DCUDA_ERR_RANK);
+    TEST_STATUS(dcuda_host_notify(t->h, world, 0, NULL), DCUDA_ERR_RANK);
+    TEST_STATUS(dcuda_host_put_notify(t->h, dcuda_gptr(w, me, 0), buf, 1, 300, NULL),
+                DCUDA_ERR_TAG);
+    TEST_STATUS(dcuda_host_put_notify(t->h, dcuda_gptr(w, me, part), buf, 1, 3, NULL),
+                DCUDA_ERR_BOUNDS);
+    TEST_STATUS(dcuda_host_get_notify(t->h, buf, dcuda_gptr(0xffffffffu, me, 0), 1, 3, NULL),
+                DCUDA_ERR_WIN);
+    TEST_STATUS(dcuda_host_notify(NULL, me, 0, NULL), DCUDA_ERR_NOT_INITIALIZED);
 }
 
 static int case_misuse(int argc, char **argv)
@@ -647,6 +663,7 @@ static int case_misuse(int argc, char **argv)
         return 0;
     int me = t.info.rank_start;
     TEST_STATUS(dcuda_host_put(t.h, dcuda_gptr(0, me, 0), buf, 1, NULL), DCUDA_ERR_WIN);
+    TEST_STATUS(dcuda_host_notify(t.h, me, 0, NULL), DCUDA_ERR_WIN); /* no run */
     TEST_STATUS(dcuda_host_run_start(t.h, &t.d, sizeof t.d, NULL), DCUDA_OK);
     if (await_ranks(&t, HR_READY)) {
         read_handles(&t);
