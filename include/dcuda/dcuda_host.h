@@ -176,14 +176,17 @@ DCUDA_API dcuda_status_t dcuda_host_run(dcuda_host_h host, void *user_data, size
  * dcuda_host_copy_in/out (unordered with the ranks, as a copy to memory a
  * running kernel reads; on CPU ranks each aligned 8-byte word moves whole,
  * so a rank polling one with an atomic load sees the old or the new
- * value), the host's RMA calls (dcuda_host_put, dcuda_host_get and their
- * requests, below), dcuda_host_get_rank_info and
+ * value), the host's RMA calls (dcuda_host_put, dcuda_host_get, their
+ * notifying forms, dcuda_host_notify and their requests, below),
+ * dcuda_host_get_rank_info and
  * dcuda_host_last_error may be called; the other calls return
  * DCUDA_ERR_IN_PROGRESS. With the MPI network manager, MPI must allow
  * MPI_THREAD_SERIALIZED (dcuda asks for it when it initialises MPI; an
  * application that initialised MPI itself with less is refused,
  * DCUDA_ERR_UNSUPPORTED), and the application must not call MPI until
- * dcuda_host_run_wait returned unless it has MPI_THREAD_MULTIPLE. */
+ * dcuda_host_run_wait returned unless it has MPI_THREAD_MULTIPLE. Until
+ * dcuda_host_run_wait is called, the host may still notify a rank, so the
+ * deadlock detector reports no deadlock of the run before it. */
 DCUDA_API dcuda_status_t dcuda_host_run_start(dcuda_host_h host, void *user_data,
                                               size_t user_size, void *stream);
 /* *done = 1 once the ranks returned and the runtime's thread ended (so
