@@ -138,10 +138,11 @@ struct dcuda_host {
     _Atomic int rma_closed;
     /* The host's notifications (host_notes.c): the ring this process
      * takes them from (its part of the node segment, or own_notes), the
-     * run they belong to, what this process's host thread wrote into each
-     * rank's row ([device_size][DCUDA_TAG_COUNT]), the notes still on a
-     * copy stream of this host's, and whether the application's thread
-     * may still notify (from dcuda_host_run_start to dcuda_host_run_wait). */
+     * run they belong to, what this process's host thread wrote into the
+     * host's half of each rank's counts ([device_size][DCUDA_TAG_COUNT]),
+     * the notes still on a copy stream of this host's, and whether the
+     * application's thread may still notify (from dcuda_host_run_start to
+     * dcuda_host_run_wait). */
     dcu_note_ring_t *notes, *own_notes;
     _Atomic uint32_t notes_run;
     uint32_t *host_rows;

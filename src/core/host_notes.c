@@ -6,13 +6,14 @@
  * A GPU rank's counter takes only its device's atomics, so the host does
  * not add to it: each tag's count has a second half (beside the ranks'
  * half, dcuda_notif_count_t) that only the rank's own process's host
- * thread writes, and a rank's waits read both in one load. Whoever notifies (this host, a node peer's
- * host, the owner's proxy for a host on the network path) puts a note in
- * the owner's ring (util/notes.h) once the bytes it announces are in
- * place: after its copies on the RMA stream (a call of the stream's), or
- * after the proxy's synchronous copy. The owner's host thread takes the
- * notes in order as it serves its ranks, and stores each row's new count
- * whole: one writer, so a row only grows, and it grows after the bytes.
+ * thread writes, and a rank's waits read both in one load. Whoever
+ * notifies (this host, a node peer's host, the owner's proxy for a host
+ * on the network path) puts a note in the owner's ring (util/notes.h)
+ * once the bytes it announces are in place: after its copies on the RMA
+ * stream (a call of the stream's), or after the proxy's synchronous copy.
+ * The owner's host thread takes the notes in order as it serves its ranks
+ * and stores each half's new count whole: one writer, so a half only
+ * grows, and it grows after the bytes. (host_rows keeps what it wrote.)
  */
 #include <stdatomic.h>
 #include <stdlib.h>

@@ -2,9 +2,9 @@
  * The host's notifications on their way to the process that writes them
  * (core/host_notes.c): a ring of (run, rank, tag) any process of the node
  * may add to (lock-free, several writers) and only its owner takes from.
- * An owner alone writes its ranks' host rows, in the order it takes the
- * notes, so its rows only grow; a note goes in only after the bytes it
- * announces are in place. A ring lives in the node segment (its owner's
+ * An owner alone writes the host's half of its ranks' counts, in the order
+ * it takes the notes, so they only grow; a note goes in only after the
+ * bytes it announces are in place. A ring lives in the node segment (its owner's
  * part) when the program has one, else in the host runtime.
  */
 #ifndef DCU_UTIL_NOTES_H
