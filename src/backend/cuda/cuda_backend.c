@@ -599,12 +599,21 @@ static int rma_done_here(dcu_backend_t *b, uint64_t ticket, int wait)
     return done;
 }
 
-static dcuda_status_t rma_start_here(dcu_backend_t *b, void *dst, const void *src, size_t size,
-                                     uint64_t *ticket)
+/* Room for one more on the RMA stream: with DCU_BACKEND_RMAS in flight,
+ * the oldest is waited for (its event is the one to reuse). */
+static dcuda_status_t rma_room(dcu_backend_t *b)
 {
     if (b->rmas_started - b->rmas_finished >= DCU_BACKEND_RMAS &&
         rma_done_here(b, b->rmas_finished + 1u, 1) < 0)
-        return DCUDA_ERR_BACKEND; /* the oldest's event is the one to reuse */
+        return DCUDA_ERR_BACKEND;
+    return DCUDA_OK;
+}
+
+static dcuda_status_t rma_start_here(dcu_backend_t *b, void *dst, const void *src, size_t size,
+                                     uint64_t *ticket)
+{
+    if (rma_room(b) != DCUDA_OK)
+        return DCUDA_ERR_BACKEND;
     return copy_start(b->rmas, b->rma_ends, DCU_BACKEND_RMAS, &b->rmas_started, dst, src, size,
                       ticket, "copying for the host's RMA");
 }
@@ -613,8 +622,7 @@ static dcuda_status_t rma_start_here(dcu_backend_t *b, void *dst, const void *sr
 static dcuda_status_t rma_call_here(dcu_backend_t *b, void (*fn)(void *), void *arg,
                                     uint64_t *ticket)
 {
-    if (b->rmas_started - b->rmas_finished >= DCU_BACKEND_RMAS &&
-        rma_done_here(b, b->rmas_finished + 1u, 1) < 0)
+    if (rma_room(b) != DCUDA_OK)
         return DCUDA_ERR_BACKEND;
     uint64_t t = b->rmas_started + 1u;
     CUDA_TRY(cudaLaunchHostFunc(b->rmas, fn, arg), "ordering a host notification after its copy");
