@@ -26,6 +26,7 @@
 
 #include "proxy_impl.h"
 #include "util/array.h"
+#include "util/msg.h"
 
 /* Bytes of a host's chunks in flight from one proxy at most. */
 #define HOST_WINDOW (4u * DCU_NET_PUT_CHUNK)
@@ -273,7 +274,9 @@ static dcuda_status_t host_part(dcu_proxy_t *p, const dcu_wire_header_t *h,
 }
 
 /* The notification a host's request carries (h->tag), once its bytes
- * moved: a note for my host thread, which writes the rank's row. */
+ * moved: a note for my host thread, which writes the host's half of the
+ * rank's count. One lost because my ranks returned is a warning, as the
+ * host runtime's own (core/host_notes.c): no rank can wait for it. */
 static void notify_owner(dcu_proxy_t *p, const dcu_wire_header_t *h)
 {
     if (!h->tag || !p->c.notes)
@@ -281,10 +284,9 @@ static void notify_owner(dcu_proxy_t *p, const dcu_wire_header_t *h)
     dcu_note_t n = { atomic_load_explicit(&p->c.notes->run, memory_order_acquire),
                      h->dst_rank - p->c.notes_first, h->tag - 1u, 0u };
     if (dcu_notes_add(p->c.notes, n) != 0)
-        dcu_proxy_fail(p,
-                       "a host's notification of tag %u to rank %d was lost: this process "
-                       "took no notes",
-                       h->tag - 1u, h->dst_rank);
+        dcu_msg_warn("a host's notification of tag %u to rank %d was lost: this process took "
+                     "no notes (its run ended)",
+                     h->tag - 1u, h->dst_rank);
 }
 
 /* The answer to the chunk h of a host's request. */
