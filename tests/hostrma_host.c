@@ -19,6 +19,11 @@
  *           flight) and 40 requests a host, in two runs: one of
  *           dcuda_host_run_start, one of dcuda_host_run on another thread
  *           while the main thread moves the bytes.
+ *   staged  The model's program with stripes up to 160 KiB, to other
+ *           processes' ranks, sizes across the size from which the
+ *           network path's owner copies through the staging (32 KiB),
+ *           a third of the requests a get of the bytes just put or a put
+ *           over those just read, in flight together.
  *   misuse  Every refusal, with its status: no run, a handle of no window,
  *           a rank outside WORLD or, for DEVICE's window, of another
  *           process, bytes past the part, a wrapping range, NULL memory,
@@ -52,6 +57,11 @@ DCUDA_KERNEL_DECLARE(hostrma);
 /* The large case: a stripe may hold more than one chunk of the network
  * path (1 MiB), and a batch more than the chunks it keeps in flight. */
 #define HR_STRIPE_MAX_LARGE (1300u * 1024u)
+/* The staged case: stripes of several staged copies, requests across the
+ * size from which the owner's copies take the staging (DCUDA_NET_READ_MIN). */
+#define HR_STRIPE_MAX_STAGED (160u * 1024u)
+#define HR_STAGED_MIN 32768u
+#define HR_OPS_STAGED 96
 
 static void sleep_ms(long ms)
 {
@@ -121,6 +131,13 @@ typedef struct hr_op {
     uint64_t offset, size;    /* in the host's stripe */
 } hr_op_t;
 
+/* What a host's draws remember: the hot targets, the ops drawn, the last. */
+typedef struct hr_draw {
+    int hot[3];
+    int count;
+    hr_op_t last;
+} hr_draw_t;
+
 uint64_t stripe_of(const hr_t *t, int r, int w)
 {
     return hostrma_stripe(t->d.seed, r, w, t->d.stripe_max);
@@ -143,27 +160,61 @@ static uint64_t draw_size(uint64_t *rng, uint64_t stripe)
     return n < stripe ? n : stripe;
 }
 
+/* The staged case's sizes: across the staging threshold of the network
+ * path's owner (DCUDA_NET_READ_MIN), small ones between. */
+static uint64_t draw_staged_size(uint64_t *rng, uint64_t stripe)
+{
+    static const uint64_t small[] = { 0, 8, 4095 }, edge[] = { 32767, 32768, 32769 };
+    uint64_t pick = test_rng(rng) % 8u, n;
+    if (pick == 0)
+        n = small[test_rng(rng) % 3u];
+    else if (pick == 1)
+        n = edge[test_rng(rng) % 3u];
+    else if (pick == 2)
+        n = stripe;
+    else
+        n = HR_STAGED_MIN + test_rng(rng) % (stripe - HR_STAGED_MIN + 1u);
+    return n < stripe ? n : stripe;
+}
+
+/* A hot target: any rank, or (the staged case, several processes) a rank
+ * of another process. */
+static int draw_target(const hr_t *t, uint64_t *rng, int q)
+{
+    int world = t->info.rank_count, others = world - t->per_proc;
+    if (!t->staged || others == 0)
+        return (int)(test_rng(rng) % (uint64_t)world);
+    return ((q + 1) * t->per_proc + (int)(test_rng(rng) % (uint64_t)others)) % world;
+}
+
 /* Op i of host q's program (every draw made whatever is skipped later,
- * so that any host replays another's). `hot`: three targets, changed
- * every 16 ops. */
-static hr_op_t draw_op(const hr_t *t, uint64_t *rng, int q, int hot[3])
+ * so that any host replays another's). `s->hot`: three targets, changed
+ * every 16 ops. In the staged case a third of the ops turn the one before
+ * around (a get of the bytes just put, or a put over those just read). */
+static hr_op_t draw_op(const hr_t *t, uint64_t *rng, int q, hr_draw_t *s)
 {
     hr_op_t op;
-    int world = t->info.rank_count;
     if (test_rng(rng) % 16u == 0)
         for (int k = 0; k < 3; k++)
-            hot[k] = (int)(test_rng(rng) % (uint64_t)world);
+            s->hot[k] = draw_target(t, rng, q);
+    if (t->staged && s->count++ > 0 && test_rng(rng) % 3u == 0) {
+        op = s->last;
+        op.put = !op.put;
+        s->last = op;
+        return op;
+    }
     op.put = test_rng(rng) % 2u == 0;
     op.w = (int)(test_rng(rng) % HR_WINDOWS);
-    op.target = hot[test_rng(rng) % 3u];
+    op.target = s->hot[test_rng(rng) % 3u];
     if (op.w == HR_DEVICE) /* DEVICE's window: my own ranks */
         op.target = q * t->per_proc + op.target % t->per_proc;
     uint64_t stripe = stripe_of(t, op.target, op.w);
-    op.size = draw_size(rng, stripe);
+    op.size = t->staged ? draw_staged_size(rng, stripe) : draw_size(rng, stripe);
     op.offset = test_rng(rng) % (stripe - op.size + 1u);
     if (test_rng(rng) % 4u == 0) /* a hot zone: puts and gets overlap */
         op.offset = op.offset % 64u < stripe - op.size + 1u ? op.offset % 64u : 0u;
-    op.mode = (int)(test_rng(rng) % 4u != 0);
+    op.mode = (int)(test_rng(rng) % (t->staged ? 8u : 4u) != 0);
+    s->last = op;
     return op;
 }
 
@@ -347,11 +398,11 @@ static int start_op(hr_t *t, hr_model_t *m, const hr_op_t *op, int i, hr_pending
 static void run_program(hr_t *t, hr_model_t *m)
 {
     uint64_t rng = program_seed(t, t->me), crng = rng ^ 0x5bd1e995u;
-    int hot[3] = { 0, 0, 0 };
+    hr_draw_t draw = { { 0, 0, 0 }, 0, { 0 } };
     hr_pending_t batch[HR_BATCH_MAX];
     int n = 0, limit = 1 + (int)(test_rng(&crng) % HR_BATCH_MAX);
     for (int i = 0; i < t->ops; i++) {
-        hr_op_t op = draw_op(t, &rng, t->me, hot);
+        hr_op_t op = draw_op(t, &rng, t->me, &draw);
         if (issues(t, t->me, &op) && start_op(t, m, &op, i, &batch[n]))
             n++;
         if (n == limit || i == t->ops - 1) {
@@ -373,9 +424,9 @@ static void expected_part(const hr_t *t, int r, int w, unsigned char *out)
         out[i] = hostrma_first(t->d.seed, r, w, i);
     for (int q = 0; q < t->procs; q++) {
         uint64_t rng = program_seed(t, q);
-        int hot[3] = { 0, 0, 0 };
+        hr_draw_t draw = { { 0, 0, 0 }, 0, { 0 } };
         for (int i = 0; i < t->ops; i++) {
-            hr_op_t op = draw_op(t, &rng, q, hot);
+            hr_op_t op = draw_op(t, &rng, q, &draw);
             if (!op.put || op.target != r || op.w != w || !issues(t, q, &op))
                 continue;
             for (uint64_t k = 0; k < op.size; k++)
@@ -563,6 +614,19 @@ static int case_large(int argc, char **argv)
     return 0;
 }
 
+/* Requests to other processes' ranks across the staging threshold, a
+ * third of them turning the one before around. */
+static int case_staged(int argc, char **argv)
+{
+    hr_t t;
+    if (!hr_open(&t, argc, argv, 0, HR_STRIPE_MAX_STAGED, HR_OPS_STAGED))
+        return 0;
+    t.staged = 1;
+    model_run(&t, 0);
+    hr_close(&t);
+    return 0;
+}
+
 /* The outcome of a request: the call's refusal, or (the network path
  * checks at the owner) the request's. */
 static dcuda_status_t outcome(dcuda_host_h h, dcuda_status_t call, dcuda_host_req_t *req)
@@ -699,6 +763,7 @@ int main(int argc, char **argv)
         { "model", case_model },
         { "misuse", case_misuse },
         { "large", case_large },
+        { "staged", case_staged },
         { "notify", case_notify },
         { "notify_large", case_notify_large },
     };

@@ -23,6 +23,7 @@ typedef struct hr {
     size_t word_count;
     uint32_t win[HR_WINDOWS][2]; /* handles: [w][colour] (DEVICE's: [w][0]) */
     int ops;                     /* of each host's program */
+    int staged;                  /* the staged case's draws */
 } hr_t;
 
 /* The runtime and the test's memory for a case; 0 if it could not start. */

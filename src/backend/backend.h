@@ -119,8 +119,11 @@ typedef struct dcu_backend_ops {
     /* Starts copying `size` bytes at src (memory from alloc_mapped, left
      * alone until done) to rank memory at dst while ranks run; *ticket
      * names it. Writes finish in the order started, on an engine of their
-     * own (reads do not wait behind them, nor they behind reads); at most
-     * DCU_BACKEND_WRITES are in flight. */
+     * own (reads do not wait behind them, nor they behind reads); each
+     * caller keeps at most DCU_BACKEND_WRITES in flight. Callers that
+     * count apart (the proxies of several lanes) may exceed it together:
+     * a write may then be made sooner (CPU ranks) or told done later (a
+     * GPU's event is reused), never told done before it was made. */
     dcuda_status_t (*write_start)(dcu_backend_t *b, void *dst, const void *src, size_t size,
                                   uint64_t *ticket);
     /* 1 once write `ticket` (and every earlier one) finished, 0 while it

@@ -13,12 +13,8 @@
  * order and requests go out in order, so requests to one owner are
  * carried out in the order they were made.
  *
- * The owner's side: the proxy checks each chunk's request against the
- * part as the owner rank's table holds it now (a freed window's part is
- * empty), and a refusal is the chunk's answer, not a failure of the run;
- * it copies the bytes into or out of rank memory with the backend's
- * synchronous copies, so that a get after a put reads what the put wrote,
- * and answers. The ranks take no part: their inboxes see none of it.
+ * The owner's side (host_serve.c) answers each chunk once its bytes
+ * moved, in the order the chunks arrived.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -242,113 +238,6 @@ static void apply_done(dcu_proxy_t *p, int from, const dcu_wire_header_t *h,
         finish(p, r, before, st);
 }
 
-/* ---- the owner's side --------------------------------------------------------------- */
-
-/* The part of my rank h->dst_rank in window h->slot as its table holds it
- * now, and whether the request's bytes lie in it: DCUDA_OK and its base,
- * or the refusal the asker gets. */
-static dcuda_status_t host_part(dcu_proxy_t *p, const dcu_wire_header_t *h,
-                                const dcu_wire_host_t *w, uint64_t *base)
-{
-    int r = h->dst_rank - p->world_first;
-    if (r < 0 || r >= p->c.ranks) {
-        dcu_proxy_fail(p, "a host's request from process %d for rank %d, which is not mine",
-                       h->src_proc, h->dst_rank);
-        return DCUDA_ERR_PEER;
-    }
-    if (h->slot == DCU_WIRE_HOST_NO_WINDOW) { /* a notification alone: no bytes */
-        *base = 0;
-        return DCUDA_OK;
-    }
-    size_t stride = (size_t)(p->c.own_stride ? p->c.own_stride : p->c.ranks);
-    dcuda_win_entry_t e;
-    if (p->c.ops->peek(p->c.backend, &e, p->c.own_table + (size_t)h->slot * stride + (size_t)r,
-                       sizeof e) != DCUDA_OK)
-        return DCUDA_ERR_BACKEND;
-    if (e.base == 0)
-        return DCUDA_ERR_WIN;
-    if (w->first > e.size || w->total > e.size - w->first)
-        return DCUDA_ERR_BOUNDS;
-    *base = e.base;
-    return DCUDA_OK;
-}
-
-/* The notification a host's request carries (h->tag), once its bytes
- * moved: a note for my host thread, which writes the host's half of the
- * rank's count. One lost because my ranks returned is a warning, as the
- * host runtime's own (core/host_notes.c): no rank can wait for it. */
-static void notify_owner(dcu_proxy_t *p, const dcu_wire_header_t *h)
-{
-    if (!h->tag || !p->c.notes)
-        return;
-    dcu_note_t n = { atomic_load_explicit(&p->c.notes->run, memory_order_acquire),
-                     h->dst_rank - p->c.notes_first, h->tag - 1u, 0u };
-    if (dcu_notes_add(p->c.notes, n) != 0)
-        dcu_msg_warn("a host's notification of tag %u to rank %d was lost: this process took "
-                     "no notes (its run ended)",
-                     h->tag - 1u, h->dst_rank);
-}
-
-/* The answer to the chunk h of a host's request. */
-static void answer_chunk(dcu_proxy_t *p, int from, const dcu_wire_header_t *h,
-                         const dcu_wire_host_t *w, dcuda_status_t st)
-{
-    const dcu_wire_host_t a = { w->id, 0u, 0u };
-    dcu_wire_header_t *m = dcu_proxy_message_to(p, from, DCU_WIRE_HOST_DONE, sizeof a);
-    if (!m)
-        return;
-    m->src_rank = h->dst_rank;
-    m->dst_rank = h->src_rank;
-    m->offset = h->offset;
-    m->count = h->count;
-    m->tag = (uint32_t)(-(int32_t)st);
-    memcpy(m + 1, &a, sizeof a);
-    dcu_proxy_send_to(p, from, m);
-}
-
-/* A chunk of a host's put: written unless refused, and answered. */
-static void serve_put(dcu_proxy_t *p, int from, const dcu_wire_header_t *h,
-                      const dcu_wire_host_t *w, const char *bytes)
-{
-    uint64_t base = 0;
-    dcuda_status_t st = host_part(p, h, w, &base);
-    if (st == DCUDA_OK && h->count)
-        st = p->c.ops->copy_in(p->c.backend, (void *)(uintptr_t)(base + h->offset), bytes,
-                               (size_t)h->count);
-    if (st == DCUDA_OK)
-        notify_owner(p, h);
-    if (!p->failure[0])
-        answer_chunk(p, from, h, w, st);
-}
-
-/* A chunk of a host's get: its bytes read and sent back unless refused,
- * then answered. */
-static void serve_get(dcu_proxy_t *p, int from, const dcu_wire_header_t *h,
-                      const dcu_wire_host_t *w)
-{
-    uint64_t base = 0;
-    dcuda_status_t st = host_part(p, h, w, &base);
-    if (st == DCUDA_OK && h->count && !p->failure[0]) {
-        const dcu_wire_host_t a = { w->id, 0u, w->total };
-        dcu_wire_header_t *m =
-            dcu_proxy_message_to(p, from, DCU_WIRE_HOST_DATA, sizeof a + (size_t)h->count);
-        if (!m)
-            return;
-        m->src_rank = h->dst_rank;
-        m->dst_rank = h->src_rank;
-        m->offset = h->offset - w->first;
-        m->count = h->count;
-        memcpy(m + 1, &a, sizeof a);
-        st = p->c.ops->copy_out(p->c.backend, (char *)(m + 1) + sizeof a,
-                                (const void *)(uintptr_t)(base + h->offset), (size_t)h->count);
-        dcu_proxy_send_to(p, from, m); /* made: it goes (refused by the status after) */
-    }
-    if (st == DCUDA_OK)
-        notify_owner(p, h);
-    if (!p->failure[0])
-        answer_chunk(p, from, h, w, st);
-}
-
 void dcu_proxy_apply_host(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body)
 {
     dcu_wire_host_t w;
@@ -356,10 +245,8 @@ void dcu_proxy_apply_host(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, 
     const char *bytes = body + sizeof w;
     switch (h->type) {
     case DCU_WIRE_HOST_PUT:
-        serve_put(p, from, h, &w, bytes);
-        break;
     case DCU_WIRE_HOST_GET:
-        serve_get(p, from, h, &w);
+        dcu_proxy_serve_host_chunk(p, from, h, body);
         break;
     case DCU_WIRE_HOST_DATA:
         apply_data(p, from, h, &w, bytes);

@@ -67,7 +67,8 @@ struct dcu_inboxes {
     dcu_inbox_serve_fn serve; /* serves a read once its turn came */
     void *serve_arg;
     dcu_inbox_keeper_t keeper; /* keeps large puts' bytes where they arrived */
-    int writes;                /* backend writes in flight */
+    int own_writes;            /* backend writes in flight, unless shared */
+    int *writes;               /* those of everyone who writes through the backend */
     size_t held;
     uint64_t held_bytes;
     writer_t w[];
@@ -225,7 +226,7 @@ static int start_write(dcu_inboxes_t *in, held_t *m)
                              &m->ticket) != DCUDA_OK)
         return -1;
     m->writing = 1;
-    in->writes++;
+    (*in->writes)++;
     return 0;
 }
 
@@ -238,7 +239,7 @@ static int try_write_kept(dcu_inboxes_t *in, int r, held_t *m)
 {
     if (!m->writing) {
         if (!ready_for_copy(in, r) || (m->tag && !fits(in, r, 1u)) ||
-            in->writes >= DCU_BACKEND_WRITES)
+            *in->writes >= DCU_BACKEND_WRITES)
             return 0;
         if (start_write(in, m) < 0)
             return -1;
@@ -247,7 +248,7 @@ static int try_write_kept(dcu_inboxes_t *in, int r, held_t *m)
     if (done <= 0)
         return done;
     m->writing = 0;
-    in->writes--;
+    (*in->writes)--;
     if (m->tag)
         write_message(in, r, DCUDA_INBOX_NOTIFY, DCUDA_INBOX_ACQUIRE, 1u, m->tag, m->dst, NULL,
                       0u);
@@ -265,7 +266,7 @@ static int finish_write(dcu_inboxes_t *in, held_t *m)
     while ((done = in->ops->write_done(in->backend, m->ticket)) == 0)
         dcu_clock_sleep_ns(1000);
     m->writing = 0;
-    in->writes--;
+    (*in->writes)--;
     return done > 0 ? 1 : -1;
 }
 
@@ -393,7 +394,7 @@ static int start_next_writes(dcu_inboxes_t *in, int r)
 {
     writer_t *w = &in->w[r];
     uint32_t notes = w->first->tag != 0u;
-    for (held_t *m = w->first->next; m && m->kept && in->writes < DCU_BACKEND_WRITES;
+    for (held_t *m = w->first->next; m && m->kept && *in->writes < DCU_BACKEND_WRITES;
          m = m->next) {
         notes += m->tag != 0u;
         if (m->writing)
@@ -445,6 +446,11 @@ void dcu_inboxes_on_read(dcu_inboxes_t *in, dcu_inbox_serve_fn serve, void *arg)
 void dcu_inboxes_on_keep(dcu_inboxes_t *in, const dcu_inbox_keeper_t *keeper)
 {
     in->keeper = *keeper;
+}
+
+void dcu_inboxes_share_writes(dcu_inboxes_t *in, int *writes)
+{
+    in->writes = writes;
 }
 
 static void pop(dcu_inboxes_t *in, writer_t *w)
@@ -559,6 +565,7 @@ dcu_inboxes_t *dcu_inboxes_create(dcuda_inbox_entry_t *entries, DCUDA_ATOMIC(uin
     in->landed = landed;
     in->landed_arg = landed_arg;
     in->pieces_max = pieces_max;
+    in->writes = &in->own_writes;
     memset(entries, 0, (size_t)ranks * DCUDA_INBOX_ENTRIES * sizeof *entries);
     for (int r = 0; r < ranks; r++)
         atomic_store_explicit(&tails[r], 0u, memory_order_relaxed);

@@ -86,6 +86,10 @@ typedef struct dcu_inbox_keeper {
     void *arg;
 } dcu_inbox_keeper_t;
 void dcu_inboxes_on_keep(dcu_inboxes_t *in, const dcu_inbox_keeper_t *keeper);
+/* The backend's writes in flight are counted in *writes, which others who
+ * write through the same backend count theirs in too: together they keep
+ * at most DCU_BACKEND_WRITES in flight (the inbox's own count otherwise). */
+void dcu_inboxes_share_writes(dcu_inboxes_t *in, int *writes);
 /* Writes what was held where room was made (and serves reads whose turn
  * came); > 0 if it wrote anything,
  * < 0 if a copy failed. */

@@ -779,7 +779,7 @@ void dcu_proxy_counts(const dcu_proxy_t *p, uint64_t *sent, uint64_t *received)
 int dcu_proxy_idle(dcu_proxy_t *p)
 {
     /* A host's request in flight may notify a rank (host_reqs.c). */
-    if (dcu_ring_next(&p->queue) || p->job_count || p->host_pending ||
+    if (dcu_ring_next(&p->queue) || p->job_count || p->host_pending || p->chunks_first ||
         atomic_load_explicit(&p->host_queue, memory_order_acquire) ||
         (p->net && (p->remote.asking || p->fences.count)))
         return 0;
@@ -985,6 +985,8 @@ int dcu_proxy_poll(dcu_proxy_t *p)
             send_acks(p);
         did |= r > 0;
     }
+    if (p->net)
+        did |= dcu_proxy_host_chunks_advance(p);
     if (p->net && !p->failure[0])
         advance_fences(p);
     if (p->net && !p->failure[0])
@@ -1008,6 +1010,7 @@ void dcu_proxy_drain(dcu_proxy_t *p)
     uint64_t start = dcu_clock_ns();
     if (!p->net)
         return;
+    dcu_proxy_host_chunks_settle(p); /* their answers go with the rest */
     send_frames(p);
     while (p->c.net_ops->pending(p->net) > 0) {
         if (p->c.net_ops->progress(p->net) < 0 || dcu_clock_ns() - start > PROXY_DRAIN_NS) {
@@ -1076,15 +1079,20 @@ static dcuda_status_t open_net(dcu_proxy_t *p)
                                     p, c->inbox_max);
     p->parts = calloc((size_t)DCUDA_WIN_TABLE_SLOTS * (size_t)c->ranks, sizeof *p->parts);
     p->jobs = calloc((size_t)c->ranks, sizeof *p->jobs);
-    if (p->inboxes)
+    if (p->inboxes) {
         dcu_inboxes_on_read(p->inboxes, dcu_proxy_serve_get, p);
+        dcu_inboxes_share_writes(p->inboxes, &p->writes); /* and the hosts' chunks (host_serve.c) */
+    }
     if (!p->inboxes || !p->parts || !p->jobs ||
         dcu_netbar_init(&p->bar, c->process_count, c->process_index,
                         c->path[c->process_index] == DCUDA_PATH_NET) != DCUDA_OK ||
         dcu_parts_init(&p->remote, c->ranks) != DCUDA_OK ||
         dcu_fences_init(&p->fences, c->ranks) != DCUDA_OK)
         return DCUDA_ERR_NO_MEMORY;
-    const size_t buffer_bytes = sizeof(dcu_wire_header_t) + DCU_NET_PUT_CHUNK;
+    /* A chunk and its header; a host's get's answer (HOST_DATA) has its
+     * request between them. */
+    const size_t buffer_bytes =
+        sizeof(dcu_wire_header_t) + sizeof(dcu_wire_host_t) + DCU_NET_PUT_CHUNK;
     for (int i = 0; i < PROXY_BUFFERS; i++)
         if (!(dcu_proxy_buffer_at(p, i)->msg = dcu_proxy_pinned_alloc(p, buffer_bytes)))
             return DCUDA_ERR_NO_MEMORY;
@@ -1133,6 +1141,7 @@ dcuda_status_t dcu_proxy_create(const dcu_proxy_config_t *config, dcu_proxy_t **
 void dcu_proxy_destroy(dcu_proxy_t *p)
 {
     dcu_trace_write(p->c.process_index);
+    dcu_proxy_host_chunks_settle(p); /* drained after every run: only a failure leaves any */
     dcu_frames_discard(&p->frames); /* drained after every run: only a failure leaves any */
     if (p->net)                     /* after a lost peer, the manager waits for nothing */
         p->c.net_ops->close(p->net, p->failure[0] ||

@@ -104,6 +104,10 @@ struct dcu_proxy {
     dcu_host_rma_t *host_pending, *host_last;
     uint64_t host_ids, host_in_flight;
     int host_closed;
+    /* The chunks of hosts' requests for my ranks, in arrival order, until
+     * answered (host_serve.c). */
+    struct host_chunk *chunks_first, *chunks_last;
+    int writes; /* backend writes in flight: the inboxes' and the chunks' */
     unsigned spread; /* bit per text (1 ABORT, 2 LEFT) told to my tree neighbours this run */
     /* Messages of this run that move ranks on (puts, notifications,
      * barriers), sent and received: the deadlock detector's counts. */
@@ -200,6 +204,19 @@ int dcu_proxy_host_serve(dcu_proxy_t *p);
 void dcu_proxy_apply_host(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body);
 /* Ends every request with `status` (the run's end, a failure). */
 void dcu_proxy_host_end_all(dcu_proxy_t *p, dcuda_status_t status);
+
+/* ---- host_serve.c ---- */
+
+/* A chunk of a host's request for one of my ranks (HOST_PUT, HOST_GET from
+ * process `from`; body: its dcu_wire_host_t, then a put's bytes, in the
+ * receive buffer being delivered). */
+void dcu_proxy_serve_host_chunk(dcu_proxy_t *p, int from, const dcu_wire_header_t *h,
+                                const char *body);
+/* Moves the chunks on (copies done, next copies started): > 0 if any did. */
+int dcu_proxy_host_chunks_advance(dcu_proxy_t *p);
+/* Serves every chunk still here now, waiting for its copies (the run's
+ * end; a chunk that finds no receive buffer to keep its bytes in). */
+void dcu_proxy_host_chunks_settle(dcu_proxy_t *p);
 
 /* ---- bulk.c ---- */
 

@@ -57,7 +57,7 @@ struct dcu_backend {
         const void *src;
         size_t size;
     } writes[DCU_BACKEND_WRITES];
-    uint64_t writes_started, writes_made, writes_finished;
+    uint64_t writes_started, writes_looked, writes_made, writes_finished;
     uint64_t rmas_started, rmas_looked, rmas_finished; /* rma_start's tickets */
 };
 
@@ -341,15 +341,31 @@ static int cpu_read_done(dcu_backend_t *b, uint64_t ticket)
     return 0;
 }
 
-/* A network put's bytes into rank memory for the proxy: made late, at the
- * first look at a write (with every write before it), and told done only
- * at the second, as a copy engine's would be: the proxy must keep the
- * source until then, and its paths that wait for a write run on CPU ranks
- * too. */
+/* A network put's or a host's bytes into rank memory for the proxy: made
+ * late, at the second look at a write (with every write before it), as it
+ * is told done. Until then rank memory holds what it held, as while a copy
+ * engine's write runs: the proxy must keep the source until then, a read
+ * it starts too early finds the old bytes, and its paths that wait for a
+ * write run on CPU ranks too. */
+static void make_writes(dcu_backend_t *b, uint64_t upto)
+{
+    for (; b->writes_made < upto; b->writes_made++) {
+        uint64_t t = b->writes_made + 1u;
+        copy_beside_ranks(b->writes[t % DCU_BACKEND_WRITES].dst,
+                          b->writes[t % DCU_BACKEND_WRITES].src,
+                          b->writes[t % DCU_BACKEND_WRITES].size);
+    }
+}
+
+/* More than DCU_BACKEND_WRITES in flight (the proxies of several lanes
+ * share the backend, each keeping its own count below the limit): the
+ * oldest not yet made is made now, before its place is taken. */
 static dcuda_status_t cpu_write_start(dcu_backend_t *b, void *dst, const void *src, size_t size,
                                       uint64_t *ticket)
 {
     uint64_t t = ++b->writes_started;
+    if (t > DCU_BACKEND_WRITES)
+        make_writes(b, t - DCU_BACKEND_WRITES);
     b->writes[t % DCU_BACKEND_WRITES].dst = dst;
     b->writes[t % DCU_BACKEND_WRITES].src = src;
     b->writes[t % DCU_BACKEND_WRITES].size = size;
@@ -361,16 +377,12 @@ static int cpu_write_done(dcu_backend_t *b, uint64_t ticket)
 {
     if (ticket <= b->writes_finished)
         return 1;
-    if (ticket <= b->writes_made) { /* the second look */
+    if (ticket <= b->writes_looked) { /* the second look: made as it is told done */
+        make_writes(b, ticket);
         b->writes_finished = ticket;
         return 1;
     }
-    for (; b->writes_made < ticket; b->writes_made++) {
-        uint64_t t = b->writes_made + 1u;
-        copy_beside_ranks(b->writes[t % DCU_BACKEND_WRITES].dst,
-                          b->writes[t % DCU_BACKEND_WRITES].src,
-                          b->writes[t % DCU_BACKEND_WRITES].size);
-    }
+    b->writes_looked = ticket;
     return 0;
 }
 
