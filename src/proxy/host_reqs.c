@@ -25,7 +25,10 @@
 #include "util/msg.h"
 
 /* Bytes of a host's chunks in flight from one proxy at most. */
-#define HOST_WINDOW (4u * DCU_NET_PUT_CHUNK)
+#ifndef DCU_HOST_WINDOW_CHUNKS
+#define DCU_HOST_WINDOW_CHUNKS 4u
+#endif
+#define HOST_WINDOW (DCU_HOST_WINDOW_CHUNKS * DCU_NET_PUT_CHUNK)
 
 /* The process (of the network path's numbering) that holds WORLD rank r
  * (a rank of WORLD: the host checked it, the wire did for answers). */
