@@ -48,10 +48,7 @@ typedef struct host_chunk {
     uint64_t ticket;
 } host_chunk_t;
 
-static int is_put(const host_chunk_t *c)
-{
-    return c->h.type == DCU_WIRE_HOST_PUT;
-}
+static int is_put(const host_chunk_t *c) { return c->h.type == DCU_WIRE_HOST_PUT; }
 
 /* Does chunk c take the staging (its bytes copied by the copy engine)? */
 static int staged(const host_chunk_t *c)
@@ -333,8 +330,10 @@ void dcu_proxy_serve_host_chunk(dcu_proxy_t *p, int from, const dcu_wire_header_
     c.st = host_part(p, h, &c.w, &c.base);
     if (p->failure[0])
         return;
+    /* A staged put with no receive buffer to keep: its bytes go now, after
+     * those of every chunk before it. */
     if (staged(&c) && is_put(&c) && !(c.kept = dcu_spares_keep(&p->spares)))
-        dcu_proxy_host_chunks_settle(p); /* no buffer to keep: its bytes go now, after those before */
+        dcu_proxy_host_chunks_settle(p);
     int engine = staged(&c) && (!is_put(&c) || c.kept);
     if (!engine && !p->chunks_first) { /* its turn is now, and it is copied at once */
         copy_now(p, &c);

@@ -448,10 +448,7 @@ void dcu_inboxes_on_keep(dcu_inboxes_t *in, const dcu_inbox_keeper_t *keeper)
     in->keeper = *keeper;
 }
 
-void dcu_inboxes_share_writes(dcu_inboxes_t *in, int *writes)
-{
-    in->writes = writes;
-}
+void dcu_inboxes_share_writes(dcu_inboxes_t *in, int *writes) { in->writes = writes; }
 
 static void pop(dcu_inboxes_t *in, writer_t *w)
 {

@@ -107,7 +107,7 @@ struct dcu_proxy {
     /* The chunks of hosts' requests for my ranks, in arrival order, until
      * answered (host_serve.c). */
     struct host_chunk *chunks_first, *chunks_last;
-    int writes; /* backend writes in flight: the inboxes' and the chunks' */
+    int writes;      /* backend writes in flight: the inboxes' and the chunks' */
     unsigned spread; /* bit per text (1 ABORT, 2 LEFT) told to my tree neighbours this run */
     /* Messages of this run that move ranks on (puts, notifications,
      * barriers), sent and received: the deadlock detector's counts. */
