@@ -51,7 +51,17 @@ enum bench_mode {
     BENCH_PAIR_HALF = 26,
     /* every rank: dcuda_allreduce of size / 4 floats (sum) on a window of
      * its half of WORLD (split by parity) */
-    BENCH_ALLREDUCE_HALF = 27
+    BENCH_ALLREDUCE_HALF = 27,
+    /* every rank: the collectives a user writes with dcuda_put_notify
+     * (bench_kernel.c), WORLD; iters 0: once, on data the host checks:
+     * the broadcast (flat, from rank 0) of size bytes, the allgather (a
+     * ring) and the alltoall (direct) of size bytes a block, the
+     * reduce-scatter (the ring allreduce's first half) of size / 4 floats
+     * a rank */
+    BENCH_BROADCAST_USER = 28,
+    BENCH_ALLGATHER_USER = 29,
+    BENCH_ALLTOALL_USER = 30,
+    BENCH_REDUCE_SCATTER_USER = 31
 };
 
 #if defined(__CUDACC__)
@@ -89,7 +99,22 @@ BENCH_FN int bench_family_of(int mode)
 BENCH_FN int bench_world_mode(int mode)
 {
     return (mode >= BENCH_BARRIER_WORLD && mode <= BENCH_ALLTOALL) ||
-           (mode >= BENCH_ALLREDUCE_RING && mode <= BENCH_ALLREDUCE_HALF);
+           (mode >= BENCH_ALLREDUCE_RING && mode <= BENCH_REDUCE_SCATTER_USER);
+}
+
+/* The collectives a user writes (checked once before they are timed). */
+BENCH_FN int bench_user_mode(int mode)
+{
+    return mode == BENCH_ALLREDUCE_RING ||
+           (mode >= BENCH_BROADCAST_USER && mode <= BENCH_REDUCE_SCATTER_USER);
+}
+
+/* Byte i of the data a user collective's check starts from: WORLD rank
+ * `from`'s block for rank `to` (the broadcast: from 0 to all, to 0; the
+ * allgather: to 0). Never 0, so that a block not written shows. */
+BENCH_FN unsigned char bench_user_byte(int from, int to, size_t i)
+{
+    return (unsigned char)(1u + ((unsigned)from * 31u + (unsigned)to * 7u + (unsigned)i) % 251u);
 }
 
 /* Modes measured on process 0's device alone (the others' ranks idle). */

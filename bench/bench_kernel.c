@@ -297,8 +297,11 @@ DCUDA_RANK_FN void ring_add(float *dst, const float *src, size_t len)
  * neighbour and adds the one from its left (tag 1); in p - 1 more it
  * passes the reduced chunks on (tag 2). Only a rank writes its own data;
  * a chunk's scratch is not reused before its reader is done, since a rank
- * finishes a call only once every chunk went all the way round. */
-DCUDA_RANK_FN void ring_allreduce(dcuda_state_t *st, dcuda_win_t win, float *data, size_t n)
+ * finishes a call only once every chunk went all the way round. Without
+ * `gather`, the reduce-scatter alone: chunk r + 1 ends reduced at rank r
+ * (a user's reduce-scatter, its blocks named that way). */
+DCUDA_RANK_FN void ring_allreduce(dcuda_state_t *st, dcuda_win_t win, float *data, size_t n,
+                                  int gather)
 {
     int p, r;
     dcuda_comm_size(st, DCUDA_COMM_WORLD, &p);
@@ -311,7 +314,7 @@ DCUDA_RANK_FN void ring_allreduce(dcuda_state_t *st, dcuda_win_t win, float *dat
         dcuda_wait_notifications(st, 1, 1);
         ring_add(data + ring_start(n, p, in), data + n + ring_start(n, p, in), ring_len(n, p, in));
     }
-    for (int s = 0; s < p - 1; s++) { /* allgather: chunk r + 1 is reduced here */
+    for (int s = 0; gather && s < p - 1; s++) { /* allgather: chunk r + 1 is reduced here */
         int c = (r + 1 - s + p) % p, in = (r - s + p) % p;
         dcuda_put_notify(st, win, right, (2 * n + ring_start(n, p, c)) * sizeof(float),
                          ring_len(n, p, c) * sizeof(float), data + ring_start(n, p, c), 2);
@@ -323,6 +326,82 @@ DCUDA_RANK_FN void ring_allreduce(dcuda_state_t *st, dcuda_win_t win, float *dat
             to[i] = from[i];
         dcuda_rank_sync();
     }
+}
+
+/* The broadcast a user writes with notified puts: rank 0 puts its `size`
+ * bytes (offset 0 of its part) to every other rank's part (tag 3), each
+ * of which waits for them. */
+DCUDA_RANK_FN void user_broadcast(dcuda_state_t *st, dcuda_win_t win, char *part, size_t size)
+{
+    int p, r;
+    dcuda_comm_size(st, DCUDA_COMM_WORLD, &p);
+    dcuda_comm_rank(st, DCUDA_COMM_WORLD, &r);
+    if (r != 0) {
+        dcuda_wait_notifications(st, 3, 1);
+        return;
+    }
+    for (int t = 1; t < p; t++)
+        dcuda_put_notify(st, win, t, 0, size, part, 3);
+}
+
+/* The allgather a user writes: a ring. Rank c's block of `size` bytes
+ * lies at c * size of every part; in p - 1 steps each rank passes the
+ * block it has newest (its own first) to its right neighbour (tag 4) and
+ * waits for the one from its left. */
+DCUDA_RANK_FN void user_allgather(dcuda_state_t *st, dcuda_win_t win, char *part, size_t size)
+{
+    int p, r;
+    dcuda_comm_size(st, DCUDA_COMM_WORLD, &p);
+    dcuda_comm_rank(st, DCUDA_COMM_WORLD, &r);
+    for (int s = 0; s < p - 1; s++) {
+        size_t c = (size_t)((r - s + p) % p);
+        dcuda_put_notify(st, win, (r + 1) % p, c * size, size, part + c * size, 4);
+        dcuda_wait_notifications(st, 4, 1);
+    }
+}
+
+/* The alltoall a user writes: direct. My block for rank t lies at
+ * t * size of my part, and lands at (p + me) * size of t's (tag 5); each
+ * rank waits for the p - 1 blocks of the others (its own stays). */
+DCUDA_RANK_FN void user_alltoall(dcuda_state_t *st, dcuda_win_t win, char *part, size_t size)
+{
+    int p, r;
+    dcuda_comm_size(st, DCUDA_COMM_WORLD, &p);
+    dcuda_comm_rank(st, DCUDA_COMM_WORLD, &r);
+    for (int k = 1; k < p; k++) {
+        int t = (r + k) % p;
+        dcuda_put_notify(st, win, t, (size_t)(p + r) * size, size, part + (size_t)t * size, 5);
+    }
+    if (p > 1)
+        dcuda_wait_notifications(st, 5, p - 1);
+}
+
+/* The data a user collective's check starts from (bench.h): floats rank
+ * + 1 for the rings, the blocks of bench_user_byte otherwise, the bytes
+ * others write zeroed. */
+DCUDA_RANK_FN void user_fill(dcuda_state_t *st, const bench_args_t *a, char *part)
+{
+    int p, r;
+    dcuda_comm_size(st, DCUDA_COMM_WORLD, &p);
+    dcuda_comm_rank(st, DCUDA_COMM_WORLD, &r);
+    const size_t n = a->size, blocks = (size_t)p;
+    const size_t all = a->mode == BENCH_BROADCAST_USER        ? n
+                       : a->mode == BENCH_ALLREDUCE_RING      ? n / 4
+                       : a->mode == BENCH_REDUCE_SCATTER_USER ? n / 4 * blocks
+                       : a->mode == BENCH_ALLGATHER_USER      ? n * blocks
+                                                              : 2u * n * blocks;
+    for (size_t i = (size_t)dcuda_thread_index(); i < all; i += (size_t)dcuda_thread_count()) {
+        size_t b = i / n, at = i % n;
+        if (a->mode == BENCH_ALLREDUCE_RING || a->mode == BENCH_REDUCE_SCATTER_USER)
+            ((float *)(void *)part)[i] = (float)(r + 1);
+        else if (a->mode == BENCH_BROADCAST_USER)
+            part[i] = r == 0 ? (char)bench_user_byte(0, 0, i) : 0;
+        else if (a->mode == BENCH_ALLGATHER_USER)
+            part[i] = b == (size_t)r ? (char)bench_user_byte(r, 0, at) : 0;
+        else /* the alltoall: my blocks for each rank, then room for theirs */
+            part[i] = b < blocks ? (char)bench_user_byte(r, (int)b, at) : 0;
+    }
+    dcuda_rank_sync();
 }
 
 /* One round trip of a 4-byte notified put between the pair's first and
@@ -367,7 +446,16 @@ DCUDA_RANK_FN void bench_world_call(dcuda_state_t *st, const bench_args_t *a, dc
         const int me = bench_pair_rank(st); /* on the half: its ranks 0 and 1 */
         bench_pair_round(st, win, me, a->mode == BENCH_PAIR_HALF ? 1 - me : 2 - 2 * me, part);
     } else if (a->mode == BENCH_ALLREDUCE_RING)
-        ring_allreduce(st, win, (float *)(void *)part, a->size / 4);
+        ring_allreduce(st, win, (float *)(void *)part, a->size / 4, 1);
+    else if (a->mode == BENCH_REDUCE_SCATTER_USER) {
+        dcuda_comm_size(st, DCUDA_COMM_WORLD, &r);
+        ring_allreduce(st, win, (float *)(void *)part, a->size / 4 * (size_t)r, 0);
+    } else if (a->mode == BENCH_BROADCAST_USER)
+        user_broadcast(st, win, part, a->size);
+    else if (a->mode == BENCH_ALLGATHER_USER)
+        user_allgather(st, win, part, a->size);
+    else if (a->mode == BENCH_ALLTOALL_USER)
+        user_alltoall(st, win, part, a->size);
     else if (a->mode == BENCH_BARRIER_WORLD)
         dcuda_comm_barrier(st, DCUDA_COMM_WORLD);
     else if (a->mode == BENCH_ALLREDUCE || a->mode == BENCH_ALLREDUCE_HALF)
@@ -393,16 +481,11 @@ DCUDA_RANK_FN void bench_world(dcuda_state_t *st, const bench_args_t *a)
     dcuda_comm_rank(st, DCUDA_COMM_DEVICE, &me);
     char *part = a->stride ? a->dst + (size_t)me * a->stride : NULL; /* the barrier: none */
     dcuda_win_create(st, DCUDA_COMM_WORLD, part, a->stride, &win);
-    if (a->mode == BENCH_ALLREDUCE_RING && a->iters == 0) { /* the check's run: data rank + 1 */
-        int r;
-        float *data = (float *)(void *)part;
-        dcuda_comm_rank(st, DCUDA_COMM_WORLD, &r);
-        for (size_t i = (size_t)dcuda_thread_index(); i < a->size / 4;
-             i += (size_t)dcuda_thread_count())
-            data[i] = (float)(r + 1);
-        dcuda_rank_sync();
+    if (bench_user_mode(a->mode) && a->iters == 0) { /* the check's run */
+        user_fill(st, a, part);
         dcuda_comm_barrier(st, DCUDA_COMM_WORLD);
         bench_world_call(st, a, win, part, DCUDA_COMM_NULL);
+        dcuda_comm_barrier(st, DCUDA_COMM_WORLD); /* the broadcast's root returns first */
     }
     int half = DCUDA_COMM_NULL, r;
     dcuda_win_t on = win; /* the window the calls take */

@@ -33,10 +33,14 @@
  *              broadcast at 4 MiB;
  *              allgather, reduce-scatter and alltoall of 8 B and 1 KiB a
  *              rank (a block); every rank of every process: microseconds
- *              a call; beside them allreduce_ring_user, the allreduce a
- *              user writes with dcuda_put_notify (a ring, as
- *              docs/limitations.md advises for large reductions), checked
- *              once for its sums before it is timed
+ *              a call; beside them the collectives a user writes with
+ *              dcuda_put_notify, each checked once on known data before
+ *              it is timed: allreduce_ring_user (a ring, as
+ *              docs/limitations.md advises for large reductions),
+ *              reduce_scatter_ring_user (its first half),
+ *              broadcast_flat_user (rank 0 puts to every rank; it returns
+ *              once its puts went, so calls overlap), allgather_ring_user
+ *              (a ring) and alltoall_direct_user (a put to every rank)
  *   peer       with 2+ processes (several GPUs, mpirun, DCUDA_PROCESSES with
  *              CPU ranks): rows named peer_*, between processes 0 and 1
  *              (see peer_section below), and peer_world_barrier and
@@ -392,10 +396,14 @@ static const world_coll_t world_colls[] = {
     { BENCH_ALLREDUCE, "allreduce_sum_float", 4 },
     { BENCH_ALLREDUCE_RING, "allreduce_ring_user", 4 },
     { BENCH_BROADCAST, "broadcast", 5 },
+    { BENCH_BROADCAST_USER, "broadcast_flat_user", 5 },
     { BENCH_ALLGATHER, "allgather", 2 },
+    { BENCH_ALLGATHER_USER, "allgather_ring_user", 2 },
     { BENCH_REDUCE, "reduce_sum_float", 3 },
     { BENCH_REDUCE_SCATTER, "reduce_scatter_sum_float", 2 },
+    { BENCH_REDUCE_SCATTER_USER, "reduce_scatter_ring_user", 2 },
     { BENCH_ALLTOALL, "alltoall", 2 },
+    { BENCH_ALLTOALL_USER, "alltoall_direct_user", 2 },
 };
 
 /* Bytes from offset 0 that mode needs in every part at size. */
@@ -403,12 +411,17 @@ static size_t world_coll_room(int mode, int ranks, size_t size)
 {
     switch (mode) {
     case BENCH_ALLGATHER:
+    case BENCH_ALLGATHER_USER:
         return size * (size_t)ranks;
+    case BENCH_ALLTOALL_USER:
+    case BENCH_REDUCE_SCATTER_USER: /* the ring's data and its scratch */
+        return 2u * size * (size_t)ranks;
     case BENCH_REDUCE_SCATTER:
         return dcuda_reduce_scatter_room(ranks, size / 4, DCUDA_FLOAT);
     case BENCH_ALLTOALL:
         return dcuda_alltoall_room(ranks, size);
     case BENCH_BROADCAST:
+    case BENCH_BROADCAST_USER:
         return size;
     case BENCH_ALLREDUCE_RING:
         return 3u * size;
@@ -417,28 +430,65 @@ static size_t world_coll_room(int mode, int ranks, size_t size)
     }
 }
 
-/* Whether the ring a user writes (BENCH_ALLREDUCE_RING) sums right: one
- * call on data rank + 1 (its check run, iters 0), then every element of
- * this process's `devices` parts must be ranks (ranks + 1) / 2 (exact in
- * floats at these rank counts). Says so when not. */
-static int ring_sums_right(dcuda_host_h h, const bench_args_t *args, int ranks, int devices)
+/* Does element i of the part of WORLD rank r hold what user collective
+ * `a` must leave there (after its check run, bench_kernel.c's user_fill)?
+ * Only the bytes the collective defines are looked at. */
+static int user_element_right(const bench_args_t *a, int ranks, int r, const char *part, size_t i)
+{
+    const size_t n = a->size;
+    const float sum = (float)ranks * (float)(ranks + 1) / 2.0f; /* exact at these counts */
+    const float *f = (const float *)(const void *)part;
+    switch (a->mode) {
+    case BENCH_ALLREDUCE_RING:
+        return f[i] == sum;
+    case BENCH_REDUCE_SCATTER_USER: { /* chunk r + 1 of the ring's n * ranks floats */
+        const size_t all = n / 4 * (size_t)ranks, c = (size_t)((r + 1) % ranks);
+        const size_t first = all * c / (size_t)ranks, last = all * (c + 1) / (size_t)ranks;
+        return i < first || i >= last || f[i] == sum;
+    }
+    case BENCH_BROADCAST_USER:
+        return (unsigned char)part[i] == bench_user_byte(0, 0, i);
+    case BENCH_ALLGATHER_USER:
+        return (unsigned char)part[i] == bench_user_byte((int)(i / n), 0, i % n);
+    default: { /* the alltoall: block s of the second half came from rank s */
+        size_t b = i / n;
+        if (b < (size_t)ranks || b - (size_t)ranks == (size_t)r)
+            return 1;
+        return (unsigned char)part[i] == bench_user_byte((int)(b - (size_t)ranks), r, i % n);
+    }
+    }
+}
+
+/* Whether a collective a user writes (bench_user_mode) is right: one call
+ * on known data (its check run, iters 0), then every part of this
+ * process's `devices` ranks is compared. Says so when not. */
+static int user_coll_right(dcuda_host_h h, const bench_args_t *args, int ranks, int devices)
 {
     bench_args_t a = *args;
     a.iters = a.warmup = 0;
-    size_t n = a.size / 4;
-    float *got = malloc(a.stride * (size_t)devices + 1u);
-    int right = got && run_case(h, &a) > 0 &&
-                dcuda_host_copy_out(h, got, a.dst, a.stride * (size_t)devices) == DCUDA_OK;
-    const float want = (float)ranks * (float)(ranks + 1) / 2.0f;
+    dcuda_rank_info_t info;
+    dcuda_host_get_rank_info(h, &info);
+    const size_t elem =
+        a.mode == BENCH_ALLREDUCE_RING || a.mode == BENCH_REDUCE_SCATTER_USER ? 4u : 1u;
+    size_t count = (a.mode == BENCH_ALLREDUCE_RING || a.mode == BENCH_BROADCAST_USER
+                        ? a.size
+                        : a.size * (size_t)ranks * (a.mode == BENCH_ALLTOALL_USER ? 2u : 1u)) /
+                   elem;
+    if (a.mode == BENCH_REDUCE_SCATTER_USER)
+        count = a.size / 4 * (size_t)ranks;
+    char *got = malloc(a.stride * (size_t)devices + 1u);
+    int ran = got && run_case(h, &a) > 0 &&
+              dcuda_host_copy_out(h, got, a.dst, a.stride * (size_t)devices) == DCUDA_OK;
     size_t wrong = 0;
-    for (int d = 0; right && d < devices; d++)
-        for (size_t i = 0; i < n; i++)
-            wrong += got[(size_t)d * (a.stride / 4) + i] != want;
+    for (int d = 0; ran && d < devices; d++)
+        for (size_t i = 0; i < count; i++)
+            wrong +=
+                !user_element_right(&a, ranks, info.rank_start + d, got + (size_t)d * a.stride, i);
     free(got);
-    if (right && wrong == 0)
+    if (ran && wrong == 0)
         return 1;
-    fprintf(stderr, "bench: process %d: the ring allreduce of %zu floats %s\n", process, n,
-            right ? "summed wrong" : "did not run");
+    fprintf(stderr, "bench: process %d: the user's collective (mode %d, %zu bytes) %s\n", process,
+            a.mode, a.size, ran ? "left wrong data" : "did not run");
     return 0;
 }
 
@@ -470,7 +520,7 @@ static void world_collectives(dcuda_host_h h, int ranks, int devices, int iters,
             runs_t r;
             char what[64];
             snprintf(what, sizeof what, "%s%s", prefix, world_colls[c].name);
-            if (a.mode == BENCH_ALLREDUCE_RING && !ring_sums_right(h, &a, ranks, devices))
+            if (bench_user_mode(a.mode) && !user_coll_right(h, &a, ranks, devices))
                 continue;
             if (run_cases(h, &a, &r))
                 report("collective", what, ranks, a.size, "us_per_call", &r, 1e3 / a.iters, 0);
