@@ -265,7 +265,9 @@ DCUDA_API dcuda_status_t dcuda_host_deregister(dcuda_host_h host, void *ptr);
  * and of the node's other processes over shared or GPU peer memory, by a
  * copy of the host's; those of processes on the network path through the
  * proxies: the owner's process checks the request and copies the bytes
- * in or out of its rank's memory (the ranks take no part). The host tells
+ * in or out of its rank's memory (the ranks take no part; chunks of 32 KiB
+ * and more through the remote path's pinned staging, in the order the
+ * requests were made). The host tells
  * a rank what it did with a notification (dcuda_host_put_notify,
  * dcuda_host_get_notify, dcuda_host_notify; below), or through memory the
  * rank polls (a word written with dcuda_host_copy_in), or the ranks learn
