@@ -289,6 +289,18 @@ DCUDA_RANK_FN void ring_add(float *dst, const float *src, size_t len)
     dcuda_rank_sync();
 }
 
+/* A ring's closing handshake: I tell my left neighbour that this call is
+ * done here (tag 6) and wait for my right one's word, so that my next
+ * call's puts into its part never meet its reads of this call's (without
+ * it a rank may run a call ahead of its right neighbour). */
+DCUDA_RANK_FN void ring_done(dcuda_state_t *st, int p, int r)
+{
+    if (p < 2)
+        return;
+    dcuda_notify(st, (r - 1 + p) % p, DCUDA_COMM_WORLD, 6);
+    dcuda_wait_notifications(st, 6, 1);
+}
+
 /* The allreduce a user writes with notified puts, as docs/limitations.md
  * advises for large reductions: a ring over WORLD. n floats at `data`
  * (offset 0 of my part of win), two scratch copies of them after: chunk c
@@ -299,7 +311,8 @@ DCUDA_RANK_FN void ring_add(float *dst, const float *src, size_t len)
  * a chunk's scratch is not reused before its reader is done, since a rank
  * finishes a call only once every chunk went all the way round. Without
  * `gather`, the reduce-scatter alone: chunk r + 1 ends reduced at rank r
- * (a user's reduce-scatter, its blocks named that way). */
+ * (a user's reduce-scatter, its blocks named that way), and the ring's
+ * closing handshake stands for the allgather's order. */
 DCUDA_RANK_FN void ring_allreduce(dcuda_state_t *st, dcuda_win_t win, float *data, size_t n,
                                   int gather)
 {
@@ -326,6 +339,8 @@ DCUDA_RANK_FN void ring_allreduce(dcuda_state_t *st, dcuda_win_t win, float *dat
             to[i] = from[i];
         dcuda_rank_sync();
     }
+    if (!gather)
+        ring_done(st, p, r);
 }
 
 /* The broadcast a user writes with notified puts: rank 0 puts its `size`
@@ -347,7 +362,7 @@ DCUDA_RANK_FN void user_broadcast(dcuda_state_t *st, dcuda_win_t win, char *part
 /* The allgather a user writes: a ring. Rank c's block of `size` bytes
  * lies at c * size of every part; in p - 1 steps each rank passes the
  * block it has newest (its own first) to its right neighbour (tag 4) and
- * waits for the one from its left. */
+ * waits for the one from its left; then the closing handshake. */
 DCUDA_RANK_FN void user_allgather(dcuda_state_t *st, dcuda_win_t win, char *part, size_t size)
 {
     int p, r;
@@ -358,11 +373,14 @@ DCUDA_RANK_FN void user_allgather(dcuda_state_t *st, dcuda_win_t win, char *part
         dcuda_put_notify(st, win, (r + 1) % p, c * size, size, part + c * size, 4);
         dcuda_wait_notifications(st, 4, 1);
     }
+    ring_done(st, p, r);
 }
 
 /* The alltoall a user writes: direct. My block for rank t lies at
  * t * size of my part, and lands at (p + me) * size of t's (tag 5); each
- * rank waits for the p - 1 blocks of the others (its own stays). */
+ * rank waits for the p - 1 blocks of the others (its own stays). Every
+ * block has one writer and no reader here, so calls may overlap, as the
+ * flat broadcast's. */
 DCUDA_RANK_FN void user_alltoall(dcuda_state_t *st, dcuda_win_t win, char *part, size_t size)
 {
     int p, r;
