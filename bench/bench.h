@@ -109,6 +109,19 @@ BENCH_FN int bench_user_mode(int mode)
            (mode >= BENCH_BROADCAST_USER && mode <= BENCH_REDUCE_SCATTER_USER);
 }
 
+/* The elements a user collective's check fills and looks at from offset
+ * 0 of a part: floats for the rings, bytes otherwise (the alltoall: its
+ * blocks for every rank, then room for theirs). */
+BENCH_FN size_t bench_user_elements(int mode, size_t size, int ranks)
+{
+    const size_t blocks = (size_t)ranks;
+    return mode == BENCH_BROADCAST_USER        ? size
+           : mode == BENCH_ALLREDUCE_RING      ? size / 4
+           : mode == BENCH_REDUCE_SCATTER_USER ? size / 4 * blocks
+           : mode == BENCH_ALLGATHER_USER      ? size * blocks
+                                               : 2u * size * blocks;
+}
+
 /* Byte i of the data a user collective's check starts from: WORLD rank
  * `from`'s block for rank `to` (the broadcast: from 0 to all, to 0; the
  * allgather: to 0). Never 0, so that a block not written shows. */

@@ -402,12 +402,7 @@ DCUDA_RANK_FN void user_fill(dcuda_state_t *st, const bench_args_t *a, char *par
     int p, r;
     dcuda_comm_size(st, DCUDA_COMM_WORLD, &p);
     dcuda_comm_rank(st, DCUDA_COMM_WORLD, &r);
-    const size_t n = a->size, blocks = (size_t)p;
-    const size_t all = a->mode == BENCH_BROADCAST_USER        ? n
-                       : a->mode == BENCH_ALLREDUCE_RING      ? n / 4
-                       : a->mode == BENCH_REDUCE_SCATTER_USER ? n / 4 * blocks
-                       : a->mode == BENCH_ALLGATHER_USER      ? n * blocks
-                                                              : 2u * n * blocks;
+    const size_t n = a->size, blocks = (size_t)p, all = bench_user_elements(a->mode, n, p);
     for (size_t i = (size_t)dcuda_thread_index(); i < all; i += (size_t)dcuda_thread_count()) {
         size_t b = i / n, at = i % n;
         if (a->mode == BENCH_ALLREDUCE_RING || a->mode == BENCH_REDUCE_SCATTER_USER)

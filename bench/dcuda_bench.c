@@ -468,14 +468,7 @@ static int user_coll_right(dcuda_host_h h, const bench_args_t *args, int ranks, 
     a.iters = a.warmup = 0;
     dcuda_rank_info_t info;
     dcuda_host_get_rank_info(h, &info);
-    const size_t elem =
-        a.mode == BENCH_ALLREDUCE_RING || a.mode == BENCH_REDUCE_SCATTER_USER ? 4u : 1u;
-    size_t count = (a.mode == BENCH_ALLREDUCE_RING || a.mode == BENCH_BROADCAST_USER
-                        ? a.size
-                        : a.size * (size_t)ranks * (a.mode == BENCH_ALLTOALL_USER ? 2u : 1u)) /
-                   elem;
-    if (a.mode == BENCH_REDUCE_SCATTER_USER)
-        count = a.size / 4 * (size_t)ranks;
+    const size_t count = bench_user_elements(a.mode, a.size, ranks);
     char *got = malloc(a.stride * (size_t)devices + 1u);
     int ran = got && run_case(h, &a) > 0 &&
               dcuda_host_copy_out(h, got, a.dst, a.stride * (size_t)devices) == DCUDA_OK;

@@ -70,14 +70,20 @@ void dcu_proxy_apply_get(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, c
         dcu_proxy_fail(p, "cannot serve a get of rank %d", h->src_rank);
 }
 
+int dcu_proxy_free_get_buffer(const dcu_proxy_t *p)
+{
+    for (int i = 0; i < PROXY_GET_BUFFERS; i++)
+        if (p->gets[i].state == STAGING_FREE)
+            return i;
+    return -1;
+}
+
 /* Starts the read of a get's next chunk (the answer: a PUT to the asker's
  * part) into a free get buffer: 1 started, 0 none free yet. */
 static int start_get_read(dcu_proxy_t *p, int r, get_request_t *q)
 {
-    int i = 0;
-    while (i < PROXY_GET_BUFFERS && p->gets[i].state != STAGING_FREE)
-        i++;
-    if (i == PROXY_GET_BUFFERS)
+    int i = dcu_proxy_free_get_buffer(p);
+    if (i < 0)
         return 0;
     staging_t *b = &p->gets[i];
     uint64_t n = q->count - q->done < DCU_NET_PUT_CHUNK ? q->count - q->done : DCU_NET_PUT_CHUNK;

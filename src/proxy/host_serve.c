@@ -173,10 +173,8 @@ static int start_copy(dcu_proxy_t *p, host_chunk_t *c)
         st = p->c.ops->write_start(p->c.backend, part, c->bytes, (size_t)c->h.count, &c->ticket);
         p->writes += st == DCUDA_OK;
     } else {
-        int i = 0;
-        while (i < PROXY_GET_BUFFERS && p->gets[i].state != STAGING_FREE)
-            i++;
-        if (i == PROXY_GET_BUFFERS)
+        int i = dcu_proxy_free_get_buffer(p);
+        if (i < 0)
             return 0;
         char *to = (char *)(p->gets[i].msg + 1) + sizeof(dcu_wire_host_t);
         st = p->c.ops->read_start(p->c.backend, to, part, (size_t)c->h.count, &c->ticket);

@@ -1141,8 +1141,9 @@ dcuda_status_t dcu_proxy_create(const dcu_proxy_config_t *config, dcu_proxy_t **
 void dcu_proxy_destroy(dcu_proxy_t *p)
 {
     dcu_trace_write(p->c.process_index);
-    dcu_proxy_host_chunks_settle(p); /* drained after every run: only a failure leaves any */
-    dcu_frames_discard(&p->frames); /* drained after every run: only a failure leaves any */
+    /* Drained after every run: only a failure leaves chunks or frames. */
+    dcu_proxy_host_chunks_settle(p);
+    dcu_frames_discard(&p->frames);
     if (p->net)                     /* after a lost peer, the manager waits for nothing */
         p->c.net_ops->close(p->net, p->failure[0] ||
                                         atomic_load_explicit(p->c.cancel, memory_order_acquire) ==

@@ -224,6 +224,9 @@ void dcu_proxy_host_chunks_settle(dcu_proxy_t *p);
  * and the one that holds msg (NULL: a message of its own). */
 staging_t *dcu_proxy_buffer_at(dcu_proxy_t *p, int i);
 staging_t *dcu_proxy_staging_of(dcu_proxy_t *p, const void *msg);
+/* A free get buffer (its index in p->gets; the ranks' gets and the hosts'
+ * share them), or -1. */
+int dcu_proxy_free_get_buffer(const dcu_proxy_t *p);
 /* Gets: one of my ranks asks process q; process `from` asks one of mine
  * (served in its turn by dcu_proxy_serve_get, the inboxes' on_read). */
 void dcu_proxy_send_get(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q);
