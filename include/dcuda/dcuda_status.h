@@ -40,7 +40,8 @@
     X(ERR_RANK_LEFT, -25, "a rank left the kernel without dcuda_rank_finish")             \
     X(ERR_IN_PROGRESS, -26, "a run is in flight (dcuda_host_run_start, or another thread)")   \
     X(ERR_DEADLOCK, -27, "deadlock: every rank is blocked and nothing is in flight")       \
-    X(ERR_COMM_LIMIT, -28, "too many live communicators")
+    X(ERR_COMM_LIMIT, -28, "too many live communicators")                              \
+    X(ERR_MISMATCH, -29, "ranks disagree on a call they make together")
 /* clang-format on */
 
 typedef enum dcuda_status {

@@ -152,6 +152,12 @@ static dcuda_status_t alloc_tables(dcuda_host_h h)
     if ((st = dcu_mem_alloc(h, DCUDA_MAX_NODE_PROCESSES * sizeof(uint32_t), &p)))
         return st;
     h->node_push = (DCUDA_ATOMIC(uint32_t) *)p;
+    /* The library's parts of my ranks (window slot DCUDA_LIB_SLOT): the
+     * other processes of the node map them; the proxy serves puts into
+     * them as into a window's. */
+    if ((st = dcu_mem_alloc(h, (size_t)c->device_size * sizeof(dcuda_lib_part_t), &p)))
+        return st;
+    c->lib = (dcuda_lib_part_t *)p;
     if ((st = alloc_peer_tables(h)) || (st = alloc_node_parts(h)) ||
         (st = dcu_peers_node_members(h)) || (st = alloc_comm_lists(h)))
         return st;
@@ -327,7 +333,8 @@ void dcu_context_destroy(dcuda_host_h h)
                     c->peers,
                     c->segments,
                     c->node_parts,
-                    (void *)c->node_unreachable };
+                    (void *)c->node_unreachable,
+                    c->lib };
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
         if (dev[i])
             dcu_mem_free(h, dev[i]);

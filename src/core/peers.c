@@ -341,6 +341,7 @@ static void publish(dcuda_host_h h)
     mine->notifs_base = (uint64_t)(uintptr_t)h->image.notifs;
     mine->win_world_base = (uint64_t)(uintptr_t)h->image.win_entries[0 /* WORLD */];
     mine->push_base = (uint64_t)(uintptr_t)h->node_push;
+    mine->lib_base = (uint64_t)(uintptr_t)h->image.lib;
 }
 
 static dcu_import_t *find_import(dcuda_host_h h, int proc, uint64_t serial)
@@ -465,6 +466,7 @@ static dcuda_status_t fill_tables(dcuda_host_h h)
             peer->notifs = h->image.notifs;
             peer->win_world = h->image.win_entries[0 /* WORLD */];
             peer->node_push = h->node_push;
+            peer->lib = h->image.lib;
             own = own_segments(segs + n, cap - n);
             n += own;
             peer->segment_count = (uint32_t)own;
@@ -486,7 +488,9 @@ static dcuda_status_t fill_tables(dcuda_host_h h)
             (dcuda_win_entry_t *)(uintptr_t)dcu_peers_local(h, p, q->win_world_base, 1);
         peer->node_push =
             (DCUDA_ATOMIC(uint32_t) *)(uintptr_t)dcu_peers_local(h, p, q->push_base, 1);
-        if (!peer->notifs || !peer->win_world || !peer->node_push) {
+        peer->lib = (dcuda_lib_part_t *)(uintptr_t)dcu_peers_local(
+            h, p, q->lib_base, (uint64_t)peer->rank_count * sizeof(dcuda_lib_part_t));
+        if (!peer->notifs || !peer->win_world || !peer->node_push || !peer->lib) {
             dcu_msg_error("the tables of process %d are not mapped in process %d", p, me);
             free(segs);
             free(peers);

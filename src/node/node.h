@@ -57,6 +57,7 @@ typedef struct dcu_node_proc {
     uint64_t notifs_base;    /* its notification counters (its addresses) */
     uint64_t win_world_base; /* its WORLD window table */
     uint64_t push_base;      /* its WORLD barrier slots (dcuda_peer_t.node_push) */
+    uint64_t lib_base;       /* the library's parts of its ranks (dcuda_peer_t.lib) */
     uint32_t export_count;
     int32_t world_first; /* WORLD rank of its first rank */
     dcu_export_t exports[DCUDA_MAX_SEGMENTS];

@@ -60,6 +60,16 @@ int dcu_proxy_read_parts(dcu_proxy_t *p, uint32_t slot, int first, int count)
     return 1;
 }
 
+/* The library's parts of my ranks (window slot DCUDA_LIB_SLOT), known
+ * from the start of every run: they never change. */
+void dcu_proxy_know_lib(dcu_proxy_t *p)
+{
+    dcuda_win_entry_t *row = p->parts + (size_t)DCUDA_LIB_SLOT * (size_t)p->c.ranks;
+    for (int r = 0; r < p->c.ranks; r++)
+        row[r] = (dcuda_win_entry_t){ (uint64_t)(uintptr_t)(p->c.lib + r), sizeof *p->c.lib };
+    p->parts_known[DCUDA_LIB_SLOT / 64u] |= (uint64_t)1 << (DCUDA_LIB_SLOT % 64u);
+}
+
 /* A checked WINDOW: my rank's part of a new window of NODE or a split,
  * read before it joins its communicator's barrier (no member asks for it
  * or puts into it before); what this lane knew of other ranks' parts in

@@ -1048,6 +1048,7 @@ void dcu_proxy_reset(dcu_proxy_t *p)
      * empty, and a message for them is refused). */
     memset(p->parts_known, 0, sizeof p->parts_known);
     memset(p->parts, 0, (size_t)DCUDA_WIN_TABLE_SLOTS * (size_t)p->c.ranks * sizeof *p->parts);
+    dcu_proxy_know_lib(p);
     dcu_parts_reset(&p->remote);
     dcu_fences_reset(&p->fences); /* their ranks ended with the run */
     p->cancel_seen_ns = 0;

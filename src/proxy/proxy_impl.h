@@ -183,6 +183,8 @@ const dcuda_win_entry_t *dcu_proxy_part_of(dcu_proxy_t *p, const dcu_wire_header
 /* Reads my ranks first .. first + count - 1's parts of window `slot`; 0
  * once the proxy failed. */
 int dcu_proxy_read_parts(dcu_proxy_t *p, uint32_t slot, int first, int count);
+/* The library's parts of my ranks, known for the run (part_msgs.c). */
+void dcu_proxy_know_lib(dcu_proxy_t *p);
 /* A checked WINDOW command: its rank's part read, the slot's other parts
  * forgotten; the answer. */
 int dcu_proxy_take_window(dcu_proxy_t *p, const dcuda_cmd_t *cmd);

@@ -75,6 +75,7 @@ DCUDA_RANK_API dcuda_status_t dcuda_comm_barrier(dcuda_state_t *st, dcuda_comm_t
     dcuda_status_t s = dcu_checked_comm(st, comm, call);
     if (s != DCUDA_OK)
         return s;
+    dcu_call_begin_comm(st, DCUDA_CALL_BARRIER, comm, DCUDA_CALL_NO_SLOT, 0u);
     return dcu_comm_barrier_any(st, comm, call);
 }
 
@@ -82,6 +83,7 @@ DCUDA_RANK_API dcuda_status_t dcuda_comm_split(dcuda_state_t *st, dcuda_comm_t p
                                                int key, dcuda_win_t win, size_t offset,
                                                dcuda_comm_t *comm)
 {
+    dcu_call_begin_comm(st, DCUDA_CALL_SPLIT, parent, dcu_win_slot(win), (uint64_t)offset);
     return dcu_comm_split(st, parent, colour, key, win, offset, comm);
 }
 
@@ -93,11 +95,13 @@ DCUDA_RANK_API dcuda_status_t dcuda_comm_free(dcuda_state_t *st, dcuda_comm_t co
 DCUDA_RANK_API dcuda_status_t dcuda_win_create(dcuda_state_t *st, dcuda_comm_t comm, void *base,
                                                size_t size, dcuda_win_t *win)
 {
+    dcu_call_begin_comm(st, DCUDA_CALL_WIN_CREATE, comm, DCUDA_CALL_NO_SLOT, 0u);
     return dcu_win_create_on(st, comm, base, size, win);
 }
 
 DCUDA_RANK_API dcuda_status_t dcuda_win_free(dcuda_state_t *st, dcuda_win_t win)
 {
+    dcu_call_begin(st, DCUDA_CALL_WIN_FREE, win, 0, 0, 0, 0u, 0u);
     return dcu_win_free_on(st, win);
 }
 
@@ -168,18 +172,21 @@ DCUDA_RANK_API dcuda_status_t dcuda_wait_notifications(dcuda_state_t *st, int ta
 DCUDA_RANK_API dcuda_status_t dcuda_broadcast(dcuda_state_t *st, dcuda_win_t win, size_t offset,
                                               size_t size, int root)
 {
+    dcu_call_begin(st, DCUDA_CALL_BROADCAST, win, 0, 0, root, size, offset);
     return dcu_broadcast(st, win, offset, size, root);
 }
 
 DCUDA_RANK_API dcuda_status_t dcuda_allreduce(dcuda_state_t *st, dcuda_win_t win, size_t offset,
                                               size_t count, dcuda_datatype_t type, dcuda_op_t op)
 {
+    dcu_call_begin(st, DCUDA_CALL_ALLREDUCE, win, (int)type, (int)op, 0, count, offset);
     return dcu_allreduce(st, win, offset, count, (int)type, (int)op);
 }
 
 DCUDA_RANK_API dcuda_status_t dcuda_allgather(dcuda_state_t *st, dcuda_win_t win, size_t offset,
                                               size_t size)
 {
+    dcu_call_begin(st, DCUDA_CALL_ALLGATHER, win, 0, 0, 0, size, offset);
     return dcu_allgather(st, win, offset, size);
 }
 
@@ -187,6 +194,7 @@ DCUDA_RANK_API dcuda_status_t dcuda_reduce(dcuda_state_t *st, dcuda_win_t win, s
                                            size_t count, dcuda_datatype_t type, dcuda_op_t op,
                                            int root)
 {
+    dcu_call_begin(st, DCUDA_CALL_REDUCE, win, (int)type, (int)op, root, count, offset);
     return dcu_reduce(st, win, offset, count, (int)type, (int)op, root);
 }
 
@@ -194,12 +202,14 @@ DCUDA_RANK_API dcuda_status_t dcuda_reduce_scatter(dcuda_state_t *st, dcuda_win_
                                                    size_t offset, size_t count,
                                                    dcuda_datatype_t type, dcuda_op_t op)
 {
+    dcu_call_begin(st, DCUDA_CALL_REDUCE_SCATTER, win, (int)type, (int)op, 0, count, offset);
     return dcu_reduce_scatter(st, win, offset, count, (int)type, (int)op);
 }
 
 DCUDA_RANK_API dcuda_status_t dcuda_alltoall(dcuda_state_t *st, dcuda_win_t win, size_t offset,
                                              size_t size)
 {
+    dcu_call_begin(st, DCUDA_CALL_ALLTOALL, win, 0, 0, 0, size, offset);
     return dcu_alltoall(st, win, offset, size);
 }
 

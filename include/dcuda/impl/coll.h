@@ -53,6 +53,46 @@ DCU_FN dcuda_status_t dcu_coll_send_down(dcuda_state_t *st, uint32_t win, const 
     return s;
 }
 
+/* Tells my children that what they put into me is free, each with my
+ * record (READY_DOWN): they compare it before they write. */
+DCU_FN dcuda_status_t dcu_coll_ready_down(dcuda_state_t *st, const dcu_tree_t *t, int comm)
+{
+    dcuda_status_t s = DCUDA_OK;
+    for (int k = 0; k < t->children && s == DCUDA_OK; k++)
+        s = dcu_call_push(st, comm, dcu_tree_child(t, k), DCUDA_MAILBOX_PARENT,
+                          dcu_coll_tag(comm, DCU_COLL_READY_DOWN));
+    return s;
+}
+
+/* Waits for my parent's READY_DOWN and compares its record with mine. */
+DCU_FN dcuda_status_t dcu_coll_parent_ready(dcuda_state_t *st, int comm, const char *call)
+{
+    return dcu_wait_boxes(st, dcu_coll_tag(comm, DCU_COLL_READY_DOWN), 1, call,
+                          dcu_boxes(comm, DCUDA_MAILBOX_PARENT, 1));
+}
+
+/* Returns once every rank of comm has called the collective and agrees
+ * with me, through the tree (where loads do not reach every member):
+ * each rank compares its children's records (READY_UP), tells its parent
+ * with its own, and waits for its parent's word (READY_DOWN), which it
+ * passes on. Two log P steps; no data moves. */
+DCU_FN_COLD dcuda_status_t dcu_call_gate(dcuda_state_t *st, int comm, const char *call)
+{
+    const dcu_tree_t t = dcu_tree_of(dcu_comm_rank(st, comm), dcu_comm_size(st, comm));
+    const int up = dcu_coll_tag(comm, DCU_COLL_READY_UP), down = dcu_coll_tag(comm, DCU_COLL_READY_DOWN);
+    dcuda_status_t s = DCUDA_OK;
+    if (t.children)
+        s = dcu_wait_boxes(st, up, t.children, call,
+                           dcu_boxes(comm, DCUDA_MAILBOX_CHILD, t.children));
+    if (t.parent >= 0 && s == DCUDA_OK)
+        s = dcu_call_push(st, comm, t.parent, DCUDA_MAILBOX_CHILD + t.slot, up);
+    if (t.parent >= 0 && s == DCUDA_OK)
+        s = dcu_wait_tag(st, down, 1, call);
+    for (int k = 0; k < t.children && s == DCUDA_OK; k++)
+        s = dcu_notify(st, dcu_tree_child(&t, k), comm, down);
+    return s;
+}
+
 DCU_FN dcuda_status_t dcu_broadcast(dcuda_state_t *st, uint32_t win, size_t offset, size_t size,
                                     int root)
 {
@@ -76,14 +116,17 @@ DCU_FN dcuda_status_t dcu_broadcast(dcuda_state_t *st, uint32_t win, size_t offs
         return dcu_chain_broadcast(st, win, offset, size, root, chunk, data, call);
     dcu_tree_t t = dcu_tree_of(dcu_comm_rank(st, comm), dcu_comm_size(st, comm));
     if (t.parent >= 0)
-        s = dcu_notify(st, t.parent, comm, dcu_coll_tag(comm, DCU_COLL_READY_UP));
+        s = dcu_call_push(st, comm, t.parent, DCUDA_MAILBOX_CHILD + t.slot,
+                          dcu_coll_tag(comm, DCU_COLL_READY_UP));
     if (root != 0 && s == DCUDA_OK) { /* the root hands its data to rank 0 */
         if (t.me == 0)
-            s = dcu_notify(st, root, comm, dcu_coll_tag(comm, DCU_COLL_READY_ROOT));
+            s = dcu_call_push(st, comm, root, DCUDA_MAILBOX_ROOT,
+                              dcu_coll_tag(comm, DCU_COLL_READY_ROOT));
         if (t.me == 0 && s == DCUDA_OK)
             s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_ROOT), 1, call);
         if (t.me == root && s == DCUDA_OK)
-            s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_READY_ROOT), 1, call);
+            s = dcu_wait_boxes(st, dcu_coll_tag(comm, DCU_COLL_READY_ROOT), 1, call,
+                               dcu_boxes(comm, DCUDA_MAILBOX_ROOT, 1));
         if (t.me == root && s == DCUDA_OK)
             s = dcu_put(st, win, 0, offset, size, data, 1, dcu_coll_tag(comm, DCU_COLL_ROOT),
                         call);
@@ -91,7 +134,8 @@ DCU_FN dcuda_status_t dcu_broadcast(dcuda_state_t *st, uint32_t win, size_t offs
     if (t.parent >= 0 && s == DCUDA_OK)
         s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_DOWN), 1, call);
     if (t.children && s == DCUDA_OK)
-        s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_READY_UP), t.children, call);
+        s = dcu_wait_boxes(st, dcu_coll_tag(comm, DCU_COLL_READY_UP), t.children, call,
+                           dcu_boxes(comm, DCUDA_MAILBOX_CHILD, t.children));
     if (s == DCUDA_OK)
         s = dcu_coll_send_down(st, win, &t, comm, offset, size, data, call);
     return s;
@@ -105,15 +149,14 @@ DCU_FN dcuda_status_t dcu_reduce_up(dcuda_state_t *st, uint32_t win, const dcu_t
                                     char *data, int type, int op, const char *call)
 {
     dcuda_status_t s = DCUDA_OK;
-    for (int k = 0; k < t->children && s == DCUDA_OK; k++) /* my scratch is free */
-        s = dcu_notify(st, dcu_tree_child(t, k), comm, dcu_coll_tag(comm, DCU_COLL_READY_DOWN));
+    s = dcu_coll_ready_down(st, t, comm); /* my scratch is free */
     if (t->children && s == DCUDA_OK) {
         s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_UP), t->children, call);
         for (int k = 0; k < t->children && s == DCUDA_OK; k++)
             dcu_reduce_into(data, data + (size_t)bytes * (1u + (unsigned)k), count, type, op);
     }
     if (t->parent >= 0 && s == DCUDA_OK) {
-        s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_READY_DOWN), 1, call);
+        s = dcu_coll_parent_ready(st, comm, call);
         if (s == DCUDA_OK) /* dcu_put syncs first: the reduction is done */
             s = dcu_put(st, win, t->parent, offset + (size_t)bytes * (1u + (unsigned)t->slot),
                         (size_t)bytes, data, 1, dcu_coll_tag(comm, DCU_COLL_UP), call);
@@ -201,12 +244,18 @@ DCU_FN dcuda_status_t dcu_all_in(dcuda_state_t *st, int comm, int ranks, int me,
     dcuda_status_t s = DCUDA_OK;
     if (ranks <= 1)
         return s;
+    if (ranks > DCU_ALL_IN_NOTIFY_MAX && !st->inbox) { /* loads reach every member */
+        s = dcu_comm_barrier_any(st, comm, call);
+        return s == DCUDA_OK ? dcu_call_check_all(st, comm, call) : s;
+    }
     if (ranks > DCU_ALL_IN_NOTIFY_MAX)
-        return dcu_comm_barrier_any(st, comm, call);
+        return dcu_call_gate(st, comm, call);
     for (int k = 1; k < ranks && s == DCUDA_OK; k++)
-        s = dcu_notify(st, (me + k) % ranks, comm, dcu_coll_tag(comm, DCU_COLL_ALL_IN));
+        s = dcu_call_push(st, comm, (me + k) % ranks, DCUDA_MAILBOX_ALL_IN + k - 1,
+                          dcu_coll_tag(comm, DCU_COLL_ALL_IN));
     if (s == DCUDA_OK)
-        s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_ALL_IN), ranks - 1, call);
+        s = dcu_wait_boxes(st, dcu_coll_tag(comm, DCU_COLL_ALL_IN), ranks - 1, call,
+                           dcu_boxes(comm, DCUDA_MAILBOX_ALL_IN, ranks - 1));
     return s;
 }
 
@@ -323,13 +372,12 @@ DCU_FN dcuda_status_t dcu_allgather(dcuda_state_t *st, uint32_t win, size_t offs
     if (dcu_ring_allgather_wins(all, ranks))
         return dcu_ring_allgather(st, win, offset, size, data, call);
     dcu_tree_t t = dcu_tree_of(dcu_comm_rank(st, comm), ranks);
-    for (int k = 0; k < t.children && s == DCUDA_OK; k++) /* my blocks may be written */
-        s = dcu_notify(st, dcu_tree_child(&t, k), comm, dcu_coll_tag(comm, DCU_COLL_READY_DOWN));
+    s = dcu_coll_ready_down(st, &t, comm); /* my blocks may be written */
     if (t.children && s == DCUDA_OK)
         s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_UP), t.children, call);
     if (t.parent >= 0 && s == DCUDA_OK) {
         size_t mine = offset + (size_t)t.me * size, span = (size_t)dcu_tree_span(&t) * size;
-        s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_READY_DOWN), 1, call);
+        s = dcu_coll_parent_ready(st, comm, call);
         if (s == DCUDA_OK)
             s = dcu_put(st, win, t.parent, mine, span, data + (size_t)t.me * size, 1,
                         dcu_coll_tag(comm, DCU_COLL_UP), call);

@@ -37,6 +37,52 @@ DCU_FN int dcu_coll_tag(int comm, int kind)
     return DCUDA_TAG_COUNT + comm * DCU_COLL_KINDS + kind;
 }
 
+/* ---- call records (impl/agree.h) ---------------------------------------------- */
+
+/* The start of a call on window win: its record published (the leader,
+ * before the call's first dcu_sync, which hands st->call to the other
+ * threads; no thread reads it between calls). Nothing when the state or
+ * the window is refused: the call's own checks report it. */
+DCU_FN void dcu_call_begin(dcuda_state_t *st, int kind, uint32_t win, int type, int op, int root,
+                           uint64_t n, uint64_t offset)
+{
+    if (dcu_leader() && dcu_state_ok(st) && dcu_check_win(st, win) == DCUDA_OK)
+        dcu_call_record(st, kind, dcu_win_comm(win), dcu_win_slot(win), type, op, root, n, offset);
+}
+
+/* The same for a call on communicator comm (a barrier, a window's
+ * creation, a split: `slot` the window it names, DCUDA_CALL_NO_SLOT for
+ * none). */
+DCU_FN void dcu_call_begin_comm(dcuda_state_t *st, int kind, int comm, int slot, uint64_t offset)
+{
+    if (dcu_leader() && dcu_state_ok(st) && dcu_comm_live(st, comm))
+        dcu_call_record(st, kind, comm, slot, 0, 0, 0, 0u, offset);
+}
+
+/* All threads: tells rank `rank` of comm that I am in my call (a
+ * notification of `tag`, on the path a put to it takes), with my record
+ * into its mailbox `box` of comm. What the notification releases is my
+ * record and every access before it. */
+DCU_FN dcuda_status_t dcu_call_push(dcuda_state_t *st, int comm, int rank, int box, int tag)
+{
+    dcu_sync(); /* the rank's earlier accesses are done */
+    const int world = dcu_comm_world_rank(st, comm, rank);
+    const int d = comm == DCU_COMM_DEVICE ? rank : dcu_device_rank_of(st, DCU_COMM_WORLD, world);
+    const size_t at = offsetof(dcuda_lib_part_t, mailbox) +
+                      ((size_t)comm * DCUDA_MAILBOX_SLOTS + (size_t)box) * sizeof(dcuda_call_words_t);
+    if (d < 0 && st->peers[dcu_process_of(st, world)].path == DCUDA_PATH_NET)
+        return dcu_put_net(st, (uint32_t)DCUDA_LIB_SLOT, world, at, sizeof(dcuda_call_words_t),
+                           (const char *)st->call, 1, tag);
+    if (dcu_leader()) {
+        const dcuda_peer_t *q = d < 0 ? &st->peers[dcu_process_of(st, world)] : (const dcuda_peer_t *)0;
+        char *to = d >= 0 ? (char *)(st->ctx->lib + d) : (char *)(q->lib + (world - q->world_first));
+        dcuda_notif_counters_t *notifs = d >= 0 ? &st->notifs[d] : &q->notifs[world - q->world_first];
+        dcu_copy_tiny(to + at, (const char *)st->call, (uint32_t)sizeof(dcuda_call_words_t));
+        dcu_red_release(&notifs->arrived[tag].ranks, 1u, d < 0);
+    }
+    return DCUDA_OK;
+}
+
 /* The tree of a communicator of `size` ranks, seen from rank `me`. */
 typedef struct dcu_tree {
     int me, size;

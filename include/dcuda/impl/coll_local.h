@@ -250,6 +250,16 @@ DCU_FN void dcu_local_combine(const dcuda_state_t *st, int comm, int slot, uint6
 /* Each makes the call's own checks (as its tree would), then every
  * rank's part's, then reads between the two barriers. */
 
+/* The first barrier: every member has called a collective of comm; then
+ * every member's record is compared with mine (a member in another call,
+ * or with other arguments, is reported before any part is read; none
+ * leaves before the second barrier, so the records stay put). */
+DCU_FN dcuda_status_t dcu_local_all_in(dcuda_state_t *st, int comm, const char *call)
+{
+    dcuda_status_t s = dcu_comm_barrier_any(st, comm, call);
+    return s == DCUDA_OK ? dcu_call_check_all(st, comm, call) : s;
+}
+
 /* Root's size bytes at offset into every other part. */
 DCU_FN_COLD dcuda_status_t dcu_local_broadcast(dcuda_state_t *st, uint32_t win, size_t offset,
                                                size_t size, int root)
@@ -261,7 +271,7 @@ DCU_FN_COLD dcuda_status_t dcu_local_broadcast(dcuda_state_t *st, uint32_t win, 
     if (s == DCUDA_OK)
         s = dcu_local_parts_hold(st, win, offset, size, 1u, call);
     if (s == DCUDA_OK)
-        s = dcu_comm_barrier_any(st, comm, call); /* the root's data is in */
+        s = dcu_local_all_in(st, comm, call); /* the root's data is in */
     if (s != DCUDA_OK)
         return s;
     const dcuda_win_entry_t *parts = dcu_local_parts(st, comm, dcu_win_slot(win));
@@ -293,7 +303,7 @@ DCU_FN_COLD dcuda_status_t dcu_local_reduce(dcuda_state_t *st, uint32_t win, siz
         return s;
     int comm = dcu_win_comm(win);
     const int mine = !has_root || t.me == root;
-    if ((s = dcu_comm_barrier_any(st, comm, call)) != DCUDA_OK) /* every rank's data is in */
+    if ((s = dcu_local_all_in(st, comm, call)) != DCUDA_OK) /* every rank's data is in */
         return s;
     if (mine)
         dcu_local_combine(st, comm, dcu_win_slot(win), offset, count, type, op, data + bytes);
@@ -322,7 +332,7 @@ DCU_FN_COLD dcuda_status_t dcu_local_reduce_scatter(dcuda_state_t *st, uint32_t 
                                  dcuda_reduce_scatter_room(ranks, count, (dcuda_datatype_t)type),
                                  dcuda_datatype_bytes((dcuda_datatype_t)type), call);
     if (s == DCUDA_OK)
-        s = dcu_comm_barrier_any(st, comm, call);
+        s = dcu_local_all_in(st, comm, call);
     if (s != DCUDA_OK)
         return s;
     size_t block = (size_t)all / (size_t)ranks;
@@ -372,7 +382,7 @@ DCU_FN_COLD dcuda_status_t dcu_local_allgather(dcuda_state_t *st, uint32_t win, 
     if (s == DCUDA_OK)
         s = dcu_local_parts_hold(st, win, offset, (uint64_t)ranks * size, 1u, call);
     if (s == DCUDA_OK)
-        s = dcu_comm_barrier_any(st, comm, call);
+        s = dcu_local_all_in(st, comm, call);
     if (s != DCUDA_OK)
         return s;
     /* My own block is in place already (others read it meanwhile). */
@@ -393,7 +403,7 @@ DCU_FN_COLD dcuda_status_t dcu_local_alltoall(dcuda_state_t *st, uint32_t win, s
     if (s == DCUDA_OK)
         s = dcu_local_parts_hold(st, win, offset, dcuda_alltoall_room(ranks, size), 1u, call);
     if (s == DCUDA_OK)
-        s = dcu_comm_barrier_any(st, comm, call);
+        s = dcu_local_all_in(st, comm, call);
     if (s != DCUDA_OK)
         return s;
     dcu_local_gather(st, comm, dcu_win_slot(win), offset, 0, (uint64_t)me * size, size, data,

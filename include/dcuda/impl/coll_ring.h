@@ -175,12 +175,19 @@ DCU_FN void dcu_ring_block(const dcu_ring_t *r, int b, size_t *at, size_t *bytes
 }
 
 /* Tells my left that what it is waiting for of mine holds (RING_CTRL),
- * then waits for my right's word of the same. */
-DCU_FN dcuda_status_t dcu_ring_handshake(dcuda_state_t *st, const dcu_ring_t *r, const char *call)
+ * then waits for my right's word of the same. The first handshake of a
+ * call carries the records (`agree`): my left compares mine before it
+ * writes into me, and I my right's when I will write into it. */
+DCU_FN dcuda_status_t dcu_ring_handshake(dcuda_state_t *st, const dcu_ring_t *r, int agree,
+                                         int writes_right, const char *call)
 {
     const int tag = dcu_coll_tag(r->comm, DCU_COLL_RING_CTRL);
-    dcuda_status_t s = dcu_notify(st, r->left, r->comm, tag);
-    return s == DCUDA_OK ? dcu_wait_tag(st, tag, 1, call) : s;
+    dcuda_status_t s = agree ? dcu_call_push(st, r->comm, r->left, DCUDA_MAILBOX_RIGHT, tag)
+                             : dcu_notify(st, r->left, r->comm, tag);
+    if (s != DCUDA_OK)
+        return s;
+    return dcu_wait_boxes(st, tag, 1, call,
+                          agree && writes_right ? dcu_boxes(r->comm, DCUDA_MAILBOX_RIGHT, 1) : 0u);
 }
 
 /* P - 1 steps: my block me - s goes to my right's scratch (its place
@@ -232,13 +239,13 @@ DCU_FN_COLD dcuda_status_t dcu_ring_allreduce(dcuda_state_t *st, uint32_t win, s
 {
     dcu_ring_t r =
         dcu_ring_of(st, win, offset, count, dcuda_datatype_bytes((dcuda_datatype_t)type));
-    dcuda_status_t s = dcu_ring_handshake(st, &r, call); /* we are in */
+    dcuda_status_t s = dcu_ring_handshake(st, &r, 1, 1, call); /* we are in */
     if (s == DCUDA_OK)
         s = dcu_ring_reduce_scatter(st, &r, data, type, op, call);
     if (s == DCUDA_OK)
         s = dcu_win_flush(st, win);
     if (s == DCUDA_OK) /* my puts no longer read my data; my right's neither */
-        s = dcu_ring_handshake(st, &r, call);
+        s = dcu_ring_handshake(st, &r, 0, 1, call);
     return s == DCUDA_OK ? dcu_ring_allgather_steps(st, &r, r.me + 1, data, call) : s;
 }
 
@@ -249,7 +256,7 @@ DCU_FN_COLD dcuda_status_t dcu_ring_allgather(dcuda_state_t *st, uint32_t win, s
 {
     dcu_ring_t r = dcu_ring_of(st, win, offset, (uint64_t)dcu_comm_size(st, dcu_win_comm(win)),
                                (uint64_t)size);
-    dcuda_status_t s = dcu_ring_handshake(st, &r, call);
+    dcuda_status_t s = dcu_ring_handshake(st, &r, 1, 1, call);
     return s == DCUDA_OK ? dcu_ring_allgather_steps(st, &r, r.me, data, call) : s;
 }
 
@@ -266,7 +273,7 @@ DCU_FN_COLD dcuda_status_t dcu_chain_broadcast(dcuda_state_t *st, uint32_t win, 
     dcu_ring_t r = dcu_ring_of(st, win, offset, (uint64_t)size, 1u);
     const int tag = dcu_coll_tag(r.comm, DCU_COLL_RING_DATA);
     const int passes = r.right != root;
-    dcuda_status_t s = dcu_ring_handshake(st, &r, call);
+    dcuda_status_t s = dcu_ring_handshake(st, &r, 1, passes, call);
     for (size_t at = 0; at < size && s == DCUDA_OK; at += (size_t)chunk) {
         size_t bytes = size - at < chunk ? size - at : (size_t)chunk;
         if (r.me != root)

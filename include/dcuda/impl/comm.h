@@ -200,11 +200,13 @@ DCU_FN dcuda_status_t dcu_split_ring(dcuda_state_t *st, int parent, uint32_t win
     const int left = (me + n - 1) % n, right = (me + 1) % n;
     const int data = dcu_comm_tag(parent, DCU_COMM_TAG_SPLIT_DATA);
     const int ready = dcu_comm_tag(parent, DCU_COMM_TAG_SPLIT_READY);
-    const int win_comm = dcu_win_comm(win), to = dcu_split_target(st, win, parent, right);
+    const int to = dcu_split_target(st, win, parent, right);
     const size_t e = sizeof(dcu_split_entry_t);
-    dcuda_status_t s = dcu_notify(st, dcu_split_target(st, win, parent, left), win_comm, ready);
+    /* My record goes to my left with my word, and my right's comes to me:
+     * each compares before it writes into the other's part. */
+    dcuda_status_t s = dcu_call_push(st, parent, left, DCUDA_MAILBOX_RIGHT, ready);
     if (s == DCUDA_OK)
-        s = dcu_wait_tag(st, ready, 1, call);
+        s = dcu_wait_boxes(st, ready, 1, call, dcu_boxes(parent, DCUDA_MAILBOX_RIGHT, 1));
     for (int step = 0; step < n - 1 && s == DCUDA_OK; step++) {
         int b = (me - step + n) % n;
         s = dcu_put(st, win, to, offset + (size_t)b * e, e, room + (size_t)b * e, 1, data, call);
@@ -284,6 +286,9 @@ DCU_FN_COLD dcuda_status_t dcu_split_adopt(dcuda_state_t *st, int parent, const 
     c->rank = rank;
     c->members = list;
     c->barrier = dcu_comm_same_barrier(st, id, m, list);
+    st->call_seq[id] = 0; /* its calls count from the start, at every member */
+    for (int i = 0; i < DCUDA_CALL_WORDS; i++)
+        dcu_st_u64(&st->ctx->lib[st->device_rank].calls[id].w[i], 0u);
     st->live_comms |= 1u << id;
     *comm = id;
     return DCUDA_OK;

@@ -18,6 +18,7 @@
 #ifndef DCUDA_IMPL_ENGINE_H
 #define DCUDA_IMPL_ENGINE_H
 
+#include "agree.h"
 #include "arrivals.h"
 #include "checks.h"
 #include "marks.h"
@@ -154,6 +155,14 @@ DCU_FN_COLD void dcu_publish_blocked(const dcuda_state_t *st, dcu_block_t d, uin
     dcu_st_relaxed(&s->target, target, 1);
     dcu_st_relaxed(&s->seen, seen, 1);
     dcu_st_relaxed(&s->waits, d.waits, 1);
+    /* The call it is in (its last one: a user's wait names none). */
+    const int in_call = d.phase == DCUDA_PHASE_BARRIER || (d.tag >= DCUDA_TAG_COUNT && d.tag != DCUDA_TAG_GET);
+    dcu_st_relaxed(&s->call,
+                   in_call ? (uint32_t)dcu_call_kind_of(st->call) |
+                                 (uint32_t)dcu_call_comm_of(st->call) << 8
+                           : 0u,
+                   1);
+    dcu_st_relaxed(&s->call_seq, dcu_call_seq_of(st->call), 1);
     dcu_st_relaxed(&s->phase, d.phase, 1);
     dcu_st_release(&s->episode, dcu_ld_acquire(&s->episode, 1) + 1u, 1);
 }
@@ -171,9 +180,15 @@ DCU_FN_COLD dcuda_status_t dcu_cancelled(const dcuda_state_t *st, dcu_block_t d,
     dcuda_status_t why = reason == DCUDA_CANCEL_PEER ? DCUDA_ERR_PEER : DCUDA_ERR_TIMEOUT;
     if (d.phase == DCUDA_PHASE_WAITING && d.tag == DCUDA_TAG_GET)
         return DCU_REPORT(st, why, d.call, "waiting for the data of a get");
+    if ((d.phase == DCUDA_PHASE_BARRIER || d.tag >= DCUDA_TAG_COUNT) &&
+        dcu_call_kind_of(st->call) != DCUDA_CALL_NONE)
+        return DCU_REPORT(st, why, d.call, "waiting in %s, call %u on %s",
+                          dcu_call_name(dcu_call_kind_of(st->call)),
+                          (unsigned)dcu_call_seq_of(st->call),
+                          dcu_comm_name(dcu_call_comm_of(st->call)));
     if (d.phase == DCUDA_PHASE_WAITING && d.tag >= DCUDA_TAG_COUNT)
-        return DCU_REPORT(st, why, d.call, "waiting for %u notification(s) of collective tag %u",
-                          d.count, d.tag - DCUDA_TAG_COUNT);
+        return DCU_REPORT(st, why, d.call, "waiting for %u notification(s) of a library tag",
+                          d.count);
     if (d.phase == DCUDA_PHASE_WAITING)
         return DCU_REPORT(st, why, d.call, "waiting for %u notification(s) of tag %u", d.count,
                           d.tag);
@@ -568,6 +583,7 @@ DCU_FN_COLD dcuda_status_t dcu_init_leader(const dcuda_context_t *ctx, dcuda_sta
      * last run left. */
     st->inbox_pos = st->inbox ? dcu_ld_acquire(&ctx->inbox_tail[st->device_rank], 1) : 0u;
     st->magic = DCUDA_STATE_MAGIC;
+    dcu_call_reset(st);
     dcu_publish_phase(st, DCUDA_PHASE_RUNNING);
     return DCUDA_OK;
 }
@@ -642,6 +658,8 @@ DCU_FN dcuda_status_t dcu_rank_finish(dcuda_state_t *st)
     dcu_sync();
     if (!dcu_state_ok(st))
         return dcu_report_uninit(st, "dcuda_rank_finish");
+    if (dcu_leader())
+        dcu_call_record(st, DCUDA_CALL_FINISH, DCU_COMM_WORLD, DCUDA_CALL_NO_SLOT, 0, 0, 0, 0u, 0u);
     dcuda_status_t s = dcu_barrier(st, DCU_COMM_WORLD, "dcuda_rank_finish");
     dcu_marks_print(st);
     dcu_sync();
@@ -1107,8 +1125,11 @@ DCU_FN int dcu_test_notifications(dcuda_state_t *st, int tag, int count)
 }
 
 /* Waits for count notifications of tag (a library tag too), then consumes
- * them; `call` is named if the wait is cancelled. */
-DCU_FN dcuda_status_t dcu_wait_tag(dcuda_state_t *st, int tag, int count, const char *call)
+ * them; `call` is named if the wait is cancelled. When `boxes` names
+ * mailboxes (impl/agree.h: dcu_boxes), the records that came with the
+ * notifications are checked against the rank's call before it returns. */
+DCU_FN dcuda_status_t dcu_wait_boxes(dcuda_state_t *st, int tag, int count, const char *call,
+                                     uint32_t boxes)
 {
     dcuda_status_t s = dcu_wait_entry(st, tag, count, call);
     if (s != DCUDA_OK)
@@ -1123,11 +1144,18 @@ DCU_FN dcuda_status_t dcu_wait_tag(dcuda_state_t *st, int tag, int count, const 
         dcu_lanes_sync(lanes); /* every lane read consumed[tag] before the leader updates it */
         if (dcu_leader() && s == DCUDA_OK)
             st->consumed[tag] = target;
+        if (dcu_leader() && s == DCUDA_OK && boxes)
+            s = dcu_call_check_boxes(st, boxes, call);
         if (dcu_leader())
             st->result = s;
     }
     dcu_sync();
     return (dcuda_status_t)st->result;
+}
+
+DCU_FN dcuda_status_t dcu_wait_tag(dcuda_state_t *st, int tag, int count, const char *call)
+{
+    return dcu_wait_boxes(st, tag, count, call, 0u);
 }
 
 DCU_FN dcuda_status_t dcu_wait_notifications(dcuda_state_t *st, int tag, int count)

@@ -17,7 +17,7 @@
 #include "base.h"
 #include "ring.h"
 
-#define DCUDA_LAYOUT_VERSION 22u
+#define DCUDA_LAYOUT_VERSION 23u
 /* Proxy lanes (threads) a process may have (PROXY_LANES). */
 #define DCUDA_MAX_PROXY_LANES 16
 /* The first of `ranks` ranks that lane `lane` of `lanes` serves (each lane
@@ -65,8 +65,12 @@ DCUDA_STATIC_ASSERT(DCUDA_TAG_COMM_FIRST == DCUDA_TAG_COUNT + DCUDA_TAG_COLL_KIN
 #define DCUDA_COMM_WINDOWS 16
 /* Slots of WORLD's window table: WORLD's own, then DCUDA_COMM_WINDOWS for
  * each id from NODE up (a window of such a communicator is a slot of
- * WORLD's table: its parts are reached as WORLD's are, on every path). */
-#define DCUDA_WIN_TABLE_SLOTS (DCUDA_MAX_WINDOWS + (DCUDA_COMM_IDS - 2) * DCUDA_COMM_WINDOWS)
+ * WORLD's table: its parts are reached as WORLD's are, on every path),
+ * then the library's own (DCUDA_LIB_SLOT: every rank's dcuda_lib_part_t,
+ * which the library puts into on every path; no handle of rank code
+ * names it). */
+#define DCUDA_WIN_TABLE_SLOTS (DCUDA_MAX_WINDOWS + (DCUDA_COMM_IDS - 2) * DCUDA_COMM_WINDOWS + 1)
+#define DCUDA_LIB_SLOT (DCUDA_WIN_TABLE_SLOTS - 1)
 /* Start/stop timer pairs per kernel run. */
 #define DCUDA_MAX_TIMERS 64
 
@@ -120,6 +124,69 @@ typedef struct dcuda_node_slot {
     uint32_t reserved[15];
 } dcuda_node_slot_t;
 
+/* ---- call records: what several ranks call together ------------------------- */
+/*
+ * Every call that the ranks of a communicator make together (a collective,
+ * a split, a barrier, a window's creation and free, the finish) is counted
+ * per communicator at each rank and described by a record: which call, its
+ * number on the communicator, and the arguments that must agree. Before a
+ * rank reads or writes another's part for a collective, it compares that
+ * rank's record with its own (impl/agree.h): where loads reach every
+ * member, it reads their published records (dcuda_lib_part_t.calls); else
+ * the record comes with the notification that says a member is in
+ * (dcuda_lib_part_t.mailbox). A difference ends the run with
+ * DCUDA_ERR_MISMATCH and a report that names both calls.
+ */
+enum dcuda_call_kind {
+    DCUDA_CALL_NONE = 0,
+    DCUDA_CALL_BARRIER = 1,
+    DCUDA_CALL_WIN_CREATE = 2,
+    DCUDA_CALL_WIN_FREE = 3,
+    DCUDA_CALL_SPLIT = 4,
+    DCUDA_CALL_BROADCAST = 5,
+    DCUDA_CALL_REDUCE = 6,
+    DCUDA_CALL_ALLREDUCE = 7,
+    DCUDA_CALL_ALLGATHER = 8,
+    DCUDA_CALL_REDUCE_SCATTER = 9,
+    DCUDA_CALL_ALLTOALL = 10,
+    DCUDA_CALL_FINISH = 11,
+    DCUDA_CALL_KINDS = 12
+};
+
+/* A record in four 8-byte words (stored and loaded whole words at a time):
+ * [0] seq (calls on the communicator, this one included) | kind << 32 |
+ * communicator << 40 | window slot << 48 (0xff: none) | the kind of the
+ * call before it on the communicator << 56 (not compared); [1] datatype |
+ * op << 8 | (uint32_t)root << 32, as given; [2] count or size, as given;
+ * [3] offset. */
+#define DCUDA_CALL_WORDS 4
+#define DCUDA_CALL_PREV_SHIFT 56
+#define DCUDA_CALL_NO_SLOT 0xffu
+typedef struct dcuda_call_words {
+    DCUDA_ATOMIC(uint64_t) w[DCUDA_CALL_WORDS];
+} dcuda_call_words_t;
+
+/* Records a rank receives, per communicator, by who sent them: its
+ * parent in the communicator's tree, its child at tree slot k, its right
+ * in a ring, the rank 0 of a broadcast from another root, and the next
+ * one to three ranks of a small communicator's all-in exchange. */
+enum dcuda_mailbox_slot {
+    DCUDA_MAILBOX_PARENT = 0,
+    DCUDA_MAILBOX_CHILD = 1, /* + the child's tree slot (at most 23) */
+    DCUDA_MAILBOX_RIGHT = 25,
+    DCUDA_MAILBOX_ROOT = 26,
+    DCUDA_MAILBOX_ALL_IN = 27, /* + k - 1 for the rank k after me */
+    DCUDA_MAILBOX_SLOTS = 32
+};
+
+/* The library's part of one rank (window slot DCUDA_LIB_SLOT): its
+ * current call on each communicator, which other ranks read, and the
+ * records others pushed to it. */
+typedef struct dcuda_lib_part {
+    dcuda_call_words_t calls[DCUDA_COMM_IDS];
+    dcuda_call_words_t mailbox[DCUDA_COMM_IDS][DCUDA_MAILBOX_SLOTS];
+} dcuda_lib_part_t;
+
 /* How a rank reaches another: the path id of its put routes and of each
  * process in the peer table. The rank engine routes every put and notify by
  * a switch on it. */
@@ -156,6 +223,8 @@ typedef struct dcuda_peer {
     /* Its WORLD barrier slots, in its memory, one a process of the node:
      * process i writes slot i (dcu_node_barrier). */
     DCUDA_ATOMIC(uint32_t) * node_push;
+    struct dcuda_lib_part *lib; /* [rank_count]: the library's parts of its ranks */
+    uint64_t reserved_lib;
 } dcuda_peer_t;
 
 /* One rank's part of one window: where it starts and how many bytes. */
@@ -230,7 +299,12 @@ typedef struct dcuda_rank_status {
     DCUDA_ATOMIC(uint32_t) target;   /* the value of the counter waited for */
     DCUDA_ATOMIC(uint32_t) seen;     /* the counter's value when the rank last looked */
     DCUDA_ATOMIC(uint32_t) waits;    /* the counter: DCUDA_WAITS_ON(kind, index) */
-    uint32_t reserved[3];
+    /* The call it is blocked in (a library tag or a barrier): kind |
+     * communicator << 8 (dcuda_call_kind; 0: none), and its number on
+     * that communicator. */
+    DCUDA_ATOMIC(uint32_t) call;
+    DCUDA_ATOMIC(uint32_t) call_seq;
+    uint32_t reserved;
 } dcuda_rank_status_t;
 
 /* First error reported by any rank during a run, and how many there were.
@@ -327,6 +401,9 @@ typedef struct dcuda_context {
     int32_t *comm_lists;
     int32_t comm_list_cap;
     int32_t reserved_comms;
+    /* The library's part of each rank ([device_size]; window slot
+     * DCUDA_LIB_SLOT), in memory the other processes of the node map. */
+    dcuda_lib_part_t *lib;
 } dcuda_context_t;
 
 /* What a rank knows of a communicator beyond WORLD and DEVICE: its size,
@@ -418,6 +495,11 @@ typedef struct dcuda_state {
      * them again from L2). */
     DCUDA_ATOMIC(uint32_t) * cmd_tail;
     dcuda_ring_t cmd;
+    /* Calls made on each communicator (impl/agree.h: the last one's
+     * number, modulo 2^24, | its kind << 24), and the record of the last
+     * call (dcuda_call_words_t's words). */
+    uint32_t call_seq[DCUDA_COMM_IDS];
+    uint64_t call[DCUDA_CALL_WORDS];
 } dcuda_state_t;
 
 DCUDA_STATIC_ASSERT(sizeof(dcuda_notif_counters_t) == 8 * DCUDA_TAG_SLOTS, "notif counters");
@@ -429,14 +511,18 @@ DCUDA_STATIC_ASSERT(sizeof(dcuda_error_record_t) == 16 + sizeof(dcuda_log_entry_
 DCUDA_STATIC_ASSERT(offsetof(dcuda_context_t, notifs) == 64, "context header");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_node_slot_t) == 64, "node slot");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_segment_t) == 32, "segment");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_peer_t) == 48, "peer");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 856, "context");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_peer_t) == 64, "peer");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 864, "context");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_put_route_t) == 64, "put route");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_comm_info_t) == 40, "communicator");
 DCUDA_STATIC_ASSERT(DCUDA_WIN_TABLE_SLOTS < (1 << DCUDA_WIN_SLOT_BITS), "table slots fit a handle");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 120, "state copies of the context");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 768, "state counters");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 2608, "state fits shared memory budget");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 2672, "state fits shared memory budget");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_call_words_t) == 32, "call record");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_lib_part_t) == 32 * DCUDA_COMM_IDS * (1 + DCUDA_MAILBOX_SLOTS),
+                    "library part");
+DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, call) % 8 == 0, "state's record aligned");
 
 #endif /* DCUDA_SHARED_LAYOUT_H */

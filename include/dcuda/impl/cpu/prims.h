@@ -150,6 +150,17 @@ DCU_FN void dcu_st_after_loads(dcu_u32a_t *p, uint32_t v)
     atomic_store_explicit(p, v, memory_order_release);
 }
 
+/* A word of a call record (impl/agree.h), stored or read as a whole
+ * (relaxed: a notification or a barrier orders it). */
+DCU_FN void dcu_st_u64(dcu_u64a_t *p, uint64_t v)
+{
+    atomic_store_explicit(p, v, memory_order_relaxed);
+}
+DCU_FN uint64_t dcu_ld_u64(const dcu_u64a_t *p)
+{
+    return atomic_load_explicit(p, memory_order_relaxed);
+}
+
 /* n consecutive tickets from a ring's head; the first (no ordering: the
  * entries' seq and the consumer's count order). */
 DCU_FN uint32_t dcu_tickets(dcu_u32a_t *head, uint32_t n)

@@ -228,6 +228,12 @@ DCU_FN int dcu_claim_i32(int32_t *p, int32_t v) { return atomicCAS((int *)p, 0, 
 
 DCU_FN void dcu_set_i32(int32_t *p, int32_t v) { *(volatile int32_t *)p = v; }
 
+/* A word of a call record (impl/agree.h), stored or read as a whole;
+ * read from the L2 that holds it (another SM or GPU, or the proxy, may
+ * have written it since this SM last read the line). */
+DCU_FN void dcu_st_u64(uint64_t *p, uint64_t v) { __stcg((unsigned long long *)p, v); }
+DCU_FN uint64_t dcu_ld_u64(const uint64_t *p) { return __ldcg((const unsigned long long *)p); }
+
 DCU_FN void dcu_min_u64(uint64_t *p, uint64_t v)
 {
     atomicMin((unsigned long long *)p, (unsigned long long)v);
