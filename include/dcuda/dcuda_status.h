@@ -41,7 +41,7 @@
     X(ERR_IN_PROGRESS, -26, "a run is in flight (dcuda_host_run_start, or another thread)")   \
     X(ERR_DEADLOCK, -27, "deadlock: every rank is blocked and nothing is in flight")       \
     X(ERR_COMM_LIMIT, -28, "too many live communicators")                              \
-    X(ERR_MISMATCH, -29, "ranks disagree on a call they make together")
+    X(ERR_MISMATCH, -29, "ranks disagree on a collective call")
 /* clang-format on */
 
 typedef enum dcuda_status {

@@ -170,6 +170,8 @@ void dcu_rank_view(const dcuda_rank_status_t *s, dcu_rank_view_t *v)
     v->count = atomic_load_explicit(&s->count, memory_order_relaxed);
     v->comm = atomic_load_explicit(&s->comm, memory_order_relaxed);
     v->target = atomic_load_explicit(&s->target, memory_order_relaxed);
+    v->call = atomic_load_explicit(&s->call, memory_order_relaxed);
+    v->call_seq = atomic_load_explicit(&s->call_seq, memory_order_relaxed);
 }
 
 /* The ranks as they are now, with the counters last peeked: at a quiet

@@ -176,24 +176,47 @@ static int drain_log(dcuda_host_h h)
     return printed;
 }
 
+/* A communicator id as reports name it ("WORLD", "communicator 5"). */
+static const char *comm_name(uint32_t comm, char *buf, size_t size)
+{
+    static const char *named[] = { "WORLD", "DEVICE", "NODE" };
+    if (comm < 3)
+        return named[comm];
+    snprintf(buf, size, "communicator %u", (unsigned)comm);
+    return buf;
+}
+
 /* A tag as reports name it: "tag 3", or one of the library's, which the
- * collectives count ("collective tag 1"), a communicator's barrier and
- * split ("the barrier tag of communicator 3") and a blocking get ("the
- * get's completion tag"). */
+ * collectives, a communicator's barrier and split count (the call a
+ * rank is in says which) and a blocking get. */
 static const char *tag_name(uint32_t tag, char *buf, size_t size)
 {
-    static const char *comm_kinds[DCUDA_TAG_COMM_KINDS] = { "barrier", "split's data",
-                                                            "split's ready" };
-    uint32_t comm = tag - DCUDA_TAG_COMM_FIRST;
     if (tag < DCUDA_TAG_COUNT)
         snprintf(buf, size, "tag %u", (unsigned)tag);
     else if (tag == DCUDA_TAG_GET)
-        snprintf(buf, size, "the get's completion tag");
-    else if (tag >= DCUDA_TAG_COMM_FIRST && comm < DCUDA_COMM_IDS * DCUDA_TAG_COMM_KINDS)
-        snprintf(buf, size, "the %s tag of communicator %u",
-                 comm_kinds[comm % DCUDA_TAG_COMM_KINDS], (unsigned)(comm / DCUDA_TAG_COMM_KINDS));
+        snprintf(buf, size, "the get's completion");
     else
-        snprintf(buf, size, "collective tag %u", (unsigned)(tag - DCUDA_TAG_COUNT));
+        snprintf(buf, size, "the library's (a collective's)");
+    return buf;
+}
+
+/* "dcuda_allreduce, call 7 on WORLD": the call a blocked rank is in
+ * (its view), or "" when none. */
+static const char *call_name(const dcu_rank_view_t *v, char *buf, size_t size)
+{
+    static const char *names[DCUDA_CALL_KINDS] = {
+#define CALL_NAME_(name, value, api) [value] = api,
+        DCUDA_CALL_MAP(CALL_NAME_)
+#undef CALL_NAME_
+    };
+    uint32_t kind = v->call & 0xffu;
+    char comm[32];
+    if (kind == DCUDA_CALL_NONE || kind >= DCUDA_CALL_KINDS) {
+        buf[0] = '\0';
+        return buf;
+    }
+    snprintf(buf, size, "%s, call %u on %s", names[kind], (unsigned)v->call_seq,
+             comm_name(v->call >> 8, comm, sizeof comm));
     return buf;
 }
 
@@ -210,7 +233,7 @@ static void describe_ready(const dcuda_notif_counters_t *arrived,
         uint32_t n = dcu_arrivals(&arrived->arrived[tag]) - atomic_load(&consumed->count[tag]);
         if (n == 0 || (int32_t)n < 0)
             continue;
-        char name[32];
+        char name[48];
         len += (size_t)snprintf(out + len, size - len, "%s%s x%u", listed ? ", " : "",
                                 tag_name((uint32_t)tag, name, sizeof name), (unsigned)n);
         listed++;
@@ -229,8 +252,13 @@ static void report_rank(dcuda_host_h h, const char *who, int r, const dcu_rank_v
     char waited[32] = "";
     if (secs >= 0)
         snprintf(waited, sizeof waited, " %.1f s", secs);
-    if (v->phase == DCUDA_PHASE_WAITING) {
-        char ready[256], name[32];
+    char call[96], comm[32];
+    call_name(v, call, sizeof call);
+    if (v->phase == DCUDA_PHASE_WAITING && call[0]) {
+        fprintf(stderr, "dcuda: %s:   rank %d waits%s in %s (for %u of the call's notifications)\n",
+                who, world, waited, call, (unsigned)v->count);
+    } else if (v->phase == DCUDA_PHASE_WAITING) {
+        char ready[256], name[48];
         describe_ready(arrived, &h->consumed_seen_h[r], ready, sizeof ready);
         fprintf(stderr,
                 "dcuda: %s:   rank %d waits%s for %u notification(s) of %s; "
@@ -239,8 +267,9 @@ static void report_rank(dcuda_host_h h, const char *who, int r, const dcu_rank_v
                 ready);
     } else {
         fprintf(stderr,
-                "dcuda: %s:   rank %d waits%s in a barrier on %s (barrier count %u needed)\n", who,
-                world, waited, v->comm == 0 ? "WORLD" : "DEVICE", (unsigned)v->target);
+                "dcuda: %s:   rank %d waits%s in a barrier on %s%s%s%s (barrier count %u needed)\n",
+                who, world, waited, comm_name(v->comm, comm, sizeof comm), call[0] ? " (in " : "",
+                call, call[0] ? ")" : "", (unsigned)v->target);
     }
 }
 

@@ -796,6 +796,11 @@ int dcu_proxy_idle(dcu_proxy_t *p)
 static void send_barrier(dcu_proxy_t *p, const dcuda_cmd_t *cmd)
 {
     uint32_t epoch = (uint32_t)cmd->args[0], slot = (uint32_t)cmd->args[1];
+    /* Once the run is cancelled, my ranks' waits end at once: they may
+     * reach a later barrier before this one completed its rounds (which
+     * other processes may still owe): nothing to enter then. */
+    if (epoch != p->bar.done + 1u && atomic_load_explicit(p->c.cancel, memory_order_acquire) != 0)
+        return;
     if (dcu_netbar_enter(&p->bar, epoch)) {
         dcu_proxy_fail(p, "process %d reached WORLD barrier %u while this one completed %u",
                        p->c.process_index, epoch, p->bar.done);

@@ -30,31 +30,13 @@
 DCU_FN const char *dcu_call_name(int kind)
 {
     switch (kind) {
-    case DCUDA_CALL_BARRIER:
-        return "dcuda_comm_barrier";
-    case DCUDA_CALL_WIN_CREATE:
-        return "dcuda_win_create";
-    case DCUDA_CALL_WIN_FREE:
-        return "dcuda_win_free";
-    case DCUDA_CALL_SPLIT:
-        return "dcuda_comm_split";
-    case DCUDA_CALL_BROADCAST:
-        return "dcuda_broadcast";
-    case DCUDA_CALL_REDUCE:
-        return "dcuda_reduce";
-    case DCUDA_CALL_ALLREDUCE:
-        return "dcuda_allreduce";
-    case DCUDA_CALL_ALLGATHER:
-        return "dcuda_allgather";
-    case DCUDA_CALL_REDUCE_SCATTER:
-        return "dcuda_reduce_scatter";
-    case DCUDA_CALL_ALLTOALL:
-        return "dcuda_alltoall";
-    case DCUDA_CALL_FINISH:
-        return "dcuda_rank_finish";
-    default:
-        return "no call";
+#define DCU_CALL_CASE_(name, value, api)                                                           \
+    case DCUDA_CALL_##name:                                                                        \
+        return api;
+        DCUDA_CALL_MAP(DCU_CALL_CASE_)
+#undef DCU_CALL_CASE_
     }
+    return "no call";
 }
 
 DCU_FN uint32_t dcu_call_seq_of(const uint64_t *w) { return (uint32_t)w[0]; }
@@ -150,18 +132,18 @@ DCU_FN void dcu_text_i64(dcu_text_t *t, int64_t v)
     }
 }
 
+/* A datatype and an op by their values in dcuda_rank.h (dcuda_datatype_t:
+ * INT32, INT64, FLOAT, DOUBLE; dcuda_op_t: SUM, MIN, MAX), which this
+ * header does not include. */
 DCU_FN const char *dcu_type_word(int type)
 {
-    return type == DCUDA_INT32    ? "int32"
-           : type == DCUDA_INT64  ? "int64"
-           : type == DCUDA_FLOAT  ? "float"
-           : type == DCUDA_DOUBLE ? "double"
-                                  : "an unknown datatype";
+    return type == 0 ? "int32" : type == 1 ? "int64" : type == 2 ? "float" : type == 3 ? "double"
+                                                                                : "an unknown datatype";
 }
 
 DCU_FN const char *dcu_op_word(int op)
 {
-    return op == DCUDA_SUM ? "sum" : op == DCUDA_MIN ? "min" : op == DCUDA_MAX ? "max" : "?";
+    return op == 0 ? "sum" : op == 1 ? "min" : op == 2 ? "max" : "an unknown op";
 }
 
 DCU_FN int dcu_call_reduces(int kind)
@@ -205,13 +187,26 @@ DCU_FN void dcu_call_describe(dcu_text_t *t, const uint64_t *w)
     dcu_text_str(t, ")");
 }
 
-/* "rank 3 of WORLD" */
+/* "WORLD", "DEVICE", "NODE", "communicator 5" */
+DCU_FN void dcu_text_comm(dcu_text_t *t, int comm)
+{
+    if (comm >= 0 && comm <= DCU_COMM_NODE) {
+        dcu_text_str(t, dcu_comm_name(comm));
+        return;
+    }
+    dcu_text_str(t, "communicator ");
+    dcu_text_i64(t, comm);
+}
+
+/* "rank 3" (of WORLD), "rank 3 of DEVICE" */
 DCU_FN void dcu_text_rank(dcu_text_t *t, int rank, int comm)
 {
     dcu_text_str(t, "rank ");
     dcu_text_i64(t, rank);
-    dcu_text_str(t, " of ");
-    dcu_text_str(t, dcu_comm_name(comm));
+    if (comm != DCU_COMM_WORLD) {
+        dcu_text_str(t, " of ");
+        dcu_text_comm(t, comm);
+    }
 }
 
 /* The first argument in which two records of one call (same kind and
@@ -274,7 +269,7 @@ DCU_FN void dcu_call_mismatch_text(dcu_text_t *t, int comm, int rank, const uint
         dcu_text_str(t, ", call ");
         dcu_text_u64(t, seq);
         dcu_text_str(t, " on ");
-        dcu_text_str(t, dcu_comm_name(comm));
+        dcu_text_comm(t, comm);
         dcu_text_str(t, ": ");
         dcu_text_rank(t, rank, comm);
         dcu_text_str(t, " gives ");
@@ -312,7 +307,7 @@ DCU_FN void dcu_call_mismatch_text(dcu_text_t *t, int comm, int rank, const uint
     dcu_text_str(t, " (call ");
     dcu_text_u64(t, seq);
     dcu_text_str(t, " on ");
-    dcu_text_str(t, dcu_comm_name(comm));
+    dcu_text_comm(t, comm);
     dcu_text_str(t, ")");
 }
 
@@ -325,7 +320,9 @@ DCU_FN_COLD dcuda_status_t dcu_call_mismatch(dcuda_state_t *st, int comm, int ra
     dcu_text_t t = { text, 0, (int)sizeof text };
     text[0] = '\0';
     dcu_call_mismatch_text(&t, comm, rank, theirs, dcu_comm_rank(st, comm), st->call);
-    dcuda_status_t s = DCU_REPORT(st, DCUDA_ERR_MISMATCH, call, "%s", text);
+    (void)call; /* named by the record: a split's exchange is a collective of its own */
+    dcuda_status_t s =
+        DCU_REPORT(st, DCUDA_ERR_MISMATCH, dcu_call_name(dcu_call_kind_of(st->call)), "%s", text);
     dcu_error_end_run(st->ctx, 1);
     return s;
 }
@@ -396,8 +393,21 @@ DCU_FN const dcuda_lib_part_t *dcu_lib_part_of(const dcuda_state_t *st, int comm
     return q->lib ? q->lib + (world - q->world_first) : (const dcuda_lib_part_t *)0;
 }
 
+/* Has a member whose record is `w` left the call I am in (the next call
+ * on comm, after one of my kind)? Between the barriers of the reads of
+ * parts no member leaves but on an error, which it reported. */
+DCU_FN int dcu_call_left(const uint64_t *w, const uint64_t *mine)
+{
+    return dcu_call_seq_of(w) == ((dcu_call_seq_of(mine) + 1u) & DCU_CALL_SEQ_MASK) &&
+           dcu_call_prev_of(w) == dcu_call_kind_of(mine);
+}
+
 /* Leader: the first member of comm whose published record is not mine
- * reported (there is one: a thread found it). */
+ * reported (there is one: a thread found it). A member that left this
+ * call after an error of its own (which it reported, and which ends the
+ * run unless ON_ERROR=continue let it refuse its arguments alone) makes
+ * the call fail here with DCUDA_ERR_ABORTED and no report of mine: the
+ * run then ends in my process too, with its report. */
 DCU_FN_COLD dcuda_status_t dcu_call_report_first(dcuda_state_t *st, int comm, const char *call)
 {
     const int ranks = dcu_comm_size(st, comm);
@@ -406,6 +416,8 @@ DCU_FN_COLD dcuda_status_t dcu_call_report_first(dcuda_state_t *st, int comm, co
         const dcuda_lib_part_t *part = dcu_lib_part_of(st, comm, j);
         if (part)
             dcu_call_load(&part->calls[comm], w);
+        if (part && dcu_call_left(w, st->call))
+            return DCUDA_ERR_ABORTED;
         if (!part || !dcu_call_same(w, st->call))
             return dcu_call_mismatch(st, comm, j, w, call);
     }

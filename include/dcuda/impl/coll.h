@@ -74,12 +74,13 @@ DCU_FN dcuda_status_t dcu_coll_parent_ready(dcuda_state_t *st, int comm, const c
 /* Returns once every rank of comm has called the collective and agrees
  * with me, through the tree (where loads do not reach every member):
  * each rank compares its children's records (READY_UP), tells its parent
- * with its own, and waits for its parent's word (READY_DOWN), which it
+ * with its own, and compares its parent's word (READY_DOWN, which also
+ * carries a record: another collective's parent sends it too), which it
  * passes on. Two log P steps; no data moves. */
 DCU_FN_COLD dcuda_status_t dcu_call_gate(dcuda_state_t *st, int comm, const char *call)
 {
     const dcu_tree_t t = dcu_tree_of(dcu_comm_rank(st, comm), dcu_comm_size(st, comm));
-    const int up = dcu_coll_tag(comm, DCU_COLL_READY_UP), down = dcu_coll_tag(comm, DCU_COLL_READY_DOWN);
+    const int up = dcu_coll_tag(comm, DCU_COLL_READY_UP);
     dcuda_status_t s = DCUDA_OK;
     if (t.children)
         s = dcu_wait_boxes(st, up, t.children, call,
@@ -87,10 +88,8 @@ DCU_FN_COLD dcuda_status_t dcu_call_gate(dcuda_state_t *st, int comm, const char
     if (t.parent >= 0 && s == DCUDA_OK)
         s = dcu_call_push(st, comm, t.parent, DCUDA_MAILBOX_CHILD + t.slot, up);
     if (t.parent >= 0 && s == DCUDA_OK)
-        s = dcu_wait_tag(st, down, 1, call);
-    for (int k = 0; k < t.children && s == DCUDA_OK; k++)
-        s = dcu_notify(st, dcu_tree_child(&t, k), comm, down);
-    return s;
+        s = dcu_coll_parent_ready(st, comm, call);
+    return s == DCUDA_OK ? dcu_coll_ready_down(st, &t, comm) : s;
 }
 
 DCU_FN dcuda_status_t dcu_broadcast(dcuda_state_t *st, uint32_t win, size_t offset, size_t size,

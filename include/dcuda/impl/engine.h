@@ -180,18 +180,21 @@ DCU_FN_COLD dcuda_status_t dcu_cancelled(const dcuda_state_t *st, dcu_block_t d,
     dcuda_status_t why = reason == DCUDA_CANCEL_PEER ? DCUDA_ERR_PEER : DCUDA_ERR_TIMEOUT;
     if (d.phase == DCUDA_PHASE_WAITING && d.tag == DCUDA_TAG_GET)
         return DCU_REPORT(st, why, d.call, "waiting for the data of a get");
-    if ((d.phase == DCUDA_PHASE_BARRIER || d.tag >= DCUDA_TAG_COUNT) &&
-        dcu_call_kind_of(st->call) != DCUDA_CALL_NONE)
-        return DCU_REPORT(st, why, d.call, "waiting in %s, call %u on %s",
-                          dcu_call_name(dcu_call_kind_of(st->call)),
-                          (unsigned)dcu_call_seq_of(st->call),
-                          dcu_comm_name(dcu_call_comm_of(st->call)));
+    const int kind = dcu_call_kind_of(st->call);
+    const unsigned seq = (unsigned)dcu_call_seq_of(st->call);
+    const char *on = dcu_comm_name(dcu_call_comm_of(st->call));
+    if (d.phase == DCUDA_PHASE_WAITING && d.tag >= DCUDA_TAG_COUNT && kind != DCUDA_CALL_NONE)
+        return DCU_REPORT(st, why, d.call, "waiting in %s, call %u on %s", dcu_call_name(kind), seq,
+                          on);
     if (d.phase == DCUDA_PHASE_WAITING && d.tag >= DCUDA_TAG_COUNT)
         return DCU_REPORT(st, why, d.call, "waiting for %u notification(s) of a library tag",
                           d.count);
     if (d.phase == DCUDA_PHASE_WAITING)
         return DCU_REPORT(st, why, d.call, "waiting for %u notification(s) of tag %u", d.count,
                           d.tag);
+    if (kind != DCUDA_CALL_NONE)
+        return DCU_REPORT(st, why, d.call, "in a barrier on %s (%s, call %u on %s)",
+                          dcu_comm_name((int)d.comm), dcu_call_name(kind), seq, on);
     return DCU_REPORT(st, why, d.call, "in a barrier on %s", dcu_comm_name((int)d.comm));
 }
 
@@ -625,17 +628,22 @@ DCU_FN uint32_t dcu_arrived_now(const dcuda_state_t *st, int tag)
     return dcu_ld_acquire_count(dcu_my_count(st, tag), st->process_count > 1);
 }
 
-/* Leader, after the finish barrier (every notification sent to this rank
- * has arrived, and what came through its inbox is applied): notifications it never consumed are a warning naming the
- * first such tag and its count, and how many there are of other tags. */
+/* Leader, after the finish barrier (every notification sent to this
+ * rank has arrived, and what came through its inbox is applied):
+ * notifications it never consumed are a warning naming the first such
+ * user tag and its count, and how many there are of other tags; those
+ * of the library's tags (a collective some rank did not finish) are
+ * counted apart, by no number. */
 DCU_FN_COLD void dcu_warn_unconsumed(const dcuda_state_t *st)
 {
-    uint32_t tags = 0, others = 0, first_tag = 0, first_count = 0;
+    uint32_t tags = 0, others = 0, first_tag = 0, first_count = 0, library = 0;
     for (int tag = 0; tag < DCUDA_TAG_SLOTS; tag++) {
         uint32_t left = dcu_arrived_now(st, tag) - st->consumed[tag];
         if ((int32_t)left <= 0)
             continue;
-        if (tags++ == 0) {
+        if (tag >= DCUDA_TAG_COUNT) {
+            library += left;
+        } else if (tags++ == 0) {
             first_tag = (uint32_t)tag;
             first_count = left;
         } else {
@@ -651,6 +659,11 @@ DCU_FN_COLD void dcu_warn_unconsumed(const dcuda_state_t *st)
                  "%u notification(s) of tag %u arrived but were never consumed, and %u of %u "
                  "other tag(s)",
                  first_count, first_tag, others, tags - 1);
+    if (library)
+        DCU_WARN(st, "dcuda_rank_finish",
+                 "%u notification(s) of the library's collectives arrived but were never "
+                 "consumed (a collective or split that some rank did not finish)",
+                 library);
 }
 
 DCU_FN dcuda_status_t dcu_rank_finish(dcuda_state_t *st)

@@ -137,19 +137,25 @@ typedef struct dcuda_node_slot {
  * (dcuda_lib_part_t.mailbox). A difference ends the run with
  * DCUDA_ERR_MISMATCH and a report that names both calls.
  */
+/* X(name, value, the API's name of the call) */
+#define DCUDA_CALL_MAP(X)                                                                          \
+    X(NONE, 0, "no call")                                                                          \
+    X(BARRIER, 1, "dcuda_comm_barrier")                                                            \
+    X(WIN_CREATE, 2, "dcuda_win_create")                                                           \
+    X(WIN_FREE, 3, "dcuda_win_free")                                                               \
+    X(SPLIT, 4, "dcuda_comm_split")                                                                \
+    X(BROADCAST, 5, "dcuda_broadcast")                                                             \
+    X(REDUCE, 6, "dcuda_reduce")                                                                   \
+    X(ALLREDUCE, 7, "dcuda_allreduce")                                                             \
+    X(ALLGATHER, 8, "dcuda_allgather")                                                             \
+    X(REDUCE_SCATTER, 9, "dcuda_reduce_scatter")                                                   \
+    X(ALLTOALL, 10, "dcuda_alltoall")                                                              \
+    X(FINISH, 11, "dcuda_rank_finish")
+
 enum dcuda_call_kind {
-    DCUDA_CALL_NONE = 0,
-    DCUDA_CALL_BARRIER = 1,
-    DCUDA_CALL_WIN_CREATE = 2,
-    DCUDA_CALL_WIN_FREE = 3,
-    DCUDA_CALL_SPLIT = 4,
-    DCUDA_CALL_BROADCAST = 5,
-    DCUDA_CALL_REDUCE = 6,
-    DCUDA_CALL_ALLREDUCE = 7,
-    DCUDA_CALL_ALLGATHER = 8,
-    DCUDA_CALL_REDUCE_SCATTER = 9,
-    DCUDA_CALL_ALLTOALL = 10,
-    DCUDA_CALL_FINISH = 11,
+#define DCUDA_CALL_ENUM_(name, value, api) DCUDA_CALL_##name = (value),
+    DCUDA_CALL_MAP(DCUDA_CALL_ENUM_)
+#undef DCUDA_CALL_ENUM_
     DCUDA_CALL_KINDS = 12
 };
 
