@@ -270,7 +270,12 @@ DCUDA_RANK_API dcuda_status_t dcuda_log(dcuda_state_t *st, const char *fmt, ...)
 /* ---- collectives ------------------------------------------------------------------- */
 /*
  * Called by every rank of the window's communicator, in the same order on
- * each communicator, with the same arguments (but data). They work in place
+ * each communicator, with the same arguments (but data): the call, its
+ * number on the communicator, the window, offset, size or count,
+ * datatype, op and root are compared before any data moves between two
+ * ranks, and a difference ends the run with DCUDA_ERR_MISMATCH (a report
+ * names both calls) or, where the ranks wait for each other in different
+ * calls before comparing, with DCUDA_ERR_DEADLOCK. They work in place
  * on the rank's own part of the window, at the same offset in every part,
  * and return once this rank's result is there and its part is its own
  * again. No rank writes into another's part for a collective before that
