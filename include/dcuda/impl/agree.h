@@ -3,16 +3,16 @@
  * records). Every such call counts itself on its communicator and
  * publishes its record in the rank's library part (dcu_call_begin). A
  * rank then compares a member's record with its own before it reads or
- * writes that member's part, in one of two ways:
- *  - where loads reach every member (no process of the job is on the
- *    network path), between the two barriers of the reads of parts: every
- *    member's published record (dcu_call_check_all);
- *  - else the notification that tells a rank a member is in (and that it
- *    may write into that member's part) carries the member's record into
- *    the rank's mailbox (impl/coll_base.h: dcu_call_push), which the rank
- *    compares once the notification is counted (dcu_call_check_boxes).
- *    The member waits for that write, so its record stays put until the
- *    rank has read it.
+ * writes that member's part: the notification that tells a rank a member
+ * is in (and that it may write into that member's part) carries the
+ * member's record into the rank's mailbox (impl/coll_base.h:
+ * dcu_call_push), which the rank compares once the notification is
+ * counted (dcu_call_check_boxes). The member waits for that write, so its
+ * record stays put until the rank has read it. Where ranks read each
+ * other's parts between two barriers, each first compares its right
+ * neighbour's record (pushed the same way): once all are past the first
+ * barrier, every record is known equal to every other, at one
+ * notification a rank.
  * A difference is reported in the user's words, names both calls (or the
  * argument that differs) and ends the run in every process
  * (DCUDA_ERR_MISMATCH): no data moves between ranks that disagree.
@@ -65,7 +65,7 @@ DCU_FN int dcu_call_same(const uint64_t *a, const uint64_t *b)
 DCU_FN void dcu_call_record(dcuda_state_t *st, int kind, int comm, int slot, int type, int op,
                             int root, uint64_t n, uint64_t offset)
 {
-    dcuda_call_words_t *mine = &st->ctx->lib[st->device_rank].calls[comm];
+    dcuda_call_words_t *mine = &st->lib[st->device_rank].calls[comm];
     const uint32_t last = st->call_seq[comm]; /* number | kind << 24 of the last call */
     const uint64_t prev = last >> 24;
     const uint32_t seq = (last + 1u) & DCU_CALL_SEQ_MASK;
@@ -84,7 +84,7 @@ DCU_FN void dcu_call_record(dcuda_state_t *st, int kind, int comm, int slot, int
  * reads my record before my first call sees none). */
 DCU_FN void dcu_call_reset(dcuda_state_t *st)
 {
-    dcuda_lib_part_t *mine = &st->ctx->lib[st->device_rank];
+    dcuda_lib_part_t *mine = &st->lib[st->device_rank];
     for (int c = 0; c < DCUDA_COMM_IDS; c++) {
         st->call_seq[c] = 0;
         for (int i = 0; i < DCUDA_CALL_WORDS; i++)
@@ -324,6 +324,7 @@ DCU_FN_COLD dcuda_status_t dcu_call_mismatch(dcuda_state_t *st, int comm, int ra
     dcuda_status_t s =
         DCU_REPORT(st, DCUDA_ERR_MISMATCH, dcu_call_name(dcu_call_kind_of(st->call)), "%s", text);
     dcu_error_end_run(st->ctx, 1);
+    st->ended = DCUDA_ERR_ABORTED;
     return s;
 }
 
@@ -365,7 +366,7 @@ DCU_FN_COLD dcuda_status_t dcu_call_check_boxes(dcuda_state_t *st, uint32_t boxe
 {
     const int comm = (int)(boxes & 0xffu), first = (int)((boxes >> 8) & 0xffu);
     const int n = (int)(boxes >> 16);
-    const dcuda_lib_part_t *mine = &st->ctx->lib[st->device_rank];
+    const dcuda_lib_part_t *mine = &st->lib[st->device_rank];
     for (int b = first; b < first + n; b++) {
         uint64_t w[DCUDA_CALL_WORDS];
         dcu_call_load(&mine->mailbox[comm][b], w);
@@ -375,79 +376,6 @@ DCU_FN_COLD dcuda_status_t dcu_call_check_boxes(dcuda_state_t *st, uint32_t boxe
                 call);
     }
     return DCUDA_OK;
-}
-
-/* ---- published records, read by loads ---------------------------------------------- */
-
-/* The library part of rank `rank` of comm as this process reaches it by
- * loads (no process is on the network path), or NULL. */
-DCU_FN const dcuda_lib_part_t *dcu_lib_part_of(const dcuda_state_t *st, int comm, int rank)
-{
-    if (comm == DCU_COMM_DEVICE)
-        return st->ctx->lib + rank;
-    const int world = dcu_comm_world_rank(st, comm, rank);
-    if (dcu_world_rank_is_mine(st, world))
-        return st->ctx->lib + (world - st->world_first);
-    const int p = dcu_process_of(st, world);
-    const dcuda_peer_t *q = &st->peers[p];
-    return q->lib ? q->lib + (world - q->world_first) : (const dcuda_lib_part_t *)0;
-}
-
-/* Has a member whose record is `w` left the call I am in (the next call
- * on comm, after one of my kind)? Between the barriers of the reads of
- * parts no member leaves but on an error, which it reported. */
-DCU_FN int dcu_call_left(const uint64_t *w, const uint64_t *mine)
-{
-    return dcu_call_seq_of(w) == ((dcu_call_seq_of(mine) + 1u) & DCU_CALL_SEQ_MASK) &&
-           dcu_call_prev_of(w) == dcu_call_kind_of(mine);
-}
-
-/* Leader: the first member of comm whose published record is not mine
- * reported (there is one: a thread found it). A member that left this
- * call after an error of its own (which it reported, and which ends the
- * run unless ON_ERROR=continue let it refuse its arguments alone) makes
- * the call fail here with DCUDA_ERR_ABORTED and no report of mine: the
- * run then ends in my process too, with its report. */
-DCU_FN_COLD dcuda_status_t dcu_call_report_first(dcuda_state_t *st, int comm, const char *call)
-{
-    const int ranks = dcu_comm_size(st, comm);
-    uint64_t w[DCUDA_CALL_WORDS] = { 0u, 0u, 0u, 0u };
-    for (int j = 0; j < ranks; j++) {
-        const dcuda_lib_part_t *part = dcu_lib_part_of(st, comm, j);
-        if (part)
-            dcu_call_load(&part->calls[comm], w);
-        if (part && dcu_call_left(w, st->call))
-            return DCUDA_ERR_ABORTED;
-        if (!part || !dcu_call_same(w, st->call))
-            return dcu_call_mismatch(st, comm, j, w, call);
-    }
-    /* Whoever differed has moved on since: its record is gone. */
-    return DCU_REPORT(st, DCUDA_ERR_MISMATCH, call,
-                      "a member of %s was not in call %u there (%s) when this rank looked",
-                      dcu_comm_name(comm), (unsigned)dcu_call_seq_of(st->call),
-                      dcu_call_name(dcu_call_kind_of(st->call)));
-}
-
-/* All threads, after a barrier of comm that every member joins in this
- * call (and none leaves before a second one): does every member's
- * published record match mine? Each thread reads a share. */
-DCU_FN_COLD dcuda_status_t dcu_call_check_all(dcuda_state_t *st, int comm, const char *call)
-{
-    const int ranks = dcu_comm_size(st, comm);
-    int bad = 0;
-    for (int j = dcu_thread(); j < ranks && !bad; j += dcu_threads()) {
-        const dcuda_lib_part_t *part = dcu_lib_part_of(st, comm, j);
-        uint64_t w[DCUDA_CALL_WORDS];
-        if (part)
-            dcu_call_load(&part->calls[comm], w);
-        bad = !part || !dcu_call_same(w, st->call);
-    }
-    if (!dcu_sync_any(bad))
-        return DCUDA_OK;
-    if (dcu_leader())
-        st->result = dcu_call_report_first(st, comm, call);
-    dcu_sync();
-    return (dcuda_status_t)st->result;
 }
 
 #endif /* DCUDA_IMPL_AGREE_H */

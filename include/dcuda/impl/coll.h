@@ -71,27 +71,6 @@ DCU_FN dcuda_status_t dcu_coll_parent_ready(dcuda_state_t *st, int comm, const c
                           dcu_boxes(comm, DCUDA_MAILBOX_PARENT, 1));
 }
 
-/* Returns once every rank of comm has called the collective and agrees
- * with me, through the tree (where loads do not reach every member):
- * each rank compares its children's records (READY_UP), tells its parent
- * with its own, and compares its parent's word (READY_DOWN, which also
- * carries a record: another collective's parent sends it too), which it
- * passes on. Two log P steps; no data moves. */
-DCU_FN_COLD dcuda_status_t dcu_call_gate(dcuda_state_t *st, int comm, const char *call)
-{
-    const dcu_tree_t t = dcu_tree_of(dcu_comm_rank(st, comm), dcu_comm_size(st, comm));
-    const int up = dcu_coll_tag(comm, DCU_COLL_READY_UP);
-    dcuda_status_t s = DCUDA_OK;
-    if (t.children)
-        s = dcu_wait_boxes(st, up, t.children, call,
-                           dcu_boxes(comm, DCUDA_MAILBOX_CHILD, t.children));
-    if (t.parent >= 0 && s == DCUDA_OK)
-        s = dcu_call_push(st, comm, t.parent, DCUDA_MAILBOX_CHILD + t.slot, up);
-    if (t.parent >= 0 && s == DCUDA_OK)
-        s = dcu_coll_parent_ready(st, comm, call);
-    return s == DCUDA_OK ? dcu_coll_ready_down(st, &t, comm) : s;
-}
-
 DCU_FN dcuda_status_t dcu_broadcast(dcuda_state_t *st, uint32_t win, size_t offset, size_t size,
                                     int root)
 {
@@ -243,12 +222,10 @@ DCU_FN dcuda_status_t dcu_all_in(dcuda_state_t *st, int comm, int ranks, int me,
     dcuda_status_t s = DCUDA_OK;
     if (ranks <= 1)
         return s;
-    if (ranks > DCU_ALL_IN_NOTIFY_MAX && !st->inbox) { /* loads reach every member */
-        s = dcu_comm_barrier_any(st, comm, call);
-        return s == DCUDA_OK ? dcu_call_check_all(st, comm, call) : s;
+    if (ranks > DCU_ALL_IN_NOTIFY_MAX) { /* my right's record, then the barrier */
+        s = dcu_call_ring_check(st, comm, call);
+        return s == DCUDA_OK ? dcu_comm_barrier_any(st, comm, call) : s;
     }
-    if (ranks > DCU_ALL_IN_NOTIFY_MAX)
-        return dcu_call_gate(st, comm, call);
     for (int k = 1; k < ranks && s == DCUDA_OK; k++)
         s = dcu_call_push(st, comm, (me + k) % ranks, DCUDA_MAILBOX_ALL_IN + k - 1,
                           dcu_coll_tag(comm, DCU_COLL_ALL_IN));

@@ -250,14 +250,14 @@ DCU_FN void dcu_local_combine(const dcuda_state_t *st, int comm, int slot, uint6
 /* Each makes the call's own checks (as its tree would), then every
  * rank's part's, then reads between the two barriers. */
 
-/* The first barrier: every member has called a collective of comm; then
- * every member's record is compared with mine (a member in another call,
- * or with other arguments, is reported before any part is read; none
- * leaves before the second barrier, so the records stay put). */
+/* The first barrier, after my right neighbour's record was compared
+ * with mine: past it every member has called this very call (a member in
+ * another call, or with other arguments, was reported before any part is
+ * read). */
 DCU_FN dcuda_status_t dcu_local_all_in(dcuda_state_t *st, int comm, const char *call)
 {
-    dcuda_status_t s = dcu_comm_barrier_any(st, comm, call);
-    return s == DCUDA_OK ? dcu_call_check_all(st, comm, call) : s;
+    dcuda_status_t s = dcu_call_ring_check(st, comm, call);
+    return s == DCUDA_OK ? dcu_comm_barrier_any(st, comm, call) : s;
 }
 
 /* Root's size bytes at offset into every other part. */

@@ -62,7 +62,7 @@ DCU_FN_COLD dcuda_status_t dcu_comm_barrier_tree(dcuda_state_t *st, int comm, co
     const int first = me * DCU_COMM_FANOUT + 1;
     int children = c->size - first;
     children = children < 0 ? 0 : children > DCU_COMM_FANOUT ? DCU_COMM_FANOUT : children;
-    DCU_ON_LEADER(st, dcu_net_fence_leader(st));
+    DCU_ON_LEADER(st, st->ended ? (dcuda_status_t)st->ended : dcu_net_fence_leader(st));
     dcuda_status_t s = (dcuda_status_t)st->result;
     if (s == DCUDA_OK && children)
         s = dcu_wait_tag(st, tag, children, call);

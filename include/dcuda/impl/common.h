@@ -190,6 +190,8 @@ DCU_HD void dcu_state_bind(dcuda_state_t *st, const dcuda_context_t *ctx, int de
     st->process_index = ctx->process_index;
     st->peers = ctx->peers;
     st->notifs = ctx->notifs;
+    st->lib = ctx->lib;
+    st->ended = 0;
     st->inbox = ctx->net ? ctx->inbox + (size_t)device_rank * DCUDA_INBOX_ENTRIES
                          : (const dcuda_inbox_entry_t *)0;
     for (int c = 0; c < DCUDA_COMM_COUNT; c++) {

@@ -312,9 +312,12 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
             cancel = dcu_ld_acquire(st->ctx->cancel, 1);
         cancel = dcu_lanes_bcast(lanes, cancel);
         if (cancel) {
-            if (lead)
+            dcuda_status_t why = dcu_cancelled(st, d, cancel);
+            if (lead) {
                 dcu_publish_phase(st, DCUDA_PHASE_RUNNING);
-            return dcu_cancelled(st, d, cancel);
+                st->ended = cancel == DCUDA_CANCEL_WATCHDOG ? 0 : why; /* a timeout: waits only */
+            }
+            return why;
         }
     }
     /* A wait that was blocked when the run was cancelled (a deadlock, an
@@ -327,8 +330,12 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
         uint32_t cancel = dcu_lanes_bcast(lanes, lead ? dcu_ended(st->ctx) : 0u);
         if (lead)
             dcu_publish_phase(st, DCUDA_PHASE_RUNNING);
-        if (cancel)
-            return dcu_cancelled(st, d, cancel);
+        if (cancel) {
+            dcuda_status_t why = dcu_cancelled(st, d, cancel);
+            if (lead)
+                st->ended = cancel == DCUDA_CANCEL_WATCHDOG ? 0 : why;
+            return why;
+        }
     }
     if (st->inbox && d.phase == DCUDA_PHASE_BARRIER)
         (void)dcu_inbox_drain(st, lanes, DCUDA_INBOX_ENTRIES);
@@ -539,6 +546,8 @@ DCU_FN dcuda_status_t dcu_barrier_lanes(dcuda_state_t *st, int comm, uint32_t sl
     const int on_device = comm != DCU_COMM_WORLD || (st->process_count == 1 && !st->loopback);
     uint32_t last = 0;
     dcu_lanes_sync(lanes);
+    if (st->ended) /* the run ended: no arrival of mine may let a member pass */
+        return (dcuda_status_t)st->ended;
     if (dcu_leader()) {
         st->barrier_epoch[comm] = epoch;
         if (on_device) /* nobody needs to know who came last: no round trip */

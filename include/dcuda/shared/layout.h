@@ -506,6 +506,13 @@ typedef struct dcuda_state {
      * call (dcuda_call_words_t's words). */
     uint32_t call_seq[DCUDA_COMM_IDS];
     uint64_t call[DCUDA_CALL_WORDS];
+    dcuda_lib_part_t *lib; /* the library's parts of my device's ranks (the context's) */
+    /* Once this rank knows the run ended (it reported a mismatch, or a
+     * wait of its was cancelled), the status its later barriers and
+     * collectives fail with at once, arriving nowhere, so that no member
+     * of a call it left passes a barrier on its account (0: it goes on). */
+    int32_t ended;
+    uint32_t reserved_ended;
 } dcuda_state_t;
 
 DCUDA_STATIC_ASSERT(sizeof(dcuda_notif_counters_t) == 8 * DCUDA_TAG_SLOTS, "notif counters");
@@ -525,7 +532,7 @@ DCUDA_STATIC_ASSERT(DCUDA_WIN_TABLE_SLOTS < (1 << DCUDA_WIN_SLOT_BITS), "table s
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 120, "state copies of the context");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 768, "state counters");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 2672, "state fits shared memory budget");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 2688, "state fits shared memory budget");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_call_words_t) == 32, "call record");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_lib_part_t) == 32 * DCUDA_COMM_IDS * (1 + DCUDA_MAILBOX_SLOTS),
                     "library part");
