@@ -152,15 +152,17 @@ static dcuda_status_t alloc_tables(dcuda_host_h h)
     if ((st = dcu_mem_alloc(h, DCUDA_MAX_NODE_PROCESSES * sizeof(uint32_t), &p)))
         return st;
     h->node_push = (DCUDA_ATOMIC(uint32_t) *)p;
-    /* The library's parts of my ranks (window slot DCUDA_LIB_SLOT): the
-     * other processes of the node map them; the proxy serves puts into
-     * them as into a window's. */
-    if ((st = dcu_mem_alloc(h, (size_t)c->device_size * sizeof(dcuda_lib_part_t), &p)))
-        return st;
-    c->lib = (dcuda_lib_part_t *)p;
     if ((st = alloc_peer_tables(h)) || (st = alloc_node_parts(h)) ||
         (st = dcu_peers_node_members(h)) || (st = alloc_comm_lists(h)))
         return st;
+    /* The library's parts of my ranks (window slot DCUDA_LIB_SLOT): the
+     * other processes of the node map them; the proxy serves puts into
+     * them as into a window's. */
+    uint64_t stride = dcu_lib_stride(c->world_size, c->node_size, c->device_size);
+    c->lib_stride = (uint32_t)stride;
+    if ((st = dcu_mem_alloc(h, (size_t)c->device_size * (size_t)stride, &p)))
+        return st;
+    c->lib = (dcuda_lib_part_t *)p;
     return dcu_mem_alloc(h, sizeof(dcuda_context_t), (void **)&h->dev_ctx);
 }
 

@@ -366,7 +366,8 @@ static dcuda_status_t create_proxy(dcuda_host_h h)
     c.proc_first = h->proc_first;
     c.path = h->path;
     c.own_table = h->image.win_entries[0 /* WORLD */];
-    c.lib = h->image.lib;
+    c.lib = (char *)h->image.lib;
+    c.lib_stride = h->image.lib_stride;
     c.inbox = h->inbox_h;
     c.inbox_tail = h->inbox_tail_h;
     c.net_barrier = h->net_barrier_h;

@@ -16,6 +16,7 @@
 
 #include "bootstrap/boot.h"
 #include "core.h"
+#include "dcuda/impl/common.h"
 #include "node/node.h"
 #include "util/array.h"
 #include "util/msg.h"
@@ -489,7 +490,9 @@ static dcuda_status_t fill_tables(dcuda_host_h h)
         peer->node_push =
             (DCUDA_ATOMIC(uint32_t) *)(uintptr_t)dcu_peers_local(h, p, q->push_base, 1);
         peer->lib = (dcuda_lib_part_t *)(uintptr_t)dcu_peers_local(
-            h, p, q->lib_base, (uint64_t)peer->rank_count * sizeof(dcuda_lib_part_t));
+            h, p, q->lib_base,
+            (uint64_t)peer->rank_count *
+                dcu_lib_stride(h->image.world_size, h->image.node_size, peer->rank_count));
         if (!peer->notifs || !peer->win_world || !peer->node_push || !peer->lib) {
             dcu_msg_error("the tables of process %d are not mapped in process %d", p, me);
             free(segs);

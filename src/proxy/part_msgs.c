@@ -66,7 +66,8 @@ void dcu_proxy_know_lib(dcu_proxy_t *p)
 {
     dcuda_win_entry_t *row = p->parts + (size_t)DCUDA_LIB_SLOT * (size_t)p->c.ranks;
     for (int r = 0; r < p->c.ranks; r++)
-        row[r] = (dcuda_win_entry_t){ (uint64_t)(uintptr_t)(p->c.lib + r), sizeof *p->c.lib };
+        row[r] = (dcuda_win_entry_t){ (uint64_t)(uintptr_t)(p->c.lib + (size_t)r * p->c.lib_stride),
+                                      p->c.lib_stride };
     p->parts_known[DCUDA_LIB_SLOT / 64u] |= (uint64_t)1 << (DCUDA_LIB_SLOT % 64u);
 }
 

@@ -299,7 +299,7 @@ static void configure(dcu_proxies_t *g, lane_t *l, const dcu_proxy_config_t *c,
     lc->inbox_tail = c->inbox_tail + l->first;
     lc->own_table = c->own_table + l->first;
     lc->own_stride = c->ranks;
-    lc->lib = c->lib + l->first;
+    lc->lib = c->lib + (size_t)l->first * c->lib_stride;
     lc->ops = dcu_lane_locked_ops(c->ops);
     lc->process_count = c->process_count * g->count;
     lc->process_index = c->process_index * g->count + l->index;

@@ -46,7 +46,8 @@ typedef struct dcu_proxy_config {
     const uint8_t *path;                  /* [process_count] dcuda_path to each */
     dcuda_win_entry_t *own_table;         /* rank memory: my WORLD table [windows][own_stride] */
     int own_stride;                       /* entries a window's row of it (0: ranks) */
-    dcuda_lib_part_t *lib;                /* rank memory: my ranks' library parts [ranks] */
+    char *lib;                            /* rank memory: my ranks' library parts [ranks] */
+    uint64_t lib_stride;                  /* bytes of each */
     dcuda_inbox_entry_t *inbox;           /* host view: [ranks][DCUDA_INBOX_ENTRIES] */
     DCUDA_ATOMIC(uint32_t) * inbox_tail;  /* host view: [ranks] entries each consumed */
     DCUDA_ATOMIC(uint32_t) * net_barrier; /* host view: WORLD barriers completed */

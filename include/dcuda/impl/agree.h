@@ -55,6 +55,20 @@ DCU_FN int dcu_call_same(const uint64_t *a, const uint64_t *b)
     return ((a[0] ^ b[0]) & mask) == 0 && a[1] == b[1] && a[2] == b[2] && a[3] == b[3];
 }
 
+/* My device's rank d's library part (shared/layout.h: lib_stride bytes
+ * a rank). */
+DCU_FN dcuda_lib_part_t *dcu_lib_of(const dcuda_state_t *st, int d)
+{
+    return (dcuda_lib_part_t *)((char *)st->lib + (size_t)d * st->lib_stride);
+}
+
+/* WORLD rank `world`'s library part, of process q of my node. */
+DCU_FN char *dcu_lib_peer(const dcuda_state_t *st, const dcuda_peer_t *q, int world)
+{
+    const uint64_t stride = dcu_lib_stride(st->world_size, dcu_node_size(st), q->rank_count);
+    return (char *)q->lib + (size_t)(world - q->world_first) * (size_t)stride;
+}
+
 /* Calls are numbered modulo 2^24 on each communicator (st->call_seq
  * keeps the last one's kind above). */
 #define DCU_CALL_SEQ_MASK 0xffffffu
@@ -65,7 +79,7 @@ DCU_FN int dcu_call_same(const uint64_t *a, const uint64_t *b)
 DCU_FN void dcu_call_record(dcuda_state_t *st, int kind, int comm, int slot, int type, int op,
                             int root, uint64_t n, uint64_t offset)
 {
-    dcuda_call_words_t *mine = &st->lib[st->device_rank].calls[comm];
+    dcuda_call_words_t *mine = &dcu_lib_of(st, st->device_rank)->calls[comm];
     const uint32_t last = st->call_seq[comm]; /* number | kind << 24 of the last call */
     const uint64_t prev = last >> 24;
     const uint32_t seq = (last + 1u) & DCU_CALL_SEQ_MASK;
@@ -84,7 +98,7 @@ DCU_FN void dcu_call_record(dcuda_state_t *st, int kind, int comm, int slot, int
  * reads my record before my first call sees none). */
 DCU_FN void dcu_call_reset(dcuda_state_t *st)
 {
-    dcuda_lib_part_t *mine = &st->lib[st->device_rank];
+    dcuda_lib_part_t *mine = dcu_lib_of(st, st->device_rank);
     for (int c = 0; c < DCUDA_COMM_IDS; c++) {
         st->call_seq[c] = 0;
         for (int i = 0; i < DCUDA_CALL_WORDS; i++)
@@ -137,8 +151,11 @@ DCU_FN void dcu_text_i64(dcu_text_t *t, int64_t v)
  * header does not include. */
 DCU_FN const char *dcu_type_word(int type)
 {
-    return type == 0 ? "int32" : type == 1 ? "int64" : type == 2 ? "float" : type == 3 ? "double"
-                                                                                : "an unknown datatype";
+    return type == 0   ? "int32"
+           : type == 1 ? "int64"
+           : type == 2 ? "float"
+           : type == 3 ? "double"
+                       : "an unknown datatype";
 }
 
 DCU_FN const char *dcu_op_word(int op)
@@ -345,6 +362,14 @@ DCU_FN uint32_t dcu_boxes(int comm, int first, int n)
     return (uint32_t)comm | (uint32_t)first << 8 | (uint32_t)n << 16;
 }
 
+/* A wait's check of the push slots of comm (impl/coll_push.h): those of
+ * every other member, of the given parity. */
+#define DCU_BOXES_PUSH 0xffu
+DCU_FN uint32_t dcu_push_boxes(int comm, uint32_t parity)
+{
+    return (uint32_t)comm | DCU_BOXES_PUSH << 8 | (parity + 1u) << 16;
+}
+
 /* Who sent me what lies in box `box` of comm (I am `me` of `size`). */
 DCU_FN int dcu_box_sender(int box, int me, int size)
 {
@@ -361,19 +386,29 @@ DCU_FN int dcu_box_sender(int box, int me, int size)
 
 /* Leader, once the notifications that carried them are counted: the
  * records in `boxes` against mine. */
-DCU_FN_COLD dcuda_status_t dcu_call_check_boxes(dcuda_state_t *st, uint32_t boxes,
-                                                const char *call)
+DCU_FN_COLD dcuda_status_t dcu_call_check_boxes(dcuda_state_t *st, uint32_t boxes, const char *call)
 {
     const int comm = (int)(boxes & 0xffu), first = (int)((boxes >> 8) & 0xffu);
-    const int n = (int)(boxes >> 16);
-    const dcuda_lib_part_t *mine = &st->lib[st->device_rank];
+    const int n = (int)(boxes >> 16), me = dcu_comm_rank(st, comm), size = dcu_comm_size(st, comm);
+    const dcuda_lib_part_t *mine = dcu_lib_of(st, st->device_rank);
+    uint64_t w[DCUDA_CALL_WORDS];
+    if (first == (int)DCU_BOXES_PUSH) { /* n is the parity + 1 */
+        const uint64_t at = dcu_push_at(comm, st->world_size, dcu_node_size(st));
+        for (int j = 0; j < size; j++) {
+            const char *slot =
+                (const char *)mine + at + ((uint64_t)j * 2u + (uint64_t)(n - 1)) * DCUDA_PUSH_SLOT;
+            if (j == me)
+                continue;
+            dcu_call_load((const dcuda_call_words_t *)slot, w);
+            if (!dcu_call_same(w, st->call))
+                return dcu_call_mismatch(st, comm, j, w, call);
+        }
+        return DCUDA_OK;
+    }
     for (int b = first; b < first + n; b++) {
-        uint64_t w[DCUDA_CALL_WORDS];
         dcu_call_load(&mine->mailbox[comm][b], w);
         if (!dcu_call_same(w, st->call))
-            return dcu_call_mismatch(
-                st, comm, dcu_box_sender(b, dcu_comm_rank(st, comm), dcu_comm_size(st, comm)), w,
-                call);
+            return dcu_call_mismatch(st, comm, dcu_box_sender(b, me, size), w, call);
     }
     return DCUDA_OK;
 }

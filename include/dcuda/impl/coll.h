@@ -34,6 +34,7 @@
 
 #include "coll_base.h"
 #include "coll_local.h"
+#include "coll_push.h"
 #include "coll_ring.h"
 
 /* ---- the collectives ------------------------------------------------------------------ */
@@ -75,6 +76,8 @@ DCU_FN dcuda_status_t dcu_broadcast(dcuda_state_t *st, uint32_t win, size_t offs
                                     int root)
 {
     static const char call[] = "dcuda_broadcast";
+    if (dcu_push_takes(st, win, (uint64_t)size))
+        return dcu_push_run(st, win, offset, size, dcu_local_args(DCU_LOCAL_BROADCAST, 0, 0, root));
     if (dcu_local_takes(st, win, size, 0, DCU_LOCAL_BCAST_MAX, DCU_NODE_BCAST_MAX))
         return dcu_local_run(st, win, offset, size,
                              dcu_local_args(DCU_LOCAL_BROADCAST, 0, 0, root));
@@ -106,8 +109,7 @@ DCU_FN dcuda_status_t dcu_broadcast(dcuda_state_t *st, uint32_t win, size_t offs
             s = dcu_wait_boxes(st, dcu_coll_tag(comm, DCU_COLL_READY_ROOT), 1, call,
                                dcu_boxes(comm, DCUDA_MAILBOX_ROOT, 1));
         if (t.me == root && s == DCUDA_OK)
-            s = dcu_put(st, win, 0, offset, size, data, 1, dcu_coll_tag(comm, DCU_COLL_ROOT),
-                        call);
+            s = dcu_put(st, win, 0, offset, size, data, 1, dcu_coll_tag(comm, DCU_COLL_ROOT), call);
     }
     if (t.parent >= 0 && s == DCUDA_OK)
         s = dcu_wait_tag(st, dcu_coll_tag(comm, DCU_COLL_DOWN), 1, call);
@@ -122,9 +124,9 @@ DCU_FN dcuda_status_t dcu_broadcast(dcuda_state_t *st, uint32_t win, size_t offs
 /* Up the tree: my children's partial results (each announced free scratch
  * first) are reduced into my data, which then goes to my parent's scratch
  * once it said it is in. At rank 0 the data is then the whole reduction. */
-DCU_FN dcuda_status_t dcu_reduce_up(dcuda_state_t *st, uint32_t win, const dcu_tree_t *t,
-                                    int comm, size_t offset, size_t count, uint64_t bytes,
-                                    char *data, int type, int op, const char *call)
+DCU_FN dcuda_status_t dcu_reduce_up(dcuda_state_t *st, uint32_t win, const dcu_tree_t *t, int comm,
+                                    size_t offset, size_t count, uint64_t bytes, char *data,
+                                    int type, int op, const char *call)
 {
     dcuda_status_t s = DCUDA_OK;
     s = dcu_coll_ready_down(st, t, comm); /* my scratch is free */
@@ -148,6 +150,9 @@ DCU_FN dcuda_status_t dcu_allreduce(dcuda_state_t *st, uint32_t win, size_t offs
                                     int type, int op)
 {
     static const char call[] = "dcuda_allreduce";
+    if (dcu_push_takes(st, win, (uint64_t)count * dcuda_datatype_bytes((dcuda_datatype_t)type)))
+        return dcu_push_run(st, win, offset, count,
+                            dcu_local_args(DCU_LOCAL_ALLREDUCE, type, op, 0));
     if (dcu_local_takes_reduction(st, win, count, type, op, DCU_LOCAL_ALLREDUCE_MAX,
                                   DCU_NODE_ALLREDUCE_MAX))
         return dcu_local_run(st, win, offset, count,
@@ -178,6 +183,9 @@ DCU_FN dcuda_status_t dcu_reduce(dcuda_state_t *st, uint32_t win, size_t offset,
                                  int type, int op, int root)
 {
     static const char call[] = "dcuda_reduce";
+    if (dcu_push_takes(st, win, (uint64_t)count * dcuda_datatype_bytes((dcuda_datatype_t)type)))
+        return dcu_push_run(st, win, offset, count,
+                            dcu_local_args(DCU_LOCAL_REDUCE, type, op, root));
     if (dcu_local_takes_reduction(st, win, count, type, op, DCU_LOCAL_READ_MAX,
                                   DCU_NODE_REDUCE_MAX))
         return dcu_local_run(st, win, offset, count,
@@ -216,8 +224,7 @@ DCU_FN dcuda_status_t dcu_reduce(dcuda_state_t *st, uint32_t win, size_t offset,
 
 /* Returns once every rank of comm (`ranks`, I am `me`) has called the
  * collective: from then on their parts may be written. */
-DCU_FN dcuda_status_t dcu_all_in(dcuda_state_t *st, int comm, int ranks, int me,
-                                 const char *call)
+DCU_FN dcuda_status_t dcu_all_in(dcuda_state_t *st, int comm, int ranks, int me, const char *call)
 {
     dcuda_status_t s = DCUDA_OK;
     if (ranks <= 1)
@@ -306,6 +313,9 @@ DCU_FN dcuda_status_t dcu_reduce_scatter(dcuda_state_t *st, uint32_t win, size_t
                                          size_t count, int type, int op)
 {
     static const char call[] = "dcuda_reduce_scatter";
+    if (dcu_push_takes(st, win, (uint64_t)count * dcuda_datatype_bytes((dcuda_datatype_t)type)))
+        return dcu_push_run(st, win, offset, count,
+                            dcu_local_args(DCU_LOCAL_REDUCE_SCATTER, type, op, 0));
     if (dcu_local_takes_reduction(st, win, count, type, op, DCU_LOCAL_GATHER_MAX,
                                   DCU_NODE_GATHER_MAX))
         return dcu_local_run(st, win, offset, count,
@@ -337,6 +347,8 @@ DCU_FN dcuda_status_t dcu_reduce_scatter(dcuda_state_t *st, uint32_t win, size_t
 DCU_FN dcuda_status_t dcu_allgather(dcuda_state_t *st, uint32_t win, size_t offset, size_t size)
 {
     static const char call[] = "dcuda_allgather";
+    if (dcu_push_takes(st, win, (uint64_t)size))
+        return dcu_push_run(st, win, offset, size, dcu_local_args(DCU_LOCAL_ALLGATHER, 0, 0, 0));
     if (dcu_local_takes(st, win, size, 1, DCU_LOCAL_GATHER_MAX, DCU_NODE_GATHER_MAX))
         return dcu_local_run(st, win, offset, size, dcu_local_args(DCU_LOCAL_ALLGATHER, 0, 0, 0));
     char *data = 0;
@@ -372,6 +384,8 @@ DCU_FN dcuda_status_t dcu_allgather(dcuda_state_t *st, uint32_t win, size_t offs
 DCU_FN dcuda_status_t dcu_alltoall(dcuda_state_t *st, uint32_t win, size_t offset, size_t size)
 {
     static const char call[] = "dcuda_alltoall";
+    if (dcu_push_takes(st, win, (uint64_t)size))
+        return dcu_push_run(st, win, offset, size, dcu_local_args(DCU_LOCAL_ALLTOALL, 0, 0, 0));
     if (dcu_local_takes(st, win, size, 1, DCU_LOCAL_GATHER_MAX, DCU_NODE_GATHER_MAX))
         return dcu_local_run(st, win, offset, size, dcu_local_args(DCU_LOCAL_ALLTOALL, 0, 0, 0));
     char *data = 0;
@@ -383,8 +397,8 @@ DCU_FN dcuda_status_t dcu_alltoall(dcuda_state_t *st, uint32_t win, size_t offse
     s = dcu_all_in(st, comm, ranks, me, call);
     for (int k = 1; k < ranks && s == DCUDA_OK; k++) {
         int j = (me + k) % ranks;
-        s = dcu_put(st, win, j, offset + recv + (size_t)me * size, size, data + (size_t)j * size,
-                    1, dcu_coll_tag(comm, DCU_COLL_UP), call);
+        s = dcu_put(st, win, j, offset + recv + (size_t)me * size, size, data + (size_t)j * size, 1,
+                    dcu_coll_tag(comm, DCU_COLL_UP), call);
     }
     if (s != DCUDA_OK)
         return s;

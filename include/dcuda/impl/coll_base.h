@@ -26,7 +26,11 @@ enum {
     DCU_COLL_RING_DATA = 8,  /* ring (coll_ring.h): a block from my left, into my scratch
                               * (a reduce-scatter step) or my data (an allgather step) */
     DCU_COLL_RING_CTRL = 9,  /* ring: my right has called it, then (allreduce) its puts no
-                              * longer read its data */
+                              * longer read its data; the reads of parts: my right's record */
+    DCU_COLL_PUSH = 10,      /* a pushed collective's share, into my slot for its sender
+                              * (coll_push.h), of an even count; of an odd one the next tag:
+                              * a member one call ahead counts on the other */
+    DCU_COLL_PUSH_ODD = 11,
     DCU_COLL_KINDS = DCUDA_TAG_COLL_KINDS
 };
 DCUDA_STATIC_ASSERT(DCUDA_TAG_COUNT + DCUDA_COMM_IDS * DCU_COLL_KINDS <= DCUDA_TAG_GET,
@@ -59,30 +63,48 @@ DCU_FN void dcu_call_begin_comm(dcuda_state_t *st, int kind, int comm, int slot,
         dcu_call_record(st, kind, comm, slot, 0, 0, 0, 0u, offset);
 }
 
-/* All threads: tells rank `rank` of comm that I am in my call (a
- * notification of `tag`, on the path a put to it takes), with my record
- * into its mailbox `box` of comm. What the notification releases is my
- * record and every access before it. */
-DCU_FN dcuda_status_t dcu_call_push(dcuda_state_t *st, int comm, int rank, int box, int tag)
+/* All threads: my record (st->call) at byte `at` of the library part of
+ * rank `rank` of comm, and n bytes of data after it, then a notification
+ * of `tag` (on the path a put to it takes), which releases both and
+ * every access before it. The data is read when it returns. */
+DCU_FN dcuda_status_t dcu_lib_put(dcuda_state_t *st, int comm, int rank, size_t at,
+                                  const char *data, size_t n, int tag)
 {
-    dcu_sync(); /* the rank's earlier accesses are done */
+    dcu_sync();    /* the rank's earlier accesses are done */
     if (st->ended) /* the run ended: no member may go on on my word */
         return (dcuda_status_t)st->ended;
+    const size_t rec = sizeof(dcuda_call_words_t);
     const int world = dcu_comm_world_rank(st, comm, rank);
     const int d = comm == DCU_COMM_DEVICE ? rank : dcu_device_rank_of(st, DCU_COMM_WORLD, world);
-    const size_t at = offsetof(dcuda_lib_part_t, mailbox) +
-                      ((size_t)comm * DCUDA_MAILBOX_SLOTS + (size_t)box) * sizeof(dcuda_call_words_t);
-    if (d < 0 && st->peers[dcu_process_of(st, world)].path == DCUDA_PATH_NET)
-        return dcu_put_net(st, (uint32_t)DCUDA_LIB_SLOT, world, at, sizeof(dcuda_call_words_t),
-                           (const char *)st->call, 1, tag);
+    const dcuda_peer_t *q = d < 0 ? &st->peers[dcu_process_of(st, world)] : (const dcuda_peer_t *)0;
+    if (q && q->path == DCUDA_PATH_NET) { /* two commands, in order: the record, then the data */
+        dcuda_status_t s = dcu_put_net(st, (uint32_t)DCUDA_LIB_SLOT, world, at, rec,
+                                       (const char *)st->call, !n, tag);
+        return s == DCUDA_OK && n
+                   ? dcu_put_net(st, (uint32_t)DCUDA_LIB_SLOT, world, at + rec, n, data, 1, tag)
+                   : s;
+    }
+    char *to = d >= 0 ? (char *)dcu_lib_of(st, d) : dcu_lib_peer(st, q, world);
+    dcuda_notif_counters_t *notifs = d >= 0 ? &st->notifs[d] : &q->notifs[world - q->world_first];
+    if (n) {
+        dcu_copy(to + at + rec, data, n);
+        dcu_sync(); /* the data is written and read */
+    }
     if (dcu_leader()) {
-        const dcuda_peer_t *q = d < 0 ? &st->peers[dcu_process_of(st, world)] : (const dcuda_peer_t *)0;
-        char *to = d >= 0 ? (char *)(st->lib + d) : (char *)(q->lib + (world - q->world_first));
-        dcuda_notif_counters_t *notifs = d >= 0 ? &st->notifs[d] : &q->notifs[world - q->world_first];
-        dcu_copy_tiny(to + at, (const char *)st->call, (uint32_t)sizeof(dcuda_call_words_t));
+        dcu_copy_tiny(to + at, (const char *)st->call, (uint32_t)rec);
         dcu_red_release(&notifs->arrived[tag].ranks, 1u, d < 0);
     }
     return DCUDA_OK;
+}
+
+/* All threads: tells rank `rank` of comm that I am in my call (a
+ * notification of `tag`), with my record into its mailbox `box` of comm. */
+DCU_FN dcuda_status_t dcu_call_push(dcuda_state_t *st, int comm, int rank, int box, int tag)
+{
+    const size_t at =
+        offsetof(dcuda_lib_part_t, mailbox) +
+        ((size_t)comm * DCUDA_MAILBOX_SLOTS + (size_t)box) * sizeof(dcuda_call_words_t);
+    return dcu_lib_put(st, comm, rank, at, (const char *)0, 0u, tag);
 }
 
 /* My record to my left of comm, with a notification (RING_CTRL), and my
@@ -98,9 +120,8 @@ DCU_FN dcuda_status_t dcu_call_ring_check(dcuda_state_t *st, int comm, const cha
         return DCUDA_OK;
     const int tag = dcu_coll_tag(comm, DCU_COLL_RING_CTRL);
     dcuda_status_t s = dcu_call_push(st, comm, (me + n - 1) % n, DCUDA_MAILBOX_RIGHT, tag);
-    return s == DCUDA_OK
-               ? dcu_wait_boxes(st, tag, 1, call, dcu_boxes(comm, DCUDA_MAILBOX_RIGHT, 1))
-               : s;
+    return s == DCUDA_OK ? dcu_wait_boxes(st, tag, 1, call, dcu_boxes(comm, DCUDA_MAILBOX_RIGHT, 1))
+                         : s;
 }
 
 /* The tree of a communicator of `size` ranks, seen from rank `me`. */
@@ -285,8 +306,8 @@ DCU_FN dcuda_status_t dcu_reduction_start(dcuda_state_t *st, uint32_t win, size_
         return s;
     int comm = dcu_win_comm(win), size = dcu_comm_size(st, comm);
     s = dcu_reduction_checks(st, win, offset, count, type, op,
-                             dcuda_allreduce_room(size, count, (dcuda_datatype_t)type), data,
-                             bytes, call);
+                             dcuda_allreduce_room(size, count, (dcuda_datatype_t)type), data, bytes,
+                             call);
     if (s != DCUDA_OK)
         return s;
     if (has_root && (root < 0 || root >= size))
@@ -333,9 +354,8 @@ DCU_FN dcuda_status_t dcu_reduce_scatter_start(dcuda_state_t *st, uint32_t win, 
 /* The start of a collective of blocks of `size` bytes, one a rank of the
  * communicator, `copies` times (allgather 1, alltoall 2: what it sends and
  * what it receives): the checks; *data is the offset in my part. */
-DCU_FN dcuda_status_t dcu_blocks_start(dcuda_state_t *st, uint32_t win, size_t offset,
-                                       size_t size, unsigned copies, char **data,
-                                       const char *call)
+DCU_FN dcuda_status_t dcu_blocks_start(dcuda_state_t *st, uint32_t win, size_t offset, size_t size,
+                                       unsigned copies, char **data, const char *call)
 {
     dcuda_status_t s = dcu_win_call_start(st, win, call);
     if (s != DCUDA_OK)

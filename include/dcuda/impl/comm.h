@@ -288,7 +288,7 @@ DCU_FN_COLD dcuda_status_t dcu_split_adopt(dcuda_state_t *st, int parent, const 
     c->barrier = dcu_comm_same_barrier(st, id, m, list);
     st->call_seq[id] = 0; /* its calls count from the start, at every member */
     for (int i = 0; i < DCUDA_CALL_WORDS; i++)
-        dcu_st_u64(&st->ctx->lib[st->device_rank].calls[id].w[i], 0u);
+        dcu_st_u64(&dcu_lib_of(st, st->device_rank)->calls[id].w[i], 0u);
     st->live_comms |= 1u << id;
     *comm = id;
     return DCUDA_OK;

@@ -91,6 +91,12 @@ DCU_HD int dcu_device_rank_of(const dcuda_state_t *st, int comm, int rank)
     return (rank >= 0 && rank < st->device_size && !st->loopback) ? rank : -1;
 }
 
+/* NODE's size as every process of the node knows it, 0 with none. */
+DCU_HD int dcu_node_size(const dcuda_state_t *st)
+{
+    return ((st->live_comms >> DCU_COMM_NODE) & 1u) ? st->comms[0].size : 0;
+}
+
 /* Is WORLD rank `rank` one of my device's (whatever path reaches it)? */
 DCU_HD int dcu_world_rank_is_mine(const dcuda_state_t *st, int rank)
 {
@@ -177,6 +183,36 @@ DCU_HD int dcu_comm_same_barrier(const dcuda_state_t *st, int id, int size, cons
     return DCU_COMM_DEVICE;
 }
 
+/* ---- the library's parts (shared/layout.h: dcuda_lib_part_t) --------------------- */
+
+/* Bytes of one rank's push slots for a communicator of `ranks` ranks: a
+ * slot for each member and parity, where it has 2 to
+ * DCUDA_PUSH_MAX_RANKS ranks (else none: it takes no pushed collective). */
+DCU_HD uint64_t dcu_push_area(int ranks)
+{
+    return ranks >= 2 && ranks <= DCUDA_PUSH_MAX_RANKS
+               ? (uint64_t)ranks * 2u * (uint64_t)DCUDA_PUSH_SLOT
+               : 0u;
+}
+
+/* Bytes of one rank's library part in a process of `device` ranks, of a
+ * WORLD of `world` ranks and a NODE of `node` (0: none). */
+DCU_HD uint64_t dcu_lib_stride(int world, int node, int device)
+{
+    return (uint64_t)sizeof(dcuda_lib_part_t) + dcu_push_area(world) + dcu_push_area(node) +
+           dcu_push_area(device);
+}
+
+/* Where comm's push slots (WORLD, DEVICE or NODE) start in a part. */
+DCU_HD uint64_t dcu_push_at(int comm, int world, int node)
+{
+    uint64_t at = (uint64_t)sizeof(dcuda_lib_part_t);
+    if (comm == DCU_COMM_WORLD)
+        return at;
+    at += dcu_push_area(world);
+    return comm == DCU_COMM_NODE ? at : at + dcu_push_area(node);
+}
+
 /* Fills the state's copies of the context (at rank init). */
 DCU_HD void dcu_state_bind(dcuda_state_t *st, const dcuda_context_t *ctx, int device_rank)
 {
@@ -191,7 +227,10 @@ DCU_HD void dcu_state_bind(dcuda_state_t *st, const dcuda_context_t *ctx, int de
     st->peers = ctx->peers;
     st->notifs = ctx->notifs;
     st->lib = ctx->lib;
+    st->lib_stride = ctx->lib_stride;
     st->ended = 0;
+    for (int c = 0; c < 3; c++)
+        st->push_seq[c] = 0;
     st->inbox = ctx->net ? ctx->inbox + (size_t)device_rank * DCUDA_INBOX_ENTRIES
                          : (const dcuda_inbox_entry_t *)0;
     for (int c = 0; c < DCUDA_COMM_COUNT; c++) {

@@ -45,8 +45,8 @@
 #define DCUDA_TAG_LIBRARY 128
 #define DCUDA_TAG_SLOTS (DCUDA_TAG_COUNT + DCUDA_TAG_LIBRARY)
 #define DCUDA_TAG_GET (DCUDA_TAG_SLOTS - 1)
-/* The collectives' tags: 10 a communicator id, from DCUDA_TAG_COUNT. */
-#define DCUDA_TAG_COLL_KINDS 10
+/* The collectives' tags: 12 a communicator id, from DCUDA_TAG_COUNT. */
+#define DCUDA_TAG_COLL_KINDS 12
 /* The communicators' tags (impl/comm.h): 3 an id, from this one. */
 #define DCUDA_TAG_COMM_FIRST (DCUDA_TAG_COUNT + DCUDA_TAG_COLL_KINDS * 8)
 #define DCUDA_TAG_COMM_KINDS 3
@@ -187,11 +187,19 @@ enum dcuda_mailbox_slot {
 
 /* The library's part of one rank (window slot DCUDA_LIB_SLOT): its
  * current call on each communicator, which other ranks read, and the
- * records others pushed to it. */
+ * records others pushed to it; then, for each of WORLD, NODE and DEVICE
+ * (in that order) that has 2 to DCUDA_PUSH_MAX_RANKS ranks, the slots the
+ * small collectives push into (impl/coll_push.h): one a member and a
+ * parity of the call, each a record and up to DCUDA_PUSH_BYTES. A
+ * rank's part is dcu_lib_stride() bytes (impl/common.h): the same for
+ * every process's WORLD and NODE slots, which come first. */
 typedef struct dcuda_lib_part {
     dcuda_call_words_t calls[DCUDA_COMM_IDS];
     dcuda_call_words_t mailbox[DCUDA_COMM_IDS][DCUDA_MAILBOX_SLOTS];
 } dcuda_lib_part_t;
+#define DCUDA_PUSH_MAX_RANKS 8
+#define DCUDA_PUSH_BYTES 4096u
+#define DCUDA_PUSH_SLOT (DCUDA_PUSH_BYTES + 64u) /* a record, the data, 64-byte aligned */
 
 /* How a rank reaches another: the path id of its put routes and of each
  * process in the peer table. The rank engine routes every put and notify by
@@ -406,9 +414,10 @@ typedef struct dcuda_context {
      * up to comm_list_cap ranks. */
     int32_t *comm_lists;
     int32_t comm_list_cap;
-    int32_t reserved_comms;
-    /* The library's part of each rank ([device_size]; window slot
-     * DCUDA_LIB_SLOT), in memory the other processes of the node map. */
+    /* The library's part of each rank (window slot DCUDA_LIB_SLOT), in
+     * memory the other processes of the node map: lib_stride bytes a
+     * rank, device_size of them. */
+    uint32_t lib_stride;
     dcuda_lib_part_t *lib;
 } dcuda_context_t;
 
@@ -512,7 +521,9 @@ typedef struct dcuda_state {
      * collectives fail with at once, arriving nowhere, so that no member
      * of a call it left passes a barrier on its account (0: it goes on). */
     int32_t ended;
-    uint32_t reserved_ended;
+    uint32_t lib_stride;  /* bytes a rank's library part takes (the context's) */
+    uint32_t push_seq[3]; /* the pushed collectives made on WORLD, DEVICE, NODE */
+    uint32_t reserved_push;
 } dcuda_state_t;
 
 DCUDA_STATIC_ASSERT(sizeof(dcuda_notif_counters_t) == 8 * DCUDA_TAG_SLOTS, "notif counters");
@@ -532,10 +543,12 @@ DCUDA_STATIC_ASSERT(DCUDA_WIN_TABLE_SLOTS < (1 << DCUDA_WIN_SLOT_BITS), "table s
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 120, "state copies of the context");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 768, "state counters");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 2688, "state fits shared memory budget");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 2704, "state fits shared memory budget");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_call_words_t) == 32, "call record");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_lib_part_t) == 32 * DCUDA_COMM_IDS * (1 + DCUDA_MAILBOX_SLOTS),
                     "library part");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_lib_part_t) % 64 == 0 && DCUDA_PUSH_SLOT % 64 == 0,
+                    "push slots 64-byte aligned");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, call) % 8 == 0, "state's record aligned");
 
 #endif /* DCUDA_SHARED_LAYOUT_H */

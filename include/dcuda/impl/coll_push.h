@@ -1,0 +1,268 @@
+/*
+ * The pushed collectives: on WORLD, DEVICE or NODE of 2 to
+ * DCUDA_PUSH_MAX_RANKS ranks (one rank a GPU of a node, a few CPU ranks),
+ * with at most DCUDA_PUSH_BYTES for any one member, every member puts,
+ * in one step, what each other member needs of it (its data, its block
+ * for that member, or nothing but its record) into that member's push
+ * slot for it, with its call record in front and a notification after
+ * (impl/coll_base.h: dcu_lib_put). Each then waits for the other P - 1,
+ * compares their records with its own, and makes its result from its
+ * slots where they lie: one one-way step on every path, where the trees
+ * take 2 log P and the reads of parts two barriers.
+ *
+ * A slot is a member's and a parity's: the pushed calls of a
+ * communicator are counted (st->push_seq), and a member pushes into the
+ * slots of the count's parity, and notifies on the parity's tag. Every
+ * pushed call has every member push to every other, so a member that
+ * pushes call m has had every member's push of call m - 1: each had left
+ * call m - 2, and has read what it was sent then and counted its
+ * notifications. Nothing is written twice before it is read, and no
+ * notification of call m + 1 (which a member that finished m may send
+ * while I wait in m) is counted as one of m, whatever other calls come
+ * between.
+ *
+ * A reduction combines the P members' elements in rank order at every
+ * member (the same bits everywhere). Nobody reads or writes another's
+ * window part: a member's part is its own again when the call returns.
+ */
+#ifndef DCUDA_IMPL_COLL_PUSH_H
+#define DCUDA_IMPL_COLL_PUSH_H
+
+#include "coll_base.h"
+#include "coll_local.h"
+
+/* Does a collective on win whose largest share for one member is
+ * `bytes` take the pushed form? Every member answers alike for the same
+ * arguments (a member with others is reported by the records, or waits
+ * in another form). Before the call's checks: cheap, inline. */
+DCU_FN int dcu_push_takes(const dcuda_state_t *st, uint32_t win, uint64_t bytes)
+{
+    if (!st || !dcu_state_fields_ok(st) || dcu_check_win(st, win) != DCUDA_OK)
+        return 0;
+    const int comm = dcu_win_comm(win);
+    if (comm > DCU_COMM_NODE || bytes > DCUDA_PUSH_BYTES)
+        return 0;
+    const int ranks = dcu_comm_size(st, comm);
+    return ranks >= 2 && ranks <= DCUDA_PUSH_MAX_RANKS;
+}
+
+/* Byte where member j's slot of parity `parity` lies in a library part. */
+DCU_FN size_t dcu_push_slot_at(const dcuda_state_t *st, int comm, int j, uint32_t parity)
+{
+    return (size_t)dcu_push_at(comm, st->world_size, dcu_node_size(st)) +
+           ((size_t)j * 2u + parity) * (size_t)DCUDA_PUSH_SLOT;
+}
+
+/* The data member j pushed to me (after its record), in my part. */
+DCU_FN const char *dcu_push_from(const dcuda_state_t *st, int comm, int j, uint32_t parity)
+{
+    return (const char *)dcu_lib_of(st, st->device_rank) + dcu_push_slot_at(st, comm, j, parity) +
+           sizeof(dcuda_call_words_t);
+}
+
+/* ---- combining P members' elements in rank order ----------------------------------- */
+
+#if defined(__CUDACC__)
+template <typename T, typename Op>
+static __device__ __forceinline__ void dcu_push_combine_as(T *out, const char *const *src, int P,
+                                                           size_t count, Op op)
+{
+    for (size_t i = threadIdx.x; i < count; i += blockDim.x) {
+        T acc = __ldcg((const T *)src[0] + i);
+        for (int j = 1; j < P; j++)
+            acc = op(acc, __ldcg((const T *)src[j] + i));
+        out[i] = acc;
+    }
+}
+
+template <typename T>
+static __device__ void dcu_push_combine_t(T *out, const char *const *src, int P, size_t count,
+                                          int op)
+{
+    if (op == DCUDA_SUM)
+        dcu_push_combine_as(out, src, P, count, dcu_op_sum());
+    else if (op == DCUDA_MIN)
+        dcu_push_combine_as(out, src, P, count, dcu_op_min());
+    else
+        dcu_push_combine_as(out, src, P, count, dcu_op_max());
+}
+#define DCU_PUSH_COMBINE(T, out, src, P, count, op)                                                \
+    dcu_push_combine_t<T>((T *)(out), src, P, count, op)
+#else
+/* One thread: element by element, every source read before the result
+ * is written (a source may be the result's own place). */
+#define DCU_PUSH_COMBINE(T, out, src, P, count, op)                                                \
+    do {                                                                                           \
+        T *o_ = (T *)(out);                                                                        \
+        for (size_t i_ = 0; i_ < (count); i_++) {                                                  \
+            T acc_ = ((const T *)(src)[0])[i_];                                                    \
+            for (int j_ = 1; j_ < (P); j_++) {                                                     \
+                T b_ = ((const T *)(src)[j_])[i_];                                                 \
+                acc_ = (op) == DCUDA_SUM   ? acc_ + b_                                             \
+                       : (op) == DCUDA_MIN ? (b_ < acc_ ? b_ : acc_)                               \
+                                           : (b_ > acc_ ? b_ : acc_);                              \
+            }                                                                                      \
+            o_[i_] = acc_;                                                                         \
+        }                                                                                          \
+    } while (0)
+#endif
+
+/* out[i] = src[0][i] op src[1][i] op ... op src[P-1][i] for i < count, by
+ * the rank's threads (in step again on return). */
+DCU_FN_COLD void dcu_push_combine(void *out, const char *const *src, int P, size_t count, int type,
+                                  int op)
+{
+    if (type == DCUDA_INT32)
+        DCU_PUSH_COMBINE(int32_t, out, src, P, count, op);
+    else if (type == DCUDA_INT64)
+        DCU_PUSH_COMBINE(int64_t, out, src, P, count, op);
+    else if (type == DCUDA_FLOAT)
+        DCU_PUSH_COMBINE(float, out, src, P, count, op);
+    else
+        DCU_PUSH_COMBINE(double, out, src, P, count, op);
+    dcu_sync();
+}
+
+/* ---- the calls ------------------------------------------------------------------------- */
+
+/* What a pushed call is: its kind (DCU_LOCAL_*), datatype, op, root, and
+ * its data at `data` of my part: n elements (a reduction; a
+ * reduce-scatter's block) or bytes (a broadcast; a gather's block), of
+ * `bytes` bytes. */
+typedef struct dcu_push {
+    int kind, type, op, root, comm, me, P;
+    uint32_t parity;
+    char *data;
+    uint64_t bytes;
+} dcu_push_t;
+
+/* What member t gets of mine: *len bytes at the returned address. */
+DCU_FN const char *dcu_push_share(const dcu_push_t *c, int t, size_t *len)
+{
+    const size_t b = (size_t)c->bytes;
+    *len = 0;
+    switch (c->kind) {
+    case DCU_LOCAL_BROADCAST:
+        *len = c->me == c->root ? b : 0u;
+        return c->data;
+    case DCU_LOCAL_REDUCE:
+        *len = t == c->root ? b : 0u;
+        return c->data;
+    case DCU_LOCAL_ALLREDUCE:
+        *len = b;
+        return c->data;
+    case DCU_LOCAL_ALLGATHER:
+        *len = b;
+        return c->data + (size_t)c->me * b;
+    default: /* an alltoall's, a reduce-scatter's block for t */
+        *len = b;
+        return c->data + (size_t)t * b;
+    }
+}
+
+/* Every other member's share into its slot for me, the next first. */
+DCU_FN dcuda_status_t dcu_push_send(dcuda_state_t *st, const dcu_push_t *c)
+{
+    const size_t at = dcu_push_slot_at(st, c->comm, c->me, c->parity);
+    const int tag = dcu_coll_tag(c->comm, DCU_COLL_PUSH + (int)c->parity);
+    dcuda_status_t s = DCUDA_OK;
+    for (int k = 1; k < c->P && s == DCUDA_OK; k++) {
+        const int t = (c->me + k) % c->P;
+        size_t len;
+        const char *share = dcu_push_share(c, t, &len);
+        s = dcu_lib_put(st, c->comm, t, at, share, len, tag);
+    }
+    return s;
+}
+
+/* My result, from the slots (all threads). */
+DCU_FN_COLD void dcu_push_result(dcuda_state_t *st, const dcu_push_t *c, size_t count)
+{
+    const size_t b = (size_t)c->bytes;
+    const char *src[DCUDA_PUSH_MAX_RANKS];
+    for (int j = 0; j < c->P; j++)
+        src[j] = dcu_push_from(st, c->comm, j, c->parity);
+    switch (c->kind) {
+    case DCU_LOCAL_BROADCAST:
+        if (c->me != c->root && b)
+            dcu_copy_fresh(c->data, src[c->root], b);
+        break;
+    case DCU_LOCAL_ALLGATHER:
+    case DCU_LOCAL_ALLTOALL: { /* block j of mine: a gather's place j, the receive area's j */
+        char *to = c->kind == DCU_LOCAL_ALLGATHER ? c->data : c->data + (size_t)c->P * b;
+        for (int j = 0; j < c->P; j++)
+            if (j != c->me)
+                dcu_copy_fresh(to + (size_t)j * b, src[j], b);
+            else if (c->kind == DCU_LOCAL_ALLTOALL)
+                dcu_copy(to + (size_t)j * b, c->data + (size_t)j * b, b);
+        break;
+    }
+    default: /* the reductions: mine in its place among the sources */
+        if (c->kind == DCU_LOCAL_REDUCE && c->me != c->root)
+            break;
+        src[c->me] = c->kind == DCU_LOCAL_REDUCE_SCATTER ? c->data + (size_t)c->me * b : c->data;
+        dcu_push_combine(c->data, src, c->P, count, c->type, c->op);
+        break;
+    }
+    dcu_sync();
+}
+
+/* The call's own checks, as its other forms make them: *data and *bytes
+ * (a reduction's elements, a reduce-scatter's block, a broadcast's or a
+ * gather's block's bytes) for what follows. */
+DCU_FN_COLD dcuda_status_t dcu_push_checks(dcuda_state_t *st, uint32_t win, size_t offset, size_t n,
+                                           int kind, int type, int op, int root, char **data,
+                                           uint64_t *bytes, const char *call)
+{
+    dcu_tree_t t = { 0, 1, -1, 0, 0 };
+    dcuda_status_t s;
+    *bytes = (uint64_t)n;
+    switch (kind) {
+    case DCU_LOCAL_BROADCAST:
+        return dcu_broadcast_start(st, win, offset, n, root, data, call);
+    case DCU_LOCAL_ALLREDUCE:
+    case DCU_LOCAL_REDUCE:
+        return dcu_reduction_start(st, win, offset, n, type, op, kind == DCU_LOCAL_REDUCE, root, &t,
+                                   data, bytes, call);
+    case DCU_LOCAL_REDUCE_SCATTER:
+        s = dcu_reduce_scatter_start(st, win, offset, n, type, op, data, bytes, call);
+        *bytes /= (uint64_t)dcu_comm_size(st, dcu_win_comm(win));
+        return s;
+    case DCU_LOCAL_ALLGATHER:
+        return dcu_blocks_start(st, win, offset, n, 1, data, call);
+    default:
+        return dcu_blocks_start(st, win, offset, n, 2, data, call);
+    }
+}
+
+/* The pushed collective of `args` (coll_local.h: dcu_local_args) on win
+ * at offset, of n (its count or size). */
+DCU_FN_COLD dcuda_status_t dcu_push_run(dcuda_state_t *st, uint32_t win, size_t offset, size_t n,
+                                        uint64_t args)
+{
+    dcu_push_t c;
+    c.kind = (int)(args & 0xffu);
+    c.type = (int)((args >> 8) & 0xffu);
+    c.op = (int)((args >> 16) & 0xffu);
+    c.root = (int)(int32_t)(args >> 32);
+    const char *call = dcu_call_name(dcu_call_kind_of(st->call));
+    dcuda_status_t s =
+        dcu_push_checks(st, win, offset, n, c.kind, c.type, c.op, c.root, &c.data, &c.bytes, call);
+    if (s != DCUDA_OK)
+        return s;
+    c.comm = dcu_win_comm(win);
+    c.me = dcu_comm_rank(st, c.comm);
+    c.P = dcu_comm_size(st, c.comm);
+    c.parity = st->push_seq[c.comm] & 1u;
+    s = dcu_push_send(st, &c);
+    if (s == DCUDA_OK)
+        s = dcu_wait_boxes(st, dcu_coll_tag(c.comm, DCU_COLL_PUSH + (int)c.parity), c.P - 1, call,
+                           dcu_push_boxes(c.comm, c.parity));
+    if (s == DCUDA_OK)
+        dcu_push_result(st, &c, n);
+    if (dcu_leader()) /* every thread read the parity; the next call's first sync hands it on */
+        st->push_seq[c.comm]++;
+    return s;
+}
+
+#endif /* DCUDA_IMPL_COLL_PUSH_H */
