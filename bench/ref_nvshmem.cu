@@ -1,8 +1,9 @@
 /*
  * dcuda_ref_nvshmem: NVSHMEM's figures on the machine at hand, for
  * tools/bench_compare.py to set beside dcuda_bench's peer rows. Run under
- * mpirun with two processes (one PE each, PE i on GPU i % GPUs; MPI only
- * hands NVSHMEM its unique id). Measured between PE 0 and PE 1:
+ * mpirun with two or more processes (one PE each, PE i on GPU i % GPUs;
+ * MPI only hands NVSHMEM its unique id). Latency and bandwidth are
+ * measured between PE 0 and PE 1, the collectives over every PE:
  *
  *   latency     ping-pong, one-way = round trip / 2, thread 0 of one block
  *               a PE: put_signal_4B (nvshmem_int_put_signal of one int,
@@ -286,7 +287,7 @@ int main(int argc, char **argv)
             csv_path = argv[++i];
         } else {
             if (rank == 0)
-                fprintf(stderr, "usage: mpirun -np 2 dcuda_ref_nvshmem [--quick] [--runs N] "
+                fprintf(stderr, "usage: mpirun -np N dcuda_ref_nvshmem [--quick] [--runs N] "
                                 "[--csv FILE]\n");
             MPI_Finalize();
             return 2;

@@ -3,11 +3,14 @@
 # rows in dcuda_bench's CSV format, for tools/bench_compare.py:
 #   OUT/floors.csv   dcuda_ref_floors: raw flag ping-pongs, the pinned-flag
 #                    round trip, kernel and copy-engine bandwidth
-#   OUT/nvshmem.csv  dcuda_ref_nvshmem under mpirun -np 2 (built where
-#                    NVSHMEM was found): put_signal, signal_op, putmem,
-#                    collectives; needs two GPUs (two PEs sharing one
-#                    GPU hung in the first ping-pong on an H100 with
-#                    NVSHMEM 3.4: tried only with DCUDA_REF_SHARE_GPU=1)
+#   OUT/nvshmem.csv  dcuda_ref_nvshmem under mpirun, one PE a GPU (built
+#                    where NVSHMEM was found): put_signal, signal_op,
+#                    putmem between PEs 0 and 1, and the collectives over
+#                    every PE; needs two GPUs (two PEs sharing one GPU hung
+#                    in the first ping-pong on an H100 with NVSHMEM 3.4:
+#                    tried only with DCUDA_REF_SHARE_GPU=1). DCUDA_REF_PES
+#                    sets the PEs (default: the GPUs, at most 4), as
+#                    dcuda_bench runs one process a GPU.
 # Build them with `make references` (or the target dcuda_references).
 # Usage: tools/references.sh BUILD_DIR OUT_DIR [--quick]
 set -uo pipefail
@@ -33,7 +36,10 @@ elif [ "${gpus:-0}" -lt 2 ] && [ "${DCUDA_REF_SHARE_GPU:-0}" != 1 ]; then
 else
     run_as_root=
     [ "$(id -u)" = 0 ] && run_as_root=--allow-run-as-root
-    timeout 300 mpirun $run_as_root --oversubscribe -np 2 -x NVSHMEM_DISABLE_NVLS "$nvshmem" \
+    pes=${DCUDA_REF_PES:-$gpus}
+    [ "$pes" -gt 4 ] && pes=4
+    [ "$pes" -lt 2 ] && pes=2
+    timeout 300 mpirun $run_as_root --oversubscribe -np "$pes" -x NVSHMEM_DISABLE_NVLS "$nvshmem" \
         $quick --csv "$out/nvshmem.csv" ||
         echo "references: dcuda_ref_nvshmem failed (exit $?): no NVSHMEM figures"
 fi
