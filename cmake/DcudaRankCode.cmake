@@ -1,4 +1,4 @@
-# dcuda_add_rank_code(<target> [CPU_ONLY] [MAX_REGISTERS <n>] <file.c>...)
+# dcuda_add_rank_code(<target> [CPU_ONLY] [FAST_COMPILE] [MAX_REGISTERS <n>] <file.c>...)
 #
 # Rank code is written once and compiled twice: as C11 for CPU ranks, and as
 # CUDA for GPU ranks (through a generated .cu file that includes the C
@@ -20,12 +20,18 @@
 # the rank calls (longer latencies). Worth it for rank code that computes
 # much between its calls; measure both.
 #
+# FAST_COMPILE builds the GPU form with ptxas's fast compile
+# (--Ofast-compile=min, CUDA 12.8 and newer): a rank kernel that calls every
+# collective took ptxas 165 s, 20 s so (one CPU core), where the last
+# percent of its speed matters less than minutes of build (the project's
+# test drivers take it; the benchmarks and applications do not).
+#
 # Whether dcuda has the CUDA backend comes from the global property
 # DCUDA_HAVE_CUDA, which dcuda's own build and its installed package set.
 # Programs with the GPU form use the shared CUDA runtime, the one libdcuda
 # links: its kernels must be registered with the runtime that launches them.
 function(dcuda_add_rank_code target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "CPU_ONLY" "MAX_REGISTERS" "")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "CPU_ONLY;FAST_COMPILE" "MAX_REGISTERS" "")
   if(DEFINED arg_MAX_REGISTERS AND NOT arg_MAX_REGISTERS MATCHES "^[0-9]+$")
     message(FATAL_ERROR "dcuda_add_rank_code(${target}): MAX_REGISTERS ${arg_MAX_REGISTERS} is not a number")
   endif()
@@ -51,8 +57,15 @@ function(dcuda_add_rank_code target)
       set(gen ${CMAKE_CURRENT_BINARY_DIR}/gpu/${target}/${name}.cu)
       file(GENERATE OUTPUT ${gen} CONTENT "/* GPU form of ${name} (generated). */\n#include \"${abs}\"\n")
       target_sources(${target} PRIVATE ${gen})
+      set(options)
       if(DEFINED arg_MAX_REGISTERS)
-        set_source_files_properties(${gen} PROPERTIES COMPILE_OPTIONS "--maxrregcount=${arg_MAX_REGISTERS}")
+        list(APPEND options "--maxrregcount=${arg_MAX_REGISTERS}")
+      endif()
+      if(arg_FAST_COMPILE AND CMAKE_CUDA_COMPILER_VERSION VERSION_GREATER_EQUAL 12.8)
+        list(APPEND options "--Ofast-compile=min")
+      endif()
+      if(options)
+        set_source_files_properties(${gen} PROPERTIES COMPILE_OPTIONS "${options}")
       endif()
     endif()
   endforeach()

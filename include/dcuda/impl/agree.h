@@ -116,14 +116,14 @@ typedef struct dcu_text {
     int len, cap;
 } dcu_text_t;
 
-DCU_FN void dcu_text_str(dcu_text_t *t, const char *s)
+DCU_FN_COLD void dcu_text_str(dcu_text_t *t, const char *s)
 {
     while (s && *s && t->len < t->cap - 1)
         t->s[t->len++] = *s++;
     t->s[t->len] = '\0';
 }
 
-DCU_FN void dcu_text_u64(dcu_text_t *t, uint64_t v)
+DCU_FN_COLD void dcu_text_u64(dcu_text_t *t, uint64_t v)
 {
     char digits[24];
     int n = 0;
@@ -136,7 +136,7 @@ DCU_FN void dcu_text_u64(dcu_text_t *t, uint64_t v)
     t->s[t->len] = '\0';
 }
 
-DCU_FN void dcu_text_i64(dcu_text_t *t, int64_t v)
+DCU_FN_COLD void dcu_text_i64(dcu_text_t *t, int64_t v)
 {
     if (v < 0) {
         dcu_text_str(t, "-");
@@ -149,7 +149,7 @@ DCU_FN void dcu_text_i64(dcu_text_t *t, int64_t v)
 /* A datatype and an op by their values in dcuda_rank.h (dcuda_datatype_t:
  * INT32, INT64, FLOAT, DOUBLE; dcuda_op_t: SUM, MIN, MAX), which this
  * header does not include. */
-DCU_FN const char *dcu_type_word(int type)
+DCU_FN_COLD const char *dcu_type_word(int type)
 {
     return type == 0   ? "int32"
            : type == 1 ? "int64"
@@ -158,7 +158,7 @@ DCU_FN const char *dcu_type_word(int type)
                        : "an unknown datatype";
 }
 
-DCU_FN const char *dcu_op_word(int op)
+DCU_FN_COLD const char *dcu_op_word(int op)
 {
     return op == 0 ? "sum" : op == 1 ? "min" : op == 2 ? "max" : "an unknown op";
 }
@@ -176,7 +176,7 @@ DCU_FN int dcu_call_rooted(int kind)
 
 /* "dcuda_allreduce(16 x int32, sum)": the call and the arguments that
  * tell it from others. */
-DCU_FN void dcu_call_describe(dcu_text_t *t, const uint64_t *w)
+DCU_FN_COLD void dcu_call_describe(dcu_text_t *t, const uint64_t *w)
 {
     const int kind = dcu_call_kind_of(w);
     dcu_text_str(t, dcu_call_name(kind));
@@ -205,7 +205,7 @@ DCU_FN void dcu_call_describe(dcu_text_t *t, const uint64_t *w)
 }
 
 /* "WORLD", "DEVICE", "NODE", "communicator 5" */
-DCU_FN void dcu_text_comm(dcu_text_t *t, int comm)
+DCU_FN_COLD void dcu_text_comm(dcu_text_t *t, int comm)
 {
     if (comm >= 0 && comm <= DCU_COMM_NODE) {
         dcu_text_str(t, dcu_comm_name(comm));
@@ -216,7 +216,7 @@ DCU_FN void dcu_text_comm(dcu_text_t *t, int comm)
 }
 
 /* "rank 3" (of WORLD), "rank 3 of DEVICE" */
-DCU_FN void dcu_text_rank(dcu_text_t *t, int rank, int comm)
+DCU_FN_COLD void dcu_text_rank(dcu_text_t *t, int rank, int comm)
 {
     dcu_text_str(t, "rank ");
     dcu_text_i64(t, rank);
@@ -229,7 +229,7 @@ DCU_FN void dcu_text_rank(dcu_text_t *t, int rank, int comm)
 /* The first argument in which two records of one call (same kind and
  * number) differ, as "op max where rank 0 gives sum" needs it: its name,
  * and each side's value in text. 0 when none does. */
-DCU_FN int dcu_call_diff(const uint64_t *a, const uint64_t *b, dcu_text_t *name, dcu_text_t *va,
+DCU_FN_COLD int dcu_call_diff(const uint64_t *a, const uint64_t *b, dcu_text_t *name, dcu_text_t *va,
                          dcu_text_t *vb)
 {
     const int kind = dcu_call_kind_of(a);
@@ -273,7 +273,7 @@ DCU_FN int dcu_call_diff(const uint64_t *a, const uint64_t *b, dcu_text_t *name,
  * WORLD)", or, for one call with an argument that differs,
  * "dcuda_allreduce, call 5 on WORLD: rank 3 of WORLD gives op max where
  * rank 0 of WORLD gives sum". */
-DCU_FN void dcu_call_mismatch_text(dcu_text_t *t, int comm, int rank, const uint64_t *theirs,
+DCU_FN_COLD void dcu_call_mismatch_text(dcu_text_t *t, int comm, int rank, const uint64_t *theirs,
                                    int me, const uint64_t *mine)
 {
     char name[16], va[48], vb[48];

@@ -67,7 +67,7 @@ DCU_FN void dcu_call_begin_comm(dcuda_state_t *st, int kind, int comm, int slot,
  * rank `rank` of comm, and n bytes of data after it, then a notification
  * of `tag` (on the path a put to it takes), which releases both and
  * every access before it. The data is read when it returns. */
-DCU_FN dcuda_status_t dcu_lib_put(dcuda_state_t *st, int comm, int rank, size_t at,
+DCU_FN_COLD dcuda_status_t dcu_lib_put(dcuda_state_t *st, int comm, int rank, size_t at,
                                   const char *data, size_t n, int tag)
 {
     dcu_sync();    /* the rank's earlier accesses are done */
@@ -99,7 +99,7 @@ DCU_FN dcuda_status_t dcu_lib_put(dcuda_state_t *st, int comm, int rank, size_t 
 
 /* All threads: tells rank `rank` of comm that I am in my call (a
  * notification of `tag`), with my record into its mailbox `box` of comm. */
-DCU_FN dcuda_status_t dcu_call_push(dcuda_state_t *st, int comm, int rank, int box, int tag)
+DCU_FN_COLD dcuda_status_t dcu_call_push(dcuda_state_t *st, int comm, int rank, int box, int tag)
 {
     const size_t at =
         offsetof(dcuda_lib_part_t, mailbox) +
@@ -113,7 +113,7 @@ DCU_FN dcuda_status_t dcu_call_push(dcuda_state_t *st, int comm, int rank, int b
  * knows every record equal (one notification a rank, where reading every
  * member's record cost P loads a rank: 270 us more for a broadcast of
  * 1,056 ranks over four H100). */
-DCU_FN dcuda_status_t dcu_call_ring_check(dcuda_state_t *st, int comm, const char *call)
+DCU_FN_COLD dcuda_status_t dcu_call_ring_check(dcuda_state_t *st, int comm, const char *call)
 {
     const int n = dcu_comm_size(st, comm), me = dcu_comm_rank(st, comm);
     if (n < 2)

@@ -254,7 +254,7 @@ DCU_FN void dcu_local_combine(const dcuda_state_t *st, int comm, int slot, uint6
  * with mine: past it every member has called this very call (a member in
  * another call, or with other arguments, was reported before any part is
  * read). */
-DCU_FN dcuda_status_t dcu_local_all_in(dcuda_state_t *st, int comm, const char *call)
+DCU_FN_COLD dcuda_status_t dcu_local_all_in(dcuda_state_t *st, int comm, const char *call)
 {
     dcuda_status_t s = dcu_call_ring_check(st, comm, call);
     return s == DCUDA_OK ? dcu_comm_barrier_any(st, comm, call) : s;
