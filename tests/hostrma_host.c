@@ -749,8 +749,19 @@ static int case_misuse(int argc, char **argv)
     TEST_CHECK(done, "the ranks did not return within a minute");
     TEST_STATUS(dcuda_host_put(t.h, dcuda_gptr(world, me, 0), buf, 1, NULL), DCUDA_ERR_WIN);
     TEST_STATUS(dcuda_host_run_wait(t.h, NULL), DCUDA_OK);
+    dcuda_host_req_t copy = open, copies[2] = { open, NULL };
     TEST_STATUS(dcuda_host_req_wait(t.h, &open), DCUDA_OK);
     TEST_CHECK(open == NULL, "a waited request keeps its handle");
+    /* A copy of the ended handle is refused, its memory untouched (a
+     * request made since may hold its place). */
+    TEST_STATUS(dcuda_host_put(t.h, dcuda_gptr(world, me, 0), buf, 1, &open), DCUDA_ERR_WIN);
+    TEST_STATUS(dcuda_host_req_wait(t.h, &copy), DCUDA_ERR_INVALID_ARG);
+    TEST_CHECK(copy != NULL, "a refused copy was set NULL");
+    TEST_STATUS(dcuda_host_req_test(t.h, &copy, &done), DCUDA_ERR_INVALID_ARG);
+    TEST_STATUS(dcuda_host_req_testall(t.h, copies, 2, &done), DCUDA_ERR_INVALID_ARG);
+    TEST_CHECK(done == 0, "testall of a stale copy says done");
+    dcuda_host_req_t forged = (dcuda_host_req_t)(uintptr_t)0x1234u;
+    TEST_STATUS(dcuda_host_req_wait(t.h, &forged), DCUDA_ERR_INVALID_ARG);
     TEST_STATUS(dcuda_host_copy_out(t.h, back, t.d.parts, sizeof back), DCUDA_OK);
     TEST_CHECK(memcmp(back, buf, sizeof buf) == 0, "the put left open did not land");
     check_ranks(&t);

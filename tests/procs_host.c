@@ -32,6 +32,11 @@
  * program that does not ask still ends with its own status (the library
  * never ends the process), after process 0 named the failed one. These run
  * the group as a child of the test, to see its exit status and output.
+ *
+ * exit_signal: a group of three whose process 1 is killed by SIGUSR1 after
+ * dcuda_host_finish: process 0's dcuda_host_exit_status(0) says 128 + 10,
+ * process 2's says 0 (its own status: only the first process reports the
+ * group's failures), though process 2 waited for process 1 in the end.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -39,6 +44,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -270,6 +276,27 @@ static void group_main(int argc, char **argv, int ask)
     exit(0);
 }
 
+/* exit_signal's group of three: process 1 dies by SIGUSR1 once finished;
+ * process 2 says what dcuda_host_exit_status(0) gave it and exits 0 if it
+ * was 0; process 0 exits with what it gave. */
+static void signal_group_main(int argc, char **argv)
+{
+    dcuda_host_h h;
+    dcuda_rank_info_t info;
+    if (dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(procs_wait), 32, &h) != DCUDA_OK)
+        exit(10);
+    dcuda_host_get_rank_info(h, &info);
+    dcuda_host_finish(h);
+    if (info.process_count != 3)
+        exit(11);
+    if (info.process_index == 1)
+        raise(SIGUSR1);
+    int got = dcuda_host_exit_status(0);
+    printf("group: process %d: exit status %d\n", info.process_index, got);
+    fflush(stdout);
+    exit(info.process_index == 0 ? got : got == 0 ? 0 : 13);
+}
+
 /* Runs this program as the group (forked processes of its own) with its
  * output in a pipe; the group's exit status and output. */
 static int run_group(char **argv, const char *name, char *out, size_t out_size)
@@ -285,7 +312,7 @@ static int run_group(char **argv, const char *name, char *out, size_t out_size)
         close(fds[0]);
         close(fds[1]);
         setenv("TEST_PROCS_GROUP", "1", 1);
-        setenv("DCUDA_PROCESSES", "2", 1);
+        setenv("DCUDA_PROCESSES", strcmp(name, "exit_signal") == 0 ? "3" : "2", 1);
         setenv("DCUDA_BACKEND", "cpu", 1);
         setenv("DCUDA_RANKS", "2", 1);
         execl("/proc/self/exe", argv[0], name, (char *)NULL);
@@ -323,6 +350,19 @@ static int run_exit_case(int argc, char **argv, int ask)
     return 0;
 }
 
+static int case_exit_signal(int argc, char **argv)
+{
+    if (getenv("TEST_PROCS_GROUP"))
+        signal_group_main(argc, argv);
+    char out[8192];
+    int rc = run_group(argv, argv[1], out, sizeof out);
+    printf("%s", out);
+    TEST_CONTAINS(out, "group: process 2: exit status 0");
+    TEST_CHECK(rc == 128 + SIGUSR1, "the group's process 0 exited %d, not 128 + %d", rc, SIGUSR1);
+    TEST_CONTAINS(out, "process 1 (pid ");
+    return 0;
+}
+
 static int case_exit_status(int argc, char **argv) { return run_exit_case(argc, argv, 1); }
 static int case_exit_report(int argc, char **argv) { return run_exit_case(argc, argv, 0); }
 
@@ -340,6 +380,7 @@ int main(int argc, char **argv)
         { "init_fails", case_init_fails },
         { "exit_status", case_exit_status },
         { "exit_report", case_exit_report },
+        { "exit_signal", case_exit_signal },
     };
     return test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
 }

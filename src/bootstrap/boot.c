@@ -50,10 +50,10 @@ static struct {
     int64_t *host;        /* [count]: host key and kind of ranks of each process */
     int *host_index;      /* [count]: its index among its host's processes */
     boot_who_t *who;      /* [count], once the nodes are found */
-    dcu_boot_call_t call;          /* the call this process's steps belong to */
-    uint32_t steps;                /* steps taken */
-    int stopped;                   /* no more steps together (why says why) */
-    int ended;                     /* the program's end was stepped */
+    dcu_boot_call_t call; /* the call this process's steps belong to */
+    uint32_t steps;       /* steps taken */
+    int stopped;          /* no more steps together (why says why) */
+    int ended;            /* the program's end was stepped */
     char why[512];
     int exit_registered;
     void (*waiting)(void *); /* called while a step waits (dcu_boot_while_waiting) */
@@ -90,8 +90,7 @@ const char *dcu_boot_call_name(dcu_boot_call_t call)
 const char *dcu_boot_describe(int p, char *buf, size_t size)
 {
     if (boot.who && p >= 0 && p < boot.count)
-        snprintf(buf, size, "process %d (pid %d on %s)", p, (int)boot.who[p].pid,
-                 boot.who[p].host);
+        snprintf(buf, size, "process %d (pid %d on %s)", p, (int)boot.who[p].pid, boot.who[p].host);
     else
         snprintf(buf, size, "process %d", p);
     return buf;
@@ -331,11 +330,16 @@ static void register_exit(void)
     atexit(boot_at_exit);
 }
 
+/* The first process of a forked group reports the group's failures in
+ * its exit status; every other process (another of the group, one under a
+ * launcher, which reports itself) returns its own `status`, even when a
+ * process it waited for in the last step was gone (it said so). */
 int dcu_boot_exit_status(int status)
 {
     int failed = last_step();
-    if (boot.mode == BOOT_FORK)
-        status = dcu_boot_fork_exit_status(status);
+    if (boot.mode != BOOT_FORK || boot.index != 0)
+        return status;
+    status = dcu_boot_fork_exit_status(status);
     return status ? status : failed;
 }
 

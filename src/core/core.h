@@ -133,6 +133,12 @@ struct dcuda_host {
         dcuda_status_t status;
     } run;
     uint64_t rma_last; /* the backend's ticket of the host's newest RMA copy (host_rma.c) */
+    /* The host's requests (host_rma.c): slots that never move (the proxy
+     * holds a request of the network path by address), the first free one
+     * (-1: none), and this runtime's number in the handles it gives. */
+    struct dcu_req_slot **reqs;
+    int req_count, req_cap, req_free;
+    uint32_t req_host_id;
     /* The run's ranks returned: the proxies take no more of the host's
      * requests (run.c sets it, host_rma.c reads it after handing one over). */
     _Atomic int rma_closed;
@@ -203,6 +209,9 @@ size_t dcu_peer_segments(void);
 
 /* host_rma.c: completes every RMA request started (the end of a run). */
 void dcu_rma_settle(dcuda_host_h h);
+/* The request slots (host_rma.c): set up at init, released at the end. */
+void dcu_rma_init(dcuda_host_h h);
+void dcu_rma_fini(dcuda_host_h h);
 
 /* What arrived of a tag, from ranks and from the host (a host copy). */
 static inline uint32_t dcu_arrivals(const dcuda_notif_count_t *c)

@@ -397,6 +397,7 @@ static void host_release(dcuda_host_h h)
         dcu_monitor_destroy(h);
     dcu_deadlock_destroy(h);
     dcu_host_notes_fini(h);
+    dcu_rma_fini(h);
     dcu_context_destroy(h);
     dcu_peers_release(h);
     while (h->mem_count > 0)
@@ -455,6 +456,7 @@ static dcuda_status_t host_init(int argc, char **argv, dcuda_kernel_t kernel,
     h->kernel = kernel;
     if (!h->kernel.name)
         h->kernel.name = "(unnamed)";
+    dcu_rma_init(h);
     dcu_boot_enter(DCU_CALL_INIT);
     dcuda_status_t st = dcu_settings_load(argc, argv, &h->settings);
     if (st == DCUDA_OK)

@@ -26,14 +26,102 @@
 #include "util/clock.h"
 #include "util/msg.h"
 
-/* A request: the ticket of its copy (memory paths), or its messages'
- * state (the network path: net.done). */
-struct dcuda_host_req {
-    dcuda_host_h host;
-    uint64_t ticket;
+/* A request's slot: the ticket of its copy (memory paths), or its
+ * messages' state (the network path: net.done, which the proxy writes by
+ * address: a slot never moves). Its handle names the slot, its
+ * generation and the runtime (req_handle): a copy of a handle that a
+ * wait or test ended names an older generation, and is refused without
+ * touching the request that took the slot since. */
+typedef struct dcu_req_slot {
+    uint32_t gen;
+    int live;
+    int next_free;
     int over_net;
+    uint64_t ticket;
     dcu_host_rma_t net;
-};
+} dcu_req_slot_t;
+
+/* Slots a runtime may hold at once (the handle's 24 bits of index). */
+#define REQ_SLOTS_MAX ((1 << 24) - 2)
+
+void dcu_rma_init(dcuda_host_h h)
+{
+    static _Atomic uint32_t next_id;
+    h->req_host_id = atomic_fetch_add(&next_id, 1u) & 0xffu;
+    h->req_free = -1;
+}
+
+void dcu_rma_fini(dcuda_host_h h)
+{
+    for (int i = 0; i < h->req_count; i++)
+        free(h->reqs[i]);
+    free(h->reqs);
+    h->reqs = NULL;
+    h->req_count = h->req_cap = 0;
+    h->req_free = -1;
+}
+
+/* The handle of slot i: generation << 32 | runtime << 24 | i + 1 (never 0,
+ * so never NULL; never read through as an address). */
+static dcuda_host_req_t req_handle(dcuda_host_h h, int i)
+{
+    uint64_t v =
+        (uint64_t)h->reqs[i]->gen << 32 | (uint64_t)h->req_host_id << 24 | (uint64_t)(i + 1);
+    return (dcuda_host_req_t)(uintptr_t)v;
+}
+
+/* A free slot, live (its index in *i), or NULL when none can be had. */
+static dcu_req_slot_t *req_take(dcuda_host_h h, int *i)
+{
+    if (h->req_free < 0) {
+        if (h->req_count >= REQ_SLOTS_MAX ||
+            !dcu_array_room((void **)&h->reqs, h->req_count, &h->req_cap, sizeof *h->reqs))
+            return NULL;
+        dcu_req_slot_t *fresh = calloc(1, sizeof *fresh);
+        if (!fresh)
+            return NULL;
+        fresh->next_free = -1;
+        h->reqs[h->req_count] = fresh;
+        h->req_free = h->req_count++;
+    }
+    *i = h->req_free;
+    dcu_req_slot_t *r = h->reqs[*i];
+    h->req_free = r->next_free;
+    r->live = 1;
+    r->over_net = 0;
+    r->ticket = 0;
+    return r;
+}
+
+/* Slot i ended: its handles are stale from now on. */
+static void req_give(dcuda_host_h h, int i)
+{
+    dcu_req_slot_t *r = h->reqs[i];
+    r->live = 0;
+    r->gen++;
+    r->next_free = h->req_free;
+    h->req_free = i;
+}
+
+/* The live slot that handle `req` names, or -1 (reported) when it names
+ * none of this runtime's. */
+static int req_find(dcuda_host_h h, const char *call, dcuda_host_req_t req)
+{
+    uint64_t v = (uint64_t)(uintptr_t)req;
+    int i = (int)(v & 0xffffffu) - 1;
+    if (((v >> 24) & 0xffu) != h->req_host_id || i < 0 || i >= h->req_count) {
+        dcu_msg_error("%s: %p is no request of this host runtime", call, (void *)req);
+        return -1;
+    }
+    const dcu_req_slot_t *r = h->reqs[i];
+    if (!r->live || r->gen != (uint32_t)(v >> 32)) {
+        dcu_msg_error("%s: request %p has completed already (a copy of a handle that a wait or a "
+                      "test set NULL)",
+                      call, (void *)req);
+        return -1;
+    }
+    return i;
+}
 
 /* The handle's table slot, or -1 when no window has that handle. */
 static int handle_slot(uint32_t win)
@@ -169,8 +257,8 @@ static dcuda_status_t over_net(dcuda_host_h h, const char *call, dcuda_gptr_t g,
 {
     dcu_proxy_t *proxy = h->proxy ? dcu_proxies_first(h->proxy) : NULL;
     if (!proxy) {
-        dcu_msg_error("%s: rank %d is on the network path, which this process has not opened",
-                      call, (int)g.rank);
+        dcu_msg_error("%s: rank %d is on the network path, which this process has not opened", call,
+                      (int)g.rank);
         return DCUDA_ERR_UNSUPPORTED;
     }
     memset(n, 0, sizeof *n);
@@ -195,8 +283,8 @@ static dcuda_status_t net_outcome(const char *call, dcuda_gptr_t g, const dcu_ho
     if (st != DCUDA_OK)
         dcu_msg_error("%s: rank %d's process refused %llu bytes at %llu of its part of window "
                       "0x%08x: %s",
-                      call, (int)g.rank, (unsigned long long)n->size,
-                      (unsigned long long)g.offset, (unsigned)g.win, dcuda_status_name(st));
+                      call, (int)g.rank, (unsigned long long)n->size, (unsigned long long)g.offset,
+                      (unsigned)g.win, dcuda_status_name(st));
     return st;
 }
 
@@ -253,19 +341,22 @@ static dcuda_status_t rma(dcuda_host_h h, const char *call, dcuda_gptr_t g, void
     if (st == DCUDA_OK)
         st = locate(h, call, g, size, k.alone, &part, &proc);
     int over = st == DCUDA_OK && h->path[proc] == DCUDA_PATH_NET && proc != h->info.process_index;
-    dcuda_host_req_t r = NULL;
-    if (st == DCUDA_OK && req && !(r = calloc(1, sizeof *r)))
+    dcu_req_slot_t *r = NULL;
+    int slot = -1;
+    if (st == DCUDA_OK && req && !(r = req_take(h, &slot))) {
+        dcu_msg_error("%s: no room for another request (%d in flight)", call, h->req_count);
         st = DCUDA_ERR_NO_MEMORY;
+    }
     if (st == DCUDA_OK && over) { /* the network path: its owner's proxy checks and copies */
         dcu_host_rma_t alone, *n = r ? &r->net : &alone;
         st = over_net(h, call, g, host, size, put, tag, n);
         if (st == DCUDA_OK && r) {
-            r->host = h;
             r->over_net = 1;
-            *req = r;
+            *req = req_handle(h, slot);
             r = NULL;
         }
-        free(r);
+        if (r)
+            req_give(h, slot);
         dcu_host_unlock();
         return st == DCUDA_OK && !req ? net_outcome(call, g, &alone) : st;
     }
@@ -280,15 +371,15 @@ static dcuda_status_t rma(dcuda_host_h h, const char *call, dcuda_gptr_t g, void
     if (st == DCUDA_OK) {
         h->rma_last = ticket;
         if (r) {
-            r->host = h;
             r->ticket = ticket;
-            *req = r;
+            *req = req_handle(h, slot);
             r = NULL;
         } else if (h->ops->rma_done(h->backend, ticket, 1) < 0) {
             st = DCUDA_ERR_BACKEND;
         }
     }
-    free(r);
+    if (r)
+        req_give(h, slot);
     dcu_host_unlock();
     return st;
 }
@@ -334,26 +425,26 @@ void dcu_rma_settle(dcuda_host_h h)
         (void)h->ops->rma_done(h->backend, h->rma_last, 1);
 }
 
-/* Waits for one request: freed and *req NULL; its outcome. A request of
- * another runtime is refused and left alone. */
+/* Waits for one request: its slot given back and *req NULL; its
+ * outcome. A handle of another runtime, or a stale copy, is refused and
+ * left alone. */
 static dcuda_status_t finish_one(dcuda_host_h h, const char *call, dcuda_host_req_t *req)
 {
-    dcuda_host_req_t r = *req;
-    if (!r)
+    if (!*req)
         return DCUDA_OK;
-    if (r->host != h) {
-        dcu_msg_error("%s: the request is not of this host runtime", call);
+    const int i = req_find(h, call, *req);
+    if (i < 0)
         return DCUDA_ERR_INVALID_ARG;
-    }
+    dcu_req_slot_t *r = h->reqs[i];
     dcuda_status_t st = DCUDA_OK;
-    if (r->over_net) { /* its bytes move without the API lock */
+    if (r->over_net) { /* its bytes move without the API lock (no one else takes its slot) */
         dcu_host_unlock();
         st = net_wait(&r->net);
         dcu_host_lock();
     } else if (h->ops->rma_done(h->backend, r->ticket, 1) < 0) {
         st = DCUDA_ERR_BACKEND;
     }
-    free(r);
+    req_give(h, i);
     *req = NULL;
     return st;
 }
@@ -372,14 +463,18 @@ static dcuda_status_t complete(dcuda_host_h h, const char *call, dcuda_host_req_
     if (st == DCUDA_OK && !wait) { /* copies end in order: the newest says all */
         uint64_t newest = 0;
         int net_done = 1;
-        for (size_t i = 0; i < count; i++) {
-            const dcuda_host_req_t r = reqs[i];
-            if (r && r->host == h && r->over_net)
+        for (size_t i = 0; i < count && st == DCUDA_OK; i++) {
+            const int k = reqs[i] ? req_find(h, call, reqs[i]) : -1;
+            const dcu_req_slot_t *r = k >= 0 ? h->reqs[k] : NULL;
+            if (reqs[i] && !r)
+                st = DCUDA_ERR_INVALID_ARG;
+            else if (r && r->over_net)
                 net_done &= atomic_load_explicit(&r->net.done, memory_order_acquire);
-            else if (r && r->host == h && r->ticket > newest)
+            else if (r && r->ticket > newest)
                 newest = r->ticket;
         }
-        *done = net_done && (!newest || h->ops->rma_done(h->backend, newest, 0) != 0);
+        *done =
+            st == DCUDA_OK && net_done && (!newest || h->ops->rma_done(h->backend, newest, 0) != 0);
     }
     if (st == DCUDA_OK && (wait || *done)) {
         dcuda_status_t first = DCUDA_OK;

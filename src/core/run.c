@@ -89,7 +89,9 @@ static void watch_exit(dcuda_host_h h)
  * run was cancelled already: then its failure is a consequence). */
 static void check_proxy(dcuda_host_h h)
 {
-    const char *why = dcu_proxies_failure(h->proxy);
+    const char *left = dcu_proxies_left(h->proxy), *why = dcu_proxies_failure(h->proxy);
+    if (left) /* a lost process named, by my manager or another process: that one */
+        why = left;
     if (!why || h->lost[0] || atomic_load_explicit(h->cancel_h, memory_order_acquire))
         return;
     snprintf(h->lost, sizeof h->lost, "%s", why);

@@ -17,7 +17,7 @@
 
 #include "dcuda/dcuda_status.h"
 
-#define DCU_NET_VERSION 7u
+#define DCU_NET_VERSION 8u
 /* Largest message a manager must carry: a put's payload chunk (at most
  * DCU_NET_PUT_CHUNK) and its header, or a barrier's window parts for tens
  * of thousands of ranks. */
@@ -94,6 +94,9 @@ typedef struct dcu_net_ops {
      * host thread of a run of dcuda_host_run_start is not the one that
      * opened it. 0, and why, when not. */
     int (*serialized)(char *why, size_t why_size);
+    /* The process whose connection the last error lost (a dead peer), or
+     * -1 (another error, or a manager that cannot tell: NULL). */
+    int (*lost)(dcu_net_t *n);
 } dcu_net_ops_t;
 
 /* Message memory through env.mem (see dcu_net_mem_t). */

@@ -390,13 +390,32 @@ void dcu_proxy_put_header(const dcu_proxy_t *p, dcu_wire_header_t *h, int32_t sr
     h->count = n;
 }
 
+/* The network manager failed (`what`: in a send, or in its progress):
+ * when it lost a peer (a dead process), the others hear it from me first
+ * (a LEFT naming that process), before my own end shows to them as a
+ * lost connection to me. */
+static void net_failed(dcu_proxy_t *p, const char *what)
+{
+    const char *why = p->c.net_ops->why(p->net);
+    int q = p->c.net_ops->lost ? p->c.net_ops->lost(p->net) : -1;
+    if (q >= 0 && !p->left[0] && !p->failure[0]) {
+        snprintf(p->left, sizeof p->left, "%s", why);
+        dcu_proxy_tell(p, DCU_PROXY_LEFT);
+        spread(p, DCU_WIRE_LEFT, p->left, q);
+    }
+    dcu_proxy_fail(p, "%s: %s", what, why);
+}
+
 /* Hands a frame, or a message that goes alone, to the manager. */
 static dcuda_status_t send_now(void *arg, int q, void *buf, size_t size)
 {
     dcu_proxy_t *p = arg;
     dcuda_status_t st = p->c.net_ops->send(p->net, q, buf, size);
-    if (st != DCUDA_OK)
-        dcu_proxy_fail(p, "cannot send to process %d: %s", q, p->c.net_ops->why(p->net));
+    if (st != DCUDA_OK) {
+        char what[40];
+        snprintf(what, sizeof what, "cannot send to process %d", q);
+        net_failed(p, what);
+    }
     return st;
 }
 
@@ -985,7 +1004,7 @@ int dcu_proxy_poll(dcu_proxy_t *p)
     if (p->net && !p->failure[0]) {
         int r = p->c.net_ops->progress(p->net);
         if (r < 0)
-            dcu_proxy_fail(p, "network: %s", p->c.net_ops->why(p->net));
+            net_failed(p, "network");
         if (r == 0) /* nothing more arrived for now */
             send_acks(p);
         did |= r > 0;
@@ -1026,7 +1045,7 @@ void dcu_proxy_drain(dcu_proxy_t *p)
     }
     if (dcu_inbox_settle(p->inboxes) != DCUDA_OK)
         dcu_proxy_fail(p, "cannot apply the puts the ranks left in their inboxes");
-    p->host_closed = 1; /* what comes later ends at once */
+    p->host_closed = 1;                        /* what comes later ends at once */
     dcu_proxy_host_end_all(p, DCUDA_ERR_PEER); /* their owners did not answer in the run */
 }
 
@@ -1150,7 +1169,7 @@ void dcu_proxy_destroy(dcu_proxy_t *p)
     /* Drained after every run: only a failure leaves chunks or frames. */
     dcu_proxy_host_chunks_settle(p);
     dcu_frames_discard(&p->frames);
-    if (p->net)                     /* after a lost peer, the manager waits for nothing */
+    if (p->net) /* after a lost peer, the manager waits for nothing */
         p->c.net_ops->close(p->net, p->failure[0] ||
                                         atomic_load_explicit(p->c.cancel, memory_order_acquire) ==
                                             DCUDA_CANCEL_PEER);

@@ -70,8 +70,8 @@
 #define UCX_GRACE_NS (1 * DCU_NS_PER_S)
 
 typedef struct peer {
-    ucp_ep_h ep;         /* NULL until the first message to it */
-    void *close_req;     /* closing its endpoint */
+    ucp_ep_h ep;     /* NULL until the first message to it */
+    void *close_req; /* closing its endpoint */
     uint64_t failed_ns;
     ucs_status_t failed; /* UCS_OK until its endpoint fails */
     int said_bye;
@@ -113,10 +113,12 @@ struct dcu_net {
     int closing;
     const char *(*describe)(int p, char *buf, size_t size);
     char why[256];
+    int lost; /* the process the last error lost, or -1 */
 };
 
 static int ucx_failed(dcu_net_t *n, const char *what, ucs_status_t st)
 {
+    n->lost = -1;
     snprintf(n->why, sizeof n->why, "UCX network manager: %s: %s", what, ucs_status_string(st));
     return -1;
 }
@@ -241,8 +243,8 @@ static ucp_ep_h endpoint(dcu_net_t *n, int p)
     if (n->describe) {
         char who[128];
         n->describe(p, who, sizeof who);
-        dcu_msg_info("UCX network manager: connected to %s (%d connection(s) of %d processes)",
-                     who, n->link_count, n->count);
+        dcu_msg_info("UCX network manager: connected to %s (%d connection(s) of %d processes)", who,
+                     n->link_count, n->count);
     }
     return q->ep;
 }
@@ -484,6 +486,7 @@ static dcuda_status_t ucx_open(const dcu_net_env_t *env, dcu_net_recv_fn recv, v
 {
     dcu_net_t *n = calloc(1, sizeof *n);
     if (n) {
+        n->lost = -1;
         n->peers = calloc((size_t)env->process_count, sizeof *n->peers);
         n->linked = calloc((size_t)env->process_count, sizeof *n->linked);
     }
@@ -531,12 +534,12 @@ static int peer_lost(dcu_net_t *n, int p)
     peer_t *q = &n->peers[p];
     char who[128];
     n->describe(p, who, sizeof who);
+    n->lost = q->said_bye ? -1 : p;
     if (q->said_bye)
-        snprintf(n->why, sizeof n->why, "UCX network manager: %s has closed its network path",
-                 who);
+        snprintf(n->why, sizeof n->why, "UCX network manager: %s has closed its network path", who);
     else
-        snprintf(n->why, sizeof n->why, "UCX network manager: lost the connection to %s (%s)",
-                 who, ucs_status_string(q->failed));
+        snprintf(n->why, sizeof n->why, "UCX network manager: lost the connection to %s (%s)", who,
+                 ucs_status_string(q->failed));
     return -1;
 }
 
@@ -711,6 +714,8 @@ static int ucx_serialized(char *why, size_t why_size)
     return 1;
 }
 
+static int ucx_lost(dcu_net_t *n) { return n->lost; }
+
 const dcu_net_ops_t dcu_net_ucx_ops = {
     .version = DCU_NET_VERSION,
     .name = "ucx",
@@ -721,4 +726,5 @@ const dcu_net_ops_t dcu_net_ucx_ops = {
     .pending = ucx_pending,
     .why = ucx_why,
     .serialized = ucx_serialized,
+    .lost = ucx_lost,
 };
