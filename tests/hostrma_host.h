@@ -44,5 +44,7 @@ uint64_t program_seed(const hr_t *t, int q);
 /* The notify cases (hostrma_notify.c). */
 int case_notify(int argc, char **argv);
 int case_notify_large(int argc, char **argv);
+/* The fault cases (hostrma_faults.c). */
+int case_dead_owner(int argc, char **argv);
 
 #endif /* DCUDA_TESTS_HOSTRMA_HOST_H */

@@ -86,6 +86,9 @@ struct dcuda_host {
     int import_count, import_cap;
     void *node_rank;     /* the node segment as ranks reach it */
     char lost[256];      /* why a peer process was lost during the run */
+    /* lost is written (release): the host's requests read it from any
+     * thread once this says so (acquire). */
+    _Atomic int lost_known;
     char abort_why[256]; /* what ended the run early (ON_ERROR=abort etc.), and by whom */
 
     /* The processes: each one's first WORLD rank ([count]: WORLD size) and

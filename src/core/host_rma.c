@@ -240,6 +240,10 @@ static dcuda_status_t check_running(dcuda_host_h h, const char *call)
         dcu_msg_error("%s: the ranks of the run have returned, and their windows with them", call);
         return DCUDA_ERR_WIN;
     }
+    if (atomic_load_explicit(&h->lost_known, memory_order_acquire)) { /* the monitor saw it */
+        dcu_msg_error("%s: %s, and the run ends", call, h->lost);
+        return DCUDA_ERR_PEER;
+    }
     return DCUDA_OK;
 }
 

@@ -425,6 +425,7 @@ static void peers_check(dcuda_host_h h)
         snprintf(h->lost, sizeof h->lost, "%s", left);
     else if (!dcu_node_lost(h->lost, sizeof h->lost))
         return;
+    atomic_store_explicit(&h->lost_known, 1, memory_order_release);
     dcu_boot_abandon(h->lost);
     dcu_msg_error("%s while the ranks of process %d run kernel %s; ending the run", h->lost,
                   h->info.process_index, h->kernel.name);

@@ -95,6 +95,7 @@ static void check_proxy(dcuda_host_h h)
     if (!why || h->lost[0] || atomic_load_explicit(h->cancel_h, memory_order_acquire))
         return;
     snprintf(h->lost, sizeof h->lost, "%s", why);
+    atomic_store_explicit(&h->lost_known, 1, memory_order_release);
     atomic_store_explicit(h->cancel_h, DCUDA_CANCEL_PEER, memory_order_release);
 }
 
@@ -111,6 +112,7 @@ static dcuda_status_t prepare(dcuda_host_h h, void *user_data, size_t user_size,
     h->last_error[0] = '\0';
     h->timing_count = 0;
     h->lost[0] = '\0';
+    atomic_store(&h->lost_known, 0);
     h->abort_why[0] = '\0';
     h->deadlocked = 0;
     atomic_store(&h->exiting, 0);
