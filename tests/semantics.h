@@ -27,7 +27,8 @@ enum sem_case {
     SEM_LARGE,          /* puts of megabytes, between small ones that overlap them */
     SEM_BURST,          /* bursts of small notified puts, checked one by one */
     SEM_TINY,           /* small notified puts whose source is rewritten at once */
-    SEM_STALE           /* a small notified put, then a larger one over the same bytes */
+    SEM_STALE,          /* a small notified put, then a larger one over the same bytes */
+    SEM_GETS            /* several large notified gets in flight at once */
 };
 
 /* Result slots of each rank: res[rank * SEM_SLOTS + slot]. */
@@ -164,6 +165,13 @@ TEST_FN uint64_t sem_tiny_skew(uint64_t i) { return sem_tiny_size(i) % 4u ? 1u :
 #define SEM_STALE_BYTES 16u
 #define SEM_LARGE_BYTES 2500007u
 #define SEM_LARGE_REGION (3u * SEM_LARGE_BYTES + 65u)
+/* gets: SEM_GETS_COUNT notified gets of SEM_GETS_BYTES each (a network chunk
+ * and a byte: together past the network path's default credit of 4 MiB)
+ * from the right neighbour's source, into places of mine a slot apart;
+ * the region: the source, then the slots. */
+#define SEM_GETS_COUNT 4u
+#define SEM_GETS_BYTES 1048577u
+#define SEM_GETS_SLOT (SEM_GETS_BYTES + 63u)
 
 TEST_FN int sem_wrap_tag(int k) { return k == 0 ? 1 : k == 1 ? 2 : 254; }
 
@@ -217,6 +225,8 @@ TEST_FN uint64_t sem_region_bytes(int c, int ranks, int iters)
         return 2u * SEM_BURST_SPAN * SEM_BURST_PUTS;
     case SEM_STALE: /* the target bytes, then the two sources */
         return 3u * SEM_STALE_BYTES;
+    case SEM_GETS:
+        return (1u + SEM_GETS_COUNT) * SEM_GETS_SLOT;
     case SEM_TINY: /* received slots of every round, then the source slot */
         return (k * SEM_TINY_PUTS + 1u) * SEM_TINY_SLOT;
     default:

@@ -353,6 +353,24 @@ static int run_large(int argc, char **argv)
     return 0;
 }
 
+static int64_t gets_checked(const sem_run_t *r, int k)
+{
+    (void)r;
+    (void)k;
+    return (int64_t)SEM_GETS_COUNT * (int64_t)SEM_GETS_BYTES;
+}
+static int run_gets(int argc, char **argv)
+{
+    sem_run_t r;
+    int rc = sem_open(&r, argc, argv, SEM_GETS, 1);
+    if (rc)
+        return rc;
+    sem_exec(&r, DCUDA_OK);
+    sem_check_ranks(&r, gets_checked);
+    sem_close(&r);
+    return 0;
+}
+
 #define ORDER_ITERS 48
 static int64_t order_checked(const sem_run_t *r, int k)
 {
@@ -759,6 +777,7 @@ int main(int argc, char **argv)
         { "notify_release", run_notify_release },
         { "mix", run_mix },
         { "large", run_large },
+        { "gets", run_gets },
         { "burst", run_burst },
         { "tiny", run_tiny },
         { "stale", run_stale },

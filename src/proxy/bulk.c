@@ -101,16 +101,18 @@ static int start_get_read(dcu_proxy_t *p, int r, get_request_t *q)
     return 1;
 }
 
-/* Sends a get's chunk once its read is done and the asker's credit lets it
- * go: a small one as a message of its own (frames pack it), a large one
- * from its buffer (free again when the manager releases it). 1 sent (or
- * the proxy failed), 0 not yet. */
+/* Sends a get's chunk once its read is done: a small one as a message of
+ * its own (frames pack it), a large one from its buffer (free again when
+ * the manager releases it). Not held to the asker's credit (its part holds
+ * what it asked for): an answer that waited for the credit could wait for
+ * ever, behind the asker's own gets of my ranks held in the asker's
+ * inbox, whose answers wait for my credit in turn (four gets of 1 MiB
+ * each way hung so with the default 4 MiB). 1 sent (or the proxy
+ * failed), 0 not yet. */
 static int send_get_chunk(dcu_proxy_t *p, get_request_t *q)
 {
     staging_t *b = &p->gets[q->buffer];
     dcu_wire_header_t *h = b->msg;
-    if (!dcu_proxy_credit_allows(p, q->from, dcu_proxy_message_bytes(h)))
-        return 0;
     int done = p->c.ops->read_done(p->c.backend, b->ticket);
     if (done < 0)
         dcu_proxy_fail(p, "cannot read the part of rank %d for a get of rank %d", h->src_rank,
@@ -123,6 +125,7 @@ static int send_get_chunk(dcu_proxy_t *p, get_request_t *q)
         return 1;
     }
     q->done += h->count;
+    h->flags |= DCU_WIRE_UNCREDITED;
     size_t size = sizeof *h + h->length;
     if (size > DCU_FRAME_ALONE) {
         b->state = STAGING_SENDING;
@@ -140,9 +143,9 @@ static int send_get_chunk(dcu_proxy_t *p, get_request_t *q)
 
 /* A get's turn in rank r's inbox (inbox.h): its bytes are read by the
  * backend's copy engine into pinned get buffers, a network chunk at a
- * time, and sent back to the asker in puts (the last notified), each once
- * the asker's credit lets it go, so that what a get holds here is one
- * chunk; the rank's later messages wait meanwhile, and the proxy serves
+ * time, and sent back to the asker in puts (the last notified), outside
+ * the asker's credit (send_get_chunk), so that what a get holds here is
+ * one chunk; the rank's later messages wait meanwhile, and the proxy serves
  * everything else while a read goes on. 1 once all of it went (or the
  * proxy failed), 0 to go on later. */
 int dcu_proxy_serve_get(void *arg, int r, void *data, uint32_t size)
@@ -150,13 +153,12 @@ int dcu_proxy_serve_get(void *arg, int r, void *data, uint32_t size)
     dcu_proxy_t *p = arg;
     get_request_t *q = data;
     (void)size;
-    if (!q->count) { /* nothing to read: the notification alone */
-        if (!dcu_proxy_credit_allows(p, q->from, sizeof(dcu_wire_header_t)))
-            return 0;
+    if (!q->count) { /* nothing to read: the notification alone (no credit, as below) */
         dcu_wire_header_t *h = dcu_proxy_message_to(p, q->from, DCU_WIRE_PUT, 0);
         if (h) {
             dcu_proxy_put_header(p, h, p->world_first + r, q->asker, q->slot, q->offset, 0u,
                                  q->tag);
+            h->flags |= DCU_WIRE_UNCREDITED;
             dcu_proxy_send_to(p, q->from, h);
         }
         return 1;

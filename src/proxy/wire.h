@@ -128,7 +128,8 @@ DCUDA_STATIC_ASSERT(sizeof(dcu_wire_host_t) == 24, "wire host");
 #define DCU_WIRE_ENDED 1u
 /* A put or notification sent beyond the receiver's credit, once the
  * sender's run was cancelled (its targets may have stopped taking what
- * arrives): not held to the credit. */
+ * arrives), or an answer of a get (its asker holds room for it): not held
+ * to the credit. */
 #define DCU_WIRE_UNCREDITED 2u
 /* An ACK sent while everything that arrived from its receiver was in an
  * inbox (netbar.h, dcu_netbar_all_taken). */
