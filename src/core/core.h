@@ -248,6 +248,9 @@ dcuda_status_t dcu_monitor_create(dcuda_host_h h);
 void dcu_monitor_start(dcuda_host_h h);
 /* One round of work; returns nonzero if it printed anything. */
 int dcu_monitor_poll(dcuda_host_h h);
+/* Once the ranks returned, before the proxies' last drain: an abort or a
+ * rank's error the last round missed goes to the other processes. */
+void dcu_monitor_news(dcuda_host_h h);
 void dcu_monitor_drain(dcuda_host_h h);
 /* Ends the run early for every process, once: blocked waits end with
  * DCUDA_ERR_ABORTED; the peers learn `why` (naming the culprit: "process 1,

@@ -503,11 +503,16 @@ int dcu_monitor_poll(dcuda_host_h h)
     return printed;
 }
 
+void dcu_monitor_news(dcuda_host_h h)
+{
+    abort_check(h);
+    leave_check(h);
+}
+
 void dcu_monitor_drain(dcuda_host_h h)
 {
     drain_log(h);
-    abort_check(h);
-    leave_check(h);
+    dcu_monitor_news(h);
     /* The ranks may have ended on a lost peer (the proxy heard it left)
      * before the periodic check named it: the run's error names it. */
     if (atomic_load_explicit(h->cancel_h, memory_order_acquire) == DCUDA_CANCEL_PEER)

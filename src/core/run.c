@@ -195,6 +195,9 @@ static dcuda_status_t serve(dcuda_host_h h)
     dcu_proxies_ranks_done(h->proxy);
     dcuda_status_t st = h->ops->join(h->backend);
     atomic_store_explicit(&running_host, NULL, memory_order_release);
+    /* The ranks may have ended on an abort (or a rank's error) before the
+     * loop's last round saw it: its news leaves with the drain. */
+    dcu_monitor_news(h);
     while (dcu_proxies_poll(h->proxy) > 0) { /* what the ranks queued last */
     }
     dcu_proxies_drain(h->proxy);
