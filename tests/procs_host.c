@@ -102,9 +102,14 @@ static int run_death(int argc, char **argv, int how, int victim)
     }
     dcuda_status_t st = dcuda_host_run(h, NULL, 0, NULL);
     if (info.process_index != checker) {
-        /* Other survivors: the same outcome, nothing more to check. */
+        /* Other survivors: the same outcome, nothing more to check. Under
+         * mpirun, a process that ends without MPI_Finalize makes the
+         * launcher end the job: linger so that the checker's verdict is
+         * printed first (else the job may end on this process's exit). */
         TEST_STATUS(st, DCUDA_ERR_PEER);
         fflush(NULL);
+        if (getenv("OMPI_COMM_WORLD_SIZE") && !test_failures)
+            sleep(3);
         _exit(test_failures ? 1 : 0);
     }
     TEST_STATUS(st, DCUDA_ERR_PEER);

@@ -19,8 +19,9 @@
  * at a time: a call made while another is in progress waits for it. While a
  * run is in flight (dcuda_host_run on another thread, or a run of
  * dcuda_host_run_start), only dcuda_host_run_test, dcuda_host_run_wait, the
- * copies, dcuda_host_get_rank_info, dcuda_host_last_error and
- * dcuda_host_abort may be called; the others return DCUDA_ERR_IN_PROGRESS.
+ * copies, the host's RMA calls, the waits for the ranks' notifications,
+ * dcuda_host_get_rank_info, dcuda_host_last_error and dcuda_host_abort
+ * may be called; the others return DCUDA_ERR_IN_PROGRESS.
  * One host runtime per process: a dcuda_host_init while one is live (from
  * any thread) is DCUDA_ERR_INVALID_ARG. dcuda_host_last_error's text stays
  * valid until the next call on that runtime.
@@ -147,7 +148,11 @@ DCUDA_API dcuda_status_t dcuda_host_get_rank_info(dcuda_host_h host, dcuda_rank_
  * nothing in flight (the DEADLOCK setting, on by default; the report on
  * stderr says what each rank waited for), DCUDA_ERR_ABORTED when another
  * process's error or dcuda_host_abort ended it, DCUDA_ERR_PEER when a
- * process was lost. A run fails in every process or in none. */
+ * process was lost. A run fails in every process or in none. The host
+ * counts as notifying no rank meanwhile (the calling thread waits here):
+ * an application whose other thread notifies ranks during the run (the
+ * host's RMA calls) should start it with dcuda_host_run_start instead, or
+ * a run whose ranks all wait for that thread may be found deadlocked. */
 DCUDA_API dcuda_status_t dcuda_host_run(dcuda_host_h host, void *user_data, size_t user_size,
                                         double *elapsed_ms);
 
@@ -177,16 +182,29 @@ DCUDA_API dcuda_status_t dcuda_host_run(dcuda_host_h host, void *user_data, size
  * running kernel reads; on CPU ranks each aligned 8-byte word moves whole,
  * so a rank polling one with an atomic load sees the old or the new
  * value), the host's RMA calls (dcuda_host_put, dcuda_host_get, their
- * notifying forms, dcuda_host_notify and their requests, below),
- * dcuda_host_get_rank_info and
+ * notifying forms, dcuda_host_notify and their requests, below), the
+ * waits for the ranks' notifications (dcuda_host_wait_notifications,
+ * below), dcuda_host_get_rank_info and
  * dcuda_host_last_error may be called; the other calls return
  * DCUDA_ERR_IN_PROGRESS. With the MPI network manager, MPI must allow
  * MPI_THREAD_SERIALIZED (dcuda asks for it when it initialises MPI; an
  * application that initialised MPI itself with less is refused,
  * DCUDA_ERR_UNSUPPORTED), and the application must not call MPI until
- * dcuda_host_run_wait returned unless it has MPI_THREAD_MULTIPLE. Until
- * dcuda_host_run_wait is called, the host may still notify a rank, so the
- * deadlock detector reports no deadlock of the run before it. */
+ * dcuda_host_run_wait returned unless it has MPI_THREAD_MULTIPLE.
+ *
+ * Such a run has the deadlock detector, the watchdog and the peer checks
+ * of dcuda_host_run, with the same reports. Until dcuda_host_run_wait is
+ * called, the host counts as able to notify a rank, except while a thread
+ * of it is blocked in dcuda_host_wait_notifications: a run whose ranks
+ * all wait, some for a tag (0..255) that a host could notify, is not
+ * ended while the host is free, but a run whose ranks wait only in
+ * barriers and collectives, or all wait while the host waits for their
+ * notifications, ends with DCUDA_ERR_DEADLOCK (the ranks' waits, the
+ * host's wait and the run all return it; the report names what each rank
+ * and the host wait for). A host thread blocked in a request's wait
+ * keeps the run from deadlock while its request is in flight. A program that notifies ranks
+ * from one thread while another waits for their notifications should
+ * wait with dcuda_host_test_notifications in a loop instead. */
 DCUDA_API dcuda_status_t dcuda_host_run_start(dcuda_host_h host, void *user_data,
                                               size_t user_size, void *stream);
 /* *done = 1 once the ranks returned and the runtime's thread ended (so
@@ -195,6 +213,31 @@ DCUDA_API dcuda_status_t dcuda_host_run_test(dcuda_host_h host, int *done);
 /* Waits for the run of dcuda_host_run_start; elapsed_ms: from the launch
  * (which may wait for the application's stream) to the ranks' end. */
 DCUDA_API dcuda_status_t dcuda_host_run_wait(dcuda_host_h host, double *elapsed_ms);
+
+/* The ranks' notifications to their host (dcuda_notify_host in rank
+ * code): counted per tag (0..255), from 0 each run, from this process's
+ * own ranks. While a run is in flight (from the call that starts it,
+ * dcuda_host_run_start or dcuda_host_run on another thread, until it is
+ * concluded), dcuda_host_wait_notifications blocks until count of tag
+ * have arrived since the host last took any, then takes them; what the
+ * notifying ranks stored before them (dcuda_notify_host says what) is
+ * then visible to the host's copies and RMA calls.
+ * dcuda_host_test_notifications takes them if they are there (*done = 1)
+ * or takes nothing (*done = 0) and never blocks. Several threads may wait
+ * at once; each takes what it waits for whole.
+ * A wait that can no longer be satisfied ends with the reason printed,
+ * taking nothing: DCUDA_ERR_DEADLOCK when this process's ranks returned
+ * without sending enough or the deadlock detector found the run stuck
+ * (the host waiting counts as not notifying: dcuda_host_run_start),
+ * DCUDA_ERR_TIMEOUT when the watchdog cancelled the run's waits,
+ * DCUDA_ERR_PEER when a process was lost, DCUDA_ERR_ABORTED when the run
+ * was ended early; the test call returns the same once nothing more can
+ * come. Misuse, refused at once: DCUDA_ERR_TAG for a tag outside 0..255,
+ * DCUDA_ERR_INVALID_ARG for count < 1, a NULL done, or no run in flight;
+ * DCUDA_ERR_NOT_INITIALIZED without a live runtime. */
+DCUDA_API dcuda_status_t dcuda_host_wait_notifications(dcuda_host_h host, int tag, int count);
+DCUDA_API dcuda_status_t dcuda_host_test_notifications(dcuda_host_h host, int tag, int count,
+                                                       int *done);
 
 /* Ends the run in flight in every process, from any thread (an
  * application's watchdog, a thread that handles signals): the ranks'
@@ -362,9 +405,10 @@ DCUDA_API dcuda_status_t dcuda_host_get(dcuda_host_h host, void *dst, dcuda_gptr
  *   DCUDA_ERR_RANK  (dcuda_host_notify) a rank outside WORLD.
  *
  * The deadlock detector knows a host may still notify: from
- * dcuda_host_run_start until dcuda_host_run_wait, and while a request is
- * on its way, it reports no deadlock (a rank that waits for the host is
- * not stuck). A thread that notifies while another thread is in
+ * dcuda_host_run_start until dcuda_host_run_wait (but not while a thread
+ * of the host waits in dcuda_host_wait_notifications), and while a
+ * request is on its way, it reports no deadlock of ranks that wait for a
+ * user tag. A thread that notifies while another thread is in
  * dcuda_host_run is not known to it: such a program starts its runs with
  * dcuda_host_run_start, or turns the detector off (DEADLOCK=0).
  */

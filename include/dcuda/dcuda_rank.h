@@ -253,6 +253,19 @@ DCUDA_RANK_API dcuda_status_t dcuda_stop_cpu_timer(dcuda_state_t *st);
  * measures the path that remote operations take). */
 DCUDA_RANK_API dcuda_status_t dcuda_rank_ping_host(dcuda_state_t *st);
 
+/* One notification with tag (0..255) to this process's host, which takes
+ * it with dcuda_host_wait_notifications or dcuda_host_test_notifications
+ * (dcuda_host.h) while the run is in flight; counted per tag, from 0 each
+ * run (what the host has not taken by the run's end is dropped). A
+ * release, as dcuda_notify: once the host took it, the host sees what this
+ * rank stored before the call, and what the rank saw arrive before it
+ * (the data of puts whose notifications it consumed). This rank's own
+ * earlier puts are visible at their target once the target is notified,
+ * as always: to tell the host that a put landed, notify the host from the
+ * target. A tag outside 0..255 is DCUDA_ERR_TAG. No command to the host's
+ * proxy: a store to mapped host memory. */
+DCUDA_RANK_API dcuda_status_t dcuda_notify_host(dcuda_state_t *st, int tag);
+
 /* printf-style line, printed by the host while ranks still run, prefixed
  * with the rank. Called by one thread of the rank (not collective). On GPU
  * ranks, up to DCUDA_LOG_MAX_ARGS arguments: integers, floating point,

@@ -163,6 +163,9 @@ static dcuda_status_t alloc_tables(dcuda_host_h h)
     if ((st = dcu_mem_alloc(h, (size_t)c->device_size * (size_t)stride, &p)))
         return st;
     c->lib = (dcuda_lib_part_t *)p;
+    if ((st = dcu_mem_alloc(h, (size_t)c->device_size * DCUDA_TAG_COUNT * sizeof(uint32_t), &p)))
+        return st;
+    c->to_host_sent = (uint32_t *)p;
     return dcu_mem_alloc(h, sizeof(dcuda_context_t), (void **)&h->dev_ctx);
 }
 
@@ -205,6 +208,11 @@ static dcuda_status_t alloc_mapped_tables(dcuda_host_h h)
         return st;
     h->net_barrier_h = (DCUDA_ATOMIC(uint32_t) *)hp;
     c->net_barrier = (DCUDA_ATOMIC(uint32_t) *)dp;
+    if ((st = ops->alloc_mapped(b, (size_t)c->device_size * sizeof(dcuda_to_host_t), &hp, &dp)))
+        return st;
+    h->to_host_h = (dcuda_to_host_t *)hp;
+    c->to_host = (dcuda_to_host_t *)dp;
+    dcu_host_wait_run_end(h); /* counts from 0 (and again after each run) */
     return alloc_mapped_inboxes(h);
 }
 
@@ -336,14 +344,15 @@ void dcu_context_destroy(dcuda_host_h h)
                     c->segments,
                     c->node_parts,
                     (void *)c->node_unreachable,
-                    c->lib };
+                    c->lib,
+                    c->to_host_sent };
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
         if (dev[i])
             dcu_mem_free(h, dev[i]);
     void *mapped[] = {
         h->status_h, h->consumed_seen_h,     (void *)h->cancel_h,   h->log_h,
         h->cmd_h,    h->replies_h,           (void *)h->cmd_tail_h, (void *)h->net_barrier_h,
-        h->inbox_h,  (void *)h->inbox_tail_h
+        h->inbox_h,  (void *)h->inbox_tail_h, h->to_host_h
     };
     for (size_t i = 0; i < sizeof mapped / sizeof mapped[0]; i++)
         if (mapped[i])
@@ -362,6 +371,7 @@ void dcu_context_destroy(dcuda_host_h h)
     h->net_barrier_h = NULL;
     h->inbox_h = NULL;
     h->inbox_tail_h = NULL;
+    h->to_host_h = NULL;
 }
 
 /* Copies `count` copies of the `elem_size` bytes at elem to rank memory. */
@@ -400,6 +410,10 @@ static dcuda_status_t reset_rank_tables(dcuda_host_h h)
         (st = fill_rank_memory(h, c->win_entries[1], &no_window, sizeof no_window,
                                win_table_slots(1) * (size_t)c->device_size)) ||
         (st = fill_rank_memory(h, c->timers, &timer, sizeof timer, DCUDA_MAX_TIMERS)))
+        return st;
+    static const uint32_t none_sent = 0;
+    if ((st = fill_rank_memory(h, c->to_host_sent, &none_sent, sizeof none_sent,
+                               (size_t)c->device_size * DCUDA_TAG_COUNT)))
         return st;
     static const uint32_t no_win = DCUDA_WIN_NONE;
     if (c->node_unreachable && (st = fill_rank_memory(h, (void *)c->node_unreachable, &no_win,

@@ -32,6 +32,9 @@
 #define DCU_CMD_NET_ENTRIES 16384
 #define DCU_CMD_NET_ENTRIES_A_RANK 128
 #define DCU_CMD_NET_ENTRIES_MAX (1u << 18) /* 16 MiB: 2,048 ranks at 128 */
+/* Threads of a host blocked in dcuda_host_wait_notifications whose wait
+ * the deadlock detector reads (with more, it never finds a deadlock). */
+#define DCU_HOST_WAIT_SLOTS 8
 
 typedef struct dcu_monitor dcu_monitor_t;
 typedef struct dcu_detector dcu_detector_t;
@@ -156,6 +159,21 @@ struct dcuda_host {
     _Atomic uint32_t notes_run;
     uint32_t *host_rows;
     _Atomic int notes_pending, host_free;
+    /* The ranks' notifications to the host (host_wait.c): the counts they
+     * sent (mapped, [device_size]), what the host consumed of each tag
+     * this run; the threads blocked in dcuda_host_wait_notifications
+     * (how many, and what the first DCU_HOST_WAIT_SLOTS wait for: the
+     * deadlock detector's and its report's); whether a run is in flight
+     * (from the start of dcuda_host_run or dcuda_host_run_start until the
+     * run is concluded) and whether its ranks returned (run.c). */
+    dcuda_to_host_t *to_host_h;
+    _Atomic uint32_t to_host_taken[DCUDA_TAG_COUNT];
+    _Atomic int host_waiters;
+    struct {
+        _Atomic int tag; /* -1: free */
+        _Atomic int count;
+    } host_waits[DCU_HOST_WAIT_SLOTS];
+    _Atomic int run_live, ranks_returned;
     double timings[DCUDA_MAX_TIMERS];
     int timing_count;
     char last_error[512];
@@ -230,6 +248,19 @@ void dcu_host_notes_open(dcuda_host_h h);
 void dcu_host_notes_close(dcuda_host_h h);
 int dcu_host_notes_poll(dcuda_host_h h);
 int dcu_host_notes_busy(dcuda_host_h h);
+
+/* The ranks' notifications to the host (host_wait.c): a run begins to
+ * take them (under the API lock), or ends (under it: what is left is
+ * dropped); whether the host may still notify a rank (from
+ * dcuda_host_run_start until dcuda_host_run_wait, but not while a thread
+ * of it waits in dcuda_host_wait_notifications); whether a waiting
+ * thread has what it waits for (the detector must not end that wait);
+ * the line that says what a waiting host waits for (0: none waits). */
+void dcu_host_wait_run_begin(dcuda_host_h h);
+void dcu_host_wait_run_end(dcuda_host_h h);
+int dcu_host_may_notify(dcuda_host_h h);
+int dcu_host_wait_satisfied(dcuda_host_h h);
+int dcu_host_wait_text(dcuda_host_h h, char *text, size_t size);
 /* A note to WORLD rank world_rank of process proc (mine or a node peer's)
  * once the RMA copies started before are done; *ticket names it. */
 dcuda_status_t dcu_host_note_after(dcuda_host_h h, int proc, int world_rank, int tag,

@@ -15,7 +15,12 @@
  * two rounds in a row found every process quiet, none changed in between,
  * and every message counted as sent counted as received (Mattern's four
  * counters: no message was on its way, and nothing moved between the two
- * rounds, so nothing can move again).
+ * rounds, so nothing can move again). A host counts as a process's
+ * thread that may notify a rank from dcuda_host_run_start until
+ * dcuda_host_run_wait, except while a thread of it waits for the ranks'
+ * notifications (host_wait.c): while some host may and some rank waits
+ * for a user tag, no round finds deadlock; ranks that wait only for the
+ * library's tags (barriers, collectives) no host can release.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -193,13 +198,30 @@ static dcuda_status_t peek_counters(dcuda_host_h h)
                         (size_t)h->image.device_size * sizeof *d->notifs);
 }
 
+/* A blocked rank of mine waits for a user tag: one a host could notify. */
+static int user_waits(dcuda_host_h h)
+{
+    for (int r = 0; r < h->image.device_size; r++) {
+        const dcuda_rank_status_t *s = &h->status_h[r];
+        uint32_t phase = atomic_load_explicit(&s->phase, memory_order_acquire);
+        uint32_t waits = atomic_load_explicit(&s->waits, memory_order_relaxed);
+        if (phase == DCUDA_PHASE_WAITING && (waits & 0xffu) == DCUDA_WAITS_NOTIF &&
+            atomic_load_explicit(&s->tag, memory_order_relaxed) < DCUDA_TAG_COUNT)
+            return 1;
+    }
+    return 0;
+}
+
 /* Whether this process is quiet now, and its state (ranks and counts). A
- * host that may still notify a rank keeps it from being quiet. */
+ * host's notification on its way, or a host's wait for the ranks'
+ * notifications that has what it waits for, keeps it from being quiet;
+ * whether the host may still notify is told beside (dcu_quiet_t). */
 static int snapshot(dcuda_host_h h, uint64_t *print)
 {
     dcu_detector_t *d = h->detector;
     uint64_t again;
-    if (!look(h, print, 1) || !dcu_proxies_idle(h->proxy) || dcu_host_notes_busy(h))
+    if (!look(h, print, 1) || !dcu_proxies_idle(h->proxy) || dcu_host_notes_busy(h) ||
+        dcu_host_wait_satisfied(h))
         return 0;
     if (peek_counters(h) != DCUDA_OK ||
         h->ops->peek(h->backend, d->barriers, h->image.barriers, sizeof d->barriers) != DCUDA_OK)
@@ -308,6 +330,8 @@ static void answer_round(dcuda_host_h h)
     uint64_t print = 0;
     dcu_quiet_t q = dcu_quiet_none();
     q.quiet = (uint32_t)snapshot(h, &print);
+    q.host_free = (uint32_t)dcu_host_may_notify(h);
+    q.user_waits = (uint32_t)user_waits(h);
     q.changed = !d->run.answered || print != d->run.print;
     d->run.print = print;
     d->run.answered = 1;
@@ -323,9 +347,10 @@ static void coordinate(dcuda_host_h h, uint64_t now)
     if (d->run.collecting) {
         if (!collect(h, d->run.round, &sum))
             return;
-        if (sum.quiet && d->run.prev_quiet && !sum.changed && sum.sent == sum.received)
+        int stuck = dcu_quiet_stuck(&sum);
+        if (stuck && d->run.prev_quiet && !sum.changed && sum.sent == sum.received)
             declare(h);
-        d->run.prev_quiet = (int)sum.quiet;
+        d->run.prev_quiet = stuck;
         d->run.collecting = 0;
         d->run.done_ns = now;
     } else if (now - d->run.done_ns >= DL_GAP_NS && all_blocked(h)) {

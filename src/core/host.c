@@ -457,6 +457,8 @@ static dcuda_status_t host_init(int argc, char **argv, dcuda_kernel_t kernel,
     if (!h->kernel.name)
         h->kernel.name = "(unnamed)";
     dcu_rma_init(h);
+    for (int i = 0; i < DCU_HOST_WAIT_SLOTS; i++)
+        atomic_store(&h->host_waits[i].tag, -1);
     dcu_boot_enter(DCU_CALL_INIT);
     dcuda_status_t st = dcu_settings_load(argc, argv, &h->settings);
     if (st == DCUDA_OK)

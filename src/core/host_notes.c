@@ -82,13 +82,13 @@ int dcu_host_notes_poll(dcuda_host_h h)
     return took;
 }
 
-/* Could a notification from a host still reach this process's ranks? (The
- * deadlock detector's question: while it can, a waiting rank is not
- * stuck.) */
+/* Is a host's notification on its way to this process's ranks? (The
+ * deadlock detector's question: while one is, a waiting rank is not
+ * stuck. Whether the application may still notify is another:
+ * dcu_host_may_notify.) */
 int dcu_host_notes_busy(dcuda_host_h h)
 {
-    return atomic_load(&h->host_free) || atomic_load(&h->notes_pending) ||
-           dcu_notes_waiting(h->notes) != 0;
+    return atomic_load(&h->notes_pending) || dcu_notes_waiting(h->notes) != 0;
 }
 
 /* A note on its way to a ring, handed to the copy stream's call. */

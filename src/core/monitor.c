@@ -295,6 +295,15 @@ static int report_blocked(dcuda_host_h h, const char *who, const dcu_rank_view_t
     return lines;
 }
 
+/* The line of a host thread that waits for the ranks' notifications. */
+static void report_host_wait(dcuda_host_h h, const char *who)
+{
+    char text[320];
+    if (dcu_host_wait_text(h, text, sizeof text))
+        fprintf(stderr, "dcuda: %s:   %sthe host waits in dcuda_host_wait_notifications for %s\n",
+                who, dcu_msg_who(), text);
+}
+
 /* What has arrived for each rank (what waits in an inbox is not counted
  * yet). 0 if they cannot be read. */
 static int peek_counters(dcuda_host_h h, dcuda_notif_counters_t *out, int n)
@@ -319,6 +328,7 @@ static void watchdog_report(dcuda_host_h h, uint64_t now)
             "%d running\n",
             dcu_msg_who(), h->settings.watchdog, blocked, n, finished, n - blocked - finished);
     (void)report_blocked(h, "watchdog", m->views, m->notifs, now);
+    report_host_wait(h, "watchdog");
     char stalled[320];
     if (dcu_deadlock_stalled(h, (uint64_t)(h->settings.watchdog * DCU_NS_PER_S), stalled,
                              sizeof stalled))
@@ -481,6 +491,7 @@ void dcu_monitor_deadlock(dcuda_host_h h)
                   "blocked ranks:");
     if (report_blocked(h, "deadlock", views, arrived, 0) == 0)
         fprintf(stderr, "dcuda: deadlock:   none (its ranks finished)\n");
+    report_host_wait(h, "deadlock");
     fflush(stderr);
     dcu_node_dl_declare(); /* before my ranks go on: the node's ranks read it */
     cancel_run(h, DCUDA_CANCEL_DEADLOCK);

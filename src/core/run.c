@@ -194,6 +194,7 @@ static dcuda_status_t serve(dcuda_host_h h)
     dcu_proxies_stop(h->proxy); /* from here the host thread polls every lane */
     dcu_proxies_ranks_done(h->proxy);
     dcuda_status_t st = h->ops->join(h->backend);
+    atomic_store_explicit(&h->ranks_returned, 1, memory_order_release); /* their counts are in */
     atomic_store_explicit(&running_host, NULL, memory_order_release);
     /* The ranks may have ended on an abort (or a rank's error) before the
      * loop's last round saw it: its news leaves with the drain. */
@@ -306,8 +307,10 @@ dcuda_status_t dcuda_host_run(dcuda_host_h h, void *user_data, size_t user_size,
 {
     dcu_host_lock();
     dcuda_status_t st = dcu_host_idle(h, "dcuda_host_run");
-    if (st == DCUDA_OK)
+    if (st == DCUDA_OK) {
         h->run.active = 1;
+        dcu_host_wait_run_begin(h); /* another thread may wait for the ranks' notifications */
+    }
     dcu_host_unlock();
     if (st != DCUDA_OK)
         return st;
@@ -315,6 +318,7 @@ dcuda_status_t dcuda_host_run(dcuda_host_h h, void *user_data, size_t user_size,
     dcu_host_lock();
     dcu_rma_settle(h);
     h->run.active = 0;
+    dcu_host_wait_run_end(h);
     dcu_host_unlock();
     return st;
 }
@@ -360,9 +364,11 @@ static dcuda_status_t host_run_start(dcuda_host_h h, void *user_data, size_t use
     /* Until it waits for the run, this thread may notify a rank that waits
      * (the deadlock detector holds its report meanwhile). */
     atomic_store(&h->host_free, 1);
+    dcu_host_wait_run_begin(h);
     st = launch(h, stream);
     if (st != DCUDA_OK) { /* the run ended here: agreed on as dcuda_host_run's */
         atomic_store(&h->host_free, 0);
+        dcu_host_wait_run_end(h);
         return conclude(h, st, NULL);
     }
     atomic_store_explicit(&h->run.done, 0, memory_order_relaxed);
@@ -441,6 +447,7 @@ dcuda_status_t dcuda_host_run_wait(dcuda_host_h h, double *elapsed_ms)
     h->run.joining = 0;
     dcu_boot_enter(DCU_CALL_RUN);
     st = conclude(h, h->run.status, elapsed_ms);
+    dcu_host_wait_run_end(h);
     dcu_host_unlock();
     return st;
 }

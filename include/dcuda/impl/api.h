@@ -225,4 +225,9 @@ DCUDA_RANK_API dcuda_status_t dcuda_stop_cpu_timer(dcuda_state_t *st)
 
 DCUDA_RANK_API dcuda_status_t dcuda_rank_ping_host(dcuda_state_t *st) { return dcu_ping_host(st); }
 
+DCUDA_RANK_API dcuda_status_t dcuda_notify_host(dcuda_state_t *st, int tag)
+{
+    return dcu_notify_host(st, tag);
+}
+
 #endif /* DCUDA_IMPL_API_H */

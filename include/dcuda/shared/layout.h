@@ -17,7 +17,7 @@
 #include "base.h"
 #include "ring.h"
 
-#define DCUDA_LAYOUT_VERSION 23u
+#define DCUDA_LAYOUT_VERSION 24u
 /* Proxy lanes (threads) a process may have (PROXY_LANES). */
 #define DCUDA_MAX_PROXY_LANES 16
 /* The first of `ranks` ranks that lane `lane` of `lanes` serves (each lane
@@ -103,6 +103,13 @@ typedef struct dcuda_notif_counters {
 typedef struct dcuda_tag_counts {
     DCUDA_ATOMIC(uint32_t) count[DCUDA_TAG_SLOTS];
 } dcuda_tag_counts_t;
+
+/* A rank's notifications to its host (dcuda_notify_host): per user tag,
+ * how many it sent this run. Mapped host memory: the rank's leader is
+ * the only writer (a release store of the next count), the host reads. */
+typedef struct dcuda_to_host {
+    DCUDA_ATOMIC(uint32_t) count[DCUDA_TAG_COUNT];
+} dcuda_to_host_t;
 
 /* Barrier of one communicator: a counter that only grows. A rank in its
  * n-th barrier on a communicator of size s waits until it reaches n*s. One
@@ -419,6 +426,11 @@ typedef struct dcuda_context {
      * rank, device_size of them. */
     uint32_t lib_stride;
     dcuda_lib_part_t *lib;
+    /* The ranks' notifications to the host: the counts the host reads
+     * (mapped, [device_size]), and each rank's own copy of what it sent
+     * (rank memory, [device_size]: the rank reads no host memory). */
+    dcuda_to_host_t *to_host;
+    uint32_t *to_host_sent; /* [device_size][DCUDA_TAG_COUNT] */
 } dcuda_context_t;
 
 /* What a rank knows of a communicator beyond WORLD and DEVICE: its size,
@@ -536,7 +548,8 @@ DCUDA_STATIC_ASSERT(offsetof(dcuda_context_t, notifs) == 64, "context header");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_node_slot_t) == 64, "node slot");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_segment_t) == 32, "segment");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_peer_t) == 64, "peer");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 864, "context");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_context_t) == 880, "context");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_to_host_t) == 4 * DCUDA_TAG_COUNT, "notifications to the host");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_put_route_t) == 64, "put route");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_comm_info_t) == 40, "communicator");
 DCUDA_STATIC_ASSERT(DCUDA_WIN_TABLE_SLOTS < (1 << DCUDA_WIN_SLOT_BITS), "table slots fit a handle");
