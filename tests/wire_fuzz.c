@@ -20,7 +20,7 @@
 #define WORLD 12        /* 3 ranks a process */
 #define TYPES 18        /* message types 1 .. TYPES */
 #define RETIRED 3       /* a type of an earlier version: refused */
-#define ANSWER_BYTES 24 /* a REPLY's body: a dcu_quiet_t */
+#define ANSWER_BYTES 32 /* a REPLY's body: a dcu_quiet_t */
 #define GET_BYTES 16    /* a GET's body: where its answer goes */
 #define HOST_BYTES 24   /* a host message's request: id, first byte, byte count */
 #define TAGS 384        /* tag + 1 at most: the user's 256 and the library's 128 */

@@ -37,6 +37,13 @@
 #define HALO_MISTAKE_SOURCE 1 /* a put from a local variable, outside every window */
 #define HALO_MISTAKE_TAG 2    /* a halo sent with the wrong tag */
 
+/* Step 7: the ranks tell their host that their cells of a watched step
+ * are ready (a notification to the host, dcuda_notify_host), and the host
+ * tells each rank when it has read them (a notification from the host,
+ * dcuda_host_notify; a tag the halo exchange does not use). */
+#define HALO_TAG_CELLS_READY 0
+#define HALO_TAG_HOST_READ 4
+
 /* The two sides of a halo slot. */
 #define HALO_LEFT 0
 #define HALO_RIGHT 1
@@ -57,6 +64,8 @@ typedef struct halo_data {
     int iters;     /* Jacobi steps; the result is in copy iters % 2 */
     int scheme;    /* HALO_SCHEME_* */
     int mistake;   /* HALO_MISTAKE_* */
+    int watch;     /* step 7: the host reads the cells every `watch` steps (0: never) */
+    int64_t *handles; /* step 7: each rank's window handle, for the host (one a rank) */
 } halo_data_t;
 
 /* Doubles in one slab. */

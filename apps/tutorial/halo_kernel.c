@@ -137,6 +137,20 @@ DCUDA_RANK_FN dcuda_status_t wait_free(dcuda_state_t *st, const piece_t *p)
     return s;
 }
 
+/* Step 7: after every `watch` steps (not the last: the host reads that
+ * one after the run), tells the host that my cells of this step are
+ * ready, and waits until it has read them. The notification is a
+ * release: the host sees every cell I wrote before it. */
+DCUDA_RANK_FN dcuda_status_t let_host_watch(dcuda_state_t *st, const halo_data_t *d, int k)
+{
+    if (d->watch == 0 || (k + 1) % d->watch != 0 || k + 1 == d->iters)
+        return DCUDA_OK;
+    dcuda_status_t s = dcuda_notify_host(st, HALO_TAG_CELLS_READY);
+    if (s == DCUDA_OK)
+        s = dcuda_wait_notifications(st, HALO_TAG_HOST_READ, 1);
+    return s;
+}
+
 /* The Jacobi steps. Step k reads copy k % 2 of my cells and writes copy
  * (k + 1) % 2. Parity scheme: step k uses halo slot k % 2, and a neighbour
  * can be at most one step ahead of me (it cannot pass its step k + 1
@@ -161,6 +175,8 @@ DCUDA_RANK_FN void iterate(dcuda_state_t *st, dcuda_win_t win, const piece_t *p,
         if (s != DCUDA_OK || wait_halos(st, p) != DCUDA_OK)
             break;
         compute(p, slot, cur, next);
+        if (let_host_watch(st, d, k) != DCUDA_OK)
+            break;
         if (d->scheme == HALO_SCHEME_ACK && k + 1 < d->iters)
             tell_free(st, p); /* none after the last step: nobody would wait for it */
     }
@@ -209,6 +225,8 @@ DCUDA_KERNEL(halo, ctx)
      * and the cells I send from must lie in a window of mine too. */
     size_t bytes = halo_slab_doubles(p.cells) * sizeof(double);
     dcuda_win_create(&st, DCUDA_COMM_WORLD, p.slab, bytes, &win);
+    if (d->watch && dcuda_thread_index() == 0) /* step 7: the host reads my cells */
+        d->handles[device_rank] = (int64_t)win;
 
     dcuda_start_cpu_timer(&st);
     iterate(&st, win, &p, d, rank);

@@ -6,8 +6,9 @@
  *
  * Options (besides the --dcuda-* settings): --halo-cells=N (cells per
  * rank, default 64), --halo-iters=N (steps, default 50),
- * --halo-scheme=parity|ack and --halo-mistake=source|tag (step 6 of the
- * tutorial: a deliberate mistake of rank 0).
+ * --halo-scheme=parity|ack, --halo-mistake=source|tag (step 6 of the
+ * tutorial: a deliberate mistake of rank 0) and --halo-watch=N (step 7:
+ * the host reads and checks the cells every N steps while the ranks run).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,12 +64,13 @@ static int parse_options(int argc, char **argv, halo_data_t *d)
         int bad = 0;
         if (!int_option(argv[i], "--halo-cells=", &d->cells, &bad) &&
             !int_option(argv[i], "--halo-iters=", &d->iters, &bad) &&
+            !int_option(argv[i], "--halo-watch=", &d->watch, &bad) &&
             !word_option(argv[i], "--halo-scheme=", schemes, 2, &d->scheme, &bad))
             word_option(argv[i], "--halo-mistake=", mistakes, 3, &d->mistake, &bad);
         if (bad) {
             fprintf(stderr,
-                    "halo: bad option %s (cells and iterations 1..%d, scheme parity "
-                    "or ack, mistake none, source or tag)\n",
+                    "halo: bad option %s (cells, iterations and watch 1..%d, scheme "
+                    "parity or ack, mistake none, source or tag)\n",
                     argv[i], HALO_MAX_OPTION);
             return 1;
         }
@@ -129,6 +131,75 @@ static size_t compare(const double *slabs, const double *peaks, const double *re
     return bad;
 }
 
+/* Step 7: cells of this process's ranks after k steps that differ from
+ * the reference `ref` (k steps of the whole line). Each rank left its
+ * window's handle in d->handles; the host reads its cells of copy k % 2
+ * with a host get, through a global pointer (handle, WORLD rank, offset). */
+static size_t watch_compare(dcuda_host_h h, const halo_data_t *d, const dcuda_rank_info_t *info,
+                            const int64_t *handles, const double *ref, int k,
+                            dcuda_status_t *st)
+{
+    size_t bad = 0, bytes = (size_t)d->cells * sizeof(double);
+    uint64_t offset = halo_cells_index(d->cells, k % 2) * sizeof(double);
+    double *cells = malloc(bytes);
+    if (!cells)
+        *st = DCUDA_ERR_NO_MEMORY;
+    for (int r = 0; r < info->rank_responsible && *st == DCUDA_OK; r++) {
+        int rank = info->rank_start + r;
+        *st = dcuda_host_get(h, cells, dcuda_gptr((uint32_t)handles[r], rank, offset), bytes,
+                             NULL);
+        size_t first = (size_t)rank * (size_t)d->cells;
+        for (int i = 0; i < d->cells && *st == DCUDA_OK; i++)
+            bad += !(cells[i] == ref[first + (size_t)i + 1]);
+    }
+    free(cells);
+    return bad;
+}
+
+/* Step 7: the host watches the run. Every d->watch steps it waits until
+ * each of its ranks has told it that its cells are ready, checks them
+ * against the serial reference at that step, and lets the ranks go on.
+ * Returns the cells that differed; a failed call's status in *st. */
+static size_t watch(dcuda_host_h h, const halo_data_t *d, const dcuda_rank_info_t *info,
+                    dcuda_status_t *st)
+{
+    size_t bad = 0, n = (size_t)info->rank_count * (size_t)d->cells;
+    size_t handle_bytes = (size_t)info->rank_responsible * sizeof(int64_t);
+    int64_t *handles = malloc(handle_bytes);
+    *st = handles ? DCUDA_OK : DCUDA_ERR_NO_MEMORY;
+    for (int k = d->watch; k < d->iters && *st == DCUDA_OK; k += d->watch) {
+        double *ref = reference(n, k);
+        *st = dcuda_host_wait_notifications(h, HALO_TAG_CELLS_READY, info->rank_responsible);
+        if (*st == DCUDA_OK)
+            *st = dcuda_host_copy_out(h, handles, d->handles, handle_bytes);
+        size_t step_bad = *st == DCUDA_OK && ref ? watch_compare(h, d, info, handles, ref, k, st)
+                                                 : 0;
+        for (int r = 0; r < info->rank_responsible && *st == DCUDA_OK; r++)
+            *st = dcuda_host_notify(h, info->rank_start + r, HALO_TAG_HOST_READ, NULL);
+        if (*st == DCUDA_OK && !ref)
+            *st = DCUDA_ERR_NO_MEMORY;
+        if (*st == DCUDA_OK)
+            printf("halo: process %d, step %d: %s\n", info->process_index, k,
+                   step_bad ? "cells differ from the serial reference" : "cells match");
+        bad += step_bad;
+        free(ref);
+    }
+    free(handles);
+    return bad;
+}
+
+/* Step 7: the run started without blocking, watched, then waited for. */
+static dcuda_status_t run_watched(dcuda_host_h h, halo_data_t *d,
+                                  const dcuda_rank_info_t *info, size_t *bad, double *ms)
+{
+    dcuda_status_t st = dcuda_host_run_start(h, d, sizeof *d, NULL), watched;
+    if (st != DCUDA_OK)
+        return st;
+    *bad = watch(h, d, info, &watched);
+    st = dcuda_host_run_wait(h, ms); /* *d copied back */
+    return st != DCUDA_OK ? st : watched;
+}
+
 /* One line for this process: what ran, and how it compared. */
 static void report(dcuda_host_h h, const dcuda_rank_info_t *info, const halo_data_t *d,
                    dcuda_status_t st, size_t bad, double hottest, double ms)
@@ -167,16 +238,22 @@ static int run(dcuda_host_h h, halo_data_t *d)
     double ms = 0;
     size_t bad = 0;
     d->slabs = d->peaks = NULL;
+    d->handles = NULL;
     if (host && peaks && ref && dcuda_host_alloc(h, bytes, (void **)&d->slabs) == DCUDA_OK &&
-        dcuda_host_alloc(h, peak_bytes, (void **)&d->peaks) == DCUDA_OK) {
-        st = dcuda_host_run(h, d, sizeof *d, &ms); /* *d copied in and back out */
+        dcuda_host_alloc(h, peak_bytes, (void **)&d->peaks) == DCUDA_OK &&
+        (!d->watch || dcuda_host_alloc(h, (size_t)info.rank_responsible * sizeof(int64_t),
+                                       (void **)&d->handles) == DCUDA_OK)) {
+        st = d->watch ? run_watched(h, d, &info, &bad, &ms)
+                      : dcuda_host_run(h, d, sizeof *d, &ms); /* *d copied in and back out */
         if (st == DCUDA_OK)
             st = dcuda_host_copy_out(h, host, d->slabs, bytes);
         if (st == DCUDA_OK)
             st = dcuda_host_copy_out(h, peaks, d->peaks, peak_bytes);
         if (st == DCUDA_OK)
-            bad = compare(host, peaks, ref, hottest, d, &info);
+            bad += compare(host, peaks, ref, hottest, d, &info);
     }
+    if (d->handles)
+        dcuda_host_free(h, d->handles);
     if (d->slabs)
         dcuda_host_free(h, d->slabs);
     if (d->peaks)

@@ -230,6 +230,27 @@ int dcu_host_wait_satisfied(dcuda_host_h h)
     return satisfied;
 }
 
+/* "; ready for the host: tag 7 x4, ..." (the first few tags that have
+ * notifications ready), or "; nothing else ready for the host". */
+static void ready_text(dcuda_host_h h, char *text, size_t size)
+{
+    size_t used = 0;
+    int listed = 0;
+    for (int tag = 0; tag < DCUDA_TAG_COUNT && used < size; tag++) {
+        uint32_t n = ready(h, tag);
+        if (n == 0)
+            continue;
+        int w = listed < 6 ? snprintf(text + used, size - used, "%s tag %d x%u",
+                                      listed ? "," : "; ready for the host:", tag, n)
+                           : snprintf(text + used, size - used, ", ...");
+        used += w > 0 ? (size_t)w : 0u;
+        if (++listed > 6)
+            break;
+    }
+    if (!listed)
+        snprintf(text, size, "; nothing is ready for the host");
+}
+
 int dcu_host_wait_text(dcuda_host_h h, char *text, size_t size)
 {
     int waiters = atomic_load(&h->host_waiters), shown = 0;
@@ -245,8 +266,12 @@ int dcu_host_wait_text(dcuda_host_h h, char *text, size_t size)
         used += n > 0 ? (size_t)n : 0u;
         shown++;
     }
-    if (waiters > shown && used < size)
-        snprintf(text + used, size - used, "%s%d wait(s) more", shown ? "; " : "",
-                 waiters - shown);
+    if (waiters > shown && used < size) {
+        int n = snprintf(text + used, size - used, "%s%d wait(s) more", shown ? "; " : "",
+                         waiters - shown);
+        used += n > 0 ? (size_t)n : 0u;
+    }
+    if (waiters > 0 && h->to_host_h)
+        ready_text(h, text + (used < size ? used : size - 1), size - (used < size ? used : size - 1));
     return waiters > 0;
 }

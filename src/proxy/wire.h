@@ -21,7 +21,7 @@
 #include "dcuda/shared/layout.h"
 
 #define DCU_WIRE_MAGIC 0xdc0du
-#define DCU_WIRE_VERSION 13u /* 13: the host's notifications (HOST_PUT/GET tag) */
+#define DCU_WIRE_VERSION 14u /* 14: a REPLY carries host_free and user_waits */
 /* Where the messages of a frame start: multiples of this. */
 #define DCU_WIRE_ALIGN 8u
 /* Bytes of an ABORT or LEFT message's text at most. */

@@ -54,7 +54,7 @@ static setting_t read_setting(fuzz_reader_t *r)
 }
 
 /* wire.h's format, as this file reads it: a header of 56 bytes (magic
- * 0xdc0d, version 13, type, body length, sender, ranks, tag, slot, epoch,
+ * 0xdc0d, version 14, type, body length, sender, ranks, tag, slot, epoch,
  * offset, count, the sender's run, flags: 0 to 7), the body after it. */
 static int rank_in(int32_t r, const setting_t *s) { return r >= 0 && r < s->lim.world_size; }
 
@@ -119,8 +119,8 @@ static int valid_body(const dcu_wire_header_t *h, const uint8_t *body, const set
         return h->length <= 256;
     case 6: /* PROBE: a round (epoch) 1 and up, no body */
         return h->epoch != 0 && h->length == 0;
-    case 7: /* REPLY: a round, and an answer of 24 bytes */
-        return h->epoch != 0 && h->length == 24;
+    case 7: /* REPLY: a round, and an answer of 32 bytes (a dcu_quiet_t) */
+        return h->epoch != 0 && h->length == 32;
     case 8: /* FOUND: no body */
         return h->length == 0;
     case 9: /* ROUND: a barrier (epoch) 1 and up, a round (tag) 0..30, no body */
@@ -152,7 +152,7 @@ static int valid(const uint8_t *m, size_t size, const setting_t *s)
     if (size < 56)
         return 0;
     memcpy(&h, m, sizeof h);
-    if (h.magic != 0xdc0d || h.version != 13 || size > s->lim.max_size || h.length != size - 56 ||
+    if (h.magic != 0xdc0d || h.version != 14 || size > s->lim.max_size || h.length != size - 56 ||
         h.flags > 7u)
         return 0;
     if (s->from < 0 || s->from >= s->lim.processes || h.src_proc != s->from || h.run == 0)
@@ -281,7 +281,7 @@ void fuzz_seeds(fuzz_emit_fn emit, void *arg)
     emit(arg, buf, make_seed(buf, 4, 20));
     emit(arg, buf, make_seed(buf, 5, 20));
     emit(arg, buf, make_seed(buf, 6, 0));
-    emit(arg, buf, make_seed(buf, 7, 24));
+    emit(arg, buf, make_seed(buf, 7, 32));
     emit(arg, buf, make_seed(buf, 8, 0));
     emit(arg, buf, make_seed(buf, 9, 0));
     emit(arg, buf, make_seed(buf, 10, 0));
