@@ -1,8 +1,9 @@
 /*
  * The process group's start and its one policy: how many processes, and
  * which way they start; and the host steps every collective exchange of
- * the host runtimes goes through (see boot.h). Single mode lives here; fork
- * and MPI modes in their own files, each moving fixed-size records.
+ * the host runtimes goes through (see boot.h). Single mode lives here; the
+ * others (forked, MPI, rendezvous) in their own files, each a table of
+ * operations (modes.h) that moves fixed-size records.
  */
 #include "boot.h"
 
@@ -11,14 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dcuda/shared/layout.h"
+#include "launch_env.h"
 #include "modes.h"
 #include "util/msg.h"
 #include "util/proc.h"
-
-typedef enum boot_mode { BOOT_NONE = 0, BOOT_SINGLE, BOOT_FORK, BOOT_MPI } boot_mode_t;
 
 /* What one process contributes to a step: which call it is in, how many
  * steps it took before, and its bytes. Every step moves one record a
@@ -41,7 +42,8 @@ typedef struct boot_who {
 } boot_who_t;
 
 static struct {
-    boot_mode_t mode;
+    int started;
+    const dcu_boot_ops_t *ops; /* NULL: one process alone */
     int count;
     int index;
     int nodes;            /* node count (0: not found yet) */
@@ -60,16 +62,13 @@ static struct {
     void *waiting_arg;
 } boot;
 
-int dcu_boot_started(void) { return boot.mode != BOOT_NONE; }
+int dcu_boot_started(void) { return boot.started; }
 int dcu_boot_size(void) { return boot.count ? boot.count : 1; }
 int dcu_boot_rank(void) { return boot.index; }
 const char *dcu_boot_why(void) { return boot.why; }
 void dcu_boot_enter(dcu_boot_call_t call) { boot.call = call; }
 
-const char *dcu_boot_mode_name(void)
-{
-    return boot.mode == BOOT_FORK ? "forked" : boot.mode == BOOT_MPI ? "MPI" : "one process";
-}
+const char *dcu_boot_mode_name(void) { return boot.ops ? boot.ops->name : "one process"; }
 
 const char *dcu_boot_call_name(dcu_boot_call_t call)
 {
@@ -96,15 +95,13 @@ const char *dcu_boot_describe(int p, char *buf, size_t size)
     return buf;
 }
 
-/* Was this process started by an MPI launcher? */
+/* Was this process started by a launcher (or told where to meet)? */
 int dcu_boot_under_launcher(void)
 {
-    static const char *vars[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK",
-                                  "MPI_LOCALNRANKS" };
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
-        if (getenv(vars[i]))
-            return 1;
-    return 0;
+    char buf[160], why[8];
+    dcu_boot_tcp_plan_t plan;
+    return dcu_launch_mpi_seen(buf, sizeof buf) || (getenv("DCUDA_BOOT_ADDR") != NULL) ||
+           dcu_launch_slurm(0, &plan, why, sizeof why) != 0;
 }
 
 /* Processes wanted when no launcher decides: the setting, else one per GPU
@@ -119,19 +116,73 @@ static int wanted_processes(long processes, dcu_boot_count_fn count_gpus)
     return 1;
 }
 
-static dcuda_status_t start_under_launcher(long processes)
+/* A mode of this contract's version becomes the group's. */
+static dcuda_status_t take_mode(const dcu_boot_ops_t *ops)
+{
+    if (ops->version != DCU_BOOT_OPS_VERSION) {
+        dcu_msg_error("the %s bootstrap is of contract version %u, this library's is %u",
+                      ops->name, ops->version, DCU_BOOT_OPS_VERSION);
+        return DCUDA_ERR_UNSUPPORTED;
+    }
+    boot.ops = ops;
+    return DCUDA_OK;
+}
+
+static dcuda_status_t start_rendezvous(const dcu_boot_tcp_plan_t *plan)
+{
+    dcuda_status_t st = dcu_boot_tcp_start(plan);
+    if (st != DCUDA_OK)
+        return st;
+    boot.count = plan->count;
+    boot.index = plan->index;
+    return take_mode(&dcu_boot_tcp_ops);
+}
+
+/* Started by an MPI launcher: MPI when this build has it; else a Slurm
+ * step's rendezvous when there is one; else the process must not run
+ * alone, and says how to start it. */
+static dcuda_status_t start_under_mpi_launcher(long processes, const char *launcher)
 {
 #if defined(DCUDA_HAVE_MPI)
+    (void)launcher;
     dcuda_status_t st = dcu_boot_mpi_start(processes, &boot.count, &boot.index);
-    if (st == DCUDA_OK)
-        boot.mode = BOOT_MPI;
-    return st;
+    return st == DCUDA_OK ? take_mode(&dcu_boot_mpi_ops) : st;
 #else
-    (void)processes;
-    dcu_msg_error("started by an MPI launcher, but this build of dcuda has no MPI "
-                  "(install an MPI and rebuild)");
-    return DCUDA_ERR_UNSUPPORTED;
+    dcu_boot_tcp_plan_t plan;
+    char why[400];
+    int slurm = dcu_launch_slurm(processes, &plan, why, sizeof why);
+    if (slurm > 0)
+        return start_rendezvous(&plan);
+    if (slurm < 0)
+        dcu_msg_error("%s", why);
+    else
+        dcu_msg_error("started by %s, but this build of dcuda has no MPI to join its processes: "
+                      "rebuild with MPI, or start the processes with DCUDA_BOOT_ADDR, "
+                      "DCUDA_PROCESS_INDEX and DCUDA_PROCESSES (docs/clusters.md)",
+                      launcher);
+    return slurm < 0 ? DCUDA_ERR_SETTING : DCUDA_ERR_UNSUPPORTED;
 #endif
+}
+
+/* A launcher's or the user's plan decides: 1 and *st when one did (the
+ * group started, or why not), 0 when none is there. */
+static int start_as_told(long processes, dcuda_status_t *st)
+{
+    char why[400], launcher[160];
+    dcu_boot_tcp_plan_t plan;
+    int told = dcu_launch_rendezvous(processes, &plan, why, sizeof why);
+    if (told == 0 && dcu_launch_mpi_seen(launcher, sizeof launcher)) {
+        *st = start_under_mpi_launcher(processes, launcher);
+        return 1;
+    }
+    if (told == 0)
+        told = dcu_launch_slurm(processes, &plan, why, sizeof why);
+    if (told == 0)
+        return 0;
+    if (told < 0)
+        dcu_msg_error("%s", why);
+    *st = told < 0 ? DCUDA_ERR_SETTING : start_rendezvous(&plan);
+    return 1;
 }
 
 int dcu_boot_node(int p) { return boot.node && p >= 0 && p < boot.count ? boot.node[p] : 0; }
@@ -158,12 +209,8 @@ int dcu_boot_host_size(int p)
  * still there to finalise. */
 static void stop_steps(const char *why, int lost)
 {
-#if defined(DCUDA_HAVE_MPI)
-    if (lost && boot.mode == BOOT_MPI)
-        dcu_boot_mpi_abandon();
-#else
-    (void)lost;
-#endif
+    if (lost && boot.ops && boot.ops->abandon)
+        boot.ops->abandon();
     if (boot.stopped)
         return;
     boot.stopped = 1;
@@ -199,17 +246,10 @@ static dcuda_status_t exchange(const boot_record_t *mine, boot_record_t *all, ch
                                size_t why_size)
 {
     const char *where = dcu_boot_call_name(boot.call);
-    switch (boot.mode) {
-    case BOOT_FORK:
-        return dcu_boot_fork_allgather(mine, all, sizeof *mine, where, why, why_size);
-#if defined(DCUDA_HAVE_MPI)
-    case BOOT_MPI:
-        return dcu_boot_mpi_allgather(mine, all, sizeof *mine, where, why, why_size);
-#endif
-    default:
-        memcpy(all, mine, sizeof *mine);
-        return DCUDA_OK;
-    }
+    if (boot.ops)
+        return boot.ops->allgather(mine, all, sizeof *mine, where, why, why_size);
+    memcpy(all, mine, sizeof *mine);
+    return DCUDA_OK;
 }
 
 dcuda_status_t dcu_boot_allgather(const void *mine, void *all, size_t size)
@@ -302,10 +342,8 @@ static int last_step(void)
     boot.ended = 1;
     if (boot.stopped)
         return 0; /* the failure was reported when the steps stopped */
-#if defined(DCUDA_HAVE_MPI)
-    if (boot.mode == BOOT_MPI && !dcu_boot_mpi_usable())
+    if (boot.ops && boot.ops->usable && !boot.ops->usable())
         return 0;
-#endif
     boot.call = DCU_CALL_EXIT;
     if (dcu_boot_barrier() == DCUDA_OK)
         return 0;
@@ -337,10 +375,8 @@ static void register_exit(void)
 int dcu_boot_exit_status(int status)
 {
     int failed = last_step();
-    if (boot.mode != BOOT_FORK || boot.index != 0)
-        return status;
-    status = dcu_boot_fork_exit_status(status);
-    return status ? status : failed;
+    int own = boot.ops && boot.ops->exit_status ? boot.ops->exit_status(status) : status;
+    return boot.ops == &dcu_boot_fork_ops && boot.index == 0 && own == 0 ? failed : own;
 }
 
 /* ---- the start -------------------------------------------------------------------- */
@@ -382,6 +418,71 @@ static dcuda_status_t number_nodes(const boot_who_t *all, int own_nodes)
     return DCUDA_OK;
 }
 
+/* What a process tells of its host when no launcher knows which processes
+ * share memory: the machine's boot, and the IPC namespace and /dev/shm it
+ * sees. Processes that share all three share memory; processes in other
+ * network, IPC and mount namespaces (containers, simulated hosts) do not,
+ * even on one machine. */
+typedef struct host_identity {
+    uint64_t boot;    /* a hash of the kernel's boot id */
+    uint64_t ipc;     /* the IPC namespace's inode */
+    uint64_t shm_dev; /* /dev/shm's device, and its inode below */
+    uint64_t shm_ino;
+} host_identity_t;
+
+static uint64_t hash_text(const char *s)
+{
+    uint64_t x = 0xcbf29ce484222325ull;
+    for (; *s; s++)
+        x = (x ^ (unsigned char)*s) * 0x100000001b3ull;
+    return x;
+}
+
+static void identify_host(host_identity_t *id)
+{
+    char text[128] = "";
+    struct stat st;
+    memset(id, 0, sizeof *id);
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f) {
+        if (!fgets(text, sizeof text, f))
+            text[0] = '\0';
+        fclose(f);
+    }
+    if (!text[0] && gethostname(text, sizeof text - 1) != 0)
+        snprintf(text, sizeof text, "unknown");
+    id->boot = hash_text(text);
+    if (stat("/proc/self/ns/ipc", &st) == 0)
+        id->ipc = (uint64_t)st.st_ino;
+    if (stat("/dev/shm", &st) == 0) {
+        id->shm_dev = (uint64_t)st.st_dev;
+        id->shm_ino = (uint64_t)st.st_ino;
+    }
+}
+
+/* This process's node key: the launcher's, or the lowest index of the
+ * processes whose host identity is this one's (a step). */
+static dcuda_status_t node_key(int32_t *key)
+{
+    if (boot.ops && boot.ops->node_key) {
+        *key = (int32_t)boot.ops->node_key();
+        return DCUDA_OK;
+    }
+    host_identity_t mine, *all = calloc((size_t)dcu_boot_size(), sizeof *all);
+    if (!all)
+        return DCUDA_ERR_NO_MEMORY;
+    identify_host(&mine);
+    dcuda_status_t st = dcu_boot_allgather(&mine, all, sizeof mine);
+    *key = (int32_t)boot.index;
+    for (int p = 0; st == DCUDA_OK && p < dcu_boot_size(); p++)
+        if (memcmp(&all[p], &mine, sizeof mine) == 0) {
+            *key = (int32_t)p;
+            break;
+        }
+    free(all);
+    return st;
+}
+
 /* Every process learns every process's host key (the launcher's view of
  * shared memory; forked processes share one host), pid and host name, and
  * numbers the nodes. */
@@ -403,13 +504,14 @@ dcuda_status_t dcu_boot_find_nodes(int own_nodes, int kind)
     memset(&mine, 0, sizeof mine);
     mine.pid = (int32_t)getpid();
     mine.kind = kind != 0;
-#if defined(DCUDA_HAVE_MPI)
-    if (boot.mode == BOOT_MPI)
-        mine.key = (int32_t)dcu_boot_mpi_node_key();
-#endif
+    dcuda_status_t st = node_key(&mine.key);
+    if (st != DCUDA_OK) {
+        free(all);
+        return st;
+    }
     if (gethostname(mine.host, sizeof mine.host - 1) != 0)
         snprintf(mine.host, sizeof mine.host, "an unnamed host");
-    dcuda_status_t st = dcu_boot_allgather(&mine, all, sizeof mine);
+    st = dcu_boot_allgather(&mine, all, sizeof mine);
     if (st != DCUDA_OK) {
         free(all);
         return st;
@@ -441,31 +543,30 @@ static dcuda_status_t refuse_fork(int count, const char *why)
 dcuda_status_t dcu_boot_start(long processes, dcu_boot_count_fn count_gpus,
                               dcu_boot_hazard_fn fork_hazard)
 {
-    if (boot.mode != BOOT_NONE)
+    if (boot.started)
         return DCUDA_OK;
     dcuda_status_t st = DCUDA_OK;
-    if (dcu_boot_under_launcher()) {
-        st = start_under_launcher(processes);
-    } else {
+    if (!start_as_told(processes, &st)) {
         int count = wanted_processes(processes, count_gpus);
         const char *hazard = count > 1 ? fork_refusal(fork_hazard) : NULL;
         if (count > DCUDA_MAX_NODE_PROCESSES) {
             dcu_msg_error("setting PROCESSES: %d forked processes share one node, which holds "
-                          "at most %d: start more with mpirun -np %d",
+                          "at most %d: start more with mpirun -np %d, or with DCUDA_BOOT_ADDR "
+                          "(docs/clusters.md)",
                           count, DCUDA_MAX_NODE_PROCESSES, count);
             st = DCUDA_ERR_SETTING;
         } else if (hazard)
             st = refuse_fork(count, hazard);
         else if (count > 1 && (st = dcu_boot_fork_start(count, &boot.index)) == DCUDA_OK) {
-            boot.mode = BOOT_FORK;
             boot.count = count;
+            st = take_mode(&dcu_boot_fork_ops);
         }
     }
-    if (boot.mode == BOOT_NONE) { /* alone, or going on alone after reporting */
-        boot.mode = BOOT_SINGLE;
+    if (!boot.ops) { /* alone, or going on alone after reporting */
         boot.count = 1;
         boot.index = 0;
     }
+    boot.started = 1;
     dcu_msg_set_process(boot.index, boot.count);
     register_exit();
     return st;
@@ -474,8 +575,8 @@ dcuda_status_t dcu_boot_start(long processes, dcu_boot_count_fn count_gpus,
 dcuda_status_t dcu_boot_start_comm(long processes, const void *mpi_comm)
 {
 #if defined(DCUDA_HAVE_MPI)
-    if (boot.mode != BOOT_NONE) {
-        if (boot.mode == BOOT_MPI && dcu_boot_mpi_same_comm(mpi_comm))
+    if (boot.started) {
+        if (boot.ops == &dcu_boot_mpi_ops && dcu_boot_mpi_same_comm(mpi_comm))
             return DCUDA_OK;
         dcu_msg_error("dcuda_host_init: the process group was started already (%s), not on this "
                       "MPI communicator: the first dcuda_host_init of a program decides it",
@@ -483,9 +584,11 @@ dcuda_status_t dcu_boot_start_comm(long processes, const void *mpi_comm)
         return DCUDA_ERR_INVALID_ARG;
     }
     dcuda_status_t st = dcu_boot_mpi_start_comm(processes, mpi_comm, &boot.count, &boot.index);
+    if (st == DCUDA_OK)
+        st = take_mode(&dcu_boot_mpi_ops);
     if (st != DCUDA_OK)
         return st;
-    boot.mode = BOOT_MPI;
+    boot.started = 1;
     dcu_msg_set_process(boot.index, boot.count);
     register_exit();
     return DCUDA_OK;
@@ -500,7 +603,7 @@ dcuda_status_t dcu_boot_start_comm(long processes, const void *mpi_comm)
 const void *dcu_boot_mpi_comm(void)
 {
 #if defined(DCUDA_HAVE_MPI)
-    if (boot.mode == BOOT_MPI)
+    if (boot.ops == &dcu_boot_mpi_ops)
         return dcu_boot_mpi_comm_used();
 #endif
     return NULL;
@@ -508,5 +611,6 @@ const void *dcu_boot_mpi_comm(void)
 
 int dcu_boot_child_status(int p, int patience_ms, int *status)
 {
-    return boot.mode == BOOT_FORK ? dcu_boot_fork_child_status(p, patience_ms, status) : 0;
+    return boot.ops && boot.ops->child_status ? boot.ops->child_status(p, patience_ms, status)
+                                              : 0;
 }

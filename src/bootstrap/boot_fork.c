@@ -66,7 +66,7 @@ static int reap(int p, int block)
     return 1;
 }
 
-int dcu_boot_fork_child_status(int p, int patience_ms, int *status)
+static int fork_child_status(int p, int patience_ms, int *status)
 {
     if (fk.index != 0 || p <= 0 || p >= fk.count)
         return 0;
@@ -109,7 +109,7 @@ static int wait_all(void)
     return first;
 }
 
-int dcu_boot_fork_exit_status(int status)
+static int fork_exit_status(int status)
 {
     if (fk.index != 0 || fk.waited)
         return status;
@@ -178,7 +178,7 @@ static int contributed(int p, uint32_t r)
 static void describe_end(int p, pid_t pid, char *out, size_t size)
 {
     int status = 0;
-    if (!dcu_boot_fork_child_status(p, FORK_REAP_PATIENCE_MS, &status))
+    if (!fork_child_status(p, FORK_REAP_PATIENCE_MS, &status))
         snprintf(out, size, "process %d (pid %d) ended", p, (int)pid);
     else if (WIFSIGNALED(status))
         snprintf(out, size, "process %d (pid %d) was killed by signal %d (%s)", p, (int)pid,
@@ -223,8 +223,8 @@ static dcuda_status_t await_round(int p, uint32_t r, const char *where, char *wh
     return DCUDA_OK;
 }
 
-dcuda_status_t dcu_boot_fork_allgather(const void *mine, void *all, size_t size,
-                                       const char *where, char *why, size_t why_size)
+static dcuda_status_t fork_allgather(const void *mine, void *all, size_t size,
+                                     const char *where, char *why, size_t why_size)
 {
     uint32_t r = ++fk.rounds;
     unsigned char(*slots)[DCU_BOOT_RECORD_BYTES] = fk.area->slot[r & 1u];
@@ -240,3 +240,14 @@ dcuda_status_t dcu_boot_fork_allgather(const void *mine, void *all, size_t size,
     }
     return DCUDA_OK;
 }
+
+const dcu_boot_ops_t dcu_boot_fork_ops = {
+    .version = DCU_BOOT_OPS_VERSION,
+    .name = "forked",
+    .allgather = fork_allgather,
+    .node_key = NULL, /* one host: found from what each tells */
+    .usable = NULL,
+    .abandon = NULL,
+    .exit_status = fork_exit_status,
+    .child_status = fork_child_status,
+};

@@ -64,9 +64,9 @@ int dcu_boot_mpi_same_comm(const void *comm)
     return same == MPI_IDENT;
 }
 
-void dcu_boot_mpi_abandon(void) { mp.abandoned = 1; }
+static void mpi_abandon(void) { mp.abandoned = 1; }
 
-int dcu_boot_mpi_usable(void)
+static int mpi_usable(void)
 {
     int inited = 0, finalized = 0;
     MPI_Initialized(&inited);
@@ -74,7 +74,7 @@ int dcu_boot_mpi_usable(void)
     return inited && !finalized;
 }
 
-int dcu_boot_mpi_node_key(void)
+static int mpi_node_key(void)
 {
     MPI_Comm node_comm;
     int rank = 0, key = 0;
@@ -140,8 +140,8 @@ dcuda_status_t dcu_boot_mpi_start_comm(long processes, const void *comm, int *co
     return join(processes, given, count, index);
 }
 
-dcuda_status_t dcu_boot_mpi_allgather(const void *mine, void *all, size_t size,
-                                      const char *where, char *why, size_t why_size)
+static dcuda_status_t mpi_allgather(const void *mine, void *all, size_t size,
+                                    const char *where, char *why, size_t why_size)
 {
     MPI_Request req;
     snprintf(why, why_size, "MPI failed in %s (its message is above)", where);
@@ -174,3 +174,16 @@ dcuda_status_t dcu_boot_mpi_allgather(const void *mine, void *all, size_t size,
         pause = pause < MPI_PAUSE_MAX_NS / 2 ? 2 * pause : MPI_PAUSE_MAX_NS;
     }
 }
+
+static int mpi_exit_status(int status) { return status; }
+
+const dcu_boot_ops_t dcu_boot_mpi_ops = {
+    .version = DCU_BOOT_OPS_VERSION,
+    .name = "MPI",
+    .allgather = mpi_allgather,
+    .node_key = mpi_node_key,
+    .usable = mpi_usable,
+    .abandon = mpi_abandon,
+    .exit_status = mpi_exit_status,
+    .child_status = NULL,
+};

@@ -4,6 +4,7 @@
  * monitor prints rank logs and watches for stuck ranks and dead peers, and
  * hands back user data, timings and the first rank error.
  */
+#include <net/if.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,6 +159,41 @@ static const char *fork_hazard(void)
            "forked child cannot use CUDA then";
 }
 
+/* Every interface NET_IF names exists here (a name with a colon is a UCX
+ * device, "mlx5_0:1", not checked): else DCUDA_ERR_SETTING, listing the
+ * interfaces this host has. */
+static dcuda_status_t check_net_if(const dcuda_settings_t *s)
+{
+    char names[sizeof s->net_if];
+    snprintf(names, sizeof names, "%s", s->net_if);
+    for (char *save = NULL, *name = strtok_r(names, ",", &save); name;
+         name = strtok_r(NULL, ",", &save)) {
+        if (strchr(name, ':') || if_nametoindex(name) != 0)
+            continue;
+        char have[256] = "";
+        struct if_nameindex *all = if_nameindex();
+        for (struct if_nameindex *i = all; i && i->if_index; i++)
+            snprintf(have + strlen(have), sizeof have - strlen(have), "%s%s",
+                     have[0] ? ", " : "", i->if_name);
+        if (all)
+            if_freenameindex(all);
+        dcu_msg_error("setting NET_IF: this host has no interface '%s' (it has: %s)", name,
+                      have[0] ? have : "none");
+        return DCUDA_ERR_SETTING;
+    }
+    return DCUDA_OK;
+}
+
+/* The NET_IF setting reaches an MPI that dcuda initialises (Open MPI's
+ * TCP transport, and UCX beneath it), unless the user set those already. */
+static void pass_net_if(const dcuda_settings_t *s)
+{
+    if (!s->net_if[0])
+        return;
+    setenv("OMPI_MCA_btl_tcp_if_include", s->net_if, 0);
+    setenv("UCX_NET_DEVICES", s->net_if, 0);
+}
+
 /* The process group: on the application's MPI communicator when it gave
  * one, else as the launcher or the settings say. */
 static dcuda_status_t start_group(const dcuda_settings_t *s, const dcuda_kernel_t *k,
@@ -165,6 +201,7 @@ static dcuda_status_t start_group(const dcuda_settings_t *s, const dcuda_kernel_
 {
     count_settings = s;
     count_kernel = k;
+    pass_net_if(s);
     return mpi_comm ? dcu_boot_start_comm(s->processes, mpi_comm)
                     : dcu_boot_start(s->processes, count_gpus, fork_hazard);
 }
@@ -358,7 +395,8 @@ static dcuda_status_t create_proxy(dcuda_host_h h)
                                  .allgather = dcu_boot_allgather,
                                  .gather_max = DCU_BOOT_GATHER_MAX,
                                  .mpi_comm = dcu_boot_mpi_comm(),
-                                 .describe = dcu_boot_describe }; /* the proxy adds mem */
+                                 .describe = dcu_boot_describe,
+                                 .net_if = h->settings.net_if }; /* the proxy adds mem */
     c.ops = h->ops;
     c.backend = h->backend;
     c.process_count = dcu_boot_size();
@@ -472,6 +510,8 @@ static dcuda_status_t host_init(int argc, char **argv, dcuda_kernel_t kernel,
         dcuda_status_t group = start_group(&h->settings, &h->kernel, params->mpi_comm);
         st = st == DCUDA_OK ? group : st;
     }
+    if (st == DCUDA_OK)
+        st = check_net_if(&h->settings);
     int together = dcu_boot_size() > 1;
     if (together)
         st = agree(st, "reading its settings");

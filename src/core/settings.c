@@ -187,6 +187,18 @@ static void argument_name(const setting_desc_t *d, char *out, size_t size)
     out[n < size ? n : size - 1] = '\0';
 }
 
+/* The variables that say how the processes meet (bootstrap/launch_env.c):
+ * read there, per process, and not settings (they differ by process). */
+static int launch_variable(const char *name, size_t len)
+{
+    static const char *const names[] = { "BOOT_ADDR", "BOOT_PORT", "BOOT_TIMEOUT",
+                                         "PROCESS_INDEX" };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strlen(names[i]) == len && strncmp(names[i], name, len) == 0)
+            return 1;
+    return 0;
+}
+
 static dcuda_status_t load_environment(dcuda_settings_t *s)
 {
     extern char **environ;
@@ -197,6 +209,8 @@ static dcuda_status_t load_environment(dcuda_settings_t *s)
         if (!eq)
             continue;
         const setting_desc_t *d = find_setting(name, (size_t)(eq - name));
+        if (!d && launch_variable(name, (size_t)(eq - name)))
+            continue;
         if (!d) {
             const setting_desc_t *near = closest_setting(name, (size_t)(eq - name));
             dcu_msg_warn("unknown setting %.*s ignored%s%s%s (dcuda_info lists them)",

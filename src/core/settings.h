@@ -25,7 +25,9 @@
                               "as many as fit)")                                              \
     X(processes, PROCESSES, INT, "0", "processes (one device each) when not started by "      \
                                       "mpirun: the first dcuda_host_init forks the others "    \
-                                      "(0: one per visible GPU, or 1 for CPU ranks)")          \
+                                      "(0: one per visible GPU, or 1 for CPU ranks); with "   \
+                                      "DCUDA_BOOT_ADDR, the size of a group whose processes " \
+                                      "were started by anything")                              \
     X(watchdog, WATCHDOG, DOUBLE, "10", "seconds a rank may stay blocked before the watchdog " \
                                         "reports all blocked ranks (0, off, inf: never)")      \
     X(watchdog_cancel, WATCHDOG_CANCEL, BOOL, "0", "1: after a watchdog report, blocked waits " \
@@ -38,6 +40,10 @@
                                            "(testing wrap-around)")                            \
     X(net, NET, STRING, "auto", "network manager for processes on other nodes: auto (mpi "  \
                                 "under mpirun, else ucx), mpi, ucx or none")               \
+    X(net_if, NET_IF, STRING, "", "network interface(s) between nodes, e.g. eth1 or ib0,eth1 " \
+                                  "(empty: the managers choose); given to UCX as "            \
+                                  "NET_DEVICES, to Open MPI's TCP transport as "              \
+                                  "btl_tcp_if_include; may differ by process")               \
     X(net_force, NET_FORCE, BOOL, "0", "1: every other process counts as on another node, so " \
                                       "the network path runs between processes of one host") \
     X(net_loopback, NET_LOOPBACK, BOOL, "0", "1: every put, notification and WORLD barrier " \
@@ -84,6 +90,7 @@ typedef struct dcuda_settings {
     long log_entries;
     unsigned long notif_start;
     char net[16];
+    char net_if[64];
     long net_force;
     long net_loopback;
     unsigned long net_credit;

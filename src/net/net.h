@@ -64,6 +64,9 @@ typedef struct dcu_net_env {
     const void *mpi_comm;
     /* "process 1 (pid 4242 on node7)", for the manager's messages. */
     const char *(*describe)(int p, char *buf, size_t size);
+    /* The NET_IF setting: the interfaces to use ("": the manager's own
+     * choice). */
+    const char *net_if;
     /* Proxy lanes a process (0 or 1: none): process_index is then a lane's
      * number, process p's lane l being p * lanes + l. */
     int lanes;

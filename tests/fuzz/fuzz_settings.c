@@ -58,6 +58,7 @@ typedef struct ref_setting {
     enum ref_type type;
     const char *def;
     size_t offset; /* in dcuda_settings_t */
+    size_t size;   /* of a string's field: its longest value is one less */
 } ref_setting_t;
 
 enum {
@@ -75,7 +76,9 @@ enum {
 };
 
 /* clang-format off */
-#define REF_(field, NAME, type, def) { #NAME, REF_##type, def, offsetof(dcuda_settings_t, field) }
+#define REF_(field, NAME, type, def)                                                           \
+    { #NAME, REF_##type, def, offsetof(dcuda_settings_t, field),                              \
+      sizeof(((dcuda_settings_t *)0)->field) }
 /* clang-format on */
 static const ref_setting_t table[] = {
     [S_BACKEND] = REF_(backend, BACKEND, STRING, "auto"),
@@ -90,6 +93,7 @@ static const ref_setting_t table[] = {
     [S_NET_INBOX_MAX] = REF_(net_inbox_max, NET_INBOX_MAX, UINT, "12288"),
     [S_PROXY_LANES] = REF_(proxy_lanes, PROXY_LANES, INT, "1"),
     REF_(watchdog_cancel, WATCHDOG_CANCEL, BOOL, "0"),
+    REF_(net_if, NET_IF, STRING, ""),
     REF_(net_force, NET_FORCE, BOOL, "0"),
     REF_(net_loopback, NET_LOOPBACK, BOOL, "0"),
     REF_(deadlock, DEADLOCK, BOOL, "1"),
@@ -103,7 +107,7 @@ typedef union ref_value {
     long l;
     unsigned long u;
     double d;
-    char s[16];
+    char s[64];
 } ref_value_t;
 
 /* The setting a name (len bytes, case-blind, '-' for '_') names, or -1. */
@@ -197,7 +201,7 @@ static int ref_parse(int i, const char *text, ref_value_t *v)
         v->d = strtod(text, &end);
         return end != text && *end == '\0' && errno == 0;
     default:
-        if (strlen(text) >= sizeof v->s)
+        if (strlen(text) >= table[i].size || strlen(text) >= sizeof v->s)
             return 0;
         memset(v->s, 0, sizeof v->s);
         strcpy(v->s, text);

@@ -112,6 +112,7 @@ struct dcu_net {
     int send_count, send_cap;
     int closing;
     const char *(*describe)(int p, char *buf, size_t size);
+    char net_if[64]; /* the NET_IF setting ("": UCX chooses) */
     char why[256];
     int lost; /* the process the last error lost, or -1 */
 };
@@ -148,6 +149,11 @@ static int start_worker(dcu_net_t *n, ucp_address_t **addr, size_t *len)
     if (!getenv("UCX_TLS") && (st = ucp_config_modify(config, "TLS", UCX_NET_TLS)) != UCS_OK) {
         ucp_config_release(config);
         return ucx_failed(n, "ucp_config_modify(TLS=" UCX_NET_TLS ")", st);
+    }
+    /* NET_IF names the devices; it wins over UCX_NET_DEVICES. */
+    if (n->net_if[0] && (st = ucp_config_modify(config, "NET_DEVICES", n->net_if)) != UCS_OK) {
+        ucp_config_release(config);
+        return ucx_failed(n, "ucp_config_modify(NET_DEVICES, the NET_IF setting)", st);
     }
     ucp_params_t params = {
         .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS |
@@ -504,6 +510,7 @@ static dcuda_status_t ucx_open(const dcu_net_env_t *env, dcu_net_recv_fn recv, v
     n->recv_arg = recv_arg;
     n->mem = env->mem;
     n->describe = env->describe;
+    snprintf(n->net_if, sizeof n->net_if, "%s", env->net_if ? env->net_if : "");
     n->me = env->process_index;
     n->count = env->process_count;
     ucp_address_t *addr = NULL;

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Starts a dcuda program as N processes that meet by rendezvous (no
+# launcher): each gets DCUDA_BOOT_ADDR, DCUDA_PROCESS_INDEX and
+# DCUDA_PROCESSES, as docs/clusters.md shows. With --hosts H the processes
+# run in H simulated hosts (tools/simhosts.sh, made for this run and
+# removed after it: process i in host i % H, process 0 listening on host
+# 0's address), which share nothing but their links. Waits for all of them
+# (each bounded by --timeout seconds) and exits with the first failure's
+# status, 77 when every process skipped, else 0. With --slurm the
+# processes get the variables of a step of Slurm's srun instead
+# (SLURM_PROCID, SLURM_STEP_NUM_TASKS, SLURM_STEP_NODELIST; the port in
+# DCUDA_BOOT_PORT), as srun without PMI starts them.
+#
+# With --kill-host K:S (and --hosts), host K is killed S seconds after the
+# start, as a machine that crashes (tools/simhosts.sh kill): its processes'
+# exit statuses are not counted; the survivors' are.
+#
+# Usage: tests/run_rendezvous.sh [--hosts H] [--slurm] [--kill-host K:S] [--timeout S]
+#                                N PROGRAM [ARGS...]
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+simhosts="$here/../tools/simhosts.sh"
+hosts=0
+limit=100
+slurm=0
+victim=-1
+kill_after=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --hosts) hosts=$2; shift 2 ;;
+    --timeout) limit=$2; shift 2 ;;
+    --slurm) slurm=1; shift ;;
+    --kill-host) victim=${2%%:*}; kill_after=${2#*:}; shift 2 ;;
+    *) break ;;
+    esac
+done
+[ $# -ge 2 ] || { echo "usage: $0 [--hosts H] [--slurm] [--timeout S] N PROGRAM [ARGS...]" >&2; exit 2; }
+count=$1
+shift
+
+# A port nobody listens on (a busy one makes process 0 fail, saying so).
+pick_port() {
+    local port
+    for _ in $(seq 1 50); do
+        port=$(( 20000 + (RANDOM * 7 + $$) % 30000 ))
+        if ! (ss -ltnH 2>/dev/null || true) | awk '{print $4}' | grep -q ":$port\$"; then
+            echo "$port"
+            return
+        fi
+    done
+    echo $(( 20000 + $$ % 30000 ))
+}
+
+name=""
+cleanup() { [ -n "$name" ] && "$simhosts" destroy "$name" >/dev/null 2>&1; }
+trap cleanup EXIT
+
+addr=127.0.0.1
+if [ "$hosts" -gt 0 ]; then
+    name="r$(( $$ % 100000 ))"
+    "$simhosts" create "$name" "$hosts" >/dev/null
+    rc=$?
+    if [ $rc -ne 0 ]; then
+        [ $rc -eq 77 ] && echo "SKIP: simulated hosts cannot be made here"
+        exit $rc
+    fi
+    addr=$("$simhosts" addr "$name" 0)
+fi
+port=$(pick_port)
+
+pids=()
+for i in $(seq 0 $(( count - 1 ))); do
+    run=()
+    [ "$hosts" -gt 0 ] && run=("$simhosts" exec "$name" $(( i % hosts )) --)
+    if [ $slurm -eq 1 ]; then
+        SLURM_PROCID=$i SLURM_STEP_NUM_TASKS=$count SLURM_NTASKS=$count SLURM_STEP_NODELIST=$addr \
+            SLURM_JOB_ID=$$ SLURM_STEP_ID=0 DCUDA_BOOT_PORT=$port \
+            timeout -k 5 "$limit" "${run[@]}" "$@" &
+    else
+        DCUDA_BOOT_ADDR="$addr:$port" DCUDA_PROCESS_INDEX=$i DCUDA_PROCESSES=$count \
+            timeout -k 5 "$limit" "${run[@]}" "$@" &
+    fi
+    pids+=($!)
+done
+
+if [ "$victim" -ge 0 ] && [ "$hosts" -gt 0 ]; then
+    sleep "$kill_after"
+    "$simhosts" kill "$name" "$victim" >/dev/null
+    echo "run_rendezvous: host $victim killed after $kill_after s"
+fi
+
+status=0
+skipped=0
+for i in "${!pids[@]}"; do
+    wait "${pids[$i]}"
+    rc=$?
+    if [ "$victim" -ge 0 ] && [ $(( i % hosts )) -eq "$victim" ]; then
+        count=$(( count - 1 )) # a process of the killed host: not counted
+        continue
+    fi
+    if [ $rc -eq 77 ]; then
+        skipped=$(( skipped + 1 ))
+    elif [ $rc -ne 0 ] && [ $status -eq 0 ]; then
+        status=$rc
+    fi
+done
+[ $status -eq 0 ] && [ "$skipped" -eq "$count" ] && [ "$count" -gt 0 ] && status=77
+exit $status
