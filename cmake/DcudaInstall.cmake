@@ -15,6 +15,12 @@ install(TARGETS dcuda dcuda_static EXPORT dcuda-targets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(EXPORT dcuda-targets NAMESPACE dcuda:: DESTINATION ${dcuda_cmake_dir})
+# The plugins beside the library, where it looks for them.
+foreach(plugin IN ITEMS dcuda_mpi dcuda_ucx)
+  if(TARGET ${plugin})
+    install(TARGETS ${plugin} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  endif()
+endforeach()
 
 # As for the SONAME: while the major version is 0, a minor version is a new ABI.
 if(PROJECT_VERSION_MAJOR EQUAL 0)
@@ -45,15 +51,9 @@ set(dcuda_pc_private ${CMAKE_THREAD_LIBS_INIT})
 if(DCUDA_HAVE_CUDA)
   set(dcuda_pc_libs "-L${CUDAToolkit_LIBRARY_DIR} -lcudart")
 endif()
-if(DCUDA_HAVE_MPI)
-  list(APPEND dcuda_pc_private ${MPI_C_LINK_FLAGS} ${MPI_C_LIBRARIES})
-endif()
-# UCX as flags for static linking, not as a required package: a user of
-# the shared library needs no ucx.pc (nor MPI's or UCX's development
-# packages) for pkg-config --cflags --libs dcuda.
-if(DCUDA_HAVE_UCX)
-  list(APPEND dcuda_pc_private ${DCUDA_UCX_STATIC_LDFLAGS})
-endif()
+# MPI and UCX are the plugins' (loaded at run time): neither library
+# links them, so neither needs their flags.
+list(APPEND dcuda_pc_private ${CMAKE_DL_LIBS})
 list(REMOVE_DUPLICATES dcuda_pc_private)
 string(JOIN " " dcuda_pc_libs_private ${dcuda_pc_private})
 configure_file(${PROJECT_SOURCE_DIR}/cmake/dcuda.pc.in ${PROJECT_BINARY_DIR}/package/dcuda.pc

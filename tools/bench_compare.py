@@ -16,6 +16,13 @@ record only.
 
 usage: bench_compare.py BENCH_CSV FLOORS [NVSHMEM]
 
+BENCH_CSV is dcuda_bench's CSV: its "# key: value" head (version, commit,
+device, driver) is printed first, and its rows' value (the average) is
+compared. Its collective rows are latencies (each call done at every rank
+before the next) and its rate rows the same calls back to back; NVSHMEM's
+reference times its collectives back to back, so they are set beside the
+rate rows (older CSVs: the collective rows, timed back to back then), with
+dcuda's latency beside them for the record.
 FLOORS and NVSHMEM are the CSV files of the project's reference programs
 (dcuda_ref_floors --csv, dcuda_ref_nvshmem --csv; tools/references.sh runs
 them), in dcuda_bench's CSV format, or the text the anchors print (older
@@ -159,16 +166,34 @@ def read_nvshmem(path):
     return reference(lines, NVSHMEM_PATTERNS, nvshmem_key), lines
 
 
+def bench_head(path):
+    """{key: value} of the "# key: value" lines that head dcuda_bench's CSV
+    (none in older files)."""
+    head = {}
+    for line in read_lines(path, "bench CSV head") or []:
+        if not line.startswith("#"):
+            break
+        key, sep, value = line[1:].partition(":")
+        if sep:
+            head[key.strip()] = value.strip()
+    return head
+
+
 def bench(path):
     """{(kind, what): [(bytes, value, ranks)]} from dcuda_bench's CSV; rows
-    that do not parse are skipped."""
+    that do not parse are skipped. The collectives' latency rows (unit
+    latency_us) go under ("collective_latency", what): ("collective", what)
+    keeps the back-to-back timings of older CSVs alone."""
     lines = read_lines(path, "bench CSV")
     out = {}
     if lines is None:
         return out
     for r in csv.DictReader(l for l in lines if l and not l.startswith("#")):
         try:
-            key = (r["kind"], r["what"])
+            kind = r["kind"]
+            if kind == "collective" and r.get("unit") == "latency_us":
+                kind = "collective_latency"
+            key = (kind, r["what"])
             out.setdefault(key, []).append((int(r["bytes"]), float(r["value"]), int(r["ranks"])))
         except (KeyError, TypeError, ValueError):
             continue
@@ -368,26 +393,47 @@ def dcuda_row(b, key, size):
     return statistics.median(hits) if hits else None
 
 
+def dcuda_back_to_back(b, key, size):
+    """dcuda's microseconds a call back to back, as NVSHMEM's reference
+    times them: from the rate row (calls a second), else from an older
+    CSV's collective row or the barrier's row; None when neither is there."""
+    kind, what = key
+    rate = dcuda_row(b, ("rate", what), size) if kind == "collective" else None
+    if rate:
+        return 1.0 / rate  # Mcalls/s -> us a call
+    return dcuda_row(b, key, size)
+
+
 def nvshmem_collectives(b, nv):
     """NVSHMEM's block-scoped collectives (one block a PE) beside dcuda's
-    with one rank a process, at the sizes both measured."""
+    with one rank a process, at the sizes both measured: back to back
+    (the ratio), and dcuda's latency for the record."""
     rows = sorted((k.split()[1], int(k.split()[2]), v) for k, v in nv.items()
                   if k.startswith("collective "))
     if not rows:
         return
     print("\nCollectives between two GPUs: NVSHMEM, one block a PE; dcuda, one rank a process")
-    print(f"{'collective':28} {'bytes':>9} {'NVSHMEM us':>11} {'dcuda us':>9} {'ratio':>6}")
+    print(f"{'collective':28} {'bytes':>9} {'NVSHMEM us':>11} {'dcuda us':>9} {'ratio':>6} "
+          f"{'dcuda latency us':>16}")
     for what, size, v in rows:
         key = COLLECTIVE_PAIRS.get(what)
-        ours = dcuda_row(b, key, 0 if what == "barrier_all_block" else size) if key else None
+        at = 0 if what == "barrier_all_block" else size
+        ours = dcuda_back_to_back(b, key, at) if key else None
+        lat = dcuda_row(b, ("collective_latency", key[1]), at) if key else None
         cell = f"{ours:9.3f} {ours / v:6.2f}" if ours is not None and v > 0 else f"{'-':>9} {'-':>6}"
-        print(f"{what:28} {size:9d} {v:11.3f} {cell}")
+        lat_cell = f"{lat:16.3f}" if lat is not None else f"{'-':>16}"
+        print(f"{what:28} {size:9d} {v:11.3f} {cell} {lat_cell}")
 
 
 def main():
     if len(sys.argv) < 3 or len(sys.argv) > 4:
         print(__doc__.strip(), file=sys.stderr)
         return 2
+    head = bench_head(sys.argv[1])
+    if head:
+        print("# bench: " + "; ".join(f"{k} {head[k]}" for k in
+                                      ("dcuda_version", "dcuda_commit", "backend", "device",
+                                       "nvidia_driver", "cuda_runtime") if k in head))
     b = bench(sys.argv[1])
     f = read_floors(sys.argv[2])
     nv, nlines = read_nvshmem(sys.argv[3]) if len(sys.argv) > 3 else ({}, None)

@@ -6,7 +6,11 @@
 # (1.10, ok), a peer put of 3.0 against NVSHMEM's put_signal of 6.0 (0.50,
 # ok against 0.6), one rank's 64 MiB put of 45 GB/s against a one-block copy
 # of 50 (0.90, ok), and NVSHMEM's allreduce of 4 KiB in 12.5 us beside
-# dcuda's of 25 (2.00), its barrier (no dcuda row: a dash).
+# dcuda's of 25 (2.00), its barrier (no dcuda row: a dash). Then the same
+# in dcuda_bench's present CSV (a "# key: value" head, the statistics
+# columns; the collective rows latencies, the rate rows back to back): the
+# head is printed, NVSHMEM's allreduce set beside the rate row (0.04
+# Mcalls/s: 25 us, 2.00) with the latency (30 us) beside.
 # Usage: compare_check.sh PYTHON WORK_DIR
 set -euo pipefail
 py=$1
@@ -59,4 +63,24 @@ printf 'local_device notified_put_4B_red_release one_way_us=1.000\n' >"$work/flo
 "$py" "$here/bench_compare.py" "$work/bench.csv" "$work/floors.txt" >"$work/compare-text.txt"
 grep -E "^notified_put_4B .* 2\.50 " "$work/compare-text.txt" >/dev/null ||
     { echo "FAIL tools.bench_compare: the anchors' text no longer reads"; exit 1; }
+cat >"$work/bench-new.csv" <<'CSV'
+# program: dcuda_bench
+# dcuda_version: 0.1.0 (v0.1.0-1-gabcdef0)
+# dcuda_commit: abcdef0123456789abcdef0123456789abcdef01
+# device: made-up GPU
+kind,what,ranks,bytes,unit,value,min,max,p50,p99,n,algbw_GBps,busbw_GBps,wrong
+latency,notified_put_4B,2,4,one_way_us,2.5,2.0,9.0,2.4,3.0,2000,,,
+latency,peer_notified_put,2,4,one_way_us,3.0,2.9,7.0,3.0,3.5,2000,,,
+collective,peer_allreduce_sum_float,2,4096,latency_us,30,28,40,30,39,200,0.136533,0.136533,0
+rate,peer_allreduce_sum_float,2,4096,Mcalls_per_s,0.04,0.04,0.04,0.04,0.04,1,,,
+CSV
+"$py" "$here/bench_compare.py" "$work/bench-new.csv" "$work/floors.csv" "$work/nvshmem.csv" \
+    >"$work/compare-new.txt"
+cat "$work/compare-new.txt"
+for pattern in "^# bench: .*dcuda_commit abcdef0123456789abcdef0123456789abcdef01.*device made-up GPU" \
+               "^notified_put_4B .* 2\.50 " \
+               "^float_sum_reduce_block +4096 +12\.500 +25\.000 +2\.00 +30\.000"; do
+    grep -E "$pattern" "$work/compare-new.txt" >/dev/null ||
+        { echo "FAIL tools.bench_compare: the present CSV: no line '$pattern'"; exit 1; }
+done
 echo "PASSED tools.bench_compare"

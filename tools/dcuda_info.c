@@ -2,7 +2,8 @@
  * dcuda_info: what the dcuda library it runs with is: its version and the
  * commit it was built from, its build configuration (backends, network
  * managers, CUDA, MPI and UCX versions), which backends can run ranks on
- * this machine (and why the others cannot), its limits, and every setting
+ * this machine (and why the others cannot), which plugins (MPI's, UCX's)
+ * load and from where (or why not), its limits, and every setting
  * (environment variable) with its default, current value and meaning. As
  * text, or as one JSON object (--json).
  */
@@ -39,6 +40,8 @@ static void print_text(void)
         printf("backend %-4s here: %s%s%s\n", backends[i], can ? "can run" : "cannot run",
                can ? "" : ": ", can ? "" : why);
     }
+    for (int i = 0; dcuda_plugin_name(i); i++)
+        printf("plugin %-4s: %s\n", dcuda_plugin_name(i), dcuda_plugin_status(dcuda_plugin_name(i)));
     printf("limits: %d tags, %d live windows on WORLD and on DEVICE, %d on NODE and on each "
            "split, %d timers per run, rank state %zu bytes\n\n",
            DCUDA_TAG_COUNT, DCUDA_MAX_WINDOWS, DCUDA_COMM_WINDOWS, DCUDA_MAX_TIMERS,
@@ -115,7 +118,11 @@ static void print_json(void)
         json_string(can ? NULL : why);
         printf("}%s\n", i + 1 < BACKEND_COUNT ? "," : "");
     }
-    printf("  ],\n  \"limits\": {\"tags\": %d, \"live_windows_per_communicator\": %d, "
+    printf("  ],\n  \"plugins\": {\n");
+    for (int i = 0; dcuda_plugin_name(i); i++)
+        json_member(dcuda_plugin_name(i), dcuda_plugin_status(dcuda_plugin_name(i)),
+                    !dcuda_plugin_name(i + 1));
+    printf("  },\n  \"limits\": {\"tags\": %d, \"live_windows_per_communicator\": %d, "
            "\"live_windows_per_split\": %d, \"timers_per_run\": %d, "
            "\"rank_state_bytes\": %zu},\n",
            DCUDA_TAG_COUNT, DCUDA_MAX_WINDOWS, DCUDA_COMM_WINDOWS, DCUDA_MAX_TIMERS,

@@ -17,7 +17,9 @@ usage: plot_results.py [--bench bench.csv] [--floors floors.csv]
 
 Every input is optional; a figure whose data is missing is not drawn (a
 case without a checked result included), and the script says which it
-wrote and how many points each draws.
+wrote and how many points each draws. dcuda_bench's CSV is read by its
+column names (the value column: a row's average), with or without its
+"# key: value" head.
 """
 import argparse
 import collections
@@ -28,8 +30,10 @@ import sys
 
 
 def read_csv(path):
+    """The rows of a CSV file; "# key: value" lines (dcuda_bench's head:
+    version, commit, device) are left out."""
     with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+        return list(csv.DictReader(line for line in f if not line.startswith("#")))
 
 
 def read_reference(path, floors):

@@ -55,14 +55,30 @@ DCUDA_API const char *dcuda_version_string(void);
  *   cuda                the CUDA toolkit's version, or "none"
  *   cuda_architectures  what dcuda's own programs' rank code was built for
  *                       (CMAKE_CUDA_ARCHITECTURES), or "none"
- *   mpi                 the MPI implementation and standard of mpi.h, or "none"
- *   ucx                 UCX's version (pkg-config), or "none"
+ *   mpi                 the MPI implementation and standard of mpi.h the MPI
+ *                       plugin was built with, or "none"
+ *   ucx                 UCX's version (pkg-config) the UCX plugin was built
+ *                       with, or "none"
  *   sanitizer           "none", "address" or "thread"
  *   proxy_trace         "on" in a DCUDA_PROXY_TRACE build, else "off"
  * dcuda_build_info_key(i) names them in this order for i = 0, 1, ..., and
  * NULL past the last. */
 DCUDA_API const char *dcuda_build_info(const char *key);
 DCUDA_API const char *dcuda_build_info_key(int index);
+
+/* The plugins: MPI's and UCX's network managers (and MPI's bootstrap) are
+ * modules loaded at run time, libdcuda_mpi.so and libdcuda_ucx.so, from
+ * the directories of DCUDA_PLUGIN_PATH (colon-separated) when it is set,
+ * else from beside the library, its install directory and its build
+ * directory; the library itself links neither MPI nor UCX.
+ * dcuda_plugin_name(i) names them for i = 0, 1, ... ("mpi", "ucx"; NULL
+ * past the last). dcuda_plugin_status(name) loads one if it was not yet
+ * and says "loaded from <path> (<library and version>)" or "not loaded:
+ * <why>" (not built, not found, another contract version, its own library
+ * missing); NULL for another name. The text stays valid until the
+ * calling thread's next call. */
+DCUDA_API const char *dcuda_plugin_name(int index);
+DCUDA_API const char *dcuda_plugin_status(const char *name);
 #if defined(__cplusplus)
 }
 #endif

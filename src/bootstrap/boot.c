@@ -18,6 +18,7 @@
 #include "dcuda/shared/layout.h"
 #include "launch_env.h"
 #include "modes.h"
+#include "plugin/loader.h"
 #include "util/msg.h"
 #include "util/proc.h"
 
@@ -44,6 +45,7 @@ typedef struct boot_who {
 static struct {
     int started;
     const dcu_boot_ops_t *ops; /* NULL: one process alone */
+    const dcu_plugin_t *mpi;   /* MPI's plugin, when the group started through it */
     int count;
     int index;
     int nodes;            /* node count (0: not found yet) */
@@ -138,30 +140,41 @@ static dcuda_status_t start_rendezvous(const dcu_boot_tcp_plan_t *plan)
     return take_mode(&dcu_boot_tcp_ops);
 }
 
-/* Started by an MPI launcher: MPI when this build has it; else a Slurm
+/* MPI's bootstrap, from its plugin: NULL and why when there is none. */
+static const dcu_plugin_t *mpi_plugin(char *why, size_t why_size)
+{
+    const dcu_plugin_t *p = dcu_plugin_get("mpi", why, why_size);
+    if (p && !p->boot) {
+        snprintf(why, why_size, "the MPI plugin has no bootstrap");
+        return NULL;
+    }
+    return p;
+}
+
+/* Started by an MPI launcher: MPI when its plugin loads; else a Slurm
  * step's rendezvous when there is one; else the process must not run
  * alone, and says how to start it. */
 static dcuda_status_t start_under_mpi_launcher(long processes, const char *launcher)
 {
-#if defined(DCUDA_HAVE_MPI)
-    (void)launcher;
-    dcuda_status_t st = dcu_boot_mpi_start(processes, &boot.count, &boot.index);
-    return st == DCUDA_OK ? take_mode(&dcu_boot_mpi_ops) : st;
-#else
+    char why[1100], plan_why[400];
+    const dcu_plugin_t *mpi = mpi_plugin(why, sizeof why);
+    if (mpi) {
+        dcuda_status_t st = mpi->boot_start(processes, &boot.count, &boot.index);
+        boot.mpi = mpi;
+        return st == DCUDA_OK ? take_mode(mpi->boot) : st;
+    }
     dcu_boot_tcp_plan_t plan;
-    char why[400];
-    int slurm = dcu_launch_slurm(processes, &plan, why, sizeof why);
+    int slurm = dcu_launch_slurm(processes, &plan, plan_why, sizeof plan_why);
     if (slurm > 0)
         return start_rendezvous(&plan);
     if (slurm < 0)
-        dcu_msg_error("%s", why);
+        dcu_msg_error("%s", plan_why);
     else
-        dcu_msg_error("started by %s, but this build of dcuda has no MPI to join its processes: "
-                      "rebuild with MPI, or start the processes with DCUDA_BOOT_ADDR, "
+        dcu_msg_error("started by %s, but dcuda cannot join its processes without MPI (%s): "
+                      "install the MPI plugin, or start the processes with DCUDA_BOOT_ADDR, "
                       "DCUDA_PROCESS_INDEX and DCUDA_PROCESSES (docs/clusters.md)",
-                      launcher);
+                      launcher, why);
     return slurm < 0 ? DCUDA_ERR_SETTING : DCUDA_ERR_UNSUPPORTED;
-#endif
 }
 
 /* A launcher's or the user's plan decides: 1 and *st when one did (the
@@ -574,39 +587,35 @@ dcuda_status_t dcu_boot_start(long processes, dcu_boot_count_fn count_gpus,
 
 dcuda_status_t dcu_boot_start_comm(long processes, const void *mpi_comm)
 {
-#if defined(DCUDA_HAVE_MPI)
     if (boot.started) {
-        if (boot.ops == &dcu_boot_mpi_ops && dcu_boot_mpi_same_comm(mpi_comm))
+        if (boot.mpi && boot.ops == boot.mpi->boot && boot.mpi->boot_same_comm(mpi_comm))
             return DCUDA_OK;
         dcu_msg_error("dcuda_host_init: the process group was started already (%s), not on this "
                       "MPI communicator: the first dcuda_host_init of a program decides it",
                       dcu_boot_mode_name());
         return DCUDA_ERR_INVALID_ARG;
     }
-    dcuda_status_t st = dcu_boot_mpi_start_comm(processes, mpi_comm, &boot.count, &boot.index);
+    char why[1100];
+    const dcu_plugin_t *mpi = mpi_plugin(why, sizeof why);
+    if (!mpi) {
+        dcu_msg_error("dcuda_host_init: an MPI communicator was given, but %s", why);
+        return DCUDA_ERR_UNSUPPORTED;
+    }
+    dcuda_status_t st = mpi->boot_start_comm(processes, mpi_comm, &boot.count, &boot.index);
     if (st == DCUDA_OK)
-        st = take_mode(&dcu_boot_mpi_ops);
+        st = take_mode(mpi->boot);
     if (st != DCUDA_OK)
         return st;
+    boot.mpi = mpi;
     boot.started = 1;
     dcu_msg_set_process(boot.index, boot.count);
     register_exit();
     return DCUDA_OK;
-#else
-    (void)processes, (void)mpi_comm;
-    dcu_msg_error("dcuda_host_init: an MPI communicator was given, but this build of dcuda has "
-                  "no MPI (install an MPI and rebuild)");
-    return DCUDA_ERR_UNSUPPORTED;
-#endif
 }
 
 const void *dcu_boot_mpi_comm(void)
 {
-#if defined(DCUDA_HAVE_MPI)
-    if (boot.ops == &dcu_boot_mpi_ops)
-        return dcu_boot_mpi_comm_used();
-#endif
-    return NULL;
+    return boot.mpi && boot.ops == boot.mpi->boot ? boot.mpi->boot_comm_used() : NULL;
 }
 
 int dcu_boot_child_status(int p, int patience_ms, int *status)

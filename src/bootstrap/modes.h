@@ -66,9 +66,9 @@ typedef struct dcu_boot_tcp_plan {
 dcuda_status_t dcu_boot_tcp_start(const dcu_boot_tcp_plan_t *plan);
 extern const dcu_boot_ops_t dcu_boot_tcp_ops;
 
-#if defined(DCUDA_HAVE_MPI)
-/* MPI mode: joins the job's MPI (initialising it if needed); `processes`
- * (> 0) must match its size. */
+/* MPI mode, in the MPI plugin (net/mpi/mpi_plugin.c; boot_mpi.c): joins
+ * the job's MPI (initialising it if needed); `processes` (> 0) must match
+ * its size. */
 dcuda_status_t dcu_boot_mpi_start(long processes, int *count, int *index);
 /* The same on an application's communicator (MPI initialised by it). */
 dcuda_status_t dcu_boot_mpi_start_comm(long processes, const void *comm, int *count, int *index);
@@ -76,6 +76,5 @@ dcuda_status_t dcu_boot_mpi_start_comm(long processes, const void *comm, int *co
 int dcu_boot_mpi_same_comm(const void *comm);
 const void *dcu_boot_mpi_comm_used(void);
 extern const dcu_boot_ops_t dcu_boot_mpi_ops;
-#endif
 
 #endif /* DCU_BOOTSTRAP_MODES_H */

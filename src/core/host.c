@@ -302,7 +302,7 @@ dcuda_status_t dcu_host_idle(dcuda_host_h h, const char *call)
 /* The network manager, when some process is on another node. */
 static dcuda_status_t pick_net(dcuda_host_h h)
 {
-    char why[160];
+    char why[1200];
     if (!h->net_peers)
         return DCUDA_OK;
     const char *name = h->settings.net;

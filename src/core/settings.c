@@ -187,12 +187,13 @@ static void argument_name(const setting_desc_t *d, char *out, size_t size)
     out[n < size ? n : size - 1] = '\0';
 }
 
-/* The variables that say how the processes meet (bootstrap/launch_env.c):
- * read there, per process, and not settings (they differ by process). */
+/* The variables that are not settings: how the processes meet
+ * (bootstrap/launch_env.c: they differ by process) and where the plugins
+ * are (plugin/loader.c: read before any setting). */
 static int launch_variable(const char *name, size_t len)
 {
     static const char *const names[] = { "BOOT_ADDR", "BOOT_PORT", "BOOT_TIMEOUT",
-                                         "PROCESS_INDEX" };
+                                         "PROCESS_INDEX", "PLUGIN_PATH" };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strlen(names[i]) == len && strncmp(names[i], name, len) == 0)
             return 1;
