@@ -16,7 +16,7 @@ install(TARGETS dcuda dcuda_static EXPORT dcuda-targets
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(EXPORT dcuda-targets NAMESPACE dcuda:: DESTINATION ${dcuda_cmake_dir})
 # The plugins beside the library, where it looks for them.
-foreach(plugin IN ITEMS dcuda_mpi dcuda_ucx)
+foreach(plugin IN ITEMS dcuda_mpi dcuda_ucx dcuda_pmix)
   if(TARGET ${plugin})
     install(TARGETS ${plugin} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
   endif()

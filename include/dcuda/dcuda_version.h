@@ -66,12 +66,13 @@ DCUDA_API const char *dcuda_version_string(void);
 DCUDA_API const char *dcuda_build_info(const char *key);
 DCUDA_API const char *dcuda_build_info_key(int index);
 
-/* The plugins: MPI's and UCX's network managers (and MPI's bootstrap) are
- * modules loaded at run time, libdcuda_mpi.so and libdcuda_ucx.so, from
+/* The plugins: MPI's and UCX's network managers (and MPI's bootstrap),
+ * and PMIx's start, are modules loaded at run time, libdcuda_mpi.so,
+ * libdcuda_ucx.so and libdcuda_pmix.so, from
  * the directories of DCUDA_PLUGIN_PATH (colon-separated) when it is set,
  * else from beside the library, its install directory and its build
  * directory; the library itself links neither MPI nor UCX.
- * dcuda_plugin_name(i) names them for i = 0, 1, ... ("mpi", "ucx"; NULL
+ * dcuda_plugin_name(i) names them for i = 0, 1, ... ("mpi", "ucx", "pmix"; NULL
  * past the last). dcuda_plugin_status(name) loads one if it was not yet
  * and says "loaded from <path> (<library and version>)" or "not loaded:
  * <why>" (not built, not found, another contract version, its own library

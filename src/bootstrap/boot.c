@@ -151,30 +151,54 @@ static const dcu_plugin_t *mpi_plugin(char *why, size_t why_size)
     return p;
 }
 
-/* Started by an MPI launcher: MPI when its plugin loads; else a Slurm
- * step's rendezvous when there is one; else the process must not run
- * alone, and says how to start it. */
+/* PMIx's plan (its plugin): 1 and the plan, 0 when there is none (why
+ * says so), -1 when PMIx started this process and the plan failed. */
+static int pmix_plan(long processes, dcu_boot_tcp_plan_t *plan, char *why, size_t why_size)
+{
+    const dcu_plugin_t *p = dcu_plugin_get("pmix", why, why_size);
+    if (!p || !p->boot_plan)
+        return 0;
+    int told = p->boot_plan(processes, plan, why, why_size);
+    plan->timeout_s = dcu_launch_timeout();
+    if (told == 0)
+        snprintf(why, why_size, "no PMIx server started this process");
+    return told;
+}
+
+/* Started by an MPI launcher: MPI when its plugin loads (unless
+ * DCUDA_BOOT=pmix); else PMIx's plan when its server started the process;
+ * else a Slurm step's rendezvous when there is one; else the process must
+ * not run alone, and says how to start it. */
 static dcuda_status_t start_under_mpi_launcher(long processes, const char *launcher)
 {
-    char why[1100], plan_why[400];
-    const dcu_plugin_t *mpi = mpi_plugin(why, sizeof why);
+    char why[1100] = "", pmix_why[1100] = "", plan_why[400];
+    const char *want = getenv("DCUDA_BOOT");
+    int pmix_first = want && strcmp(want, "pmix") == 0;
+    const dcu_plugin_t *mpi = pmix_first ? NULL : mpi_plugin(why, sizeof why);
     if (mpi) {
         dcuda_status_t st = mpi->boot_start(processes, &boot.count, &boot.index);
         boot.mpi = mpi;
         return st == DCUDA_OK ? take_mode(mpi->boot) : st;
     }
+    if (pmix_first)
+        snprintf(why, sizeof why, "DCUDA_BOOT=pmix");
     dcu_boot_tcp_plan_t plan;
-    int slurm = dcu_launch_slurm(processes, &plan, plan_why, sizeof plan_why);
-    if (slurm > 0)
+    int told = pmix_plan(processes, &plan, pmix_why, sizeof pmix_why);
+    if (told == 0)
+        told = dcu_launch_slurm(processes, &plan, plan_why, sizeof plan_why);
+    else if (told < 0)
+        snprintf(plan_why, sizeof plan_why, "%s", pmix_why);
+    if (told > 0)
         return start_rendezvous(&plan);
-    if (slurm < 0)
+    if (told < 0)
         dcu_msg_error("%s", plan_why);
     else
-        dcu_msg_error("started by %s, but dcuda cannot join its processes without MPI (%s): "
-                      "install the MPI plugin, or start the processes with DCUDA_BOOT_ADDR, "
-                      "DCUDA_PROCESS_INDEX and DCUDA_PROCESSES (docs/clusters.md)",
-                      launcher, why);
-    return slurm < 0 ? DCUDA_ERR_SETTING : DCUDA_ERR_UNSUPPORTED;
+        dcu_msg_error("started by %s, but dcuda cannot join its processes: no MPI (%s), no "
+                      "PMIx (%s); install those plugins, or start the processes with "
+                      "DCUDA_BOOT_ADDR, DCUDA_PROCESS_INDEX and DCUDA_PROCESSES "
+                      "(docs/clusters.md)",
+                      launcher, why, pmix_why);
+    return told < 0 ? DCUDA_ERR_SETTING : DCUDA_ERR_UNSUPPORTED;
 }
 
 /* A launcher's or the user's plan decides: 1 and *st when one did (the

@@ -37,9 +37,7 @@ static int env_long(const char *name, long *value)
     return 1;
 }
 
-/* DCUDA_BOOT_TIMEOUT: seconds the processes may take to meet (0: the
- * default). */
-static int start_timeout(void)
+int dcu_launch_timeout(void)
 {
     long s = 0;
     return env_long("DCUDA_BOOT_TIMEOUT", &s) > 0 && s > 0 && s < 86400 ? (int)s : 0;
@@ -94,7 +92,7 @@ int dcu_launch_rendezvous(long processes, dcu_boot_tcp_plan_t *plan, char *why, 
     }
     plan->index = (int)index;
     plan->count = (int)processes;
-    plan->timeout_s = start_timeout();
+    plan->timeout_s = dcu_launch_timeout();
     return 1;
 }
 
@@ -150,7 +148,7 @@ int dcu_launch_slurm(long processes, dcu_boot_tcp_plan_t *plan, char *why, size_
     snprintf(plan->source, sizeof plan->source, "the Slurm step's first node, task 0");
     plan->index = (int)procid;
     plan->count = (int)tasks;
-    plan->timeout_s = start_timeout();
+    plan->timeout_s = dcu_launch_timeout();
     return 1;
 }
 

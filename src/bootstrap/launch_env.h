@@ -14,6 +14,9 @@
 int dcu_launch_rendezvous(long processes, dcu_boot_tcp_plan_t *plan, char *why, size_t why_size);
 /* A step of srun with more than one task: the same. */
 int dcu_launch_slurm(long processes, dcu_boot_tcp_plan_t *plan, char *why, size_t why_size);
+/* DCUDA_BOOT_TIMEOUT: seconds the processes may take to meet (0: the
+ * default). */
+int dcu_launch_timeout(void);
 /* The first host of a Slurm node list ("gpu[07-09],x" gives "gpu07"). */
 int dcu_launch_first_node(const char *list, char *host, size_t size);
 /* "Open MPI's mpirun (OMPI_COMM_WORLD_SIZE=4)" when an MPI launcher's

@@ -192,7 +192,7 @@ static void argument_name(const setting_desc_t *d, char *out, size_t size)
  * are (plugin/loader.c: read before any setting). */
 static int launch_variable(const char *name, size_t len)
 {
-    static const char *const names[] = { "BOOT_ADDR", "BOOT_PORT", "BOOT_TIMEOUT",
+    static const char *const names[] = { "BOOT", "BOOT_ADDR", "BOOT_PORT", "BOOT_TIMEOUT",
                                          "PROCESS_INDEX", "PLUGIN_PATH" };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strlen(names[i]) == len && strncmp(names[i], name, len) == 0)

@@ -30,7 +30,9 @@ typedef struct plugin_slot {
     char why[1024];
 } plugin_slot_t;
 
-static plugin_slot_t slots[] = { { "mpi", 0, NULL, "", "" }, { "ucx", 0, NULL, "", "" } };
+static plugin_slot_t slots[] = { { "mpi", 0, NULL, "", "" },
+                                 { "ucx", 0, NULL, "", "" },
+                                 { "pmix", 0, NULL, "", "" } };
 #define SLOT_COUNT (sizeof slots / sizeof slots[0])
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -144,7 +146,9 @@ static void load(plugin_slot_t *s)
     s->tried = 1;
     if (!dcu_plugin_built(s->name)) {
         snprintf(s->why, sizeof s->why, "this build of dcuda has no %s plugin (CMake found no %s)",
-                 s->name, strcmp(s->name, "mpi") == 0 ? "MPI" : "UCX: pkg-config ucx");
+                 s->name, strcmp(s->name, "mpi") == 0   ? "MPI"
+                          : strcmp(s->name, "ucx") == 0 ? "UCX: pkg-config ucx"
+                                                        : "PMIx: pkg-config pmix");
         return;
     }
     const char *env = getenv("DCUDA_PLUGIN_PATH");

@@ -4,7 +4,8 @@
  * (plugin/loader.c), libdcuda_mpi.so and libdcuda_ucx.so, each linked
  * against its own library. A module exports one function,
  * dcuda_plugin_init, which takes what the library lends it (its messages,
- * the bootstrap's wait hook) and returns its table of operations. Both
+ * the bootstrap's wait hook) and returns its table of operations (PMIx's,
+ * libdcuda_pmix.so, gives a rendezvous plan instead). Both
  * sides check the contract's version; a table's parts carry their own
  * (the network contract's, the bootstrap's).
  */
@@ -45,6 +46,11 @@ typedef struct dcu_plugin {
     dcuda_status_t (*boot_start_comm)(long processes, const void *comm, int *count, int *index);
     int (*boot_same_comm)(const void *comm);
     const void *(*boot_comm_used)(void);
+    /* A launcher's plan for rendezvous mode (PMIx: this process's index,
+     * the job's size, where process 0 listens, published through the
+     * launcher): 1 and the plan, 0 when this launcher did not start the
+     * process, -1 and why when it cannot be used. NULL: none. */
+    int (*boot_plan)(long processes, dcu_boot_tcp_plan_t *plan, char *why, size_t why_size);
 } dcu_plugin_t;
 
 typedef const dcu_plugin_t *(*dcu_plugin_init_fn)(const dcu_plugin_host_t *host);
