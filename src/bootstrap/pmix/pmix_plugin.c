@@ -3,9 +3,16 @@
  * PMIx server started (Open MPI's mpirun and prterun, Slurm's srun
  * --mpi=pmix) and no MPI to join them, PMIx gives this process's rank and
  * the job's size, and carries one fact: where process 0 listens (it puts
- * host:port, every process fences, the others get it). The group then
+ * address:port, every process fences, the others get it; the address is
+ * an IPv4 address of its host's interface DCUDA_NET_IF names, else of its
+ * first interface that is up and not the loopback, so that no name needs
+ * resolving). The group then
  * meets by rendezvous (bootstrap/boot_tcp.c). PMIx is finalised at exit.
  */
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <pmix.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +54,30 @@ static unsigned port_of(const char *nspace)
     return PMIX_PORT_BASE + h % PMIX_PORT_SPAN;
 }
 
+/* An IPv4 address of this host that the others can reach (see above);
+ * its host name when it has none. */
+static void own_address(char *out, size_t size)
+{
+    const char *want = getenv("DCUDA_NET_IF");
+    struct ifaddrs *all = NULL, *pick = NULL;
+    if (getifaddrs(&all) == 0) {
+        for (struct ifaddrs *i = all; i && !pick; i = i->ifa_next) {
+            if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP))
+                continue;
+            if (want && *want ? strstr(want, i->ifa_name) != NULL
+                              : !(i->ifa_flags & IFF_LOOPBACK))
+                pick = i;
+        }
+    }
+    if (!pick || !inet_ntop(AF_INET, &((struct sockaddr_in *)pick->ifa_addr)->sin_addr, out,
+                            (socklen_t)size)) {
+        if (gethostname(out, size - 1) != 0)
+            snprintf(out, size, "localhost");
+    }
+    if (all)
+        freeifaddrs(all);
+}
+
 /* Process 0 tells where it listens; everyone fences; the others read it. */
 static int exchange_addr(const pmix_proc_t *me, dcu_boot_tcp_plan_t *plan, char *why,
                          size_t why_size)
@@ -55,8 +86,7 @@ static int exchange_addr(const pmix_proc_t *me, dcu_boot_tcp_plan_t *plan, char 
     if (me->rank == 0) {
         char addr[300];
         pmix_value_t v;
-        if (gethostname(plan->host, sizeof plan->host - 1) != 0)
-            snprintf(plan->host, sizeof plan->host, "localhost");
+        own_address(plan->host, sizeof plan->host);
         snprintf(addr, sizeof addr, "%s:%s", plan->host, plan->port);
         PMIX_VALUE_LOAD(&v, addr, PMIX_STRING);
         rc = PMIx_Put(PMIX_GLOBAL, PMIX_KEY, &v);
