@@ -71,6 +71,7 @@ const char *dcu_boot_why(void) { return boot.why; }
 void dcu_boot_enter(dcu_boot_call_t call) { boot.call = call; }
 
 const char *dcu_boot_mode_name(void) { return boot.ops ? boot.ops->name : "one process"; }
+int dcu_boot_is_mpi(void) { return boot.ops && (boot.ops->caps & DCU_BOOT_CAP_MPI); }
 
 const char *dcu_boot_call_name(dcu_boot_call_t call)
 {

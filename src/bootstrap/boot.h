@@ -89,8 +89,10 @@ const void *dcu_boot_mpi_comm(void);
 int dcu_boot_started(void);
 int dcu_boot_size(void);
 int dcu_boot_rank(void);
-/* "one process", "forked" or "MPI". */
+/* "one process", "forked", "MPI" or "rendezvous" (for messages). */
 const char *dcu_boot_mode_name(void);
+/* The processes are an MPI job's (the MPI network manager may run). */
+int dcu_boot_is_mpi(void);
 
 /* The node process p runs on (0 .. node count - 1, in the order of the
  * nodes' first processes): processes of one node reach each other's

@@ -180,6 +180,7 @@ static int mpi_exit_status(int status) { return status; }
 const dcu_boot_ops_t dcu_boot_mpi_ops = {
     .version = DCU_BOOT_OPS_VERSION,
     .name = "MPI",
+    .caps = DCU_BOOT_CAP_MPI,
     .allgather = mpi_allgather,
     .node_key = mpi_node_key,
     .usable = mpi_usable,

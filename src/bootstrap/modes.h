@@ -22,11 +22,17 @@
 #define DCU_BOOT_WARN_NS (10ull * 1000000000ull)
 
 /* The contract's version: boot.c takes only a mode of its own version. */
-#define DCU_BOOT_OPS_VERSION 1u
+#define DCU_BOOT_OPS_VERSION 2u /* 2: capability flags */
+
+/* What a mode gives (dcu_boot_ops_t.caps). */
+enum {
+    DCU_BOOT_CAP_MPI = 1u << 0, /* the processes are an MPI job's (its managers may run) */
+};
 
 typedef struct dcu_boot_ops {
     uint32_t version; /* DCU_BOOT_OPS_VERSION */
     const char *name; /* "forked", "MPI", "rendezvous" */
+    uint32_t caps;    /* DCU_BOOT_CAP_* */
     /* Every process's `size` bytes (<= DCU_BOOT_RECORD_BYTES), in process
      * order, to every process. */
     dcuda_status_t (*allgather)(const void *mine, void *all, size_t size, const char *where,

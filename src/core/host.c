@@ -315,7 +315,7 @@ static dcuda_status_t pick_net(dcuda_host_h h)
     }
     /* auto: MPI where it can run (processes started by mpirun) and one
      * lane will do, else UCX. */
-    int mpirun = strcmp(dcu_boot_mode_name(), "MPI") == 0, automatic = !strcmp(name, "auto");
+    int mpirun = dcu_boot_is_mpi(), automatic = !strcmp(name, "auto");
     if (automatic)
         name = dcu_net_auto(mpirun, (int)h->settings.proxy_lanes);
     h->net_ops = dcu_net_find(name, why, sizeof why);
@@ -324,10 +324,10 @@ static dcuda_status_t pick_net(dcuda_host_h h)
                       automatic && !mpirun ? ", and the MPI one needs mpirun" : "");
         return DCUDA_ERR_UNSUPPORTED;
     }
-    if (strcmp(h->net_ops->name, "mpi") == 0 && !mpirun) {
-        dcu_msg_error("the MPI network manager needs the processes started by mpirun (they "
+    if ((h->net_ops->caps & DCU_NET_CAP_MPI_START) && !mpirun) {
+        dcu_msg_error("the %s network manager needs the processes started by mpirun (they "
                       "were %s)",
-                      dcu_boot_mode_name());
+                      h->net_ops->name, dcu_boot_mode_name());
         return DCUDA_ERR_UNSUPPORTED;
     }
     dcu_msg_info("process %d reaches %d process(es) through the %s network manager%s",

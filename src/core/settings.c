@@ -459,7 +459,7 @@ dcuda_status_t dcu_settings_agree(const dcuda_settings_t *s)
     /* auto means the same manager in every process (dcu_net_auto). */
     const char *net = s->net;
     if (strcmp(net, "auto") == 0)
-        net = dcu_net_auto(strcmp(dcu_boot_mode_name(), "MPI") == 0, (int)s->proxy_lanes);
+        net = dcu_net_auto(dcu_boot_is_mpi(), (int)s->proxy_lanes);
     snprintf(mine.net, sizeof mine.net, "%s", net);
     snprintf(mine.on_error, sizeof mine.on_error, "%s", s->on_error);
     mine.net_force = (int32_t)s->net_force;

@@ -17,7 +17,7 @@
 
 #include "dcuda/dcuda_status.h"
 
-#define DCU_NET_VERSION 8u
+#define DCU_NET_VERSION 9u /* 9: capability flags */
 /* Largest message a manager must carry: a put's payload chunk (at most
  * DCU_NET_PUT_CHUNK) and its header, or a barrier's window parts for tens
  * of thousands of ranks. */
@@ -72,9 +72,16 @@ typedef struct dcu_net_env {
     int lanes;
 } dcu_net_env_t;
 
+/* What a manager can and needs (dcu_net_ops_t.caps). */
+enum {
+    DCU_NET_CAP_LANES = 1u << 0,     /* several proxy lanes a process may each open it */
+    DCU_NET_CAP_MPI_START = 1u << 1, /* needs the processes started through MPI */
+};
+
 typedef struct dcu_net_ops {
     uint32_t version; /* DCU_NET_VERSION */
     const char *name;
+    uint32_t caps; /* DCU_NET_CAP_* */
     /* Collective over the program's processes. */
     dcuda_status_t (*open)(const dcu_net_env_t *env, dcu_net_recv_fn recv, void *recv_arg,
                            dcu_net_t **out);

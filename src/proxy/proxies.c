@@ -345,10 +345,10 @@ int dcu_proxies_fit(int wanted, const dcu_net_ops_t *net_ops, const int32_t *pro
 {
     if (!net_ops || wanted <= 1)
         return 1; /* no network path: the proxy only answers pings */
-    if (!strcmp(net_ops->name, "mpi")) {
-        dcu_msg_error("PROXY_LANES=%d: the MPI network manager is driven by one thread; "
+    if (!(net_ops->caps & DCU_NET_CAP_LANES)) {
+        dcu_msg_error("PROXY_LANES=%d: the %s network manager is driven by one thread; "
                       "several lanes need NET=ucx (or PROXY_LANES=1)",
-                      wanted);
+                      wanted, net_ops->name);
         return -1;
     }
     int fit = wanted;

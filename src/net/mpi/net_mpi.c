@@ -204,6 +204,7 @@ static int mpi_serialized(char *why, size_t why_size)
 
 const dcu_net_ops_t dcu_net_mpi_ops = {
     .version = DCU_NET_VERSION,
+    .caps = DCU_NET_CAP_MPI_START, /* one thread drives it: one lane */
     .name = "mpi",
     .open = mpi_open,
     .close = mpi_close,

@@ -725,6 +725,7 @@ static int ucx_lost(dcu_net_t *n) { return n->lost; }
 
 const dcu_net_ops_t dcu_net_ucx_ops = {
     .version = DCU_NET_VERSION,
+    .caps = DCU_NET_CAP_LANES,
     .name = "ucx",
     .open = ucx_open,
     .close = ucx_close,
