@@ -57,6 +57,15 @@ TEST_FN int64_t test_poll_word(const int64_t *p) { return *(const volatile int64
 TEST_FN int64_t test_poll_word(const int64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 #endif
 
+/* A word a rank writes while the host may copy it out (dcuda_host_copy_out
+ * or a host get during a run): a volatile store on a GPU, an atomic one
+ * on CPU ranks (whose host copies during a run read word by word). */
+#if defined(__CUDACC__)
+TEST_FN void test_store_word(int64_t *p, int64_t v) { *(volatile int64_t *)p = v; }
+#else
+TEST_FN void test_store_word(int64_t *p, int64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+#endif
+
 /* Keeps the first failing status (negative) seen in *first. */
 TEST_FN void test_note(int64_t *first, int status)
 {

@@ -37,7 +37,7 @@ TEST_RANK_FN void th_model(dcuda_state_t *st, const tohost_data_t *d, unsigned c
     test_note(err,
               dcuda_win_create(st, DCUDA_COMM_WORLD, part, TH_PART, &win));
     if (dcuda_thread_index() == 0)
-        ((volatile int64_t *)part)[TH_WIN_WORD] = (int64_t)win;
+        test_store_word((int64_t *)part + TH_WIN_WORD, (int64_t)win);
     for (int step = 1; step <= d->steps; step++) {
         uint32_t out = th_size(d->seed, me, step), in = th_size(d->seed, left, step);
         if (step > 1) /* the right neighbour checked (and its host saw) my last put */
@@ -49,7 +49,7 @@ TEST_RANK_FN void th_model(dcuda_state_t *st, const tohost_data_t *d, unsigned c
         if (dcuda_thread_index() == 0) {
             if (!th_received_ok(part + TH_RECV, left, step, in) && words[TH_BAD_STEP] == 0)
                 words[TH_BAD_STEP] = step;
-            ((volatile int64_t *)part)[TH_STEP_WORD] = step;
+            test_store_word((int64_t *)part + TH_STEP_WORD, step);
         }
         if (th_shared(d->seed, me, step))
             test_note(err, dcuda_notify_host(st, TH_SHARED_TAG));
