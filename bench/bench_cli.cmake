@@ -1,16 +1,28 @@
-# dcuda_bench's command line as a user meets it (ctest entry bench.cli):
-# --help answers and exits 0; unknown options and missing values are named
-# on stderr with exit status 2 and nothing run; a short run on CPU ranks
-# with -f -r 3 --csv FILE (a space before the file) writes every row's
-# statistics: min <= p50 <= max, min <= value <= max, p99 = max (3 runs:
-# the nearest rank), 3 runs, and value (the average) = (min + p50 + max)
-# / 3, in the table and in the CSV alike. Then nccl-tests' spellings
-# (-b -e -n -w, sizes with K) and the multi-pair, message-rate rows
-# between two forked processes: --pairs 2,all --rate gives bandwidth rows
-# of 2 and of every rank a side, none of the default counts, and beside
-# each a rate row whose messages a second times its bytes is its bandwidth.
+# dcuda_bench's command line and output as a user meets them (ctest entry
+# bench.cli; no timing is judged, only the format and the statistics'
+# order):
+# - --help answers and exits 0, and says how sizes step (doubling from
+#   MIN, as OSU's; not "powers of 2");
+# - unknown options, values out of range and missing values are named on
+#   stderr with exit status 2 and nothing run;
+# - a short run on CPU ranks with -f -r 3 --csv FILE (a space before the
+#   file) prints the head (version, commit, device, driver and CUDA, MPI
+#   and UCX lines) in the text and as "# key: value" lines of the CSV, then
+#   the columns; every row has min <= p50 <= p99 <= max and min <= avg <=
+#   max, in the table and in the CSV alike; a latency row's n is its rounds
+#   over the 3 runs (statistics over rounds, not runs), a bandwidth or rate
+#   row's n the 3 runs (then avg = (min + p50 + max) / 3, p99 = max); every
+#   collective row has wrong 0 and busbw = algbw x its bus factor; -m 4:8
+#   bounds every sweep (no row of a size outside 4..8 but the fixed 0 and
+#   4 B rows);
+# - nccl-tests' spellings (-b -e -n -w, sizes with K) and the multi-pair,
+#   message-rate rows between two forked processes: --pairs 2,all --rate
+#   gives bandwidth rows of 2 and of every rank a side, none of the default
+#   counts, within -b 4 -e 64 (8 and 64 B), and beside each a rate row
+#   whose messages a second times its bytes is its bandwidth.
 #   cmake -DBENCH=<dcuda_bench> -DCSV=<file> -P bench_cli.cmake
 cmake_policy(SET CMP0054 NEW) # "rate" in if() is a string, never a variable
+cmake_policy(SET CMP0007 NEW) # lists keep their empty elements (the CSV's empty columns)
 function(fail what)
   message(FATAL_ERROR "FAIL bench.cli: ${what}")
 endfunction()
@@ -19,16 +31,22 @@ execute_process(COMMAND ${BENCH} --help RESULT_VARIABLE rc OUTPUT_VARIABLE out E
 if(NOT rc EQUAL 0 OR NOT out MATCHES "usage: dcuda_bench" OR NOT out MATCHES "-f ")
   fail("--help: exit ${rc}: ${out}${err}")
 endif()
-foreach(bad "-d;cuda" "--bogus" "--csv" "-r;0" "-r;x" "-i" "-m;64:8" "-b;8K;-e;4K" "-e;8M"
-            "-n;x" "--pairs;1,,2" "--pairs=0" "--pairs;1,2,")
+if(NOT out MATCHES "MIN, 2\\*MIN, 4\\*MIN" OR out MATCHES "powers of 2"
+   OR NOT out MATCHES "bounds every other sweep")
+  fail("--help does not say how sizes step and what -m bounds:\n${out}")
+endif()
+foreach(bad "-d;cuda" "--bogus" "--csv" "-r;0" "-r;x" "-i" "-m;64:8" "-b;8K;-e;4K" "-e;128M"
+            "-n;x" "--pairs;1,,2" "--pairs=0" "--pairs;1,2," "--quick=1" "stray" "-m" "--ranks;1"
+            "--offset;256" "-t;0" "--csv;--quick")
   execute_process(COMMAND ${BENCH} ${bad} RESULT_VARIABLE rc OUTPUT_VARIABLE out
                   ERROR_VARIABLE err)
-  if(NOT rc EQUAL 2 OR NOT out STREQUAL "" OR err STREQUAL "")
+  if(NOT rc EQUAL 2 OR NOT out STREQUAL "" OR NOT err MATCHES "bench: .*--help lists the options")
     fail("'${bad}': exit ${rc} (want 2), stdout '${out}', stderr '${err}'")
   endif()
 endforeach()
 
-# Six decimals to an integer of millionths (no floating point in CMake).
+# Six decimals (or fewer) to an integer of millionths (no floating point
+# in CMake); the table's small numbers carry up to nine, cut to six.
 function(millionths text out)
   if(NOT text MATCHES "^([0-9]+)\\.([0-9]+)$")
     fail("not a number with decimals: '${text}'")
@@ -41,22 +59,124 @@ function(millionths text out)
   set(${out} ${v} PARENT_SCOPE)
 endfunction()
 
-# A row's value (the average), min, max, p50, p99 (millionths) and runs;
-# ARGN: how far 3 x value may be from the sum of the three (rounding).
-function(check_stats where value min max p50 p99 runs)
-  if(NOT runs EQUAL 3)
-    fail("${where}: ${runs} runs, want 3")
+# One row's fields (a list: kind what ranks bytes unit avg min max p50 p99
+# n algbw busbw wrong; "-" or "" where a column does not apply); `slack`:
+# how far numbers rounded to the shown decimals may be off, in millionths.
+function(check_row where fields slack)
+  list(LENGTH fields count)
+  if(NOT count EQUAL 14)
+    fail("${where}: ${count} fields, want 14: ${fields}")
   endif()
-  if(min GREATER p50 OR p50 GREATER max OR min GREATER value OR value GREATER max)
-    fail("${where}: not min <= p50, value <= max: ${min} ${p50} ${value} ${max}")
+  list(GET fields 0 kind)
+  list(GET fields 1 what)
+  list(GET fields 2 ranks)
+  list(GET fields 3 bytes)
+  list(GET fields 10 n)
+  set(at "${where} ${kind} ${what} ${bytes} B")
+  set(v "")
+  foreach(i 5 6 7 8 9)
+    list(GET fields ${i} x)
+    millionths(${x} m)
+    list(APPEND v ${m})
+  endforeach()
+  list(GET v 0 avg)
+  list(GET v 1 min)
+  list(GET v 2 max)
+  list(GET v 3 p50)
+  list(GET v 4 p99)
+  if(min GREATER p50 OR p50 GREATER p99 OR p99 GREATER max OR min GREATER avg OR avg GREATER max)
+    fail("${at}: not min <= p50 <= p99 <= max, min <= avg <= max: ${min} ${p50} ${p99} ${max} ${avg}")
   endif()
-  if(NOT p99 EQUAL max)
-    fail("${where}: p99 ${p99} is not the largest of 3 runs (${max})")
+  # -m 4:8 in the first run, -b 4 -e 64 in the second: no sweep goes past.
+  if(NOT bytes EQUAL 0 AND (bytes LESS 4 OR bytes GREATER ${BOUND}))
+    fail("${at}: a size outside -m 4..${BOUND}")
   endif()
-  math(EXPR diff "3 * ${value} - (${min} + ${p50} + ${max})")
-  if(diff GREATER ${ARGN} OR diff LESS -${ARGN})
-    fail("${where}: the average ${value} is not (min + p50 + max) / 3 (${min} ${p50} ${max})")
+  if(kind STREQUAL "latency" AND NOT n EQUAL ${LATENCY_N})
+    fail("${at}: n ${n}, want ${LATENCY_N} (its rounds over the runs)")
   endif()
+  if(kind STREQUAL "bandwidth" OR kind STREQUAL "rate")
+    if(NOT n EQUAL ${RUNS})
+      fail("${at}: n ${n}, want ${RUNS} (one value a run)")
+    endif()
+    if(RUNS EQUAL 3)
+      math(EXPR diff "3 * ${avg} - (${min} + ${p50} + ${max})")
+      if(diff GREATER ${slack} OR diff LESS -${slack} OR NOT p99 EQUAL max)
+        fail("${at}: 3 runs: avg ${avg} not (min + p50 + max) / 3, or p99 ${p99} not max ${max}")
+      endif()
+    endif()
+  endif()
+  list(GET fields 11 algbw)
+  list(GET fields 12 busbw)
+  list(GET fields 13 wrong)
+  if(kind STREQUAL "collective")
+    if(NOT wrong STREQUAL "0")
+      fail("${at}: wrong '${wrong}', want 0")
+    endif()
+    millionths(${algbw} alg)
+    millionths(${busbw} bus)
+    # busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (allgather, alltoall, reduce-scatter), 1.
+    set(num 1)
+    set(den 1)
+    if(what MATCHES "allreduce")
+      math(EXPR num "2 * (${ranks} - 1)")
+      set(den ${ranks})
+    elseif(what MATCHES "allgather|alltoall|reduce_scatter")
+      math(EXPR num "${ranks} - 1")
+      set(den ${ranks})
+    endif()
+    math(EXPR diff "${bus} * ${den} - ${alg} * ${num}")
+    math(EXPR tol "(${slack} + 1) * ${den}")
+    if(diff GREATER tol OR diff LESS -${tol})
+      fail("${at}: busbw ${busbw} is not algbw ${algbw} x ${num}/${den}")
+    endif()
+    set(COLLECTIVES_SEEN 1 PARENT_SCOPE)
+  elseif(NOT wrong MATCHES "^-?$" OR NOT algbw MATCHES "^-?$" OR NOT busbw MATCHES "^-?$")
+    fail("${at}: algbw '${algbw}', busbw '${busbw}', wrong '${wrong}' on a row of no collective")
+  endif()
+endfunction()
+
+# The head: every fact in the text and in the CSV.
+function(check_head text csv_lines)
+  foreach(key program dcuda_version dcuda_commit dcuda_build backend device nvidia_driver
+              cuda_driver_api cuda_runtime mpi_built_with ucx_built_with processes run)
+    if(NOT text MATCHES "(^|\n)# ${key}: [^\n]+")
+      fail("no '# ${key}:' line in the text")
+    endif()
+    set(found 0)
+    foreach(line IN LISTS csv_lines)
+      if(line MATCHES "^# ${key}: .+")
+        set(found 1)
+      endif()
+    endforeach()
+    if(NOT found)
+      fail("no '# ${key}:' line in the CSV")
+    endif()
+  endforeach()
+  if(NOT text MATCHES "# dcuda_commit: [0-9a-f]+|# dcuda_commit: unknown")
+    fail("the commit line does not name a commit")
+  endif()
+endfunction()
+
+set(COLUMNS "kind,what,ranks,bytes,unit,value,min,max,p50,p99,n,algbw_GBps,busbw_GBps,wrong")
+# The CSV's rows after its "# " head and its column names (into `rows`).
+function(csv_body lines rows_out)
+  set(rows "")
+  set(head_seen 0)
+  foreach(line IN LISTS lines)
+    if(line MATCHES "^#")
+      if(head_seen)
+        fail("a '#' line after the column names: ${line}")
+      endif()
+    elseif(NOT head_seen)
+      if(NOT line STREQUAL "${COLUMNS}")
+        fail("CSV column names '${line}'")
+      endif()
+      set(head_seen 1)
+    else()
+      list(APPEND rows "${line}")
+    endif()
+  endforeach()
+  set(${rows_out} "${rows}" PARENT_SCOPE)
 endfunction()
 
 file(REMOVE ${CSV})
@@ -69,37 +189,32 @@ if(NOT EXISTS ${CSV})
   fail("--csv ${CSV} (with a space) wrote nothing")
 endif()
 file(STRINGS ${CSV} lines)
-list(POP_FRONT lines head)
-if(NOT head STREQUAL "kind,what,ranks,bytes,unit,value,min,max,p50,p99,runs")
-  fail("CSV head '${head}'")
+check_head("${out}" "${lines}")
+csv_body("${lines}" rows)
+list(LENGTH rows nrows)
+if(nrows LESS 20)
+  fail("${nrows} CSV rows")
 endif()
-list(LENGTH lines rows)
-if(rows LESS 8)
-  fail("${rows} CSV rows")
-endif()
-# One row's fields (a list): value .. p99 in fields 5 to 9, runs in 10.
-function(check_row where fields tolerance)
-  list(GET fields 1 what)
-  set(n "")
-  foreach(i 5 6 7 8 9)
-    list(GET fields ${i} x)
-    millionths(${x} v)
-    list(APPEND n ${v})
-  endforeach()
-  list(GET fields 10 runs)
-  check_stats("${where} ${what}" ${n} ${runs} ${tolerance})
-endfunction()
-
-foreach(line IN LISTS lines)
+set(BOUND 8)
+set(RUNS 3)
+set(LATENCY_N 600) # -i 200, -r 3: sizes up to 1 KiB run every round
+set(COLLECTIVES_SEEN 0)
+foreach(line IN LISTS rows)
   string(REPLACE "," ";" f "${line}")
   check_row(CSV "${f}" 3)
 endforeach()
-# The table: the same rows, three decimals.
-string(REGEX MATCHALL "\n[a-z]+ +[a-zA-Z0-9_]+ +[0-9]+ +[0-9]+ +[a-z_]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9]+"
+if(NOT COLLECTIVES_SEEN)
+  fail("no collective row in the CSV")
+endif()
+if(NOT out MATCHES "\nkind +what +ranks +bytes +unit +avg +min +max +p50 +p99 +n +algbw +busbw +wrong\n")
+  fail("no column line in the text:\n${out}")
+endif()
+# The table: the same rows, three decimals (or more below 0.1).
+string(REGEX MATCHALL "\n[a-z]+ +[a-zA-Z0-9_]+ +[0-9]+ +[0-9]+ +[a-zA-Z_]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9]+ +[-0-9.]+ +[-0-9.]+ +[-0-9]+"
        table "${out}")
 list(LENGTH table trows)
-if(NOT trows EQUAL rows)
-  fail("${trows} table rows, ${rows} CSV rows:\n${out}")
+if(NOT trows EQUAL nrows)
+  fail("${trows} table rows, ${nrows} CSV rows:\n${out}")
 endif()
 foreach(line IN LISTS table)
   string(STRIP "${line}" line)
@@ -110,33 +225,40 @@ endforeach()
 set(PAIRS_CSV "${CSV}.pairs")
 file(REMOVE ${PAIRS_CSV})
 execute_process(COMMAND ${CMAKE_COMMAND} -E env DCUDA_PROCESSES=2
-                        ${BENCH} --peer --quick -b 4 -e 8 -n 150 -w 15 --pairs 2,all --rate
+                        ${BENCH} --peer --quick -b 4 -e 64 -n 150 -w 15 --pairs 2,all --rate
                         --csv=${PAIRS_CSV}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0 OR NOT EXISTS ${PAIRS_CSV})
   fail("the multi-pair run: exit ${rc}: ${err}")
 endif()
-if(NOT out MATCHES "150 rounds \\(15 warm-up\\) a latency case, sizes 4\\.\\.8")
-  fail("-n 150 -w 15 -b 4 -e 8 not in the head:\n${out}")
+if(NOT out MATCHES "150 rounds \\(15 warm-up\\) a latency case, sizes 4\\.\\.64 \\(-m: every sweep")
+  fail("-n 150 -w 15 -b 4 -e 64 not in the head:\n${out}")
 endif()
 file(STRINGS ${PAIRS_CSV} lines)
-list(POP_FRONT lines head)
+check_head("${out}" "${lines}")
+csv_body("${lines}" rows)
+set(BOUND 64)
+set(RUNS 1)
+set(LATENCY_N 150)
 set(sizes "")
 set(named "")
 set(checked 0)
-foreach(line IN LISTS lines)
+foreach(line IN LISTS rows)
   string(REPLACE "," ";" f "${line}")
+  check_row(CSV "${f}" 3)
   list(GET f 0 kind)
   list(GET f 1 what)
   list(GET f 3 bytes)
+  list(GET f 4 unit)
   list(GET f 5 value)
   if(what STREQUAL "peer_notified_put")
     list(APPEND sizes ${bytes})
   endif()
   if(kind STREQUAL "bandwidth")
     list(APPEND named ${what})
+    list(APPEND bw_sizes ${bytes})
     millionths(${value} gbps_${what}_${bytes})
-  elseif(kind STREQUAL "rate")
+  elseif(kind STREQUAL "rate" AND unit STREQUAL "Mmsg_per_s")
     millionths(${value} msgs)
     if(NOT DEFINED gbps_${what}_${bytes})
       fail("a rate row without its bandwidth row: ${line}")
@@ -150,14 +272,18 @@ foreach(line IN LISTS lines)
     math(EXPR checked "${checked} + 1")
   endif()
 endforeach()
-if(NOT sizes STREQUAL "4;8")
-  fail("latency sizes '${sizes}', want 4;8 (-b 4 -e 8)")
+if(NOT sizes STREQUAL "4;8;16;32;64")
+  fail("latency sizes '${sizes}', want 4;8;16;32;64 (-b 4 -e 64)")
+endif()
+list(REMOVE_DUPLICATES bw_sizes)
+if(NOT bw_sizes STREQUAL "8;64")
+  fail("peer bandwidth sizes '${bw_sizes}', want 8;64 (-b 4 -e 64 bounds them)")
 endif()
 list(REMOVE_DUPLICATES named)
 if(NOT named STREQUAL "peer_put_2_ranks;peer_put_all_ranks")
   fail("multi-pair rows '${named}', want peer_put_2_ranks;peer_put_all_ranks")
 endif()
-if(checked LESS 10)
+if(checked LESS 4)
   fail("${checked} rate rows checked")
 endif()
-message("PASSED bench.cli: ${rows} rows with their statistics; ${checked} rate rows")
+message("PASSED bench.cli: ${nrows} rows with their statistics; ${checked} rate rows")

@@ -21,10 +21,51 @@
  * they were (one kernel of every case moved unrelated rows by several
  * percent with any change to the inlined engine). Every rank brackets the
  * measured phase with the device timer; the host reads the span from the
- * earliest start to the latest stop of its device.
+ * earliest start to the latest stop of its device (the bandwidth and rate
+ * rows). The latency rows' recorder also keeps each round's time (the
+ * GPU's global timer, or CLOCK_MONOTONIC on CPU ranks) in bench_args.out,
+ * for their statistics over rounds.
  */
+#if !defined(__CUDACC__)
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#include <time.h>
+#endif
+
 #include "bench.h"
 #include "dcuda/dcuda_rank.h"
+
+/* Nanoseconds of a clock every rank of the device reads alike. */
+#if defined(__CUDACC__)
+static __device__ __forceinline__ long long bench_now(void)
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return (long long)t;
+}
+#else
+static inline long long bench_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + (long long)ts.tv_nsec;
+}
+#endif
+
+/* Keeps the time `ns` of timed round i when it is one the host reads
+ * (rounds 0, every, 2 * every, ...; out NULL: not the recorder, or an
+ * untimed round). */
+DCUDA_RANK_FN void bench_store(long long *out, int every, int i, long long ns)
+{
+    if (out && dcuda_thread_index() == 0 && i % every == 0)
+        out[1 + i / every] = ns;
+}
+
+/* The same for a round that started at t0. */
+DCUDA_RANK_FN void bench_keep(long long *out, int every, int i, long long t0)
+{
+    if (out)
+        bench_store(out, every, i, bench_now() - t0);
+}
 
 /* Ping-pong of notified puts of a size known only at run time: on a GPU
  * a function of its own, called once, so that the kernel's registers (and
@@ -36,27 +77,32 @@ static __device__ __noinline__
 DCUDA_RANK_FN
 #endif
 void pingpong_put_sized(dcuda_state_t *st, dcuda_win_t dst, int other, int first, size_t size,
-                        const char *src, int rounds)
+                        const char *src, int rounds, long long *out, int every)
 {
     for (int i = 0; i < rounds; i++) {
+        long long t0 = out ? bench_now() : 0;
         if (!first)
             dcuda_wait_notifications(st, 0, 1);
         dcuda_put_notify(st, dst, other, 0, size, src, 0);
         if (first)
             dcuda_wait_notifications(st, 0, 1);
+        bench_keep(out, every, i, t0);
     }
 }
 
+/* `rounds` round trips; rank 0 keeps their times in `out` (NULL: none). */
 DCUDA_RANK_FN void bench_pingpong(dcuda_state_t *st, const bench_args_t *a, dcuda_win_t dst, int me,
-                           const char *src, int rounds)
+                           const char *src, int rounds, long long *out)
 {
     int put = a->mode == BENCH_PINGPONG_PUT, constant4 = a->size == 0;
     int other = me == 0 ? a->peer : 0;
+    out = me == 0 ? out : NULL;
     if (put && !constant4) {
-        pingpong_put_sized(st, dst, other, me == 0, a->size, src, rounds);
+        pingpong_put_sized(st, dst, other, me == 0, a->size, src, rounds, out, a->every);
         return;
     }
     for (int i = 0; i < rounds; i++) {
+        long long t0 = out ? bench_now() : 0;
         if (me != 0)
             dcuda_wait_notifications(st, 0, 1);
         if (put) /* a size known when compiled, as one value's */
@@ -65,6 +111,7 @@ DCUDA_RANK_FN void bench_pingpong(dcuda_state_t *st, const bench_args_t *a, dcud
             dcuda_notify(st, other, DCUDA_COMM_DEVICE, 0);
         if (me == 0)
             dcuda_wait_notifications(st, 0, 1);
+        bench_keep(out, a->every, i, t0);
     }
 }
 
@@ -86,11 +133,13 @@ DCUDA_RANK_FN void bench_bandwidth(dcuda_state_t *st, const bench_args_t *a, dcu
 }
 
 /* Barriers, window creation or put + flush, a->iters times (no thesis
- * counterpart). */
+ * counterpart); rank 0 keeps each call's time. */
 DCUDA_RANK_FN void bench_runtime_call(dcuda_state_t *st, const bench_args_t *a, dcuda_win_t dst,
                                       int me, char *src)
 {
+    long long *out = me == 0 ? a->out : NULL;
     for (int i = 0; i < a->iters; i++) {
+        long long t0 = out ? bench_now() : 0;
         if (a->mode == BENCH_BARRIER) {
             dcuda_comm_barrier(st, DCUDA_COMM_DEVICE);
         } else if (a->mode == BENCH_WIN_CREATE) {
@@ -101,6 +150,7 @@ DCUDA_RANK_FN void bench_runtime_call(dcuda_state_t *st, const bench_args_t *a, 
             dcuda_put(st, dst, 1, 0, a->size, src);
             dcuda_win_flush(st, dst);
         }
+        bench_keep(out, a->every, i, t0);
     }
 }
 
@@ -128,16 +178,19 @@ BENCH_INLINE void bench_device(dcuda_state_t *st, const bench_args_t *a, const i
                  (a->mode == BENCH_BW_ALL || me == 0 ||
                   me == (a->mode <= BENCH_PINGPONG_NOTIFY ? a->peer : 1));
     if (family == BENCH_FAMILY_LATENCY && active)
-        bench_pingpong(st, a, dst_win, me, src, a->warmup);
+        bench_pingpong(st, a, dst_win, me, src, a->warmup, NULL);
 
     dcuda_start_cpu_timer(st);
     if (family == BENCH_FAMILY_LATENCY && active)
-        bench_pingpong(st, a, dst_win, me, src, a->iters);
+        bench_pingpong(st, a, dst_win, me, src, a->iters, a->out);
     else if (family == BENCH_FAMILY_BANDWIDTH && active)
         bench_bandwidth(st, a, dst_win, me, ranks, src);
     else if (family == BENCH_FAMILY_RUNTIME && a->mode == BENCH_HOST_PING)
-        for (int i = 0; me == 0 && i < a->iters; i++)
+        for (int i = 0; me == 0 && i < a->iters; i++) {
+            long long t0 = bench_now();
             dcuda_rank_ping_host(st);
+            bench_keep(a->out, a->every, i, t0);
+        }
     else if (family == BENCH_FAMILY_RUNTIME && a->mode != BENCH_IDLE)
         bench_runtime_call(st, a, dst_win, me, src);
     dcuda_stop_cpu_timer(st);
@@ -146,13 +199,16 @@ BENCH_INLINE void bench_device(dcuda_state_t *st, const bench_args_t *a, const i
     dcuda_win_free(st, src_win);
 }
 
-/* WORLD rank 0 <-> WORLD rank a->peer (process 1's first rank). */
+/* WORLD rank 0 <-> WORLD rank a->peer (process 1's first rank); the
+ * starter keeps the round trips' times in `out` (NULL: none). */
 DCUDA_RANK_FN void peer_pingpong(dcuda_state_t *st, const bench_args_t *a, dcuda_win_t dst,
-                                 int starter, const char *src, int rounds)
+                                 int starter, const char *src, int rounds, long long *out)
 {
     int put = a->mode == BENCH_PEER_PINGPONG_PUT;
     int other = starter ? a->peer : 0;
+    out = starter ? out : NULL;
     for (int i = 0; i < rounds; i++) {
+        long long t0 = out ? bench_now() : 0;
         if (!starter)
             dcuda_wait_notifications(st, 0, 1);
         if (put)
@@ -161,6 +217,7 @@ DCUDA_RANK_FN void peer_pingpong(dcuda_state_t *st, const bench_args_t *a, dcuda
             dcuda_notify(st, other, DCUDA_COMM_WORLD, 0);
         if (starter)
             dcuda_wait_notifications(st, 0, 1);
+        bench_keep(out, a->every, i, t0);
     }
 }
 
@@ -220,14 +277,14 @@ DCUDA_RANK_FN void bench_peer(dcuda_state_t *st, const bench_args_t *a)
     dcuda_win_create(st, DCUDA_COMM_WORLD, src, part, &src_win);
     dcuda_win_create(st, DCUDA_COMM_WORLD, a->dst + off, part, &dst_win);
     if (active && a->mode != BENCH_PEER_BW)
-        peer_pingpong(st, a, dst_win, side == BENCH_SIDE_SEND, src, a->warmup);
+        peer_pingpong(st, a, dst_win, side == BENCH_SIDE_SEND, src, a->warmup, NULL);
     dcuda_comm_barrier(st, DCUDA_COMM_WORLD); /* every process's ranks run before the clock starts */
 
     dcuda_start_cpu_timer(st);
     if (active && a->mode == BENCH_PEER_BW)
         peer_bandwidth(st, a, dst_win, world, src, side);
     else if (active)
-        peer_pingpong(st, a, dst_win, side == BENCH_SIDE_SEND, src, a->iters);
+        peer_pingpong(st, a, dst_win, side == BENCH_SIDE_SEND, src, a->iters, a->out);
     dcuda_stop_cpu_timer(st);
 
     dcuda_win_free(st, dst_win);
@@ -235,12 +292,16 @@ DCUDA_RANK_FN void bench_peer(dcuda_state_t *st, const bench_args_t *a)
 }
 
 /* Gets of a->size bytes at the start of `other`'s part of dst into src
- * (in my part of the other window), one after another. */
+ * (in my part of the other window), one after another; their times kept
+ * in `out` (NULL: none). */
 DCUDA_RANK_FN void get_loop(dcuda_state_t *st, dcuda_win_t dst, int other, char *src, size_t size,
-                            int rounds)
+                            int rounds, long long *out, int every)
 {
-    for (int i = 0; i < rounds; i++)
+    for (int i = 0; i < rounds; i++) {
+        long long t0 = out ? bench_now() : 0;
         dcuda_get(st, dst, other, 0, size, src);
+        bench_keep(out, every, i, t0);
+    }
 }
 
 /* Gets: on the device (BENCH_GET, rank 0 of rank 1, DEVICE windows) or
@@ -264,11 +325,11 @@ DCUDA_RANK_FN void bench_gets(dcuda_state_t *st, const bench_args_t *a)
     dcuda_win_create(st, comm, a->dst + off, part, &dst_win);
     int other = peer ? a->peer : 1, getter = side == BENCH_SIDE_SEND && part > 0;
     if (getter)
-        get_loop(st, dst_win, other, src, a->size, a->warmup);
+        get_loop(st, dst_win, other, src, a->size, a->warmup, NULL, 1);
     dcuda_comm_barrier(st, comm);
     dcuda_start_cpu_timer(st);
     if (getter)
-        get_loop(st, dst_win, other, src, a->size, a->iters);
+        get_loop(st, dst_win, other, src, a->size, a->iters, a->out, a->every);
     dcuda_stop_cpu_timer(st);
     dcuda_win_free(st, dst_win);
     dcuda_win_free(st, src_win);
@@ -394,27 +455,45 @@ DCUDA_RANK_FN void user_alltoall(dcuda_state_t *st, dcuda_win_t win, char *part,
         dcuda_wait_notifications(st, 5, p - 1);
 }
 
-/* The data a user collective's check starts from (bench.h): floats rank
- * + 1 for the rings, the blocks of bench_user_byte otherwise, the bytes
- * others write zeroed. */
-DCUDA_RANK_FN void user_fill(dcuda_state_t *st, const bench_args_t *a, char *part)
+/* The data a collective's check starts from (bench.h): for the
+ * reductions floats bench_float_in of my rank (h, in the half for
+ * SUM_HALF), the bytes of bench_fill_byte otherwise. */
+DCUDA_RANK_FN void bench_fill(const bench_args_t *a, int check, int h, int p, char *part)
 {
-    int p, r;
-    dcuda_comm_size(st, DCUDA_COMM_WORLD, &p);
-    dcuda_comm_rank(st, DCUDA_COMM_WORLD, &r);
-    const size_t n = a->size, blocks = (size_t)p, all = bench_user_elements(a->mode, n, p);
+    const size_t all = bench_check_elements(check, a->size, p);
     for (size_t i = (size_t)dcuda_thread_index(); i < all; i += (size_t)dcuda_thread_count()) {
-        size_t b = i / n, at = i % n;
-        if (a->mode == BENCH_ALLREDUCE_RING || a->mode == BENCH_REDUCE_SCATTER_USER)
-            ((float *)(void *)part)[i] = (float)(r + 1);
-        else if (a->mode == BENCH_BROADCAST_USER)
-            part[i] = r == 0 ? (char)bench_user_byte(0, 0, i) : 0;
-        else if (a->mode == BENCH_ALLGATHER_USER)
-            part[i] = b == (size_t)r ? (char)bench_user_byte(r, 0, at) : 0;
-        else /* the alltoall: my blocks for each rank, then room for theirs */
-            part[i] = b < blocks ? (char)bench_user_byte(r, (int)b, at) : 0;
+        if (bench_check_floats(check))
+            ((float *)(void *)part)[i] = bench_float_in(h, i);
+        else
+            part[i] = (char)bench_fill_byte(check, h, p, a->size, i);
     }
     dcuda_rank_sync();
+}
+
+/* The word at `off` of my part of win (WORLD) replaced by its op over
+ * every rank of WORLD, returned to every thread. */
+DCUDA_RANK_FN long long bench_world_op(dcuda_state_t *st, dcuda_win_t win, char *part, size_t off,
+                                       long long mine, dcuda_op_t op)
+{
+    volatile long long *slot = (volatile long long *)(void *)(part + off);
+    if (dcuda_thread_index() == 0)
+        *slot = mine;
+    dcuda_rank_sync();
+    dcuda_allreduce(st, win, off, 1, DCUDA_INT64, op);
+    long long all = *slot;
+    dcuda_rank_sync(); /* every thread read it before thread 0 writes the next */
+    return all;
+}
+
+/* Adds n to the rank's count at *slot (its threads count at once). */
+DCUDA_RANK_FN void bench_count(long long *slot, long long n)
+{
+#if defined(__CUDACC__)
+    if (n)
+        atomicAdd((unsigned long long *)slot, (unsigned long long)n);
+#else
+    *slot += n;
+#endif
 }
 
 /* One round trip of a 4-byte notified put between the pair's first and
@@ -485,36 +564,84 @@ DCUDA_RANK_FN void bench_world_call(dcuda_state_t *st, const bench_args_t *a, dc
         dcuda_broadcast(st, win, 0, a->size, 0);
 }
 
+/* The check of a WORLD collective (bench.h): fill, one call on `on`,
+ * then each rank counts the elements of its part that differ from what
+ * bench_element_right computes; WORLD rank 0 keeps the sum over WORLD in
+ * out[0]. The barrier after the call lets the calls that return before
+ * the others' data came (the flat broadcast's root) not run ahead of the
+ * check; the sum's allreduce holds every rank until all have checked. */
+DCUDA_RANK_FN void bench_world_check(dcuda_state_t *st, const bench_args_t *a, dcuda_win_t win,
+                                     dcuda_win_t on, char *part, int half)
+{
+    const int check = bench_check_of(a->mode);
+    int p, r;
+    dcuda_comm_size(st, DCUDA_COMM_WORLD, &p);
+    dcuda_comm_rank(st, DCUDA_COMM_WORLD, &r);
+    int h = r, ph = p; /* my rank and the ranks the data is over */
+    if (check == BENCH_CHECK_SUM_HALF) {
+        dcuda_comm_rank(st, half, &h);
+        dcuda_comm_size(st, half, &ph);
+    }
+    bench_fill(a, check, h, ph, part);
+    dcuda_comm_barrier(st, DCUDA_COMM_WORLD);
+    bench_world_call(st, a, on, part, half);
+    dcuda_comm_barrier(st, DCUDA_COMM_WORLD);
+    long long *slot = (long long *)(void *)(part + a->clock_off);
+    if (dcuda_thread_index() == 0)
+        *slot = 0;
+    dcuda_rank_sync();
+    long long wrong = 0;
+    const size_t all = bench_check_elements(check, a->size, ph);
+    const int looked = check != BENCH_CHECK_ROOT_SUM || r == a->peer; /* the reduce: its root */
+    for (size_t i = (size_t)dcuda_thread_index(); looked && i < all;
+         i += (size_t)dcuda_thread_count())
+        wrong += !bench_element_right(check, h, ph, a->size, part, i);
+    bench_count(slot, wrong);
+    dcuda_rank_sync();
+    wrong = bench_world_op(st, win, part, a->clock_off, *(volatile long long *)slot, DCUDA_SUM);
+    if (r == 0 && a->out && dcuda_thread_index() == 0)
+        a->out[0] = wrong;
+}
+
 /* A WORLD mode, a->iters times after a->warmup untimed ones, on a WORLD
- * window over the rank's a->stride bytes of dst. */
+ * window over the rank's a->stride bytes of dst (a collective checked
+ * first). Timed call by call (a->sync): each rank times its own call, and
+ * an untimed allreduce of those times (max) holds every rank until the
+ * call is done at all of them; WORLD rank 0 keeps the slowest rank's
+ * time. Otherwise back to back, for the device timer's span alone. */
 DCUDA_RANK_FN void bench_world(dcuda_state_t *st, const bench_args_t *a)
 {
-    int me;
+    int me, r;
     dcuda_win_t win;
     dcuda_comm_rank(st, DCUDA_COMM_DEVICE, &me);
-    char *part = a->stride ? a->dst + (size_t)me * a->stride : NULL; /* the barrier: none */
+    dcuda_comm_rank(st, DCUDA_COMM_WORLD, &r);
+    char *part = a->dst + (size_t)me * a->stride;
     dcuda_win_create(st, DCUDA_COMM_WORLD, part, a->stride, &win);
-    if (bench_user_mode(a->mode) && a->iters == 0) { /* the check's run */
-        user_fill(st, a, part);
-        dcuda_comm_barrier(st, DCUDA_COMM_WORLD);
-        bench_world_call(st, a, win, part, DCUDA_COMM_NULL);
-        dcuda_comm_barrier(st, DCUDA_COMM_WORLD); /* the broadcast's root returns first */
-    }
-    int half = DCUDA_COMM_NULL, r;
+    int half = DCUDA_COMM_NULL;
     dcuda_win_t on = win; /* the window the calls take */
     const int on_half = a->mode == BENCH_PAIR_HALF || a->mode == BENCH_ALLREDUCE_HALF;
-    if (a->mode == BENCH_BARRIER_HALF || on_half) {
-        dcuda_comm_rank(st, DCUDA_COMM_WORLD, &r);
+    if (a->mode == BENCH_BARRIER_HALF || on_half)
         dcuda_comm_split(st, DCUDA_COMM_WORLD, r % 2, r, win, 0, &half);
-    }
     if (on_half)
         dcuda_win_create(st, half, part, a->stride, &on);
+    if (bench_check_of(a->mode) != BENCH_CHECK_NONE)
+        bench_world_check(st, a, win, on, part, half);
     for (int i = 0; i < a->warmup; i++)
         bench_world_call(st, a, on, part, half);
     dcuda_comm_barrier(st, DCUDA_COMM_WORLD);
+    long long *out = r == 0 ? a->out : NULL;
     dcuda_start_cpu_timer(st);
-    for (int i = 0; i < a->iters; i++)
+    for (int i = 0; i < a->iters; i++) {
+        if (!a->sync) {
+            bench_world_call(st, a, on, part, half);
+            continue;
+        }
+        long long t0 = bench_now();
         bench_world_call(st, a, on, part, half);
+        long long mine = bench_now() - t0;
+        bench_store(out, a->every, i,
+                    bench_world_op(st, win, part, a->clock_off, mine, DCUDA_MAX));
+    }
     dcuda_stop_cpu_timer(st);
     if (on != win)
         dcuda_win_free(st, on);

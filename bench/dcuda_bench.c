@@ -1,15 +1,23 @@
 /*
  * dcuda_bench: latency and bandwidth of notified RMA between ranks of one
  * device (GPU blocks, or CPU threads without a GPU) and between processes
- * (one device each). Prints one table; its options (bench_options.c,
- * --help) follow the OSU micro-benchmarks (-m, -i, -x, -f, -r) with
- * nccl-tests' spellings beside them (-b, -e, -n, -w); --pairs sets the
- * multi-pair rows' sender counts, --rate adds a message rate beside every
- * bandwidth row, --csv FILE also writes the rows as CSV. --loop runs the
+ * (one device each). Prints one table (bench_report.c: a head with the
+ * versions, then rows of avg, min, max, p50, p99 over n samples, and for
+ * the collectives algbw, busbw and the wrong elements of their check);
+ * its options (bench_options.c, --help) follow the OSU micro-benchmarks
+ * (-m, -i, -x, -f, -r) with nccl-tests' spellings beside them (-b, -e,
+ * -n, -w); --pairs sets the multi-pair rows' sender counts, --rate adds a
+ * rate beside every bandwidth and collective row, --csv FILE also writes
+ * the rows as CSV (the head as "# key: value" lines). --loop runs the
  * peer rows in one process, between the halves of its ranks (with
  * DCUDA_NET_LOOPBACK=1 they then take the whole network path: proxies and
  * manager, on one GPU). --dcuda-<name>=<value> arguments go to dcuda; any
  * other option is refused (exit status 2).
+ *
+ * A latency row's samples are single rounds' times (a ping-pong's round
+ * trip / 2, a get, a call), kept by the rank that starts them; a
+ * bandwidth or rate row's are one value a run (its device timer span).
+ * -m bounds every sweep once given (bench_in_sweep).
  *
  *   latency    ping-pong between device ranks 0 and 1 (one-way = round trip / 2):
  *              4 B notified put and notification with 2 ranks and with every
@@ -21,10 +29,11 @@
  *              command queue (the path remote operations take)
  *   bandwidth  back-to-back notified puts of 8 B .. 4 MiB from rank 0 to 1,
  *              and from every rank r to r+1 at once (bytes copied / time);
- *              rate: the same runs in messages per second (8 B, or every
- *              size with --rate)
+ *              rate: the same runs in messages per second (the smallest
+ *              size, or every size with --rate)
  *   runtime    (no thesis counterpart) barrier of the device and of WORLD,
  *              window creation + free, put + flush: microseconds a call
+ *              (the WORLD ones timed as the collectives, bench_world.c)
  *   get        rank 0's blocking gets of rank 1's bytes over the sizes of
  *              -m (rows `get`: a get is a round trip, and the rows say so)
  *   collective allreduce and reduce (sum of floats; the reduce's root the
@@ -33,13 +42,16 @@
  *              broadcast at 4 MiB;
  *              allgather, reduce-scatter and alltoall of 8 B and 1 KiB a
  *              rank (a block); every rank of every process: microseconds
- *              a call; beside them the collectives a user writes with
- *              dcuda_put_notify, each checked once on known data before
- *              it is timed: allreduce_ring_user (a ring, as
+ *              a call, each call done at every rank before the next
+ *              (bench_world.c), and rate rows of the same calls back to
+ *              back; beside them the collectives a user writes with
+ *              dcuda_put_notify; every collective's run checks one call
+ *              on known data first: allreduce_ring_user (a ring, as
  *              docs/limitations.md advises for large reductions),
  *              reduce_scatter_ring_user (its first half),
  *              broadcast_flat_user (rank 0 puts to every rank; it returns
- *              once its puts went, so calls overlap), allgather_ring_user
+ *              once its puts went, so back to back calls overlap: its
+ *              rate row), allgather_ring_user
  *              (a ring) and alltoall_direct_user (a put to every rank)
  *   peer       with 2+ processes (several GPUs, mpirun, DCUDA_PROCESSES with
  *              CPU ranks): rows named peer_*, between processes 0 and 1
@@ -65,7 +77,9 @@
 #include <string.h>
 
 #include "bench.h"
+#include "bench_host.h"
 #include "bench_options.h"
+#include "bench_report.h"
 #include "dcuda/dcuda_host.h"
 #include "dcuda/dcuda_rank.h"
 
@@ -76,6 +90,8 @@ DCUDA_KERNEL_DECLARE(bench_peer);
 DCUDA_KERNEL_DECLARE(bench_get);
 
 #define BENCH_ONE_RANK_SPAN ((size_t)256 << 20)
+#define BENCH_BW_MAX_SIZE ((size_t)4 << 20) /* the same-device bandwidth sweep's largest */
+#define BENCH_MAX_SAMPLES (1 << 18)         /* rounds' times a row keeps (then every k-th) */
 
 static FILE *csv;
 static int quiet;  /* not process 0: print no rows */
@@ -84,56 +100,33 @@ static int process;
 static int family; /* enum bench_family of the open host's kernel */
 
 static int runs_per_case = 1; /* -r */
-static int full_stats;        /* -f */
+static int rate_all;          /* --rate */
+static int any_wrong;         /* a check found a wrong element: exit status 1 */
 
-/* The device timer spans of one case's runs, in ms. */
-typedef struct runs {
-    double ms[BENCH_MAX_RUNS];
-    int n;
-} runs_t;
+static long long *device_out;                 /* bench_args.out of the open host */
+static long long kept[1 + BENCH_MAX_SAMPLES]; /* its copy */
+static double samples[BENCH_MAX_SAMPLES + BENCH_MAX_RUNS], spans[BENCH_MAX_RUNS];
 
-static int compare_doubles(const void *a, const void *b)
+int bench_rate_every_size(void) { return rate_all; }
+
+/* The rounds' times a run kept (`a` as it ran) and its check's count, into *r. */
+static void collect(dcuda_host_h h, const bench_args_t *a, bench_result_t *r)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The p-th percentile of n sorted values (nearest rank). */
-static double percentile(const double *sorted, int n, double p)
-{
-    int k = (int)(p / 100.0 * n + 0.999999);
-    return sorted[k < 1 ? 0 : k > n ? n - 1 : k - 1];
-}
-
-/* One row: each run's value is k * ms, or k / ms when `per` (a rate);
- * the row's value is their average, and with -f the minimum, maximum,
- * median and 99th percentile follow. */
-static void report(const char *kind, const char *what, int ranks, size_t size, const char *unit,
-                   const runs_t *r, double k, int per)
-{
-    double v[BENCH_MAX_RUNS], sum = 0;
-    if (quiet || r->n < 1)
+    const int check = bench_world_mode(a->mode) && bench_check_of(a->mode) != BENCH_CHECK_NONE;
+    int n = bench_records(a->mode, a->sync) && a->iters > 0 ? (a->iters - 1) / a->every + 1 : 0;
+    if (n > BENCH_MAX_SAMPLES + BENCH_MAX_RUNS - r->n)
+        n = BENCH_MAX_SAMPLES + BENCH_MAX_RUNS - r->n;
+    if ((!n && !check) ||
+        dcuda_host_copy_out(h, kept, device_out, sizeof kept[0] * (size_t)(1 + n)) != DCUDA_OK)
         return;
-    for (int i = 0; i < r->n; i++)
-        sum += v[i] = per ? k / r->ms[i] : k * r->ms[i];
-    qsort(v, (size_t)r->n, sizeof v[0], compare_doubles);
-    double avg = sum / r->n, lo = v[0], hi = v[r->n - 1];
-    double p50 = percentile(v, r->n, 50), p99 = percentile(v, r->n, 99);
-    printf("%-10s %-30s %6d %9zu %10s %10.3f", kind, what, ranks, size, unit, avg);
-    if (full_stats)
-        printf(" %10.3f %10.3f %10.3f %10.3f %5d", lo, hi, p50, p99, r->n);
-    printf("\n");
-    fflush(stdout);
-    if (csv) {
-        fprintf(csv, "%s,%s,%d,%zu,%s,%.6f", kind, what, ranks, size, unit, avg);
-        if (full_stats)
-            fprintf(csv, ",%.6f,%.6f,%.6f,%.6f,%d", lo, hi, p50, p99, r->n);
-        fprintf(csv, "\n");
-    }
+    for (int i = 0; i < n; i++)
+        samples[r->n++] = (double)kept[1 + i];
+    if (check && kept[0] > r->wrong)
+        r->wrong = kept[0];
 }
 
 /* Runs one configuration; returns this device's timer span in ms, or -1. */
-static double run_case(dcuda_host_h h, const bench_args_t *args)
+static double run_case(dcuda_host_h h, const bench_args_t *args, bench_result_t *r)
 {
     const double *t;
     int n = 0;
@@ -144,6 +137,10 @@ static double run_case(dcuda_host_h h, const bench_args_t *args)
     }
     if (idling && bench_device_only(a.mode))
         a.mode = BENCH_IDLE;
+    /* Every k-th round when the runs' rounds are more than a row keeps. */
+    long total = (long)a.iters * runs_per_case;
+    a.every = total > BENCH_MAX_SAMPLES ? (int)((total - 1) / BENCH_MAX_SAMPLES + 1) : 1;
+    a.out = device_out;
     dcuda_status_t st = dcuda_host_run(h, &a, sizeof a, NULL);
     if (st == DCUDA_OK)
         st = dcuda_host_get_timings(h, &t, &n);
@@ -152,22 +149,73 @@ static double run_case(dcuda_host_h h, const bench_args_t *args)
                 dcuda_status_string(st), dcuda_host_last_error(h));
         return -1;
     }
+    if (!quiet)
+        collect(h, &a, r);
     return t[0];
 }
 
-/* Runs one configuration -r times; 1 if every run gave a span. Every
- * process runs the same number of times (SPMD). */
-static int run_cases(dcuda_host_h h, const bench_args_t *args, runs_t *r)
+int bench_measure(dcuda_host_h h, const bench_args_t *args, bench_result_t *r)
 {
     int good = 1;
-    r->n = 0;
+    *r = (bench_result_t){ samples, 0, spans, 0, -1 };
     for (int i = 0; i < runs_per_case; i++) {
-        double ms = run_case(h, args);
+        double ms = run_case(h, args, r);
         good &= ms > 0;
         if (ms > 0)
-            r->ms[r->n++] = ms;
+            spans[r->runs++] = ms;
     }
-    return good && r->n > 0;
+    return good && r->runs > 0;
+}
+
+static void emit(bench_row_t *row, double *v, int n)
+{
+    if (quiet || bench_stats(v, n, &row->s))
+        return;
+    bench_row_print(stdout, csv, row);
+}
+
+void bench_report_rounds(const char *kind, const char *what, int ranks, size_t bytes,
+                         const char *unit, const bench_result_t *r, double scale)
+{
+    bench_row_t row = { kind, what, ranks, bytes, unit, { 0 }, -1, -1, r->wrong };
+    if (!quiet && r->n < 1)
+        fprintf(stderr, "bench: %s %zu B: no round was timed\n", what, bytes);
+    for (int i = 0; i < r->n; i++)
+        r->ns[i] *= scale;
+    emit(&row, r->ns, r->n);
+}
+
+void bench_report_runs(const char *kind, const char *what, int ranks, size_t bytes,
+                       const char *unit, const bench_result_t *r, double k, int per)
+{
+    double v[BENCH_MAX_RUNS];
+    bench_row_t row = { kind, what, ranks, bytes, unit, { 0 }, -1, -1, -1 };
+    for (int i = 0; i < r->runs; i++)
+        v[i] = per ? k / r->ms[i] : k * r->ms[i];
+    emit(&row, v, r->runs);
+}
+
+void bench_report_collective(const char *what, int mode, int ranks, size_t bytes,
+                             const bench_result_t *r)
+{
+    bench_row_t row = { "collective", what, ranks, bytes, "latency_us", { 0 }, -1, -1, r->wrong };
+    if (quiet)
+        return;
+    if (r->wrong != 0) {
+        any_wrong = 1;
+        fprintf(stderr, "bench: %s of %zu B on %d ranks: %lld wrong element(s)%s\n", what, bytes,
+                ranks, r->wrong, r->wrong < 0 ? " (no check ran)" : "");
+    }
+    for (int i = 0; i < r->n; i++)
+        r->ns[i] *= 1e-3;
+    if (bench_stats(r->ns, r->n, &row.s))
+        return;
+    double factor = bench_bus_factor(mode, ranks);
+    if (factor >= 0 && row.s.avg > 0) { /* bytes / us / 1e3 = GB/s */
+        row.algbw = bench_alg_bytes(mode, bytes, ranks) / (row.s.avg * 1e3);
+        row.busbw = row.algbw * factor;
+    }
+    bench_row_print(stdout, csv, &row);
 }
 
 /* The kernel of a family of cases (bench_kernel.c). */
@@ -235,9 +283,9 @@ static void sweep_sizes(dcuda_host_h h, bench_args_t *a, int ranks, const sweep_
         a->size = size;
         a->iters = rounds_for(w, size);
         a->warmup = w->warmup < a->iters ? w->warmup : a->iters;
-        runs_t r;
-        if (run_cases(h, a, &r))
-            report("latency", what, ranks, size, unit, &r, 1e3 / a->iters / legs, 0);
+        bench_result_t r;
+        if (bench_measure(h, a, &r))
+            bench_report_rounds("latency", what, ranks, size, unit, &r, 1e-3 / legs);
     }
 }
 
@@ -287,239 +335,21 @@ static void runtime_calls(dcuda_host_h h, int ranks, int iters)
         a.mode = calls[c].mode;
         a.iters = calls[c].mode == BENCH_WIN_CREATE ? iters / 10 + 1 : iters;
         a.size = 8;
-        runs_t r;
-        if (run_cases(h, &a, &r))
-            report("runtime", calls[c].what, ranks, a.size * (calls[c].mode == BENCH_PUT_FLUSH),
-                   "us_per_call", &r, 1e3 / a.iters, 0);
+        bench_result_t r;
+        if (bench_measure(h, &a, &r))
+            bench_report_rounds("runtime", calls[c].what, ranks,
+                                a.size * (calls[c].mode == BENCH_PUT_FLUSH), "us_per_call", &r,
+                                1e-3);
     }
     dcuda_host_free(h, a.src);
     dcuda_host_free(h, a.dst);
 }
 
-/* A barrier of WORLD: every rank of every process (row `prefix`world_barrier). */
-static void world_barrier(dcuda_host_h h, int ranks, int iters, const char *prefix)
-{
-    bench_args_t a = { 0 };
-    a.mode = BENCH_BARRIER_WORLD;
-    a.iters = iters;
-    runs_t r;
-    char what[64];
-    snprintf(what, sizeof what, "%sworld_barrier", prefix);
-    if (run_cases(h, &a, &r))
-        report("runtime", what, ranks, 0, "us_per_call", &r, 1e3 / iters, 0);
-}
-
-/* The sizes of the WORLD collectives: rows of one device and of a whole
- * WORLD; and between the processes, one rank each, at sizes that
- * dcuda_ref_nvshmem measures too. */
+/* The sizes of the WORLD collectives (bench_world.c): rows of one device
+ * and of a whole WORLD; and between the processes, one rank each, at
+ * sizes that dcuda_ref_nvshmem measures too. */
 static const size_t world_sizes[] = { 8, 1024, 65536, 1048576, 4194304 };
 static const size_t peer_sizes[] = { 8, 4096, 262144, 4194304, 16777216 };
-
-/* An allreduce of floats on a window of a half of WORLD (split by
- * parity), at the first three WORLD sizes: the collective of a split
- * beside WORLD's rows (`prefix`half_allreduce_sum_float). */
-static void half_allreduce_rows(dcuda_host_h h, int ranks, int devices, int iters,
-                                const char *prefix)
-{
-    const int half = (ranks + 1) / 2;
-    bench_args_t a = { 0 };
-    size_t room = dcuda_allreduce_room(half, world_sizes[2] / 4, DCUDA_FLOAT);
-    a.stride = room > dcuda_comm_split_room(ranks) ? room : dcuda_comm_split_room(ranks);
-    if (dcuda_host_alloc(h, a.stride * (size_t)devices, (void **)&a.dst) != DCUDA_OK)
-        return;
-    a.mode = BENCH_ALLREDUCE_HALF;
-    for (int k = 0; k < 3; k++) {
-        a.size = world_sizes[k];
-        a.iters = world_sizes[k] > 4096 ? iters / 10 + 1 : iters;
-        a.warmup = a.iters / 10 + 1;
-        runs_t r;
-        char what[64];
-        snprintf(what, sizeof what, "%shalf_allreduce_sum_float", prefix);
-        if (run_cases(h, &a, &r))
-            report("collective", what, half, a.size, "us_per_call", &r, 1e3 / a.iters, 0);
-    }
-    dcuda_host_free(h, a.dst);
-}
-
-/* The communicators beyond WORLD: a barrier of NODE, of a half of WORLD
- * (split by parity, so that each half spans every device), a split of
- * WORLD + its free, and the one-way time of a 4-byte notified put between
- * WORLD ranks 0 and 2 on a WORLD window and on a window of their half
- * (rows `prefix`node_barrier, half_barrier, comm_split_free,
- * pair_put_notify_world, pair_put_notify_half). `devices`: ranks of this
- * process. */
-static void comm_rows(dcuda_host_h h, int ranks, int devices, int iters, const char *prefix)
-{
-    static const struct {
-        int mode;
-        const char *what;
-    } rows[] = { { BENCH_BARRIER_NODE, "node_barrier" },
-                 { BENCH_BARRIER_HALF, "half_barrier" },
-                 { BENCH_SPLIT, "comm_split_free" },
-                 { BENCH_PAIR_WORLD, "pair_put_notify_world" },
-                 { BENCH_PAIR_HALF, "pair_put_notify_half" } };
-    bench_args_t a = { 0 };
-    a.stride = dcuda_comm_split_room(ranks) < 128 ? 128 : dcuda_comm_split_room(ranks);
-    if (dcuda_host_alloc(h, a.stride * (size_t)devices, (void **)&a.dst) != DCUDA_OK)
-        return;
-    for (int c = 0; c < (int)(sizeof rows / sizeof rows[0]); c++) {
-        const int pair = rows[c].mode == BENCH_PAIR_WORLD || rows[c].mode == BENCH_PAIR_HALF;
-        if (pair && ranks < 3)
-            continue;
-        a.mode = rows[c].mode;
-        a.iters = a.mode == BENCH_SPLIT ? iters / 10 + 1 : iters;
-        a.warmup = a.iters / 10 + 1;
-        runs_t r;
-        char what[64];
-        snprintf(what, sizeof what, "%s%s", prefix, rows[c].what);
-        if (run_cases(h, &a, &r))
-            report("runtime", what, ranks, pair ? 4u : 0u, pair ? "us_one_way" : "us_per_call", &r,
-                   1e3 / a.iters / (pair ? 2 : 1), 0);
-    }
-    dcuda_host_free(h, a.dst);
-    half_allreduce_rows(h, ranks, devices, iters, prefix);
-}
-
-/* The WORLD collectives timed, each at the first 2, 3, 4 or 5 of its
- * sizes (the data of a reduction, a broadcast's bytes, a block of the
- * others); the allreduces also at the fourth, where the ring takes over
- * from the tree, and the broadcast at the fourth and fifth, which one
- * device's ranks read, and where across devices (or through the loopback
- * path) the chain takes over. */
-typedef struct world_coll {
-    int mode;
-    const char *name;
-    int sizes; /* the first 2 .. 5 */
-} world_coll_t;
-
-static const world_coll_t world_colls[] = {
-    { BENCH_ALLREDUCE, "allreduce_sum_float", 4 },
-    { BENCH_ALLREDUCE_RING, "allreduce_ring_user", 4 },
-    { BENCH_BROADCAST, "broadcast", 5 },
-    { BENCH_BROADCAST_USER, "broadcast_flat_user", 5 },
-    { BENCH_ALLGATHER, "allgather", 2 },
-    { BENCH_ALLGATHER_USER, "allgather_ring_user", 2 },
-    { BENCH_REDUCE, "reduce_sum_float", 3 },
-    { BENCH_REDUCE_SCATTER, "reduce_scatter_sum_float", 2 },
-    { BENCH_REDUCE_SCATTER_USER, "reduce_scatter_ring_user", 2 },
-    { BENCH_ALLTOALL, "alltoall", 2 },
-    { BENCH_ALLTOALL_USER, "alltoall_direct_user", 2 },
-};
-
-/* Bytes from offset 0 that mode needs in every part at size. */
-static size_t world_coll_room(int mode, int ranks, size_t size)
-{
-    switch (mode) {
-    case BENCH_ALLGATHER:
-    case BENCH_ALLGATHER_USER:
-        return size * (size_t)ranks;
-    case BENCH_ALLTOALL_USER:
-    case BENCH_REDUCE_SCATTER_USER: /* the ring's data and its scratch */
-        return 2u * size * (size_t)ranks;
-    case BENCH_REDUCE_SCATTER:
-        return dcuda_reduce_scatter_room(ranks, size / 4, DCUDA_FLOAT);
-    case BENCH_ALLTOALL:
-        return dcuda_alltoall_room(ranks, size);
-    case BENCH_BROADCAST:
-    case BENCH_BROADCAST_USER:
-        return size;
-    case BENCH_ALLREDUCE_RING:
-        return 3u * size;
-    default:
-        return dcuda_allreduce_room(ranks, size / 4, DCUDA_FLOAT);
-    }
-}
-
-/* Does element i of the part of WORLD rank r hold what user collective
- * `a` must leave there (after its check run, bench_kernel.c's user_fill)?
- * Only the bytes the collective defines are looked at. */
-static int user_element_right(const bench_args_t *a, int ranks, int r, const char *part, size_t i)
-{
-    const size_t n = a->size;
-    const float sum = (float)ranks * (float)(ranks + 1) / 2.0f; /* exact at these counts */
-    const float *f = (const float *)(const void *)part;
-    switch (a->mode) {
-    case BENCH_ALLREDUCE_RING:
-        return f[i] == sum;
-    case BENCH_REDUCE_SCATTER_USER: { /* chunk r + 1 of the ring's n * ranks floats */
-        const size_t all = n / 4 * (size_t)ranks, c = (size_t)((r + 1) % ranks);
-        const size_t first = all * c / (size_t)ranks, last = all * (c + 1) / (size_t)ranks;
-        return i < first || i >= last || f[i] == sum;
-    }
-    case BENCH_BROADCAST_USER:
-        return (unsigned char)part[i] == bench_user_byte(0, 0, i);
-    case BENCH_ALLGATHER_USER:
-        return (unsigned char)part[i] == bench_user_byte((int)(i / n), 0, i % n);
-    default: { /* the alltoall: block s of the second half came from rank s */
-        size_t b = i / n;
-        if (b < (size_t)ranks || b - (size_t)ranks == (size_t)r)
-            return 1;
-        return (unsigned char)part[i] == bench_user_byte((int)(b - (size_t)ranks), r, i % n);
-    }
-    }
-}
-
-/* Whether a collective a user writes (bench_user_mode) is right: one call
- * on known data (its check run, iters 0), then every part of this
- * process's `devices` ranks is compared. Says so when not. */
-static int user_coll_right(dcuda_host_h h, const bench_args_t *args, int ranks, int devices)
-{
-    bench_args_t a = *args;
-    a.iters = a.warmup = 0;
-    dcuda_rank_info_t info;
-    dcuda_host_get_rank_info(h, &info);
-    const size_t count = bench_user_elements(a.mode, a.size, ranks);
-    char *got = malloc(a.stride * (size_t)devices + 1u);
-    int ran = got && run_case(h, &a) > 0 &&
-              dcuda_host_copy_out(h, got, a.dst, a.stride * (size_t)devices) == DCUDA_OK;
-    size_t wrong = 0;
-    for (int d = 0; ran && d < devices; d++)
-        for (size_t i = 0; i < count; i++)
-            wrong +=
-                !user_element_right(&a, ranks, info.rank_start + d, got + (size_t)d * a.stride, i);
-    free(got);
-    if (ran && wrong == 0)
-        return 1;
-    fprintf(stderr, "bench: process %d: the user's collective (mode %d, %zu bytes) %s\n", process,
-            a.mode, a.size, ran ? "left wrong data" : "did not run");
-    return 0;
-}
-
-/* Microseconds each collective of world_colls takes, every rank of every
- * process taking part (a reduce's root is the last rank, so its result
- * is handed over), at sizes[] (5 of them); rows `prefix`<name>. `devices`
- * ranks of this process. */
-static void world_collectives(dcuda_host_h h, int ranks, int devices, int iters,
-                              const size_t *sizes, const char *prefix)
-{
-    const int kinds = (int)(sizeof world_colls / sizeof world_colls[0]);
-    bench_args_t a = { 0 };
-    size_t room = 0;
-    for (int c = 0; c < kinds; c++)
-        for (int s = 0; s < world_colls[c].sizes; s++) {
-            size_t need = world_coll_room(world_colls[c].mode, ranks, sizes[s]);
-            room = need > room ? need : room;
-        }
-    if (dcuda_host_alloc(h, room * (size_t)devices, (void **)&a.dst) != DCUDA_OK)
-        return;
-    a.stride = room;
-    a.peer = ranks - 1;
-    for (int c = 0; c < kinds; c++)
-        for (int s = 0; s < world_colls[c].sizes; s++) {
-            a.mode = world_colls[c].mode;
-            a.size = sizes[s];
-            a.iters = sizes[s] > 65536 ? iters / 8 + 1 : iters;
-            a.warmup = a.iters / 10 + 1;
-            runs_t r;
-            char what[64];
-            snprintf(what, sizeof what, "%s%s", prefix, world_colls[c].name);
-            if (bench_user_mode(a.mode) && !user_coll_right(h, &a, ranks, devices))
-                continue;
-            if (run_cases(h, &a, &r))
-                report("collective", what, ranks, a.size, "us_per_call", &r, 1e3 / a.iters, 0);
-        }
-    dcuda_host_free(h, a.dst);
-}
 
 static void latency(dcuda_host_h h, int ranks, const sweep_t *w, const char *label)
 {
@@ -533,13 +363,13 @@ static void latency(dcuda_host_h h, int ranks, const sweep_t *w, const char *lab
     a.size = 0; /* 4 bytes, the size a constant in the rank code */
     for (int mode = BENCH_PINGPONG_PUT; mode <= BENCH_PINGPONG_NOTIFY; mode++) {
         a.mode = mode;
-        runs_t r;
+        bench_result_t r;
         char what[64];
         snprintf(what, sizeof what, "%s%s",
                  mode == BENCH_PINGPONG_PUT ? "notified_put_4B" : "notify", label);
-        if (run_cases(h, &a, &r))
-            report("latency", what, ranks, mode == BENCH_PINGPONG_PUT ? 4 : 0, "one_way_us", &r,
-                   1e3 / iters / 2, 0);
+        if (bench_measure(h, &a, &r))
+            bench_report_rounds("latency", what, ranks, mode == BENCH_PINGPONG_PUT ? 4 : 0,
+                                "one_way_us", &r, 0.5e-3);
     }
     dcuda_host_free(h, a.src);
     dcuda_host_free(h, a.dst);
@@ -552,29 +382,31 @@ static void host_round_trip(dcuda_host_h h, int iters)
         return;
     a.mode = BENCH_HOST_PING;
     a.iters = iters;
-    runs_t r;
-    if (run_cases(h, &a, &r))
-        report("host", "command_queue_ping", 1, 0, "round_trip_us", &r, 1e3 / iters, 0);
+    bench_result_t r;
+    if (bench_measure(h, &a, &r))
+        bench_report_rounds("host", "command_queue_ping", 1, 0, "round_trip_us", &r, 1e-3);
     dcuda_host_free(h, a.src);
     dcuda_host_free(h, a.dst);
 }
 
-static int rate_all; /* --rate: a message rate beside every bandwidth row */
-
-/* The bandwidth row of one case and, at 8 B or with --rate, its message
- * rate: `msgs` notified puts of `size` bytes from `senders` ranks. */
+/* The bandwidth row of one case and, at the sweep's first size or with
+ * --rate, its message rate: `msgs` notified puts of `size` bytes from
+ * `senders` ranks. */
 static void report_bandwidth(const char *what, int senders, size_t size, double msgs,
-                             const runs_t *r)
+                             const bench_result_t *r, int first)
 {
-    report("bandwidth", what, senders, size, "GBps", r, msgs * (double)size / 1e6, 1);
-    if (size == 8 || rate_all)
-        report("rate", what, senders, size, "Mmsg_per_s", r, msgs / 1e3, 1);
+    bench_report_runs("bandwidth", what, senders, size, "GBps", r, msgs * (double)size / 1e6, 1);
+    if (first || rate_all)
+        bench_report_runs("rate", what, senders, size, "Mmsg_per_s", r, msgs / 1e3, 1);
 }
 
-static void bandwidth(dcuda_host_h h, int ranks, int all, double total_bytes)
+/* Back-to-back notified puts of 8 B .. 4 MiB (within -m): from rank 0 to
+ * 1, or (`all`) from every rank r to r + 1. */
+static void bandwidth(dcuda_host_h h, int ranks, int all, double total_bytes, const sweep_t *w)
 {
     bench_args_t a = { 0 };
-    size_t max = BENCH_MAX_SIZE;
+    size_t max = BENCH_BW_MAX_SIZE;
+    int first = 1;
     if (all && (double)ranks * (double)max > 8e9)
         max = (size_t)(8e9 / ranks) & ~(size_t)4095;
     /* One sender cycles through 256 MiB (several times the L2). */
@@ -582,15 +414,17 @@ static void bandwidth(dcuda_host_h h, int ranks, int all, double total_bytes)
         return;
     a.mode = all ? BENCH_BW_ALL : BENCH_BW_ONE;
     for (size_t size = 8; size <= max; size *= 2) {
+        if (!bench_in_sweep(w, size))
+            continue;
         double senders = all ? ranks : 1;
         double it = total_bytes / (senders * (double)size);
         a.iters = it < 20 ? 20 : it > 20000 ? 20000 : (int)it;
         a.size = size;
-        runs_t r;
-        if (!run_cases(h, &a, &r))
-            continue;
-        report_bandwidth(all ? "put_all_ranks" : "put_one_rank", all ? ranks : 1, size,
-                         senders * a.iters, &r);
+        bench_result_t r;
+        if (bench_measure(h, &a, &r))
+            report_bandwidth(all ? "put_all_ranks" : "put_one_rank", all ? ranks : 1, size,
+                             senders * a.iters, &r, first);
+        first = 0;
     }
     dcuda_host_free(h, a.src);
     dcuda_host_free(h, a.dst);
@@ -685,10 +519,10 @@ static void peer_latency(dcuda_host_h h, const peer_setup_t *p, int ranks, const
         a.size = notify ? 0 : size;
         a.iters = rounds_for(w, a.size);
         a.warmup = w->warmup < a.iters ? w->warmup : a.iters;
-        runs_t r;
-        if (run_cases(h, &a, &r))
-            report("latency", notify ? notify_name : put_name, ranks, a.size, "one_way_us", &r,
-                   1e3 / a.iters / 2, 0);
+        bench_result_t r;
+        if (bench_measure(h, &a, &r))
+            bench_report_rounds("latency", notify ? notify_name : put_name, ranks, a.size,
+                                "one_way_us", &r, 0.5e-3);
         if (notify)
             break;
     }
@@ -737,7 +571,8 @@ static void pair_rows_name(char *out, size_t size, int k)
 
 /* Multi-pair bandwidth (and message rate): for each count k of --pairs,
  * the first k ranks of each side put back-to-back at once. */
-static void peer_bandwidth(dcuda_host_h h, const peer_setup_t *p, const int *pairs, int counts)
+static void peer_bandwidth(dcuda_host_h h, const peer_setup_t *p, const int *pairs, int counts,
+                           const sweep_t *w)
 {
     bench_args_t a = { 0 };
     a.mode = BENCH_PEER_BW;
@@ -752,15 +587,20 @@ static void peer_bandwidth(dcuda_host_h h, const peer_setup_t *p, const int *pai
         pair_rows_name(what, sizeof what, pairs[j]);
         /* Each sender has its own share of both buffers, a whole number of 4 KiB. */
         a.stride = fits ? p->budget / (size_t)(k * halves(p)) & ~(size_t)4095 : 0;
-        /* 8 B, then powers of 4 from 64 B to 64 MiB. */
+        /* 8 B, then powers of 4 from 64 B to 64 MiB (within -m, which every
+         * process knows alike). */
+        int first = 1;
         for (size_t size = 8; size <= PEER_MAX_SIZE; size = size == 8 ? 64 : size * 4) {
+            if (!bench_in_sweep(w, size))
+                continue;
             int run = fits && size <= a.stride;
             a.senders = run ? k : 0; /* 0: nobody active, the run only keeps step */
             a.size = size;
             a.iters = run ? peer_iters(p, k, size) : 0;
-            runs_t r;
-            if (run_cases(h, &a, &r) && run)
-                report_bandwidth(what, k, size, (double)k * a.iters, &r);
+            bench_result_t r;
+            if (bench_measure(h, &a, &r) && run)
+                report_bandwidth(what, k, size, (double)k * a.iters, &r, first);
+            first = 0;
         }
     }
     dcuda_host_free(h, a.src);
@@ -794,7 +634,7 @@ static void peer_section(dcuda_host_h h, const dcuda_rank_info_t *info, const cm
     }
     peer_latency(h, &p, info->rank_count, &c->w, "_busy_device");
     if (c->with_bandwidth)
-        peer_bandwidth(h, &p, c->pairs, c->pair_counts);
+        peer_bandwidth(h, &p, c->pairs, c->pair_counts, &c->w);
 }
 
 /* What every host of the run is opened with. */
@@ -809,35 +649,30 @@ typedef struct bench_opts {
 /* The table's head (process 0; once, after the first host tells what runs). */
 static void print_head(const bench_opts_t *o, const dcuda_rank_info_t *info)
 {
-    if (!quiet && o->csv_path && !(csv = fopen(o->csv_path, "w")))
+    char run[320];
+    if (quiet)
+        return;
+    if (o->csv_path && !(csv = fopen(o->csv_path, "w")))
         fprintf(stderr, "bench: cannot write %s\n", o->csv_path); /* go on: the others expect us */
-    if (!quiet) {
-        printf("# dcuda_bench: backend %s (%s), %d thread(s) per rank", info->backend,
-               info->device_name, info->threads_per_rank);
-        if (info->process_count > 1)
-            printf(", %d processes (same-device rows: process 0's device)", info->process_count);
-        printf("; %d rounds (%d warm-up) a latency case, sizes %zu..%zu\n", o->w.iters, o->w.warmup,
-               o->w.min, o->w.max);
-        if (runs_per_case > 1)
-            printf("# each case run %d times; value: the average of the runs\n", runs_per_case);
-        printf("%-10s %-30s %6s %9s %10s %10s", "kind", "what", "ranks", "bytes", "unit", "value");
-        if (full_stats)
-            printf(" %10s %10s %10s %10s %5s", "min", "max", "p50", "p99", "runs");
-        printf("\n");
-    }
-    if (csv)
-        fprintf(csv, "kind,what,ranks,bytes,unit,value%s\n",
-                full_stats ? ",min,max,p50,p99,runs" : "");
+    snprintf(run, sizeof run,
+             "%d rounds (%d warm-up) a latency case, sizes %zu..%zu (%s); %d run(s) a case%s",
+             o->w.iters, o->w.warmup, o->w.min, o->w.max,
+             o->w.bounded ? "-m: every sweep within" : "the latency sweeps; others their own",
+             runs_per_case,
+             info->process_count > 1 ? "; same-device rows: process 0's device" : "");
+    bench_head_print(stdout, csv, info, run);
+    bench_columns_print(stdout, csv);
 }
 
-/* Opens a host of family f's kernel; 0, or -1. The first one starts the
- * processes of a run of several (forked, or under mpirun) and prints the
- * table's head. */
+/* Opens a host of family f's kernel, with the memory its runs keep their
+ * rounds' times in; 0, or -1. The first one starts the processes of a run
+ * of several (forked, or under mpirun) and prints the table's head. */
 static int open_family(const bench_opts_t *o, const char *ranks, int f, dcuda_host_h *h,
                        dcuda_rank_info_t *info)
 {
     static int opened;
-    if (open_host(o->argc, o->argv, ranks, o->threads, f, h, info) != DCUDA_OK)
+    if (open_host(o->argc, o->argv, ranks, o->threads, f, h, info) != DCUDA_OK ||
+        dcuda_host_alloc(*h, sizeof kept, (void **)&device_out) != DCUDA_OK)
         return -1;
     if (!opened++) {
         process = info->process_index;
@@ -846,6 +681,13 @@ static int open_family(const bench_opts_t *o, const char *ranks, int f, dcuda_ho
         print_head(o, info);
     }
     return 0;
+}
+
+static void finish_family(dcuda_host_h h)
+{
+    dcuda_host_free(h, device_out);
+    device_out = NULL;
+    dcuda_host_finish(h);
 }
 
 /* The peer get rows of a host of the get kernel on `ranks` ranks a device
@@ -859,7 +701,7 @@ static int peer_get_rows(const bench_opts_t *o, const char *ranks, int quick, co
         return 1;
     peer_setup_t p = peer_setup(&info, quick);
     peer_gets(h, &p, info.rank_count, w, suffix);
-    dcuda_host_finish(h);
+    finish_family(h);
     return 0;
 }
 
@@ -869,15 +711,17 @@ static int peer_get_rows(const bench_opts_t *o, const char *ranks, int quick, co
 static int every_rank_world_rows(const bench_opts_t *o, const char *all, int iters, int calls,
                                  dcuda_rank_info_t *info)
 {
+    const sweep_t *w = &o->w;
     dcuda_host_h h;
     if (open_family(o, all, BENCH_FAMILY_RUNTIME, &h, info))
         return 1;
     if (calls)
         runtime_calls(h, info->rank_responsible, iters);
-    world_barrier(h, info->rank_count, iters, "");
-    comm_rows(h, info->rank_count, info->rank_responsible, iters, "");
-    world_collectives(h, info->rank_count, info->rank_responsible, iters, world_sizes, "");
-    dcuda_host_finish(h);
+    bench_world_barrier(h, info->rank_count, iters, "");
+    bench_comm_rows(h, info->rank_count, info->rank_responsible, iters, w, "");
+    bench_world_collectives(h, info->rank_count, info->rank_responsible, iters, world_sizes, w, "",
+                            0);
+    finish_family(h);
     return 0;
 }
 
@@ -890,10 +734,11 @@ static int peer_collective_rows(const bench_opts_t *o, const char *ranks, int it
     dcuda_rank_info_t info = { 0 };
     if (open_family(o, ranks, BENCH_FAMILY_RUNTIME, &h, &info))
         return 1;
-    world_barrier(h, info.rank_count, iters, "peer_");
-    comm_rows(h, info.rank_count, info.rank_responsible, iters, "peer_");
-    world_collectives(h, info.rank_count, info.rank_responsible, iters, peer_sizes, "peer_");
-    dcuda_host_finish(h);
+    bench_world_barrier(h, info.rank_count, iters, "peer_");
+    bench_comm_rows(h, info.rank_count, info.rank_responsible, iters, &o->w, "peer_");
+    bench_world_collectives(h, info.rank_count, info.rank_responsible, iters, peer_sizes, &o->w,
+                            "peer_", 1);
+    finish_family(h);
     return 0;
 }
 
@@ -903,8 +748,9 @@ int main(int argc, char **argv)
     int parsed = bench_parse_options(argc, argv, &c);
     if (parsed)
         return parsed == 1 ? 0 : 2;
+    if (c.self_test)
+        return bench_self_test(stdout) ? 1 : 0;
     runs_per_case = c.runs;
-    full_stats = c.full;
     rate_all = c.rate_all;
     bench_opts_t o = { argc, argv, c.threads, c.csv_path, c.w };
     const sweep_t *w = &c.w;
@@ -922,36 +768,36 @@ int main(int argc, char **argv)
             return 1;
         latency(h, 2, w, "");
         latency_sweep(h, w);
-        dcuda_host_finish(h);
+        finish_family(h);
         if (open_family(&o, "2", BENCH_FAMILY_GET, &h, &info))
             return 1;
         device_gets(h, w);
-        dcuda_host_finish(h);
+        finish_family(h);
         if (open_family(&o, "2", BENCH_FAMILY_RUNTIME, &h, &info))
             return 1;
         host_round_trip(h, iters / 10);
         runtime_calls(h, 2, iters / 10);
-        world_collectives(h, info.rank_count, info.rank_responsible, iters / 10, world_sizes,
-                          "");
-        dcuda_host_finish(h);
+        bench_world_collectives(h, info.rank_count, info.rank_responsible, iters / 10, world_sizes,
+                                w, "", 0);
+        finish_family(h);
         if (c.with_bandwidth) {
             if (open_family(&o, "2", BENCH_FAMILY_BANDWIDTH, &h, &info))
                 return 1;
-            bandwidth(h, 2, 0, c.quick ? 64e6 : 1e9);
-            dcuda_host_finish(h);
+            bandwidth(h, 2, 0, c.quick ? 64e6 : 1e9, w);
+            finish_family(h);
         }
         /* Every rank the device holds with each kernel (or --ranks). */
         if (open_family(&o, all, BENCH_FAMILY_LATENCY, &h, &info))
             return 1;
         latency(h, info.rank_responsible, w, "_busy_device");
-        dcuda_host_finish(h);
+        finish_family(h);
         if (every_rank_world_rows(&o, all, iters / 100 + 1, 1, &info))
             return 1;
         if (c.with_bandwidth) {
             if (open_family(&o, all, BENCH_FAMILY_BANDWIDTH, &h, &info))
                 return 1;
-            bandwidth(h, info.rank_responsible, 1, c.quick ? 256e6 : 8e9);
-            dcuda_host_finish(h);
+            bandwidth(h, info.rank_responsible, 1, c.quick ? 256e6 : 8e9, w);
+            finish_family(h);
         }
     }
     /* The peer rows need a second process; the earlier hosts tell. */
@@ -965,7 +811,7 @@ int main(int argc, char **argv)
         int several = info.process_count >= 2 || (c.loop && info.process_count == 1);
         if (several)
             peer_pair(h, &info, c.quick, w);
-        dcuda_host_finish(h);
+        finish_family(h);
         if (several && peer_collective_rows(&o, c.loop ? "2" : "1", iters / 10))
             return 1;
         if (!several) {
@@ -974,7 +820,7 @@ int main(int argc, char **argv)
             if (open_family(&o, "0", BENCH_FAMILY_PEER, &h, &info))
                 return 1;
             peer_section(h, &info, &c);
-            dcuda_host_finish(h);
+            finish_family(h);
             if (peer_get_rows(&o, c.loop ? "2" : "1", c.quick, w, "") ||
                 peer_get_rows(&o, "0", c.quick, w, "_busy_device"))
                 return 1;
@@ -982,5 +828,5 @@ int main(int argc, char **argv)
     }
     if (csv)
         fclose(csv);
-    return dcuda_host_exit_status(0);
+    return dcuda_host_exit_status(any_wrong);
 }
