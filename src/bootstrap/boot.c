@@ -144,6 +144,7 @@ static dcuda_status_t start_rendezvous(const dcu_boot_tcp_plan_t *plan)
 /* MPI's bootstrap, from its plugin: NULL and why when there is none. */
 static const dcu_plugin_t *mpi_plugin(char *why, size_t why_size)
 {
+    dcu_plugin_set_waiting(dcu_boot_waiting);
     const dcu_plugin_t *p = dcu_plugin_get("mpi", why, why_size);
     if (p && !p->boot) {
         snprintf(why, why_size, "the MPI plugin has no bootstrap");

@@ -17,7 +17,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bootstrap/boot.h"
 #include "build_config.h"
 #include "dcuda/dcuda_version.h"
 #include "util/msg.h"
@@ -46,10 +45,22 @@ static void lend_message(int level, const char *text)
         dcu_msg_info("%s", text);
 }
 
+/* The bootstrap's wait hook (registered from above: this room calls
+ * nothing up). */
+static void (*waiting_hook)(void);
+
+void dcu_plugin_set_waiting(void (*fn)(void)) { waiting_hook = fn; }
+
+static void lend_waiting(void)
+{
+    if (waiting_hook)
+        waiting_hook();
+}
+
 static const dcu_plugin_host_t lent = {
     .version = DCU_PLUGIN_VERSION,
     .message = lend_message,
-    .waiting = dcu_boot_waiting,
+    .waiting = lend_waiting,
 };
 
 static plugin_slot_t *slot_of(const char *name)

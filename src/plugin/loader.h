@@ -16,5 +16,8 @@
 const dcu_plugin_t *dcu_plugin_get(const char *name, char *why, size_t why_size);
 /* Was plugin `name` built with this library (whether it loads or not)? */
 int dcu_plugin_built(const char *name);
+/* What a plugin's bootstrap step must call while it waits (the
+ * bootstrap's dcu_boot_waiting, registered before a plugin starts one). */
+void dcu_plugin_set_waiting(void (*fn)(void));
 
 #endif /* DCU_PLUGIN_LOADER_H */

@@ -15,9 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bootstrap/modes.h"
+#include "boot_ops.h"
 #include "dcuda/dcuda_status.h"
-#include "net/net.h"
+#include "net_ops.h"
 
 #define DCU_PLUGIN_VERSION 1u
 #define DCU_PLUGIN_ENTRY "dcuda_plugin_init"

@@ -6,7 +6,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "bootstrap/boot.h"
 #include "plugin.h"
 #include "plugin_side.h"
 #include "util/msg.h"
