@@ -1,5 +1,6 @@
 # Thin front for CMake. The two commands of the README:
-#   make demo   build and run the demo (GPU if present, CPU ranks otherwise)
+#   make demo   build what the demo needs and run it (GPU if present, CPU
+#               ranks otherwise: then without CUDA, in build-demo/)
 #   make test   build and run the tests: plain, ASan+UBSan and TSan builds,
 #               then the libFuzzer harnesses briefly
 # Other targets: build, bench, references, check (plain build's tests only),
@@ -16,8 +17,16 @@ build:
 	cmake -S . -B build -DDCUDA_WERROR=ON $(CMAKE_FLAGS)
 	cmake --build build -j $(JOBS)
 
-demo: build
-	./build/apps/demo/dcuda_demo
+# The demo builds only what it needs: the library, its plugins and the demo
+# with its rank code; for the GPU when one is present (in build/), else for
+# CPU ranks alone (in build-demo/, without nvcc's forms of the rank code).
+HAVE_GPU := $(shell nvidia-smi -L 2>/dev/null | grep -q '^GPU' && echo 1)
+DEMO_DIR := $(if $(HAVE_GPU),build,build-demo)
+DEMO_FLAGS := $(if $(HAVE_GPU),,-DDCUDA_WITH_CUDA=OFF -DDCUDA_BUILD_TESTS=OFF)
+demo:
+	cmake -S . -B $(DEMO_DIR) -DDCUDA_WERROR=ON $(DEMO_FLAGS) $(CMAKE_FLAGS)
+	cmake --build $(DEMO_DIR) -j $(JOBS) --target dcuda_demo
+	./$(DEMO_DIR)/apps/demo/dcuda_demo
 
 check: build
 	cd build && ctest $(CTEST_FLAGS) -j $(JOBS)
@@ -106,4 +115,4 @@ plots: build
 	python3 tools/plot_results.py --cases build/plots/cases.csv --out build/plots
 
 clean:
-	rm -rf build build-asan build-tsan build-fuzz
+	rm -rf build build-demo build-asan build-tsan build-fuzz
