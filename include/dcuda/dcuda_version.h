@@ -10,7 +10,7 @@
 #include "dcuda_status.h"
 
 #define DCUDA_VERSION_MAJOR 0
-#define DCUDA_VERSION_MINOR 1
+#define DCUDA_VERSION_MINOR 2
 #define DCUDA_VERSION_PATCH 0
 
 /* One number that grows with every release: major * 10000 + minor * 100 +
@@ -20,7 +20,7 @@
 #define DCUDA_VERSION                                                                              \
     DCUDA_VERSION_NUMBER(DCUDA_VERSION_MAJOR, DCUDA_VERSION_MINOR, DCUDA_VERSION_PATCH)
 
-/* "0.1.0" */
+/* "0.2.0" */
 #define DCUDA_VERSION_STR_(x) #x
 #define DCUDA_VERSION_XSTR_(x) DCUDA_VERSION_STR_(x)
 #define DCUDA_VERSION_STRING                                                                       \
@@ -35,13 +35,13 @@ extern "C" {
  * the pointers are not NULL and returns it as DCUDA_VERSION would. */
 DCUDA_API int dcuda_version(int *major, int *minor, int *patch);
 
-/* The same with what it was built from: "0.1.0 (DESCRIBE)", DESCRIBE being
+/* The same with what it was built from: "0.2.0 (DESCRIBE)", DESCRIBE being
  * dcuda_build_info("describe"). A static string. */
 DCUDA_API const char *dcuda_version_string(void);
 
 /* What the library linked in was built from and with: the value of `key`,
  * a static string, or NULL for a key it does not know. The keys:
- *   version             "0.1.0", as dcuda_version
+ *   version             "0.2.0", as dcuda_version
  *   commit              the git commit of the sources ("unknown" outside a
  *                       git checkout)
  *   describe            `git describe --tags --always --dirty` of them (a

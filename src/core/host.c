@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bootstrap/boot.h"
+#include "dcuda/dcuda_version.h"
 #include "core.h"
 #include "node/node.h"
 #include "util/clock.h"
@@ -556,9 +557,9 @@ static dcuda_status_t host_init(int argc, char **argv, dcuda_kernel_t kernel,
         return st;
     }
     live_host = h;
-    dcu_msg_info("kernel %s: %d ranks on %s backend (%s), %d thread(s) per rank; process %d of "
-                 "%d (%s), WORLD ranks %d..%d",
-                 h->kernel.name, h->info.rank_responsible, h->info.backend, h->info.device_name,
+    dcu_msg_info("dcuda %s; kernel %s: %d ranks on %s backend (%s), %d thread(s) per rank; "
+                 "process %d of %d (%s), WORLD ranks %d..%d",
+                 dcuda_version_string(), h->kernel.name, h->info.rank_responsible, h->info.backend, h->info.device_name,
                  h->info.threads_per_rank, h->info.process_index, h->info.process_count,
                  dcu_boot_mode_name(), h->info.rank_start,
                  h->info.rank_start + h->info.rank_responsible - 1);
