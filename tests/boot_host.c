@@ -10,7 +10,10 @@
  *       the ranks wait for ever; host VICTIM of HOSTS is killed SECONDS
  *       after the start (tests/run_rendezvous.sh --kill-host): every
  *       survivor's run ends with DCUDA_ERR_PEER within 5 s of it, naming
- *       a process of that host.
+ *       a process of that host;
+ *   dcuda_test_boot host_cut HOSTS VICTIM SECONDS
+ *       the same with host VICTIM's link cut (--cut-host): every process
+ *       ends so, those of the cut host naming one of another host.
  * Started by tests/run_rendezvous.sh, or with a Slurm step's variables.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -86,7 +89,9 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int case_host_lost(int argc, char **argv)
+/* The run ends within BOOT_LOST_WITHIN_S of the fault (a host killed, or
+ * with `cut` its link cut), naming a process the fault took from this one. */
+static int lost_run(int argc, char **argv, int cut)
 {
     dcuda_host_h h;
     dcuda_rank_info_t info;
@@ -102,19 +107,27 @@ static int case_host_lost(int argc, char **argv)
     TEST_STATUS(dcuda_host_run(h, NULL, 0, NULL), DCUDA_ERR_PEER);
     double took = now_s() - start - kill_at;
     const char *why = dcuda_host_last_error(h);
-    printf("%sthe run ended %.2f s after host %ld was killed: %s\n", test_who, took, victim, why);
+    printf("%sthe run ended %.2f s after host %ld was %s: %s\n", test_who, took, victim,
+           cut ? "cut off" : "killed", why);
     TEST_CHECK(took <= BOOT_LOST_WITHIN_S, "the lost host was known after %.2f s (at most %.0f)",
                took, BOOT_LOST_WITHIN_S);
-    int named = 0;
-    for (long p = victim; p < info.process_count; p += hosts) {
+    /* A survivor names a process of the lost host; a process of a cut
+     * host, one of another host (it lost them all). */
+    int mine_lost = cut && info.process_index % hosts == victim, named = 0;
+    for (long p = 0; p < info.process_count; p++) {
         char text[32];
         snprintf(text, sizeof text, "process %ld ", p);
-        named |= strstr(why, text) != NULL;
+        if ((p % hosts == victim) != mine_lost)
+            named |= strstr(why, text) != NULL;
     }
-    TEST_CHECK(named, "the error names no process of host %ld", victim);
+    TEST_CHECK(named, "the error names no process of %s host %ld", mine_lost ? "a host but" : "",
+               victim);
     fflush(NULL);
     _exit(test_failures ? 1 : 0); /* a peer is gone: no collective end */
 }
+
+static int case_host_lost(int argc, char **argv) { return lost_run(argc, argv, 0); }
+static int case_host_cut(int argc, char **argv) { return lost_run(argc, argv, 1); }
 
 int main(int argc, char **argv)
 {
@@ -122,6 +135,7 @@ int main(int argc, char **argv)
         { "ring", case_ring },
         { "init_fails", case_init_fails },
         { "host_lost", case_host_lost },
+        { "host_cut", case_host_cut },
     };
-    return test_main(argc, argv, cases, 3);
+    return test_main(argc, argv, cases, 4);
 }

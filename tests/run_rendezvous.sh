@@ -13,10 +13,12 @@
 #
 # With --kill-host K:S (and --hosts), host K is killed S seconds after the
 # start, as a machine that crashes (tools/simhosts.sh kill): its processes'
-# exit statuses are not counted; the survivors' are.
+# exit statuses are not counted; the survivors' are. With --cut-host K:S,
+# host K's link is cut instead (tools/simhosts.sh cut): every process
+# lives on, and every status counts.
 #
 # Usage: tests/run_rendezvous.sh [--hosts H] [--slurm] [--kill-host K:S] [--timeout S]
-#                                N PROGRAM [ARGS...]
+#                                [--cut-host K:S] N PROGRAM [ARGS...]
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,12 +28,14 @@ limit=100
 slurm=0
 victim=-1
 kill_after=0
+fault=kill
 while [ $# -gt 0 ]; do
     case "$1" in
     --hosts) hosts=$2; shift 2 ;;
     --timeout) limit=$2; shift 2 ;;
     --slurm) slurm=1; shift ;;
-    --kill-host) victim=${2%%:*}; kill_after=${2#*:}; shift 2 ;;
+    --kill-host) victim=${2%%:*}; kill_after=${2#*:}; fault=kill; shift 2 ;;
+    --cut-host) victim=${2%%:*}; kill_after=${2#*:}; fault=cut; shift 2 ;;
     *) break ;;
     esac
 done
@@ -86,8 +90,8 @@ done
 
 if [ "$victim" -ge 0 ] && [ "$hosts" -gt 0 ]; then
     sleep "$kill_after"
-    "$simhosts" kill "$name" "$victim" >/dev/null
-    echo "run_rendezvous: host $victim killed after $kill_after s"
+    "$simhosts" "$fault" "$name" "$victim" >/dev/null
+    echo "run_rendezvous: host $victim ${fault/kill/killed} after $kill_after s"
 fi
 
 status=0
@@ -95,7 +99,7 @@ skipped=0
 for i in "${!pids[@]}"; do
     wait "${pids[$i]}"
     rc=$?
-    if [ "$victim" -ge 0 ] && [ $(( i % hosts )) -eq "$victim" ]; then
+    if [ "$fault" = kill ] && [ "$victim" -ge 0 ] && [ $(( i % hosts )) -eq "$victim" ]; then
         count=$(( count - 1 )) # a process of the killed host: not counted
         continue
     fi
