@@ -500,8 +500,11 @@ static dcuda_status_t host_init(int argc, char **argv, dcuda_kernel_t kernel,
         atomic_store(&h->host_waits[i].tag, -1);
     dcu_boot_enter(DCU_CALL_INIT);
     dcuda_status_t st = dcu_settings_load(argc, argv, &h->settings);
-    if (st == DCUDA_OK)
+    if (st == DCUDA_OK) {
+        dcu_msg_set_level(dcu_msg_level_of(h->settings.log_level));
         dcu_msg_set_verbose((int)h->settings.verbose);
+        dcu_msg_set_file(h->settings.log_file);
+    }
     else /* the group starts on the defaults: this process's failure is agreed on below */
         dcu_settings_defaults(&h->settings);
     /* A process whose settings cannot be read still joins the group (a

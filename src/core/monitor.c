@@ -134,15 +134,14 @@ static void report_repeats(dcuda_host_h h)
         repeat_count_t *r = &m->repeats[i];
         if (r->seen <= MONITOR_REPEATS_SHOWN)
             continue;
-        fprintf(stderr,
-                "dcuda: %s: %s%u more %s line(s) of %s from ranks not shown "
-                "(DCUDA_VERBOSE=1 shows every line)\n",
-                r->kind & DCUDA_LOG_ERROR_KIND ? "error" : "warning", dcu_msg_who(),
-                (unsigned)(r->seen - MONITOR_REPEATS_SHOWN),
-                r->kind & DCUDA_LOG_ERROR_KIND ? "error" : "warning", r->call);
+        dcu_msg_report(DCU_MSG_WARN,
+                       "dcuda: %s: %s%u more %s line(s) of %s from ranks not shown "
+                       "(DCUDA_VERBOSE=1 shows every line)\n",
+                       r->kind & DCUDA_LOG_ERROR_KIND ? "error" : "warning", dcu_msg_who(),
+                       (unsigned)(r->seen - MONITOR_REPEATS_SHOWN),
+                       r->kind & DCUDA_LOG_ERROR_KIND ? "error" : "warning", r->call);
         r->seen = 0;
     }
-    fflush(stderr);
 }
 
 static void print_entry(dcuda_host_h h, const dcuda_log_entry_t *e)
@@ -153,9 +152,9 @@ static void print_entry(dcuda_host_h h, const dcuda_log_entry_t *e)
         uint16_t kind = e->kind & (DCUDA_LOG_ERROR_KIND | DCUDA_LOG_WARN_KIND);
         if (!worth_showing(h->monitor, kind, text) && !h->settings.verbose)
             return;
-        fprintf(stderr, "dcuda: %s: rank %d: %s\n",
-                e->kind & DCUDA_LOG_ERROR_KIND ? "error" : "warning", (int)e->rank, text);
-        fflush(stderr);
+        dcu_msg_report(e->kind & DCUDA_LOG_ERROR_KIND ? DCU_MSG_ERROR : DCU_MSG_WARN,
+                       "dcuda: %s: rank %d: %s",
+                       e->kind & DCUDA_LOG_ERROR_KIND ? "error" : "warning", (int)e->rank, text);
     } else {
         fprintf(stdout, "[rank %d] %s\n", (int)e->rank, text);
         fflush(stdout);
@@ -255,21 +254,23 @@ static void report_rank(dcuda_host_h h, const char *who, int r, const dcu_rank_v
     char call[96], comm[32];
     call_name(v, call, sizeof call);
     if (v->phase == DCUDA_PHASE_WAITING && call[0]) {
-        fprintf(stderr, "dcuda: %s:   rank %d waits%s in %s (for %u of the call's notifications)\n",
-                who, world, waited, call, (unsigned)v->count);
+        dcu_msg_report(DCU_MSG_ERROR,
+                       "dcuda: %s:   rank %d waits%s in %s (for %u of the call's notifications)\n",
+                       who, world, waited, call, (unsigned)v->count);
     } else if (v->phase == DCUDA_PHASE_WAITING) {
         char ready[256], name[48];
         describe_ready(arrived, &h->consumed_seen_h[r], ready, sizeof ready);
-        fprintf(stderr,
-                "dcuda: %s:   rank %d waits%s for %u notification(s) of %s; "
-                "ready since its last consume: %s\n",
-                who, world, waited, (unsigned)v->count, tag_name(v->tag, name, sizeof name),
-                ready);
+        dcu_msg_report(DCU_MSG_ERROR,
+                       "dcuda: %s:   rank %d waits%s for %u notification(s) of %s; "
+                       "ready since its last consume: %s\n",
+                       who, world, waited, (unsigned)v->count, tag_name(v->tag, name, sizeof name),
+                       ready);
     } else {
-        fprintf(stderr,
-                "dcuda: %s:   rank %d waits%s in a barrier on %s%s%s%s (barrier count %u needed)\n",
-                who, world, waited, comm_name(v->comm, comm, sizeof comm), call[0] ? " (in " : "",
-                call, call[0] ? ")" : "", (unsigned)v->target);
+        dcu_msg_report(
+            DCU_MSG_ERROR,
+            "dcuda: %s:   rank %d waits%s in a barrier on %s%s%s%s (barrier count %u needed)\n",
+            who, world, waited, comm_name(v->comm, comm, sizeof comm), call[0] ? " (in " : "", call,
+            call[0] ? ")" : "", (unsigned)v->target);
     }
 }
 
@@ -290,8 +291,8 @@ static int report_blocked(dcuda_host_h h, const char *who, const dcu_rank_view_t
         m->watch[r].reported = m->watch[r].episode + 1;
     }
     if (lines > WATCHDOG_REPORT_LINES)
-        fprintf(stderr, "dcuda: %s:   ... and %d more blocked ranks\n", who,
-                lines - WATCHDOG_REPORT_LINES);
+        dcu_msg_report(DCU_MSG_ERROR, "dcuda: %s:   ... and %d more blocked ranks\n", who,
+                       lines - WATCHDOG_REPORT_LINES);
     return lines;
 }
 
@@ -300,8 +301,9 @@ static void report_host_wait(dcuda_host_h h, const char *who)
 {
     char text[320];
     if (dcu_host_wait_text(h, text, sizeof text))
-        fprintf(stderr, "dcuda: %s:   %sthe host waits in dcuda_host_wait_notifications for %s\n",
-                who, dcu_msg_who(), text);
+        dcu_msg_report(DCU_MSG_ERROR,
+                       "dcuda: %s:   %sthe host waits in dcuda_host_wait_notifications for %s\n",
+                       who, dcu_msg_who(), text);
 }
 
 /* What has arrived for each rank (what waits in an inbox is not counted
@@ -323,21 +325,22 @@ static void watchdog_report(dcuda_host_h h, uint64_t now)
         blocked += phase == DCUDA_PHASE_WAITING || phase == DCUDA_PHASE_BARRIER;
         finished += phase == DCUDA_PHASE_FINISHED;
     }
-    fprintf(stderr,
-            "dcuda: watchdog: %sno progress for %.1f s: %d of %d ranks blocked, %d finished, "
-            "%d running\n",
-            dcu_msg_who(), h->settings.watchdog, blocked, n, finished, n - blocked - finished);
+    dcu_msg_report(
+        DCU_MSG_ERROR,
+        "dcuda: watchdog: %sno progress for %.1f s: %d of %d ranks blocked, %d finished, "
+        "%d running\n",
+        dcu_msg_who(), h->settings.watchdog, blocked, n, finished, n - blocked - finished);
     (void)report_blocked(h, "watchdog", m->views, m->notifs, now);
     report_host_wait(h, "watchdog");
     char stalled[320];
     if (dcu_deadlock_stalled(h, (uint64_t)(h->settings.watchdog * DCU_NS_PER_S), stalled,
                              sizeof stalled))
-        fprintf(stderr, "dcuda: watchdog:   %s\n", stalled);
+        dcu_msg_report(DCU_MSG_ERROR, "dcuda: watchdog:   %s\n", stalled);
     if (h->settings.watchdog_cancel) {
-        fprintf(stderr, "dcuda: watchdog: cancelling the blocked waits (WATCHDOG_CANCEL=1)\n");
+        dcu_msg_report(DCU_MSG_ERROR,
+                       "dcuda: watchdog: cancelling the blocked waits (WATCHDOG_CANCEL=1)\n");
         atomic_store_explicit(h->cancel_h, DCUDA_CANCEL_WATCHDOG, memory_order_release);
     }
-    fflush(stderr);
 }
 
 /* Tracks blocked episodes; reports when one outlasts the limit. */
@@ -490,9 +493,8 @@ void dcu_monitor_deadlock(dcuda_host_h h)
                   "so the run ends (its waits return DCUDA_ERR_DEADLOCK); this process's "
                   "blocked ranks:");
     if (report_blocked(h, "deadlock", views, arrived, 0) == 0)
-        fprintf(stderr, "dcuda: deadlock:   none (its ranks finished)\n");
+        dcu_msg_report(DCU_MSG_ERROR, "dcuda: deadlock:   none (its ranks finished)\n");
     report_host_wait(h, "deadlock");
-    fflush(stderr);
     dcu_node_dl_declare(); /* before my ranks go on: the node's ranks read it */
     cancel_run(h, DCUDA_CANCEL_DEADLOCK);
 }

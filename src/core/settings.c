@@ -283,6 +283,10 @@ static dcuda_status_t load_arguments(int argc, char **argv, dcuda_settings_t *s)
 
 static dcuda_status_t validate(dcuda_settings_t *s)
 {
+    if (dcu_msg_level_of(s->log_level) < 0) {
+        dcu_msg_error("setting LOG_LEVEL: '%s' is not error, warn, info or debug", s->log_level);
+        return DCUDA_ERR_SETTING;
+    }
     if (strcmp(s->backend, "auto") && strcmp(s->backend, "cpu") && strcmp(s->backend, "cuda")) {
         dcu_msg_error("setting BACKEND: '%s' is not auto, cpu or cuda", s->backend);
         return DCUDA_ERR_SETTING;

@@ -73,7 +73,13 @@
                                         "one node without a network path read the other "    \
                                         "ranks' parts (NVLink, shared memory); 0: they take " \
                                         "the trees, rings and chain of notified puts")        \
-    X(verbose, VERBOSE, BOOL, "0", "1: the host runtime reports what it chose and did")
+    X(verbose, VERBOSE, BOOL, "0", "1: the host runtime reports what it chose and did "     \
+                                   "(LOG_LEVEL info)")                                      \
+    X(log_level, LOG_LEVEL, STRING, "warn", "the library's messages shown: error, warn, "   \
+                                            "info (what it chose and did) or debug")       \
+    X(log_file, LOG_FILE, STRING, "", "a file that takes the library's messages and "       \
+                                      "reports (%p: the process's index; errors go to "    \
+                                      "stderr too); empty: stderr")
 /* clang-format on */
 
 /* A WATCHDOG above this many seconds (about 31 years; inf included) means
@@ -99,6 +105,8 @@ typedef struct dcuda_settings {
     long deadlock;
     long node_reads;
     long verbose;
+    char log_level[16];
+    char log_file[256];
 } dcuda_settings_t;
 
 /* Defaults, then environment, then --dcuda-* arguments. */

@@ -72,7 +72,8 @@ enum {
     S_ON_ERROR,
     S_NET_CREDIT,
     S_NET_INBOX_MAX,
-    S_PROXY_LANES
+    S_PROXY_LANES,
+    S_LOG_LEVEL
 };
 
 /* clang-format off */
@@ -92,6 +93,7 @@ static const ref_setting_t table[] = {
     [S_NET_CREDIT] = REF_(net_credit, NET_CREDIT, UINT, "4194304"),
     [S_NET_INBOX_MAX] = REF_(net_inbox_max, NET_INBOX_MAX, UINT, "12288"),
     [S_PROXY_LANES] = REF_(proxy_lanes, PROXY_LANES, INT, "1"),
+    [S_LOG_LEVEL] = REF_(log_level, LOG_LEVEL, STRING, "warn"),
     REF_(watchdog_cancel, WATCHDOG_CANCEL, BOOL, "0"),
     REF_(net_if, NET_IF, STRING, ""),
     REF_(net_force, NET_FORCE, BOOL, "0"),
@@ -99,6 +101,7 @@ static const ref_setting_t table[] = {
     REF_(deadlock, DEADLOCK, BOOL, "1"),
     REF_(node_reads, NODE_READS, BOOL, "1"),
     REF_(verbose, VERBOSE, BOOL, "0"),
+    REF_(log_file, LOG_FILE, STRING, ""),
 };
 #undef REF_
 #define TABLE_SIZE (sizeof table / sizeof table[0])
@@ -107,7 +110,7 @@ typedef union ref_value {
     long l;
     unsigned long u;
     double d;
-    char s[64];
+    char s[256];
 } ref_value_t;
 
 /* The setting a name (len bytes, case-blind, '-' for '_') names, or -1. */
@@ -224,6 +227,7 @@ static int ref_bounds(ref_value_t v[TABLE_SIZE])
     static const char *const backends[] = { "auto", "cpu", "cuda", NULL };
     static const char *const nets[] = { "auto", "mpi", "ucx", "none", NULL };
     static const char *const on_error[] = { "abort", "continue", NULL };
+    static const char *const levels[] = { "error", "warn", "info", "debug", NULL };
     long ranks = v[S_RANKS].l, procs = v[S_PROCESSES].l, log = v[S_LOG_ENTRIES].l;
     if (!(v[S_WATCHDOG].d >= 0))
         return 0;
@@ -234,7 +238,8 @@ static int ref_bounds(ref_value_t v[TABLE_SIZE])
            v[S_NOTIF_START].u <= 0xffffffffUL && v[S_NET_CREDIT].u >= 4096 &&
            v[S_NET_CREDIT].u <= 0x100000000UL && v[S_NET_INBOX_MAX].u >= 4096 &&
            v[S_NET_INBOX_MAX].u <= 1048576 && v[S_PROXY_LANES].l >= 1 && v[S_PROXY_LANES].l <= 16 &&
-           one_of(v[S_NET].s, nets) && one_of(v[S_ON_ERROR].s, on_error);
+           one_of(v[S_NET].s, nets) && one_of(v[S_ON_ERROR].s, on_error) &&
+           one_of(v[S_LOG_LEVEL].s, levels);
 }
 
 /* ---- the reference loader -------------------------------------------------------- */
