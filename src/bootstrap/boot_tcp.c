@@ -82,24 +82,30 @@ static int await_fd(int fd, short events, uint64_t deadline)
     }
 }
 
-/* All `size` bytes; 0 on success, else -1 (the peer closed: errno 0) or
- * -2 (the deadline passed). */
-static int recv_all(int fd, void *buf, size_t size, uint64_t deadline)
+/* The rest of `size` bytes, *got of them in already; 0 once all are,
+ * else -1 (the peer closed: errno 0) or -2 (the deadline passed; *got
+ * says how far it came, so that a later call goes on from there). */
+static int recv_more(int fd, void *buf, size_t size, size_t *got, uint64_t deadline)
 {
-    size_t got = 0;
-    while (got < size) {
+    while (*got < size) {
         if (!await_fd(fd, POLLIN, deadline))
             return -2;
-        ssize_t n = recv(fd, (char *)buf + got, size - got, 0);
+        ssize_t n = recv(fd, (char *)buf + *got, size - *got, 0);
         if (n == 0) {
             errno = 0;
             return -1;
         }
         if (n < 0 && errno != EINTR && errno != EAGAIN)
             return -1;
-        got += n > 0 ? (size_t)n : 0u;
+        *got += n > 0 ? (size_t)n : 0u;
     }
     return 0;
+}
+
+static int recv_all(int fd, void *buf, size_t size, uint64_t deadline)
+{
+    size_t got = 0;
+    return recv_more(fd, buf, size, &got, deadline);
 }
 
 static int send_all(int fd, const void *buf, size_t size)
@@ -395,8 +401,9 @@ static dcuda_status_t gather_at_zero(const void *mine, void *all, size_t size, c
     for (int p = 1; p < tc.count; p++) {
         char who[160];
         int rc;
-        while ((rc = recv_all(tc.fd[p], (char *)all + (size_t)p * size, size,
-                              dcu_clock_ns() + DCU_NS_PER_S)) == -2) {
+        size_t got = 0;
+        while ((rc = recv_more(tc.fd[p], (char *)all + (size_t)p * size, size, &got,
+                               dcu_clock_ns() + DCU_NS_PER_S)) == -2) {
             describe_peer(p, who, sizeof who);
             warn_waiting(&start, &warned, who, where);
         }
@@ -434,7 +441,8 @@ static dcuda_status_t gather_via_zero(const void *mine, void *all, size_t size,
     uint64_t start = 0, warned = 0;
     tcp_frame_t f;
     int rc;
-    while ((rc = recv_all(fd, &f, sizeof f, dcu_clock_ns() + DCU_NS_PER_S)) == -2)
+    size_t got = 0;
+    while ((rc = recv_more(fd, &f, sizeof f, &got, dcu_clock_ns() + DCU_NS_PER_S)) == -2)
         warn_waiting(&start, &warned, "the other processes (through process 0)", where);
     if (rc != 0)
         return DCUDA_ERR_PEER;
