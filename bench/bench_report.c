@@ -52,21 +52,34 @@ int bench_stats(double *v, int n, bench_stats_t *s)
     return 0;
 }
 
-double bench_bus_factor(int mode, int ranks)
+/* The collectives whose buffer is a block a rank (allgather, reduce-scatter,
+ * alltoall): nccl-tests count ranks x bytes, and their bus factor is
+ * (n - 1) / n. */
+static int block_a_rank(int mode)
 {
-    const double n = ranks > 0 ? ranks : 1;
     switch (mode) {
-    case BENCH_ALLREDUCE:
-    case BENCH_ALLREDUCE_RING:
-    case BENCH_ALLREDUCE_HALF:
-        return 2.0 * (n - 1) / n;
     case BENCH_ALLGATHER:
     case BENCH_ALLGATHER_USER:
     case BENCH_REDUCE_SCATTER:
     case BENCH_REDUCE_SCATTER_USER:
     case BENCH_ALLTOALL:
     case BENCH_ALLTOALL_USER:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+double bench_bus_factor(int mode, int ranks)
+{
+    const double n = ranks > 0 ? ranks : 1;
+    if (block_a_rank(mode))
         return (n - 1) / n;
+    switch (mode) {
+    case BENCH_ALLREDUCE:
+    case BENCH_ALLREDUCE_RING:
+    case BENCH_ALLREDUCE_HALF:
+        return 2.0 * (n - 1) / n;
     case BENCH_BROADCAST:
     case BENCH_BROADCAST_USER:
     case BENCH_REDUCE:
@@ -78,17 +91,7 @@ double bench_bus_factor(int mode, int ranks)
 
 double bench_alg_bytes(int mode, size_t bytes, int ranks)
 {
-    switch (mode) {
-    case BENCH_ALLGATHER:
-    case BENCH_ALLGATHER_USER:
-    case BENCH_REDUCE_SCATTER:
-    case BENCH_REDUCE_SCATTER_USER:
-    case BENCH_ALLTOALL:
-    case BENCH_ALLTOALL_USER:
-        return (double)bytes * ranks;
-    default:
-        return (double)bytes;
-    }
+    return block_a_rank(mode) ? (double)bytes * ranks : (double)bytes;
 }
 
 /* ---- rows ------------------------------------------------------------------ */

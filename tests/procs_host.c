@@ -257,10 +257,10 @@ static int case_init_fails(int argc, char **argv)
     return 0;
 }
 
-/* Inside the group (TEST_PROCS_GROUP set): two forked processes run the
- * kernel's empty cousin; process 1 then exits with status 3, process 0
- * ends with dcuda_host_exit_status(0) (ask = 1) or plain exit(0). */
-static void group_main(int argc, char **argv, int ask)
+/* A group's process: starts (forking `count` processes in all), learns
+ * who it is and finishes; exits 10 if init fails, 11 if the group is not
+ * of `count`. */
+static dcuda_rank_info_t join_group(int argc, char **argv, int count)
 {
     dcuda_host_h h;
     dcuda_rank_info_t info;
@@ -268,8 +268,17 @@ static void group_main(int argc, char **argv, int ask)
         exit(10);
     dcuda_host_get_rank_info(h, &info);
     dcuda_host_finish(h);
-    if (info.process_count != 2)
+    if (info.process_count != count)
         exit(11);
+    return info;
+}
+
+/* Inside the group (TEST_PROCS_GROUP set): two forked processes run the
+ * kernel's empty cousin; process 1 then exits with status 3, process 0
+ * ends with dcuda_host_exit_status(0) (ask = 1) or plain exit(0). */
+static void group_main(int argc, char **argv, int ask)
+{
+    dcuda_rank_info_t info = join_group(argc, argv, 2);
     if (info.process_index == 1)
         exit(3);
     if (ask) {
@@ -286,14 +295,7 @@ static void group_main(int argc, char **argv, int ask)
  * was 0; process 0 exits with what it gave. */
 static void signal_group_main(int argc, char **argv)
 {
-    dcuda_host_h h;
-    dcuda_rank_info_t info;
-    if (dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(procs_wait), 32, &h) != DCUDA_OK)
-        exit(10);
-    dcuda_host_get_rank_info(h, &info);
-    dcuda_host_finish(h);
-    if (info.process_count != 3)
-        exit(11);
+    dcuda_rank_info_t info = join_group(argc, argv, 3);
     if (info.process_index == 1)
         raise(SIGUSR1);
     int got = dcuda_host_exit_status(0);

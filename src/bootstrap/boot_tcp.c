@@ -282,18 +282,22 @@ static int connect_to_zero(const char *host, const char *port, char *why, size_t
 }
 
 /* A frame from process 0: its kind and body (malloc'd, NUL-terminated). */
+/* The body of frame f, whose header was read (malloc'd, NUL-terminated). */
+static int recv_body(int fd, uint64_t deadline, const tcp_frame_t *f, char **body)
+{
+    *body = malloc((size_t)f->length + 1);
+    if (!*body)
+        return -1;
+    int rc = recv_all(fd, *body, f->length, deadline);
+    (*body)[f->length] = '\0';
+    return rc;
+}
+
 static int recv_frame(int fd, uint64_t deadline, tcp_frame_t *f, char **body)
 {
     *body = NULL;
     int rc = recv_all(fd, f, sizeof *f, deadline);
-    if (rc != 0)
-        return rc;
-    *body = malloc((size_t)f->length + 1);
-    if (!*body)
-        return -1;
-    rc = recv_all(fd, *body, f->length, deadline);
-    (*body)[f->length] = '\0';
-    return rc;
+    return rc != 0 ? rc : recv_body(fd, deadline, f, body);
 }
 
 static dcuda_status_t join_zero(const dcu_boot_tcp_plan_t *plan, char *why, size_t why_size)
@@ -448,11 +452,9 @@ static dcuda_status_t gather_via_zero(const void *mine, void *all, size_t size,
         return DCUDA_ERR_PEER;
     if (f.kind == FRAME_DATA && f.length == (size_t)tc.count * size)
         return recv_all(fd, all, f.length, 0) == 0 ? DCUDA_OK : DCUDA_ERR_PEER;
-    char *body = malloc((size_t)f.length + 1); /* a failure: process 0 says why */
-    if (body && recv_all(fd, body, f.length, 0) == 0) {
-        body[f.length] = '\0';
+    char *body = NULL; /* a failure: process 0 says why */
+    if (recv_body(fd, 0, &f, &body) == 0)
         snprintf(why, why_size, "%s", body);
-    }
     free(body);
     return DCUDA_ERR_PEER;
 }

@@ -202,16 +202,17 @@ const char *dcuda_plugin_status(const char *name)
 {
     static __thread char text[1200];
     char why[1100], built_with[160] = "";
-    const dcu_plugin_t *t = slot_of(name) ? dcu_plugin_get(name, why, sizeof why) : NULL;
-    if (!slot_of(name))
+    const plugin_slot_t *slot = slot_of(name);
+    if (!slot)
         return NULL;
+    const dcu_plugin_t *t = dcu_plugin_get(name, why, sizeof why);
     if (!t) {
         snprintf(text, sizeof text, "not loaded: %s", why);
         return text;
     }
     if (t->describe)
         t->describe(built_with, sizeof built_with);
-    snprintf(text, sizeof text, "loaded from %s (%s)", slot_of(name)->path,
+    snprintf(text, sizeof text, "loaded from %s (%s)", slot->path,
              built_with[0] ? built_with : "no version given");
     return text;
 }
