@@ -46,8 +46,8 @@ static int case_ring(int argc, char **argv)
     long want = test_processes_asked();
     TEST_CHECK(want <= 0 || info.process_count == want, "%d processes, %ld asked",
                info.process_count, want);
-    TEST_CHECK(nodes <= 0 || info.node_count == nodes, "%d nodes, %ld expected",
-               info.node_count, nodes);
+    TEST_CHECK(nodes <= 0 || info.node_count == nodes, "%d nodes, %ld expected", info.node_count,
+               nodes);
     int n = info.rank_responsible;
     int64_t *ok = calloc((size_t)n, sizeof *ok), *dev = NULL;
     TEST_STATUS(dcuda_host_alloc(h, (size_t)n * sizeof *ok, (void **)&dev), DCUDA_OK);

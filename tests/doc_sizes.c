@@ -14,18 +14,21 @@
 #include "dcuda/dcuda_rank.h"
 #include "dcuda/shared/layout.h"
 
-#define SIZE_OF(t) { #t, sizeof(t), 0 }
+#define SIZE_OF(t)                                                                                 \
+    {                                                                                              \
+#t, sizeof(t), 0                                                                           \
+    }
 static struct {
     const char *name;
     size_t size;
     int seen;
 } known[] = {
-    SIZE_OF(dcuda_state_t),          SIZE_OF(dcuda_context_t),       SIZE_OF(dcuda_put_route_t),
-    SIZE_OF(dcuda_comm_info_t),      SIZE_OF(dcuda_notif_counters_t), SIZE_OF(dcuda_to_host_t),
-    SIZE_OF(dcuda_barrier_t),        SIZE_OF(dcuda_node_slot_t),     SIZE_OF(dcuda_rank_status_t),
-    SIZE_OF(dcuda_error_record_t),   SIZE_OF(dcuda_peer_t),          SIZE_OF(dcuda_segment_t),
-    SIZE_OF(dcuda_lib_part_t),       SIZE_OF(dcuda_log_entry_t),     SIZE_OF(dcuda_cmd_t),
-    SIZE_OF(dcuda_cmd_reply_t),      SIZE_OF(dcuda_inbox_entry_t),
+    SIZE_OF(dcuda_state_t),        SIZE_OF(dcuda_context_t),        SIZE_OF(dcuda_put_route_t),
+    SIZE_OF(dcuda_comm_info_t),    SIZE_OF(dcuda_notif_counters_t), SIZE_OF(dcuda_to_host_t),
+    SIZE_OF(dcuda_barrier_t),      SIZE_OF(dcuda_node_slot_t),      SIZE_OF(dcuda_rank_status_t),
+    SIZE_OF(dcuda_error_record_t), SIZE_OF(dcuda_peer_t),           SIZE_OF(dcuda_segment_t),
+    SIZE_OF(dcuda_lib_part_t),     SIZE_OF(dcuda_log_entry_t),      SIZE_OF(dcuda_cmd_t),
+    SIZE_OF(dcuda_cmd_reply_t),    SIZE_OF(dcuda_inbox_entry_t),
 };
 #define KNOWN (sizeof known / sizeof known[0])
 
@@ -40,9 +43,9 @@ static int next_size(const char **p, size_t *out)
     if (*s < '0' || *s > '9')
         return 0;
     size_t v = 0;
-    while ((*s >= '0' && *s <= '9') || (*s == ',' && s[1] >= '0' && s[1] <= '9' && s[2] >= '0' &&
-                                        s[2] <= '9' && s[3] >= '0' && s[3] <= '9' &&
-                                        (s[4] < '0' || s[4] > '9'))) {
+    while ((*s >= '0' && *s <= '9') ||
+           (*s == ',' && s[1] >= '0' && s[1] <= '9' && s[2] >= '0' && s[2] <= '9' && s[3] >= '0' &&
+            s[3] <= '9' && (s[4] < '0' || s[4] > '9'))) {
         if (*s != ',')
             v = v * 10 + (size_t)(*s - '0');
         s++;

@@ -65,8 +65,8 @@ static int th_open(th_run_t *r, int argc, char **argv, int c)
     r->d.steps = TH_STEPS;
     r->words_bytes = (size_t)n * TH_WORDS * sizeof(int64_t);
     r->words = calloc(1, r->words_bytes);
-    if (!r->words || !TEST_STATUS(dcuda_host_alloc(r->h, r->words_bytes, (void **)&r->d.words),
-                                  DCUDA_OK))
+    if (!r->words ||
+        !TEST_STATUS(dcuda_host_alloc(r->h, r->words_bytes, (void **)&r->d.words), DCUDA_OK))
         return 1;
     if (c == TH_MODEL &&
         !TEST_STATUS(dcuda_host_alloc(r->h, (size_t)n * TH_PART, (void **)&r->d.parts), DCUDA_OK))
@@ -164,13 +164,13 @@ static void th_check_exact(th_model_t *m, int dr, int step)
     uint32_t in = th_size(r->d.seed, left, step);
     unsigned char *got = malloc(in);
     int64_t word = th_step_word(m, dr, 1);
-    TEST_CHECK(word == step, "rank %d: step word %lld at the answered step %d", me,
-               (long long)word, step);
+    TEST_CHECK(word == step, "rank %d: step word %lld at the answered step %d", me, (long long)word,
+               step);
     th_read(m, dr, TH_RECV, got, in, 1);
     for (uint32_t i = 0; i < in; i++)
         if (got[i] != test_byte((uint32_t)left, (uint32_t)step, i)) {
-            TEST_CHECK(0, "rank %d, step %d: byte %u of %u from rank %d is %u, not %u", me, step,
-                       i, in, left, got[i], test_byte((uint32_t)left, (uint32_t)step, i));
+            TEST_CHECK(0, "rank %d, step %d: byte %u of %u from rank %d is %u, not %u", me, step, i,
+                       in, left, got[i], test_byte((uint32_t)left, (uint32_t)step, i));
             break;
         }
     free(got);
@@ -265,11 +265,14 @@ static void th_model_run(th_run_t *r, uint32_t seed)
         int rank = r->info.rank_start + dr;
         TEST_CHECK(th_word(r, dr, TH_FIRST_ERROR) == 0, "rank %d: a call failed: %s", rank,
                    dcuda_status_name((dcuda_status_t)th_word(r, dr, TH_FIRST_ERROR)));
-        TEST_CHECK(th_word(r, dr, TH_BAD_STEP) == 0, "rank %d: its left neighbour's put of "
-                   "step %lld was wrong", rank, (long long)th_word(r, dr, TH_BAD_STEP));
+        TEST_CHECK(th_word(r, dr, TH_BAD_STEP) == 0,
+                   "rank %d: its left neighbour's put of "
+                   "step %lld was wrong",
+                   rank, (long long)th_word(r, dr, TH_BAD_STEP));
         int64_t word = -1;
-        TEST_STATUS(dcuda_host_copy_out(r->h, &word, r->d.parts + (size_t)dr * TH_PART,
-                                        sizeof word), DCUDA_OK);
+        TEST_STATUS(
+            dcuda_host_copy_out(r->h, &word, r->d.parts + (size_t)dr * TH_PART, sizeof word),
+            DCUDA_OK);
         TEST_CHECK(word == steps, "rank %d: step word %lld at the end", rank, (long long)word);
     }
 }
@@ -331,12 +334,16 @@ static int case_wrong_tag(int argc, char **argv)
     TEST_STATUS(wait, DCUDA_ERR_DEADLOCK);
     TEST_STATUS(run, DCUDA_ERR_DEADLOCK);
     char line[160];
-    snprintf(line, sizeof line, "dcuda_host_wait_notifications for 1 notification(s) of tag 8 "
-             "(0 ready); ready for the host: tag 7 x%d", n);
+    snprintf(line, sizeof line,
+             "dcuda_host_wait_notifications for 1 notification(s) of tag 8 "
+             "(0 ready); ready for the host: tag 7 x%d",
+             n);
     TEST_CHECK(out && test_find_line(out, "deadlock:", line),
                "the deadlock report does not name the host's wait (%s)", line);
-    TEST_CHECK(out && test_find_line(out, "dcuda_host_wait_notifications: 0 of the 1 "
-                                     "notification(s) of tag 8 arrived", "DCUDA_ERR_DEADLOCK"),
+    TEST_CHECK(out && test_find_line(out,
+                                     "dcuda_host_wait_notifications: 0 of the 1 "
+                                     "notification(s) of tag 8 arrived",
+                                     "DCUDA_ERR_DEADLOCK"),
                "the host's wait did not say why it failed");
     th_check_calls(&r, TH_CALL_A, DCUDA_OK);
     th_check_calls(&r, TH_CALL_B, DCUDA_ERR_DEADLOCK);

@@ -14,8 +14,7 @@
 /* Fills [0, size) of the source area with this step's pattern. */
 TEST_RANK_FN void th_fill(unsigned char *src, int me, int step, uint32_t size)
 {
-    for (uint32_t i = (uint32_t)dcuda_thread_index(); i < size;
-         i += (uint32_t)dcuda_thread_count())
+    for (uint32_t i = (uint32_t)dcuda_thread_index(); i < size; i += (uint32_t)dcuda_thread_count())
         src[i] = test_byte((uint32_t)me, (uint32_t)step, i);
     dcuda_rank_sync();
 }
@@ -34,8 +33,7 @@ TEST_RANK_FN void th_model(dcuda_state_t *st, const tohost_data_t *d, unsigned c
 {
     int right = (me + 1) % size, left = (me + size - 1) % size;
     dcuda_win_t win;
-    test_note(err,
-              dcuda_win_create(st, DCUDA_COMM_WORLD, part, TH_PART, &win));
+    test_note(err, dcuda_win_create(st, DCUDA_COMM_WORLD, part, TH_PART, &win));
     if (dcuda_thread_index() == 0)
         test_store_word((int64_t *)part + TH_WIN_WORD, (int64_t)win);
     for (int step = 1; step <= d->steps; step++) {
@@ -43,8 +41,7 @@ TEST_RANK_FN void th_model(dcuda_state_t *st, const tohost_data_t *d, unsigned c
         if (step > 1) /* the right neighbour checked (and its host saw) my last put */
             test_note(err, dcuda_wait_notifications(st, TH_CREDIT_TAG, 1));
         th_fill(part + TH_SRC, me, step, out);
-        test_note(err, dcuda_put_notify(st, win, right, TH_RECV, out,
-                                                           part + TH_SRC, TH_PUT_TAG));
+        test_note(err, dcuda_put_notify(st, win, right, TH_RECV, out, part + TH_SRC, TH_PUT_TAG));
         test_note(err, dcuda_wait_notifications(st, TH_PUT_TAG, 1));
         if (dcuda_thread_index() == 0) {
             if (!th_received_ok(part + TH_RECV, left, step, in) && words[TH_BAD_STEP] == 0)
@@ -63,8 +60,8 @@ TEST_RANK_FN void th_model(dcuda_state_t *st, const tohost_data_t *d, unsigned c
 }
 
 /* The cases that misuse or block: what their calls returned, in call[]. */
-TEST_RANK_FN void th_other(dcuda_state_t *st, const tohost_data_t *d, int64_t *call,
-                           int64_t *err, int me)
+TEST_RANK_FN void th_other(dcuda_state_t *st, const tohost_data_t *d, int64_t *call, int64_t *err,
+                           int me)
 {
     switch (d->test_case) {
     case TH_WRONG_TAG:

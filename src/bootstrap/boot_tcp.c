@@ -174,20 +174,25 @@ static int take_hello(int fd, uint64_t deadline, char *why, size_t why_size)
         return -2;
     h.host[TCP_HOST_BYTES - 1] = '\0';
     if (h.version != TCP_VERSION)
-        snprintf(why, why_size, "process %d (pid %d on %s) speaks rendezvous version %u, "
-                 "process 0 version %u (another dcuda build)", h.index, h.pid, h.host,
-                 h.version, TCP_VERSION);
+        snprintf(why, why_size,
+                 "process %d (pid %d on %s) speaks rendezvous version %u, "
+                 "process 0 version %u (another dcuda build)",
+                 h.index, h.pid, h.host, h.version, TCP_VERSION);
     else if (h.count != tc.count)
-        snprintf(why, why_size, "process %d (pid %d on %s) was told the group has %d "
-                 "processes, process 0 that it has %d", h.index, h.pid, h.host, h.count,
-                 tc.count);
+        snprintf(why, why_size,
+                 "process %d (pid %d on %s) was told the group has %d "
+                 "processes, process 0 that it has %d",
+                 h.index, h.pid, h.host, h.count, tc.count);
     else if (h.index <= 0 || h.index >= tc.count)
-        snprintf(why, why_size, "a process (pid %d on %s) says its index is %d, not one of "
-                 "1..%d", h.pid, h.host, h.index, tc.count - 1);
+        snprintf(why, why_size,
+                 "a process (pid %d on %s) says its index is %d, not one of "
+                 "1..%d",
+                 h.pid, h.host, h.index, tc.count - 1);
     else if (tc.fd[h.index] >= 0)
-        snprintf(why, why_size, "two processes say they are process %d (pid %d on %s and "
-                 "pid %d on %s)", h.index, tc.peer[h.index].pid, tc.peer[h.index].host, h.pid,
-                 h.host);
+        snprintf(why, why_size,
+                 "two processes say they are process %d (pid %d on %s and "
+                 "pid %d on %s)",
+                 h.index, tc.peer[h.index].pid, tc.peer[h.index].host, h.pid, h.host);
     else {
         tc.peer[h.index] = h;
         return h.index;
@@ -223,8 +228,10 @@ static dcuda_status_t accept_all(int lfd, char *why, size_t why_size)
         if (!await_fd(lfd, POLLIN, deadline)) {
             char who[256];
             missing(who, sizeof who);
-            snprintf(why, why_size, "process 0 waited %d s at %s for process(es) %s to "
-                     "connect", tc.start_s, tc.where, who);
+            snprintf(why, why_size,
+                     "process 0 waited %d s at %s for process(es) %s to "
+                     "connect",
+                     tc.start_s, tc.where, who);
             return DCUDA_ERR_PEER;
         }
         int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
@@ -276,8 +283,8 @@ static int connect_to_zero(const char *host, const char *port, char *why, size_t
         }
         dcu_clock_sleep_ns(TCP_RETRY_NS);
     }
-    snprintf(why, why_size, "process %d could not reach process 0 at %s within %d s (%s)",
-             tc.index, tc.where, tc.start_s, last);
+    snprintf(why, why_size, "process %d could not reach process 0 at %s within %d s (%s)", tc.index,
+             tc.where, tc.start_s, last);
     return -1;
 }
 
@@ -413,8 +420,10 @@ static dcuda_status_t gather_at_zero(const void *mine, void *all, size_t size, c
         }
         if (rc != 0) {
             describe_peer(p, who, sizeof who);
-            snprintf(why, why_size, "%s ended (its connection to process 0 closed) while "
-                     "process 0 waits for it in %s", who, where);
+            snprintf(why, why_size,
+                     "%s ended (its connection to process 0 closed) while "
+                     "process 0 waits for it in %s",
+                     who, where);
             close(tc.fd[p]);
             tc.fd[p] = -1;
             tell_all(FRAME_FAIL, why);
@@ -434,12 +443,14 @@ static dcuda_status_t gather_at_zero(const void *mine, void *all, size_t size, c
 }
 
 /* The others: my record to process 0, every record back (or why not). */
-static dcuda_status_t gather_via_zero(const void *mine, void *all, size_t size,
-                                      const char *where, char *why, size_t why_size)
+static dcuda_status_t gather_via_zero(const void *mine, void *all, size_t size, const char *where,
+                                      char *why, size_t why_size)
 {
     int fd = tc.fd[0];
-    snprintf(why, why_size, "process 0 ended (its connection closed) while process %d waits "
-             "for it in %s", tc.index, where);
+    snprintf(why, why_size,
+             "process 0 ended (its connection closed) while process %d waits "
+             "for it in %s",
+             tc.index, where);
     if (fd < 0 || send_all(fd, mine, size) != 0)
         return DCUDA_ERR_PEER;
     uint64_t start = 0, warned = 0;

@@ -75,13 +75,15 @@ int dcu_launch_rendezvous(long processes, dcu_boot_tcp_plan_t *plan, char *why, 
     }
     int has_index = env_long("DCUDA_PROCESS_INDEX", &index);
     if (has_index <= 0) {
-        snprintf(why, why_size, "DCUDA_BOOT_ADDR is set, so DCUDA_PROCESS_INDEX must give this "
+        snprintf(why, why_size,
+                 "DCUDA_BOOT_ADDR is set, so DCUDA_PROCESS_INDEX must give this "
                  "process's index (0 .. DCUDA_PROCESSES - 1)%s",
                  has_index < 0 ? ", and it is not a number" : "");
         return -1;
     }
     if (processes <= 0) {
-        snprintf(why, why_size, "DCUDA_BOOT_ADDR is set, so the PROCESSES setting "
+        snprintf(why, why_size,
+                 "DCUDA_BOOT_ADDR is set, so the PROCESSES setting "
                  "(DCUDA_PROCESSES) must give the number of processes");
         return -1;
     }
@@ -129,14 +131,18 @@ int dcu_launch_slurm(long processes, dcu_boot_tcp_plan_t *plan, char *why, size_
     const char *nodes = getenv("SLURM_STEP_NODELIST");
     if (env_long("SLURM_PROCID", &procid) <= 0 || procid >= tasks || !nodes ||
         !dcu_launch_first_node(nodes, plan->host, sizeof plan->host)) {
-        snprintf(why, why_size, "started by Slurm's srun (a step of %ld tasks), but SLURM_PROCID "
+        snprintf(why, why_size,
+                 "started by Slurm's srun (a step of %ld tasks), but SLURM_PROCID "
                  "or SLURM_STEP_NODELIST cannot be read; set DCUDA_BOOT_ADDR, "
-                 "DCUDA_PROCESS_INDEX and DCUDA_PROCESSES instead", tasks);
+                 "DCUDA_PROCESS_INDEX and DCUDA_PROCESSES instead",
+                 tasks);
         return -1;
     }
     if (processes > 0 && processes != tasks) {
-        snprintf(why, why_size, "the Slurm step has %ld tasks, but the PROCESSES setting asks for "
-                 "%ld", tasks, processes);
+        snprintf(why, why_size,
+                 "the Slurm step has %ld tasks, but the PROCESSES setting asks for "
+                 "%ld",
+                 tasks, processes);
         return -1;
     }
     if (env_long("DCUDA_BOOT_PORT", &port) <= 0 || port <= 0 || port > 65535) {

@@ -62,8 +62,9 @@ static dcuda_status_t no_more(dcuda_host_h h, char *why, size_t why_size)
 {
     switch (atomic_load_explicit(h->cancel_h, memory_order_acquire)) {
     case DCUDA_CANCEL_DEADLOCK:
-        snprintf(why, why_size, "every rank of every process is blocked or finished and nothing "
-                                "is in flight (the deadlock report says what each waits for)");
+        snprintf(why, why_size,
+                 "every rank of every process is blocked or finished and nothing "
+                 "is in flight (the deadlock report says what each waits for)");
         return DCUDA_ERR_DEADLOCK;
     case DCUDA_CANCEL_WATCHDOG:
         snprintf(why, why_size, "the watchdog ended the run's waits (WATCHDOG_CANCEL)");
@@ -272,6 +273,7 @@ int dcu_host_wait_text(dcuda_host_h h, char *text, size_t size)
         used += n > 0 ? (size_t)n : 0u;
     }
     if (waiters > 0 && h->to_host_h)
-        ready_text(h, text + (used < size ? used : size - 1), size - (used < size ? used : size - 1));
+        ready_text(h, text + (used < size ? used : size - 1),
+                   size - (used < size ? used : size - 1));
     return waiters > 0;
 }

@@ -117,15 +117,20 @@ static int try_dir(plugin_slot_t *s, const char *dir, size_t dir_len)
         snprintf(s->why, sizeof s->why, "%s is no dcuda plugin of contract version %u (%s)", path,
                  DCU_PLUGIN_VERSION, init ? "it refused this library's" : "no " DCU_PLUGIN_ENTRY);
     else if (t->version != DCU_PLUGIN_VERSION || strcmp(t->name, s->name) != 0)
-        snprintf(s->why, sizeof s->why, "%s is plugin '%s' of contract version %u; this library "
-                 "needs '%s' of version %u (another dcuda build's?)", path, t->name, t->version,
-                 s->name, DCU_PLUGIN_VERSION);
+        snprintf(s->why, sizeof s->why,
+                 "%s is plugin '%s' of contract version %u; this library "
+                 "needs '%s' of version %u (another dcuda build's?)",
+                 path, t->name, t->version, s->name, DCU_PLUGIN_VERSION);
     else if (t->net && t->net->version != DCU_NET_VERSION)
-        snprintf(s->why, sizeof s->why, "%s has a network manager of contract version %u; this "
-                 "library's is %u", path, t->net->version, DCU_NET_VERSION);
+        snprintf(s->why, sizeof s->why,
+                 "%s has a network manager of contract version %u; this "
+                 "library's is %u",
+                 path, t->net->version, DCU_NET_VERSION);
     else if (t->boot && t->boot->version != DCU_BOOT_OPS_VERSION)
-        snprintf(s->why, sizeof s->why, "%s has a bootstrap of contract version %u; this "
-                 "library's is %u", path, t->boot->version, DCU_BOOT_OPS_VERSION);
+        snprintf(s->why, sizeof s->why,
+                 "%s has a bootstrap of contract version %u; this "
+                 "library's is %u",
+                 path, t->boot->version, DCU_BOOT_OPS_VERSION);
     else {
         s->table = t;
         return 1;
@@ -157,9 +162,10 @@ static void load(plugin_slot_t *s)
     s->tried = 1;
     if (!dcu_plugin_built(s->name)) {
         snprintf(s->why, sizeof s->why, "this build of dcuda has no %s plugin (CMake found no %s)",
-                 s->name, strcmp(s->name, "mpi") == 0   ? "MPI"
-                          : strcmp(s->name, "ucx") == 0 ? "UCX: pkg-config ucx"
-                                                        : "PMIx: pkg-config pmix");
+                 s->name,
+                 strcmp(s->name, "mpi") == 0   ? "MPI"
+                 : strcmp(s->name, "ucx") == 0 ? "UCX: pkg-config ucx"
+                                               : "PMIx: pkg-config pmix");
         return;
     }
     const char *env = getenv("DCUDA_PLUGIN_PATH");
@@ -173,8 +179,10 @@ static void load(plugin_slot_t *s)
     char list[1600];
     snprintf(list, sizeof list, "%s:%s:%s", dir, DCU_PLUGIN_INSTALL_DIR, DCU_PLUGIN_BUILD_DIR);
     if (!try_list(s, list, tried, sizeof tried))
-        snprintf(s->why, sizeof s->why, "libdcuda_%s.so was not found (looked in %s; "
-                 "DCUDA_PLUGIN_PATH names other directories)", s->name, tried);
+        snprintf(s->why, sizeof s->why,
+                 "libdcuda_%s.so was not found (looked in %s; "
+                 "DCUDA_PLUGIN_PATH names other directories)",
+                 s->name, tried);
 }
 
 const dcu_plugin_t *dcu_plugin_get(const char *name, char *why, size_t why_size)

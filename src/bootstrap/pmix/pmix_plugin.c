@@ -64,8 +64,7 @@ static void own_address(char *out, size_t size)
         for (struct ifaddrs *i = all; i && !pick; i = i->ifa_next) {
             if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP))
                 continue;
-            if (want && *want ? strstr(want, i->ifa_name) != NULL
-                              : !(i->ifa_flags & IFF_LOOPBACK))
+            if (want && *want ? strstr(want, i->ifa_name) != NULL : !(i->ifa_flags & IFF_LOOPBACK))
                 pick = i;
         }
     }
@@ -147,8 +146,10 @@ static int pmix_plan(long processes, dcu_boot_tcp_plan_t *plan, char *why, size_
     plan->count = (int)size->data.uint32;
     PMIX_VALUE_RELEASE(size);
     if (processes > 0 && processes != plan->count) {
-        snprintf(why, why_size, "the PMIx job has %d processes, but the PROCESSES setting asks "
-                 "for %ld", plan->count, processes);
+        snprintf(why, why_size,
+                 "the PMIx job has %d processes, but the PROCESSES setting asks "
+                 "for %ld",
+                 plan->count, processes);
         return -1;
     }
     snprintf(plan->port, sizeof plan->port, "%u", port_of(me.nspace));
