@@ -76,8 +76,9 @@ static __device__ __noinline__
 #else
 DCUDA_RANK_FN
 #endif
-void pingpong_put_sized(dcuda_state_t *st, dcuda_win_t dst, int other, int first, size_t size,
-                        const char *src, int rounds, long long *out, int every)
+    void
+    pingpong_put_sized(dcuda_state_t *st, dcuda_win_t dst, int other, int first, size_t size,
+                       const char *src, int rounds, long long *out, int every)
 {
     for (int i = 0; i < rounds; i++) {
         long long t0 = out ? bench_now() : 0;
@@ -92,7 +93,7 @@ void pingpong_put_sized(dcuda_state_t *st, dcuda_win_t dst, int other, int first
 
 /* `rounds` round trips; rank 0 keeps their times in `out` (NULL: none). */
 DCUDA_RANK_FN void bench_pingpong(dcuda_state_t *st, const bench_args_t *a, dcuda_win_t dst, int me,
-                           const char *src, int rounds, long long *out)
+                                  const char *src, int rounds, long long *out)
 {
     int put = a->mode == BENCH_PINGPONG_PUT, constant4 = a->size == 0;
     int other = me == 0 ? a->peer : 0;
@@ -115,8 +116,8 @@ DCUDA_RANK_FN void bench_pingpong(dcuda_state_t *st, const bench_args_t *a, dcud
     }
 }
 
-DCUDA_RANK_FN void bench_bandwidth(dcuda_state_t *st, const bench_args_t *a, dcuda_win_t dst, int me,
-                            int ranks, const char *src)
+DCUDA_RANK_FN void bench_bandwidth(dcuda_state_t *st, const bench_args_t *a, dcuda_win_t dst,
+                                   int me, int ranks, const char *src)
 {
     int all = a->mode == BENCH_BW_ALL;
     if (all || me == 0) {
@@ -174,9 +175,8 @@ BENCH_INLINE void bench_device(dcuda_state_t *st, const bench_args_t *a, const i
     char *src = a->src + (size_t)me * a->stride;
     dcuda_win_create(st, DCUDA_COMM_DEVICE, src, a->stride, &src_win);
     dcuda_win_create(st, DCUDA_COMM_DEVICE, a->dst + (size_t)me * a->stride, a->stride, &dst_win);
-    int active = a->mode != BENCH_IDLE &&
-                 (a->mode == BENCH_BW_ALL || me == 0 ||
-                  me == (a->mode <= BENCH_PINGPONG_NOTIFY ? a->peer : 1));
+    int active = a->mode != BENCH_IDLE && (a->mode == BENCH_BW_ALL || me == 0 ||
+                                           me == (a->mode <= BENCH_PINGPONG_NOTIFY ? a->peer : 1));
     if (family == BENCH_FAMILY_LATENCY && active)
         bench_pingpong(st, a, dst_win, me, src, a->warmup, NULL);
 
@@ -278,7 +278,8 @@ DCUDA_RANK_FN void bench_peer(dcuda_state_t *st, const bench_args_t *a)
     dcuda_win_create(st, DCUDA_COMM_WORLD, a->dst + off, part, &dst_win);
     if (active && a->mode != BENCH_PEER_BW)
         peer_pingpong(st, a, dst_win, side == BENCH_SIDE_SEND, src, a->warmup, NULL);
-    dcuda_comm_barrier(st, DCUDA_COMM_WORLD); /* every process's ranks run before the clock starts */
+    dcuda_comm_barrier(st,
+                       DCUDA_COMM_WORLD); /* every process's ranks run before the clock starts */
 
     dcuda_start_cpu_timer(st);
     if (active && a->mode == BENCH_PEER_BW)
@@ -639,8 +640,7 @@ DCUDA_RANK_FN void bench_world(dcuda_state_t *st, const bench_args_t *a)
         long long t0 = bench_now();
         bench_world_call(st, a, on, part, half);
         long long mine = bench_now() - t0;
-        bench_store(out, a->every, i,
-                    bench_world_op(st, win, part, a->clock_off, mine, DCUDA_MAX));
+        bench_store(out, a->every, i, bench_world_op(st, win, part, a->clock_off, mine, DCUDA_MAX));
     }
     dcuda_stop_cpu_timer(st);
     if (on != win)

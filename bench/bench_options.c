@@ -174,21 +174,20 @@ enum {
     OPT_SELF_TEST
 };
 
-static const struct option long_options[] = {
-    { "help", no_argument, NULL, 'h' },
-    { "quick", no_argument, NULL, OPT_QUICK },
-    { "latency", no_argument, NULL, OPT_LATENCY },
-    { "peer", no_argument, NULL, OPT_PEER },
-    { "loop", no_argument, NULL, OPT_LOOP },
-    { "collectives", no_argument, NULL, OPT_COLLECTIVES },
-    { "pairs", required_argument, NULL, OPT_PAIRS },
-    { "rate", no_argument, NULL, OPT_RATE },
-    { "ranks", required_argument, NULL, OPT_RANKS },
-    { "offset", required_argument, NULL, OPT_OFFSET },
-    { "csv", required_argument, NULL, OPT_CSV },
-    { "self-test", no_argument, NULL, OPT_SELF_TEST }, /* not in --help: for the tests */
-    { NULL, 0, NULL, 0 }
-};
+static const struct option long_options[] = { { "help", no_argument, NULL, 'h' },
+                                              { "quick", no_argument, NULL, OPT_QUICK },
+                                              { "latency", no_argument, NULL, OPT_LATENCY },
+                                              { "peer", no_argument, NULL, OPT_PEER },
+                                              { "loop", no_argument, NULL, OPT_LOOP },
+                                              { "collectives", no_argument, NULL, OPT_COLLECTIVES },
+                                              { "pairs", required_argument, NULL, OPT_PAIRS },
+                                              { "rate", no_argument, NULL, OPT_RATE },
+                                              { "ranks", required_argument, NULL, OPT_RANKS },
+                                              { "offset", required_argument, NULL, OPT_OFFSET },
+                                              { "csv", required_argument, NULL, OPT_CSV },
+                                              { "self-test", no_argument, NULL,
+                                                OPT_SELF_TEST }, /* not in --help: for the tests */
+                                              { NULL, 0, NULL, 0 } };
 
 /* One option getopt_long found (value: its argument); 0, or -1 after a
  * message. */
@@ -302,8 +301,8 @@ static int parse(int argc, char **argv, cmdline_t *c, int *warmup_set)
         return 2;
     }
     if (c->w.min > c->w.max) {
-        fprintf(stderr, "bench: sizes %zu:%zu: sizes 1 <= MIN <= MAX <= %zu\n", c->w.min,
-                c->w.max, (size_t)BENCH_MAX_SIZE);
+        fprintf(stderr, "bench: sizes %zu:%zu: sizes 1 <= MIN <= MAX <= %zu\n", c->w.min, c->w.max,
+                (size_t)BENCH_MAX_SIZE);
         return 2;
     }
     return 0;

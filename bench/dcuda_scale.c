@@ -171,8 +171,7 @@ static void print_row(const scale_opts_t *o, const dcuda_rank_info_t *info, cons
     printf("%d,%d,%d,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.0f,%.0f,%.2f,%.2f,%.2f,%.2f\n", p,
            info->rank_count, info->rank_responsible, mx[0], mx[1], sum[1] / p, mx[2],
            o->barriers ? mx[3] * 1e3 / o->barriers : 0.0,
-           o->windows ? mx[4] * 1e3 / o->windows : 0.0, msgs, tables, mx[7], mx[8], mx[9],
-           mx[10]);
+           o->windows ? mx[4] * 1e3 / o->windows : 0.0, msgs, tables, mx[7], mx[8], mx[9], mx[10]);
 }
 
 int main(int argc, char **argv)
@@ -227,16 +226,16 @@ int main(int argc, char **argv)
     }
     double rss_end = status_mib("VmRSS:"), engine = engine_init + engine_shared_mib();
     double mine[11] = { init_ms,
-                       rss_init,
-                       rss_end - rss_init,
-                       t[SCALE_T_BARRIER],
-                       t[SCALE_T_WINDOW],
-                       t[SCALE_T_MESSAGES],
-                       0.0,
-                       t[SCALE_T_FLOOD],
-                       status_mib("VmHWM:") - rss_init,
-                       engine,
-                       rss_end - rss_start - engine };
+                        rss_init,
+                        rss_end - rss_init,
+                        t[SCALE_T_BARRIER],
+                        t[SCALE_T_WINDOW],
+                        t[SCALE_T_MESSAGES],
+                        0.0,
+                        t[SCALE_T_FLOOD],
+                        status_mib("VmHWM:") - rss_init,
+                        engine,
+                        rss_end - rss_start - engine };
     /* Notifications this process's ranks sent, per second of its span. */
     mine[6] = t[SCALE_T_MESSAGES] > 0
                   ? (double)o.messages * info.rank_responsible / (t[SCALE_T_MESSAGES] * 1e-3)

@@ -45,19 +45,37 @@ enum { S_T0REL, S_BARREL, S_API, S_T0PUT, S_BLKPUT, S_LEADPUT, S_APIPUT };
 static const struct {
     int wait, send, gap, size, delay;
 } cases[] = {
-    { W_WARPBAR, S_BARREL, 0, 0, 64 },  { W_WARPBAR, S_BARREL, 0, 0, 128 },
-    { W_WARPBAR, S_BARREL, 0, 0, 256 }, { W_WARPBAR, S_BARREL, 0, 0, 512 },
-    { W_T0, S_T0REL, 0 },        { W_T0, S_T0REL, 256 },     { W_T0, S_T0REL, 1024 },
-    { W_T0, S_T0REL, 4096 },     { W_WARP, S_T0REL, 0 },     { W_WARPBAR, S_BARREL, 0 },
-    { W_BLOCK, S_BARREL, 0 },    { W_API, S_BARREL, 0 },     { W_WARPBAR, S_API, 0 },
-    { W_API, S_API, 0 },         { W_T0, S_T0PUT, 0 },       { W_WARPBAR, S_BLKPUT, 0 },
-    { W_WARPBAR, S_LEADPUT, 0 }, { W_API, S_LEADPUT, 0 },    { W_API, S_BLKPUT, 0 },
-    { W_API, S_APIPUT, 0, -1 },  { W_API, S_APIPUT, 0 },      { W_API, S_APIPUT, 0, 64 }, { W_API, S_APIPUT, 0, 256 },
-    { W_API, S_APIPUT, 0, 512 }, { W_API, S_APIPUT, 0, 1024 }, { W_API, S_APIPUT, 0, 4096 },
+    { W_WARPBAR, S_BARREL, 0, 0, 64 },
+    { W_WARPBAR, S_BARREL, 0, 0, 128 },
+    { W_WARPBAR, S_BARREL, 0, 0, 256 },
+    { W_WARPBAR, S_BARREL, 0, 0, 512 },
+    { W_T0, S_T0REL, 0 },
+    { W_T0, S_T0REL, 256 },
+    { W_T0, S_T0REL, 1024 },
+    { W_T0, S_T0REL, 4096 },
+    { W_WARP, S_T0REL, 0 },
+    { W_WARPBAR, S_BARREL, 0 },
+    { W_BLOCK, S_BARREL, 0 },
+    { W_API, S_BARREL, 0 },
+    { W_WARPBAR, S_API, 0 },
+    { W_API, S_API, 0 },
+    { W_T0, S_T0PUT, 0 },
+    { W_WARPBAR, S_BLKPUT, 0 },
+    { W_WARPBAR, S_LEADPUT, 0 },
+    { W_API, S_LEADPUT, 0 },
+    { W_API, S_BLKPUT, 0 },
+    { W_API, S_APIPUT, 0, -1 },
+    { W_API, S_APIPUT, 0 },
+    { W_API, S_APIPUT, 0, 64 },
+    { W_API, S_APIPUT, 0, 256 },
+    { W_API, S_APIPUT, 0, 512 },
+    { W_API, S_APIPUT, 0, 1024 },
+    { W_API, S_APIPUT, 0, 4096 },
 };
 static const char *wait_names[] = { "t0", "warp", "warpbar", "block", "api" };
-static const char *send_names[] = { "t0rel", "barrel", "api", "t0put", "blkput", "leadput",
-                                    "apiput" };
+static const char *send_names[] = {
+    "t0rel", "barrel", "api", "t0put", "blkput", "leadput", "apiput"
+};
 #define CASES ((int)(sizeof cases / sizeof *cases))
 
 typedef struct probe_args {
@@ -73,7 +91,9 @@ DCUDA_RANK_FN void raw_wait(dcuda_state_t *st, int kind, const uint32_t *c, uint
     uint32_t want = ++*expect;
     if (kind == W_BLOCK) {
         if (threadIdx.x < 32) {
-            dcu_block_t d = { DCUDA_PHASE_WAITING, 0u, 1u, 0u, DCUDA_WAITS_ON(DCUDA_WAITS_NOTIF, 0), "probe" };
+            dcu_block_t d = {
+                DCUDA_PHASE_WAITING, 0u, 1u, 0u, DCUDA_WAITS_ON(DCUDA_WAITS_NOTIF, 0), "probe"
+            };
             (void)dcu_block_until(st, c, 0, want, 0, d, dcu_poll_lanes());
             __syncwarp();
         }

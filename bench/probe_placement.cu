@@ -48,8 +48,8 @@ typedef struct probe_mode {
 } probe_mode_t;
 
 /* Thread 0 of block `me`: the put's store, if any, then the release add. */
-static __device__ __forceinline__ void release_to(unsigned *out, unsigned *data, const unsigned *src,
-                                                  probe_mode_t m, unsigned i)
+static __device__ __forceinline__ void release_to(unsigned *out, unsigned *data,
+                                                  const unsigned *src, probe_mode_t m, unsigned i)
 {
     if (m.put == PUT_CONST)
         *(volatile unsigned *)data = i;
@@ -123,17 +123,48 @@ int main(void)
         { 32, 1, 0, 1024, 0, 0, "release: fence.release + relaxed add", { 0, 1, 0 } },
         { 32, 1, 0, 1024, 0, 0, "put: 4 B store of a constant + release add", { 0, 0, 1 } },
         { 32, 1, 0, 1024, 0, 0, "put: the same, stored 512 B after the counter", { 0, 0, 1, 512 } },
-        { 32, 1, 0, 1024, 0, 0, "put: the same, stored 4 KiB after the counter", { 0, 0, 1, 4096 } },
-        { 32, 1, 0, 1024, 0, 0, "put: the same, stored 128 KiB after the counter",
+        { 32,
+          1,
+          0,
+          1024,
+          0,
+          0,
+          "put: the same, stored 4 KiB after the counter",
+          { 0, 0, 1, 4096 } },
+        { 32,
+          1,
+          0,
+          1024,
+          0,
+          0,
+          "put: the same, stored 128 KiB after the counter",
           { 0, 0, 1, 131072 } },
-        { 32, 1, 0, 1024, 0, 0, "put: the same, stored 512 KiB after the counter",
+        { 32,
+          1,
+          0,
+          1024,
+          0,
+          0,
+          "put: the same, stored 512 KiB after the counter",
           { 0, 0, 1, 524288 } },
-        { 32, 1, 0, 1024, 0, 0, "put: 4 B loaded after the acquire, stored, release add",
+        { 32,
+          1,
+          0,
+          1024,
+          0,
+          0,
+          "put: 4 B loaded after the acquire, stored, release add",
           { 0, 0, 2 } },
         { 32, 1, 0, 1024, 0, 0, "put, loaded: relaxed polls + fence.acquire", { 2, 0, 2 } },
         { 32, 1, 0, 1024, 0, 0, "put, loaded: fence.release + relaxed add", { 0, 1, 2 } },
         { 128, 32, 1, 1024, 1, 49152, "put, loaded, dcuda's launch and polls", { 0, 0, 2 } },
-        { 128, 32, 1, 1024, 1, 49152, "put, loaded, dcuda's launch, relaxed + fence.acquire",
+        { 128,
+          32,
+          1,
+          1024,
+          1,
+          49152,
+          "put, loaded, dcuda's launch, relaxed + fence.acquire",
           { 2, 0, 2 } },
     };
     unsigned *cnt;
@@ -157,7 +188,8 @@ int main(void)
                 CHECK(cudaLaunchCooperativeKernel((void *)pingpong, 2, rows[r].threads, args,
                                                   rows[r].smem, 0));
             else
-                CHECK(cudaLaunchKernel((void *)pingpong, 2, rows[r].threads, args, rows[r].smem, 0));
+                CHECK(
+                    cudaLaunchKernel((void *)pingpong, 2, rows[r].threads, args, rows[r].smem, 0));
             CHECK(cudaDeviceSynchronize());
             CHECK(cudaMemcpy(&h, ns, sizeof h, cudaMemcpyDeviceToHost));
             double us = h / 1e3 / ITERS / 2;

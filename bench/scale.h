@@ -12,7 +12,7 @@ typedef struct scale_args {
     int32_t windows;  /* WORLD window creations (+ frees) timed */
     int32_t messages; /* notifications each rank sends to a rank of the next process */
     int32_t flood;    /* SCALE_FLOOD_PUT puts each rank sends it before it consumes any */
-    char *part; /* [device ranks][SCALE_PART] window memory: a target, then a source */
+    char *part;       /* [device ranks][SCALE_PART] window memory: a target, then a source */
 } scale_args_t;
 
 /* Notifications go in batches, each waited for before the next: a

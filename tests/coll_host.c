@@ -81,9 +81,10 @@ static void coll_check_last(coll_run_t *m, int dr, int on)
     uint64_t units = coll_units(&t, g.size, crank);
     for (uint64_t u = 0; u < units; u++)
         if (!coll_unit_ok(&t, d->seed, s, &g, crank, u, data)) {
-            TEST_CHECK(0, "seed %u, rank %d: unit %" PRIu64 " of %s step %d (type %d, op %d, "
-                       "count %" PRIu64 ") differs from the serial result", d->seed, me, u,
-                       coll_name(t.kind), s, t.type, t.op, t.count);
+            TEST_CHECK(0,
+                       "seed %u, rank %d: unit %" PRIu64 " of %s step %d (type %d, op %d, "
+                       "count %" PRIu64 ") differs from the serial result",
+                       d->seed, me, u, coll_name(t.kind), s, t.type, t.op, t.count);
             return;
         }
 }
@@ -109,8 +110,8 @@ static void coll_one(coll_run_t *m, uint32_t seed)
     coll_data_t *d = &m->d;
     int mine = m->info.rank_responsible;
     d->seed = seed;
-    test_buffers_t b = { m->buf, d->buf, m->buf_bytes, m->res, d->res,
-                         (size_t)mine * COLL_SLOTS * sizeof *m->res };
+    test_buffers_t b = { m->buf, d->buf, m->buf_bytes,
+                         m->res, d->res, (size_t)mine * COLL_SLOTS * sizeof *m->res };
     if (!test_run_buffers(m->h, d, sizeof *d, &b, seed, DCUDA_OK))
         return;
     for (int dr = 0; dr < mine; dr++)

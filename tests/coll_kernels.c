@@ -54,9 +54,9 @@ TEST_RANK_FN void coll_fill(coll_rank_t *c, const coll_step_t *t, int s, int siz
                           : coll_noise_byte(c->seed, s, c->me, i);
     else if (t->kind == COLL_ALLTOALL) /* my blocks for each rank, noise where blocks land */
         for (uint64_t i = (uint64_t)i0; i < room; i += (uint64_t)n)
-            data[i] = i < room / 2u ? coll_a2a_byte(c->seed, s, c->me, (int)(i / t->count),
-                                                    i % t->count)
-                                    : coll_noise_byte(c->seed, s, c->me, i);
+            data[i] = i < room / 2u
+                          ? coll_a2a_byte(c->seed, s, c->me, (int)(i / t->count), i % t->count)
+                          : coll_noise_byte(c->seed, s, c->me, i);
     else
         for (uint64_t j = (uint64_t)i0; j < coll_inputs(t, size); j += (uint64_t)n)
             coll_store(t, c->seed, s, c->me, j, data + j * elem);

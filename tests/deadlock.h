@@ -9,13 +9,13 @@
 #include "test_common.h"
 
 enum dl_case {
-    DL_WRONG_TAG = 1,    /* each rank notifies its right neighbour with tag 1, waits for tag 2 */
-    DL_MISSING_NOTIFY,   /* each rank waits for 2 notifications of tag 3; 1 is sent */
-    DL_MISSING_BARRIER,  /* rank 0 waits for a notification nobody sends; the rest in a barrier */
-    DL_DEVICE_BARRIER,   /* the last rank of each device skips a DEVICE barrier, waiting */
-    DL_SLOW,             /* not a deadlock: rank 0 computes a while, then notifies */
-    DL_SLOW_PROCESS,     /* not a deadlock: every rank of the last process computes a while */
-    DL_PROCESS_ENDS      /* the last process's ranks return at once; the rest wait for nobody */
+    DL_WRONG_TAG = 1,   /* each rank notifies its right neighbour with tag 1, waits for tag 2 */
+    DL_MISSING_NOTIFY,  /* each rank waits for 2 notifications of tag 3; 1 is sent */
+    DL_MISSING_BARRIER, /* rank 0 waits for a notification nobody sends; the rest in a barrier */
+    DL_DEVICE_BARRIER,  /* the last rank of each device skips a DEVICE barrier, waiting */
+    DL_SLOW,            /* not a deadlock: rank 0 computes a while, then notifies */
+    DL_SLOW_PROCESS,    /* not a deadlock: every rank of the last process computes a while */
+    DL_PROCESS_ENDS     /* the last process's ranks return at once; the rest wait for nobody */
 };
 
 /* Result slots of each rank: res[DEVICE rank * DL_SLOTS + slot]. */

@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "deadlock.h"
 #include "dcuda/dcuda_host.h"
+#include "deadlock.h"
 #include "test_util.h"
 
 DCUDA_KERNEL_DECLARE(deadlock);
@@ -47,8 +47,7 @@ static int dl_exec(dl_run_t *r, int argc, char **argv, int c, int need_procs)
 {
     memset(r, 0, sizeof *r);
     setenv("DCUDA_WATCHDOG", "off", 1);
-    if (!TEST_STATUS(dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(deadlock), 64, &r->h),
-                     DCUDA_OK))
+    if (!TEST_STATUS(dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(deadlock), 64, &r->h), DCUDA_OK))
         return 1;
     dcuda_host_get_rank_info(r->h, &r->info);
     test_check_rank_setting(&r->info);
@@ -174,7 +173,10 @@ static int check_process_ends(int argc, char **argv)
     return 0;
 }
 
-static int case_wrong_tag(int argc, char **argv) { return check_deadlock(argc, argv, DL_WRONG_TAG); }
+static int case_wrong_tag(int argc, char **argv)
+{
+    return check_deadlock(argc, argv, DL_WRONG_TAG);
+}
 static int case_missing_notify(int argc, char **argv)
 {
     return check_deadlock(argc, argv, DL_MISSING_NOTIFY);

@@ -117,8 +117,8 @@ static int case_every_error(int argc, char **argv)
     expect_calls(&r, DCUDA_OK, -1); /* the run went on: every rank met in the barrier */
     int owned = r.info.rank_responsible, lines = count_lines(r.out, "dcuda: error: rank", NULL);
     int shown = owned < SHOWN_PER_CALL ? owned : SHOWN_PER_CALL;
-    TEST_CHECK(lines == shown, "%d error lines of ranks for %d bad calls, expected %d", lines, owned,
-               shown);
+    TEST_CHECK(lines == shown, "%d error lines of ranks for %d bad calls, expected %d", lines,
+               owned, shown);
     if (owned > SHOWN_PER_CALL) {
         char more[64];
         snprintf(more, sizeof more, "%d more error line(s) of dcuda_notify", owned - shown);
@@ -249,7 +249,7 @@ static int threads_fail(int argc, char **argv, long long room_mb, int min_ranks,
     if (fault_open(&r, argc, argv))
         return 1;
     const char *net = getenv("DCUDA_NET");
-    const char *why = !on_cpu(&r)      ? "only CPU ranks are threads"
+    const char *why = !on_cpu(&r)       ? "only CPU ranks are threads"
                       : UNDER_SANITIZER ? "a sanitizer reserves address space of its own"
                       : r.info.rank_responsible < min_ranks ? "needs more ranks a process"
                       : net && strcmp(net, "ucx") == 0
@@ -342,11 +342,10 @@ static int case_many_ranks(int argc, char **argv)
 int main(int argc, char **argv)
 {
     static const test_case_t cases[] = {
-        { "first_error", case_first_error },   { "every_error", case_every_error },
-        { "watch_counts", case_watch_counts }, { "early_return", case_early_return },
-        { "thread_exit", case_thread_exit },   { "threads_fail", case_threads_fail },
-        { "threads_fail_log", case_threads_fail_log },
-        { "many_ranks", case_many_ranks },
+        { "first_error", case_first_error },           { "every_error", case_every_error },
+        { "watch_counts", case_watch_counts },         { "early_return", case_early_return },
+        { "thread_exit", case_thread_exit },           { "threads_fail", case_threads_fail },
+        { "threads_fail_log", case_threads_fail_log }, { "many_ranks", case_many_ranks },
     };
     return test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
 }

@@ -57,8 +57,8 @@ typedef struct fault_data {
     int32_t delay_ms; /* FAULT_LATE, FAULT_LONG_RING */
     int32_t culprit;  /* FAULT_FIRST_ERROR, FAULT_EARLY_RETURN, FAULT_THREAD_EXIT: WORLD rank */
     int32_t reserved;
-    int64_t *res;     /* [WORLD ranks * FAULT_SLOTS], rank-visible */
-    int64_t *parts;   /* FAULT_RING_PUT, FAULT_LONG_RING: [device ranks * FAULT_PART_WORDS] of
+    int64_t *res;   /* [WORLD ranks * FAULT_SLOTS], rank-visible */
+    int64_t *parts; /* FAULT_RING_PUT, FAULT_LONG_RING: [device ranks * FAULT_PART_WORDS] of
                        * this process */
 } fault_data_t;
 

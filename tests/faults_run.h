@@ -25,7 +25,7 @@ typedef struct fault_run {
     fault_data_t d;
     int64_t *res; /* host copy of d.res */
     size_t res_bytes;
-    char *out; /* captured output of the last run */
+    char *out;               /* captured output of the last run */
     void (*after_run)(void); /* called as soon as dcuda_host_run returns, if set */
 } fault_run_t;
 

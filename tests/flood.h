@@ -20,8 +20,8 @@
 
 #include "test_common.h"
 
-#define FLOOD_PUTS 24    /* puts of each rank in a round */
-#define FLOOD_MAX 6000u  /* bytes of a put at most (past the inbox's 4 KiB) */
+#define FLOOD_PUTS 24   /* puts of each rank in a round */
+#define FLOOD_MAX 6000u /* bytes of a put at most (past the inbox's 4 KiB) */
 #define FLOOD_TAG 3
 
 /* Result slots of each rank: res[rank * FLOOD_SLOTS + slot]. */
@@ -60,8 +60,8 @@ TEST_FN uint32_t flood_hash(uint32_t seed, uint32_t r, uint32_t s, uint32_t k)
 /* Put k of rank s in round r: its target (never s) and size. */
 TEST_FN int flood_target(uint32_t seed, int r, int s, int k, int world)
 {
-    int d = 1 + (int)(flood_hash(seed, (uint32_t)r, (uint32_t)s, (uint32_t)k) %
-                      (uint32_t)(world - 1));
+    int d =
+        1 + (int)(flood_hash(seed, (uint32_t)r, (uint32_t)s, (uint32_t)k) % (uint32_t)(world - 1));
     return (s + d) % world;
 }
 

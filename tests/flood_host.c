@@ -85,8 +85,8 @@ static void flood_one(flood_run_t *m, uint32_t seed)
     flood_data_t *d = &m->d;
     int mine = m->info.rank_responsible;
     d->seed = seed;
-    test_buffers_t b = { m->buf, d->buf, m->buf_bytes, m->res, d->res,
-                         (size_t)mine * FLOOD_SLOTS * sizeof *m->res };
+    test_buffers_t b = { m->buf, d->buf, m->buf_bytes,
+                         m->res, d->res, (size_t)mine * FLOOD_SLOTS * sizeof *m->res };
     if (!test_run_buffers(m->h, d, sizeof *d, &b, seed, DCUDA_OK))
         return;
     for (int dr = 0; dr < mine; dr++)

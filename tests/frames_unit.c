@@ -108,8 +108,7 @@ static void send_message(dcu_frames_t *f, int q, uint8_t *m, size_t size)
         }
         return;
     }
-    TEST_CHECK(dcu_frames_reserve(f, q, size) == NULL, "room for %zu bytes, which go alone",
-               size);
+    TEST_CHECK(dcu_frames_reserve(f, q, size) == NULL, "room for %zu bytes, which go alone", size);
     uint8_t *copy = malloc(size); /* the receiver frees it */
     memcpy(copy, m, size);
     TEST_STATUS(dcu_frames_flush_to(f, q), DCUDA_OK);

@@ -29,7 +29,7 @@ static int run_pings(int argc, char **argv, int laggard)
         ok[r] = -1;
     TEST_STATUS(dcuda_host_alloc(h, bytes, (void **)&dev), DCUDA_OK);
     TEST_STATUS(dcuda_host_copy_in(h, dev, ok, bytes), DCUDA_OK);
-    hostcmd_t user = {dev, laggard, 0};
+    hostcmd_t user = { dev, laggard, 0 };
     TEST_STATUS(dcuda_host_run(h, &user, sizeof user, NULL), DCUDA_OK);
     TEST_STATUS(dcuda_host_copy_out(h, ok, dev, bytes), DCUDA_OK);
     for (int r = test_first_rank(&info); r < test_end_rank(&info); r++)
@@ -46,6 +46,6 @@ static int run_laggard(int argc, char **argv) { return run_pings(argc, argv, 1);
 
 int main(int argc, char **argv)
 {
-    static const test_case_t cases[] = {{"ping", run_ping}, {"laggard", run_laggard}};
+    static const test_case_t cases[] = { { "ping", run_ping }, { "laggard", run_laggard } };
     return test_main(argc, argv, cases, 2);
 }

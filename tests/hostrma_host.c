@@ -772,8 +772,9 @@ static int case_misuse(int argc, char **argv)
 int main(int argc, char **argv)
 {
     static const test_case_t cases[] = {
-        { "model", case_model },   { "misuse", case_misuse }, { "large", case_large },
-        { "staged", case_staged }, { "notify", case_notify }, { "notify_large", case_notify_large },
+        { "model", case_model },           { "misuse", case_misuse },
+        { "large", case_large },           { "staged", case_staged },
+        { "notify", case_notify },         { "notify_large", case_notify_large },
         { "dead_owner", case_dead_owner },
     };
     return test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));

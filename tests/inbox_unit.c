@@ -66,7 +66,7 @@ static struct {
     int looks;
 } writes[WRITES_MAX];
 static uint64_t writes_started, writes_done;
-static int writes_late; /* writes that took a look or more */
+static int writes_late;      /* writes that took a look or more */
 static int force_looks = -1; /* >= 0: every write takes this many looks */
 
 static dcuda_status_t write_start(dcu_backend_t *b, void *dst, const void *src, size_t size,
@@ -174,8 +174,8 @@ static uint32_t pos; /* the consumer's position */
  * sender, and its number + 100 as its bytes. */
 static int delivered, landed;
 static uint64_t delivered_bytes, landed_bytes;
-static int syncs;    /* SYNC messages seen (a large put after inbox data) */
-static int wrapped;  /* payloads that went on at the ring's start */
+static int syncs;   /* SYNC messages seen (a large put after inbox data) */
+static int wrapped; /* payloads that went on at the ring's start */
 
 static void on_landed(void *arg, int from, uint32_t bytes)
 {
@@ -334,7 +334,7 @@ static void ask_read(dcu_inboxes_t *in, uint32_t at, uint32_t n, uint32_t turns)
 static void read_behind_unread(dcu_inboxes_t *in, unsigned char *payload)
 {
     put(in, payload, 1000u, 100u, 0u); /* data in the inbox, unread */
-    ask_read(in, 1000u, 200u, 1u); /* and one more turn once its turn came */
+    ask_read(in, 1000u, 200u, 1u);     /* and one more turn once its turn came */
     TEST_CHECK(dcu_inbox_held(in) == 1 && reads_served == 0,
                "a read did not wait behind an unread put");
     put(in, payload, 1050u, 100u, 1u); /* after it: the read must not see it */
@@ -423,8 +423,7 @@ int main(int argc, char **argv)
                                            .write_start = write_start,
                                            .write_done = write_done };
     kept_mode = argc > 1 && strcmp(argv[1], "kept") == 0;
-    dcu_inboxes_t *in =
-        dcu_inboxes_create(ring, &tail, 1, &ops, NULL, on_landed, NULL, PIECES_MAX);
+    dcu_inboxes_t *in = dcu_inboxes_create(ring, &tail, 1, &ops, NULL, on_landed, NULL, PIECES_MAX);
     TEST_CHECK(in != NULL, "cannot create the inbox");
     dcu_inboxes_on_read(in, on_read, NULL);
     if (kept_mode) {
@@ -476,7 +475,8 @@ int main(int argc, char **argv)
     }
     /* Drain: the consumer applies everything, the writer writes what it held. */
     for (int rounds = 0; rounds < 100000; rounds++) {
-        TEST_CHECK(dcu_inbox_retry(in) >= 0, "retry failed"); /* a write may end without room made */
+        TEST_CHECK(dcu_inbox_retry(in) >= 0,
+                   "retry failed"); /* a write may end without room made */
         int applied = consume(1 << 30);
         if (!applied && !dcu_inbox_held(in))
             break;
@@ -496,8 +496,8 @@ int main(int argc, char **argv)
 
     if (kept_mode)
         TEST_CHECK(keeps > 100 && writes_late > 100 && frames_live == 0,
-                   "kept %d puts, %d writes late, %d buffers never given back", keeps,
-                   writes_late, frames_live);
+                   "kept %d puts, %d writes late, %d buffers never given back", keeps, writes_late,
+                   frames_live);
 
     /* Settle drops a read still held (nobody waits for it any more); the
      * unread put before it wraps to the ring's start, which settle follows. */

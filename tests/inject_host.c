@@ -30,10 +30,10 @@
 
 #include "faults_run.h"
 
-#define GROUP 3            /* processes of a group */
-#define ROUNDS 400         /* of the ring, a millisecond each at least */
-#define START_MS 20000     /* for a group to start its run */
-#define END_MS 30000       /* for a group to end after the injection */
+#define GROUP 3        /* processes of a group */
+#define ROUNDS 400     /* of the ring, a millisecond each at least */
+#define START_MS 20000 /* for a group to start its run */
+#define END_MS 30000   /* for a group to end after the injection */
 #define OUT_BYTES 65536
 
 enum { DO_KILL, DO_STOP, DO_EXIT, ACTIONS };
@@ -172,7 +172,8 @@ static int read_until(trial_t *t, uint64_t deadline, int until_ready)
         ssize_t n = read(t->fd, chunk, sizeof chunk);
         if (n <= 0)
             return 1;
-        size_t keep = (size_t)n < sizeof t->out - 1 - t->len ? (size_t)n : sizeof t->out - 1 - t->len;
+        size_t keep =
+            (size_t)n < sizeof t->out - 1 - t->len ? (size_t)n : sizeof t->out - 1 - t->len;
         memcpy(t->out + t->len, chunk, keep); /* beyond the buffer, output is dropped */
         t->len += keep;
         t->out[t->len] = '\0';
@@ -255,8 +256,10 @@ static void judge(const trial_t *t, int action, int victim, int mpi, int leader_
         TEST_CHECK(!(WIFEXITED(leader_status) && WEXITSTATUS(leader_status) == 0),
                    "mpirun succeeded although process %d was hit by %s", victim,
                    action_names[action]);
-        TEST_CHECK(with == all, "after a %s of process %d a survivor's run did not end with "
-                                "DCUDA_ERR_PEER", action_names[action], victim);
+        TEST_CHECK(with == all,
+                   "after a %s of process %d a survivor's run did not end with "
+                   "DCUDA_ERR_PEER",
+                   action_names[action], victim);
         return;
     }
     TEST_CHECK(all == GROUP - 1 && with == GROUP - 1,

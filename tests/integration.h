@@ -31,10 +31,10 @@ enum integration_slot {
 #define INT_REG_WORDS 4
 
 typedef struct integration_data {
-    int64_t *res;  /* [WORLD ranks * INT_SLOTS], rank-visible */
-    int64_t *gate; /* NULL, or: WORLD rank 0 waits until the host stores nonzero here */
-    int64_t *pre;  /* NULL, or a word each rank reads (what the application wrote first) */
-    int64_t *reg;  /* NULL, or [ranks of the process * INT_REG_WORDS]: a window part each,
+    int64_t *res;   /* [WORLD ranks * INT_SLOTS], rank-visible */
+    int64_t *gate;  /* NULL, or: WORLD rank 0 waits until the host stores nonzero here */
+    int64_t *pre;   /* NULL, or a word each rank reads (what the application wrote first) */
+    int64_t *reg;   /* NULL, or [ranks of the process * INT_REG_WORDS]: a window part each,
                     * a ring of put_notify into the right neighbour's */
     int64_t marker; /* WORLD rank 0 stores integration_marker(WORLD size) */
 } integration_data_t;

@@ -246,8 +246,10 @@ static void check_half(int argc, char **argv, MPI_Comm half, int world_rank)
     if (TEST_STATUS(dcuda_host_init_params(argc, argv, DCUDA_KERNEL_REF(integration), &params, &h),
                     DCUDA_OK)) {
         dcuda_host_get_rank_info(h, &info);
-        TEST_CHECK(info.process_count == 2, "without a communicator: %d processes, not the "
-                                            "group's 2", info.process_count);
+        TEST_CHECK(info.process_count == 2,
+                   "without a communicator: %d processes, not the "
+                   "group's 2",
+                   info.process_count);
         TEST_STATUS(dcuda_host_finish(h), DCUDA_OK);
     }
 }
@@ -429,8 +431,7 @@ static int case_async(int argc, char **argv)
     dcuda_host_h h;
     dcuda_rank_info_t info;
     int done = -1;
-    if (!TEST_STATUS(dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(integration), 64, &h),
-                     DCUDA_OK))
+    if (!TEST_STATUS(dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(integration), 64, &h), DCUDA_OK))
         return 0;
     dcuda_host_get_rank_info(h, &info);
     test_check_rank_setting(&info);
@@ -509,8 +510,7 @@ static void app_free(int gpu, void *block)
 }
 
 /* Refusals, each naming its reason. */
-static void check_register_misuse(dcuda_host_h h, int gpu, void *block, int64_t *reg,
-                                  size_t bytes)
+static void check_register_misuse(dcuda_host_h h, int gpu, void *block, int64_t *reg, size_t bytes)
 {
     char host_word[8];
     TEST_STATUS(dcuda_host_register(h, NULL, 8), DCUDA_ERR_INVALID_ARG);
@@ -581,8 +581,7 @@ static int case_register(int argc, char **argv)
 {
     dcuda_host_h h;
     dcuda_rank_info_t info;
-    if (!TEST_STATUS(dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(integration), 64, &h),
-                     DCUDA_OK))
+    if (!TEST_STATUS(dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(integration), 64, &h), DCUDA_OK))
         return 0;
     dcuda_host_get_rank_info(h, &info);
     test_check_rank_setting(&info);

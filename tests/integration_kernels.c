@@ -53,8 +53,8 @@ TEST_RANK_FN int64_t ring_of_puts(dcuda_state_t *st, int64_t *reg, int rank, int
         part[1] = integration_put_value(rank);
     dcuda_rank_sync();
     dcuda_win_t win;
-    dcuda_status_t st_ = dcuda_win_create(st, DCUDA_COMM_WORLD, part, INT_REG_WORDS * sizeof *part,
-                                          &win);
+    dcuda_status_t st_ =
+        dcuda_win_create(st, DCUDA_COMM_WORLD, part, INT_REG_WORDS * sizeof *part, &win);
     if (st_ == DCUDA_OK)
         st_ = dcuda_put_notify(st, win, (rank + 1) % size, 0, sizeof *part, part + 1, INT_PUT_TAG);
     if (st_ == DCUDA_OK)

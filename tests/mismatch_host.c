@@ -113,10 +113,9 @@ static void mm_case(mm_run_t *m, int c)
                        (refused && strstr(err, "INVALID_ARG")),
                    "case %d: ended by another process for another reason: %s", c, err);
     if (st == DCUDA_ERR_MISMATCH || (refused && st == DCUDA_ERR_INVALID_ARG))
-        TEST_CHECK(lines_with(out, "error", mm_names[c][0]) + lines_with(out, "error", mm_names[c][1]) >
-                       0,
-                   "case %d: no report names %s or %s:\n%s", c, mm_names[c][0], mm_names[c][1],
-                   out);
+        TEST_CHECK(
+            lines_with(out, "error", mm_names[c][0]) + lines_with(out, "error", mm_names[c][1]) > 0,
+            "case %d: no report names %s or %s:\n%s", c, mm_names[c][0], mm_names[c][1], out);
     if (st == DCUDA_ERR_DEADLOCK)
         TEST_CHECK(lines_with(out, "deadlock:   rank", NULL) ==
                        lines_with(out, "deadlock:   rank", "dcuda_"),
@@ -152,12 +151,12 @@ static int mm_main(int argc, char **argv, int on)
         return 1;
     dcuda_host_get_rank_info(m.h, &m.info);
     test_check_rank_setting(&m.info);
-    int smallest = on == MM_ON_DEVICE ? m.info.rank_responsible
+    int smallest = on == MM_ON_DEVICE  ? m.info.rank_responsible
                    : on == MM_ON_SPLIT ? m.info.rank_count / 2
                                        : m.info.rank_count;
     if (smallest < 2 || m.info.rank_count > MM_MAX_RANKS) {
-        printf("SKIP %s: needs 2 to %d ranks in each communicator, has %d\n", argv[1],
-               MM_MAX_RANKS, smallest);
+        printf("SKIP %s: needs 2 to %d ranks in each communicator, has %d\n", argv[1], MM_MAX_RANKS,
+               smallest);
         TEST_STATUS(dcuda_host_finish(m.h), DCUDA_OK);
         return TEST_SKIP;
     }

@@ -144,7 +144,8 @@ TEST_FN int64_t mm_reduced(int csize, int op, uint64_t i)
 {
     int64_t acc = mm_value(0, i);
     for (int m = 1; m < csize; m++)
-        acc = op == DCUDA_MAX ? (mm_value(m, i) > acc ? mm_value(m, i) : acc) : acc + mm_value(m, i);
+        acc =
+            op == DCUDA_MAX ? (mm_value(m, i) > acc ? mm_value(m, i) : acc) : acc + mm_value(m, i);
     return acc;
 }
 
@@ -157,8 +158,7 @@ DCUDA_RANK_FN int mm_right(const mm_rank_t *r, const mm_call_t *x)
     if (x->kind == MM_BCAST)
         for (uint64_t i = 0; i < x->n; i++)
             ok &= data[i] == mm_byte(x->root, i);
-    else if (x->kind == MM_ALLREDUCE || (x->kind == MM_REDUCE && me == x->root) ||
-             x->kind == MM_RS)
+    else if (x->kind == MM_ALLREDUCE || (x->kind == MM_REDUCE && me == x->root) || x->kind == MM_RS)
         for (uint64_t i = 0; i < x->n; i++) {
             uint64_t at = x->kind == MM_RS ? (uint64_t)me * x->n + i : i;
             int64_t want = mm_reduced(P, x->op, at);
@@ -202,8 +202,8 @@ DCUDA_RANK_FN int mm_do(mm_rank_t *r, const mm_call_t *x, int64_t *bad, int64_t 
                             (dcuda_op_t)x->op);
         break;
     case MM_REDUCE:
-        s = dcuda_reduce(st, r->win, x->offset, x->n, (dcuda_datatype_t)x->type,
-                         (dcuda_op_t)x->op, x->root);
+        s = dcuda_reduce(st, r->win, x->offset, x->n, (dcuda_datatype_t)x->type, (dcuda_op_t)x->op,
+                         x->root);
         break;
     case MM_RS:
         s = dcuda_reduce_scatter(st, r->win, x->offset, x->n, (dcuda_datatype_t)x->type,

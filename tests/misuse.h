@@ -12,32 +12,32 @@
 
 /* The offending call. */
 enum mis_op {
-    MIS_PUT = 1,      /* dcuda_put(win, rank, offset, size, src) */
-    MIS_PUT_NOTIFY,   /* dcuda_put_notify(..., tag) */
-    MIS_NOTIFY,       /* dcuda_notify(rank, comm, tag) */
-    MIS_WAIT,         /* dcuda_wait_notifications(tag, count) */
-    MIS_TEST,         /* dcuda_test_notifications(tag, count) */
-    MIS_FLUSH,        /* dcuda_win_flush(win) */
-    MIS_FREE,         /* dcuda_win_free(win) */
-    MIS_BARRIER,      /* dcuda_comm_barrier(comm) */
-    MIS_COMM_SIZE,    /* dcuda_comm_size(comm) */
-    MIS_COMM_RANK,    /* dcuda_comm_rank(comm) */
-    MIS_WIN_CREATE,   /* dcuda_win_create(comm, ...) */
-    MIS_TIMER_STOP,   /* stop without start */
-    MIS_TIMER_START2, /* start twice */
-    MIS_TIMER_MANY,   /* DCUDA_MAX_TIMERS pairs, then one more start */
-    MIS_AFTER_FINISH, /* rank 0: dcuda_notify after dcuda_rank_finish */
-    MIS_WIN_LIMIT,    /* every rank: DEVICE windows until creation fails */
-    MIS_BROADCAST,    /* dcuda_broadcast(win, offset, size, root = rank) */
-    MIS_ALLREDUCE,    /* dcuda_allreduce(win, offset, count = size, type = tag, op = count) */
-    MIS_ALLGATHER,    /* dcuda_allgather(win, offset, size) */
-    MIS_REDUCE,       /* dcuda_reduce(win, offset, count = size, type = tag, op = count,
+    MIS_PUT = 1,        /* dcuda_put(win, rank, offset, size, src) */
+    MIS_PUT_NOTIFY,     /* dcuda_put_notify(..., tag) */
+    MIS_NOTIFY,         /* dcuda_notify(rank, comm, tag) */
+    MIS_WAIT,           /* dcuda_wait_notifications(tag, count) */
+    MIS_TEST,           /* dcuda_test_notifications(tag, count) */
+    MIS_FLUSH,          /* dcuda_win_flush(win) */
+    MIS_FREE,           /* dcuda_win_free(win) */
+    MIS_BARRIER,        /* dcuda_comm_barrier(comm) */
+    MIS_COMM_SIZE,      /* dcuda_comm_size(comm) */
+    MIS_COMM_RANK,      /* dcuda_comm_rank(comm) */
+    MIS_WIN_CREATE,     /* dcuda_win_create(comm, ...) */
+    MIS_TIMER_STOP,     /* stop without start */
+    MIS_TIMER_START2,   /* start twice */
+    MIS_TIMER_MANY,     /* DCUDA_MAX_TIMERS pairs, then one more start */
+    MIS_AFTER_FINISH,   /* rank 0: dcuda_notify after dcuda_rank_finish */
+    MIS_WIN_LIMIT,      /* every rank: DEVICE windows until creation fails */
+    MIS_BROADCAST,      /* dcuda_broadcast(win, offset, size, root = rank) */
+    MIS_ALLREDUCE,      /* dcuda_allreduce(win, offset, count = size, type = tag, op = count) */
+    MIS_ALLGATHER,      /* dcuda_allgather(win, offset, size) */
+    MIS_REDUCE,         /* dcuda_reduce(win, offset, count = size, type = tag, op = count,
                        * root = rank) */
     MIS_REDUCE_SCATTER, /* dcuda_reduce_scatter(win, offset, count = size, type = tag,
                          * op = count) */
-    MIS_ALLTOALL,     /* dcuda_alltoall(win, offset, size) */
-    MIS_GET,          /* dcuda_get(win, rank, offset, size, dst = src) */
-    MIS_GET_NOTIFY    /* dcuda_get_notify(..., tag) */
+    MIS_ALLTOALL,       /* dcuda_alltoall(win, offset, size) */
+    MIS_GET,            /* dcuda_get(win, rank, offset, size, dst = src) */
+    MIS_GET_NOTIFY      /* dcuda_get_notify(..., tag) */
 };
 
 /* Which window handle the probe uses. */

@@ -42,9 +42,9 @@ typedef struct mis_expect {
 typedef struct mis_run {
     dcuda_host_h h;
     dcuda_rank_info_t info;
-    int n;           /* ranks in WORLD */
-    int first, end;  /* the WORLD ranks this process owns: [first, end) */
-    int dsize;       /* ranks in DEVICE (of this process) */
+    int n;          /* ranks in WORLD */
+    int first, end; /* the WORLD ranks this process owns: [first, end) */
+    int dsize;      /* ranks in DEVICE (of this process) */
     mis_data_t d;
     unsigned char *buf, *shared;
     int64_t *res;
@@ -171,7 +171,7 @@ static void run_probes(mis_run_t *r, const mis_expect_t *e, int count)
 static mis_probe_t put(int op, int win, int rank, uint64_t offset, uint64_t size, int src,
                        uint64_t src_off, int tag)
 {
-    mis_probe_t p = {0};
+    mis_probe_t p = { 0 };
     p.op = op;
     p.win = win;
     p.rank = rank;
@@ -185,7 +185,7 @@ static mis_probe_t put(int op, int win, int rank, uint64_t offset, uint64_t size
 
 static mis_probe_t call(int op, int rank, int comm, int tag, int count, int win)
 {
-    mis_probe_t p = {0};
+    mis_probe_t p = { 0 };
     p.op = op;
     p.rank = rank;
     p.comm = comm;
@@ -200,7 +200,7 @@ static mis_probe_t call(int op, int rank, int comm, int tag, int count, int win)
 #define EXPECT(list, n, pr, st, name, ...)                                                         \
     do {                                                                                           \
         if ((n) >= MAX_PROBES) {                                                                   \
-            fprintf(stderr, "misuse: a case lists more than %d probes\n", MAX_PROBES);          \
+            fprintf(stderr, "misuse: a case lists more than %d probes\n", MAX_PROBES);             \
             abort();                                                                               \
         }                                                                                          \
         mis_expect_t *x_ = &(list)[(n)++];                                                         \
@@ -295,8 +295,8 @@ static int build_coll_local(const mis_run_t *r, mis_expect_t *e, int k)
     if (r->info.process_count != 1 || r->n <= DCUDA_PUSH_MAX_RANKS ||
         (loop && strcmp(loop, "0") != 0))
         return k;
-    EXPECT(e, k, coll(MIS_BROADCAST, MW_ZERO, 0, 0, 8, 0, 0), DCUDA_ERR_BOUNDS,
-           "dcuda_broadcast", "rank 1's 0-byte part of window");
+    EXPECT(e, k, coll(MIS_BROADCAST, MW_ZERO, 0, 0, 8, 0, 0), DCUDA_ERR_BOUNDS, "dcuda_broadcast",
+           "rank 1's 0-byte part of window");
     return k;
 }
 
@@ -340,8 +340,8 @@ static int build_coll(const mis_run_t *r, mis_expect_t *e)
            "is not a live window");
     EXPECT(e, k, coll(MIS_ALLREDUCE, MW_WORLD, 0, 0, 4, 9, DCUDA_SUM), DCUDA_ERR_INVALID_ARG, AR,
            "datatype 9 is none of");
-    EXPECT(e, k, coll(MIS_ALLREDUCE, MW_WORLD, 0, 0, 4, DCUDA_INT32, 3), DCUDA_ERR_INVALID_ARG,
-           AR, "op 3 is none of");
+    EXPECT(e, k, coll(MIS_ALLREDUCE, MW_WORLD, 0, 0, 4, DCUDA_INT32, 3), DCUDA_ERR_INVALID_ARG, AR,
+           "op 3 is none of");
     EXPECT(e, k, coll(MIS_ALLREDUCE, MW_WORLD, 0, 0, SIZE_MAX / 4, DCUDA_DOUBLE, DCUDA_MAX),
            DCUDA_ERR_OVERFLOW, AR, "count %llu overflows", (unsigned long long)(SIZE_MAX / 4));
     EXPECT(e, k, coll(MIS_ALLREDUCE, MW_WORLD, 0, 4, 2, DCUDA_DOUBLE, DCUDA_SUM),
@@ -461,8 +461,8 @@ static int build_get(const mis_run_t *r, mis_expect_t *e)
            "target rank %d not in 0..%d of WORLD", n, n - 1);
     EXPECT(e, k, put(MIS_GET_NOTIFY, MW_WORLD, -1, 0, 8, MS_SOURCE, 0, 3), DCUDA_ERR_RANK, GETN,
            "target rank -1 not in 0..%d of WORLD", n - 1);
-    EXPECT(e, k, put(MIS_GET_NOTIFY, MW_WORLD, 1, 0, 8, MS_SOURCE, 0, top + 1), DCUDA_ERR_TAG,
-           GETN, "tag %d not in 0..%d", top + 1, top);
+    EXPECT(e, k, put(MIS_GET_NOTIFY, MW_WORLD, 1, 0, 8, MS_SOURCE, 0, top + 1), DCUDA_ERR_TAG, GETN,
+           "tag %d not in 0..%d", top + 1, top);
     EXPECT(e, k, put(MIS_GET_NOTIFY, MW_WORLD, 1, 0, 8, MS_SOURCE, 0, -2), DCUDA_ERR_TAG, GETN,
            "tag -2 not in 0..%d", top);
     EXPECT(e, k, put(MIS_GET, MW_WORLD, 1, part - 4, 8, MS_SOURCE, 0, 0), DCUDA_ERR_BOUNDS, GET,
@@ -590,7 +590,7 @@ static int run_not_init(int argc, char **argv)
     if (rc)
         return rc;
     mis_exec(&r, DCUDA_ERR_NOT_INITIALIZED, -1, "calls before dcuda_rank_init");
-    static const int slots[] = {MIS_RES_CALL, MIS_RES_CALL2, MIS_RES_CALL3, MIS_RES_CALL4};
+    static const int slots[] = { MIS_RES_CALL, MIS_RES_CALL2, MIS_RES_CALL3, MIS_RES_CALL4 };
     for (int rank = r.first; rank < r.end; rank++) {
         TEST_CHECK(res(&r, rank, MIS_RES_SETUP) == 0, "rank %d: init failed", rank);
         for (int i = 0; i < 4; i++)
@@ -659,7 +659,7 @@ static dcuda_status_t init_with(const char *arg, dcuda_kernel_t k, dcuda_host_h 
 {
     char prog[] = "dcuda_test_misuse", a[128];
     snprintf(a, sizeof a, "%s", arg);
-    char *argv[] = {prog, a, NULL};
+    char *argv[] = { prog, a, NULL };
     return dcuda_host_init(arg[0] ? 2 : 1, argv, k, 64, h);
 }
 
@@ -669,11 +669,11 @@ static int run_settings(int argc, char **argv)
     dcuda_host_h h;
     dcuda_rank_info_t info;
     (void)argc, (void)argv;
-    static const char *bad_args[] = {"--dcuda-ranks=abc",      "--dcuda-foo=1",
-                                     "--dcuda-ranks",          "--dcuda-ranks=-3",
-                                     "--dcuda-watchdog=-1",    "--dcuda-log-entries=100",
-                                     "--dcuda-notif-start=-1", "--dcuda-backend=gpu",
-                                     "--dcuda-processes=abc",  "--dcuda-processes=-1"};
+    static const char *bad_args[] = { "--dcuda-ranks=abc",      "--dcuda-foo=1",
+                                      "--dcuda-ranks",          "--dcuda-ranks=-3",
+                                      "--dcuda-watchdog=-1",    "--dcuda-log-entries=100",
+                                      "--dcuda-notif-start=-1", "--dcuda-backend=gpu",
+                                      "--dcuda-processes=abc",  "--dcuda-processes=-1" };
     for (size_t i = 0; i < sizeof bad_args / sizeof bad_args[0]; i++)
         if (!TEST_STATUS(init_with(bad_args[i], k, &h), DCUDA_ERR_SETTING))
             fprintf(stderr, "     (argument %s)\n", bad_args[i]);
@@ -752,24 +752,24 @@ static int run_backend(int argc, char **argv)
 int main(int argc, char **argv)
 {
     static const test_case_t cases[] = {
-        {"rank", run_rank},
-        {"tag", run_tag},
-        {"coll", run_coll},
-        {"count", run_count},
-        {"bounds", run_bounds},
-        {"overflow", run_overflow},
-        {"source", run_source},
-        {"win_comm", run_win_comm},
-        {"overlap", run_overlap},
-        {"not_init", run_not_init},
-        {"comm", run_comm},
-        {"get", run_get},
-        {"win", run_win},
-        {"timer", run_timer},
-        {"win_limit", run_win_limit},
-        {"host_null", run_host_null},
-        {"settings", run_settings},
-        {"backend", run_backend},
+        { "rank", run_rank },
+        { "tag", run_tag },
+        { "coll", run_coll },
+        { "count", run_count },
+        { "bounds", run_bounds },
+        { "overflow", run_overflow },
+        { "source", run_source },
+        { "win_comm", run_win_comm },
+        { "overlap", run_overlap },
+        { "not_init", run_not_init },
+        { "comm", run_comm },
+        { "get", run_get },
+        { "win", run_win },
+        { "timer", run_timer },
+        { "win_limit", run_win_limit },
+        { "host_null", run_host_null },
+        { "settings", run_settings },
+        { "backend", run_backend },
     };
     return test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
 }

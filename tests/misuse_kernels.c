@@ -30,13 +30,20 @@ TEST_RANK_FN void zero_state(dcuda_state_t *s)
 TEST_RANK_FN dcuda_win_t probe_win(const mis_rank_t *c, int which)
 {
     switch (which) {
-    case MW_WORLD: return c->w;
-    case MW_DEVICE: return c->dw;
-    case MW_ZERO: return c->zw;
-    case MW_SHARED: return c->sw;
-    case MW_FREED: return c->freed;
-    case MW_NEVER: return (dcuda_win_t)MIS_NEVER_SLOT | (1u << DCUDA_WIN_GEN_SHIFT);
-    default: return DCUDA_WIN_NONE;
+    case MW_WORLD:
+        return c->w;
+    case MW_DEVICE:
+        return c->dw;
+    case MW_ZERO:
+        return c->zw;
+    case MW_SHARED:
+        return c->sw;
+    case MW_FREED:
+        return c->freed;
+    case MW_NEVER:
+        return (dcuda_win_t)MIS_NEVER_SLOT | (1u << DCUDA_WIN_GEN_SHIFT);
+    default:
+        return DCUDA_WIN_NONE;
     }
 }
 
@@ -44,12 +51,18 @@ TEST_RANK_FN const unsigned char *probe_src(const mis_rank_t *c, int which)
 {
     const unsigned char *source = c->mine + MIS_TARGET_BYTES;
     switch (which) {
-    case MS_TARGET: return c->mine;
-    case MS_GAP: return source + MIS_SOURCE_BYTES;
-    case MS_DEVPART: return source + MIS_SOURCE_BYTES + MIS_GAP_BYTES;
-    case MS_OTHER: return c->d->buf + MIS_REGION + MIS_TARGET_BYTES;
-    case MS_SHARED: return c->d->shared;
-    default: return source;
+    case MS_TARGET:
+        return c->mine;
+    case MS_GAP:
+        return source + MIS_SOURCE_BYTES;
+    case MS_DEVPART:
+        return source + MIS_SOURCE_BYTES + MIS_GAP_BYTES;
+    case MS_OTHER:
+        return c->d->buf + MIS_REGION + MIS_TARGET_BYTES;
+    case MS_SHARED:
+        return c->d->shared;
+    default:
+        return source;
     }
 }
 
@@ -63,20 +76,27 @@ TEST_RANK_FN int64_t probe_call(mis_rank_t *c, const mis_probe_t *p, int64_t *va
     int64_t rc;
     *value = (int64_t)win;
     switch (p->op) {
-    case MIS_PUT: return dcuda_put(st, win, p->rank, (size_t)p->offset, (size_t)p->size, src);
+    case MIS_PUT:
+        return dcuda_put(st, win, p->rank, (size_t)p->offset, (size_t)p->size, src);
     case MIS_PUT_NOTIFY:
         return dcuda_put_notify(st, win, p->rank, (size_t)p->offset, (size_t)p->size, src, p->tag);
-    case MIS_NOTIFY: return dcuda_notify(st, p->rank, p->comm, p->tag);
+    case MIS_NOTIFY:
+        return dcuda_notify(st, p->rank, p->comm, p->tag);
     case MIS_GET:
         return dcuda_get(st, win, p->rank, (size_t)p->offset, (size_t)p->size, (void *)src);
     case MIS_GET_NOTIFY:
-        return dcuda_get_notify(st, win, p->rank, (size_t)p->offset, (size_t)p->size,
-                                (void *)src, p->tag);
-    case MIS_WAIT: return dcuda_wait_notifications(st, p->tag, p->count);
-    case MIS_TEST: return dcuda_test_notifications(st, p->tag, p->count);
-    case MIS_FLUSH: return dcuda_win_flush(st, win);
-    case MIS_BROADCAST: return dcuda_broadcast(st, win, (size_t)p->offset, (size_t)p->size, p->rank);
-    case MIS_ALLGATHER: return dcuda_allgather(st, win, (size_t)p->offset, (size_t)p->size);
+        return dcuda_get_notify(st, win, p->rank, (size_t)p->offset, (size_t)p->size, (void *)src,
+                                p->tag);
+    case MIS_WAIT:
+        return dcuda_wait_notifications(st, p->tag, p->count);
+    case MIS_TEST:
+        return dcuda_test_notifications(st, p->tag, p->count);
+    case MIS_FLUSH:
+        return dcuda_win_flush(st, win);
+    case MIS_BROADCAST:
+        return dcuda_broadcast(st, win, (size_t)p->offset, (size_t)p->size, p->rank);
+    case MIS_ALLGATHER:
+        return dcuda_allgather(st, win, (size_t)p->offset, (size_t)p->size);
     case MIS_ALLREDUCE:
         return dcuda_allreduce(st, win, (size_t)p->offset, (size_t)p->size,
                                (dcuda_datatype_t)p->tag, (dcuda_op_t)p->count);
@@ -86,13 +106,20 @@ TEST_RANK_FN int64_t probe_call(mis_rank_t *c, const mis_probe_t *p, int64_t *va
     case MIS_REDUCE_SCATTER:
         return dcuda_reduce_scatter(st, win, (size_t)p->offset, (size_t)p->size,
                                     (dcuda_datatype_t)p->tag, (dcuda_op_t)p->count);
-    case MIS_ALLTOALL: return dcuda_alltoall(st, win, (size_t)p->offset, (size_t)p->size);
-    case MIS_FREE: return dcuda_win_free(st, win);
-    case MIS_BARRIER: return dcuda_comm_barrier(st, p->comm);
-    case MIS_COMM_SIZE: return dcuda_comm_size(st, p->comm, &n);
-    case MIS_COMM_RANK: return dcuda_comm_rank(st, p->comm, &n);
-    case MIS_WIN_CREATE: return dcuda_win_create(st, p->comm, c->mine, 8, &made);
-    case MIS_TIMER_STOP: return dcuda_stop_cpu_timer(st);
+    case MIS_ALLTOALL:
+        return dcuda_alltoall(st, win, (size_t)p->offset, (size_t)p->size);
+    case MIS_FREE:
+        return dcuda_win_free(st, win);
+    case MIS_BARRIER:
+        return dcuda_comm_barrier(st, p->comm);
+    case MIS_COMM_SIZE:
+        return dcuda_comm_size(st, p->comm, &n);
+    case MIS_COMM_RANK:
+        return dcuda_comm_rank(st, p->comm, &n);
+    case MIS_WIN_CREATE:
+        return dcuda_win_create(st, p->comm, c->mine, 8, &made);
+    case MIS_TIMER_STOP:
+        return dcuda_stop_cpu_timer(st);
     case MIS_TIMER_START2:
         test_note(&c->setup, dcuda_start_cpu_timer(st));
         return dcuda_start_cpu_timer(st);

@@ -122,8 +122,8 @@ typedef struct model_op {
 
 TEST_FN uint32_t model_hash(uint32_t seed, uint32_t a, uint32_t b, uint32_t c)
 {
-    return test_mix(seed ^ test_mix(a * 0x9e3779b9u ^ test_mix(b * 0x85ebca6bu ^
-                                                               test_mix(c + 0x27d4eb2fu))));
+    return test_mix(
+        seed ^ test_mix(a * 0x9e3779b9u ^ test_mix(b * 0x85ebca6bu ^ test_mix(c + 0x27d4eb2fu))));
 }
 
 /* The slot that source s writes in target t's part in phase f (for each
@@ -142,9 +142,10 @@ TEST_FN int model_owner(int q, int t, int f, int world)
  * and one more. */
 TEST_FN int model_candidate(uint32_t seed, int s, int f, int k, int world)
 {
-    uint32_t d = k == 0 ? 1u : k == 1 ? 0u
-                                      : 1u + model_hash(seed, (uint32_t)s, (uint32_t)f, 99u) %
-                                                 (uint32_t)(world > 1 ? world - 1 : 1);
+    uint32_t d = k == 0   ? 1u
+                 : k == 1 ? 0u
+                          : 1u + model_hash(seed, (uint32_t)s, (uint32_t)f, 99u) %
+                                     (uint32_t)(world > 1 ? world - 1 : 1);
     return (int)(((uint32_t)s + d) % (uint32_t)world);
 }
 

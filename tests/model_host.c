@@ -43,7 +43,7 @@ typedef struct model_run {
     dcuda_rank_info_t info;
     model_data_t d;
     size_t part, buf_bytes;
-    unsigned char *buf; /* host copy of d.buf */
+    unsigned char *buf;  /* host copy of d.buf */
     unsigned char *want; /* one slot of the replay */
     int64_t res[MODEL_SLOTS * 512];
     int64_t total_ops, total_notes, total_bytes, total_gets, total_got, host_bytes;
@@ -196,8 +196,7 @@ static void model_one(model_run_t *m, uint32_t seed)
     }
     memset(m->res, 0x55, sizeof m->res);
     TEST_STATUS(dcuda_host_copy_in(m->h, d->buf, m->buf, m->buf_bytes), DCUDA_OK);
-    TEST_STATUS(dcuda_host_copy_in(m->h, d->res, m->res, (size_t)mine * MODEL_SLOTS * 8),
-                DCUDA_OK);
+    TEST_STATUS(dcuda_host_copy_in(m->h, d->res, m->res, (size_t)mine * MODEL_SLOTS * 8), DCUDA_OK);
     double ms = 0;
     dcuda_status_t st = dcuda_host_run(m->h, d, sizeof *d, &ms);
     if (!TEST_STATUS(st, DCUDA_OK))

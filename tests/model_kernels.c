@@ -103,8 +103,8 @@ TEST_RANK_FN void model_check(model_rank_t *c, int s, int f, int from, int upto)
         dcuda_log(c->st,
                   "model: rank %d, phase %d: after rank %d's step %d, byte %llu of its slot "
                   "holds %u, expected %u (its step %d wrote it)",
-                  c->me, f, s, upto, (unsigned long long)pos, (unsigned)got,
-                  (unsigned)want, l.step[entry]);
+                  c->me, f, s, upto, (unsigned long long)pos, (unsigned)got, (unsigned)want,
+                  l.step[entry]);
 }
 
 /* Waits for one notification of `tag`: by tests first, now and then. */
@@ -201,9 +201,8 @@ TEST_RANK_FN void model_check_get(model_rank_t *c, int f, int step)
         dcuda_log(c->st,
                   "model: rank %d, phase %d: the get of step %d from rank %d brought %u at byte "
                   "%llu of slot %d, expected %u",
-                  c->me, f, step, op.target, (unsigned)got[i],
-                  (unsigned long long)(op.offset + i), model_slot(c->me, op.target, f, c->world),
-                  (unsigned)want[i]);
+                  c->me, f, step, op.target, (unsigned)got[i], (unsigned long long)(op.offset + i),
+                  model_slot(c->me, op.target, f, c->world), (unsigned)want[i]);
 }
 
 /* The notified get still pending, if any: its notification, then its check. */
@@ -273,8 +272,7 @@ TEST_RANK_FN void model_phase(model_rank_t *c, int f)
     for (int step = 0; step < c->steps; step++) {
         /* Notifications of steps at least `lag` behind: never of this
          * step or later, so no rank waits for one that waits for it. */
-        int lag = 1 + (int)(model_hash(c->seed, (uint32_t)c->me, (uint32_t)f, (uint32_t)step) %
-                            4u);
+        int lag = 1 + (int)(model_hash(c->seed, (uint32_t)c->me, (uint32_t)f, (uint32_t)step) % 4u);
         for (int k = 0; k < c->world; k++) {
             int s = (k + step) % c->world;
             if (model_targets(c->seed, s, c->me, f, c->world))

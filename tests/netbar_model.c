@@ -53,10 +53,10 @@ typedef struct chan {
 
 typedef struct proc {
     dcu_netbar_t b;
-    int in_barrier;                 /* 0: running */
-    int puts_left;                     /* before the next barrier */
-    int answers_left;                  /* puts it may send while in its next barrier */
-    int next_to;                       /* the next put's target and size */
+    int in_barrier;   /* 0: running */
+    int puts_left;    /* before the next barrier */
+    int answers_left; /* puts it may send while in its next barrier */
+    int next_to;      /* the next put's target and size */
     uint64_t next_bytes;
     held_t held[MAX_P * BARRIERS * 8]; /* the puts held, in order (every put of the run) */
     int held_count;

@@ -87,8 +87,8 @@ static void parts_one(parts_run_t *m, uint32_t seed)
     parts_data_t *d = &m->d;
     int mine = m->info.rank_responsible;
     d->seed = seed;
-    test_buffers_t b = { m->buf, d->buf, m->buf_bytes, m->res, d->res,
-                         (size_t)mine * PARTS_SLOTS * sizeof *m->res };
+    test_buffers_t b = { m->buf, d->buf, m->buf_bytes,
+                         m->res, d->res, (size_t)mine * PARTS_SLOTS * sizeof *m->res };
     /* With ON_ERROR=continue the run reports the first refused put, if any. */
     if (!test_run_buffers(m->h, d, sizeof *d, &b, seed, DCUDA_ERR_BOUNDS))
         return;

@@ -17,13 +17,13 @@
 #define ROUTE_SLOTS 8
 
 enum route_result {
-    ROUTE_FIRST,        /* put via A from B: DCUDA_OK */
-    ROUTE_AFTER_SRC,    /* same put after B was freed: DCUDA_ERR_SOURCE */
-    ROUTE_STALE,        /* put with A's handle after A was freed: DCUDA_ERR_WIN */
-    ROUTE_REPLACED,     /* put beyond the smaller part of A's replacement: DCUDA_ERR_BOUNDS */
-    ROUTE_NONE,         /* put with DCUDA_WIN_NONE, whose route entry held a freed
+    ROUTE_FIRST,     /* put via A from B: DCUDA_OK */
+    ROUTE_AFTER_SRC, /* same put after B was freed: DCUDA_ERR_SOURCE */
+    ROUTE_STALE,     /* put with A's handle after A was freed: DCUDA_ERR_WIN */
+    ROUTE_REPLACED,  /* put beyond the smaller part of A's replacement: DCUDA_ERR_BOUNDS */
+    ROUTE_NONE,      /* put with DCUDA_WIN_NONE, whose route entry held a freed
                            window's route: DCUDA_ERR_WIN */
-    ROUTE_SETUP,        /* first failing call outside the probes (0 if none) */
+    ROUTE_SETUP,     /* first failing call outside the probes (0 if none) */
     ROUTE_RESULTS
 };
 

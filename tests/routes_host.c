@@ -31,7 +31,7 @@ static int run_invalidation(int argc, char **argv)
     size_t stride = ROUTE_PART + ROUTE_SRC, bytes = stride * (size_t)ranks;
     unsigned char *init = malloc(bytes), *out = malloc(bytes);
     int64_t *res = calloc((size_t)ranks * ROUTE_RESULTS, sizeof *res);
-    route_data_t d = {0};
+    route_data_t d = { 0 };
     for (size_t i = 0; i < bytes; i++)
         init[i] = test_byte(7, (uint32_t)(i / stride), i % stride);
     TEST_STATUS(dcuda_host_alloc(h, bytes, (void **)&d.buf), DCUDA_OK);
@@ -52,8 +52,10 @@ static int run_invalidation(int argc, char **argv)
         TEST_STATUS(res[ROUTE_NONE], DCUDA_ERR_WIN);
     }
     for (int r = test_first_rank(&info); r < test_end_rank(&info); r++)
-        TEST_CHECK(res[(size_t)r * ROUTE_RESULTS + ROUTE_SETUP] == 0, "rank %d: setup call "
-                   "failed with %lld", r, (long long)res[(size_t)r * ROUTE_RESULTS + ROUTE_SETUP]);
+        TEST_CHECK(res[(size_t)r * ROUTE_RESULTS + ROUTE_SETUP] == 0,
+                   "rank %d: setup call "
+                   "failed with %lld",
+                   r, (long long)res[(size_t)r * ROUTE_RESULTS + ROUTE_SETUP]);
     /* Rank 1's part: bytes 0..7 hold rank 0's source, everything else is
      * as it was (the refused puts wrote nothing). */
     for (size_t i = 0; test_owns(&info, 1) && i < stride; i++) {
@@ -72,6 +74,6 @@ static int run_invalidation(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    static const test_case_t cases[] = {{"invalidation", run_invalidation}};
+    static const test_case_t cases[] = { { "invalidation", run_invalidation } };
     return test_main(argc, argv, cases, 1);
 }

@@ -44,8 +44,8 @@ DCUDA_KERNEL(routes, ctx)
 
     dcuda_win_t many[ROUTE_SLOTS];
     for (int i = 0; i < ROUTE_SLOTS; i++)
-        test_note(&setup, dcuda_win_create(&st, DCUDA_COMM_WORLD, part, ROUTE_PART + ROUTE_SRC,
-                                           &many[i]));
+        test_note(&setup,
+                  dcuda_win_create(&st, DCUDA_COMM_WORLD, part, ROUTE_PART + ROUTE_SRC, &many[i]));
     if (me == 0) /* the bytes the first put wrote, again */
         test_note(&setup, dcuda_put(&st, many[ROUTE_SLOTS - 1], 1, 0, 8, src));
     for (int i = ROUTE_SLOTS - 1; i >= 0; i--)

@@ -335,8 +335,8 @@ typedef struct test_buffers {
  * zeroed and the results filled with 0x55 (what no rank wrote) go in, the
  * ranks run, both come back. 1 if they came back; 0 after a failed check
  * if the run returned neither DCUDA_OK nor `also_ok`. */
-static inline int test_run_buffers(dcuda_host_h h, void *data, size_t size,
-                                   const test_buffers_t *b, uint32_t seed, dcuda_status_t also_ok)
+static inline int test_run_buffers(dcuda_host_h h, void *data, size_t size, const test_buffers_t *b,
+                                   uint32_t seed, dcuda_status_t also_ok)
 {
     memset(b->buf, 0, b->buf_bytes);
     memset(b->res, 0x55, b->res_bytes);

@@ -56,8 +56,8 @@ static int wd_run(wd_run_t *r, int argc, char **argv, int test_case, int marker)
     r->first = test_first_rank(&r->info);
     r->end = test_end_rank(&r->info);
     if (test_case == WD_BARRIER && r->info.rank_responsible < 2) {
-        printf("SKIP %s: needs at least 2 ranks per device, have %d (set DCUDA_RANKS)\n",
-               argv[1], r->info.rank_responsible);
+        printf("SKIP %s: needs at least 2 ranks per device, have %d (set DCUDA_RANKS)\n", argv[1],
+               r->info.rank_responsible);
         TEST_STATUS(dcuda_host_finish(r->h), DCUDA_OK);
         return TEST_SKIP;
     }
@@ -171,9 +171,9 @@ static int run_barrier(int argc, char **argv)
 int main(int argc, char **argv)
 {
     static const test_case_t cases[] = {
-        {"wait", run_wait},
-        {"log_order", run_log_order},
-        {"barrier", run_barrier},
+        { "wait", run_wait },
+        { "log_order", run_log_order },
+        { "barrier", run_barrier },
     };
     return test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
 }

@@ -140,7 +140,9 @@ static size_t make(unsigned char *m, int type, int from)
     h.count = type == DCU_WIRE_PUT ? body : type == DCU_WIRE_PART ? 4096 : 0;
     memcpy(m, &h, sizeof h);
     for (size_t i = 0; i < body; i++) /* a GET's: slot 14, offset 21 */
-        m[sizeof h + i] = type == DCU_WIRE_GET ? (unsigned char)(i == 0 ? 14 : i == 8 ? 21 : 0)
+        m[sizeof h + i] = type == DCU_WIRE_GET ? (unsigned char)(i == 0   ? 14
+                                                                 : i == 8 ? 21
+                                                                          : 0)
                                                : (unsigned char)(i * 7);
     if (host) { /* a request of 40 bytes from 64 (a get: all of it), 8 bytes at 64 + 16 */
         dcu_wire_header_t *hh = (dcu_wire_header_t *)(void *)m;

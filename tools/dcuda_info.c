@@ -41,7 +41,8 @@ static void print_text(void)
                can ? "" : ": ", can ? "" : why);
     }
     for (int i = 0; dcuda_plugin_name(i); i++)
-        printf("plugin %-4s: %s\n", dcuda_plugin_name(i), dcuda_plugin_status(dcuda_plugin_name(i)));
+        printf("plugin %-4s: %s\n", dcuda_plugin_name(i),
+               dcuda_plugin_status(dcuda_plugin_name(i)));
     printf("limits: %d tags, %d live windows on WORLD and on DEVICE, %d on NODE and on each "
            "split, %d timers per run, rank state %zu bytes\n\n",
            DCUDA_TAG_COUNT, DCUDA_MAX_WINDOWS, DCUDA_COMM_WINDOWS, DCUDA_MAX_TIMERS,

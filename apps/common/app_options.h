@@ -13,8 +13,8 @@
  * followed by an integer in [1, max], stores it in *fields[i] and returns 1;
  * returns 0 when arg is none of them, -1 (said on stderr, after `program`)
  * when it is one with a bad value. */
-static inline int app_int_option(const char *program, const char *const *names,
-                                 int *const *fields, int count, long max, const char *arg)
+static inline int app_int_option(const char *program, const char *const *names, int *const *fields,
+                                 int count, long max, const char *arg)
 {
     for (int f = 0; f < count; f++) {
         size_t len = strlen(names[f]);

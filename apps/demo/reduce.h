@@ -9,7 +9,8 @@
 #define REDUCE_VALUES_PER_RANK 128
 
 typedef struct reduce_data {
-    double *data;   /* [device ranks * REDUCE_VALUES_PER_RANK] values, then [WORLD ranks] receive slots */
+    double *
+        data; /* [device ranks * REDUCE_VALUES_PER_RANK] values, then [WORLD ranks] receive slots */
     double *buffer; /* = data + device ranks * REDUCE_VALUES_PER_RANK */
     double result;  /* written by rank 0 */
 } reduce_data_t;

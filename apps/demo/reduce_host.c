@@ -34,7 +34,7 @@ static int run_reduce(dcuda_host_h h)
     /* This process's values, then a receive slot per WORLD rank. */
     size_t bytes = (n + (size_t)info.rank_count) * sizeof(double);
     double *values = malloc(bytes), expect = 0;
-    reduce_data_t user = {0};
+    reduce_data_t user = { 0 };
     if (!values || dcuda_host_alloc(h, bytes, (void **)&user.data) != DCUDA_OK) {
         free(values);
         return 1;

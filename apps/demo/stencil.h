@@ -52,10 +52,7 @@ STENCIL_FN int stencil_rows(int ny, int ranks, int rank)
 }
 
 /* Ranks that own rows: 0..stencil_active()-1. */
-STENCIL_FN int stencil_active(int ny, int ranks)
-{
-    return ny - 2 < ranks ? ny - 2 : ranks;
-}
+STENCIL_FN int stencil_active(int ny, int ranks) { return ny - 2 < ranks ? ny - 2 : ranks; }
 
 /* Doubles from the start of the device's block (whose first rank is the
  * WORLD rank `first`) to the first buffer of rank. */

@@ -37,8 +37,8 @@ typedef struct stencil_run {
 /* Reads --stencil-<name>=<int> options into the run; 0 if all are valid. */
 static int parse_args(int argc, char **argv, stencil_run_t *r)
 {
-    static const char *names[] = {"--stencil-nx=", "--stencil-ny=", "--stencil-iters="};
-    int *fields[] = {&r->nx, &r->ny, &r->iters};
+    static const char *names[] = { "--stencil-nx=", "--stencil-ny=", "--stencil-iters=" };
+    int *fields[] = { &r->nx, &r->ny, &r->iters };
     for (int i = 1; i < argc; i++) {
         for (int f = 0; f < 3; f++) {
             size_t len = strlen(names[f]);
@@ -47,8 +47,8 @@ static int parse_args(int argc, char **argv, stencil_run_t *r)
             char *end;
             long v = strtol(argv[i] + len, &end, 10);
             if (end == argv[i] + len || *end || v < (f < 2 ? 3 : 1) || v > STENCIL_MAX_SIDE) {
-                fprintf(stderr, "stencil: bad option %s (sides 3..%d, iterations 1..%d)\n",
-                        argv[i], STENCIL_MAX_SIDE, STENCIL_MAX_SIDE);
+                fprintf(stderr, "stencil: bad option %s (sides 3..%d, iterations 1..%d)\n", argv[i],
+                        STENCIL_MAX_SIDE, STENCIL_MAX_SIDE);
                 return 1;
             }
             *fields[f] = (int)v;
@@ -124,8 +124,8 @@ static void pack(const stencil_run_t *r, const dcuda_rank_info_t *info)
     for (int rank = info->rank_start; rank < info->rank_start + info->rank_responsible; rank++) {
         int rows = stencil_rows(r->ny, info->rank_count, rank);
         int first = stencil_first_row(r->ny, info->rank_count, rank);
-        double *buf = r->block + stencil_offset(r->nx, r->ny, info->rank_count,
-                                                info->rank_start, rank);
+        double *buf =
+            r->block + stencil_offset(r->nx, r->ny, info->rank_count, info->rank_start, rank);
         for (int b = 0; rows > 0 && b < 2; b++)
             memcpy(buf + (size_t)b * (rows + 2) * row, r->init + (size_t)(first - 1) * row,
                    (size_t)(rows + 2) * row * sizeof(double));
@@ -142,8 +142,8 @@ static void compare(stencil_run_t *r, const dcuda_rank_info_t *info)
     for (int rank = info->rank_start; rank < info->rank_start + info->rank_responsible; rank++) {
         int rows = stencil_rows(r->ny, info->rank_count, rank);
         int first = stencil_first_row(r->ny, info->rank_count, rank);
-        const double *buf = r->block + stencil_offset(r->nx, r->ny, info->rank_count,
-                                                      info->rank_start, rank);
+        const double *buf =
+            r->block + stencil_offset(r->nx, r->ny, info->rank_count, info->rank_start, rank);
         const double *got = buf + (size_t)(r->iters % 2) * (rows + 2) * row + row;
         const double *want = r->ref + (size_t)first * row;
         for (size_t i = 0; i < (size_t)rows * row; i++) {
@@ -174,11 +174,12 @@ static void report(const stencil_run_t *r, const dcuda_rank_info_t *info, dcuda_
     double iter_ms = ntimings > 0 ? timings[0] : -1.0;
     double cells = (double)(r->nx - 2) * (double)(r->ny - 2) * (double)r->iters;
     printf("stencil: %d ranks (%s, %s), %dx%d grid, %d iterations: max |diff| vs serial "
-           "reference %g in %zu cells (%s)\n", info->rank_count, info->backend, info->device_name,
-           r->nx, r->ny, r->iters, r->max_diff, r->checked, ok ? "MATCH" : "MISMATCH");
+           "reference %g in %zu cells (%s)\n",
+           info->rank_count, info->backend, info->device_name, r->nx, r->ny, r->iters, r->max_diff,
+           r->checked, ok ? "MATCH" : "MISMATCH");
     printf("stencil: kernel %.3f ms, iterations (timer) %.3f ms = %.1f Mcells/s; "
-           "serial reference %.3f ms = %.1f Mcells/s\n", r->kernel_ms, iter_ms,
-           iter_ms > 0 ? cells / iter_ms / 1e3 : 0.0, r->ref_ms,
+           "serial reference %.3f ms = %.1f Mcells/s\n",
+           r->kernel_ms, iter_ms, iter_ms > 0 ? cells / iter_ms / 1e3 : 0.0, r->ref_ms,
            r->ref_ms > 0 ? cells / r->ref_ms / 1e3 : 0.0);
     if (r->bad)
         printf("stencil: %zu cells differ from the reference\n", r->bad);
@@ -197,7 +198,7 @@ static int run_stencil(dcuda_host_h h, stencil_run_t *r)
     int end = info.rank_start + info.rank_responsible;
     r->doubles = stencil_offset(r->nx, r->ny, info.rank_count, info.rank_start, end);
     size_t bytes = r->doubles * sizeof(double), cells = (size_t)r->nx * r->ny;
-    stencil_data_t user = {0};
+    stencil_data_t user = { 0 };
     r->init = malloc(cells * sizeof(double));
     r->ref = malloc(cells * sizeof(double));
     r->block = malloc(bytes ? bytes : 1);
@@ -234,7 +235,7 @@ static int run_stencil(dcuda_host_h h, stencil_run_t *r)
 
 int demo_stencil(int argc, char **argv)
 {
-    stencil_run_t r = {0};
+    stencil_run_t r = { 0 };
     dcuda_host_h h;
     r.nx = 512;
     r.ny = 1024;

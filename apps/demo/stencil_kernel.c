@@ -31,15 +31,15 @@
 
 /* What a rank knows of its band and its neighbours. */
 typedef struct stencil_band {
-    double *buf[2];      /* my two buffers of (rows + 2) x nx doubles */
-    int nx, rows;        /* row length, interior rows owned */
-    int up, down;        /* neighbour ranks, -1 where the boundary is */
+    double *buf[2];         /* my two buffers of (rows + 2) x nx doubles */
+    int nx, rows;           /* row length, interior rows owned */
+    int up, down;           /* neighbour ranks, -1 where the boundary is */
     int rows_up, rows_down; /* their interior rows (for the put offsets) */
 } stencil_band_t;
 
 /* Finds my band from the decomposition; rows 0 means no part in the work. */
 DCUDA_RANK_FN void band_init(stencil_band_t *b, const stencil_data_t *d, int rank, int size,
-                              int first)
+                             int first)
 {
     int active = stencil_active(d->ny, size);
     double *mine = d->grid + stencil_offset(d->nx, d->ny, size, first, rank);
@@ -69,8 +69,7 @@ DCUDA_RANK_FN void band_compute(const stencil_band_t *b, const double *old, doub
 /* Sends my first and last rows of buffer p into my neighbours' halo rows of
  * their buffer p, then waits until both of my halo rows of buffer p have
  * arrived. Offsets are relative to the target's window, i.e. its buffer 0. */
-DCUDA_RANK_FN void band_exchange(dcuda_state_t *st, dcuda_win_t win, const stencil_band_t *b,
-                                  int p)
+DCUDA_RANK_FN void band_exchange(dcuda_state_t *st, dcuda_win_t win, const stencil_band_t *b, int p)
 {
     size_t row = (size_t)b->nx * sizeof(double);
     const double *next = b->buf[p];

@@ -88,8 +88,7 @@ HDIFF_FN size_t hdiff_rank_offset(const hdiff_data_t *d, int rank, int world)
 /* The initial value of a point: a fixed hash of its coordinates, in [0, 1). */
 HDIFF_FN double hdiff_initial(int z, int y, int x)
 {
-    return app_hash01(((uint64_t)(uint32_t)z << 42) ^ ((uint64_t)(uint32_t)y << 21) ^
-                      (uint32_t)x);
+    return app_hash01(((uint64_t)(uint32_t)z << 42) ^ ((uint64_t)(uint32_t)y << 21) ^ (uint32_t)x);
 }
 
 /* The negative Laplacian at (x, row) of a buffer with rows of nx (x wraps). */

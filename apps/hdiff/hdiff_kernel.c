@@ -24,7 +24,7 @@
 
 /* Buffer p of tile t of this rank (offset: the tile's start in my part). */
 DCUDA_RANK_FN double *tile_buffer(double *part, const hdiff_data_t *d, size_t offset, int band,
-                                   int p)
+                                  int p)
 {
     size_t rows = (size_t)hdiff_band_rows(d->ny, d->bands, band) + 2 * HDIFF_HALO;
     return part + offset + (size_t)p * rows * (size_t)d->nx;
@@ -43,17 +43,17 @@ DCUDA_RANK_FN void tile_compute(const hdiff_data_t *d, int rows, const double *o
 /* Sends the border rows of my tile t (buffer p) into the halo rows of
  * buffer p of the tiles above and below it. Window offsets are relative to
  * the target rank's part. */
-DCUDA_RANK_FN void tile_send(dcuda_state_t *st, dcuda_win_t win, const hdiff_data_t *d,
-                              int world, int t, const double *buf, int p)
+DCUDA_RANK_FN void tile_send(dcuda_state_t *st, dcuda_win_t win, const hdiff_data_t *d, int world,
+                             int t, const double *buf, int p)
 {
     int band = t % d->bands, rows = hdiff_band_rows(d->ny, d->bands, band);
     size_t row = (size_t)d->nx * sizeof(double), halo = HDIFF_HALO * row;
     if (band > 0) { /* my first rows: the bottom halo of the tile above */
         int up = t - 1, up_rows = hdiff_band_rows(d->ny, d->bands, band - 1);
         int owner = hdiff_owner(up, world);
-        size_t at = hdiff_rank_doubles(d, owner, world, up) * sizeof(double) +
-                    ((size_t)p * (size_t)(up_rows + 2 * HDIFF_HALO) + (size_t)up_rows +
-                     HDIFF_HALO) * row;
+        size_t at =
+            hdiff_rank_doubles(d, owner, world, up) * sizeof(double) +
+            ((size_t)p * (size_t)(up_rows + 2 * HDIFF_HALO) + (size_t)up_rows + HDIFF_HALO) * row;
         dcuda_put_notify(st, win, owner, at, halo, buf + HDIFF_HALO * d->nx,
                          2 * p + HDIFF_FROM_BELOW);
     }

@@ -44,8 +44,8 @@ static int pick_bands(const hdiff_options_t *o, int world, int ny)
 typedef void (*tile_fn)(const hdiff_data_t *d, int tile, double *buf0, const double *ref,
                         size_t *bad);
 
-static void each_tile(const hdiff_data_t *d, const dcuda_rank_info_t *info, double *mem,
-                      tile_fn f, const double *ref, size_t *bad)
+static void each_tile(const hdiff_data_t *d, const dcuda_rank_info_t *info, double *mem, tile_fn f,
+                      const double *ref, size_t *bad)
 {
     int tiles = d->nz * d->bands, world = info->rank_count;
     for (int r = info->rank_start; r < info->rank_start + info->rank_responsible; r++) {
@@ -121,7 +121,9 @@ static int run(dcuda_host_h h, const dcuda_rank_info_t *info, hdiff_data_t *d)
            info->rank_count, info->backend, info->device_name, info->process_index,
            info->process_count, d->nx, d->ny, d->nz, d->bands, d->iters, iter_us,
            iter_us > 0 ? points / iter_us : 0, ms, ref_ms * 1e3 / d->iters,
-           st != DCUDA_OK ? dcuda_status_name(st) : bad ? "MISMATCH" : "MATCH");
+           st != DCUDA_OK ? dcuda_status_name(st)
+           : bad          ? "MISMATCH"
+                          : "MATCH");
     if (bad)
         printf("hdiff: %zu points differ from the serial reference\n", bad);
     dcuda_host_free(h, d->mem);
@@ -143,11 +145,10 @@ int main(int argc, char **argv)
     if (st != DCUDA_OK)
         return dcuda_host_exit_status(1);
     dcuda_host_get_rank_info(h, &info);
-    hdiff_data_t d = { NULL, o.nx, o.ny * info.process_count, o.nz, 0, o.iters,
-                       info.rank_start };
+    hdiff_data_t d = { NULL, o.nx, o.ny * info.process_count, o.nz, 0, o.iters, info.rank_start };
     d.bands = pick_bands(&o, info.rank_count, d.ny);
-    int failed = d.ny < HDIFF_HALO ? (fprintf(stderr, "hdiff: at least 2 rows\n"), 1)
-                                   : run(h, &info, &d);
+    int failed =
+        d.ny < HDIFF_HALO ? (fprintf(stderr, "hdiff: at least 2 rows\n"), 1) : run(h, &info, &d);
     dcuda_host_finish(h);
     return dcuda_host_exit_status(failed);
 }

@@ -66,9 +66,9 @@ static int fill(const pt_data_t *d, const local_t *l, int64_t n)
         if (is_local(l, r)) {
             char *part = part_of(d, l, r);
             int segs = pt_segments(d, r);
-            over |= append((pt_particle_t *)(part + pt_segment_at(segs, d->cap, 0, s - first)),
-                           (int64_t *)(part + pt_counts_at(segs, d->cap, 0)) + (s - first),
-                           d->cap, p);
+            over |=
+                append((pt_particle_t *)(part + pt_segment_at(segs, d->cap, 0, s - first)),
+                       (int64_t *)(part + pt_counts_at(segs, d->cap, 0)) + (s - first), d->cap, p);
         }
         int next = s == last && r + 1 < d->active ? r + 1 : -1, prev = s == first ? r - 1 : -1;
         for (int k = 0; k < 2; k++) {
@@ -128,8 +128,10 @@ static int run(dcuda_host_h h, const dcuda_rank_info_t *info, pt_data_t *d, int6
     int over = fill(d, &l, n);
     dcuda_status_t st = DCUDA_OK;
     if (over)
-        fprintf(stderr, "particles: a segment holds more than %d particles at the start: raise "
-                        "--particles-cap\n", d->cap);
+        fprintf(stderr,
+                "particles: a segment holds more than %d particles at the start: raise "
+                "--particles-cap\n",
+                d->cap);
     else
         st = dcuda_host_copy_in(h, d->mem, l.host, bytes);
     if (!over && st == DCUDA_OK)
@@ -138,8 +140,10 @@ static int run(dcuda_host_h h, const dcuda_rank_info_t *info, pt_data_t *d, int6
         st = dcuda_host_copy_out(h, l.host, d->mem, bytes);
     int64_t bad = !over && st == DCUDA_OK ? compare(d, &l, ref, n, &over) : 0;
     if (over)
-        fprintf(stderr, "particles: a segment overflowed (more than %d particles): raise "
-                        "--particles-cap\n", d->cap);
+        fprintf(stderr,
+                "particles: a segment overflowed (more than %d particles): raise "
+                "--particles-cap\n",
+                d->cap);
     const double *timings = NULL;
     int count = 0;
     dcuda_host_get_timings(h, &timings, &count);
@@ -150,7 +154,9 @@ static int run(dcuda_host_h h, const dcuda_rank_info_t *info, pt_data_t *d, int6
            info->rank_count, d->active, info->backend, info->device_name, info->process_index,
            info->process_count, (long long)n, d->w, d->h, d->iters, step_us,
            step_us > 0 ? (double)n / step_us : 0, ms, ref_ms * 1e3 / d->iters,
-           st != DCUDA_OK ? dcuda_status_name(st) : bad || over ? "MISMATCH" : "MATCH");
+           st != DCUDA_OK ? dcuda_status_name(st)
+           : bad || over  ? "MISMATCH"
+                          : "MATCH");
     if (bad)
         printf("particles: %lld particles differ from the serial reference\n", (long long)bad);
     dcuda_host_free(h, d->mem);
@@ -173,8 +179,10 @@ int main(int argc, char **argv)
         return dcuda_host_exit_status(1);
     dcuda_host_get_rank_info(h, &info);
     int segs = o.segs * info.process_count;
-    pt_data_t d = { NULL, o.w, segs, pt_capacity(&o), o.iters,
-                    pt_active_ranks(segs, info.rank_count), info.rank_start };
+    pt_data_t d = { NULL,           o.w,
+                    segs,           pt_capacity(&o),
+                    o.iters,        pt_active_ranks(segs, info.rank_count),
+                    info.rank_start };
     int failed = run(h, &info, &d, (int64_t)o.n * info.process_count);
     dcuda_host_finish(h);
     return dcuda_host_exit_status(failed);

@@ -38,9 +38,9 @@
 #endif
 
 #define PT_DT 0.05
-#define PT_VMAX 10.0              /* PT_VMAX * PT_DT = 0.5 */
-#define PT_FIXED 4294967296.0     /* 2^32: the fixed point of force sums */
-#define PT_THREADS 128            /* threads of a GPU rank or baseline block */
+#define PT_VMAX 10.0          /* PT_VMAX * PT_DT = 0.5 */
+#define PT_FIXED 4294967296.0 /* 2^32: the fixed point of force sums */
+#define PT_THREADS 128        /* threads of a GPU rank or baseline block */
 
 typedef struct pt_particle {
     double x, y, vx, vy;
@@ -68,7 +68,8 @@ typedef struct pt_span {
 /* A value in [0, 1) from (id, salt): a fixed hash. */
 PT_FN double pt_hash01(int64_t id, int salt)
 {
-    return app_hash01((uint64_t)id * 0x9e3779b97f4a7c15ull + (uint64_t)salt * 0xd1b54a32d192ed03ull);
+    return app_hash01((uint64_t)id * 0x9e3779b97f4a7c15ull +
+                      (uint64_t)salt * 0xd1b54a32d192ed03ull);
 }
 
 /* Particle id's initial state in a w x h domain. */
@@ -107,10 +108,7 @@ PT_FN void pt_force_add(const pt_particle_t *a, pt_span_t s, int64_t *fx, int64_
     *fx = sx, *fy = sy;
 }
 
-PT_FN double pt_clamp(double v)
-{
-    return v > PT_VMAX ? PT_VMAX : v < -PT_VMAX ? -PT_VMAX : v;
-}
+PT_FN double pt_clamp(double v) { return v > PT_VMAX ? PT_VMAX : v < -PT_VMAX ? -PT_VMAX : v; }
 
 /* One coordinate and its velocity after a step, reflected at 0 and extent. */
 PT_FN void pt_move(double *c, double *v, int64_t force, int extent)
@@ -128,8 +126,7 @@ PT_FN void pt_move(double *c, double *v, int64_t force, int extent)
 
 /* Particle a after one step, under the force of the particles of `spans`
  * (its own segment's and the neighbours'). */
-PT_FN pt_particle_t pt_step(const pt_particle_t *a, const pt_span_t *spans, int count, int w,
-                            int h)
+PT_FN pt_particle_t pt_step(const pt_particle_t *a, const pt_span_t *spans, int count, int w, int h)
 {
     int64_t fx = 0, fy = 0;
     for (int i = 0; i < count; i++)
@@ -166,12 +163,12 @@ PT_FN int pt_default_cap(double mean)
 
 /* User struct of the kernel. */
 typedef struct pt_data {
-    char *mem;      /* the parts of this process's ranks, back to back */
-    int w, h;       /* the domain: h segments over all processes */
-    int cap;        /* particles a segment holds at most */
-    int iters;      /* the result is in parity iters % 2 */
-    int active;     /* ranks with segments */
-    int first;      /* WORLD rank of the process's first rank */
+    char *mem;  /* the parts of this process's ranks, back to back */
+    int w, h;   /* the domain: h segments over all processes */
+    int cap;    /* particles a segment holds at most */
+    int iters;  /* the result is in parity iters % 2 */
+    int active; /* ranks with segments */
+    int first;  /* WORLD rank of the process's first rank */
 } pt_data_t;
 
 #define PT_OUT_LEFT 0
@@ -221,8 +218,7 @@ PT_FN size_t pt_parity_bytes(int n, int cap)
 
 PT_FN size_t pt_part_bytes(int n, int cap)
 {
-    return n ? 2 * pt_parity_bytes(n, cap) + (size_t)cap * sizeof(pt_particle_t) +
-                   sizeof(int64_t)
+    return n ? 2 * pt_parity_bytes(n, cap) + (size_t)cap * sizeof(pt_particle_t) + sizeof(int64_t)
              : 0;
 }
 
@@ -236,10 +232,7 @@ PT_FN size_t pt_rank_offset(const pt_data_t *d, int rank)
 }
 
 /* Offsets inside a part of n segments. */
-PT_FN size_t pt_counts_at(int n, int cap, int p)
-{
-    return (size_t)p * pt_parity_bytes(n, cap);
-}
+PT_FN size_t pt_counts_at(int n, int cap, int p) { return (size_t)p * pt_parity_bytes(n, cap); }
 
 PT_FN size_t pt_segment_at(int n, int cap, int p, int i)
 {
@@ -252,10 +245,7 @@ PT_FN size_t pt_msg_at(int n, int cap, int p, int which)
     return pt_segment_at(n, cap, p, n) + (size_t)which * pt_msg_bytes(cap);
 }
 
-PT_FN size_t pt_scratch_at(int n, int cap)
-{
-    return 2 * pt_parity_bytes(n, cap);
-}
+PT_FN size_t pt_scratch_at(int n, int cap) { return 2 * pt_parity_bytes(n, cap); }
 
 PT_FN size_t pt_status_at(int n, int cap)
 {

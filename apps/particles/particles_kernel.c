@@ -151,7 +151,8 @@ DCUDA_RANK_FN void send(dcuda_state_t *st, dcuda_win_t win, const view_t *v, con
                         int p, int side)
 {
     int target = side == PT_OUT_LEFT ? v->left : v->right;
-    int i = side == PT_OUT_LEFT ? 0 : v->n - 1, which = side == PT_OUT_LEFT ? PT_IN_RIGHT : PT_IN_LEFT;
+    int i = side == PT_OUT_LEFT ? 0 : v->n - 1,
+        which = side == PT_OUT_LEFT ? PT_IN_RIGHT : PT_IN_LEFT;
     int64_t *c = pt_msg_counts(v->part, v->n, v->cap, p, side), nb = counts(v, p)[i];
     pt_particle_t *out = pt_msg_particles(v->part, v->n, v->cap, p, side);
     const pt_particle_t *boundary = segment(v, p, i);

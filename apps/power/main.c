@@ -73,8 +73,8 @@ static size_t compare(dcuda_host_h h, const spmv_data_t *d, int k, int ranks, do
     if (y && power_reference(d->q, n, k, d->iters, ref) == 0 &&
         dcuda_host_copy_out(h, y, d->vec + power_at_y(n, parity), (size_t)n * sizeof(double)) ==
             DCUDA_OK &&
-        dcuda_host_copy_out(h, &fac, d->vec + power_at_fac(n, d->q, ranks, parity),
-                            sizeof fac) == DCUDA_OK)
+        dcuda_host_copy_out(h, &fac, d->vec + power_at_fac(n, d->q, ranks, parity), sizeof fac) ==
+            DCUDA_OK)
         bad = power_mismatches(ref, d->device / d->q, n, y, fac, lambda);
     free(y);
     return bad;
@@ -128,8 +128,7 @@ int main(int argc, char **argv)
         return 2;
     if (app_backend_missing("power"))
         return APP_SKIP;
-    dcuda_status_t st = dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(power), APP_RANK_THREADS,
-                                         &h);
+    dcuda_status_t st = dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(power), APP_RANK_THREADS, &h);
     if (st != DCUDA_OK)
         return dcuda_host_exit_status(1);
     dcuda_host_get_rank_info(h, &info);

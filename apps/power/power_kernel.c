@@ -219,8 +219,8 @@ DCUDA_KERNEL(power, ctx)
         double fac = d->q > 1 ? d->vec[power_at_fac(d->n, d->q, p.ranks, k & 1)] : 1.0;
         /* 2+3: my rows of fac_k * A_ij y_k; device 0 sums x where its next
          * y goes (its transposition is the identity) */
-        double *x = d->vec + (d->device == 0 ? power_at_y(d->n, 1 - (k & 1))
-                                             : power_at_x(d->n, k & 1));
+        double *x =
+            d->vec + (d->device == 0 ? power_at_y(d->n, 1 - (k & 1)) : power_at_x(d->n, k & 1));
         double squares = spmv_multiply(d->rowptr, d->col, d->val, &p, lanes, fac, norm2, x,
                                        d->vec + power_at_y(d->n, k & 1));
         dcuda_rank_sync(); /* my rows written before they are added or sent */

@@ -100,10 +100,10 @@ static int run(dcuda_host_h h, const dcuda_rank_info_t *info, spmv_data_t *d, in
            info->rank_count, info->backend, info->device_name, info->process_index,
            info->process_count, d->q, d->q, d->n, d->n, k, d->iters, us,
            us > 0 ? flops / us / 1e3 : 0, ms, ref_ms * 1e3,
-           st != DCUDA_OK      ? dcuda_status_name(st)
+           st != DCUDA_OK     ? dcuda_status_name(st)
            : d->device / d->q ? "partial sums only (the first grid column checks x)"
-           : bad               ? "MISMATCH"
-                               : "MATCH");
+           : bad              ? "MISMATCH"
+                              : "MATCH");
     if (bad == SIZE_MAX)
         fprintf(stderr, "spmv: out of memory for the check\n");
     else if (bad)
@@ -121,8 +121,7 @@ int main(int argc, char **argv)
         return 2;
     if (app_backend_missing("spmv"))
         return APP_SKIP;
-    dcuda_status_t st = dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(spmv), APP_RANK_THREADS,
-                                         &h);
+    dcuda_status_t st = dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(spmv), APP_RANK_THREADS, &h);
     if (st != DCUDA_OK)
         return dcuda_host_exit_status(1);
     dcuda_host_get_rank_info(h, &info);

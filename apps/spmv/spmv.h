@@ -85,8 +85,8 @@ SPMV_FN int spmv_lanes(int nnz_per_row, int threads)
  * and the lane's being e, e + lanes, ...: four loads in flight at a time
  * (the gathers from b are independent). The shares of a row's group sum to
  * the row's product. */
-SPMV_FN double spmv_span_share(const int *col, const double *val, const double *b, int e,
-                               int end, int lanes)
+SPMV_FN double spmv_span_share(const int *col, const double *val, const double *b, int e, int end,
+                               int lanes)
 {
     double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
     for (; e + 3 * lanes < end; e += 4 * lanes) {
@@ -103,8 +103,8 @@ SPMV_FN double spmv_span_share(const int *col, const double *val, const double *
 
 /* This lane's share of row `row` of a block times b (spmv_span_share with
  * nonzeros lane, lane + lanes, ... of the row). */
-SPMV_FN double spmv_row_share(const int *rowptr, const int *col, const double *val,
-                              const double *b, int row, int lane, int lanes)
+SPMV_FN double spmv_row_share(const int *rowptr, const int *col, const double *val, const double *b,
+                              int row, int lane, int lanes)
 {
     return spmv_span_share(col, val, b, rowptr[row] + lane, rowptr[row + 1], lanes);
 }

@@ -40,7 +40,8 @@ int spmv_grid_data(const char *program, spmv_options_t *o, const dcuda_rank_info
         return -1;
     if (info->rank_count != info->process_count * info->rank_responsible ||
         info->rank_start != info->process_index * info->rank_responsible) {
-        fprintf(stderr, "%s: every process needs as many ranks as the others (%d here, %d in all)\n",
+        fprintf(stderr,
+                "%s: every process needs as many ranks as the others (%d here, %d in all)\n",
                 program, info->rank_responsible, info->rank_count);
         return -1;
     }

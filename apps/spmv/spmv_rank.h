@@ -112,7 +112,7 @@ DCUDA_RANK_FN void spmv_column_send(dcuda_state_t *st, dcuda_win_t win, int q, i
 {
     int row = device % q, column = device / q, high = 1;
     while (high * 2 <= row)
-        high *= 2; /* the highest bit of row (1 for row 0) */
+        high *= 2;                                      /* the highest bit of row (1 for row 0) */
     int lowest = row > 0 ? high * 2 : 1, step = lowest; /* my children: row + steps */
     while (row + step * 2 < q)
         step *= 2;
@@ -138,8 +138,7 @@ DCUDA_RANK_FN void spmv_row_reduce(dcuda_state_t *st, dcuda_win_t win, int q, in
     for (int s = 0, step = 1; step < q; s++, step *= 2) {
         size_t at = recv_at + (size_t)s * (size_t)n;
         if (column % (2 * step) == step) {
-            dcuda_put_notify(st, win,
-                             spmv_world_rank(q, p->ranks, p->local, row, column - step),
+            dcuda_put_notify(st, win, spmv_world_rank(q, p->ranks, p->local, row, column - step),
                              (at + (size_t)p->first) * sizeof(double), bytes, x + p->first,
                              tag + s);
             return;

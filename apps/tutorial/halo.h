@@ -58,13 +58,13 @@
 
 /* User struct of the kernel. */
 typedef struct halo_data {
-    double *slabs; /* this process's slabs, see above */
-    double *peaks; /* this process's peak areas, one after the other */
-    int cells;     /* cells per rank */
-    int iters;     /* Jacobi steps; the result is in copy iters % 2 */
-    int scheme;    /* HALO_SCHEME_* */
-    int mistake;   /* HALO_MISTAKE_* */
-    int watch;     /* step 7: the host reads the cells every `watch` steps (0: never) */
+    double *slabs;    /* this process's slabs, see above */
+    double *peaks;    /* this process's peak areas, one after the other */
+    int cells;        /* cells per rank */
+    int iters;        /* Jacobi steps; the result is in copy iters % 2 */
+    int scheme;       /* HALO_SCHEME_* */
+    int mistake;      /* HALO_MISTAKE_* */
+    int watch;        /* step 7: the host reads the cells every `watch` steps (0: never) */
     int64_t *handles; /* step 7: each rank's window handle, for the host (one a rank) */
 } halo_data_t;
 

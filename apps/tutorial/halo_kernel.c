@@ -197,8 +197,8 @@ DCUDA_RANK_FN dcuda_status_t find_hottest(dcuda_state_t *st, const piece_t *p, d
         peak[0] = hottest;
     }
     dcuda_win_t peaks;
-    dcuda_status_t s = dcuda_win_create(st, DCUDA_COMM_WORLD, peak,
-                                        HALO_PEAK_DOUBLES * sizeof(double), &peaks);
+    dcuda_status_t s =
+        dcuda_win_create(st, DCUDA_COMM_WORLD, peak, HALO_PEAK_DOUBLES * sizeof(double), &peaks);
     if (s == DCUDA_OK)
         s = dcuda_allreduce(st, peaks, 0, 1, DCUDA_DOUBLE, DCUDA_MAX);
     dcuda_win_free(st, peaks);

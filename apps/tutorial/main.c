@@ -136,8 +136,7 @@ static size_t compare(const double *slabs, const double *peaks, const double *re
  * window's handle in d->handles; the host reads its cells of copy k % 2
  * with a host get, through a global pointer (handle, WORLD rank, offset). */
 static size_t watch_compare(dcuda_host_h h, const halo_data_t *d, const dcuda_rank_info_t *info,
-                            const int64_t *handles, const double *ref, int k,
-                            dcuda_status_t *st)
+                            const int64_t *handles, const double *ref, int k, dcuda_status_t *st)
 {
     size_t bad = 0, bytes = (size_t)d->cells * sizeof(double);
     uint64_t offset = halo_cells_index(d->cells, k % 2) * sizeof(double);
@@ -146,8 +145,7 @@ static size_t watch_compare(dcuda_host_h h, const halo_data_t *d, const dcuda_ra
         *st = DCUDA_ERR_NO_MEMORY;
     for (int r = 0; r < info->rank_responsible && *st == DCUDA_OK; r++) {
         int rank = info->rank_start + r;
-        *st = dcuda_host_get(h, cells, dcuda_gptr((uint32_t)handles[r], rank, offset), bytes,
-                             NULL);
+        *st = dcuda_host_get(h, cells, dcuda_gptr((uint32_t)handles[r], rank, offset), bytes, NULL);
         size_t first = (size_t)rank * (size_t)d->cells;
         for (int i = 0; i < d->cells && *st == DCUDA_OK; i++)
             bad += !(cells[i] == ref[first + (size_t)i + 1]);
@@ -172,8 +170,8 @@ static size_t watch(dcuda_host_h h, const halo_data_t *d, const dcuda_rank_info_
         *st = dcuda_host_wait_notifications(h, HALO_TAG_CELLS_READY, info->rank_responsible);
         if (*st == DCUDA_OK)
             *st = dcuda_host_copy_out(h, handles, d->handles, handle_bytes);
-        size_t step_bad = *st == DCUDA_OK && ref ? watch_compare(h, d, info, handles, ref, k, st)
-                                                 : 0;
+        size_t step_bad =
+            *st == DCUDA_OK && ref ? watch_compare(h, d, info, handles, ref, k, st) : 0;
         for (int r = 0; r < info->rank_responsible && *st == DCUDA_OK; r++)
             *st = dcuda_host_notify(h, info->rank_start + r, HALO_TAG_HOST_READ, NULL);
         if (*st == DCUDA_OK && !ref)
@@ -189,8 +187,8 @@ static size_t watch(dcuda_host_h h, const halo_data_t *d, const dcuda_rank_info_
 }
 
 /* Step 7: the run started without blocking, watched, then waited for. */
-static dcuda_status_t run_watched(dcuda_host_h h, halo_data_t *d,
-                                  const dcuda_rank_info_t *info, size_t *bad, double *ms)
+static dcuda_status_t run_watched(dcuda_host_h h, halo_data_t *d, const dcuda_rank_info_t *info,
+                                  size_t *bad, double *ms)
 {
     dcuda_status_t st = dcuda_host_run_start(h, d, sizeof *d, NULL), watched;
     if (st != DCUDA_OK)

@@ -122,14 +122,17 @@ typedef struct dcuda_init_params {
     size_t size;          /* sizeof(dcuda_init_params_t) of the caller's build */
     int threads_per_rank; /* threads per GPU rank (CPU ranks have one) */
     int reserved;
-    size_t shared_bytes; /* scratch memory of each rank (dcuda_rank_shared): dynamic
+    size_t shared_bytes;  /* scratch memory of each rank (dcuda_rank_shared): dynamic
                           * shared memory on a GPU, which lowers how many ranks fit;
                           * a buffer of its own on a CPU rank */
     const void *mpi_comm; /* NULL, or the address of an MPI_Comm of the application's
                            * (MPI initialised): the program's processes are its
                            * members, numbered as in it (dcuda uses a duplicate) */
 } dcuda_init_params_t;
-#define DCUDA_INIT_PARAMS_DEFAULT { sizeof(dcuda_init_params_t), 128, 0, 0, 0 }
+#define DCUDA_INIT_PARAMS_DEFAULT                                                                  \
+    {                                                                                              \
+        sizeof(dcuda_init_params_t), 128, 0, 0, 0                                                  \
+    }
 
 /* dcuda_host_init with the options of params. A size past what a GPU block
  * can have is DCUDA_ERR_SETTING, naming the limit. An MPI communicator is
@@ -205,8 +208,8 @@ DCUDA_API dcuda_status_t dcuda_host_run(dcuda_host_h host, void *user_data, size
  * keeps the run from deadlock while its request is in flight. A program that notifies ranks
  * from one thread while another waits for their notifications should
  * wait with dcuda_host_test_notifications in a loop instead. */
-DCUDA_API dcuda_status_t dcuda_host_run_start(dcuda_host_h host, void *user_data,
-                                              size_t user_size, void *stream);
+DCUDA_API dcuda_status_t dcuda_host_run_start(dcuda_host_h host, void *user_data, size_t user_size,
+                                              void *stream);
 /* *done = 1 once the ranks returned and the runtime's thread ended (so
  * dcuda_host_run_wait returns at once), else 0. Never blocks. */
 DCUDA_API dcuda_status_t dcuda_host_run_test(dcuda_host_h host, int *done);

@@ -38,7 +38,7 @@ typedef struct dcu_export {
     int32_t fd;   /* MEMFD: descriptor number in the owner */
     int32_t pid;  /* MEMFD: the owner */
     int32_t reserved;
-    uint64_t offset; /* where `base` lies in the object the record maps (memory the
+    uint64_t offset;          /* where `base` lies in the object the record maps (memory the
                       * application registered inside a larger allocation) */
     unsigned char handle[64]; /* CUDA_IPC: the cudaIpcMemHandle_t bytes */
 } dcu_export_t;
@@ -49,10 +49,10 @@ typedef struct dcu_backend_request {
     int threads_per_rank;
     size_t shared_bytes; /* scratch memory of each rank (dcuda_rank_shared) */
     long ranks;          /* the RANKS setting: 0 for the backend's default */
-    int process_count;  /* processes of the program (> 1: allocations are exported) */
-    int device;         /* the device of this host it drives (GPU: its index) */
-    int host_processes; /* processes on this host, a device each */
-    int peer_count;     /* devices of this host it must reach directly ... */
+    int process_count;   /* processes of the program (> 1: allocations are exported) */
+    int device;          /* the device of this host it drives (GPU: its index) */
+    int host_processes;  /* processes on this host, a device each */
+    int peer_count;      /* devices of this host it must reach directly ... */
     int peers[DCUDA_MAX_NODE_PROCESSES]; /* ... (the processes of its node) */
 } dcu_backend_request_t;
 

@@ -123,8 +123,8 @@ static int wanted_processes(long processes, dcu_boot_count_fn count_gpus)
 static dcuda_status_t take_mode(const dcu_boot_ops_t *ops)
 {
     if (ops->version != DCU_BOOT_OPS_VERSION) {
-        dcu_msg_error("the %s bootstrap is of contract version %u, this library's is %u",
-                      ops->name, ops->version, DCU_BOOT_OPS_VERSION);
+        dcu_msg_error("the %s bootstrap is of contract version %u, this library's is %u", ops->name,
+                      ops->version, DCU_BOOT_OPS_VERSION);
         return DCUDA_ERR_UNSUPPORTED;
     }
     boot.ops = ops;
@@ -646,6 +646,5 @@ const void *dcu_boot_mpi_comm(void)
 
 int dcu_boot_child_status(int p, int patience_ms, int *status)
 {
-    return boot.ops && boot.ops->child_status ? boot.ops->child_status(p, patience_ms, status)
-                                              : 0;
+    return boot.ops && boot.ops->child_status ? boot.ops->child_status(p, patience_ms, status) : 0;
 }

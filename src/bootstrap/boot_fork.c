@@ -191,8 +191,7 @@ static void describe_end(int p, pid_t pid, char *out, size_t size)
 /* Has process p contributed round r, or ended without (then why says so)?
  * (A process may contribute and end between two looks: its round is read
  * again once it is seen ended.) A long wait is reported now and then. */
-static dcuda_status_t await_round(int p, uint32_t r, const char *where, char *why,
-                                  size_t why_size)
+static dcuda_status_t await_round(int p, uint32_t r, const char *where, char *why, size_t why_size)
 {
     unsigned spins = 0;
     uint64_t start = 0, warned = 0;
@@ -206,8 +205,7 @@ static dcuda_status_t await_round(int p, uint32_t r, const char *where, char *wh
         if (pid > 0 && dcu_proc_ended(pid) && !contributed(p, r)) {
             char how[160];
             describe_end(p, pid, how, sizeof how);
-            snprintf(why, why_size, "%s while process %d waits for it in %s", how, fk.index,
-                     where);
+            snprintf(why, why_size, "%s while process %d waits for it in %s", how, fk.index, where);
             return DCUDA_ERR_PEER;
         }
         uint64_t now = dcu_clock_ns();
@@ -223,8 +221,8 @@ static dcuda_status_t await_round(int p, uint32_t r, const char *where, char *wh
     return DCUDA_OK;
 }
 
-static dcuda_status_t fork_allgather(const void *mine, void *all, size_t size,
-                                     const char *where, char *why, size_t why_size)
+static dcuda_status_t fork_allgather(const void *mine, void *all, size_t size, const char *where,
+                                     char *why, size_t why_size)
 {
     uint32_t r = ++fk.rounds;
     unsigned char(*slots)[DCU_BOOT_RECORD_BYTES] = fk.area->slot[r & 1u];

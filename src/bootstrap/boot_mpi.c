@@ -28,9 +28,9 @@
 #define MPI_PAUSE_MAX_NS (2 * DCU_NS_PER_MS)
 
 static struct {
-    int owned;     /* dcuda initialised MPI */
-    int abandoned; /* a peer died */
-    MPI_Comm comm; /* the processes' communicator (a duplicate) */
+    int owned;      /* dcuda initialised MPI */
+    int abandoned;  /* a peer died */
+    MPI_Comm comm;  /* the processes' communicator (a duplicate) */
     MPI_Comm given; /* the application's, or MPI_COMM_NULL */
 } mp = { 0, 0, MPI_COMM_NULL, MPI_COMM_NULL };
 
@@ -79,8 +79,8 @@ static int mpi_node_key(void)
     MPI_Comm node_comm;
     int rank = 0, key = 0;
     MPI_Comm_rank(mp.comm, &rank);
-    if (MPI_Comm_split_type(mp.comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
-                            &node_comm) != MPI_SUCCESS)
+    if (MPI_Comm_split_type(mp.comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm) !=
+        MPI_SUCCESS)
         return rank;
     MPI_Allreduce(&rank, &key, 1, MPI_INT, MPI_MIN, node_comm);
     MPI_Comm_free(&node_comm);
@@ -140,8 +140,8 @@ dcuda_status_t dcu_boot_mpi_start_comm(long processes, const void *comm, int *co
     return join(processes, given, count, index);
 }
 
-static dcuda_status_t mpi_allgather(const void *mine, void *all, size_t size,
-                                    const char *where, char *why, size_t why_size)
+static dcuda_status_t mpi_allgather(const void *mine, void *all, size_t size, const char *where,
+                                    char *why, size_t why_size)
 {
     MPI_Request req;
     snprintf(why, why_size, "MPI failed in %s (its message is above)", where);

@@ -349,11 +349,17 @@ void dcu_context_destroy(dcuda_host_h h)
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
         if (dev[i])
             dcu_mem_free(h, dev[i]);
-    void *mapped[] = {
-        h->status_h, h->consumed_seen_h,     (void *)h->cancel_h,   h->log_h,
-        h->cmd_h,    h->replies_h,           (void *)h->cmd_tail_h, (void *)h->net_barrier_h,
-        h->inbox_h,  (void *)h->inbox_tail_h, h->to_host_h
-    };
+    void *mapped[] = { h->status_h,
+                       h->consumed_seen_h,
+                       (void *)h->cancel_h,
+                       h->log_h,
+                       h->cmd_h,
+                       h->replies_h,
+                       (void *)h->cmd_tail_h,
+                       (void *)h->net_barrier_h,
+                       h->inbox_h,
+                       (void *)h->inbox_tail_h,
+                       h->to_host_h };
     for (size_t i = 0; i < sizeof mapped / sizeof mapped[0]; i++)
         if (mapped[i])
             ops->free_mapped(h->backend, mapped[i]);

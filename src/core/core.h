@@ -76,7 +76,7 @@ struct dcuda_host {
     dcuda_log_entry_t *log_h;
     dcuda_cmd_t *cmd_h;
     dcuda_cmd_reply_t *replies_h;
-    void *user_dev; /* rank-visible copy of the user struct */
+    void *user_dev;                     /* rank-visible copy of the user struct */
     DCUDA_ATOMIC(uint32_t) * node_push; /* my WORLD barrier slots (dcuda_peer_t.node_push) */
     size_t user_capacity;
 
@@ -87,8 +87,8 @@ struct dcuda_host {
     uint64_t mem_serial;
     dcu_import_t *imports;
     int import_count, import_cap;
-    void *node_rank;     /* the node segment as ranks reach it */
-    char lost[256];      /* why a peer process was lost during the run */
+    void *node_rank; /* the node segment as ranks reach it */
+    char lost[256];  /* why a peer process was lost during the run */
     /* lost is written (release): the host's requests read it from any
      * thread once this says so (acquire). */
     _Atomic int lost_known;
@@ -115,7 +115,7 @@ struct dcuda_host {
     dcu_monitor_t *monitor;
     dcu_detector_t *detector;
     dcu_proxies_t *proxy; /* the process's proxy lanes */
-    int deadlocked; /* the detector ended the run in flight */
+    int deadlocked;       /* the detector ended the run in flight */
     /* exit() while the ranks run (run.c): the process is exiting (its run
      * ends as lost, whatever CUDA's exit does to the kernel meanwhile); the
      * host thread tells the processes on the network path, then says it

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "bootstrap/boot.h"
-#include "dcuda/dcuda_version.h"
 #include "core.h"
+#include "dcuda/dcuda_version.h"
 #include "node/node.h"
 #include "util/clock.h"
 #include "util/logfmt.h"
@@ -174,8 +174,8 @@ static dcuda_status_t check_net_if(const dcuda_settings_t *s)
         char have[256] = "";
         struct if_nameindex *all = if_nameindex();
         for (struct if_nameindex *i = all; i && i->if_index; i++)
-            snprintf(have + strlen(have), sizeof have - strlen(have), "%s%s",
-                     have[0] ? ", " : "", i->if_name);
+            snprintf(have + strlen(have), sizeof have - strlen(have), "%s%s", have[0] ? ", " : "",
+                     i->if_name);
         if (all)
             if_freenameindex(all);
         dcu_msg_error("setting NET_IF: this host has no interface '%s' (it has: %s)", name,
@@ -356,8 +356,7 @@ static dcuda_status_t join_world(dcuda_host_h h)
  * than one lane. */
 static void tell_lanes(int lanes)
 {
-    dcu_msg_info("%d proxy lanes (threads) serve this process's ranks on the network path",
-                 lanes);
+    dcu_msg_info("%d proxy lanes (threads) serve this process's ranks on the network path", lanes);
     int cores = dcu_proc_cores();
     if (cores > 0 && cores < lanes)
         dcu_msg_warn("PROXY_LANES=%d: this process may run on %d core(s), and its host thread "
@@ -504,8 +503,7 @@ static dcuda_status_t host_init(int argc, char **argv, dcuda_kernel_t kernel,
         dcu_msg_set_level(dcu_msg_level_of(h->settings.log_level));
         dcu_msg_set_verbose((int)h->settings.verbose);
         dcu_msg_set_file(h->settings.log_file);
-    }
-    else /* the group starts on the defaults: this process's failure is agreed on below */
+    } else /* the group starts on the defaults: this process's failure is agreed on below */
         dcu_settings_defaults(&h->settings);
     /* A process whose settings cannot be read still joins the group (a
      * launcher's, or one started before), so that the others learn why
@@ -562,9 +560,9 @@ static dcuda_status_t host_init(int argc, char **argv, dcuda_kernel_t kernel,
     live_host = h;
     dcu_msg_info("dcuda %s; kernel %s: %d ranks on %s backend (%s), %d thread(s) per rank; "
                  "process %d of %d (%s), WORLD ranks %d..%d",
-                 dcuda_version_string(), h->kernel.name, h->info.rank_responsible, h->info.backend, h->info.device_name,
-                 h->info.threads_per_rank, h->info.process_index, h->info.process_count,
-                 dcu_boot_mode_name(), h->info.rank_start,
+                 dcuda_version_string(), h->kernel.name, h->info.rank_responsible, h->info.backend,
+                 h->info.device_name, h->info.threads_per_rank, h->info.process_index,
+                 h->info.process_count, dcu_boot_mode_name(), h->info.rank_start,
                  h->info.rank_start + h->info.rank_responsible - 1);
     *host = h;
     return DCUDA_OK;

@@ -9,8 +9,8 @@
  */
 #include <stdatomic.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,8 +119,8 @@ dcuda_status_t dcu_mem_register(dcuda_host_h h, void *ptr, size_t size)
         return DCUDA_ERR_INVALID_ARG;
     }
     dcuda_status_t st = check_room(h, "dcuda_host_register");
-    if (st != DCUDA_OK || !dcu_array_room((void **)&h->mems, h->mem_count, &h->mem_cap,
-                                          sizeof *h->mems))
+    if (st != DCUDA_OK ||
+        !dcu_array_room((void **)&h->mems, h->mem_count, &h->mem_cap, sizeof *h->mems))
         return st != DCUDA_OK ? st : DCUDA_ERR_NO_MEMORY;
     dcu_export_t ex;
     memset(&ex, 0, sizeof ex);

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "dcuda/dcuda_host.h"
 #include "bootstrap/boot.h"
+#include "dcuda/dcuda_host.h"
 #include "dcuda/shared/layout.h"
 #include "net/net.h"
 #include "util/msg.h"
@@ -192,8 +192,8 @@ static void argument_name(const setting_desc_t *d, char *out, size_t size)
  * are (plugin/loader.c: read before any setting). */
 static int launch_variable(const char *name, size_t len)
 {
-    static const char *const names[] = { "BOOT", "BOOT_ADDR", "BOOT_PORT", "BOOT_TIMEOUT",
-                                         "PROCESS_INDEX", "PLUGIN_PATH" };
+    static const char *const names[] = { "BOOT",         "BOOT_ADDR",     "BOOT_PORT",
+                                         "BOOT_TIMEOUT", "PROCESS_INDEX", "PLUGIN_PATH" };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strlen(names[i]) == len && strncmp(names[i], name, len) == 0)
             return 1;
@@ -322,8 +322,8 @@ static dcuda_status_t validate(dcuda_settings_t *s)
         return DCUDA_ERR_SETTING;
     }
     if (s->net_credit < SETTING_NET_CREDIT_MIN || s->net_credit > SETTING_NET_CREDIT_MAX) {
-        dcu_msg_error("setting NET_CREDIT: %lu is not a number of bytes in %lu..%lu",
-                      s->net_credit, SETTING_NET_CREDIT_MIN, SETTING_NET_CREDIT_MAX);
+        dcu_msg_error("setting NET_CREDIT: %lu is not a number of bytes in %lu..%lu", s->net_credit,
+                      SETTING_NET_CREDIT_MIN, SETTING_NET_CREDIT_MAX);
         return DCUDA_ERR_SETTING;
     }
     if (s->net_inbox_max < SETTING_NET_INBOX_MIN || s->net_inbox_max > SETTING_NET_INBOX_MAX) {
@@ -404,7 +404,7 @@ typedef struct shared_settings {
     int32_t net_force;
     int32_t net_loopback;
     int32_t deadlock;
-    int32_t node_reads; /* processes that chose differently would wait for each other */
+    int32_t node_reads;  /* processes that chose differently would wait for each other */
     uint64_t net_credit; /* a receiver refuses a sender beyond it */
     int32_t proxy_lanes; /* lanes are numbered alike everywhere */
 } shared_settings_t;

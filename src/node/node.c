@@ -165,8 +165,7 @@ int dcu_node_peer_aborted(char *why, size_t why_size)
     uint32_t run = atomic_load_explicit(&node.seg->procs[node.index].runs, memory_order_relaxed);
     for (int l = 0; l < node.count; l++) {
         dcu_node_proc_t *q = &node.seg->procs[l];
-        if (l == node.index ||
-            atomic_load_explicit(&q->aborted_run, memory_order_acquire) != run)
+        if (l == node.index || atomic_load_explicit(&q->aborted_run, memory_order_acquire) != run)
             continue;
         snprintf(why, why_size, "%s", q->abort_why);
         return 1;
@@ -254,8 +253,7 @@ int dcu_node_lost(char *why, size_t why_size)
 
 static uint64_t dl_key(uint32_t round)
 {
-    uint32_t run =
-        atomic_load_explicit(&node.seg->procs[node.index].runs, memory_order_relaxed);
+    uint32_t run = atomic_load_explicit(&node.seg->procs[node.index].runs, memory_order_relaxed);
     return (uint64_t)run << 32 | round;
 }
 
@@ -267,8 +265,8 @@ void dcu_node_dl_ask(uint32_t round)
 uint32_t dcu_node_dl_asked(void)
 {
     uint64_t ask = atomic_load_explicit(&node.seg->procs[0].dl_ask, memory_order_acquire);
-    uint64_t done = atomic_load_explicit(&node.seg->procs[node.index].dl_answer,
-                                         memory_order_relaxed);
+    uint64_t done =
+        atomic_load_explicit(&node.seg->procs[node.index].dl_answer, memory_order_relaxed);
     return ask >> 32 == dl_key(0) >> 32 && ask != done ? (uint32_t)ask : 0u;
 }
 
@@ -306,8 +304,8 @@ void dcu_node_dl_declare(void)
 
 int dcu_node_dl_declared(void)
 {
-    return node.seg && atomic_load_explicit(&node.seg->deadlocked, memory_order_acquire) ==
-                           dcu_node_run_mark();
+    return node.seg &&
+           atomic_load_explicit(&node.seg->deadlocked, memory_order_acquire) == dcu_node_run_mark();
 }
 
 void dcu_node_alive(void)

@@ -37,13 +37,13 @@ enum dcu_proc_state {
 /* One process's part of the node segment; only that process writes it. */
 typedef struct dcu_node_proc {
     DCUDA_ATOMIC(int32_t) pid;
-    DCUDA_ATOMIC(uint32_t) state;        /* dcu_proc_state */
+    DCUDA_ATOMIC(uint32_t) state; /* dcu_proc_state */
     uint32_t reserved;
-    int32_t rank_count;                  /* ranks of its device (its host runtime) */
-    DCUDA_ATOMIC(uint32_t) runs;         /* runs begun (dcu_node_run_begin) */
-    DCUDA_ATOMIC(uint32_t) in_run;       /* 1 while its ranks run */
-    DCUDA_ATOMIC(uint32_t) aborted_run;  /* the run (its `runs`) it ended early; 0: none */
-    char abort_why[DCU_NODE_WHY_BYTES];  /* why, written before aborted_run */
+    int32_t rank_count;                 /* ranks of its device (its host runtime) */
+    DCUDA_ATOMIC(uint32_t) runs;        /* runs begun (dcu_node_run_begin) */
+    DCUDA_ATOMIC(uint32_t) in_run;      /* 1 while its ranks run */
+    DCUDA_ATOMIC(uint32_t) aborted_run; /* the run (its `runs`) it ended early; 0: none */
+    char abort_why[DCU_NODE_WHY_BYTES]; /* why, written before aborted_run */
     /* The deadlock detector's rounds when every process is on this node:
      * process 0 asks (dl_ask), each answers (its dl_quiet, then dl_answer),
      * process 0 tells what it found (dl_found); each is (run << 32 | round),

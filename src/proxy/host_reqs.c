@@ -52,8 +52,8 @@ void dcu_proxy_host_submit(dcu_proxy_t *p, dcu_host_rma_t *r)
      * run closed, or the drain that takes the queue after closing it, sees
      * it (core/host_rma.c). */
     r->next = atomic_load_explicit(&p->host_queue, memory_order_relaxed);
-    while (!atomic_compare_exchange_weak_explicit(&p->host_queue, &r->next, r,
-                                                  memory_order_seq_cst, memory_order_relaxed)) {
+    while (!atomic_compare_exchange_weak_explicit(&p->host_queue, &r->next, r, memory_order_seq_cst,
+                                                  memory_order_relaxed)) {
     }
 }
 
@@ -209,8 +209,9 @@ static void apply_data(dcu_proxy_t *p, int from, const dcu_wire_header_t *h,
         return;
     if (r->put || w->total != r->size || holder(p, r->rank) != from ||
         h->offset + h->count > r->sent) {
-        dcu_proxy_fail(p, "process %d answered request %llu of this host with bytes it did not "
-                          "ask for",
+        dcu_proxy_fail(p,
+                       "process %d answered request %llu of this host with bytes it did not "
+                       "ask for",
                        from, (unsigned long long)w->id);
         return;
     }
@@ -228,8 +229,9 @@ static void apply_done(dcu_proxy_t *p, int from, const dcu_wire_header_t *h,
         return;
     dcuda_status_t st = (dcuda_status_t)(-(int32_t)h->tag);
     if (holder(p, r->rank) != from || h->count > r->sent - r->answered) {
-        dcu_proxy_fail(p, "process %d answered request %llu of this host for a chunk it did not "
-                          "send",
+        dcu_proxy_fail(p,
+                       "process %d answered request %llu of this host for a chunk it did not "
+                       "send",
                        from, (unsigned long long)w->id);
         return;
     }

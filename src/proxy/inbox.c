@@ -38,7 +38,7 @@ typedef struct held {
     dcu_inbox_source_t src;
     uint64_t dst;
     uint32_t count, tag;
-    int kind; /* HELD_*: a READ's data is its request */
+    int kind;          /* HELD_*: a READ's data is its request */
     const char *bytes; /* a put's: `data`, or the keeper's buffer */
     void *kept;        /* the keeper's token for them, or NULL */
     uint64_t ticket;   /* of the backend's write, while `writing` */
@@ -250,8 +250,7 @@ static int try_write_kept(dcu_inboxes_t *in, int r, held_t *m)
     m->writing = 0;
     (*in->writes)--;
     if (m->tag)
-        write_message(in, r, DCUDA_INBOX_NOTIFY, DCUDA_INBOX_ACQUIRE, 1u, m->tag, m->dst, NULL,
-                      0u);
+        write_message(in, r, DCUDA_INBOX_NOTIFY, DCUDA_INBOX_ACQUIRE, 1u, m->tag, m->dst, NULL, 0u);
     return 1;
 }
 
@@ -375,8 +374,8 @@ dcuda_status_t dcu_inbox_deliver(dcu_inboxes_t *in, int r, uint64_t dst, const v
     for (uint32_t done = 0; done < count; done += size) {
         uint32_t n = count - done < size ? count - done : size;
         int last = done + n == count;
-        dcuda_status_t st = deliver_piece(in, r, dst + done, bytes + done, n, last ? tag : 0u,
-                                          last ? src : part);
+        dcuda_status_t st =
+            deliver_piece(in, r, dst + done, bytes + done, n, last ? tag : 0u, last ? src : part);
         if (st != DCUDA_OK)
             return st;
     }
@@ -548,8 +547,7 @@ dcuda_status_t dcu_inbox_settle(dcu_inboxes_t *in)
 
 dcu_inboxes_t *dcu_inboxes_create(dcuda_inbox_entry_t *entries, DCUDA_ATOMIC(uint32_t) * tails,
                                   int ranks, const dcu_backend_ops_t *ops, dcu_backend_t *backend,
-                                  dcu_inbox_landed_fn landed, void *landed_arg,
-                                  uint32_t pieces_max)
+                                  dcu_inbox_landed_fn landed, void *landed_arg, uint32_t pieces_max)
 {
     dcu_inboxes_t *in = calloc(1, sizeof *in + (size_t)ranks * sizeof(writer_t));
     if (!in)

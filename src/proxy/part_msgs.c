@@ -161,4 +161,3 @@ void dcu_proxy_apply_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
     }
     dcu_proxy_answer_value(p, r, h->tag, DCUDA_OK, h->count);
 }
-

@@ -39,7 +39,7 @@ typedef struct dcu_parts {
     dcu_part_entry_t *table; /* open addressing, a power of two entries */
     size_t capacity, count;
     uint32_t epoch[DCUDA_WIN_TABLE_SLOTS]; /* windows created in each slot (this run) */
-    dcu_part_ask_t *asks;              /* [ranks]: what each of my ranks waits for */
+    dcu_part_ask_t *asks;                  /* [ranks]: what each of my ranks waits for */
     int ranks, asking;
 } dcu_parts_t;
 

@@ -125,8 +125,7 @@ static void *lane_main(void *arg)
         if (did) {
             last_work = now;
             atomic_store_explicit(&l->worked, 1, memory_order_relaxed);
-        }
-        else if (ops->kind == DCU_BACKEND_CPU && now - last_work > LANE_BUSY_NS)
+        } else if (ops->kind == DCU_BACKEND_CPU && now - last_work > LANE_BUSY_NS)
             dcu_clock_sleep_ns(LANE_NAP_NS); /* CPU ranks want the core */
         else
             sched_yield();
@@ -391,8 +390,8 @@ dcuda_status_t dcu_proxies_create(const dcu_proxy_config_t *config, int lanes,
     }
     g->count = lanes;
     g->process = *config;
-    dcuda_status_t st = lanes == 1 ? dcu_proxy_create(config, &g->lane[0].proxy)
-                                   : make_lanes(g, config, rings);
+    dcuda_status_t st =
+        lanes == 1 ? dcu_proxy_create(config, &g->lane[0].proxy) : make_lanes(g, config, rings);
     if (st != DCUDA_OK) {
         dcu_proxies_destroy(g);
         return st;
@@ -415,8 +414,8 @@ static void close_lanes(dcu_proxies_t *g)
 {
     for (int i = 0; i < g->count; i++) {
         lane_t *l = &g->lane[i];
-        l->running = l->proxy && g->count > 1 &&
-                     pthread_create(&l->thread, NULL, close_lane, l) == 0;
+        l->running =
+            l->proxy && g->count > 1 && pthread_create(&l->thread, NULL, close_lane, l) == 0;
     }
     for (int i = 0; i < g->count; i++) {
         lane_t *l = &g->lane[i];

@@ -80,7 +80,7 @@ typedef struct dcu_host_rma {
     struct dcu_host_rma *next; /* the proxy's */
     uint64_t id;               /* the proxy's */
     int put;
-    int32_t rank; /* WORLD rank of the owner */
+    int32_t rank;    /* WORLD rank of the owner */
     uint32_t slot;   /* DCU_WIRE_HOST_NO_WINDOW: a notification alone */
     uint32_t notify; /* the user tag + 1 to notify the owner of after, 0: none */
     uint64_t offset, size;

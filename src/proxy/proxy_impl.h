@@ -76,13 +76,13 @@ struct dcu_proxy {
     dcu_inboxes_t *inboxes;   /* what arrives for my ranks */
     dcuda_win_entry_t *parts; /* [table slots][ranks]: my ranks' parts of windows */
     uint64_t parts_known[(DCUDA_WIN_TABLE_SLOTS + 63) / 64]; /* bit per table slot */
-    dcu_parts_t remote;       /* parts of other processes' ranks, asked of their owners */
-    uint64_t cancel_seen_ns;  /* when asks first met this run's cancel (0: not yet) */
-    dcu_netbar_t bar;         /* the WORLD barriers of this run */
-    dcu_fences_t fences;      /* fences waiting for acknowledgements (fence.h) */
-    dcu_frames_t frames;      /* small messages packed a target, sent after each pass */
+    dcu_parts_t remote;          /* parts of other processes' ranks, asked of their owners */
+    uint64_t cancel_seen_ns;     /* when asks first met this run's cancel (0: not yet) */
+    dcu_netbar_t bar;            /* the WORLD barriers of this run */
+    dcu_fences_t fences;         /* fences waiting for acknowledgements (fence.h) */
+    dcu_frames_t frames;         /* small messages packed a target, sent after each pass */
     dcu_wire_header_t *in_frame; /* the message made in a frame and not yet sent (or NULL) */
-    dcu_spares_t spares;      /* the manager's receive buffers, kept while large puts are written */
+    dcu_spares_t spares; /* the manager's receive buffers, kept while large puts are written */
     /* Large puts read from rank memory: a ring of jobs (one per rank at
      * most, since each waits for its answer), the one being read, and the
      * staging ring, filled at `fill` and sent from `drain` in order. */

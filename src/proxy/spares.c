@@ -16,7 +16,7 @@ static void *pinned(dcu_spares_t *s)
 {
     void *host = NULL, *rank = NULL;
     return s->ops->alloc_mapped(s->backend, DCU_NET_MAX_MESSAGE, &host, &rank) == DCUDA_OK ? host
-                                                                                          : NULL;
+                                                                                           : NULL;
 }
 
 dcuda_status_t dcu_spares_init(dcu_spares_t *s, const dcu_backend_ops_t *ops,

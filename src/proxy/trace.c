@@ -68,8 +68,7 @@ void dcu_trace_write(int process_index)
         return;
     }
     for (uint32_t i = 0; i < mark_count; i++)
-        fprintf(f, "%u %llu %u\n", marks[i].event, (unsigned long long)marks[i].ns,
-                marks[i].bytes);
+        fprintf(f, "%u %llu %u\n", marks[i].event, (unsigned long long)marks[i].ns, marks[i].bytes);
     fclose(f);
     mark_count = 0;
 }

@@ -106,16 +106,16 @@ static const char *check_body(const dcu_wire_header_t *h, const void *body,
     case DCU_WIRE_PROBE:
         return h->epoch == 0 ? "round 0" : h->length == 0 ? NULL : "a probe carries no body";
     case DCU_WIRE_REPLY:
-        return h->epoch == 0                         ? "round 0"
+        return h->epoch == 0                      ? "round 0"
                : h->length == sizeof(dcu_quiet_t) ? NULL
                                                   : "a reply's body is not an answer";
     case DCU_WIRE_FOUND:
         return h->length == 0 ? NULL : "a verdict carries no body";
     case DCU_WIRE_ROUND:
-        return h->epoch == 0                  ? "barrier epoch 0"
-               : h->tag >= DCU_WIRE_ROUNDS   ? "barrier round out of range"
-               : h->length == 0              ? NULL
-                                             : "a barrier round carries no body";
+        return h->epoch == 0               ? "barrier epoch 0"
+               : h->tag >= DCU_WIRE_ROUNDS ? "barrier round out of range"
+               : h->length == 0            ? NULL
+                                           : "a barrier round carries no body";
     case DCU_WIRE_ACK:
         return h->length == 0 ? NULL : "an acknowledgement carries no body";
     case DCU_WIRE_PART_ASK:
@@ -138,7 +138,7 @@ static const char *check_body(const dcu_wire_header_t *h, const void *body,
             return "a get's body is not where it goes";
         return check_get(h, body);
     case DCU_WIRE_BEAT:
-        return h->tag > 1 ? "a beat's tag is not 0 or 1"
+        return h->tag > 1       ? "a beat's tag is not 0 or 1"
                : h->length == 0 ? NULL
                                 : "a beat carries no body";
     case DCU_WIRE_HOST_PUT:

@@ -15,10 +15,10 @@
 #include <stdint.h>
 
 typedef struct dcu_quiet {
-    uint32_t quiet;    /* 1: every rank blocked or finished, nothing in the process's hands */
-    uint32_t changed;  /* 1: something moved since the process's last answer */
-    uint64_t sent;     /* network messages of this run sent (the detector's own not counted) */
-    uint64_t received; /* ... and received */
+    uint32_t quiet;      /* 1: every rank blocked or finished, nothing in the process's hands */
+    uint32_t changed;    /* 1: something moved since the process's last answer */
+    uint64_t sent;       /* network messages of this run sent (the detector's own not counted) */
+    uint64_t received;   /* ... and received */
     uint32_t host_free;  /* 1: a host of the process may still notify a rank */
     uint32_t user_waits; /* 1: a blocked rank waits for a user tag (one a host can notify) */
 } dcu_quiet_t;

@@ -222,8 +222,8 @@ static struct world {
     int fails; /* a command the rules refuse, or one that ends the queue */
     expected_t sync[MAX_ENTRIES * MAX_PROCS], reads[MAX_ENTRIES];
     int nsync, nreads, sync_at, reads_at;
-    int data_sent;   /* puts, notifications and gets sent (none is ever acknowledged) */
-    int chunks_sent; /* chunks of large puts sent */
+    int data_sent;    /* puts, notifications and gets sent (none is ever acknowledged) */
+    int chunks_sent;  /* chunks of large puts sent */
     int data_planned; /* puts, notifications and gets of the commands planned so far */
     dcuda_win_entry_t *own_table;
     uint8_t *rank_mem;
@@ -288,8 +288,9 @@ static void check_put(const dcu_wire_header_t *h, const uint8_t *body, const dcu
                (unsigned long long)h->count, (unsigned long long)h->offset, h->tag);
     FUZZ_CHECK(t + 1u + (h->count + 63u) / 64u <= MAX_ENTRIES, "a PUT past the input");
     for (uint64_t i = 0; i < h->count; i++)
-        FUZZ_CHECK(body[i] == entries[i], "the PUT of ticket %u differs from its entries at byte %llu",
-                   t, (unsigned long long)i);
+        FUZZ_CHECK(body[i] == entries[i],
+                   "the PUT of ticket %u differs from its entries at byte %llu", t,
+                   (unsigned long long)i);
 }
 
 /* Checks a chunk (header h, body) of the large put expected next. */
@@ -360,8 +361,7 @@ static void check_sync(int peer, const dcu_wire_header_t *h, const uint8_t *body
         if (!y->matched && y->peer == peer)
             x = y;
     }
-    FUZZ_CHECK(x != NULL, "a message (type %u) to process %d no command asked for", h->type,
-               peer);
+    FUZZ_CHECK(x != NULL, "a message (type %u) to process %d no command asked for", h->type, peer);
     x->matched = 1;
     advance_sync();
     const dcuda_cmd_t *c = &w.shadow[x->ticket];

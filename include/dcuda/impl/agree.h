@@ -229,8 +229,8 @@ DCU_FN_COLD void dcu_text_rank(dcu_text_t *t, int rank, int comm)
 /* The first argument in which two records of one call (same kind and
  * number) differ, as "op max where rank 0 gives sum" needs it: its name,
  * and each side's value in text. 0 when none does. */
-DCU_FN_COLD int dcu_call_diff(const uint64_t *a, const uint64_t *b, dcu_text_t *name, dcu_text_t *va,
-                         dcu_text_t *vb)
+DCU_FN_COLD int dcu_call_diff(const uint64_t *a, const uint64_t *b, dcu_text_t *name,
+                              dcu_text_t *va, dcu_text_t *vb)
 {
     const int kind = dcu_call_kind_of(a);
     if (dcu_call_slot_of(a) != dcu_call_slot_of(b)) {
@@ -274,7 +274,7 @@ DCU_FN_COLD int dcu_call_diff(const uint64_t *a, const uint64_t *b, dcu_text_t *
  * "dcuda_allreduce, call 5 on WORLD: rank 3 of WORLD gives op max where
  * rank 0 of WORLD gives sum". */
 DCU_FN_COLD void dcu_call_mismatch_text(dcu_text_t *t, int comm, int rank, const uint64_t *theirs,
-                                   int me, const uint64_t *mine)
+                                        int me, const uint64_t *mine)
 {
     char name[16], va[48], vb[48];
     dcu_text_t n = { name, 0, (int)sizeof name }, a = { va, 0, (int)sizeof va },

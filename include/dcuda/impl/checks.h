@@ -81,8 +81,8 @@ DCU_FN dcuda_status_t dcu_checked_target(const dcuda_state_t *st, int comm, int 
                           size - 1, dcu_comm_name(comm));
     t->world = dcu_comm_world_rank(st, comm, rank);
     const int valid = dcu_comm_valid(comm);
-    t->notifs = dcu_target_notifs(st, valid ? comm : DCU_COMM_WORLD, valid ? rank : t->world,
-                                  &t->path);
+    t->notifs =
+        dcu_target_notifs(st, valid ? comm : DCU_COMM_WORLD, valid ? rank : t->world, &t->path);
     if (!t->notifs && t->path != DCUDA_PATH_NET)
         return DCU_REPORT(st, DCUDA_ERR_UNREACHABLE, call,
                           "target rank %d of %s (WORLD rank %d) belongs to no process of this "

@@ -68,7 +68,7 @@ DCU_FN void dcu_call_begin_comm(dcuda_state_t *st, int kind, int comm, int slot,
  * of `tag` (on the path a put to it takes), which releases both and
  * every access before it. The data is read when it returns. */
 DCU_FN_COLD dcuda_status_t dcu_lib_put(dcuda_state_t *st, int comm, int rank, size_t at,
-                                  const char *data, size_t n, int tag)
+                                       const char *data, size_t n, int tag)
 {
     dcu_sync();    /* the rank's earlier accesses are done */
     if (st->ended) /* the run ended: no member may go on on my word */

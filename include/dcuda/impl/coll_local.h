@@ -68,8 +68,8 @@ DCU_FN_COLD int dcu_local_takes_node(const dcuda_state_t *st, uint32_t win, uint
 {
     const int comm = dcu_win_comm(win), slot = dcu_win_slot(win);
     const dcuda_context_t *ctx = st->ctx;
-    return bytes <= node_most && bytes * (uint64_t)ranks <= node_most &&
-           comm == DCU_COMM_WORLD && slot < DCUDA_MAX_WINDOWS && ctx->node_parts &&
+    return bytes <= node_most && bytes * (uint64_t)ranks <= node_most && comm == DCU_COMM_WORLD &&
+           slot < DCUDA_MAX_WINDOWS && ctx->node_parts &&
            dcu_ld_acquire(&ctx->node_unreachable[slot], 0) != win;
 }
 

@@ -543,8 +543,8 @@ DCU_HD int dcu_put_fast(const dcuda_state_t *st, uint32_t win, int rank, uint64_
              (offset + size >= offset) & dcu_inside(0, r->target_size, offset, size);
     ok &= (size == 0) | dcu_inside(r->mine_base, r->mine_size, a, size);
     const int mine = st->loopback & dcu_world_rank_is_mine(st, r->world); /* NET_LOOPBACK */
-    ok &= ((r->path == DCUDA_PATH_NET) & !mine) |
-          (dcu_apart(d, a, size) & ((r->notifs != 0) | mine));
+    ok &=
+        ((r->path == DCUDA_PATH_NET) & !mine) | (dcu_apart(d, a, size) & ((r->notifs != 0) | mine));
     *dst = (char *)(uintptr_t)d;
     return ok;
 }

@@ -156,7 +156,8 @@ DCU_FN_COLD void dcu_publish_blocked(const dcuda_state_t *st, dcu_block_t d, uin
     dcu_st_relaxed(&s->seen, seen, 1);
     dcu_st_relaxed(&s->waits, d.waits, 1);
     /* The call it is in (its last one: a user's wait names none). */
-    const int in_call = d.phase == DCUDA_PHASE_BARRIER || (d.tag >= DCUDA_TAG_COUNT && d.tag != DCUDA_TAG_GET);
+    const int in_call =
+        d.phase == DCUDA_PHASE_BARRIER || (d.tag >= DCUDA_TAG_COUNT && d.tag != DCUDA_TAG_GET);
     dcu_st_relaxed(&s->call,
                    in_call ? (uint32_t)dcu_call_kind_of(st->call) |
                                  (uint32_t)dcu_call_comm_of(st->call) << 8
@@ -296,7 +297,7 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
             dcu_mark_polls(st, w.polls + 1u);
             if (dcu_reached(v + dcu_lanes_bcast(lanes, watch.counted), target))
                 break; /* reached: v and what the messages counted on it */
-            continue; /* look again at once */
+            continue;  /* look again at once */
         }
         if (dcu_pause(&w)) /* still spinning: nothing else to look at yet */
             continue;
@@ -371,8 +372,7 @@ DCU_FN void dcu_cmd_header(const dcuda_state_t *st, uint32_t t, uint32_t op, uin
  * its target's credit (src/proxy/netbar.h) goes on once the target's ranks
  * applied what they have, and they may be waiting for this rank's proxy in
  * turn. */
-DCU_FN_COLD int dcu_apply_while_waiting(dcuda_state_t *st, const dcu_waiter_t *w,
-                                        uint32_t every)
+DCU_FN_COLD int dcu_apply_while_waiting(dcuda_state_t *st, const dcu_waiter_t *w, uint32_t every)
 {
     return st->inbox && (w->polls & (every - 1u)) == 0 &&
            dcu_inbox_drain(st, dcu_one_lane(), DCUDA_INBOX_ENTRIES) > 0;
@@ -387,8 +387,8 @@ DCU_FN_COLD int dcu_apply_while_waiting(dcuda_state_t *st, const dcu_waiter_t *w
  * capacity) and returns the first once their entries are free
  * (back-pressure: nothing is overwritten). A rank far behind looks at the
  * consumer's count less often (dcu_pause_queue). */
-DCU_FN uint32_t dcu_cmd_take_on(dcuda_state_t *st, const dcuda_ring_t *ring,
-                                const dcu_u32a_t *tail, uint32_t n, uint32_t *consumed)
+DCU_FN uint32_t dcu_cmd_take_on(dcuda_state_t *st, const dcuda_ring_t *ring, const dcu_u32a_t *tail,
+                                uint32_t n, uint32_t *consumed)
 {
     uint32_t t = dcu_tickets(ring->head, n);
     dcu_waiter_t w = DCU_WAITER_INIT;
@@ -511,8 +511,9 @@ DCU_FN_COLD dcuda_status_t dcu_net_barrier(dcuda_state_t *st, uint32_t epoch, ui
                                            const char *call, dcu_lanes_t lanes)
 {
     const dcuda_context_t *ctx = st->ctx;
-    dcu_block_t d = { DCUDA_PHASE_BARRIER, 0,   0,
-                      DCU_COMM_WORLD,      DCUDA_WAITS_ON(DCUDA_WAITS_NET, 0), call };
+    dcu_block_t d = {
+        DCUDA_PHASE_BARRIER, 0, 0, DCU_COMM_WORLD, DCUDA_WAITS_ON(DCUDA_WAITS_NET, 0), call
+    };
     if (dcu_leader()) {
         dcu_fence(); /* acquire the device's arrivals (and parts) before releasing them on */
         if (ctx->proxy_lanes > 1)
@@ -541,8 +542,9 @@ DCU_FN dcuda_status_t dcu_barrier_lanes(dcuda_state_t *st, int comm, uint32_t sl
     uint32_t target = epoch * (uint32_t)st->device_size;
     dcu_u32a_t *arrived = &st->ctx->barriers[comm].arrived;
     const int sys = st->process_count > 1;
-    dcu_block_t d = { DCUDA_PHASE_BARRIER, 0,   0,
-                      (uint32_t)comm,      DCUDA_WAITS_ON(DCUDA_WAITS_ARRIVED, comm), call };
+    dcu_block_t d = {
+        DCUDA_PHASE_BARRIER, 0, 0, (uint32_t)comm, DCUDA_WAITS_ON(DCUDA_WAITS_ARRIVED, comm), call
+    };
     const int on_device = comm != DCU_COMM_WORLD || (st->process_count == 1 && !st->loopback);
     uint32_t last = 0;
     dcu_lanes_sync(lanes);
@@ -1159,8 +1161,12 @@ DCU_FN dcuda_status_t dcu_wait_boxes(dcuda_state_t *st, int tag, int count, cons
     if (dcu_in_poll_lanes()) {
         dcu_lanes_t lanes = dcu_poll_lanes();
         uint32_t target = st->consumed[tag] + (uint32_t)count;
-        dcu_block_t d = { DCUDA_PHASE_WAITING, (uint32_t)tag, (uint32_t)count, 0,
-                          DCUDA_WAITS_ON(DCUDA_WAITS_NOTIF, 0),   call };
+        dcu_block_t d = { DCUDA_PHASE_WAITING,
+                          (uint32_t)tag,
+                          (uint32_t)count,
+                          0,
+                          DCUDA_WAITS_ON(DCUDA_WAITS_NOTIF, 0),
+                          call };
         s = dcu_block_until(st, dcu_my_counter(st, tag), 1, target, st->process_count > 1, d,
                             lanes);
         dcu_lanes_sync(lanes); /* every lane read consumed[tag] before the leader updates it */

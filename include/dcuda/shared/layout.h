@@ -163,7 +163,7 @@ enum dcuda_call_kind {
 #define DCUDA_CALL_ENUM_(name, value, api) DCUDA_CALL_##name = (value),
     DCUDA_CALL_MAP(DCUDA_CALL_ENUM_)
 #undef DCUDA_CALL_ENUM_
-    DCUDA_CALL_KINDS = 12
+        DCUDA_CALL_KINDS = 12
 };
 
 /* A record in four 8-byte words (stored and loaded whole words at a time):
@@ -363,10 +363,10 @@ typedef struct dcuda_context {
     dcuda_barrier_t *barriers;      /* [DCUDA_COMM_COUNT] */
     /* WORLD's [DCUDA_WIN_TABLE_SLOTS][device_size], DEVICE's [MAX_WINDOWS][device_size] */
     dcuda_win_entry_t *win_entries[DCUDA_COMM_COUNT];
-    dcuda_timer_slot_t *timers;                       /* [DCUDA_MAX_TIMERS] */
-    dcuda_rank_status_t *rank_status;                 /* [device_size], host-visible */
-    dcuda_error_record_t *error;                      /* read by the host after a run */
-    DCUDA_ATOMIC(uint32_t) * cancel;                  /* host-visible, set by the watchdog */
+    dcuda_timer_slot_t *timers;       /* [DCUDA_MAX_TIMERS] */
+    dcuda_rank_status_t *rank_status; /* [device_size], host-visible */
+    dcuda_error_record_t *error;      /* read by the host after a run */
+    DCUDA_ATOMIC(uint32_t) * cancel;  /* host-visible, set by the watchdog */
     void *user_data;
     uint64_t user_size;
     dcuda_ring_t log;           /* log lines and misuse reports */
@@ -456,11 +456,11 @@ typedef struct dcuda_comm_info {
  * routes are dropped when it is freed), so later puts along the same route
  * skip the window table in global memory and most of the checks. */
 typedef struct dcuda_put_route {
-    uint32_t win;         /* handle, DCUDA_WIN_NONE when empty */
-    int32_t rank;         /* target rank in the window's communicator */
-    uint32_t src_slot;    /* window slot of the source part, comm << 8 | slot */
-    uint32_t path;        /* dcuda_path to the target */
-    int32_t world;        /* the target's WORLD rank */
+    uint32_t win;      /* handle, DCUDA_WIN_NONE when empty */
+    int32_t rank;      /* target rank in the window's communicator */
+    uint32_t src_slot; /* window slot of the source part, comm << 8 | slot */
+    uint32_t path;     /* dcuda_path to the target */
+    int32_t world;     /* the target's WORLD rank */
     uint32_t reserved;
     uint64_t target_base; /* translated: where this process reaches it */
     uint64_t target_size;

@@ -17,5 +17,4 @@ void dcu_cpu_rank_run(dcuda_context_t *ctx, int rank, dcu_cpu_kernel_fn kernel);
  * pthread_exit or cancellation): reports it and ends the run. */
 void dcu_cpu_rank_vanished(dcuda_context_t *ctx, int rank);
 
-
 #endif /* DCU_BACKEND_CPU_RANK_H */

@@ -28,14 +28,14 @@ struct dcu_backend {
     int threads;
     int ranks;
     int processes;
-    const void *kernel;  /* the __global__ function */
-    size_t shared_bytes; /* dynamic shared memory of each block (dcuda_rank_shared) */
-    cudaStream_t stream; /* the persistent kernel */
-    cudaStream_t peek;   /* reads while it runs */
-    cudaStream_t copies; /* dcuda_host_copy_in/out (never waits for the kernel) */
-    cudaEvent_t app_ready; /* the application's stream reached the run */
+    const void *kernel;     /* the __global__ function */
+    size_t shared_bytes;    /* dynamic shared memory of each block (dcuda_rank_shared) */
+    cudaStream_t stream;    /* the persistent kernel */
+    cudaStream_t peek;      /* reads while it runs */
+    cudaStream_t copies;    /* dcuda_host_copy_in/out (never waits for the kernel) */
+    cudaEvent_t app_ready;  /* the application's stream reached the run */
     cudaEvent_t ranks_done; /* the kernel ended: the application's stream goes on */
-    cudaStream_t reads;  /* the proxy's reads of rank memory (read_start) */
+    cudaStream_t reads;     /* the proxy's reads of rank memory (read_start) */
     cudaEvent_t read_ends[DCU_BACKEND_READS]; /* read t ends at read_ends[t % READS] */
     uint64_t reads_started;
     cudaStream_t writes; /* the proxy's writes of rank memory (write_start) */
@@ -556,8 +556,8 @@ static int copy_done(cudaEvent_t end, const char *what)
 static dcuda_status_t cuda_read_start(dcu_backend_t *b, void *dst, const void *src, size_t size,
                                       uint64_t *ticket)
 {
-    return copy_start(b->reads, b->read_ends, DCU_BACKEND_READS, &b->reads_started, dst, src,
-                      size, ticket, "reading a rank's source");
+    return copy_start(b->reads, b->read_ends, DCU_BACKEND_READS, &b->reads_started, dst, src, size,
+                      ticket, "reading a rank's source");
 }
 
 static int cuda_read_done(dcu_backend_t *b, uint64_t ticket)
@@ -741,10 +741,7 @@ static void scope_leave(device_scope_t s)
         scope_leave(scope_);                                                                       \
     } while (0)
 
-static void cuda_close(dcu_backend_t *b)
-{
-    ON_DEVICE_VOID(b, close_here(b));
-}
+static void cuda_close(dcu_backend_t *b) { ON_DEVICE_VOID(b, close_here(b)); }
 
 static dcuda_status_t cuda_alloc(dcu_backend_t *b, size_t size, void **ptr, dcu_export_t *ex)
 {
@@ -835,15 +832,9 @@ static dcuda_status_t cuda_launch(dcu_backend_t *b, dcuda_context_t *ctx, void *
     ON_DEVICE(b, dcuda_status_t, launch_here(b, ctx, stream));
 }
 
-static int cuda_finished(dcu_backend_t *b)
-{
-    ON_DEVICE(b, int, finished_here(b));
-}
+static int cuda_finished(dcu_backend_t *b) { ON_DEVICE(b, int, finished_here(b)); }
 
-static dcuda_status_t cuda_join(dcu_backend_t *b)
-{
-    ON_DEVICE(b, dcuda_status_t, join_here(b));
-}
+static dcuda_status_t cuda_join(dcu_backend_t *b) { ON_DEVICE(b, dcuda_status_t, join_here(b)); }
 
 const dcu_backend_ops_t dcu_cuda_backend_ops = {
     .kind = DCU_BACKEND_CUDA,

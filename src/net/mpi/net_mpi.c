@@ -196,7 +196,8 @@ static int mpi_serialized(char *why, size_t why_size)
     MPI_Query_thread(&provided);
     if (provided >= MPI_THREAD_SERIALIZED)
         return 1;
-    snprintf(why, why_size, "MPI was initialised with a thread level below MPI_THREAD_SERIALIZED "
+    snprintf(why, why_size,
+             "MPI was initialised with a thread level below MPI_THREAD_SERIALIZED "
              "(%d): initialise it with MPI_Init_thread and MPI_THREAD_SERIALIZED or higher",
              provided);
     return 0;
