@@ -1,9 +1,8 @@
 /*
- * The memory operations the probes time, each one PTX instruction with
- * its order and scope spelled out (ld/st/red: relaxed, acquire, release;
- * gpu: the device, sys: the host too), and the GPU's nanosecond timer.
- * Shared by the probe_*.cu programs; the library's own are in
- * include/dcuda/impl/cuda/prims.cuh.
+ * The memory operations probe_queue.cu times, each one PTX instruction
+ * with its order and scope spelled out (ld: acquire, st: release; gpu:
+ * the device, sys: the host too), and the GPU's nanosecond timer. The
+ * library's own are in include/dcuda/impl/cuda/prims.cuh.
  */
 #ifndef DCUDA_BENCH_PROBE_PTX_CUH
 #define DCUDA_BENCH_PROBE_PTX_CUH
@@ -22,16 +21,10 @@
                      : "memory");                                                                  \
     }
 #define st_SUFFIX ".u32"
-#define red_SUFFIX ".add.u32"
 
 PROBE_LD(ld_acquire_sys, acquire, sys)
 PROBE_LD(ld_acquire_gpu, acquire, gpu)
-PROBE_LD(ld_relaxed_sys, relaxed, sys)
-PROBE_LD(ld_relaxed_gpu, relaxed, gpu)
 PROBE_ST(st_release_sys, st, release, sys)
-PROBE_ST(st_relaxed_sys, st, relaxed, sys)
-PROBE_ST(red_release_sys, red, release, sys)
-PROBE_ST(red_release_gpu, red, release, gpu)
 
 /* The eight 8-byte words of a 64-byte entry, as four relaxed 16-byte
  * loads of system scope in flight at once. */
