@@ -16,6 +16,7 @@
 #include "util/clock.h"
 #include "util/logfmt.h"
 #include "util/msg.h"
+#include "util/nvtx.h"
 #include "util/proc.h"
 
 static const dcu_backend_ops_t *const backends[] = {
@@ -203,8 +204,11 @@ static dcuda_status_t start_group(const dcuda_settings_t *s, const dcuda_kernel_
     count_settings = s;
     count_kernel = k;
     pass_net_if(s);
-    return mpi_comm ? dcu_boot_start_comm(s->processes, mpi_comm)
-                    : dcu_boot_start(s->processes, count_gpus, fork_hazard);
+    dcu_nvtx_push(DCU_NVTX_INIT_BOOTSTRAP);
+    dcuda_status_t st = mpi_comm ? dcu_boot_start_comm(s->processes, mpi_comm)
+                                 : dcu_boot_start(s->processes, count_gpus, fork_hazard);
+    dcu_nvtx_pop();
+    return st;
 }
 
 /* After the start, steps of every process: the settings they must share,
@@ -212,11 +216,13 @@ static dcuda_status_t start_group(const dcuda_settings_t *s, const dcuda_kernel_
  * and the node segment. */
 static dcuda_status_t join_group(const dcuda_settings_t *s, dcu_backend_kind_t kind)
 {
+    dcu_nvtx_push(DCU_NVTX_INIT_NODE);
     dcuda_status_t st = dcu_settings_agree(s);
     if (st == DCUDA_OK)
         st = dcu_boot_find_nodes((int)(s->net_force || s->net_loopback), (int)kind);
     if (st == DCUDA_OK)
         st = dcu_node_open();
+    dcu_nvtx_pop();
     return st;
 }
 
@@ -238,7 +244,9 @@ static dcuda_status_t open_backend(dcuda_host_h h, const dcuda_init_params_t *pa
             req.peers[req.peer_count++] = dcu_boot_host_index(p);
     dcu_backend_shape_t shape;
     memset(&shape, 0, sizeof shape);
+    dcu_nvtx_push(DCU_NVTX_INIT_BACKEND);
     dcuda_status_t st = h->ops->open(&req, &h->backend, &shape);
+    dcu_nvtx_pop();
     if (st != DCUDA_OK)
         return st;
     snprintf(h->device_name, sizeof h->device_name, "%s", shape.device_name);
@@ -319,7 +327,9 @@ static dcuda_status_t pick_net(dcuda_host_h h)
     int mpirun = dcu_boot_is_mpi(), automatic = !strcmp(name, "auto");
     if (automatic)
         name = dcu_net_auto(mpirun, (int)h->settings.proxy_lanes);
+    dcu_nvtx_push(DCU_NVTX_INIT_PLUGIN);
     h->net_ops = dcu_net_find(name, why, sizeof why);
+    dcu_nvtx_pop();
     if (!h->net_ops) {
         dcu_msg_error("%d process(es) are on other nodes, but %s%s", h->net_peers, why,
                       automatic && !mpirun ? ", and the MPI one needs mpirun" : "");
@@ -343,11 +353,13 @@ static dcuda_status_t pick_net(dcuda_host_h h)
  * the network path gets its manager. */
 static dcuda_status_t join_world(dcuda_host_h h)
 {
+    dcu_nvtx_push(DCU_NVTX_INIT_PEERS);
     dcuda_status_t st = dcu_peers_agree(h);
     if (st == DCUDA_OK && dcu_node())
         st = h->ops->map_host(h->backend, dcu_node(), sizeof(dcu_node_t), &h->node_rank);
     if (st == DCUDA_OK)
         st = pick_net(h);
+    dcu_nvtx_pop();
     return st;
 }
 
@@ -420,7 +432,9 @@ static dcuda_status_t create_proxy(dcuda_host_h h)
     for (int l = 0; l < h->proxy_lanes; l++)
         rings[l] = (dcu_lane_ring_t){ h->lane_cmd_h[l], h->image.cmd_lanes[l].capacity,
                                       h->lane_tail_h[l] };
+    dcu_nvtx_push(DCU_NVTX_INIT_PROXY);
     dcuda_status_t st = dcu_proxies_create(&c, h->proxy_lanes, rings, &h->proxy);
+    dcu_nvtx_pop();
     if (st == DCUDA_OK && dcu_proxies_count(h->proxy) > 1)
         tell_lanes(dcu_proxies_count(h->proxy));
     return st;
@@ -452,7 +466,9 @@ static void host_release(dcuda_host_h h)
 static dcuda_status_t agree(dcuda_status_t mine, const char *step)
 {
     int who = -1;
+    dcu_nvtx_push(DCU_NVTX_INIT_AGREE);
     dcuda_status_t all = dcu_boot_agree(mine, &who);
+    dcu_nvtx_pop();
     if (mine == DCUDA_OK && all != DCUDA_OK && who >= 0) {
         dcu_msg_error("dcuda_host_init: process %d failed %s (%s), so dcuda_host_init fails in "
                       "every process",
@@ -541,6 +557,7 @@ static dcuda_status_t host_init(int argc, char **argv, dcuda_kernel_t kernel,
                                          h->info.process_count);
         st = h->proxy_lanes < 1 ? DCUDA_ERR_SETTING : DCUDA_OK;
     }
+    dcu_nvtx_push(DCU_NVTX_INIT_CONTEXT);
     if (st == DCUDA_OK)
         st = dcu_context_create(h);
     if (st == DCUDA_OK)
@@ -549,6 +566,7 @@ static dcuda_status_t host_init(int argc, char **argv, dcuda_kernel_t kernel,
         st = dcu_deadlock_create(h);
     if (st == DCUDA_OK)
         st = dcu_host_notes_init(h);
+    dcu_nvtx_pop();
     st = agree(st, "building its tables");
     if (st == DCUDA_OK)
         st = create_proxy(h);
@@ -588,8 +606,10 @@ dcuda_status_t dcuda_host_init_params(int argc, char **argv, dcuda_kernel_t kern
                       "(call dcuda_host_finish first)");
         st = DCUDA_ERR_INVALID_ARG;
     }
+    dcu_nvtx_push(DCU_NVTX_INIT);
     if (st == DCUDA_OK)
         st = host_init(argc, argv, kernel, params, host);
+    dcu_nvtx_pop();
     dcu_host_unlock();
     return st;
 }
@@ -708,11 +728,13 @@ dcuda_status_t dcuda_host_finish(dcuda_host_h h)
     dcu_host_lock();
     dcuda_status_t st = dcu_host_idle(h, "dcuda_host_finish");
     if (st == DCUDA_OK) {
+        dcu_nvtx_push(DCU_NVTX_FINISH);
         dcu_boot_enter(DCU_CALL_FINISH);
         st = dcu_boot_barrier();
         host_release(h);
         live_host = NULL;
         retired_host = h;
+        dcu_nvtx_pop();
     }
     dcu_host_unlock();
     return st;

@@ -26,6 +26,7 @@
 #include "util/clock.h"
 #include "util/logfmt.h"
 #include "util/msg.h"
+#include "util/nvtx.h"
 
 /* Blocked ranks listed in one watchdog report. */
 #define WATCHDOG_REPORT_LINES 32
@@ -152,6 +153,8 @@ static void print_entry(dcuda_host_h h, const dcuda_log_entry_t *e)
         uint16_t kind = e->kind & (DCUDA_LOG_ERROR_KIND | DCUDA_LOG_WARN_KIND);
         if (!worth_showing(h->monitor, kind, text) && !h->settings.verbose)
             return;
+        if (e->kind & DCUDA_LOG_ERROR_KIND)
+            dcu_nvtx_mark("rank %d error: %s", (int)e->rank, text);
         dcu_msg_report(e->kind & DCUDA_LOG_ERROR_KIND ? DCU_MSG_ERROR : DCU_MSG_WARN,
                        "dcuda: %s: rank %d: %s",
                        e->kind & DCUDA_LOG_ERROR_KIND ? "error" : "warning", (int)e->rank, text);
@@ -330,6 +333,8 @@ static void watchdog_report(dcuda_host_h h, uint64_t now)
         "dcuda: watchdog: %sno progress for %.1f s: %d of %d ranks blocked, %d finished, "
         "%d running\n",
         dcu_msg_who(), h->settings.watchdog, blocked, n, finished, n - blocked - finished);
+    dcu_nvtx_mark("watchdog: no progress for %.1f s, %d of %d ranks blocked", h->settings.watchdog,
+                  blocked, n);
     (void)report_blocked(h, "watchdog", m->views, m->notifs, now);
     report_host_wait(h, "watchdog");
     char stalled[320];
@@ -386,6 +391,7 @@ void dcu_monitor_end_run(dcuda_host_h h, const char *why, const char *note)
         return;
     cancel_run(h, DCUDA_CANCEL_ERROR);
     snprintf(h->abort_why, sizeof h->abort_why, "%s", why);
+    dcu_nvtx_mark("run ends: %s", why);
     dcu_node_abort_run(why);
     dcu_proxies_abort(h->proxy, why);
     dcu_msg_error("%s; the run ends%s (blocked waits end with DCUDA_ERR_ABORTED)", note,
@@ -418,6 +424,7 @@ static void peer_ended_run(dcuda_host_h h, const char *why)
     if (h->abort_why[0])
         return;
     snprintf(h->abort_why, sizeof h->abort_why, "%s", why);
+    dcu_nvtx_mark("run ended by %s", why);
     cancel_run(h, DCUDA_CANCEL_ERROR); /* unless the proxy did, or another cause came first */
     if (atomic_load_explicit(h->cancel_h, memory_order_acquire) == DCUDA_CANCEL_ERROR)
         dcu_msg_error("the run was ended by %s", why);
@@ -439,6 +446,7 @@ static void peers_check(dcuda_host_h h)
     else if (!dcu_node_lost(h->lost, sizeof h->lost))
         return;
     atomic_store_explicit(&h->lost_known, 1, memory_order_release);
+    dcu_nvtx_mark("peer lost: %s", h->lost);
     dcu_boot_abandon(h->lost);
     dcu_msg_error("%s while the ranks of process %d run kernel %s; ending the run", h->lost,
                   h->info.process_index, h->kernel.name);
@@ -489,6 +497,7 @@ void dcu_monitor_deadlock(dcuda_host_h h)
     const dcuda_notif_counters_t *arrived;
     const dcu_rank_view_t *views = dcu_deadlock_views(h, &arrived);
     h->deadlocked = 1;
+    dcu_nvtx_mark("deadlock: every rank of every process is blocked, nothing in flight");
     dcu_msg_error("deadlock: every rank of every process is blocked and nothing is in flight, "
                   "so the run ends (its waits return DCUDA_ERR_DEADLOCK); this process's "
                   "blocked ranks:");

@@ -27,6 +27,7 @@
 #include "util/clock.h"
 #include "util/logfmt.h"
 #include "util/msg.h"
+#include "util/nvtx.h"
 
 /* How long an exit() while the ranks run waits for the host thread to tell
  * the processes on the network path. */
@@ -47,6 +48,9 @@
 
 /* The host whose ranks run now (launched, not yet joined). */
 static _Atomic(dcuda_host_h) running_host;
+/* The NVTX range of the run in flight (one at a time a process): from
+ * prepare to conclude, which may be another thread's. */
+static uint64_t run_range;
 
 /* At exit() while ranks run (a thread of the program calls it, or main
  * returns from a dcuda_host_run_start it did not wait for): the peers learn
@@ -108,6 +112,8 @@ static dcuda_status_t prepare(dcuda_host_h h, void *user_data, size_t user_size,
         dcu_msg_error("%s: user_data is NULL but user_size is %zu", call, user_size);
         return DCUDA_ERR_INVALID_ARG;
     }
+    run_range = dcu_nvtx_start(DCU_NVTX_RUN);
+    dcu_nvtx_push(DCU_NVTX_RUN_PREPARE);
     dcu_boot_enter(DCU_CALL_RUN);
     h->last_error[0] = '\0';
     h->timing_count = 0;
@@ -137,6 +143,9 @@ static dcuda_status_t prepare(dcuda_host_h h, void *user_data, size_t user_size,
         dcu_node_run_end();
     h->run.user = user_data; /* copied back when the run ends */
     h->run.user_size = user_size;
+    dcu_nvtx_pop();
+    if (st != DCUDA_OK)
+        dcu_nvtx_end(run_range); /* no run */
     return st;
 }
 
@@ -146,6 +155,7 @@ static dcuda_status_t serve(dcuda_host_h h);
  * failure is reported to the peers, whose ranks would wait for these. */
 static dcuda_status_t launch(dcuda_host_h h, void *stream)
 {
+    dcu_nvtx_push(DCU_NVTX_RUN_LAUNCH);
     h->run.t0 = dcu_clock_ns();
     dcu_host_notes_open(h); /* first: a request the open run lets in names this run */
     atomic_store(&h->rma_closed, 0);
@@ -165,12 +175,14 @@ static dcuda_status_t launch(dcuda_host_h h, void *stream)
          * served until then (their log lines, the news leaving), joined. */
         (void)serve(h);
     }
+    dcu_nvtx_pop();
     return st;
 }
 
 /* Serves and monitors until every rank returned, joins. */
 static dcuda_status_t serve(dcuda_host_h h)
 {
+    dcu_nvtx_push(DCU_NVTX_RUN_SERVE);
     uint64_t last_work = 0;
     for (unsigned round = 0;; round++) {
         int busy = dcu_clock_ns() - last_work <= HOST_BUSY_NS;
@@ -206,6 +218,7 @@ static dcuda_status_t serve(dcuda_host_h h)
     dcu_monitor_drain(h);
     h->run.t1 = dcu_clock_ns();
     dcu_node_run_end();
+    dcu_nvtx_pop();
     return st;
 }
 
@@ -247,7 +260,7 @@ static dcuda_status_t agree_on_run(dcuda_host_h h, dcuda_status_t mine)
 
 /* What the run left: user data, timers, the first rank error or why the
  * run ended early, agreed with the other processes. */
-static dcuda_status_t conclude(dcuda_host_h h, dcuda_status_t st, double *elapsed_ms)
+static dcuda_status_t conclude_run(dcuda_host_h h, dcuda_status_t st, double *elapsed_ms)
 {
     if (st == DCUDA_OK && h->run.user_size)
         st = h->ops->copy_out(h->backend, h->run.user, h->user_dev, h->run.user_size);
@@ -288,6 +301,16 @@ static dcuda_status_t conclude(dcuda_host_h h, dcuda_status_t st, double *elapse
         st = DCUDA_ERR_ABORTED;
     }
     return agree_on_run(h, st);
+}
+
+/* conclude_run in its NVTX range; the run's range ends with it. */
+static dcuda_status_t conclude(dcuda_host_h h, dcuda_status_t st, double *elapsed_ms)
+{
+    dcu_nvtx_push(DCU_NVTX_RUN_CONCLUDE);
+    st = conclude_run(h, st, elapsed_ms);
+    dcu_nvtx_pop();
+    dcu_nvtx_end(run_range);
+    return st;
 }
 
 static dcuda_status_t host_run(dcuda_host_h h, void *user_data, size_t user_size,
