@@ -33,6 +33,7 @@
 #include "proxy_impl.h"
 #include "trace.h"
 #include "util/clock.h"
+#include "util/nvtx.h"
 
 /* Acknowledgements wait for a pass in which nothing more arrived (one for
  * a burst of messages), unless this many bytes of credit are owed: a
@@ -68,6 +69,7 @@ void dcu_proxy_fail(dcu_proxy_t *p, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(p->failure, sizeof p->failure, fmt, ap);
     va_end(ap);
+    dcu_nvtx_mark("proxy failed: %s", p->failure);
     dcu_proxy_tell(p, DCU_PROXY_FAILED);
     if (!atomic_load_explicit(p->c.cancel, memory_order_acquire))
         dcu_msg_error("%s", p->failure); /* the line names the process */
@@ -346,13 +348,16 @@ static int receive(void *arg, int from, void *data, size_t size)
     dcu_proxy_t *p = arg;
     size_t at = 0, offset = 0, n = 0;
     int r = 0;
+    dcu_nvtx_push(DCU_NVTX_PROXY_RECEIVE);
     dcu_spares_begin(&p->spares, data);
     while (!p->failure[0] && (r = dcu_wire_next(data, size, &at, &offset, &n)) > 0)
         receive_message(p, from, (const char *)data + offset, n);
     if (!p->failure[0] && r < 0)
         dcu_proxy_fail(p, "refused a message from process %d: a frame that ends inside a message",
                        from);
-    return dcu_spares_end(&p->spares);
+    int kept = dcu_spares_end(&p->spares);
+    dcu_nvtx_pop();
+    return kept;
 }
 
 /* ---- turning commands into messages ----------------------------------------------- */
@@ -970,7 +975,7 @@ static int waits_for_credit(const dcu_proxy_t *p, const dcuda_cmd_t *cmd,
  * that waits with DCUDA_ERR_PEER, so that no rank waits for it forever. */
 static int serve_commands(dcu_proxy_t *p)
 {
-    int served = 0;
+    int served = 0, ranged = 0;
     dcuda_cmd_t *e;
     while ((e = dcu_ring_next(&p->queue)) != NULL) {
         dcuda_cmd_t cmd = *e;
@@ -984,6 +989,8 @@ static int serve_commands(dcu_proxy_t *p)
         }
         if (v == DCU_CMD_EXECUTE && !p->failure[0] && waits_for_credit(p, &cmd, &info))
             break;
+        if (!ranged++) /* from the first command served: an empty pass calls no NVTX */
+            dcu_nvtx_push(DCU_NVTX_PROXY_SERVE);
         int reply = p->failure[0] ? DCUDA_ERR_PEER : execute(p, &cmd, t, v, &info, why);
         dcu_ring_done_n(&p->queue, info.entries);
         atomic_store_explicit(p->c.cmd_tail, p->queue.tail, memory_order_release);
@@ -991,6 +998,8 @@ static int serve_commands(dcu_proxy_t *p)
             dcu_proxy_answer(p, &cmd, cmd.op == DCUDA_CMD_PING ? DCUDA_OK : (dcuda_status_t)reply);
         served = 1;
     }
+    if (ranged)
+        dcu_nvtx_pop();
     return served;
 }
 
@@ -1034,6 +1043,7 @@ void dcu_proxy_drain(dcu_proxy_t *p)
     uint64_t start = dcu_clock_ns();
     if (!p->net)
         return;
+    dcu_nvtx_push(DCU_NVTX_PROXY_DRAIN);
     dcu_proxy_host_chunks_settle(p); /* their answers go with the rest */
     send_frames(p);
     while (p->c.net_ops->pending(p->net) > 0) {
@@ -1047,6 +1057,7 @@ void dcu_proxy_drain(dcu_proxy_t *p)
         dcu_proxy_fail(p, "cannot apply the puts the ranks left in their inboxes");
     p->host_closed = 1;                        /* what comes later ends at once */
     dcu_proxy_host_end_all(p, DCUDA_ERR_PEER); /* their owners did not answer in the run */
+    dcu_nvtx_pop();
 }
 
 /* ---- life --------------------------------------------------------------------------- */
