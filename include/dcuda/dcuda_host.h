@@ -45,7 +45,11 @@
 extern "C" {
 #endif
 
+/* ---- handles and kernels ------------------------------------------------------- */
+
+/* A host runtime: dcuda_host_init makes one, dcuda_host_finish ends it. */
 typedef struct dcuda_host *dcuda_host_h;
+/* Handle passed to every kernel: the device's shared context (dcuda_rank.h). */
 #ifndef DCUDA_CONTEXT_H_DEFINED
 #define DCUDA_CONTEXT_H_DEFINED
 typedef struct dcuda_context *dcuda_context_h;
@@ -59,6 +63,8 @@ typedef struct dcuda_kernel {
     const void *gpu;         /* rank code compiled as CUDA: the __global__ function */
 } dcuda_kernel_t;
 
+/* A weak reference where the compiler has them (GCC, Clang): a form of a
+ * kernel that was not linked in is NULL rather than an undefined symbol. */
 #if defined(__GNUC__)
 #define DCUDA_WEAK __attribute__((weak))
 #else
@@ -79,6 +85,9 @@ typedef struct dcuda_kernel {
 #define DCUDA_KERNEL_REF(name)                                                                     \
     dcuda_kernel_ref(#name, dcuda_cpu_kernel_##name, &dcuda_gpu_kernel_ptr_##name)
 
+/* What DCUDA_KERNEL_REF(name) makes: the kernel `name` with its CPU form
+ * and its GPU form (gpu: the address of the pointer DCUDA_KERNEL defines;
+ * NULL, or pointing at NULL, when that form is missing). */
 static inline dcuda_kernel_t dcuda_kernel_ref(const char *name, dcuda_cpu_kernel_fn cpu,
                                               const void *const *gpu)
 {
@@ -88,6 +97,8 @@ static inline dcuda_kernel_t dcuda_kernel_ref(const char *name, dcuda_cpu_kernel
     k.gpu = gpu ? *gpu : NULL;
     return k;
 }
+
+/* ---- start --------------------------------------------------------------------- */
 
 /* Where the ranks of this host runtime are (thesis dcuda_rank_info). */
 typedef struct dcuda_rank_info {
@@ -142,7 +153,11 @@ typedef struct dcuda_init_params {
 DCUDA_API dcuda_status_t dcuda_host_init_params(int argc, char **argv, dcuda_kernel_t kernel,
                                                 const dcuda_init_params_t *params,
                                                 dcuda_host_h *host);
+/* Where this runtime's ranks are (dcuda_rank_info_t); may be called while
+ * a run is in flight. */
 DCUDA_API dcuda_status_t dcuda_host_get_rank_info(dcuda_host_h host, dcuda_rank_info_t *info);
+
+/* ---- runs ---------------------------------------------------------------------- */
 
 /* Run the kernel on all ranks and wait for it. user_data (user_size bytes,
  * may be NULL/0) is copied to rank-visible memory before and back after.
@@ -258,6 +273,8 @@ DCUDA_API dcuda_status_t dcuda_host_abort(dcuda_host_h host, const char *reason)
 DCUDA_API dcuda_status_t dcuda_host_get_timings(dcuda_host_h host, const double **timings_ms,
                                                 int *count);
 
+/* ---- memory -------------------------------------------------------------------- */
+
 /* Memory that rank code of this backend can use (device memory on a GPU),
  * and copies between it and host memory. dcuda_host_alloc refuses sizes
  * above PTRDIFF_MAX (DCUDA_ERR_INVALID_ARG) and, while other processes of
@@ -364,12 +381,16 @@ DCUDA_API dcuda_status_t dcuda_host_deregister(dcuda_host_h host, void *ptr);
  * they return (one the owner's process on the network path has not
  * answered by the end of the run ends with DCUDA_ERR_PEER); their handles
  * stay valid until waited for or tested done. */
+
+/* A global pointer: byte `offset` of the part that WORLD rank `rank` has
+ * in the window whose handle is `win`. */
 typedef struct dcuda_gptr {
     uint32_t win;    /* the window's handle (dcuda_win_t) */
     int32_t rank;    /* WORLD rank of the part's owner */
     uint64_t offset; /* bytes into its part */
 } dcuda_gptr_t;
 
+/* The dcuda_gptr_t of byte `offset` of WORLD rank `rank`'s part of `win`. */
 static inline dcuda_gptr_t dcuda_gptr(uint32_t win, int rank, uint64_t offset)
 {
     dcuda_gptr_t g;
@@ -436,6 +457,8 @@ DCUDA_API dcuda_status_t dcuda_host_req_waitall(dcuda_host_h host, dcuda_host_re
  * NULL, and the first failure is returned), else 0 and none is touched. */
 DCUDA_API dcuda_status_t dcuda_host_req_testall(dcuda_host_h host, dcuda_host_req_t *reqs,
                                                 size_t count, int *done);
+
+/* ---- errors, end, backends, settings ------------------------------------------- */
 
 /* Message of the first rank error of the last run ("" if none). */
 DCUDA_API const char *dcuda_host_last_error(dcuda_host_h host);

@@ -44,6 +44,8 @@ define DCUDA_CPU_RANK_CODE to build the CPU form with nvcc on purpose"
 #include "dcuda_status.h"
 #include "shared/layout.h"
 
+/* ---- handles ------------------------------------------------------------------- */
+
 /* Handle passed to every kernel: the device's shared context. */
 #ifndef DCUDA_CONTEXT_H_DEFINED
 #define DCUDA_CONTEXT_H_DEFINED
@@ -144,6 +146,9 @@ DCUDA_RANK_API dcuda_status_t dcuda_rank_shared(dcuda_state_t *st, void **ptr, s
 
 /* ---- communicators -------------------------------------------------------------- */
 
+/* *size: how many ranks comm has; *rank: the calling rank's number in
+ * comm (0 to size - 1). A communicator that is not live at this rank is
+ * DCUDA_ERR_COMM, a NULL size or rank DCUDA_ERR_INVALID_ARG. */
 DCUDA_RANK_API dcuda_status_t dcuda_comm_size(dcuda_state_t *st, dcuda_comm_t comm, int *size);
 DCUDA_RANK_API dcuda_status_t dcuda_comm_rank(dcuda_state_t *st, dcuda_comm_t comm, int *rank);
 /* The WORLD rank of rank `rank` of comm (as MPI_Group_translate_ranks). */
@@ -296,6 +301,9 @@ DCUDA_RANK_API dcuda_status_t dcuda_log(dcuda_state_t *st, const char *fmt, ...)
  * use notification tags of their own: the user's 256 tags are untouched.
  */
 
+/* The element types of dcuda_allreduce, dcuda_reduce and
+ * dcuda_reduce_scatter: 32- and 64-bit signed integers, float and double
+ * (dcuda_datatype_bytes gives their sizes). */
 typedef enum dcuda_datatype {
     DCUDA_INT32 = 0,
     DCUDA_INT64 = 1,
@@ -303,6 +311,7 @@ typedef enum dcuda_datatype {
     DCUDA_DOUBLE = 3
 } dcuda_datatype_t;
 
+/* Their element-wise operations: sum, minimum and maximum. */
 typedef enum dcuda_op { DCUDA_SUM = 0, DCUDA_MIN = 1, DCUDA_MAX = 2 } dcuda_op_t;
 
 /* Root's size bytes at offset of its part replace those of every rank's
@@ -353,6 +362,8 @@ DCUDA_RANK_API dcuda_status_t dcuda_alltoall(dcuda_state_t *st, dcuda_win_t win,
 }
 #endif
 
+/* The helpers below, which host code and rank code both call (on a GPU:
+ * __host__ __device__). */
 #if defined(__CUDACC__)
 #define DCUDA_HOST_RANK_FN static inline __host__ __device__
 #else

@@ -44,6 +44,8 @@
     X(ERR_MISMATCH, -29, "ranks disagree on a collective call")
 /* clang-format on */
 
+/* DCUDA_<name> = value for each entry of DCUDA_STATUS_MAP: DCUDA_OK (0)
+ * and the errors (negative). */
 typedef enum dcuda_status {
 #define DCUDA_STATUS_ENUM_(name, value, msg) DCUDA_##name = (value),
     DCUDA_STATUS_MAP(DCUDA_STATUS_ENUM_)

@@ -9,6 +9,7 @@
 
 #include "dcuda_status.h"
 
+/* The version of these headers: major, minor and patch. */
 #define DCUDA_VERSION_MAJOR 0
 #define DCUDA_VERSION_MINOR 2
 #define DCUDA_VERSION_PATCH 0
