@@ -4,12 +4,12 @@
 #   make test   build and run the tests: plain, ASan+UBSan and TSan builds,
 #               then the libFuzzer harnesses briefly
 # Other targets: build, bench, references, check (plain build's tests only),
-# plots, fuzz, clean.
+# plots, fuzz, api (docs/api.md from the public headers), clean.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 CTEST_FLAGS ?= --output-on-failure
 
-.PHONY: all build demo test check test-asan test-tsan fuzz test-fuzz bench references plots clean
+.PHONY: all build demo test check test-asan test-tsan fuzz test-fuzz bench references plots api clean
 
 all: build
 
@@ -120,6 +120,13 @@ plots: build
 	mkdir -p build/plots
 	python3 tools/case_studies.py --build build --small --rounds 1 --csv build/plots/cases.csv
 	python3 tools/plot_results.py --cases build/plots/cases.csv --out build/plots
+
+# The API reference, docs/api.md: every public function, type, status code
+# and setting with its comment, from the public headers and the settings
+# table (python3; ctest docs.api fails when it is stale or a name has no
+# comment).
+api:
+	python3 tools/api_ref.py
 
 clean:
 	rm -rf build build-demo build-asan build-tsan build-fuzz
