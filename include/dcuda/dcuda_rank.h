@@ -246,6 +246,34 @@ DCUDA_RANK_API int dcuda_test_notifications(dcuda_state_t *st, int tag, int coun
  * process ends, with DCUDA_ERR_PEER. */
 DCUDA_RANK_API dcuda_status_t dcuda_wait_notifications(dcuda_state_t *st, int tag, int count);
 
+/* Sets of tags: the tags first_tag + i for each bit i of mask (up to 32
+ * tags, all in 0..255). `need` is how many tags of the set must each have
+ * a notification: 1 for any, k for some, DCUDA_SET_ALL for all of them.
+ * Once that many have, the call consumes one notification of EVERY tag of
+ * the set that has one (at least `need` tags) and sets bit i of *taken
+ * (when taken is not NULL) for each tag first_tag + i it consumed from;
+ * the others stay for later calls. A consumed notification orders as in
+ * dcuda_wait_notifications: what its notifier stored before it is seen.
+ * A first_tag or a mask naming a tag outside 0..255 is DCUDA_ERR_TAG; a
+ * mask of 0 or a need outside 1..(tags of the set) other than
+ * DCUDA_SET_ALL, DCUDA_ERR_INVALID_ARG (*taken is 0 then).
+ * dcuda_test_notification_set: 1 if it consumed (need was met), 0 and
+ * *taken 0 if not, negative status on misuse. */
+DCUDA_RANK_API int dcuda_test_notification_set(dcuda_state_t *st, int first_tag, uint32_t mask,
+                                               int need, uint32_t *taken);
+/* As dcuda_test_notification_set, but blocks until `need` tags of the set
+ * have a notification. A blocked set wait shows in the watchdog's and
+ * the deadlock detector's reports with its tags; it fails as
+ * dcuda_wait_notifications does (DCUDA_ERR_TIMEOUT, _PEER, _ABORTED,
+ * _DEADLOCK), consuming nothing. */
+DCUDA_RANK_API dcuda_status_t dcuda_wait_notification_set(dcuda_state_t *st, int first_tag,
+                                                          uint32_t mask, int need, uint32_t *taken);
+/* Reads and resets a tag's count: consumes every notification of tag
+ * (0..255) that has arrived, and says how many in *taken (when not NULL);
+ * one arriving after the read stays for the next call (none is lost).
+ * Never blocks. */
+DCUDA_RANK_API dcuda_status_t dcuda_take_notifications(dcuda_state_t *st, int tag, uint32_t *taken);
+
 /* ---- timers, host, logging ------------------------------------------------------ */
 
 /* Timer pairs (at most DCUDA_MAX_TIMERS per run); collective over the ranks of

@@ -269,6 +269,7 @@ dcuda_status_t dcu_host_note_after(dcuda_host_h h, int proc, int world_rank, int
 /* What a blocked rank waits for, as one look at its status saw it. */
 typedef struct dcu_rank_view {
     uint32_t phase, tag, count, comm, target;
+    uint32_t waits;          /* the counter: DCUDA_WAITS_ON(kind, index) */
     uint32_t call, call_seq; /* the call it is in: kind | communicator << 8, its number */
 } dcu_rank_view_t;
 void dcu_rank_view(const dcuda_rank_status_t *s, dcu_rank_view_t *v);

@@ -124,6 +124,23 @@ static int all_blocked(dcuda_host_h h)
     return 1;
 }
 
+/* A set wait's counter (DCUDA_WAITS_SET) as rank r sees it: how many
+ * tags of its set have a notification it had not consumed when it began
+ * to block (it published what it had consumed of every tag then). */
+static uint32_t set_ready_now(dcuda_host_h h, int r, const dcuda_rank_status_t *s)
+{
+    const dcuda_notif_counters_t *arrived = &h->detector->notifs[r];
+    const dcuda_tag_counts_t *consumed = &h->consumed_seen_h[r];
+    uint32_t first = atomic_load_explicit(&s->tag, memory_order_relaxed);
+    uint32_t mask = atomic_load_explicit(&s->count, memory_order_relaxed), n = 0;
+    for (uint32_t i = 0; i < 32 && first + i < DCUDA_TAG_COUNT; i++) {
+        uint32_t tag = first + i;
+        uint32_t left = dcu_arrivals(&arrived->arrived[tag]) - atomic_load(&consumed->count[tag]);
+        n += (mask >> i & 1u) && (int32_t)left > 0;
+    }
+    return n;
+}
+
 /* The counter blocked rank r waits on, as it is now. */
 static uint32_t counter_now(dcuda_host_h h, int r, const dcuda_rank_status_t *s)
 {
@@ -131,6 +148,8 @@ static uint32_t counter_now(dcuda_host_h h, int r, const dcuda_rank_status_t *s)
     uint32_t waits = atomic_load_explicit(&s->waits, memory_order_relaxed);
     uint32_t index = (waits >> 8) % DCUDA_COMM_COUNT;
     switch (waits & 0xffu) {
+    case DCUDA_WAITS_SET:
+        return set_ready_now(h, r, s);
     case DCUDA_WAITS_NOTIF:
         return dcu_arrivals(&d->notifs[r].arrived[atomic_load(&s->tag) % DCUDA_TAG_SLOTS]);
     case DCUDA_WAITS_ARRIVED:
@@ -175,6 +194,7 @@ void dcu_rank_view(const dcuda_rank_status_t *s, dcu_rank_view_t *v)
     v->count = atomic_load_explicit(&s->count, memory_order_relaxed);
     v->comm = atomic_load_explicit(&s->comm, memory_order_relaxed);
     v->target = atomic_load_explicit(&s->target, memory_order_relaxed);
+    v->waits = atomic_load_explicit(&s->waits, memory_order_relaxed);
     v->call = atomic_load_explicit(&s->call, memory_order_relaxed);
     v->call_seq = atomic_load_explicit(&s->call_seq, memory_order_relaxed);
 }
@@ -205,7 +225,9 @@ static int user_waits(dcuda_host_h h)
         const dcuda_rank_status_t *s = &h->status_h[r];
         uint32_t phase = atomic_load_explicit(&s->phase, memory_order_acquire);
         uint32_t waits = atomic_load_explicit(&s->waits, memory_order_relaxed);
-        if (phase == DCUDA_PHASE_WAITING && (waits & 0xffu) == DCUDA_WAITS_NOTIF &&
+        uint32_t kind = waits & 0xffu;
+        if (phase == DCUDA_PHASE_WAITING &&
+            (kind == DCUDA_WAITS_NOTIF || kind == DCUDA_WAITS_SET) &&
             atomic_load_explicit(&s->tag, memory_order_relaxed) < DCUDA_TAG_COUNT)
             return 1;
     }

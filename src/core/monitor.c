@@ -244,6 +244,17 @@ static void describe_ready(const dcuda_notif_counters_t *arrived,
         snprintf(out, size, "nothing");
 }
 
+/* A set of tags (first, and bit i of mask for tag first + i) as
+ * "{3, 5, 9}". */
+static void describe_set(uint32_t first, uint32_t mask, char *out, size_t size)
+{
+    size_t len = (size_t)snprintf(out, size, "{");
+    for (uint32_t i = 0; i < 32 && len + 8 < size; i++)
+        if (mask >> i & 1u)
+            len += (size_t)snprintf(out + len, size - len, "%s%u", len > 1 ? ", " : "", first + i);
+    snprintf(out + len, size - len, "}");
+}
+
 /* One blocked rank's line: `who` starts it ("watchdog", "deadlock"),
  * secs (how long it has waited) is left out when negative; `arrived` is
  * its counters as last read. */
@@ -256,7 +267,15 @@ static void report_rank(dcuda_host_h h, const char *who, int r, const dcu_rank_v
         snprintf(waited, sizeof waited, " %.1f s", secs);
     char call[96], comm[32];
     call_name(v, call, sizeof call);
-    if (v->phase == DCUDA_PHASE_WAITING && call[0]) {
+    if (v->phase == DCUDA_PHASE_WAITING && (v->waits & 0xffu) == DCUDA_WAITS_SET) {
+        char tags[200], ready[256];
+        describe_set(v->tag, v->count, tags, sizeof tags);
+        describe_ready(arrived, &h->consumed_seen_h[r], ready, sizeof ready);
+        dcu_msg_report(DCU_MSG_ERROR,
+                       "dcuda: %s:   rank %d waits%s for notifications of %u of the tags %s (one "
+                       "each); ready since its last consume: %s\n",
+                       who, world, waited, (unsigned)v->target, tags, ready);
+    } else if (v->phase == DCUDA_PHASE_WAITING && call[0]) {
         dcu_msg_report(DCU_MSG_ERROR,
                        "dcuda: %s:   rank %d waits%s in %s (for %u of the call's notifications)\n",
                        who, world, waited, call, (unsigned)v->count);

@@ -169,6 +169,23 @@ DCUDA_RANK_API dcuda_status_t dcuda_wait_notifications(dcuda_state_t *st, int ta
     return dcu_wait_notifications(st, tag, count);
 }
 
+DCUDA_RANK_API int dcuda_test_notification_set(dcuda_state_t *st, int first_tag, uint32_t mask,
+                                               int need, uint32_t *taken)
+{
+    return dcu_test_notification_set(st, first_tag, mask, need, taken);
+}
+
+DCUDA_RANK_API dcuda_status_t dcuda_wait_notification_set(dcuda_state_t *st, int first_tag,
+                                                          uint32_t mask, int need, uint32_t *taken)
+{
+    return dcu_wait_notification_set(st, first_tag, mask, need, taken);
+}
+
+DCUDA_RANK_API dcuda_status_t dcuda_take_notifications(dcuda_state_t *st, int tag, uint32_t *taken)
+{
+    return dcu_take_notifications(st, tag, taken);
+}
+
 DCUDA_RANK_API dcuda_status_t dcuda_broadcast(dcuda_state_t *st, dcuda_win_t win, size_t offset,
                                               size_t size, int root)
 {

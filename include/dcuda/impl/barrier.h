@@ -25,7 +25,7 @@ DCU_FN_COLD dcuda_status_t dcu_node_barrier(dcuda_state_t *st, uint32_t epoch, c
     const dcuda_context_t *ctx = st->ctx;
     uint32_t target = ctx->node_base + epoch;
     const int me = st->process_index;
-    dcu_block_t d = { DCUDA_PHASE_BARRIER, 0, 0, DCU_COMM_WORLD, 0, call };
+    dcu_block_t d = { DCUDA_PHASE_BARRIER, 0, 0, DCU_COMM_WORLD, 0, call, 0 };
     if (dcu_leader()) {
         dcu_release_begin(); /* also orders the device's arrivals before the stores */
         for (int k = 1; k <= st->process_count; k++) { /* the others first, mine last */
@@ -57,7 +57,7 @@ DCU_FN_COLD dcuda_status_t dcu_net_barrier(dcuda_state_t *st, uint32_t epoch, ui
 {
     const dcuda_context_t *ctx = st->ctx;
     dcu_block_t d = {
-        DCUDA_PHASE_BARRIER, 0, 0, DCU_COMM_WORLD, DCUDA_WAITS_ON(DCUDA_WAITS_NET, 0), call
+        DCUDA_PHASE_BARRIER, 0, 0, DCU_COMM_WORLD, DCUDA_WAITS_ON(DCUDA_WAITS_NET, 0), call, 0
     };
     if (dcu_leader()) {
         dcu_fence(); /* acquire the device's arrivals (and parts) before releasing them on */
@@ -87,9 +87,13 @@ DCU_FN dcuda_status_t dcu_barrier_lanes(dcuda_state_t *st, int comm, uint32_t sl
     uint32_t target = epoch * (uint32_t)st->device_size;
     dcu_u32a_t *arrived = &st->ctx->barriers[comm].arrived;
     const int sys = st->process_count > 1;
-    dcu_block_t d = {
-        DCUDA_PHASE_BARRIER, 0, 0, (uint32_t)comm, DCUDA_WAITS_ON(DCUDA_WAITS_ARRIVED, comm), call
-    };
+    dcu_block_t d = { DCUDA_PHASE_BARRIER,
+                      0,
+                      0,
+                      (uint32_t)comm,
+                      DCUDA_WAITS_ON(DCUDA_WAITS_ARRIVED, comm),
+                      call,
+                      0 };
     const int on_device = comm != DCU_COMM_WORLD || (st->process_count == 1 && !st->loopback);
     uint32_t last = 0;
     dcu_lanes_sync(lanes);

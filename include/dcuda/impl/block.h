@@ -24,7 +24,33 @@ typedef struct dcu_block {
     uint32_t comm;       /* BARRIER */
     uint32_t waits;      /* the counter: DCUDA_WAITS_ON(kind, index) */
     const char *call;    /* named if the wait is cancelled */
+    uint32_t need;       /* a set (DCUDA_WAITS_SET): how many of its tags; tag, count: its
+                          * first tag and its mask */
 } dcu_block_t;
+
+/* A set of tags (dcuda_wait_notification_set): how many of the tags
+ * first + i, for each bit i of mask, have a notification this rank has
+ * not consumed; *which (when not NULL): those tags' bits. The leader's. */
+DCU_FN uint32_t dcu_set_ready(const dcuda_state_t *st, uint32_t first, uint32_t mask,
+                              uint32_t *which)
+{
+    const int sys = st->process_count > 1;
+    const dcuda_notif_counters_t *mine = &st->notifs[st->device_rank];
+    uint32_t n = 0u, bits = 0u;
+    for (uint32_t i = 0; i < 32u; i++) {
+        if (!(mask >> i & 1u))
+            continue;
+        uint32_t tag = first + i;
+        if (dcu_notifs_ready(dcu_ld_acquire_count(&mine->arrived[tag], sys), st->consumed[tag],
+                             1u)) {
+            n++;
+            bits |= 1u << i;
+        }
+    }
+    if (which)
+        *which = bits;
+    return n;
+}
 
 /* While a published rank stays blocked: the counter shows a new value
  * (not yet the one waited for). */
@@ -80,6 +106,10 @@ DCU_FN_COLD dcuda_status_t dcu_cancelled(const dcuda_state_t *st, dcu_block_t d,
     const int kind = dcu_call_kind_of(st->call);
     const unsigned seq = (unsigned)dcu_call_seq_of(st->call);
     const char *on = dcu_comm_name(dcu_call_comm_of(st->call));
+    if (d.phase == DCUDA_PHASE_WAITING && (d.waits & 0xffu) == DCUDA_WAITS_SET)
+        return DCU_REPORT(st, why, d.call,
+                          "waiting for notifications of %u of the tags from %u by mask 0x%x",
+                          d.need, d.tag, d.count);
     if (d.phase == DCUDA_PHASE_WAITING && d.tag >= DCUDA_TAG_COUNT && kind != DCUDA_CALL_NONE)
         return DCU_REPORT(st, why, d.call, "waiting in %s, call %u on %s", dcu_call_name(kind), seq,
                           on);
@@ -153,6 +183,7 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
                                       uint32_t target, int sys, dcu_block_t d, dcu_lanes_t lanes)
 {
     const int lead = dcu_leader();
+    const int set = (d.waits & 0xffu) == DCUDA_WAITS_SET; /* no one counter: its tags' */
     dcu_waiter_t w = DCU_WAITER_INIT;
     int published = 0;
     uint32_t seen = 0u; /* the counter's value published (leader) */
@@ -161,12 +192,12 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
      * counter, in the shortest loop (each poll's length is latency). A
      * notification's waiter polls with every lane; a barrier's counter,
      * which every rank of the device polls at once, with lane 0 alone. */
-    if (!st->inbox && d.phase == DCUDA_PHASE_WAITING) {
+    if (!st->inbox && !set && d.phase == DCUDA_PHASE_WAITING) {
         int reached = dcu_spin_until(counter, pair, target, sys, &w);
         if (dcu_lanes_all(lanes, reached))
             return DCUDA_OK;
         w.polls = dcu_lanes_bcast(lanes, w.polls); /* the lanes count alike again */
-    } else if (!st->inbox) {
+    } else if (!st->inbox && !set) {
         while (dcu_spinning(&w))
             if (dcu_reached(dcu_lanes_bcast(lanes, lead ? dcu_count_now(counter, pair, sys) : 0u),
                             target))
@@ -181,12 +212,12 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
                                        (w.polls & (DCU_WAIT_INBOX_EVERY - 1u)) == 0);
         const int found = look && dcu_inbox_look(st, lanes, head);
         if (lead)
-            v = dcu_count_now(counter, pair, sys);
+            v = set ? dcu_set_ready(st, d.tag, d.count, 0) : dcu_count_now(counter, pair, sys);
         v = dcu_lanes_bcast(lanes, v);
         if (dcu_reached(v, target))
             break;
         if (found) {
-            dcu_watch_t watch = { counter, 0u };
+            dcu_watch_t watch = { set ? 0 : counter, 0u };
             uint32_t most = d.phase == DCUDA_PHASE_WAITING ? 1u : DCUDA_INBOX_ENTRIES;
             (void)dcu_inbox_apply(st, lanes, head, most, &watch);
             dcu_mark(st, DCU_MARK_APPLIED);

@@ -17,7 +17,7 @@
 #include "base.h"
 #include "ring.h"
 
-#define DCUDA_LAYOUT_VERSION 24u
+#define DCUDA_LAYOUT_VERSION 25u
 /* Proxy lanes (threads) a process may have (PROXY_LANES). */
 #define DCUDA_MAX_PROXY_LANES 16
 /* The first of `ranks` ranks that lane `lane` of `lanes` serves (each lane
@@ -45,6 +45,8 @@
 #define DCUDA_TAG_LIBRARY 128
 #define DCUDA_TAG_SLOTS (DCUDA_TAG_COUNT + DCUDA_TAG_LIBRARY)
 #define DCUDA_TAG_GET (DCUDA_TAG_SLOTS - 1)
+/* A set of tags' `need` (dcuda_wait_notification_set): every tag of it. */
+#define DCUDA_SET_ALL (-1)
 /* The collectives' tags: 12 a communicator id, from DCUDA_TAG_COUNT. */
 #define DCUDA_TAG_COLL_KINDS 12
 /* The communicators' tags (impl/comm.h): 3 an id, from this one. */
@@ -284,7 +286,9 @@ enum dcuda_waits_on {
     DCUDA_WAITS_ARRIVED = 1,  /* barriers[index].arrived: a barrier of its device */
     DCUDA_WAITS_RELEASED = 2, /* barriers[WORLD].released: its device's last rank's step */
     DCUDA_WAITS_NODE = 3,     /* node_slots[index].arrived: process index's WORLD arrivals */
-    DCUDA_WAITS_NET = 4       /* net_barrier: WORLD barriers the proxies completed */
+    DCUDA_WAITS_NET = 4,      /* net_barrier: WORLD barriers the proxies completed */
+    DCUDA_WAITS_SET = 5       /* a set of tags: how many of them have a notification ready
+                               * (tag: its first tag, count: its mask, target: how many) */
 };
 #define DCUDA_WAITS_ON(kind, index) ((uint32_t)(kind) | (uint32_t)(index) << 8)
 

@@ -1,0 +1,230 @@
+/*
+ * Host driver of the test of sets of tags:
+ *   dcuda_test_sets model [seed [runs]]
+ *   dcuda_test_sets misuse|deadlock|host
+ *
+ * model: seeded runs of the plan in sets.h (every tag of a pool sent to
+ * every rank by one drawn rank, 0 to 2 notified puts of drawn sizes a
+ * step); the ranks consume by a seeded mix of set waits (any, some,
+ * all), set tests, takes and plain waits and check each answer against
+ * what is still to come and each consumed put's bytes; the host checks
+ * their findings, and that every kind of call ran.
+ *
+ * The others: bad sets and tags, each refused with its status and nothing
+ * taken, then a good set; a set of two tags, all wanted, of which one is
+ * never sent (DCUDA_ERR_DEADLOCK; the report names the set's tags); a set
+ * only the host completes, 300 ms late (no deadlock: the host may still
+ * notify).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dcuda/dcuda_host.h"
+#include "sets.h"
+#include "test_util.h"
+
+DCUDA_KERNEL_DECLARE(sets);
+
+typedef struct sets_run {
+    dcuda_host_h h;
+    dcuda_rank_info_t info;
+    sets_data_t d;
+    int64_t *words; /* host copy of d.words */
+    size_t words_bytes;
+} sets_run_t;
+
+/* Starts the runtime and the memory of case c; 0, or TEST_SKIP / 1. */
+static int sets_open(sets_run_t *r, int argc, char **argv, int c)
+{
+    memset(r, 0, sizeof *r);
+    if (!TEST_STATUS(dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(sets), 32, &r->h), DCUDA_OK))
+        return 1;
+    dcuda_host_get_rank_info(r->h, &r->info);
+    test_check_rank_setting(&r->info);
+    snprintf(test_who, sizeof test_who, "process %d of %d: ", r->info.process_index,
+             r->info.process_count);
+    int n = r->info.rank_responsible;
+    r->d.test_case = c;
+    r->d.steps = SETS_STEPS;
+    r->words_bytes = (size_t)n * SETS_WORDS * sizeof(int64_t);
+    r->words = calloc(1, r->words_bytes);
+    if (!r->words ||
+        !TEST_STATUS(dcuda_host_alloc(r->h, r->words_bytes, (void **)&r->d.words), DCUDA_OK))
+        return 1;
+    if (c == SETS_MODEL &&
+        !TEST_STATUS(dcuda_host_alloc(r->h, (size_t)n * SETS_PART, (void **)&r->d.parts), DCUDA_OK))
+        return 1;
+    memset(r->words, 0, r->words_bytes);
+    TEST_STATUS(dcuda_host_copy_in(r->h, r->d.words, r->words, r->words_bytes), DCUDA_OK);
+    return 0;
+}
+
+static int64_t sets_word(const sets_run_t *r, int dr, int w)
+{
+    return r->words[dr * SETS_WORDS + w];
+}
+
+static void sets_fetch(sets_run_t *r)
+{
+    TEST_STATUS(dcuda_host_copy_out(r->h, r->words, r->d.words, r->words_bytes), DCUDA_OK);
+}
+
+static void sets_close(sets_run_t *r)
+{
+    if (r->d.parts)
+        TEST_STATUS(dcuda_host_free(r->h, r->d.parts), DCUDA_OK);
+    TEST_STATUS(dcuda_host_free(r->h, r->d.words), DCUDA_OK);
+    TEST_STATUS(dcuda_host_finish(r->h), DCUDA_OK);
+    free(r->words);
+}
+
+/* Every own rank's word w is want. */
+static void sets_check_word(const sets_run_t *r, int w, int64_t want, const char *what)
+{
+    for (int dr = 0; dr < r->info.rank_responsible; dr++)
+        TEST_CHECK(sets_word(r, dr, w) == want, "rank %d: %s is %lld, not %lld",
+                   r->info.rank_start + dr, what, (long long)sets_word(r, dr, w), (long long)want);
+}
+
+static const char *sets_bad_name(int64_t bad)
+{
+    static const char *const names[] = { "",
+                                         "took a tag with nothing left to come",
+                                         "took a tag outside the set",
+                                         "took fewer tags than it needed",
+                                         "a consumed notification's put was not there",
+                                         "a notification nobody sent was there after the step",
+                                         "its calls never consumed everything",
+                                         "a test's answer and what it took disagree" };
+    int what = (int)(bad % 100);
+    return what > 0 && what < 8 ? names[what] : "?";
+}
+
+/* One seeded run of the model and the ranks' findings. */
+static void sets_model_run(sets_run_t *r, uint32_t seed)
+{
+    r->d.seed = seed;
+    memset(r->words, 0, r->words_bytes);
+    TEST_STATUS(dcuda_host_copy_in(r->h, r->d.words, r->words, r->words_bytes), DCUDA_OK);
+    if (!TEST_STATUS(dcuda_host_run(r->h, &r->d, sizeof r->d, NULL), DCUDA_OK))
+        return;
+    sets_fetch(r);
+    int64_t ops[5] = { 0, 0, 0, 0, 0 };
+    for (int dr = 0; dr < r->info.rank_responsible; dr++) {
+        int rank = r->info.rank_start + dr;
+        int64_t bad = sets_word(r, dr, SETS_BAD);
+        TEST_CHECK(sets_word(r, dr, SETS_FIRST_ERROR) == 0, "seed %u: rank %d: a call failed: %s",
+                   seed, rank,
+                   dcuda_status_name((dcuda_status_t)sets_word(r, dr, SETS_FIRST_ERROR)));
+        TEST_CHECK(bad == 0, "seed %u: rank %d, step %lld: %s", seed, rank, (long long)(bad / 100),
+                   sets_bad_name(bad));
+        for (int k = 0; k < 5; k++)
+            ops[k] += sets_word(r, dr, SETS_OPS + k);
+    }
+    printf("%sseed %u: calls: %lld set waits (some), %lld (all), %lld set tests, %lld takes, "
+           "%lld plain waits\n",
+           test_who, seed, (long long)ops[0], (long long)ops[1], (long long)ops[2],
+           (long long)ops[3], (long long)ops[4]);
+    for (int k = 0; k < 5; k++)
+        TEST_CHECK(ops[k] > 0, "seed %u: no call of kind %d ran", seed, k);
+}
+
+static int case_model(int argc, char **argv)
+{
+    sets_run_t r;
+    uint32_t seed = (uint32_t)test_arg(argc, argv, 2, 1);
+    long runs = test_arg(argc, argv, 3, 2);
+    int rc = sets_open(&r, argc, argv, SETS_MODEL);
+    if (rc)
+        return rc;
+    for (long i = 0; i < runs && !test_failures; i++)
+        sets_model_run(&r, seed + (uint32_t)i);
+    sets_close(&r);
+    return 0;
+}
+
+static int case_misuse(int argc, char **argv)
+{
+    sets_run_t r;
+    setenv("DCUDA_ON_ERROR", "continue", 1);
+    int rc = sets_open(&r, argc, argv, SETS_MISUSE);
+    if (rc)
+        return rc;
+    TEST_STATUS(dcuda_host_run(r.h, &r.d, sizeof r.d, NULL), DCUDA_ERR_TAG); /* the first */
+    sets_fetch(&r);
+    static const dcuda_status_t want[8] = { DCUDA_ERR_TAG,         DCUDA_ERR_TAG,
+                                            DCUDA_ERR_INVALID_ARG, DCUDA_ERR_INVALID_ARG,
+                                            DCUDA_ERR_INVALID_ARG, DCUDA_ERR_TAG,
+                                            DCUDA_ERR_TAG,         DCUDA_OK };
+    char what[32];
+    for (int i = 0; i < 8; i++) {
+        snprintf(what, sizeof what, "call %d", i);
+        sets_check_word(&r, SETS_CALLS + i, want[i], what);
+    }
+    sets_check_word(&r, SETS_TAKEN, 0xa, "the good set's taken");
+    sets_check_word(&r, SETS_BAD, 0, "its finding");
+    sets_check_word(&r, SETS_FIRST_ERROR, 0, "its calls' first error");
+    sets_close(&r);
+    return 0;
+}
+
+static int case_deadlock(int argc, char **argv)
+{
+    sets_run_t r;
+    setenv("DCUDA_WATCHDOG", "off", 1);
+    int rc = sets_open(&r, argc, argv, SETS_DEADLOCK);
+    if (rc)
+        return rc;
+    test_capture_t cap;
+    if (!test_capture_begin(&cap))
+        return 1;
+    dcuda_status_t run = dcuda_host_run(r.h, &r.d, sizeof r.d, NULL);
+    char *out = test_capture_end(&cap);
+    printf("%s---- captured ----\n%s---- end ----\n", test_who, out ? out : "");
+    TEST_STATUS(run, DCUDA_ERR_DEADLOCK);
+    TEST_CHECK(out && test_find_line(out, "deadlock:",
+                                     "for notifications of 2 of the tags {60, 62} (one each); "
+                                     "ready since its last consume: tag 60 x1"),
+               "the deadlock report does not name the set");
+    free(out);
+    sets_fetch(&r);
+    sets_check_word(&r, SETS_CALLS, DCUDA_ERR_DEADLOCK, "the set wait");
+    sets_check_word(&r, SETS_TAKEN, 0, "the failed wait's taken");
+    sets_close(&r);
+    return 0;
+}
+
+static int case_host(int argc, char **argv)
+{
+    sets_run_t r;
+    int rc = sets_open(&r, argc, argv, SETS_HOST);
+    if (rc)
+        return rc;
+    if (!TEST_STATUS(dcuda_host_run_start(r.h, &r.d, sizeof r.d, NULL), DCUDA_OK))
+        return 1;
+    struct timespec ts = { 0, 300000000L }; /* several of the detector's rounds */
+    nanosleep(&ts, NULL);
+    for (int dr = 0; dr < r.info.rank_responsible; dr++)
+        TEST_STATUS(dcuda_host_notify(r.h, r.info.rank_start + dr, SETS_HOST_TAG, NULL), DCUDA_OK);
+    TEST_STATUS(dcuda_host_run_wait(r.h, NULL), DCUDA_OK);
+    sets_fetch(&r);
+    sets_check_word(&r, SETS_CALLS, DCUDA_OK, "the set wait");
+    sets_check_word(&r, SETS_TAKEN, 0x4, "its taken");
+    sets_close(&r);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const test_case_t cases[] = {
+        { "model", case_model },
+        { "misuse", case_misuse },
+        { "deadlock", case_deadlock },
+        { "host", case_host },
+    };
+    return test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
+}
