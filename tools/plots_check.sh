@@ -34,8 +34,8 @@ for c in particles hdiff spmv power; do
         failed=1
     fi
 done
-results=$here/../docs/results/nvidia-h100-x1
-"$py" "$here/plot_results.py" --bench "$results/bench.csv" --floors "$results/floors.csv" \
+results=$here/../docs/results/log/nvidia-h100-x1
+"$py" "$here/plot_results.py" --bench "$results/2026-11-25-bench.csv" --floors "$results/2026-11-25-floors.csv" \
     --out "$out/bench" > "$out/bench.log" 2>&1 || { echo "FAIL: plot_results.py --bench"; cat "$out/bench.log"; exit 1; }
 cat "$out/bench.log"
 for f in latency bandwidth; do

@@ -57,11 +57,11 @@
                                               "inboxes (what each sender may hold of its "    \
                                               "memory; one message always goes), 4096..2^32") \
     X(net_inbox_max, NET_INBOX_MAX, UINT, "12288", "largest put (bytes) a proxy hands to its " \
-                                                  "rank through the rank's inbox, in pieces "  \
-                                                  "of 4096 that the rank copies; a larger "     \
-                                                  "one the proxy copies into rank memory "      \
-                                                  "itself (4096: only puts of one piece), "     \
-                                                  "4096..1048576")                              \
+                                                  "rank through the rank's inbox, which the "  \
+                                                  "rank copies (one message up to 16268 "      \
+                                                  "bytes, pieces of equal size above); a "      \
+                                                  "larger one the proxy copies into rank "      \
+                                                  "memory itself, 4096..1048576")               \
     X(proxy_lanes, PROXY_LANES, INT, "1", "proxy threads of a process on the network path, "  \
                                           "1..16: its ranks split among them, each lane a "   \
                                           "process to the network (several need NET=ucx and " \

@@ -38,7 +38,7 @@
 /* WORLD of several processes of one node (parts over NVLink, or in
  * shared memory): every rank reads at most this many bytes times the
  * ranks (the data of one part, or of each), from measurement on two
- * H100 (docs/results/nvidia-h100-x2.md). The readers of a broadcast pull
+ * H100 (docs/results/log/nvidia-h100-x2/2026-11-26-node-reads.txt). The readers of a broadcast pull
  * the root's data across the link side by side: at 528 ranks 64 KiB took
  * 76 us by reads and 81 by the tree, 1 MiB 819 against 481 by the chain;
  * at 32 ranks 1 MiB 85 against 138. An allreduce of 8 B at 528 ranks took

@@ -37,7 +37,7 @@
 /* Notification tags are 0..DCUDA_TAG_COUNT-1 (the thesis' 8-bit tags).
  * The library's own tags follow them: a rank counts DCUDA_TAG_SLOTS tags,
  * and rank code can name only the first 256. Of the library's, the
- * collectives take the first 80 (10 a communicator id: impl/coll_base.h),
+ * collectives take the first 96 (12 a communicator id: impl/coll_base.h),
  * the communicators' barriers and splits the next 24 (impl/comm.h), a
  * blocking get's completion the last (DCUDA_TAG_GET); the rest are spare
  * (a rank's counters stay whole cache lines). */
