@@ -742,6 +742,79 @@ static int peer_collective_rows(const bench_opts_t *o, const char *ranks, int it
     return 0;
 }
 
+/* The rows of one pair of ranks, then those of every rank a device holds
+ * (all: --ranks); 1 if a family could not start. */
+static int same_process_rows(const bench_opts_t *o, const cmdline_t *c, const char *all,
+                             dcuda_rank_info_t *info)
+{
+    const sweep_t *w = &c->w;
+    int iters = w->iters;
+    dcuda_host_h h;
+    /* Two ranks: the latency, host and runtime rows of one pair. */
+    if (open_family(o, "2", BENCH_FAMILY_LATENCY, &h, info))
+        return 1;
+    latency(h, 2, w, "");
+    latency_sweep(h, w);
+    finish_family(h);
+    if (open_family(o, "2", BENCH_FAMILY_GET, &h, info))
+        return 1;
+    device_gets(h, w);
+    finish_family(h);
+    if (open_family(o, "2", BENCH_FAMILY_RUNTIME, &h, info))
+        return 1;
+    host_round_trip(h, iters / 10);
+    runtime_calls(h, 2, iters / 10);
+    bench_world_collectives(h, info->rank_count, info->rank_responsible, iters / 10, world_sizes, w,
+                            "", 0);
+    finish_family(h);
+    if (c->with_bandwidth) {
+        if (open_family(o, "2", BENCH_FAMILY_BANDWIDTH, &h, info))
+            return 1;
+        bandwidth(h, 2, 0, c->quick ? 64e6 : 1e9, w);
+        finish_family(h);
+    }
+    /* Every rank the device holds with each kernel (or --ranks). */
+    if (open_family(o, all, BENCH_FAMILY_LATENCY, &h, info))
+        return 1;
+    latency(h, info->rank_responsible, w, "_busy_device");
+    finish_family(h);
+    if (every_rank_world_rows(o, all, iters / 100 + 1, 1, info))
+        return 1;
+    if (c->with_bandwidth) {
+        if (open_family(o, all, BENCH_FAMILY_BANDWIDTH, &h, info))
+            return 1;
+        bandwidth(h, info->rank_responsible, 1, c->quick ? 256e6 : 8e9, w);
+        finish_family(h);
+    }
+    return 0;
+}
+
+/* The rows between processes (or through the loopback path); 1 if a
+ * family could not start. */
+static int peer_rows(const bench_opts_t *o, const cmdline_t *c, dcuda_rank_info_t *info)
+{
+    const sweep_t *w = &c->w;
+    dcuda_host_h h;
+    if (open_family(o, c->loop ? "2" : "1", BENCH_FAMILY_PEER, &h, info))
+        return 1;
+    int several = info->process_count >= 2 || (c->loop && info->process_count == 1);
+    if (several)
+        peer_pair(h, info, c->quick, w);
+    finish_family(h);
+    if (several && peer_collective_rows(o, c->loop ? "2" : "1", w->iters / 10))
+        return 1;
+    if (!several) {
+        peer_skipped();
+        return 0;
+    }
+    if (open_family(o, "0", BENCH_FAMILY_PEER, &h, info))
+        return 1;
+    peer_section(h, info, c);
+    finish_family(h);
+    return peer_get_rows(o, c->loop ? "2" : "1", c->quick, w, "") ||
+           peer_get_rows(o, "0", c->quick, w, "_busy_device");
+}
+
 int main(int argc, char **argv)
 {
     cmdline_t c;
@@ -753,78 +826,22 @@ int main(int argc, char **argv)
     runs_per_case = c.runs;
     rate_all = c.rate_all;
     bench_opts_t o = { argc, argv, c.threads, c.csv_path, c.w };
-    const sweep_t *w = &c.w;
-    int iters = w->iters;
-    dcuda_host_h h;
     dcuda_rank_info_t info = { 0 };
     char all[16]; /* ranks a device of the rows of every rank (--ranks; 0: all it holds) */
     snprintf(all, sizeof all, "%d", c.all_ranks);
     if (c.colls_only) {
-        if (every_rank_world_rows(&o, all, iters / 100 + 1, 0, &info))
+        if (every_rank_world_rows(&o, all, c.w.iters / 100 + 1, 0, &info))
             return 1;
-    } else if (!c.peer_only) {
-        /* Two ranks: the latency, host and runtime rows of one pair. */
-        if (open_family(&o, "2", BENCH_FAMILY_LATENCY, &h, &info))
-            return 1;
-        latency(h, 2, w, "");
-        latency_sweep(h, w);
-        finish_family(h);
-        if (open_family(&o, "2", BENCH_FAMILY_GET, &h, &info))
-            return 1;
-        device_gets(h, w);
-        finish_family(h);
-        if (open_family(&o, "2", BENCH_FAMILY_RUNTIME, &h, &info))
-            return 1;
-        host_round_trip(h, iters / 10);
-        runtime_calls(h, 2, iters / 10);
-        bench_world_collectives(h, info.rank_count, info.rank_responsible, iters / 10, world_sizes,
-                                w, "", 0);
-        finish_family(h);
-        if (c.with_bandwidth) {
-            if (open_family(&o, "2", BENCH_FAMILY_BANDWIDTH, &h, &info))
-                return 1;
-            bandwidth(h, 2, 0, c.quick ? 64e6 : 1e9, w);
-            finish_family(h);
-        }
-        /* Every rank the device holds with each kernel (or --ranks). */
-        if (open_family(&o, all, BENCH_FAMILY_LATENCY, &h, &info))
-            return 1;
-        latency(h, info.rank_responsible, w, "_busy_device");
-        finish_family(h);
-        if (every_rank_world_rows(&o, all, iters / 100 + 1, 1, &info))
-            return 1;
-        if (c.with_bandwidth) {
-            if (open_family(&o, all, BENCH_FAMILY_BANDWIDTH, &h, &info))
-                return 1;
-            bandwidth(h, info.rank_responsible, 1, c.quick ? 256e6 : 8e9, w);
-            finish_family(h);
-        }
+    } else if (!c.peer_only && same_process_rows(&o, &c, all, &info)) {
+        return 1;
     }
     /* The peer rows need a second process; the earlier hosts tell. */
     if (c.colls_only) {
         /* those rows alone */
     } else if (!c.peer_only && !c.loop && info.process_count < 2) {
         peer_skipped();
-    } else {
-        if (open_family(&o, c.loop ? "2" : "1", BENCH_FAMILY_PEER, &h, &info))
-            return 1;
-        int several = info.process_count >= 2 || (c.loop && info.process_count == 1);
-        if (several)
-            peer_pair(h, &info, c.quick, w);
-        finish_family(h);
-        if (several && peer_collective_rows(&o, c.loop ? "2" : "1", iters / 10))
-            return 1;
-        if (!several) {
-            peer_skipped();
-        } else {
-            if (open_family(&o, "0", BENCH_FAMILY_PEER, &h, &info))
-                return 1;
-            peer_section(h, &info, &c);
-            finish_family(h);
-            if (peer_get_rows(&o, c.loop ? "2" : "1", c.quick, w, "") ||
-                peer_get_rows(&o, "0", c.quick, w, "_busy_device"))
-                return 1;
-        }
+    } else if (peer_rows(&o, &c, &info)) {
+        return 1;
     }
     if (csv)
         fclose(csv);

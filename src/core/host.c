@@ -492,19 +492,16 @@ static const char *init_arg_problem(dcuda_host_h *host, dcuda_kernel_t kernel,
     return NULL;
 }
 
-static dcuda_status_t host_init(int argc, char **argv, dcuda_kernel_t kernel,
-                                const dcuda_init_params_t *params, dcuda_host_h *host)
+/* A new host of kernel with its settings read; a failure to read them is
+ * kept in *st (the group starts on the defaults, and this process's
+ * failure is agreed on later). NULL when out of memory. */
+static dcuda_host_h host_new(int argc, char **argv, dcuda_kernel_t kernel, dcuda_status_t *st)
 {
-    const char *problem = init_arg_problem(host, kernel, params);
-    if (problem) {
-        dcu_msg_error("dcuda_host_init: %s (kernel %s, threads_per_rank %d)", problem,
-                      kernel.name ? kernel.name : "(unnamed)",
-                      params ? params->threads_per_rank : 0);
-        return DCUDA_ERR_INVALID_ARG;
-    }
     dcuda_host_h h = calloc(1, sizeof *h);
-    if (!h)
-        return DCUDA_ERR_NO_MEMORY;
+    if (!h) {
+        *st = DCUDA_ERR_NO_MEMORY;
+        return NULL;
+    }
     free(retired_host); /* h has another address now */
     retired_host = NULL;
     h->kernel = kernel;
@@ -514,13 +511,21 @@ static dcuda_status_t host_init(int argc, char **argv, dcuda_kernel_t kernel,
     for (int i = 0; i < DCU_HOST_WAIT_SLOTS; i++)
         atomic_store(&h->host_waits[i].tag, -1);
     dcu_boot_enter(DCU_CALL_INIT);
-    dcuda_status_t st = dcu_settings_load(argc, argv, &h->settings);
-    if (st == DCUDA_OK) {
+    *st = dcu_settings_load(argc, argv, &h->settings);
+    if (*st == DCUDA_OK) {
         dcu_msg_set_level(dcu_msg_level_of(h->settings.log_level));
         dcu_msg_set_verbose((int)h->settings.verbose);
         dcu_msg_set_file(h->settings.log_file);
-    } else /* the group starts on the defaults: this process's failure is agreed on below */
+    } else
         dcu_settings_defaults(&h->settings);
+    return h;
+}
+
+/* The group joined and the backend opened, each step agreed on by every
+ * process (st: how reading the settings went). */
+static dcuda_status_t host_open(dcuda_host_h h, const dcuda_init_params_t *params,
+                                dcuda_status_t st)
+{
     /* A process whose settings cannot be read still joins the group (a
      * launcher's, or one started before), so that the others learn why
      * its init failed rather than wait for it. */
@@ -545,13 +550,14 @@ static dcuda_status_t host_init(int argc, char **argv, dcuda_kernel_t kernel,
         st = open_backend(h, params);
     if (together)
         st = agree(st, "opening its backend");
-    if (st != DCUDA_OK) {
-        if (h->backend)
-            h->ops->close(h->backend);
-        free(h);
-        return st;
-    }
-    st = join_world(h);
+    return st;
+}
+
+/* WORLD's peers, the proxy lanes, the context's tables, the monitor, the
+ * detector and the proxies (the tables agreed on by every process). */
+static dcuda_status_t host_build(dcuda_host_h h)
+{
+    dcuda_status_t st = join_world(h);
     if (st == DCUDA_OK) {
         h->proxy_lanes = dcu_proxies_fit((int)h->settings.proxy_lanes, h->net_ops, h->proc_first,
                                          h->info.process_count);
@@ -570,6 +576,31 @@ static dcuda_status_t host_init(int argc, char **argv, dcuda_kernel_t kernel,
     st = agree(st, "building its tables");
     if (st == DCUDA_OK)
         st = create_proxy(h);
+    return st;
+}
+
+static dcuda_status_t host_init(int argc, char **argv, dcuda_kernel_t kernel,
+                                const dcuda_init_params_t *params, dcuda_host_h *host)
+{
+    const char *problem = init_arg_problem(host, kernel, params);
+    if (problem) {
+        dcu_msg_error("dcuda_host_init: %s (kernel %s, threads_per_rank %d)", problem,
+                      kernel.name ? kernel.name : "(unnamed)",
+                      params ? params->threads_per_rank : 0);
+        return DCUDA_ERR_INVALID_ARG;
+    }
+    dcuda_status_t st;
+    dcuda_host_h h = host_new(argc, argv, kernel, &st);
+    if (!h)
+        return st;
+    st = host_open(h, params, st);
+    if (st != DCUDA_OK) {
+        if (h->backend)
+            h->ops->close(h->backend);
+        free(h);
+        return st;
+    }
+    st = host_build(h);
     if (st != DCUDA_OK) {
         host_release(h);
         free(h);

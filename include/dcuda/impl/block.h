@@ -170,6 +170,41 @@ DCU_FN int dcu_spin_until(const dcu_u32a_t *counter, int pair, uint32_t target, 
     return reached;
 }
 
+/* While a wait is young and no inbox needs looking at: only the counter,
+ * in the shortest loop (each poll's length is latency). A notification's
+ * waiter polls with every lane; a barrier's counter, which every rank of
+ * the device polls at once, with lane 0 alone. 1: it reached target. */
+DCU_FN int dcu_block_young(const dcu_u32a_t *counter, int pair, uint32_t target, int sys,
+                           uint32_t phase, dcu_lanes_t lanes, dcu_waiter_t *w)
+{
+    if (phase == DCUDA_PHASE_WAITING) {
+        int reached = dcu_spin_until(counter, pair, target, sys, w);
+        if (dcu_lanes_all(lanes, reached))
+            return 1;
+        w->polls = dcu_lanes_bcast(lanes, w->polls); /* the lanes count alike again */
+        return 0;
+    }
+    while (dcu_spinning(w))
+        if (dcu_reached(
+                dcu_lanes_bcast(lanes, dcu_leader() ? dcu_count_now(counter, pair, sys) : 0u),
+                target))
+            return 1;
+    return 0;
+}
+
+/* A blocked wait the run's end (cancel) cut short: the rank shows itself
+ * running again and keeps why for its later waits (a timeout ends only
+ * this wait). */
+DCU_FN_COLD dcuda_status_t dcu_block_cancelled(dcuda_state_t *st, dcu_block_t d, uint32_t cancel)
+{
+    dcuda_status_t why = dcu_cancelled(st, d, cancel);
+    if (dcu_leader()) {
+        dcu_publish_phase(st, DCUDA_PHASE_RUNNING);
+        st->ended = cancel == DCUDA_CANCEL_WATCHDOG ? 0 : why;
+    }
+    return why;
+}
+
 /* Waits until *counter reaches target (mod 2^32); called by the lanes of
  * `lanes`, which see the leader's loads (a notification's waiter: each its
  * own at first). A rank with an inbox applies what arrives in it meanwhile
@@ -188,21 +223,8 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
     int published = 0;
     uint32_t seen = 0u; /* the counter's value published (leader) */
     dcu_mark(st, DCU_MARK_WAIT);
-    /* While the wait is young and no inbox needs looking at: only the
-     * counter, in the shortest loop (each poll's length is latency). A
-     * notification's waiter polls with every lane; a barrier's counter,
-     * which every rank of the device polls at once, with lane 0 alone. */
-    if (!st->inbox && !set && d.phase == DCUDA_PHASE_WAITING) {
-        int reached = dcu_spin_until(counter, pair, target, sys, &w);
-        if (dcu_lanes_all(lanes, reached))
-            return DCUDA_OK;
-        w.polls = dcu_lanes_bcast(lanes, w.polls); /* the lanes count alike again */
-    } else if (!st->inbox && !set) {
-        while (dcu_spinning(&w))
-            if (dcu_reached(dcu_lanes_bcast(lanes, lead ? dcu_count_now(counter, pair, sys) : 0u),
-                            target))
-                return DCUDA_OK;
-    }
+    if (!st->inbox && !set && dcu_block_young(counter, pair, target, sys, d.phase, lanes, &w))
+        return DCUDA_OK;
     for (;;) {
         /* A turn: the inbox's next entry and the counter, both read at
          * once (the inbox first: its read of host memory is the longer),
@@ -239,14 +261,8 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
         if (published && lead && (w.polls & (DCU_WAIT_CANCEL_EVERY - 1u)) == 0)
             cancel = dcu_ld_acquire(st->ctx->cancel, 1);
         cancel = dcu_lanes_bcast(lanes, cancel);
-        if (cancel) {
-            dcuda_status_t why = dcu_cancelled(st, d, cancel);
-            if (lead) {
-                dcu_publish_phase(st, DCUDA_PHASE_RUNNING);
-                st->ended = cancel == DCUDA_CANCEL_WATCHDOG ? 0 : why; /* a timeout: waits only */
-            }
-            return why;
-        }
+        if (cancel)
+            return dcu_block_cancelled(st, d, cancel);
     }
     /* A wait that was blocked when the run was cancelled (a deadlock, an
      * abort, a lost peer) reports that, even if the counter reached its
@@ -256,14 +272,10 @@ DCU_FN dcuda_status_t dcu_block_until(dcuda_state_t *st, const dcu_u32a_t *count
      * read of host memory after a long wait.) */
     if (published) {
         uint32_t cancel = dcu_lanes_bcast(lanes, lead ? dcu_ended(st->ctx) : 0u);
+        if (cancel)
+            return dcu_block_cancelled(st, d, cancel);
         if (lead)
             dcu_publish_phase(st, DCUDA_PHASE_RUNNING);
-        if (cancel) {
-            dcuda_status_t why = dcu_cancelled(st, d, cancel);
-            if (lead)
-                st->ended = cancel == DCUDA_CANCEL_WATCHDOG ? 0 : why;
-            return why;
-        }
     }
     if (st->inbox && d.phase == DCUDA_PHASE_BARRIER)
         (void)dcu_inbox_drain(st, lanes, DCUDA_INBOX_ENTRIES);
