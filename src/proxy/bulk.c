@@ -12,21 +12,6 @@
 #include "proxy_impl.h"
 #include "trace.h"
 
-/* Pinned buffer i of PROXY_BUFFERS: the staging ring's, then the gets'. */
-staging_t *dcu_proxy_buffer_at(dcu_proxy_t *p, int i)
-{
-    return i < PROXY_STAGING ? &p->staging[i] : &p->gets[i - PROXY_STAGING];
-}
-
-/* The staging or get buffer that holds msg, or NULL (a message of its own). */
-staging_t *dcu_proxy_staging_of(dcu_proxy_t *p, const void *msg)
-{
-    for (int i = 0; i < PROXY_BUFFERS; i++)
-        if (dcu_proxy_buffer_at(p, i)->msg == msg)
-            return dcu_proxy_buffer_at(p, i);
-    return NULL;
-}
-
 /* ---- gets of other processes' ranks --------------------------------------------- */
 
 /* A checked GET to process q: the asker's part that the answer writes
@@ -274,18 +259,6 @@ int dcu_proxy_advance_reads(dcu_proxy_t *p)
     int did = send_reads(p);
     start_reads(p);
     return did;
-}
-
-/* The manager is done with a message: a staging buffer is free again. */
-void dcu_proxy_release_message(void *arg, void *msg)
-{
-    staging_t *b = dcu_proxy_staging_of(arg, msg);
-    if (b)
-        dcu_trace_mark(DCU_TRACE_RELEASED, b->msg->count);
-    if (b)
-        b->state = STAGING_FREE;
-    else
-        free(msg);
 }
 
 /* Message buffers in pinned memory: copies to and from GPUs run at full speed. */

@@ -23,7 +23,6 @@
  * its receivers' inboxes: commands execute in order, so that is every
  * earlier command's message (a PUT_READ's rank waited for its own).
  */
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,39 +50,7 @@
 #define PROXY_BEAT_NS (DCU_NS_PER_S / 2)
 #define PROXY_SILENCE_NS (4 * DCU_NS_PER_S)
 
-/* News for another thread (dcu_proxy_config_t.news). */
-static void dcu_proxy_tell(dcu_proxy_t *p, int news)
-{
-    if (p->c.news)
-        atomic_fetch_or_explicit(p->c.news, news, memory_order_release);
-}
-
-/* The proxy cannot go on. Once the run was cancelled (the watchdog, a dead
- * peer), its ranks left their waits early and what arrives may no longer
- * fit: that is kept, not reported, since the cancel's cause was. */
-void dcu_proxy_fail(dcu_proxy_t *p, const char *fmt, ...)
-{
-    if (p->failure[0])
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(p->failure, sizeof p->failure, fmt, ap);
-    va_end(ap);
-    dcu_nvtx_mark("proxy failed: %s", p->failure);
-    dcu_proxy_tell(p, DCU_PROXY_FAILED);
-    if (!atomic_load_explicit(p->c.cancel, memory_order_acquire))
-        dcu_msg_error("%s", p->failure); /* the line names the process */
-}
-
-const char *dcu_proxy_failure(const dcu_proxy_t *p) { return p->failure[0] ? p->failure : NULL; }
-
 /* ---- applying what arrives ------------------------------------------------------ */
-
-/* A message's size as its credit counts it (dcu_netbar_may_send). */
-uint32_t dcu_proxy_message_bytes(const dcu_wire_header_t *h)
-{
-    return (uint32_t)(sizeof *h + h->length);
-}
 
 static void deliver(dcu_proxy_t *p, const dcu_wire_header_t *h, int r, uint64_t dst,
                     const void *data)
@@ -113,38 +80,6 @@ static void apply_notify(dcu_proxy_t *p, const dcu_wire_header_t *h)
     deliver(p, h, r, 0u, NULL);
 }
 
-static void send_bare(dcu_proxy_t *p, int q, uint8_t type, uint32_t epoch, uint32_t tag,
-                      uint64_t count);
-
-/* A message from process `from` is in an inbox (inbox.h): what the next
- * acknowledgement to it counts. */
-static void landed(void *arg, int from, uint32_t bytes)
-{
-    dcu_proxy_t *p = arg;
-    dcu_trace_mark(DCU_TRACE_LANDED, bytes);
-    dcu_netbar_taken(&p->bar, from, bytes);
-    p->unacked += bytes;
-}
-
-/* Acknowledges what my ranks' inboxes took (the count, and the bytes as
- * the senders' credit). */
-static void send_acks(dcu_proxy_t *p)
-{
-    int q;
-    uint32_t count;
-    uint64_t bytes;
-    while (!p->failure[0] && dcu_netbar_owed(&p->bar, &q, &count, &bytes)) {
-        dcu_wire_header_t *h = dcu_proxy_message_to(p, q, DCU_WIRE_ACK, 0);
-        if (!h)
-            break;
-        h->tag = count;
-        h->count = bytes;
-        h->flags = dcu_netbar_all_taken(&p->bar, q) ? DCU_WIRE_ALL_TAKEN : 0u;
-        dcu_proxy_send_to(p, q, h);
-    }
-    p->unacked = 0;
-}
-
 /* Moves the WORLD barrier my device is in on: sends the rounds due, and
  * completes it when it can (its ranks then leave it). */
 static void advance_barriers(dcu_proxy_t *p)
@@ -153,7 +88,7 @@ static void advance_barriers(dcu_proxy_t *p)
     uint32_t round;
     for (;;) {
         while (!p->failure[0] && dcu_netbar_send(&p->bar, &q, &round))
-            send_bare(p, q, DCU_WIRE_ROUND, p->bar.entered, round, 0);
+            dcu_proxy_send_bare(p, q, DCU_WIRE_ROUND, p->bar.entered, round, 0);
         if (p->failure[0] || !dcu_netbar_complete(&p->bar))
             return;
         atomic_store_explicit(p->c.net_barrier, p->bar.done, memory_order_release);
@@ -196,8 +131,6 @@ static void copy_peer_text(char *dst, size_t size, const dcu_wire_header_t *h, c
         snprintf(dst, size, fallback, from);
 }
 
-static void spread(dcu_proxy_t *p, uint8_t type, const char *why, int from);
-
 /* A process ended this run early: its waits end here too, and my
  * neighbours in the tree hear it. */
 static void apply_abort(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body)
@@ -206,13 +139,11 @@ static void apply_abort(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, co
         return;
     copy_peer_text(p->aborted, sizeof p->aborted, h, body, "process %d", from);
     dcu_proxy_tell(p, DCU_PROXY_ABORTED);
-    spread(p, DCU_WIRE_ABORT, p->aborted, from);
+    dcu_proxy_spread(p, DCU_WIRE_ABORT, p->aborted, from);
     uint32_t none = DCUDA_CANCEL_NONE;
     atomic_compare_exchange_strong_explicit(p->c.cancel, &none, DCUDA_CANCEL_ERROR,
                                             memory_order_acq_rel, memory_order_acquire);
 }
-
-const char *dcu_proxy_aborted(const dcu_proxy_t *p) { return p->aborted[0] ? p->aborted : NULL; }
 
 /* A process left this run (exit() while its ranks ran, or named silent): it
  * is lost to it, and my neighbours in the tree hear it. */
@@ -222,13 +153,11 @@ static void apply_left(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, con
         return;
     copy_peer_text(p->left, sizeof p->left, h, body, "process %d left while its ranks ran", from);
     dcu_proxy_tell(p, DCU_PROXY_LEFT);
-    spread(p, DCU_WIRE_LEFT, p->left, from);
+    dcu_proxy_spread(p, DCU_WIRE_LEFT, p->left, from);
     uint32_t none = DCUDA_CANCEL_NONE;
     atomic_compare_exchange_strong_explicit(p->c.cancel, &none, DCUDA_CANCEL_PEER,
                                             memory_order_acq_rel, memory_order_acquire);
 }
-
-const char *dcu_proxy_left(const dcu_proxy_t *p) { return p->left[0] ? p->left : NULL; }
 
 static void dl_receive(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body);
 static void dl_found(dcu_proxy_t *p);
@@ -242,31 +171,6 @@ static void heard(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
             p->nb[k].heard_ns = dcu_clock_ns();
             p->nb[k].done |= h->type == DCU_WIRE_BEAT && h->tag == 1;
         }
-}
-
-/* Messages that move ranks on (the deadlock detector counts them: while
- * one is on its way, the ranks may not be stuck). */
-static int moves_ranks(uint8_t type)
-{
-    return type == DCU_WIRE_PUT || type == DCU_WIRE_NOTIFY || type == DCU_WIRE_ROUND ||
-           type == DCU_WIRE_ACK || type == DCU_WIRE_PART_ASK || type == DCU_WIRE_PART ||
-           type == DCU_WIRE_GET;
-}
-
-/* Messages acknowledged by their receiver (netbar.h): what a WORLD
- * barrier waits for. A GET is acknowledged once its bytes are read and
- * sent back, so a barrier after a get orders it; it counts nothing
- * against the credit (its answer, puts, does): an answer that waited for
- * the credit a GET of the other direction held would wait for ever. */
-static int credited(uint8_t type)
-{
-    return type == DCU_WIRE_PUT || type == DCU_WIRE_NOTIFY || type == DCU_WIRE_GET;
-}
-
-/* The bytes of message h that its receiver's credit counts. */
-uint32_t dcu_proxy_credit_bytes(const dcu_wire_header_t *h)
-{
-    return h->type == DCU_WIRE_GET ? 0u : dcu_proxy_message_bytes(h);
 }
 
 static void receive_message(dcu_proxy_t *p, int from, const void *data, size_t size)
@@ -286,8 +190,8 @@ static void receive_message(dcu_proxy_t *p, int from, const void *data, size_t s
     const char *body = (const char *)data + sizeof h;
     if (h.flags & DCU_WIRE_ENDED) /* the run ended before what this carries */
         dl_found(p);
-    p->received += moves_ranks(h.type);
-    if (credited(h.type)) {
+    p->received += dcu_proxy_moves_ranks(h.type);
+    if (dcu_proxy_credited(h.type)) {
         uint64_t credit = h.flags & DCU_WIRE_UNCREDITED ? UINT64_MAX : p->c.net_credit;
         const char *bad = dcu_netbar_arrived(&p->bar, from, dcu_proxy_credit_bytes(&h), credit);
         if (bad) {
@@ -362,121 +266,6 @@ static int receive(void *arg, int from, void *data, size_t size)
 
 /* ---- turning commands into messages ----------------------------------------------- */
 
-/* A message of `type` with a body of `length` bytes for process q, its
- * header filled: in q's frame when small (no allocation, no copy), else
- * of its own (malloc). */
-dcu_wire_header_t *dcu_proxy_message_to(dcu_proxy_t *p, int q, uint8_t type, size_t length)
-{
-    size_t size = sizeof(dcu_wire_header_t) + length;
-    int framed = size <= DCU_FRAME_ALONE;
-    dcu_wire_header_t *h = framed ? dcu_frames_reserve(&p->frames, q, size) : malloc(size);
-    if (!h) {
-        dcu_proxy_fail(p, "out of memory for a message of %zu bytes", length);
-        return NULL;
-    }
-    dcu_wire_header(h, type, (uint32_t)length, p->c.process_index, p->run);
-    p->in_frame = framed ? h : NULL;
-    return h;
-}
-
-/* Makes h the header of a PUT of n bytes from src_rank to dst_rank's part
- * of window slot at offset, notified with tag (tag + 1; 0: none): a
- * chunk of a large put or of a get's answer. */
-void dcu_proxy_put_header(const dcu_proxy_t *p, dcu_wire_header_t *h, int32_t src_rank,
-                          int32_t dst_rank, uint32_t slot, uint64_t offset, uint64_t n,
-                          uint32_t tag)
-{
-    dcu_wire_header(h, DCU_WIRE_PUT, (uint32_t)n, p->c.process_index, p->run);
-    h->src_rank = src_rank;
-    h->dst_rank = dst_rank;
-    h->tag = tag;
-    h->slot = slot;
-    h->offset = offset;
-    h->count = n;
-}
-
-/* The network manager failed (`what`: in a send, or in its progress):
- * when it lost a peer (a dead process), the others hear it from me first
- * (a LEFT naming that process), before my own end shows to them as a
- * lost connection to me. */
-static void net_failed(dcu_proxy_t *p, const char *what)
-{
-    const char *why = p->c.net_ops->why(p->net);
-    int q = p->c.net_ops->lost ? p->c.net_ops->lost(p->net) : -1;
-    if (q >= 0 && !p->left[0] && !p->failure[0]) {
-        snprintf(p->left, sizeof p->left, "%s", why);
-        dcu_proxy_tell(p, DCU_PROXY_LEFT);
-        spread(p, DCU_WIRE_LEFT, p->left, q);
-    }
-    dcu_proxy_fail(p, "%s: %s", what, why);
-}
-
-/* Hands a frame, or a message that goes alone, to the manager. */
-static dcuda_status_t send_now(void *arg, int q, void *buf, size_t size)
-{
-    dcu_proxy_t *p = arg;
-    dcuda_status_t st = p->c.net_ops->send(p->net, q, buf, size);
-    if (st != DCUDA_OK) {
-        char what[40];
-        snprintf(what, sizeof what, "cannot send to process %d", q);
-        net_failed(p, what);
-    }
-    return st;
-}
-
-/* Sends message h (the proxy's from now on) to process q: the one
- * dcu_proxy_message_to wrote in q's frame goes with the frame; one of its
- * own (large, or in a staging buffer) goes alone, after that frame. */
-void dcu_proxy_send_to(dcu_proxy_t *p, int q, dcu_wire_header_t *h)
-{
-    if (p->dl.found)
-        h->flags |= DCU_WIRE_ENDED;
-    p->sent += moves_ranks(h->type);
-    if (credited(h->type)) {
-        if (!dcu_netbar_may_send(&p->bar, q, dcu_proxy_credit_bytes(h), p->c.net_credit))
-            h->flags |= DCU_WIRE_UNCREDITED; /* after a cancel (dcu_proxy_credit_allows) */
-        dcu_netbar_sent(&p->bar, q, dcu_proxy_credit_bytes(h));
-    }
-    if (h == p->in_frame) {
-        p->in_frame = NULL;
-        return;
-    }
-    if (dcu_frames_flush_to(&p->frames, q) == DCUDA_OK)
-        send_now(p, q, h, sizeof *h + h->length);
-    else
-        dcu_proxy_release_message(p, h);
-}
-
-/* Sends every open frame (after each pass, and before the manager is
- * waited for). */
-static void send_frames(dcu_proxy_t *p)
-{
-    if (p->net && !p->failure[0])
-        dcu_frames_flush(&p->frames);
-}
-
-/* May a message of `bytes` that moves ranks go to process q now? Not
- * beyond q's credit while the run goes on; once it was cancelled or the
- * proxy failed, what is sent is no longer waited for, and it goes. */
-int dcu_proxy_credit_allows(const dcu_proxy_t *p, int q, uint64_t bytes)
-{
-    return p->failure[0] || atomic_load_explicit(p->c.cancel, memory_order_acquire) ||
-           dcu_netbar_may_send(&p->bar, q, bytes, p->c.net_credit);
-}
-
-/* A message without a body (ROUND, ACK, BEAT) to process q. */
-static void send_bare(dcu_proxy_t *p, int q, uint8_t type, uint32_t epoch, uint32_t tag,
-                      uint64_t count)
-{
-    dcu_wire_header_t *h = dcu_proxy_message_to(p, q, type, 0);
-    if (!h)
-        return;
-    h->epoch = epoch;
-    h->tag = tag;
-    h->count = count;
-    dcu_proxy_send_to(p, q, h);
-}
-
 /* Copies n bytes of payload from the entries after header ticket t. */
 static void gather(const dcu_proxy_t *p, uint32_t t, char *out, size_t n)
 {
@@ -519,47 +308,6 @@ static void send_notify(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q)
     dcu_trace_mark(DCU_TRACE_SENT, 0);
 }
 
-/* My neighbours in the detector's tree (parent (i - 1) / 2, children
- * 2i + 1 and 2i + 2) into out; how many. */
-static int tree_neighbours(const dcu_proxy_t *p, int out[3])
-{
-    int me = p->c.process_index, n = 0;
-    int cand[3] = { me > 0 ? (me - 1) / 2 : -1, 2 * me + 1, 2 * me + 2 };
-    for (int k = 0; k < 3; k++)
-        if (cand[k] >= 0 && cand[k] < p->c.process_count)
-            out[n++] = cand[k];
-    return n;
-}
-
-/* A text of `type` (ABORT, LEFT) to every process: told to my neighbours
- * in the detector's tree but `from` (the one it came from; -1: none), once
- * a run and type, and passed on by each when it first hears it. On a tree
- * every process hears it, in at most twice its depth (2 log2 P hops), from
- * any number of first tellers, and no process sends more than 3 copies;
- * a process cut off by a dead one names that one itself (beats). The
- * processes of a node go through the manager like any other (as beats). */
-static void spread(dcu_proxy_t *p, uint8_t type, const char *why, int from)
-{
-    unsigned bit = type == DCU_WIRE_ABORT ? 1u : 2u;
-    if (!p->net || p->failure[0] || (p->spread & bit))
-        return;
-    p->spread |= bit;
-    size_t n = strnlen(why, DCU_WIRE_ABORT_MAX);
-    int nb[3], count = tree_neighbours(p, nb);
-    for (int k = 0; k < count; k++) {
-        if (nb[k] == from)
-            continue;
-        dcu_wire_header_t *h = dcu_proxy_message_to(p, nb[k], type, n);
-        if (!h)
-            return;
-        memcpy(h + 1, why, n);
-        dcu_proxy_send_to(p, nb[k], h);
-    }
-}
-
-void dcu_proxy_abort(dcu_proxy_t *p, const char *why) { spread(p, DCU_WIRE_ABORT, why, -1); }
-void dcu_proxy_leave(dcu_proxy_t *p, const char *why) { spread(p, DCU_WIRE_LEFT, why, -1); }
-
 /* ---- beats along the tree ------------------------------------------------------- */
 
 /* My neighbours in the detector's tree, each heard from now (a run
@@ -568,7 +316,7 @@ static void beats_reset(dcu_proxy_t *p)
 {
     int nb[3];
     uint64_t now = dcu_clock_ns();
-    p->nbs = tree_neighbours(p, nb);
+    p->nbs = dcu_proxy_tree_neighbours(p, nb);
     for (int k = 0; k < p->nbs; k++) {
         p->nb[k].q = nb[k];
         p->nb[k].heard_ns = now;
@@ -616,7 +364,7 @@ static void name_silent(dcu_proxy_t *p, int q, uint64_t silent_ns)
              "thread held up; noticed by %s)",
              who, (double)silent_ns / DCU_NS_PER_S, me);
     dcu_proxy_tell(p, DCU_PROXY_LEFT);
-    spread(p, DCU_WIRE_LEFT, p->left, -1);
+    dcu_proxy_spread(p, DCU_WIRE_LEFT, p->left, -1);
     uint32_t none = DCUDA_CANCEL_NONE;
     atomic_compare_exchange_strong_explicit(p->c.cancel, &none, DCUDA_CANCEL_PEER,
                                             memory_order_acq_rel, memory_order_acquire);
@@ -633,7 +381,7 @@ static void beats(dcu_proxy_t *p)
         p->beat_ns = now;
         for (int k = 0; k < p->nbs; k++)
             if (!p->nb[k].done)
-                send_bare(p, p->nb[k].q, DCU_WIRE_BEAT, 0, 0, 0);
+                dcu_proxy_send_bare(p, p->nb[k].q, DCU_WIRE_BEAT, 0, 0, 0);
     }
     if (p->left[0] || atomic_load_explicit(p->c.cancel, memory_order_acquire))
         return;
@@ -647,7 +395,7 @@ static void beats(dcu_proxy_t *p)
 void dcu_proxy_ranks_done(dcu_proxy_t *p)
 {
     for (int k = 0; p->net && !p->failure[0] && k < p->nbs; k++)
-        send_bare(p, p->nb[k].q, DCU_WIRE_BEAT, 0, 1, 0);
+        dcu_proxy_send_bare(p, p->nb[k].q, DCU_WIRE_BEAT, 0, 1, 0);
 }
 
 /* ---- the deadlock detector's rounds over the network ---------------------------- */
@@ -838,22 +586,6 @@ static void send_barrier(dcu_proxy_t *p, const dcuda_cmd_t *cmd)
     advance_barriers(p);
 }
 
-/* Answers device rank r's command of reply tag `tag`, with a value. */
-void dcu_proxy_answer_value(dcu_proxy_t *p, int r, uint32_t tag, dcuda_status_t status,
-                            uint64_t value)
-{
-    dcuda_cmd_reply_t *reply = &p->c.replies[r];
-    reply->status = status;
-    reply->value = value;
-    atomic_store_explicit(&reply->seq, tag, memory_order_release);
-}
-
-/* Answers one command in its sender's reply slot (the value: when). */
-void dcu_proxy_answer(dcu_proxy_t *p, const dcuda_cmd_t *c, dcuda_status_t status)
-{
-    dcu_proxy_answer_value(p, c->rank, c->tag, status, dcu_clock_ns());
-}
-
 /* Once the proxy failed or a peer was lost, no answer may come: the ranks
  * that wait for a part or a fence are answered DCUDA_ERR_PEER. Once the
  * run was cancelled otherwise (an error or a stall), the owners still
@@ -1007,15 +739,15 @@ int dcu_proxy_poll(dcu_proxy_t *p)
 {
     int did = serve_commands(p);
     did |= dcu_proxy_host_serve(p);
-    send_frames(p);
+    dcu_proxy_send_frames(p);
     did |= dcu_proxy_advance_reads(p);
     abandon_asks(p);
     if (p->net && !p->failure[0]) {
         int r = p->c.net_ops->progress(p->net);
         if (r < 0)
-            net_failed(p, "network");
+            dcu_proxy_net_failed(p, "network");
         if (r == 0) /* nothing more arrived for now */
-            send_acks(p);
+            dcu_proxy_send_acks(p);
         did |= r > 0;
     }
     if (p->net)
@@ -1033,8 +765,8 @@ int dcu_proxy_poll(dcu_proxy_t *p)
         did |= r > 0;
     }
     if (p->unacked >= PROXY_ACK_NOW_BYTES)
-        send_acks(p);
-    send_frames(p);
+        dcu_proxy_send_acks(p);
+    dcu_proxy_send_frames(p);
     return did;
 }
 
@@ -1045,7 +777,7 @@ void dcu_proxy_drain(dcu_proxy_t *p)
         return;
     dcu_nvtx_push(DCU_NVTX_PROXY_DRAIN);
     dcu_proxy_host_chunks_settle(p); /* their answers go with the rest */
-    send_frames(p);
+    dcu_proxy_send_frames(p);
     while (p->c.net_ops->pending(p->net) > 0) {
         if (p->c.net_ops->progress(p->net) < 0 || dcu_clock_ns() - start > PROXY_DRAIN_NS) {
             dcu_msg_warn("%d message(s) did not leave at the end of the run",
@@ -1111,8 +843,8 @@ void dcu_proxy_reset(dcu_proxy_t *p)
 static dcuda_status_t open_net(dcu_proxy_t *p)
 {
     const dcu_proxy_config_t *c = &p->c;
-    p->inboxes = dcu_inboxes_create(c->inbox, c->inbox_tail, c->ranks, c->ops, c->backend, landed,
-                                    p, c->inbox_max);
+    p->inboxes = dcu_inboxes_create(c->inbox, c->inbox_tail, c->ranks, c->ops, c->backend,
+                                    dcu_proxy_landed, p, c->inbox_max);
     p->parts = calloc((size_t)DCUDA_WIN_TABLE_SLOTS * (size_t)c->ranks, sizeof *p->parts);
     p->jobs = calloc((size_t)c->ranks, sizeof *p->jobs);
     if (p->inboxes) {
@@ -1132,7 +864,7 @@ static dcuda_status_t open_net(dcu_proxy_t *p)
     for (int i = 0; i < PROXY_BUFFERS; i++)
         if (!(dcu_proxy_buffer_at(p, i)->msg = dcu_proxy_pinned_alloc(p, buffer_bytes)))
             return DCUDA_ERR_NO_MEMORY;
-    dcu_frames_init(&p->frames, send_now, p);
+    dcu_frames_init(&p->frames, dcu_proxy_send_now, p);
     if (dcu_spares_init(&p->spares, c->ops, c->backend, c->net_credit) != DCUDA_OK)
         return DCUDA_ERR_NO_MEMORY;
     dcu_net_env_t env = c->net_env;

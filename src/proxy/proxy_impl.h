@@ -1,9 +1,17 @@
 /*
  * The proxy's state, shared by its files (internal: proxy.h is what the
- * rest of the runtime sees). proxy.c serves the command queue, applies
- * what arrives and runs the network path's steps; bulk.c moves the bytes
- * of large puts and of gets' answers through the pinned buffers, read by
- * the backend's copy engine, and lends the manager its receive buffers.
+ * rest of the runtime sees), and the functions they lend each other.
+ *
+ * The files call down only, never in a loop:
+ * proxy_core.c (failure, news, answers, where the pinned buffers are) is
+ * beneath everything; send.c (making and sending messages, frames, credit,
+ * acknowledgements) calls only it and the files of counts and formats
+ * below (netbar.c, frames.c, wire.c); the services (bulk.c: the bytes of
+ * large puts and of gets' answers through the pinned buffers, read by the
+ * backend's copy engine; part_msgs.c; host_reqs.c, host_serve.c) call
+ * those and each other downward; proxy.c, on top, serves the command
+ * queue, dispatches what arrives to the services and polls them once a
+ * pass.
  */
 #ifndef DCU_PROXY_IMPL_H
 #define DCU_PROXY_IMPL_H
@@ -145,18 +153,34 @@ struct dcu_proxy {
  * acknowledged). */
 #define PROXY_LATER 1
 
-/* ---- proxy.c ---- */
+/* ---- proxy_core.c: beneath every other file ---- */
 
-/* The proxy cannot go on: says why, once (see proxy.c). */
+/* News for another thread (dcu_proxy_config_t.news): sets bits of it. */
+void dcu_proxy_tell(dcu_proxy_t *p, int news);
+/* The proxy cannot go on: says why, once (see proxy_core.c). */
 void dcu_proxy_fail(dcu_proxy_t *p, const char *fmt, ...) DCU_MSG_FMT(2, 3);
+/* Answers command c of a rank that waits for it. */
+void dcu_proxy_answer(dcu_proxy_t *p, const dcuda_cmd_t *c, dcuda_status_t status);
+/* Answers device rank r's command of reply tag `tag`, with a value. */
+void dcu_proxy_answer_value(dcu_proxy_t *p, int r, uint32_t tag, dcuda_status_t status,
+                            uint64_t value);
+/* Pinned buffer i of PROXY_BUFFERS (the staging ring's, then the gets'),
+ * and the one that holds msg (NULL: a message of its own). */
+staging_t *dcu_proxy_buffer_at(dcu_proxy_t *p, int i);
+staging_t *dcu_proxy_staging_of(dcu_proxy_t *p, const void *msg);
+
+/* ---- send.c: beneath every file but proxy_core.c ---- */
+
 /* A message's size as its credit counts it, and what a credited message
  * counts (a GET: nothing). */
 uint32_t dcu_proxy_message_bytes(const dcu_wire_header_t *h);
 uint32_t dcu_proxy_credit_bytes(const dcu_wire_header_t *h);
+/* Does a message of `type` move ranks on (the deadlock detector's
+ * counts)? Is it acknowledged by its receiver and held to its credit? */
+int dcu_proxy_moves_ranks(uint8_t type);
+int dcu_proxy_credited(uint8_t type);
 /* May a message of `bytes` go to process q now (its credit)? */
 int dcu_proxy_credit_allows(const dcu_proxy_t *p, int q, uint64_t bytes);
-/* Does process q hold WORLD rank `rank`? */
-int dcu_proxy_holds(const dcu_proxy_t *p, int q, int32_t rank);
 /* A message of `type` with a body of `length` bytes for process q, its
  * header filled: written in place in q's frame when small, else of its
  * own (malloc); NULL once the proxy failed. The caller fills the rest and
@@ -166,16 +190,34 @@ dcu_wire_header_t *dcu_proxy_message_to(dcu_proxy_t *p, int q, uint8_t type, siz
 void dcu_proxy_put_header(const dcu_proxy_t *p, dcu_wire_header_t *h, int32_t src_rank,
                           int32_t dst_rank, uint32_t slot, uint64_t offset, uint64_t n,
                           uint32_t tag);
+/* A message without a body (ROUND, ACK, BEAT) to process q. */
+void dcu_proxy_send_bare(dcu_proxy_t *p, int q, uint8_t type, uint32_t epoch, uint32_t tag,
+                         uint64_t count);
+/* My neighbours in the detector's tree into out; how many. */
+int dcu_proxy_tree_neighbours(const dcu_proxy_t *p, int out[3]);
+/* A text of `type` (ABORT, LEFT) to every process, along the tree (not
+ * back to `from`; -1: none), once a run and type. */
+void dcu_proxy_spread(dcu_proxy_t *p, uint8_t type, const char *why, int from);
+/* The network manager failed (`what`: in a send, or in its progress). */
+void dcu_proxy_net_failed(dcu_proxy_t *p, const char *what);
+/* Hands a frame, or a message that goes alone, to the manager (frames.h's
+ * send, arg the proxy). */
+dcuda_status_t dcu_proxy_send_now(void *arg, int q, void *buf, size_t size);
 /* Sends message h (the proxy's from now on) to process q. */
 void dcu_proxy_send_to(dcu_proxy_t *p, int q, dcu_wire_header_t *h);
-/* Answers command c of a rank that waits for it. */
-void dcu_proxy_answer(dcu_proxy_t *p, const dcuda_cmd_t *c, dcuda_status_t status);
-/* Answers device rank r's command of reply tag `tag`, with a value. */
-void dcu_proxy_answer_value(dcu_proxy_t *p, int r, uint32_t tag, dcuda_status_t status,
-                            uint64_t value);
+/* Sends every open frame. */
+void dcu_proxy_send_frames(dcu_proxy_t *p);
+/* The manager is done with message msg (dcu_net_mem_t, arg the proxy). */
+void dcu_proxy_release_message(void *arg, void *msg);
+/* A message from process `from` is in an inbox (inbox.h's landed, arg
+ * the proxy); the acknowledgements owed, sent. */
+void dcu_proxy_landed(void *arg, int from, uint32_t bytes);
+void dcu_proxy_send_acks(dcu_proxy_t *p);
 
 /* ---- part_msgs.c ---- */
 
+/* Does process q hold WORLD rank `rank`? */
+int dcu_proxy_holds(const dcu_proxy_t *p, int q, int32_t rank);
 /* My rank's part of the window that message h names, checked (NULL once
  * the proxy failed); its device rank in *rank. */
 const dcuda_win_entry_t *dcu_proxy_part_of(dcu_proxy_t *p, const dcu_wire_header_t *h,
@@ -222,10 +264,6 @@ void dcu_proxy_host_chunks_settle(dcu_proxy_t *p);
 
 /* ---- bulk.c ---- */
 
-/* Pinned buffer i of PROXY_BUFFERS (the staging ring's, then the gets'),
- * and the one that holds msg (NULL: a message of its own). */
-staging_t *dcu_proxy_buffer_at(dcu_proxy_t *p, int i);
-staging_t *dcu_proxy_staging_of(dcu_proxy_t *p, const void *msg);
 /* A free get buffer (its index in p->gets; the ranks' gets and the hosts'
  * share them), or -1. */
 int dcu_proxy_free_get_buffer(const dcu_proxy_t *p);
@@ -239,12 +277,11 @@ int dcu_proxy_serve_get(void *arg, int r, void *data, uint32_t size);
 int dcu_proxy_accept_read(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q);
 int dcu_proxy_advance_reads(dcu_proxy_t *p);
 /* Message memory (dcu_net_mem_t, arg the proxy): pinned buffers of the
- * backend, the manager's receive buffers (spares.h), and what the manager
- * gives back once sent. */
+ * backend, and the manager's receive buffers (spares.h); what the manager
+ * gives back once sent: dcu_proxy_release_message (send.c). */
 void *dcu_proxy_pinned_alloc(void *arg, size_t size);
 void dcu_proxy_pinned_free(void *arg, void *buf);
 void *dcu_proxy_receive_buffer(void *arg, size_t size);
 void dcu_proxy_receive_buffer_free(void *arg, void *buf);
-void dcu_proxy_release_message(void *arg, void *msg);
 
 #endif /* DCU_PROXY_IMPL_H */
