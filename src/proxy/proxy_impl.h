@@ -2,7 +2,7 @@
  * The proxy's state, shared by its files (internal: proxy.h is what the
  * rest of the runtime sees), and the functions they lend each other.
  *
- * The files call down only, never in a loop:
+ * The files call down only, never in a loop (ctest structure.proxy_loops):
  * proxy_core.c (failure, news, answers, where the pinned buffers are) is
  * beneath everything; send.c (making and sending messages, frames, credit,
  * acknowledgements) calls only it and the files of counts and formats
