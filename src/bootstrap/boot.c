@@ -60,8 +60,6 @@ static struct {
     int ended;            /* the program's end was stepped */
     char why[512];
     int exit_registered;
-    void (*waiting)(void *); /* called while a step waits (dcu_boot_while_waiting) */
-    void *waiting_arg;
 } boot;
 
 int dcu_boot_started(void) { return boot.started; }
@@ -329,18 +327,6 @@ dcuda_status_t dcu_boot_allgather(const void *mine, void *all, size_t size)
         memcpy((char *)all + (size_t)p * size, recs[p].data, size);
     free(recs);
     return st;
-}
-
-void dcu_boot_while_waiting(void (*fn)(void *), void *arg)
-{
-    boot.waiting = fn;
-    boot.waiting_arg = arg;
-}
-
-void dcu_boot_waiting(void)
-{
-    if (boot.waiting)
-        boot.waiting(boot.waiting_arg);
 }
 
 dcuda_status_t dcu_boot_barrier(void)

@@ -179,7 +179,13 @@ struct dcuda_host {
     char last_error[512];
 };
 
-/* host.c: DCUDA_OK for the live runtime, else a message naming `call`
+/* host_live.c: the live runtime (NULL: none), set by dcuda_host_init and
+ * retired by dcuda_host_finish (its struct freed at the next init). */
+dcuda_host_h dcu_host_live(void);
+void dcu_host_set_live(dcuda_host_h h);
+void dcu_host_retire(dcuda_host_h h);
+void dcu_host_forget_retired(void);
+/* host_live.c: DCUDA_OK for the live runtime, else a message naming `call`
  * and DCUDA_ERR_NOT_INITIALIZED. dcu_host_idle also refuses, with
  * DCUDA_ERR_IN_PROGRESS, while a run is in flight (of dcuda_host_run_start,
  * or of dcuda_host_run on another thread). Both are called under the API
@@ -298,8 +304,9 @@ dcuda_status_t dcu_deadlock_create(dcuda_host_h h);
 void dcu_deadlock_destroy(dcuda_host_h h);
 /* Before a run. */
 void dcu_deadlock_start(dcuda_host_h h);
-/* Every monitor round: answers, asks (process 0), ends a deadlocked run. */
-void dcu_deadlock_poll(dcuda_host_h h);
+/* Every monitor round: answers, asks (process 0); 1 once the run is
+ * found deadlocked (the monitor then ends it: dcu_monitor_deadlock). */
+int dcu_deadlock_poll(dcuda_host_h h);
 /* This process's ranks and their counters as its last quiet snapshot saw
  * them: the deadlocked state, which the report shows (the ranks of a node
  * may have heard of the deadlock and moved on before this process reports). */

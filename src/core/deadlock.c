@@ -381,24 +381,21 @@ static void coordinate(dcuda_host_h h, uint64_t now)
     }
 }
 
-void dcu_deadlock_poll(dcuda_host_h h)
+int dcu_deadlock_poll(dcuda_host_h h)
 {
     dcu_detector_t *d = h->detector;
     uint64_t now = dcu_clock_ns();
     if (!h->settings.deadlock || h->deadlocked)
-        return;
-    if (declared(h)) { /* its ranks may have been told already (proxy) */
-        dcu_monitor_deadlock(h);
-        return;
-    }
+        return 0;
+    if (declared(h)) /* its ranks may have been told already (proxy) */
+        return 1;
     if (now < d->run.next_ns || atomic_load_explicit(h->cancel_h, memory_order_acquire))
-        return;
+        return 0;
     d->run.next_ns = now + DL_LOOK_NS;
     answer_round(h);
     if (h->info.process_index == 0)
         coordinate(h, now);
-    if (declared(h))
-        dcu_monitor_deadlock(h);
+    return declared(h);
 }
 
 int dcu_deadlock_stalled(dcuda_host_h h, uint64_t ns, char *why, size_t why_size)

@@ -268,46 +268,6 @@ static dcuda_status_t open_backend(dcuda_host_h h, const dcuda_init_params_t *pa
     return DCUDA_OK;
 }
 
-/* One host runtime per process at a time (its exports live in the node
- * segment under the process's name): the live one. A handle is valid when
- * it equals live_host, and is never dereferenced otherwise, so a call with
- * a finished handle is an error rather than a use after free. The struct of
- * the runtime finished last is kept (its contents released) until the next
- * dcuda_host_init has allocated its own, so a new handle never equals the
- * one just finished. */
-static dcuda_host_h live_host, retired_host;
-
-/* DCUDA_OK for the live runtime; otherwise a message and NOT_INITIALIZED. */
-dcuda_status_t dcu_host_check(dcuda_host_h h, const char *call)
-{
-    if (h && h == live_host)
-        return DCUDA_OK;
-    if (!h)
-        dcu_msg_error("%s: called before dcuda_host_init (host is NULL)", call);
-    else
-        dcu_msg_error("%s: %p is not a live host runtime (dcuda_host_finish ended it, or "
-                      "dcuda_host_init never returned it)",
-                      call, (void *)h);
-    return DCUDA_ERR_NOT_INITIALIZED;
-}
-
-dcuda_status_t dcu_host_idle(dcuda_host_h h, const char *call)
-{
-    if (dcu_host_check(h, call) != DCUDA_OK)
-        return DCUDA_ERR_NOT_INITIALIZED;
-    if (h->run.started)
-        dcu_msg_error("%s: a run started by dcuda_host_run_start is in flight (call "
-                      "dcuda_host_run_wait first)",
-                      call);
-    else if (h->run.active)
-        dcu_msg_error("%s: dcuda_host_run is running on another thread (call it when the run "
-                      "has returned)",
-                      call);
-    else
-        return DCUDA_OK;
-    return DCUDA_ERR_IN_PROGRESS;
-}
-
 /* The network manager, when some process is on another node. */
 static dcuda_status_t pick_net(dcuda_host_h h)
 {
@@ -502,8 +462,7 @@ static dcuda_host_h host_new(int argc, char **argv, dcuda_kernel_t kernel, dcuda
         *st = DCUDA_ERR_NO_MEMORY;
         return NULL;
     }
-    free(retired_host); /* h has another address now */
-    retired_host = NULL;
+    dcu_host_forget_retired(); /* h has another address now */
     h->kernel = kernel;
     if (!h->kernel.name)
         h->kernel.name = "(unnamed)";
@@ -606,7 +565,7 @@ static dcuda_status_t host_init(int argc, char **argv, dcuda_kernel_t kernel,
         free(h);
         return st;
     }
-    live_host = h;
+    dcu_host_set_live(h);
     dcu_msg_info("dcuda %s; kernel %s: %d ranks on %s backend (%s), %d thread(s) per rank; "
                  "process %d of %d (%s), WORLD ranks %d..%d",
                  dcuda_version_string(), h->kernel.name, h->info.rank_responsible, h->info.backend,
@@ -619,20 +578,12 @@ static dcuda_status_t host_init(int argc, char **argv, dcuda_kernel_t kernel,
 
 /* ---- the host API's entry points: each under the API lock ------------------------ */
 
-/* One host call at a time in a process: a call from another thread waits
- * for the one in progress (a run in progress makes it fail at once with
- * DCUDA_ERR_IN_PROGRESS instead, dcu_host_idle). dcuda_host_abort and
- * dcuda_host_run_test take no lock. */
-static pthread_mutex_t api_lock = PTHREAD_MUTEX_INITIALIZER;
-void dcu_host_lock(void) { pthread_mutex_lock(&api_lock); }
-void dcu_host_unlock(void) { pthread_mutex_unlock(&api_lock); }
-
 dcuda_status_t dcuda_host_init_params(int argc, char **argv, dcuda_kernel_t kernel,
                                       const dcuda_init_params_t *params, dcuda_host_h *host)
 {
     dcu_host_lock();
     dcuda_status_t st = DCUDA_OK;
-    if (live_host) {
+    if (dcu_host_live()) {
         dcu_msg_error("dcuda_host_init: a host runtime is already live in this process "
                       "(call dcuda_host_finish first)");
         st = DCUDA_ERR_INVALID_ARG;
@@ -682,7 +633,7 @@ dcuda_status_t dcuda_host_get_timings(dcuda_host_h h, const double **timings_ms,
 const char *dcuda_host_last_error(dcuda_host_h h)
 {
     dcu_host_lock();
-    const char *text = h && h == live_host ? h->last_error : "";
+    const char *text = h && h == dcu_host_live() ? h->last_error : "";
     dcu_host_unlock();
     return text;
 }
@@ -763,8 +714,7 @@ dcuda_status_t dcuda_host_finish(dcuda_host_h h)
         dcu_boot_enter(DCU_CALL_FINISH);
         st = dcu_boot_barrier();
         host_release(h);
-        live_host = NULL;
-        retired_host = h;
+        dcu_host_retire(h);
         dcu_nvtx_pop();
     }
     dcu_host_unlock();

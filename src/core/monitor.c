@@ -533,7 +533,8 @@ int dcu_monitor_poll(dcuda_host_h h)
     dcu_node_alive();
     abort_check(h);
     leave_check(h);
-    dcu_deadlock_poll(h);
+    if (dcu_deadlock_poll(h))
+        dcu_monitor_deadlock(h);
     uint64_t now = dcu_clock_ns();
     if (now >= h->monitor->next_check_ns) {
         h->monitor->next_check_ns = now + MONITOR_CHECK_NS;
