@@ -42,6 +42,7 @@ define DCUDA_CPU_RANK_CODE to build the CPU form with nvcc on purpose"
 #include <stddef.h>
 
 #include "dcuda_status.h"
+#include "dcuda_types.h"
 #include "shared/layout.h"
 
 /* ---- handles ------------------------------------------------------------------- */
@@ -52,17 +53,8 @@ define DCUDA_CPU_RANK_CODE to build the CPU form with nvcc on purpose"
 typedef struct dcuda_context *dcuda_context_h;
 #endif
 
-/* Communicators: all ranks, the ranks of my device, the ranks of my node
- * (of its processes, in process order), and those dcuda_comm_split makes
- * (ids 3 to 7). DCUDA_COMM_NULL: no communicator (a split's answer to a
- * rank that gave colour DCUDA_UNDEFINED). Every one takes windows,
- * notifications, barriers and the collectives. */
-typedef int dcuda_comm_t;
-#define DCUDA_COMM_WORLD 0
-#define DCUDA_COMM_DEVICE 1
-#define DCUDA_COMM_NODE 2
-#define DCUDA_COMM_NULL (-1)
-#define DCUDA_UNDEFINED (-1)
+/* Communicators (dcuda_comm_t, DCUDA_COMM_WORLD, DCUDA_COMM_DEVICE,
+ * DCUDA_COMM_NODE, DCUDA_COMM_NULL, DCUDA_UNDEFINED): dcuda_types.h. */
 
 /* Window handle (DCUDA_WIN_NONE when creation failed). At most
  * DCUDA_MAX_WINDOWS windows live at once on WORLD and on DEVICE, and
@@ -329,18 +321,7 @@ DCUDA_RANK_API dcuda_status_t dcuda_log(dcuda_state_t *st, const char *fmt, ...)
  * use notification tags of their own: the user's 256 tags are untouched.
  */
 
-/* The element types of dcuda_allreduce, dcuda_reduce and
- * dcuda_reduce_scatter: 32- and 64-bit signed integers, float and double
- * (dcuda_datatype_bytes gives their sizes). */
-typedef enum dcuda_datatype {
-    DCUDA_INT32 = 0,
-    DCUDA_INT64 = 1,
-    DCUDA_FLOAT = 2,
-    DCUDA_DOUBLE = 3
-} dcuda_datatype_t;
-
-/* Their element-wise operations: sum, minimum and maximum. */
-typedef enum dcuda_op { DCUDA_SUM = 0, DCUDA_MIN = 1, DCUDA_MAX = 2 } dcuda_op_t;
+/* The element types and operations of the reductions: dcuda_types.h. */
 
 /* Root's size bytes at offset of its part replace those of every rank's
  * part (root in the window's communicator). */
@@ -390,60 +371,8 @@ DCUDA_RANK_API dcuda_status_t dcuda_alltoall(dcuda_state_t *st, dcuda_win_t win,
 }
 #endif
 
-/* The helpers below, which host code and rank code both call (on a GPU:
- * __host__ __device__). */
-#if defined(__CUDACC__)
-#define DCUDA_HOST_RANK_FN static inline __host__ __device__
-#else
-#define DCUDA_HOST_RANK_FN static inline
-#endif
-
-/* ceil(log2(n)) for n >= 1 (0 for n <= 1). */
-DCUDA_HOST_RANK_FN int dcuda_ceil_log2(int n)
-{
-    int k = 0;
-    while (k < 31 && (1 << k) < n)
-        k++;
-    return k;
-}
-
-/* Bytes of one element of type (0 for none). */
-DCUDA_HOST_RANK_FN size_t dcuda_datatype_bytes(dcuda_datatype_t type)
-{
-    return type == DCUDA_INT32 || type == DCUDA_FLOAT    ? 4u
-           : type == DCUDA_INT64 || type == DCUDA_DOUBLE ? 8u
-                                                         : 0u;
-}
-
-/* Bytes from its offset that dcuda_allreduce needs in every part, on a
- * communicator of comm_size ranks: count elements of type, and
- * ceil(log2(comm_size)) times as many for scratch (0 for an unknown type). */
-DCUDA_HOST_RANK_FN size_t dcuda_allreduce_room(int comm_size, size_t count, dcuda_datatype_t type)
-{
-    return count * dcuda_datatype_bytes(type) * (1u + (size_t)dcuda_ceil_log2(comm_size));
-}
-
-/* Bytes from its offset that dcuda_reduce_scatter needs in every part: the
- * comm_size * count elements of type, and scratch as an allreduce's. */
-DCUDA_HOST_RANK_FN size_t dcuda_reduce_scatter_room(int comm_size, size_t count,
-                                                    dcuda_datatype_t type)
-{
-    return dcuda_allreduce_room(comm_size, count * (size_t)comm_size, type);
-}
-
-/* Bytes from its offset that dcuda_comm_split needs in every part, on a
- * parent of parent_size ranks: 16 a rank. */
-DCUDA_HOST_RANK_FN size_t dcuda_comm_split_room(int parent_size)
-{
-    return 16u * (size_t)(parent_size > 0 ? parent_size : 0);
-}
-
-/* Bytes from its offset that dcuda_alltoall needs in every part: the
- * blocks sent and the blocks received, comm_size of size bytes each. */
-DCUDA_HOST_RANK_FN size_t dcuda_alltoall_room(int comm_size, size_t size)
-{
-    return 2u * (size_t)comm_size * size;
-}
+/* The rooms the collectives need (dcuda_allreduce_room and the others,
+ * which host code calls too): dcuda_types.h. */
 
 #if defined(__CUDACC__)
 #include "impl/cuda/rank.cuh"

@@ -6,6 +6,7 @@
 #ifndef DCUDA_IMPL_COLL_BASE_H
 #define DCUDA_IMPL_COLL_BASE_H
 
+#include "../dcuda_types.h"
 #include "engine.h"
 
 /* The library's tags of communicator comm: DCUDA_TAG_COUNT + comm *
