@@ -28,7 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "node/node.h"
 #include "proxy_impl.h"
 #include "trace.h"
 #include "util/clock.h"
@@ -43,12 +42,6 @@
 /* How long after a cancel the ranks that wait for a window part or a
  * fence wait on for their answer (abandon_asks). */
 #define PROXY_ASK_GRACE_NS (1 * DCU_NS_PER_S)
-/* Beats along the detector's tree while a run goes on: how often a
- * process beats, and how long a neighbour may stay silent before it is
- * named lost (a dead or stopped process, or a host thread held up, is
- * named within PROXY_SILENCE_NS + PROXY_BEAT_NS). */
-#define PROXY_BEAT_NS (DCU_NS_PER_S / 2)
-#define PROXY_SILENCE_NS (4 * DCU_NS_PER_S)
 
 /* ---- applying what arrives ------------------------------------------------------ */
 
@@ -159,20 +152,6 @@ static void apply_left(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, con
                                             memory_order_acq_rel, memory_order_acquire);
 }
 
-static void dl_receive(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body);
-static void dl_found(dcu_proxy_t *p);
-
-/* Anything from a neighbour in the tree is a beat; a BEAT of tag 1 says
- * its ranks are done (it beats no more this run). */
-static void heard(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
-{
-    for (int k = 0; k < p->nbs; k++)
-        if (p->nb[k].q == from) {
-            p->nb[k].heard_ns = dcu_clock_ns();
-            p->nb[k].done |= h->type == DCU_WIRE_BEAT && h->tag == 1;
-        }
-}
-
 static void receive_message(dcu_proxy_t *p, int from, const void *data, size_t size)
 {
     dcu_wire_header_t h;
@@ -186,10 +165,10 @@ static void receive_message(dcu_proxy_t *p, int from, const void *data, size_t s
     /* What a run that ended early left on the way is not this run's. */
     if (h.run != p->run)
         return;
-    heard(p, from, &h);
+    dcu_proxy_heard(p, from, &h);
     const char *body = (const char *)data + sizeof h;
     if (h.flags & DCU_WIRE_ENDED) /* the run ended before what this carries */
-        dl_found(p);
+        dcu_proxy_dl_declare(p);
     p->received += dcu_proxy_moves_ranks(h.type);
     if (dcu_proxy_credited(h.type)) {
         uint64_t credit = h.flags & DCU_WIRE_UNCREDITED ? UINT64_MAX : p->c.net_credit;
@@ -219,7 +198,7 @@ static void receive_message(dcu_proxy_t *p, int from, const void *data, size_t s
     case DCU_WIRE_PROBE:
     case DCU_WIRE_REPLY:
     case DCU_WIRE_FOUND:
-        dl_receive(p, from, &h, body);
+        dcu_proxy_dl_receive(p, from, &h, body);
         break;
     case DCU_WIRE_ROUND:
     case DCU_WIRE_ACK:
@@ -308,229 +287,7 @@ static void send_notify(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q)
     dcu_trace_mark(DCU_TRACE_SENT, 0);
 }
 
-/* ---- beats along the tree ------------------------------------------------------- */
-
-/* My neighbours in the detector's tree, each heard from now (a run
- * starts in every process after one barrier). */
-static void beats_reset(dcu_proxy_t *p)
-{
-    int nb[3];
-    uint64_t now = dcu_clock_ns();
-    p->nbs = dcu_proxy_tree_neighbours(p, nb);
-    for (int k = 0; k < p->nbs; k++) {
-        p->nb[k].q = nb[k];
-        p->nb[k].heard_ns = now;
-        p->nb[k].done = 0;
-    }
-    p->beat_ns = 0;
-    p->listened_ns = 0;
-}
-
-/* A neighbour's silence counts only while this thread listened: of a
- * gap between two of its looks longer than a beat (the process stopped,
- * or its host thread held up), what its neighbours sent meanwhile may
- * still wait in the manager, so every neighbour's silence is moved on by
- * the gap less one beat (polls that are merely slow still add up to a
- * verdict). Without this a process that resumes after a stop names the
- * healthy neighbour that is busy naming it. */
-static void forgive_own_gap(dcu_proxy_t *p, uint64_t now)
-{
-    uint64_t gap = p->listened_ns ? now - p->listened_ns : 0;
-    p->listened_ns = now;
-    if (gap <= PROXY_BEAT_NS)
-        return;
-    for (int k = 0; k < p->nbs; k++) {
-        uint64_t moved = p->nb[k].heard_ns + (gap - PROXY_BEAT_NS);
-        p->nb[k].heard_ns = moved < now ? moved : now;
-    }
-}
-
-/* A neighbour silent for too long while this run goes on: it is lost to
- * the run, here and, told, in every process. */
-static void name_silent(dcu_proxy_t *p, int q, uint64_t silent_ns)
-{
-    char who[88], me[40];
-    if (p->c.net_env.describe)
-        p->c.net_env.describe(q, who, sizeof who);
-    else
-        snprintf(who, sizeof who, "process %d", q);
-    int lanes = p->c.net_env.lanes, i = p->c.process_index;
-    if (lanes > 1)
-        snprintf(me, sizeof me, "process %d, lane %d", i / lanes, i % lanes);
-    else
-        snprintf(me, sizeof me, "process %d", i);
-    snprintf(p->left, sizeof p->left,
-             "%s sent nothing for %.1f s while its run went on (dead, stopped, or its host "
-             "thread held up; noticed by %s)",
-             who, (double)silent_ns / DCU_NS_PER_S, me);
-    dcu_proxy_tell(p, DCU_PROXY_LEFT);
-    dcu_proxy_spread(p, DCU_WIRE_LEFT, p->left, -1);
-    uint32_t none = DCUDA_CANCEL_NONE;
-    atomic_compare_exchange_strong_explicit(p->c.cancel, &none, DCUDA_CANCEL_PEER,
-                                            memory_order_acq_rel, memory_order_acquire);
-}
-
-/* Beats my neighbours every PROXY_BEAT_NS, and names one silent for
- * PROXY_SILENCE_NS. Not once the run was cancelled: a process whose
- * ranks ended stops beating, and its peers' ranks may still compute. */
-static void beats(dcu_proxy_t *p)
-{
-    uint64_t now = dcu_clock_ns();
-    forgive_own_gap(p, now);
-    if (now - p->beat_ns >= PROXY_BEAT_NS) {
-        p->beat_ns = now;
-        for (int k = 0; k < p->nbs; k++)
-            if (!p->nb[k].done)
-                dcu_proxy_send_bare(p, p->nb[k].q, DCU_WIRE_BEAT, 0, 0, 0);
-    }
-    if (p->left[0] || atomic_load_explicit(p->c.cancel, memory_order_acquire))
-        return;
-    for (int k = 0; k < p->nbs; k++)
-        if (!p->nb[k].done && now - p->nb[k].heard_ns > PROXY_SILENCE_NS) {
-            name_silent(p, p->nb[k].q, now - p->nb[k].heard_ns);
-            return;
-        }
-}
-
-void dcu_proxy_ranks_done(dcu_proxy_t *p)
-{
-    for (int k = 0; p->net && !p->failure[0] && k < p->nbs; k++)
-        dcu_proxy_send_bare(p, p->nb[k].q, DCU_WIRE_BEAT, 0, 1, 0);
-}
-
-/* ---- the deadlock detector's rounds over the network ---------------------------- */
-
-static int dl_children(const dcu_proxy_t *p)
-{
-    int first = 2 * p->c.process_index + 1;
-    return first >= p->c.process_count ? 0 : first + 1 >= p->c.process_count ? 1 : 2;
-}
-
-/* A message of the detector's (no body but a reply's) to process q. */
-static void dl_send(dcu_proxy_t *p, int q, uint8_t type, uint32_t round, const dcu_quiet_t *sum)
-{
-    dcu_wire_header_t *h = dcu_proxy_message_to(p, q, type, sum ? sizeof *sum : 0);
-    if (!h)
-        return;
-    h->epoch = round;
-    if (sum)
-        memcpy(h + 1, sum, sizeof *sum);
-    dcu_proxy_send_to(p, q, h);
-}
-
-static void dl_to_children(dcu_proxy_t *p, uint8_t type, uint32_t round)
-{
-    for (int k = 0; k < dl_children(p); k++)
-        dl_send(p, 2 * p->c.process_index + 1 + k, type, round, NULL);
-}
-
-/* Round `round` is asked of this process: it asks its children. */
-static void dl_begin(dcu_proxy_t *p, uint32_t round)
-{
-    p->dl.asked = round;
-    p->dl.mine_in = p->dl.replies = 0;
-    p->dl.answered_by[0] = p->dl.answered_by[1] = 0;
-    p->dl.sum = dcu_quiet_none();
-    p->dl.asked_ns = dcu_clock_ns();
-    dl_to_children(p, DCU_WIRE_PROBE, round);
-}
-
-/* Once my answer and my children's are in: up to my parent (the root keeps
- * it). */
-static void dl_pass_up(dcu_proxy_t *p)
-{
-    if (!p->dl.mine_in || p->dl.replies < dl_children(p))
-        return;
-    if (p->c.process_index == 0) {
-        p->dl.collected = p->dl.asked;
-        p->dl.result = p->dl.sum;
-    } else {
-        dl_send(p, (p->c.process_index - 1) / 2, DCU_WIRE_REPLY, p->dl.asked, &p->dl.sum);
-    }
-}
-
-/* The run is deadlocked: the node's word says so before anything else
- * that arrives is applied (a blocked rank whose wait it completes reads
- * the word, and ends with the deadlock), and my children in the tree hear
- * it. The monitor reports and ends the waits (core/deadlock.c). */
-static void dl_found(dcu_proxy_t *p)
-{
-    if (p->dl.found)
-        return;
-    p->dl.found = 1;
-    dcu_node_dl_declare();
-    dl_to_children(p, DCU_WIRE_FOUND, 0);
-}
-
-static void dl_receive(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body)
-{
-    int child = from - (2 * p->c.process_index + 1);
-    if (h->type == DCU_WIRE_FOUND) {
-        dl_found(p);
-    } else if (h->type == DCU_WIRE_PROBE && from == (p->c.process_index - 1) / 2) {
-        dl_begin(p, h->epoch);
-    } else if (h->type == DCU_WIRE_REPLY && child >= 0 && child < dl_children(p) &&
-               h->epoch == p->dl.asked && !p->dl.answered_by[child]) {
-        dcu_quiet_t q;
-        memcpy(&q, body, sizeof q);
-        dcu_quiet_fold(&p->dl.sum, &q);
-        p->dl.answered_by[child] = 1;
-        p->dl.replies++;
-        dl_pass_up(p);
-    } else {
-        dcu_proxy_fail(p, "process %d sent a deadlock detector's message out of turn", from);
-    }
-}
-
-void dcu_proxy_dl_ask(dcu_proxy_t *p, uint32_t round) { dl_begin(p, round); }
-
-uint32_t dcu_proxy_dl_asked(const dcu_proxy_t *p) { return p->dl.mine_in ? 0u : p->dl.asked; }
-
-void dcu_proxy_dl_answer(dcu_proxy_t *p, uint32_t round, const dcu_quiet_t *q)
-{
-    if (round != p->dl.asked || p->dl.mine_in)
-        return;
-    dcu_quiet_t mine = *q;
-    mine.sent = p->sent;
-    mine.received = p->received;
-    dcu_quiet_fold(&p->dl.sum, &mine);
-    p->dl.mine_in = 1;
-    dl_pass_up(p);
-}
-
-int dcu_proxy_dl_collect(const dcu_proxy_t *p, uint32_t round, dcu_quiet_t *sum)
-{
-    if (p->dl.collected != round)
-        return 0;
-    *sum = p->dl.result;
-    return 1;
-}
-
-void dcu_proxy_dl_declare(dcu_proxy_t *p) { dl_found(p); }
-
-int dcu_proxy_dl_declared(const dcu_proxy_t *p) { return p->dl.found; }
-
-int dcu_proxy_dl_stalled(const dcu_proxy_t *p, uint64_t ns, char *why, size_t why_size)
-{
-    uint64_t now = dcu_clock_ns();
-    if (!p->net || !p->dl.asked || now - p->dl.asked_ns < ns)
-        return 0;
-    for (int k = 0; k < dl_children(p); k++) {
-        if (p->dl.answered_by[k])
-            continue;
-        char who[128];
-        int q = 2 * p->c.process_index + 1 + k;
-        if (p->c.net_env.describe)
-            p->c.net_env.describe(q, who, sizeof who);
-        else
-            snprintf(who, sizeof who, "process %d", q);
-        snprintf(why, why_size,
-                 "%s has not answered for %.1f s (stopped, or its host thread held up)", who,
-                 (double)(now - p->dl.asked_ns) / DCU_NS_PER_S);
-        return 1;
-    }
-    return 0;
-}
+/* ---- what others read of the proxy; WORLD barriers; asks abandoned ----------------- */
 
 int dcu_proxy_pending(const dcu_proxy_t *p)
 {
@@ -755,7 +512,7 @@ int dcu_proxy_poll(dcu_proxy_t *p)
     if (p->net && !p->failure[0])
         advance_fences(p);
     if (p->net && !p->failure[0])
-        beats(p);
+        dcu_proxy_beats(p);
     if (p->net && !p->failure[0] && dcu_inbox_held(p->inboxes) > 0) {
         int r = dcu_inbox_retry(p->inboxes);
         if (r < 0)
@@ -809,7 +566,7 @@ void dcu_proxy_reset(dcu_proxy_t *p)
     p->host_closed = 0;
     if (!p->net)
         return;
-    beats_reset(p);
+    dcu_proxy_beats_reset(p);
     /* The parts of the last run are gone (a window of a communicator is
      * read one member at a time: the others' entries of its slot stay
      * empty, and a message for them is refused). */

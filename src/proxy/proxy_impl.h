@@ -2,16 +2,17 @@
  * The proxy's state, shared by its files (internal: proxy.h is what the
  * rest of the runtime sees), and the functions they lend each other.
  *
- * The files call down only, never in a loop (ctest structure.proxy_loops):
+ * The files call down only, never in a loop (ctest structure.call_loops):
  * proxy_core.c (failure, news, answers, where the pinned buffers are) is
  * beneath everything; send.c (making and sending messages, frames, credit,
  * acknowledgements) calls only it and the files of counts and formats
  * below (netbar.c, frames.c, wire.c); the services (bulk.c: the bytes of
  * large puts and of gets' answers through the pinned buffers, read by the
- * backend's copy engine; part_msgs.c; host_reqs.c, host_serve.c) call
- * those and each other downward; proxy.c, on top, serves the command
- * queue, dispatches what arrives to the services and polls them once a
- * pass.
+ * backend's copy engine; part_msgs.c; host_reqs.c, host_serve.c;
+ * detector.c: the deadlock detector's rounds; beats.c: the beats along its
+ * tree) call those and each other downward; proxy.c, on top, serves the
+ * command queue, dispatches what arrives to the services and polls them
+ * once a pass.
  */
 #ifndef DCU_PROXY_IMPL_H
 #define DCU_PROXY_IMPL_H
@@ -121,9 +122,10 @@ struct dcu_proxy {
      * barriers), sent and received: the deadlock detector's counts. */
     uint64_t sent, received;
     uint64_t unacked; /* bytes told landed since the last acknowledgements */
-    /* Beats: my neighbours in the detector's tree (parent, children),
-     * when each was last heard from this run and whether it said its
-     * ranks are done; when I last beat. */
+    /* Beats (beats.c alone; set up each run by dcu_proxy_beats_reset): my
+     * neighbours in the detector's tree (parent, children), when each was
+     * last heard from this run and whether it said its ranks are done;
+     * when I last beat. */
     struct {
         int q;
         uint64_t heard_ns;
@@ -132,9 +134,11 @@ struct dcu_proxy {
     int nbs;
     uint64_t beat_ns;
     uint64_t listened_ns; /* my last look for beats (0: none yet this run) */
-    /* The deadlock detector's rounds over the network: a tree of the
-     * processes (parent (i - 1) / 2, children 2i + 1 and 2i + 2), process 0
-     * its root, which asks. */
+    /* The deadlock detector's rounds over the network (detector.c; cleared
+     * by dcu_proxy_reset, and send.c reads `found`: every message after it
+     * carries DCU_WIRE_ENDED): a tree of the processes (parent
+     * (i - 1) / 2, children 2i + 1 and 2i + 2), process 0 its root, which
+     * asks. */
     struct {
         uint32_t asked;     /* the round asked of this process (0: none yet) */
         int mine_in;        /* my own answer to it is in `sum` */
@@ -213,6 +217,23 @@ void dcu_proxy_release_message(void *arg, void *msg);
  * the proxy); the acknowledgements owed, sent. */
 void dcu_proxy_landed(void *arg, int from, uint32_t bytes);
 void dcu_proxy_send_acks(dcu_proxy_t *p);
+
+/* ---- detector.c ---- */
+
+/* A detector's message from process `from` (PROBE from my parent, REPLY
+ * from a child, FOUND); one out of turn fails the proxy. (Any message
+ * marked DCU_WIRE_ENDED declares the deadlock: dcu_proxy_dl_declare.) */
+void dcu_proxy_dl_receive(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body);
+
+/* ---- beats.c ---- */
+
+/* A message from process `from` arrived: a beat when it is my neighbour. */
+void dcu_proxy_heard(dcu_proxy_t *p, int from, const dcu_wire_header_t *h);
+/* A run begins: my neighbours, each heard from now. */
+void dcu_proxy_beats_reset(dcu_proxy_t *p);
+/* A pass's step: beats my neighbours when due, names one silent too long
+ * (its LEFT spread, the run cancelled). */
+void dcu_proxy_beats(dcu_proxy_t *p);
 
 /* ---- part_msgs.c ---- */
 
