@@ -301,6 +301,21 @@ static inline int test_main(int argc, char **argv, const test_case_t *cases, int
     return dcuda_host_exit_status(test_run_case(argc, argv, cases, count));
 }
 
+/* Starts the runtime of kernel (threads a rank), reads its ranks' info
+ * and checks it against the settings, and names this process in failure
+ * lines: 1, or 0 after a failed check. */
+static inline int test_open_host(int argc, char **argv, dcuda_kernel_t kernel, int threads,
+                                 dcuda_host_h *h, dcuda_rank_info_t *info)
+{
+    if (!TEST_STATUS(dcuda_host_init(argc, argv, kernel, threads, h), DCUDA_OK))
+        return 0;
+    dcuda_host_get_rank_info(*h, info);
+    test_check_rank_setting(info);
+    snprintf(test_who, sizeof test_who, "process %d of %d: ", info->process_index,
+             info->process_count);
+    return 1;
+}
+
 /* Memory the ranks reach (dcuda_host_alloc) and this process's host copy
  * of it, `bytes` each, as the randomized drivers fill one before a run
  * and read the other after: 1, or 0 after a failed check (either could

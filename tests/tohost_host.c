@@ -54,20 +54,15 @@ static void th_sleep_us(long us)
 static int th_open(th_run_t *r, int argc, char **argv, int c)
 {
     memset(r, 0, sizeof *r);
-    if (!TEST_STATUS(dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(tohost), 32, &r->h), DCUDA_OK))
+    if (!test_open_host(argc, argv, DCUDA_KERNEL_REF(tohost), 32, &r->h, &r->info))
         return 1;
-    dcuda_host_get_rank_info(r->h, &r->info);
-    test_check_rank_setting(&r->info);
-    snprintf(test_who, sizeof test_who, "process %d of %d: ", r->info.process_index,
-             r->info.process_count);
     int n = r->info.rank_responsible;
     r->d.test_case = c;
     r->d.steps = TH_STEPS;
     r->words_bytes = (size_t)n * TH_WORDS * sizeof(int64_t);
-    r->words = calloc(1, r->words_bytes);
-    if (!r->words ||
-        !TEST_STATUS(dcuda_host_alloc(r->h, r->words_bytes, (void **)&r->d.words), DCUDA_OK))
+    if (!test_alloc_both(r->h, r->words_bytes, (void **)&r->words, (void **)&r->d.words))
         return 1;
+    memset(r->words, 0, r->words_bytes);
     if (c == TH_MODEL &&
         !TEST_STATUS(dcuda_host_alloc(r->h, (size_t)n * TH_PART, (void **)&r->d.parts), DCUDA_OK))
         return 1;
@@ -92,9 +87,8 @@ static void th_close(th_run_t *r)
 {
     if (r->d.parts)
         TEST_STATUS(dcuda_host_free(r->h, r->d.parts), DCUDA_OK);
-    TEST_STATUS(dcuda_host_free(r->h, r->d.words), DCUDA_OK);
+    test_free_both(r->h, r->words, r->d.words);
     TEST_STATUS(dcuda_host_finish(r->h), DCUDA_OK);
-    free(r->words);
 }
 
 /* ---- the model ------------------------------------------------------------------- */
