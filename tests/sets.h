@@ -18,7 +18,8 @@ enum {
     SETS_MODEL = 0,    /* the randomized model */
     SETS_MISUSE = 1,   /* bad sets and tags, each refused with its status */
     SETS_DEADLOCK = 2, /* a set of two tags, all wanted, one never notified */
-    SETS_HOST = 3      /* a set only the host completes, late: no deadlock */
+    SETS_HOST = 3,     /* a set only the host completes, late: no deadlock */
+    SETS_WATCHDOG = 4  /* the deadlock case with the detector off: the watchdog cancels */
 };
 
 /* The pool: tags SETS_TAG0 .. SETS_TAG0 + SETS_TAGS - 1; the tags below it
@@ -33,20 +34,22 @@ enum {
 #define SETS_SRC (SETS_HEADER + SETS_SLOTS * SETS_SLOT)
 #define SETS_PART (SETS_HEADER + 2u * SETS_SLOTS * SETS_SLOT)
 #define SETS_STEPS 6
+#define SETS_THREADS 64 /* a GPU rank: two warps, so that every thread checks bytes */
 /* The deadlock and host cases' set: tags 60 and 62. */
 #define SETS_LONE_TAG 60
 #define SETS_HOST_TAG 62
 
 /* A rank's findings ([device rank][SETS_WORDS]): the first wrong thing
  * (step * 100 + what, SETS_BAD_*), the first failing status, the calls'
- * statuses of the other cases, the set they took. */
+ * statuses of the other cases, the sets they took. */
 enum {
     SETS_BAD = 0,
     SETS_FIRST_ERROR = 1,
-    SETS_CALLS = 2, /* 8 words */
-    SETS_TAKEN = 10,
-    SETS_OPS = 11, /* the model's calls, by kind: 4 words */
-    SETS_WORDS = 16
+    SETS_CALLS = 2, /* SETS_CALL_WORDS words */
+    SETS_CALL_WORDS = 16,
+    SETS_TAKEN = 18, /* 3 words */
+    SETS_OPS = 21,   /* the model's calls, by kind: 5 words */
+    SETS_WORDS = 32
 };
 enum {
     SETS_BAD_PHANTOM = 1, /* took a tag with nothing left to come */

@@ -1,7 +1,7 @@
 /*
  * Host driver of the test of sets of tags:
  *   dcuda_test_sets model [seed [runs]]
- *   dcuda_test_sets misuse|deadlock|host
+ *   dcuda_test_sets misuse|deadlock|host|watchdog
  *
  * model: seeded runs of the plan in sets.h (every tag of a pool sent to
  * every rank by one drawn rank, 0 to 2 notified puts of drawn sizes a
@@ -14,7 +14,8 @@
  * taken, then a good set; a set of two tags, all wanted, of which one is
  * never sent (DCUDA_ERR_DEADLOCK; the report names the set's tags); a set
  * only the host completes, 300 ms late (no deadlock: the host may still
- * notify).
+ * notify); the deadlock's set with the detector off, which the watchdog
+ * reports and cancels.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
@@ -41,7 +42,7 @@ typedef struct sets_run {
 static int sets_open(sets_run_t *r, int argc, char **argv, int c)
 {
     memset(r, 0, sizeof *r);
-    if (!test_open_host(argc, argv, DCUDA_KERNEL_REF(sets), 32, &r->h, &r->info))
+    if (!test_open_host(argc, argv, DCUDA_KERNEL_REF(sets), SETS_THREADS, &r->h, &r->info))
         return 1;
     int n = r->info.rank_responsible;
     r->d.test_case = c;
@@ -149,16 +150,30 @@ static int case_misuse(int argc, char **argv)
         return rc;
     TEST_STATUS(dcuda_host_run(r.h, &r.d, sizeof r.d, NULL), DCUDA_ERR_TAG); /* the first */
     sets_fetch(&r);
-    static const dcuda_status_t want[8] = { DCUDA_ERR_TAG,         DCUDA_ERR_TAG,
-                                            DCUDA_ERR_INVALID_ARG, DCUDA_ERR_INVALID_ARG,
-                                            DCUDA_ERR_INVALID_ARG, DCUDA_ERR_TAG,
-                                            DCUDA_ERR_TAG,         DCUDA_OK };
+    static const int64_t want[SETS_CALL_WORDS] = { DCUDA_ERR_TAG,
+                                                   DCUDA_ERR_TAG,
+                                                   DCUDA_ERR_INVALID_ARG,
+                                                   DCUDA_ERR_INVALID_ARG,
+                                                   DCUDA_ERR_INVALID_ARG,
+                                                   DCUDA_ERR_TAG,
+                                                   DCUDA_ERR_TAG,
+                                                   DCUDA_OK,
+                                                   DCUDA_OK,
+                                                   DCUDA_ERR_TAG,
+                                                   DCUDA_ERR_INVALID_ARG,
+                                                   DCUDA_ERR_INVALID_ARG,
+                                                   0 /* nothing left */,
+                                                   DCUDA_OK,
+                                                   1 /* consumed */,
+                                                   DCUDA_OK };
     char what[32];
-    for (int i = 0; i < 8; i++) {
+    for (int i = 0; i < SETS_CALL_WORDS; i++) {
         snprintf(what, sizeof what, "call %d", i);
         sets_check_word(&r, SETS_CALLS + i, want[i], what);
     }
     sets_check_word(&r, SETS_TAKEN, 0xa, "the good set's taken");
+    sets_check_word(&r, SETS_TAKEN + 1, 0x80000000, "the set of tag 255's taken");
+    sets_check_word(&r, SETS_TAKEN + 2, 0xa, "a need of 1's taken (both tags had one)");
     sets_check_word(&r, SETS_BAD, 0, "its finding");
     sets_check_word(&r, SETS_FIRST_ERROR, 0, "its calls' first error");
     sets_close(&r);
@@ -191,6 +206,39 @@ static int case_deadlock(int argc, char **argv)
     return 0;
 }
 
+/* The deadlock case with the detector off: the watchdog reports the set
+ * and cancels the waits (DCUDA_ERR_TIMEOUT, nothing taken). */
+static int case_watchdog(int argc, char **argv)
+{
+    sets_run_t r;
+    setenv("DCUDA_DEADLOCK", "0", 1);
+    setenv("DCUDA_WATCHDOG", "0.5", 1);
+    setenv("DCUDA_WATCHDOG_CANCEL", "1", 1);
+    int rc = sets_open(&r, argc, argv, SETS_WATCHDOG);
+    if (rc)
+        return rc;
+    test_capture_t cap;
+    if (!test_capture_begin(&cap))
+        return 1;
+    dcuda_status_t run = dcuda_host_run(r.h, &r.d, sizeof r.d, NULL);
+    char *out = test_capture_end(&cap);
+    printf("%s---- captured ----\n%s---- end ----\n", test_who, out ? out : "");
+    TEST_STATUS(run, DCUDA_ERR_TIMEOUT);
+    TEST_CHECK(out && test_find_line(out, "watchdog:",
+                                     "for notifications of 2 of the tags {60, 62} (one each)"),
+               "the watchdog's report does not name the set");
+    TEST_CHECK(out && test_find_line(out, "dcuda_wait_notification_set",
+                                     "waiting for notifications of 2 of the tags from 60 by "
+                                     "mask 0x5"),
+               "the cancelled wait's report does not name the set");
+    free(out);
+    sets_fetch(&r);
+    sets_check_word(&r, SETS_CALLS, DCUDA_ERR_TIMEOUT, "the set wait");
+    sets_check_word(&r, SETS_TAKEN, 0, "the cancelled wait's taken");
+    sets_close(&r);
+    return 0;
+}
+
 static int case_host(int argc, char **argv)
 {
     sets_run_t r;
@@ -214,10 +262,8 @@ static int case_host(int argc, char **argv)
 int main(int argc, char **argv)
 {
     static const test_case_t cases[] = {
-        { "model", case_model },
-        { "misuse", case_misuse },
-        { "deadlock", case_deadlock },
-        { "host", case_host },
+        { "model", case_model }, { "misuse", case_misuse },     { "deadlock", case_deadlock },
+        { "host", case_host },   { "watchdog", case_watchdog },
     };
     return test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
 }

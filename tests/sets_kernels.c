@@ -19,8 +19,9 @@ typedef struct sets_rank {
     int64_t err;
     int me, n, step;
     uint32_t rng;
-    int left[SETS_TAGS]; /* per tag of the pool: notifications still to come this step */
-    int got[SETS_TAGS];  /* consumed this step */
+    uint32_t *shared_taken; /* memory the rank's threads share (a GPU: __shared__) */
+    int left[SETS_TAGS];    /* per tag of the pool: notifications still to come this step */
+    int got[SETS_TAGS];     /* consumed this step */
 } sets_rank_t;
 
 TEST_RANK_FN uint32_t sets_rand(sets_rank_t *r)
@@ -43,6 +44,14 @@ TEST_RANK_FN uint32_t sets_lowest(uint32_t x) { return x & (~x + 1u); }
 TEST_RANK_FN void sets_bad(sets_rank_t *r, int what)
 {
     if (dcuda_thread_index() == 0 && r->words[SETS_BAD] == 0)
+        r->words[SETS_BAD] = (int64_t)r->step * 100 + what;
+}
+
+/* A finding of any thread (a byte it checked): the first to see one keeps
+ * it (threads of a GPU rank may race to write the same kind of finding). */
+TEST_RANK_FN void sets_bad_any(sets_rank_t *r, int what)
+{
+    if (r->words[SETS_BAD] == 0)
         r->words[SETS_BAD] = (int64_t)r->step * 100 + what;
 }
 
@@ -93,13 +102,16 @@ TEST_RANK_FN void sets_took(sets_rank_t *r, int t, int count)
         int k = r->got[t]++;
         r->left[t]--;
         uint32_t size = sets_size(seed, r->step, r->me, t, k);
-        if (size == 0 || dcuda_thread_index() != 0)
+        if (size == 0)
             continue;
+        /* Every thread checks its share: what the wait made visible is
+         * the whole rank's, not its leader's alone. */
         int owner = sets_owner(seed, r->step, r->me, t, r->n);
         const unsigned char *p = r->part + SETS_RECV + sets_slot(t, k);
-        for (uint32_t i = 0; i < size; i++)
+        for (uint32_t i = (uint32_t)dcuda_thread_index(); i < size;
+             i += (uint32_t)dcuda_thread_count())
             if (p[i] != sets_byte(owner, r->step, t, k, i)) {
-                sets_bad(r, SETS_BAD_DATA);
+                sets_bad_any(r, SETS_BAD_DATA);
                 break;
             }
     }
@@ -142,9 +154,11 @@ TEST_RANK_FN void sets_wait_op(sets_rank_t *r, int first, uint32_t drawn, uint32
         mask |= sets_lowest(live);
     int want =
         all ? sets_popcount(mask) : 1 + (int)(sets_rand(r) % (uint32_t)sets_popcount(mask & live));
-    uint32_t taken = 0xdeadu;
-    dcuda_status_t s =
-        dcuda_wait_notification_set(r->st, first, mask, all ? DCUDA_SET_ALL : want, &taken);
+    /* The answer in memory every thread shares: each reads it before its
+     * next call, in which another thread may already clear it. */
+    dcuda_status_t s = dcuda_wait_notification_set(r->st, first, mask, all ? DCUDA_SET_ALL : want,
+                                                   r->shared_taken);
+    uint32_t taken = *r->shared_taken;
     test_note(&r->err, s);
     if (s == DCUDA_OK)
         sets_check_taken(r, first, mask, taken, want);
@@ -264,13 +278,14 @@ TEST_RANK_FN void sets_model(sets_rank_t *r)
     test_note(&r->err, dcuda_win_free(r->st, win));
 }
 
-/* Bad sets and tags; then a good set of two tags this rank notified. */
+/* Bad sets and tags, at every bound; then good sets this rank notified
+ * itself (in order, so what arrived before a wait's tag is known). */
 TEST_RANK_FN void sets_misuse(sets_rank_t *r)
 {
     int64_t *call = r->words + SETS_CALLS;
-    uint32_t taken = 0xdeadu;
+    uint32_t taken = 0xdeadu, last = 0u, every = 0u;
     dcuda_state_t *st = r->st;
-    int64_t c[8];
+    int64_t c[SETS_CALL_WORDS];
     c[0] = dcuda_wait_notification_set(st, -1, 1u, 1, &taken);
     c[1] = dcuda_wait_notification_set(st, 250, 0x80u, 1, &taken); /* names tag 257 */
     c[2] = dcuda_test_notification_set(st, 10, 0u, 1, &taken);
@@ -287,18 +302,36 @@ TEST_RANK_FN void sets_misuse(sets_rank_t *r)
     test_note(&r->err, dcuda_notify(st, r->me, DCUDA_COMM_WORLD, 11));
     test_note(&r->err, dcuda_notify(st, r->me, DCUDA_COMM_WORLD, 13));
     c[7] = dcuda_wait_notification_set(st, 10, 0xau, DCUDA_SET_ALL, &taken);
+    /* Mask bit 31: tag 255 is the last a set may name. */
+    test_note(&r->err, dcuda_notify(st, r->me, DCUDA_COMM_WORLD, 255));
+    c[8] = dcuda_wait_notification_set(st, 224, 0x80000000u, 1, &last);
+    c[9] = dcuda_wait_notification_set(st, 225, 0x80000000u, 1, 0);
+    c[10] = dcuda_test_notification_set(st, 10, 0x3u, -2, 0);
+    c[11] = dcuda_wait_notification_set(st, 10, 0x3u, 0, 0);
+    c[12] = dcuda_test_notification_set(st, 255, 1u, 1, 0); /* nothing left of 255: 0 */
+    c[13] = dcuda_take_notifications(st, 12, 0);
+    /* A set takes every tag that has a notification, not only `need`:
+     * 11 and 13 arrived before 15, which a plain wait took. */
+    test_note(&r->err, dcuda_notify(st, r->me, DCUDA_COMM_WORLD, 11));
+    test_note(&r->err, dcuda_notify(st, r->me, DCUDA_COMM_WORLD, 13));
+    test_note(&r->err, dcuda_notify(st, r->me, DCUDA_COMM_WORLD, 15));
+    test_note(&r->err, dcuda_wait_notifications(st, 15, 1));
+    c[14] = dcuda_test_notification_set(st, 10, 0xau, 1, &every);
+    test_note(&r->err, dcuda_notify(st, r->me, DCUDA_COMM_WORLD, 11));
+    c[15] = dcuda_wait_notification_set(st, 11, 1u, 1, 0); /* taken may be NULL */
     if (dcuda_thread_index() == 0) {
-        for (int i = 0; i < 8; i++)
+        for (int i = 0; i < SETS_CALL_WORDS; i++)
             call[i] = c[i];
         r->words[SETS_TAKEN] = taken;
+        r->words[SETS_TAKEN + 1] = last;
+        r->words[SETS_TAKEN + 2] = every;
     }
-    test_note(&r->err, dcuda_notify(st, r->me, DCUDA_COMM_WORLD, 11));
-    test_note(&r->err, dcuda_wait_notification_set(st, 11, 1u, 1, 0)); /* taken may be NULL */
 }
 
 DCUDA_KERNEL(sets, ctx)
 {
     DCUDA_SHARED dcuda_state_t st;
+    DCUDA_SHARED uint32_t set_taken;
     sets_data_t *d;
     sets_rank_t r;
     int drank = 0;
@@ -306,6 +339,7 @@ DCUDA_KERNEL(sets, ctx)
         return;
     dcuda_get_data(&st, (void **)&d);
     r.st = &st;
+    r.shared_taken = &set_taken;
     r.d = d;
     r.err = 0;
     r.step = 0;
@@ -323,6 +357,7 @@ DCUDA_KERNEL(sets, ctx)
         sets_misuse(&r);
         break;
     case SETS_DEADLOCK: /* one of the two tags comes; all are wanted */
+    case SETS_WATCHDOG:
         test_note(&r.err, dcuda_notify(&st, r.me, DCUDA_COMM_WORLD, SETS_LONE_TAG));
         r.words[SETS_CALLS] =
             dcuda_wait_notification_set(&st, SETS_LONE_TAG, 0x5u, DCUDA_SET_ALL, &taken);

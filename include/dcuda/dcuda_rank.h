@@ -13,8 +13,9 @@
  * Unless noted, every call is collective over the threads of the calling
  * rank (all threads call it with the same arguments) and returns the same
  * status to all of them. Misuse returns a negative dcuda_status_t, leaves
- * memory untouched and is reported on the host with rank, call and values
- * while the kernel runs.
+ * memory untouched (but for the answer of the calls that say so, cleared)
+ * and is reported on the host with rank, call and values while the kernel
+ * runs.
  *
  * Ordering: puts and notifications from one rank to one target arrive in
  * issue order; when a notification is seen, the data of the put that
@@ -246,9 +247,11 @@ DCUDA_RANK_API dcuda_status_t dcuda_wait_notifications(dcuda_state_t *st, int ta
  * (when taken is not NULL) for each tag first_tag + i it consumed from;
  * the others stay for later calls. A consumed notification orders as in
  * dcuda_wait_notifications: what its notifier stored before it is seen.
- * A first_tag or a mask naming a tag outside 0..255 is DCUDA_ERR_TAG; a
- * mask of 0 or a need outside 1..(tags of the set) other than
- * DCUDA_SET_ALL, DCUDA_ERR_INVALID_ARG (*taken is 0 then).
+ * taken may point to memory the rank's threads share or to each thread's
+ * own: every thread gets the same answer. A first_tag or a mask naming a
+ * tag outside 0..255 is DCUDA_ERR_TAG; a mask of 0 or a need outside
+ * 1..(tags of the set) other than DCUDA_SET_ALL, DCUDA_ERR_INVALID_ARG;
+ * on every error *taken is 0 (the one write a refused call makes).
  * dcuda_test_notification_set: 1 if it consumed (need was met), 0 and
  * *taken 0 if not, negative status on misuse. */
 DCUDA_RANK_API int dcuda_test_notification_set(dcuda_state_t *st, int first_tag, uint32_t mask,
@@ -263,7 +266,7 @@ DCUDA_RANK_API dcuda_status_t dcuda_wait_notification_set(dcuda_state_t *st, int
 /* Reads and resets a tag's count: consumes every notification of tag
  * (0..255) that has arrived, and says how many in *taken (when not NULL);
  * one arriving after the read stays for the next call (none is lost).
- * Never blocks. */
+ * Never blocks. A tag outside 0..255 is DCUDA_ERR_TAG (*taken 0). */
 DCUDA_RANK_API dcuda_status_t dcuda_take_notifications(dcuda_state_t *st, int tag, uint32_t *taken);
 
 /* ---- timers, host, logging ------------------------------------------------------ */

@@ -144,14 +144,16 @@ DCU_FN_COLD dcuda_status_t dcu_set_checks(dcuda_state_t *st, int first, uint32_t
                       dcu_set_size(mask));
 }
 
-/* Entry of a set's test and wait (all threads): *taken cleared, the
- * rank's earlier accesses done, state and arguments checked. */
+/* Entry of a set's test and wait (all threads): the rank's earlier
+ * accesses done (and every thread's read of the last call's answers),
+ * then *taken cleared (it may be memory the rank's threads share), state
+ * and arguments checked. */
 DCU_FN dcuda_status_t dcu_set_entry(dcuda_state_t *st, int first, uint32_t mask, int need,
                                     uint32_t *taken, const char *call)
 {
+    dcu_sync();
     if (taken)
         *taken = 0u;
-    dcu_sync();
     if (st && (dcu_state_fields_ok(st) & dcu_set_valid(first, mask, need)))
         return DCUDA_OK;
     return dcu_set_checks(st, first, mask, need, call);
@@ -258,9 +260,9 @@ DCU_FN dcuda_status_t dcu_wait_notification_set(dcuda_state_t *st, int first, ui
 DCU_FN dcuda_status_t dcu_take_notifications(dcuda_state_t *st, int tag, uint32_t *taken)
 {
     const char *call = "dcuda_take_notifications";
+    dcu_sync();
     if (taken)
         *taken = 0u;
-    dcu_sync();
     if (!st || !(dcu_state_fields_ok(st) & dcu_user_tag(tag))) {
         if (!dcu_state_ok(st))
             return dcu_report_uninit(st, call);

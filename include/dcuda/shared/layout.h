@@ -317,13 +317,19 @@ enum dcuda_rank_phase {
 typedef struct dcuda_rank_status {
     DCUDA_ATOMIC(uint32_t) phase;
     DCUDA_ATOMIC(uint32_t) episode;
-    DCUDA_ATOMIC(uint32_t) tag;      /* WAITING: tag */
-    DCUDA_ATOMIC(uint32_t) count;    /* WAITING: count asked for */
-    DCUDA_ATOMIC(uint32_t) consumed; /* WAITING: consumed counter of the tag */
-    DCUDA_ATOMIC(uint32_t) comm;     /* BARRIER: communicator */
-    DCUDA_ATOMIC(uint32_t) target;   /* the value of the counter waited for */
-    DCUDA_ATOMIC(uint32_t) seen;     /* the counter's value when the rank last looked */
-    DCUDA_ATOMIC(uint32_t) waits;    /* the counter: DCUDA_WAITS_ON(kind, index) */
+    DCUDA_ATOMIC(uint32_t) tag;   /* WAITING: tag (a set: its first tag) */
+    DCUDA_ATOMIC(uint32_t) count; /* WAITING: count asked for (a set: its mask) */
+    DCUDA_ATOMIC(uint32_t)
+    consumed;                    /* WAITING: consumed counter of the tag (a set: of
+                                      * its first tag; consumed_seen has them all) */
+    DCUDA_ATOMIC(uint32_t) comm; /* BARRIER: communicator */
+    DCUDA_ATOMIC(uint32_t)
+    target; /* the value of the counter waited for (a set: how
+                                      * many of its tags) */
+    DCUDA_ATOMIC(uint32_t)
+    seen;                         /* the counter's value when the rank last looked (a
+                                      * set: how many of its tags were ready) */
+    DCUDA_ATOMIC(uint32_t) waits; /* the counter: DCUDA_WAITS_ON(kind, index) */
     /* The call it is blocked in (a library tag or a barrier): kind |
      * communicator << 8 (dcuda_call_kind; 0: none), and its number on
      * that communicator. */
