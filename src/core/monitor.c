@@ -16,6 +16,7 @@
  * printed when the run ends (DCUDA_VERBOSE=1 shows every line).
  */
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -417,14 +418,31 @@ void dcu_monitor_end_run(dcuda_host_h h, const char *why, const char *note)
                   h->info.process_count > 1 ? " in every process" : "");
 }
 
+/* The first error's record as the ranks have it: 1 with its `first` entry
+ * when the rank that claimed it has written it (within RECORD_WAIT_NS; a
+ * rank that could no longer take part may end the run before that rank
+ * is done), 0 without. */
+#define RECORD_WAIT_NS (10 * 1000 * 1000)
+static int error_record(dcuda_host_h h, dcuda_error_record_t *err)
+{
+    const size_t head = offsetof(dcuda_error_record_t, first);
+    uint64_t until = dcu_clock_ns() + RECORD_WAIT_NS;
+    memset(err, 0, sizeof *err);
+    do {
+        if (h->ops->peek(h->backend, err, h->image.error, head) != DCUDA_OK || err->status == 0)
+            return 0;
+    } while (!err->filled && dcu_clock_ns() < until);
+    return err->filled && h->ops->peek(h->backend, &err->first, &h->image.error->first,
+                                       sizeof err->first) == DCUDA_OK;
+}
+
 /* A rank of this process ended the run (ON_ERROR=abort, or a rank that
  * left): the first error, as its record holds it, goes to the others. */
 static void rank_ended_run(dcuda_host_h h)
 {
     dcuda_error_record_t err;
     char text[sizeof h->abort_why - 64], why[sizeof h->abort_why];
-    int known =
-        h->ops->peek(h->backend, &err, h->image.error, sizeof err) == DCUDA_OK && err.status != 0;
+    int known = error_record(h, &err);
     if (known) {
         dcu_log_entry_text(&err.first, text, sizeof text);
         snprintf(why, sizeof why, "rank %d (process %d), which failed: %s", (int)err.rank,

@@ -62,6 +62,13 @@ DCU_FN int dcu_error_claim(const dcuda_context_t *ctx, int rank, dcuda_status_t 
     return first;
 }
 
+/* The claimer of the first error's record wrote its `first` entry: the
+ * host may read it now (dcuda_error_record_t.filled). */
+DCU_FN void dcu_error_filled(const dcuda_context_t *ctx)
+{
+    dcu_st_release(&ctx->error->filled, 1u, 1);
+}
+
 /* After the first error's record is filled: with ON_ERROR=abort (or
  * `always`, for a rank that can no longer take part) the error ends the
  * run. Unless something cancelled it already, blocked waits end quietly

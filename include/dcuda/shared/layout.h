@@ -17,7 +17,7 @@
 #include "base.h"
 #include "ring.h"
 
-#define DCUDA_LAYOUT_VERSION 25u
+#define DCUDA_LAYOUT_VERSION 26u
 /* Proxy lanes (threads) a process may have (PROXY_LANES). */
 #define DCUDA_MAX_PROXY_LANES 16
 /* The first of `ranks` ranks that lane `lane` of `lanes` serves (each lane
@@ -345,7 +345,9 @@ typedef struct dcuda_error_record {
     DCUDA_ATOMIC(int32_t) status;
     DCUDA_ATOMIC(int32_t) rank;
     DCUDA_ATOMIC(uint32_t) count;
-    uint32_t reserved;
+    /* 1 once `first` is written (a release by the rank that claimed the
+     * record): the host reads `first` while ranks run only after it. */
+    DCUDA_ATOMIC(uint32_t) filled;
     dcuda_log_entry_t first;
 } dcuda_error_record_t;
 

@@ -419,14 +419,16 @@ static dcuda_status_t cpu_rma_call(dcu_backend_t *b, void (*fn)(void *), void *a
     return DCUDA_OK;
 }
 
-/* The ranks may be writing these counters: read them as atomics. */
+/* The ranks may be writing these counters: read them as atomics, each an
+ * acquire (so a word a rank released, as an error record's `filled`,
+ * orders what it wrote before for a later peek). */
 static dcuda_status_t cpu_peek(dcu_backend_t *b, void *dst, const void *src, size_t size)
 {
     (void)b;
     const _Atomic uint32_t *s = (const _Atomic uint32_t *)src;
     uint32_t *d = (uint32_t *)dst;
     for (size_t i = 0; i < size / sizeof *d; i++)
-        d[i] = atomic_load_explicit(&s[i], memory_order_relaxed);
+        d[i] = atomic_load_explicit(&s[i], memory_order_acquire);
     return DCUDA_OK;
 }
 

@@ -58,6 +58,7 @@ dcuda_status_t dcu_report_at(const dcuda_context_t *ctx, int rank, dcuda_status_
     }
     if (dcu_error_claim(ctx, rank, status)) {
         fill_entry(&ctx->error->first, rank, DCUDA_LOG_ERROR_KIND, text);
+        dcu_error_filled(ctx);
         dcu_error_end_run(ctx, 0);
     }
     dcu_cpu_log_text(ctx, rank, DCUDA_LOG_ERROR_KIND, text);

@@ -137,6 +137,7 @@ static __device__ __noinline__ dcuda_status_t dcu_report_at(const dcuda_context_
         if (dcu_error_claim(ctx, rank, status)) {
             dcu_log_fill(&ctx->error->first, rank, DCUDA_LOG_ERROR_KIND, "%s: ", fmt, " (%s)", call,
                          args..., why);
+            dcu_error_filled(ctx);
             dcu_error_end_run(ctx, 0);
         }
         dcu_log_write(ctx, rank, DCUDA_LOG_ERROR_KIND, "%s: ", fmt, " (%s)", call, args..., why);
