@@ -65,9 +65,9 @@ int dcu_proxy_read_parts(dcu_proxy_t *p, uint32_t slot, int first, int count)
 void dcu_proxy_know_lib(dcu_proxy_t *p)
 {
     dcuda_win_entry_t *row = p->parts + (size_t)DCUDA_LIB_SLOT * (size_t)p->c.ranks;
+    const uint64_t lib = (uint64_t)(uintptr_t)p->c.lib; /* NULL where no rank has memory */
     for (int r = 0; r < p->c.ranks; r++)
-        row[r] = (dcuda_win_entry_t){ (uint64_t)(uintptr_t)(p->c.lib + (size_t)r * p->c.lib_stride),
-                                      p->c.lib_stride };
+        row[r] = (dcuda_win_entry_t){ lib + (uint64_t)r * p->c.lib_stride, p->c.lib_stride };
     p->parts_known[DCUDA_LIB_SLOT / 64u] |= (uint64_t)1 << (DCUDA_LIB_SLOT % 64u);
 }
 
