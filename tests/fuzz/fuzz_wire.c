@@ -58,7 +58,12 @@ static setting_t read_setting(fuzz_reader_t *r)
  * offset, count, the sender's run, flags: 0 to 7), the body after it. */
 static int rank_in(int32_t r, const setting_t *s) { return r >= 0 && r < s->lim.world_size; }
 
-/* A GET's body of 16 bytes: the asker's window slot (below 160), four
+/* Window slots a message may name: WORLD's and DEVICE's 64 windows, 16
+ * for each of six more communicator ids, and the library's own (the last,
+ * which the pushed collectives put into): 161 (layout.h's table). */
+#define WIRE_SLOTS (64 + 6 * 16 + 1)
+
+/* A GET's body of 16 bytes: the asker's window slot (below WIRE_SLOTS), four
  * zero bytes, the offset there, which the count may not carry past 2^64. */
 static int valid_get(const dcu_wire_header_t *h, const uint8_t *body)
 {
@@ -67,13 +72,13 @@ static int valid_get(const dcu_wire_header_t *h, const uint8_t *body)
     memcpy(&slot, body, 4);
     memcpy(&zero, body + 4, 4);
     memcpy(&offset, body + 8, 8);
-    return slot < 160 && zero == 0 && offset <= UINT64_MAX - h->count;
+    return slot < WIRE_SLOTS && zero == 0 && offset <= UINT64_MAX - h->count;
 }
 
 /* A host message (types 15 to 18): a body of 24 bytes first (the request's
  * id, first byte, byte count), then HOST_PUT's and HOST_DATA's bytes
  * (count); spans that do not pass 2^64. HOST_PUT: a chunk inside
- * [first, first + total), a slot below 160, tag 0 or (the last chunk's
+ * [first, first + total), a slot below WIRE_SLOTS, tag 0 or (the last chunk's
  * notification) 1..256, and HOST_GET the same; HOST_PUT with slot 0xffff:
  * a notification alone (total 0, tag 1..256);
  * HOST_DATA: tag 0, first 0, the chunk inside total;
@@ -93,7 +98,7 @@ static int valid_host(const dcu_wire_header_t *h, const uint8_t *body, int ranks
         if (h->slot == 0xffff)
             return h->type == 15 && total == 0 && h->tag >= 1 && h->tag <= 256 &&
                    h->offset >= first && h->offset + h->count <= first + total;
-        return h->slot < 160 && h->tag <= 256 &&
+        return h->slot < WIRE_SLOTS && h->tag <= 256 &&
                (h->tag == 0 || h->offset + h->count == first + total) && h->offset >= first &&
                h->offset + h->count <= first + total;
     case 17:
@@ -109,7 +114,7 @@ static int valid_body(const dcu_wire_header_t *h, const uint8_t *body, const set
     switch (h->type) {
     case 1: /* PUT: the payload is the body; a tag 0..384 (0: no notification; 257..384:
              * the library's tags) */
-        return ranks && h->tag <= 384 && h->slot < 160 && h->count == h->length &&
+        return ranks && h->tag <= 384 && h->slot < WIRE_SLOTS && h->count == h->length &&
                h->offset <= UINT64_MAX - h->count;
     case 2: /* NOTIFY: no body, a tag 1..384 */
         return ranks && h->tag >= 1 && h->tag <= 384 && h->length == 0;
@@ -129,12 +134,12 @@ static int valid_body(const dcu_wire_header_t *h, const uint8_t *body, const set
         return h->length == 0;
     case 11: /* PART_ASK: two ranks, a window slot, no body */
     case 12: /* PART: the same, the part's size in count */
-        return ranks && h->slot < 160 && h->length == 0;
+        return ranks && h->slot < WIRE_SLOTS && h->length == 0;
     case 13: /* BEAT: tag 0 or 1 (no more beats), no body */
         return h->tag <= 1 && h->length == 0;
     case 14: /* GET: two ranks, a tag 1..384, a window slot, offset + count within 2^64,
               * a body of 16 bytes */
-        return ranks && h->tag >= 1 && h->tag <= 384 && h->slot < 160 &&
+        return ranks && h->tag >= 1 && h->tag <= 384 && h->slot < WIRE_SLOTS &&
                h->offset <= UINT64_MAX - h->count && h->length == 16 && valid_get(h, body);
     case 15: /* HOST_PUT, HOST_GET, HOST_DATA, HOST_DONE (valid_host) */
     case 16:
