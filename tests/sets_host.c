@@ -180,6 +180,29 @@ static int case_misuse(int argc, char **argv)
     return 0;
 }
 
+/* A run whose set waits cannot complete, its output captured (*out, for
+ * the caller to free) and printed: 1 once it ran, with `want` checked. */
+static int sets_run_captured(sets_run_t *r, dcuda_status_t want, char **out)
+{
+    test_capture_t cap;
+    if (!test_capture_begin(&cap))
+        return 0;
+    dcuda_status_t run = dcuda_host_run(r->h, &r->d, sizeof r->d, NULL);
+    *out = test_capture_end(&cap);
+    printf("%s---- captured ----\n%s---- end ----\n", test_who, *out ? *out : "");
+    TEST_STATUS(run, want);
+    return 1;
+}
+
+/* After such a run: every rank's set wait returned `want` and took nothing. */
+static void sets_end_failed(sets_run_t *r, dcuda_status_t want)
+{
+    sets_fetch(r);
+    sets_check_word(r, SETS_CALLS, want, "the set wait");
+    sets_check_word(r, SETS_TAKEN, 0, "the failed wait's taken");
+    sets_close(r);
+}
+
 static int case_deadlock(int argc, char **argv)
 {
     sets_run_t r;
@@ -187,22 +210,15 @@ static int case_deadlock(int argc, char **argv)
     int rc = sets_open(&r, argc, argv, SETS_DEADLOCK);
     if (rc)
         return rc;
-    test_capture_t cap;
-    if (!test_capture_begin(&cap))
+    char *out = NULL;
+    if (!sets_run_captured(&r, DCUDA_ERR_DEADLOCK, &out))
         return 1;
-    dcuda_status_t run = dcuda_host_run(r.h, &r.d, sizeof r.d, NULL);
-    char *out = test_capture_end(&cap);
-    printf("%s---- captured ----\n%s---- end ----\n", test_who, out ? out : "");
-    TEST_STATUS(run, DCUDA_ERR_DEADLOCK);
     TEST_CHECK(out && test_find_line(out, "deadlock:",
                                      "for notifications of 2 of the tags {60, 62} (one each); "
                                      "ready since its last consume: tag 60 x1"),
                "the deadlock report does not name the set");
     free(out);
-    sets_fetch(&r);
-    sets_check_word(&r, SETS_CALLS, DCUDA_ERR_DEADLOCK, "the set wait");
-    sets_check_word(&r, SETS_TAKEN, 0, "the failed wait's taken");
-    sets_close(&r);
+    sets_end_failed(&r, DCUDA_ERR_DEADLOCK);
     return 0;
 }
 
@@ -217,13 +233,9 @@ static int case_watchdog(int argc, char **argv)
     int rc = sets_open(&r, argc, argv, SETS_WATCHDOG);
     if (rc)
         return rc;
-    test_capture_t cap;
-    if (!test_capture_begin(&cap))
+    char *out = NULL;
+    if (!sets_run_captured(&r, DCUDA_ERR_TIMEOUT, &out))
         return 1;
-    dcuda_status_t run = dcuda_host_run(r.h, &r.d, sizeof r.d, NULL);
-    char *out = test_capture_end(&cap);
-    printf("%s---- captured ----\n%s---- end ----\n", test_who, out ? out : "");
-    TEST_STATUS(run, DCUDA_ERR_TIMEOUT);
     TEST_CHECK(out && test_find_line(out, "watchdog:",
                                      "for notifications of 2 of the tags {60, 62} (one each)"),
                "the watchdog's report does not name the set");
@@ -232,10 +244,7 @@ static int case_watchdog(int argc, char **argv)
                                      "mask 0x5"),
                "the cancelled wait's report does not name the set");
     free(out);
-    sets_fetch(&r);
-    sets_check_word(&r, SETS_CALLS, DCUDA_ERR_TIMEOUT, "the set wait");
-    sets_check_word(&r, SETS_TAKEN, 0, "the cancelled wait's taken");
-    sets_close(&r);
+    sets_end_failed(&r, DCUDA_ERR_TIMEOUT);
     return 0;
 }
 
