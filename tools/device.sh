@@ -4,7 +4,8 @@
 # its logs under $OUT and prints a short table last. Helpers: device_lib.sh.
 #
 # Usage: tools/device.sh [-n] SUBCOMMAND [ARG...]
-#   run [quick] [sanitize] [onegpu] [nobench]  build, suites, demo, bench, references
+#   run [quick] [sanitize] [onegpu] [nocpu] [notests] [nobench]
+#                                   build, suites, demo, bench, references
 #   ab BASE_DIR [ROUNDS] [quick]    dcuda_bench of a base tree against this one, alternating
 #   coll BASE_DIR [quick]           collective suites, references and the A/B of dcuda_bench
 #   net [suites] [bench] [trace]    GPU ranks on the network path (proxies and MPI)
@@ -30,6 +31,9 @@
 #   quick     shorter benchmark runs
 #   sanitize  also the sanitize subcommand's cases (several minutes)
 #   onegpu    with 2+ GPUs, also the GPU suite on GPU 0 alone
+#   nocpu     not the CPU suite (CI runs it on every landing)
+#   notests   no suite and no demo: build (incremental) and benchmark, as a
+#             second call on a warm machine after one with nobench
 #   nobench   build, tests and demo only (ab compares builds)
 #
 # ab BASE_DIR [ROUNDS] [quick]: builds dcuda_bench from the tree BASE_DIR (a
@@ -92,18 +96,48 @@ ROOT=$(cd "$(dirname "$SELF")/.." && pwd)
 HERE=$PWD
 DRY=
 
+# run_suites ONEGPU NOCPU: run's suites (GPU; on GPU 0 alone where ONEGPU
+# is set; CPU unless NOCPU is set) and the demo on the GPU.
+run_suites() {
+    local status=0
+    say "tests (gpu on $GPUS GPU(s), then cpu)"
+    (cd build-gpu && ctest -L gpu --output-on-failure -j 2 --timeout 300) \
+        >"$LOG/ctest-gpu.log" 2>&1 || status=1
+    tail -4 "$LOG/ctest-gpu.log"
+    if [ -n "$1" ] && [ "$GPUS" -ge 2 ]; then
+        say "tests (gpu on GPU 0 alone)"
+        (cd build-gpu && CUDA_VISIBLE_DEVICES=0 ctest -L gpu --output-on-failure -j 2 --timeout 300) \
+            >"$LOG/ctest-gpu1.log" 2>&1 || status=1
+        tail -4 "$LOG/ctest-gpu1.log"
+    fi
+    if [ -z "$2" ]; then
+        (cd build-gpu && ctest -L cpu -j "$JOBS" --timeout 300) >"$LOG/ctest-cpu.log" 2>&1 || status=1
+        tail -3 "$LOG/ctest-cpu.log"
+    fi
+    say "demo on the GPU"
+    DCUDA_BACKEND=cuda build-gpu/apps/demo/dcuda_demo >"$LOG/demo.log" 2>&1 || status=1
+    grep -E "^(reduce|stencil|demo):" "$LOG/demo.log"
+    return $status
+}
+
 cmd_run() {
-    local a quick= sanitize= onegpu= nobench= status=0
+    local a quick= sanitize= onegpu= nocpu= notests= nobench= status=0
     for a in "$@"; do
         case $a in
         quick) quick=--quick ;;
         sanitize) sanitize=1 ;;
         onegpu) onegpu=1 ;;
+        nocpu) nocpu=1 ;;
+        notests) notests=1 ;;
         nobench) nobench=1 ;;
         *) bad "unknown argument $a" ;;
         esac
     done
-    local what="build build-gpu; spills; ctest gpu${onegpu:+ (and on GPU 0 alone)}, cpu; demo"
+    [ -z "$notests" ] || [ -z "$nobench" ] || bad "notests and nobench leave nothing to run"
+    local what="build build-gpu; spills"
+    local cpu=", cpu"
+    [ -z "$nocpu" ] || cpu=
+    [ -n "$notests" ] || what+="; ctest gpu${onegpu:+ (and on GPU 0 alone)}$cpu; demo"
     [ -z "$sanitize" ] || what+="; compute-sanitizer"
     [ -n "$nobench" ] || what+="; dcuda_bench${quick:+ $quick}, references, anchors, probe latency"
     plan "$what"
@@ -114,25 +148,13 @@ cmd_run() {
     say "the bench kernels' registers and spills (tools/spills.py)"
     python3 tools/spills.py build-gpu --jobs "$JOBS" >"$LOG/spills.txt" 2>&1 || status=1
     cat "$LOG/spills.txt"
-    say "tests (gpu on $GPUS GPU(s), then cpu)"
-    (cd build-gpu && ctest -L gpu --output-on-failure -j 2 --timeout 300) \
-        >"$LOG/ctest-gpu.log" 2>&1 || status=1
-    tail -4 "$LOG/ctest-gpu.log"
-    if [ -n "$onegpu" ] && [ "$GPUS" -ge 2 ]; then
-        say "tests (gpu on GPU 0 alone)"
-        (cd build-gpu && CUDA_VISIBLE_DEVICES=0 ctest -L gpu --output-on-failure -j 2 --timeout 300) \
-            >"$LOG/ctest-gpu1.log" 2>&1 || status=1
-        tail -4 "$LOG/ctest-gpu1.log"
-    fi
-    (cd build-gpu && ctest -L cpu -j "$JOBS" --timeout 300) >"$LOG/ctest-cpu.log" 2>&1 || status=1
-    tail -3 "$LOG/ctest-cpu.log"
-    say "demo on the GPU"
-    DCUDA_BACKEND=cuda build-gpu/apps/demo/dcuda_demo >"$LOG/demo.log" 2>&1 || status=1
-    grep -E "^(reduce|stencil|demo):" "$LOG/demo.log"
-    if [ -n "$sanitize" ]; then
-        say compute-sanitizer
-        sanitize_cases build-gpu >"$LOG/sanitizer.log" 2>&1 || status=1
-        tail -6 "$LOG/sanitizer.log"
+    if [ -z "$notests" ]; then
+        run_suites "$onegpu" "$nocpu" || status=1
+        if [ -n "$sanitize" ]; then
+            say compute-sanitizer
+            sanitize_cases build-gpu >"$LOG/sanitizer.log" 2>&1 || status=1
+            tail -6 "$LOG/sanitizer.log"
+        fi
     fi
     if [ -n "$nobench" ]; then
         finish ctest-gpu.log ctest-gpu1.log

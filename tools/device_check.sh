@@ -37,6 +37,9 @@ expect() {
 }
 expect 0 run
 expect 0 run quick sanitize onegpu nobench
+expect 0 run nocpu nobench
+expect 0 run notests quick
+expect 2 run notests nobench
 expect 0 ab "$base"
 expect 0 ab "$base" 3 quick
 expect 0 coll "$base" quick
