@@ -156,19 +156,29 @@ void bench_row_print(FILE *text, FILE *csv, const bench_row_t *r)
 
 /* ---- head ------------------------------------------------------------------ */
 
-/* The NVIDIA kernel module's version ("550.54.15"), from the driver's
- * /proc file, into buf; "unknown" when there is none. */
+/* The NVIDIA kernel module's version ("580.159.04"), from the driver's
+ * /proc file, into buf; "unknown" when there is none. The line reads
+ * "NVRM version: NVIDIA UNIX [Open ]Kernel Module [for x86_64]  580.159.04
+ * ...": the version is the first word after "Kernel Module" that starts
+ * with a digit and holds a dot. */
 static const char *nvidia_module_version(char *buf, size_t size)
 {
     FILE *f = fopen("/proc/driver/nvidia/version", "r");
-    char line[256];
+    char line[256], word[64];
+    int used;
     snprintf(buf, size, "unknown");
     if (!f)
         return buf;
     if (fgets(line, sizeof line, f)) {
         const char *at = strstr(line, "Kernel Module");
-        if (at && sscanf(at + strlen("Kernel Module"), " %63s", line) == 1)
-            snprintf(buf, size, "%s", line);
+        at = at ? at + strlen("Kernel Module") : NULL;
+        while (at && sscanf(at, " %63s%n", word, &used) == 1) {
+            if (word[0] >= '0' && word[0] <= '9' && strchr(word, '.')) {
+                snprintf(buf, size, "%s", word);
+                break;
+            }
+            at += used;
+        }
     }
     fclose(f);
     return buf;
