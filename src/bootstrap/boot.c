@@ -165,15 +165,36 @@ static int pmix_plan(long processes, dcu_boot_tcp_plan_t *plan, char *why, size_
     return told;
 }
 
+/* DCUDA_BOOT: the way in to take first where several could be. */
+enum boot_want { BOOT_WANT_AUTO, BOOT_WANT_PMIX, BOOT_WANT_SLURM };
+
+/* DCUDA_BOOT's value (unset or empty: the usual order); -1, said, for a
+ * value that names no way in. */
+static int boot_wanted(void)
+{
+    const char *want = getenv("DCUDA_BOOT");
+    if (!want || !*want)
+        return BOOT_WANT_AUTO;
+    if (strcmp(want, "pmix") == 0)
+        return BOOT_WANT_PMIX;
+    if (strcmp(want, "slurm") == 0)
+        return BOOT_WANT_SLURM;
+    dcu_msg_error("DCUDA_BOOT=%s names no way to start: it takes pmix (PMIx before MPI "
+                  "under a launcher) or slurm (a Slurm step's variables, though a launcher's "
+                  "MPI variables are there too); unset, dcuda takes the first way that "
+                  "applies (docs/clusters.md)",
+                  want);
+    return -1;
+}
+
 /* Started by an MPI launcher: MPI when its plugin loads (unless
  * DCUDA_BOOT=pmix); else PMIx's plan when its server started the process;
  * else a Slurm step's rendezvous when there is one; else the process must
  * not run alone, and says how to start it. */
-static dcuda_status_t start_under_mpi_launcher(long processes, const char *launcher)
+static dcuda_status_t start_under_mpi_launcher(long processes, const char *launcher, int want)
 {
     char why[1100] = "", pmix_why[1100] = "", plan_why[400];
-    const char *want = getenv("DCUDA_BOOT");
-    int pmix_first = want && strcmp(want, "pmix") == 0;
+    int pmix_first = want == BOOT_WANT_PMIX;
     const dcu_plugin_t *mpi = pmix_first ? NULL : mpi_plugin(why, sizeof why);
     if (mpi) {
         dcuda_status_t st = mpi->boot_start(processes, &boot.count, &boot.index);
@@ -207,10 +228,30 @@ static int start_as_told(long processes, dcuda_status_t *st)
 {
     char why[400], launcher[160];
     dcu_boot_tcp_plan_t plan;
-    int told = dcu_launch_rendezvous(processes, &plan, why, sizeof why);
-    if (told == 0 && dcu_launch_mpi_seen(launcher, sizeof launcher)) {
-        *st = start_under_mpi_launcher(processes, launcher);
+    const int want = boot_wanted();
+    if (want < 0) {
+        *st = DCUDA_ERR_SETTING;
         return 1;
+    }
+    int told = dcu_launch_rendezvous(processes, &plan, why, sizeof why);
+    if (told == 0 && want == BOOT_WANT_SLURM) {
+        told = dcu_launch_slurm(processes, &plan, why, sizeof why);
+        if (told == 0)
+            snprintf(why, sizeof why,
+                     "DCUDA_BOOT=slurm, but this process is not a task of a Slurm step of "
+                     "two or more tasks (SLURM_STEP_NUM_TASKS is %s)",
+                     getenv("SLURM_STEP_NUM_TASKS") ? getenv("SLURM_STEP_NUM_TASKS") : "unset");
+        told = told == 0 ? -1 : told;
+    }
+    if (told == 0 && dcu_launch_mpi_seen(launcher, sizeof launcher)) {
+        *st = start_under_mpi_launcher(processes, launcher, want);
+        return 1;
+    }
+    if (told == 0 && want == BOOT_WANT_PMIX) {
+        snprintf(why, sizeof why,
+                 "DCUDA_BOOT=pmix, but no PMIx server started this process (no PMIX_RANK): "
+                 "start it with mpirun, prterun or srun --mpi=pmix, or unset DCUDA_BOOT");
+        told = -1;
     }
     if (told == 0)
         told = dcu_launch_slurm(processes, &plan, why, sizeof why);
