@@ -30,12 +30,13 @@ list=""
 for k in $(seq 0 $(( hosts - 1 ))); do
     list+="${list:+,}$("$simhosts" addr "$name" "$k"):$slots"
 done
-forward=()
+forward=(-x PATH)
+[ -z "${LD_LIBRARY_PATH:-}" ] || forward+=(-x LD_LIBRARY_PATH)
 for var in $(env | sed -n 's/^\(DCUDA_[A-Z0-9_]*\|UCX_[A-Z0-9_]*\)=.*/\1/p'); do
     forward+=(-x "$var")
 done
-export DCUDA_SIMHOSTS_NAME=$name
+export SIMHOSTS_NAME=$name
 "$simhosts" exec "$name" 0 -- timeout -k 5 120 mpirun --allow-run-as-root --oversubscribe \
     --host "$list" -np "$count" --mca plm_rsh_agent "$here/simhosts_rsh.sh" \
     --mca oob_tcp_if_include eth0 --mca btl_tcp_if_include eth0 --mca btl self,vader,tcp \
-    -x PATH -x LD_LIBRARY_PATH -x DCUDA_SIMHOSTS_NAME "${forward[@]}" "$@"
+    -x SIMHOSTS_NAME "${forward[@]}" "$@"

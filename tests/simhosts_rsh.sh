@@ -2,13 +2,13 @@
 # An rsh agent for Open MPI's mpirun (plm_rsh_agent) that "logs in" to a
 # simulated host (tools/simhosts.sh): the host is named by its address,
 # and the command runs in that host's namespaces. The cluster's name comes
-# from DCUDA_SIMHOSTS_NAME.
+# from SIMHOSTS_NAME.
 #
 # Usage (by mpirun): tests/simhosts_rsh.sh [ssh options...] ADDRESS COMMAND...
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 simhosts="$here/../tools/simhosts.sh"
-name=${DCUDA_SIMHOSTS_NAME:?DCUDA_SIMHOSTS_NAME names the simulated cluster}
+name=${SIMHOSTS_NAME:?SIMHOSTS_NAME names the simulated cluster}
 while [ $# -gt 0 ] && [ "${1#-}" != "$1" ]; do
     shift # ssh's options (-x and the like) mean nothing here
 done

@@ -19,10 +19,16 @@ baseline's time over the best dcuda variant's (above 1: dcuda faster).
 
 usage: case_studies.py [--build DIR] [--gpus N] [--rounds R] [--csv FILE]
                        [--cases particles,hdiff,spmv,power] [--small] [--net]
+                       [--hosts]
 
 --gpus N runs N processes, a GPU each (dcuda: DCUDA_PROCESSES=N; the
 baselines under mpirun); SpMV and power iteration need a square N. --net
-forces dcuda's network path between processes. --small runs the test
+forces dcuda's network path between processes. --hosts puts each of the
+N processes in a simulated host of its own (tools/simhosts.sh, as root),
+with one GPU a host where there are GPUs (SIMHOSTS_GPUS=1), dcuda and
+the baselines alike under mpirun (tests/run_mpirun_hosts.sh): dcuda's ranks
+of other hosts are then reached through its network path, as across nodes;
+bsp-ipc does not apply. --small runs the test
 entries' sizes (a smoke test, on CPU ranks where there is no GPU). Every run
 says on stderr which case, size, variant and round it is; a run that fails
 or finds a mismatch is reported and recorded, and the exit status is 1.
@@ -51,6 +57,7 @@ CASES = {
               ["--power-n=48", "--power-nnz=5", "--power-iters=7"]),
 }
 NO_WIDE = {"particles"}
+SQUARE = {"spmv", "power"}  # their processes form a square grid
 VARIANTS = ["dcuda", "dcuda-wide", "bsp-streams", "bsp-ipc", "bsp-graph", "bsp-cusparse"]
 TIME = re.compile(r"([0-9.]+) us per (?:iteration|multiplication|step)")
 COMM = re.compile(r"(?:communication|exchange) ([0-9.]+) us per")
@@ -58,15 +65,24 @@ COMM = re.compile(r"(?:communication|exchange) ([0-9.]+) us per")
 
 def command(args, case, variant):
     """The command line and environment of one run, or None when it does not
-    apply (a graph on several GPUs, IPC on one, cuSPARSE outside SpMV, no
-    wide build)."""
+    apply (a graph on several GPUs, IPC on one or across hosts, cuSPARSE
+    outside SpMV, no wide build, SpMV or power on a count that is no
+    square)."""
     prefix = CASES[case][0]
     app = os.path.join(args.build, "apps", case)
     env = dict(os.environ)
     if variant == "dcuda-wide" and case in NO_WIDE:
         return None
+    if case in SQUARE and round(args.gpus ** 0.5) ** 2 != args.gpus:
+        return None
+    if args.hosts:
+        env["SIMHOSTS_GPUS"] = "1" if has_gpu() else ""
+        if variant == "bsp-ipc":
+            return None
     if variant.startswith("dcuda"):
         exe = os.path.join(app, f"dcuda_{prefix}" + ("_wide" if variant == "dcuda-wide" else ""))
+        if args.hosts:
+            return across_hosts(args, [exe]), env
         if args.gpus > 1:
             env["DCUDA_PROCESSES"] = str(args.gpus)
         if args.net:
@@ -82,9 +98,18 @@ def command(args, case, variant):
     exe = [os.path.join(app, f"dcuda_{prefix}_bsp")]
     exe += {"bsp-graph": ["--bsp-graph"], "bsp-ipc": ["--bsp-ipc"],
             "bsp-cusparse": ["--bsp-cusparse", "--bsp-graph"]}.get(variant, [])
-    if args.gpus > 1:
+    if args.hosts:
+        exe = across_hosts(args, exe)
+    elif args.gpus > 1:
         exe = ["mpirun", "--oversubscribe", "--allow-run-as-root", "-np", str(args.gpus)] + exe
     return exe, env
+
+
+def across_hosts(args, exe):
+    """exe under mpirun in args.gpus simulated hosts, a process each."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                          "run_mpirun_hosts.sh")
+    return [script, str(args.gpus), str(args.gpus)] + exe
 
 
 @functools.lru_cache(maxsize=None)
@@ -96,7 +121,7 @@ def has_gpu():
 def run_one(exe, env, size_args, case):
     """(status, us, comm_us): status is MATCH, MISMATCH, skipped, missing or
     failed (...)."""
-    if not os.path.exists(next(x for x in exe if os.sep in x)):
+    if any(not os.path.exists(x) for x in exe if os.sep in x):
         return "missing", None, None
     try:
         p = subprocess.run(exe + size_args, env=env, capture_output=True, text=True, timeout=600)
@@ -125,11 +150,14 @@ def main():
     ap.add_argument("--cases", default="particles,hdiff,spmv,power")
     ap.add_argument("--small", action="store_true")
     ap.add_argument("--net", action="store_true")
+    ap.add_argument("--hosts", action="store_true")
     args = ap.parse_args()
     cases = [c for c in args.cases.split(",") if c]
     unknown = [c for c in cases if c not in CASES]
     if unknown or args.gpus < 1 or args.rounds < 1:
         ap.error(f"unknown case(s) {unknown}" if unknown else "--gpus and --rounds are at least 1")
+    if args.hosts and args.gpus < 2:
+        ap.error("--hosts needs --gpus 2 or more (a process, and a GPU, a host)")
     sizes = ["small"] if args.small else ["thesis", "scaled"]
     plan = [(c, s, v, r) for r in range(1, args.rounds + 1) for c in cases for s in sizes
             for v in VARIANTS if command(args, c, v)]
@@ -144,7 +172,7 @@ def main():
         sys.stderr.write(f"{status}" + (f", {us:.2f} us" if us is not None else "") + "\n")
         failed |= status not in ("MATCH", "skipped", "missing")
         rows.append({"case": case, "size": size, "variant": variant, "gpus": args.gpus,
-                     "net": int(args.net), "round": rnd, "us": us, "comm_us": comm,
+                     "net": int(args.net), "hosts": int(args.hosts), "round": rnd, "us": us, "comm_us": comm,
                      "check": status})
     with open(args.csv, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0].keys()) if rows else ["case"])

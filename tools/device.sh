@@ -13,6 +13,7 @@
 #   sanitize [BUILD_DIR]            GPU test cases under compute-sanitizer memcheck, racecheck
 #   installed [BUILD_DIR] [PREFIX]  the out-of-tree example against an installed dcuda
 #   probes [NAME...]                the probe programs of bench/ (latency queue staging mpi)
+#   cases [hosts] [ROUNDS] [CASE,...]  the case studies beside their baselines
 #   help [SUBCOMMAND]               this list, or what one subcommand does
 #
 # -n checks the arguments and says what would run, running nothing (no GPU
@@ -86,6 +87,13 @@
 #   staging  pinned copy bandwidth and ways to hand a kernel a small message
 #   mpi      the proxies' hop through MPI alone, and the 1 MiB stream
 #            (mpirun -np 2)
+#
+# cases [hosts] [ROUNDS] [CASE,...]: builds build-gpu and runs
+# tools/case_studies.py on every GPU (one process a GPU; ROUNDS rounds, 2
+# by default; the cases named, else all four), writing cases.csv and the
+# table; with hosts, each process in a simulated host of its own with one
+# GPU (tools/simhosts.sh), dcuda and the baselines under mpirun, so that
+# dcuda's processes meet through its network path as across nodes.
 #
 set -uo pipefail
 
@@ -358,6 +366,28 @@ cmd_installed() {
     return "$rc"
 }
 
+cmd_cases() {
+    local a hosts= rounds=2 cases=particles,hdiff,spmv,power rc
+    for a in "$@"; do
+        case $a in
+        hosts) hosts=--hosts ;;
+        *[!0-9]*) cases=$a ;;
+        0) bad "ROUNDS: a count from 1" ;;
+        *) rounds=$a ;;
+        esac
+    done
+    plan "build build-gpu; case_studies.py ${hosts:+--hosts }--rounds $rounds --cases $cases" \
+        "(one process a GPU)"
+    dev_logs cases
+    build . build-gpu gpu || { finish build-gpu.log; return 1; }
+    say "case studies on $GPUS GPU(s)${hosts:+, a simulated host each}"
+    python3 tools/case_studies.py --build build-gpu --gpus "$GPUS" --rounds "$rounds" \
+        --cases "$cases" $hosts --csv "$LOG/cases.csv" 2>"$LOG/cases.log" | tee "$LOG/cases.txt"
+    rc=${PIPESTATUS[0]}
+    finish cases.csv cases.txt cases.log
+    return "$rc"
+}
+
 cmd_probes() {
     local names=${*:-$PROBES} n keep= rc=0
     for n in $names; do
@@ -378,7 +408,7 @@ cmd_probes() {
 cmd_help() {
     [ $# -le 1 ] || bad "takes one subcommand at most"
     if [ $# -eq 0 ]; then usage; return 0; fi
-    case " run ab coll net ucx sanitize installed probes " in
+    case " run ab coll net ucx sanitize installed probes cases " in
     *" $1 "*) help_of "$1" ;;
     *) bad "no subcommand $1" ;;
     esac
@@ -396,7 +426,7 @@ help)
     NAME=help
     cmd_help "$@"
     ;;
-run | ab | coll | net | ucx | sanitize | installed | probes)
+run | ab | coll | net | ucx | sanitize | installed | probes | cases)
     NAME=$1
     shift
     for a in "$@"; do

@@ -46,6 +46,9 @@ expect 0 coll "$base" quick
 expect 0 net
 expect 0 net suites bench trace
 expect 0 ucx
+expect 0 cases
+expect 0 cases hosts 1 hdiff,particles
+expect 2 cases 0
 expect 0 sanitize build-x
 expect 0 installed build-x prefix-x
 expect 0 probes

@@ -11,7 +11,10 @@
 #                               N: 1..254); --delay adds netem delay on each
 #                               eth0 where netem exists (else a warning)
 #   exec NAME K -- CMD [ARG...] run CMD in host K (same cwd, environment and
-#                               stdio); exits with CMD's status
+#                               stdio); exits with CMD's status. With
+#                               SIMHOSTS_GPUS=G, host K sees GPUs
+#                               K*G .. K*G+G-1 of the machine alone
+#                               (CUDA_VISIBLE_DEVICES), as a node its own
 #   addr NAME K                 print host K's IPv4 address
 #   kill NAME K                 crash host K: kill -9 all its processes and
 #                               remove its link
@@ -29,12 +32,12 @@
 # inside the hosts.
 # Interfaces: bridge dcb-NAME; root-side veth end dcv-NAME-K (dcp-NAME-K
 # until its peer is moved into the host and renamed eth0).
-# State: ${DCUDA_SIMHOSTS_DIR:-/tmp/dcuda-simhosts}/NAME/ (holder pids,
+# State: ${SIMHOSTS_DIR:-/tmp/dcuda-simhosts}/NAME/ (holder pids,
 # namespace ids, addresses, logs).
 set -euo pipefail
 
 SELF=$(readlink -f "${BASH_SOURCE[0]}")
-BASE=${DCUDA_SIMHOSTS_DIR:-/tmp/dcuda-simhosts}
+BASE=${SIMHOSTS_DIR:-/tmp/dcuda-simhosts}
 NS_OPTS=(--net --uts --ipc --mount)
 
 die() { echo "simhosts: error: $*" >&2; exit 1; }
@@ -289,7 +292,7 @@ cmd_create() {
     [ -z "$delay" ] || [[ $delay =~ ^[0-9]+$ ]] || die "bad --delay '$delay' (want whole milliseconds)"
     preflight
     d=$(state_dir "$name")
-    [[ $d/ != /dev/shm/* ]] || die "DCUDA_SIMHOSTS_DIR must not be under /dev/shm"
+    [[ $d/ != /dev/shm/* ]] || die "SIMHOSTS_DIR must not be under /dev/shm"
     if link_exists "$(bridge_of "$name")"; then
         die "bridge $(bridge_of "$name") exists already (left over? run: $0 destroy $name)"
     fi
@@ -323,6 +326,16 @@ cmd_create() {
 
 # ---- exec, addr, cut, mend, kill, destroy -------------------------------------
 
+# host_gpus K: with SIMHOSTS_GPUS=G, the GPUs of host K (K*G ..
+# K*G+G-1) in CUDA_VISIBLE_DEVICES.
+host_gpus() {
+    local g=${SIMHOSTS_GPUS:-}
+    [ -n "$g" ] || return 0
+    [[ $g =~ ^[1-9][0-9]*$ ]] || die "SIMHOSTS_GPUS=$g is not a count of GPUs a host"
+    CUDA_VISIBLE_DEVICES=$(seq -s, $(($1 * g)) $(($1 * g + g - 1)))
+    export CUDA_VISIBLE_DEVICES
+}
+
 cmd_exec() {
     local name=${1:-} k=${2:-} pid
     [ $# -ge 3 ] || usage
@@ -332,6 +345,7 @@ cmd_exec() {
     check_name "$name"
     check_host "$name" "$k"
     pid=$(holder_pid "$name" "$k") || die "host $k of '$name' is not running (killed?)"
+    host_gpus "$k"
     # Entering a mount namespace moves to its root: cd back inside. bash,
     # not sh: dash drops environment variables whose names are not
     # identifiers (OMPI_MCA_a.b=...).
