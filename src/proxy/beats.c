@@ -10,7 +10,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
-#include "proxy_impl.h"
+#include "service.h"
 #include "util/clock.h"
 
 /* Beats along the detector's tree while a run goes on: how often a
@@ -118,3 +118,26 @@ void dcu_proxy_ranks_done(dcu_proxy_t *p)
     for (int k = 0; p->net && !p->failure[0] && k < p->nbs; k++)
         dcu_proxy_send_bare(p, p->nb[k].q, DCU_WIRE_BEAT, 0, 1, 0);
 }
+
+/* ---- the service ------------------------------------------------------------------------ */
+
+static int beats_progress(dcu_proxy_t *p)
+{
+    if (!p->failure[0])
+        dcu_proxy_beats(p);
+    return 0;
+}
+
+static void beats_reset(dcu_proxy_t *p)
+{
+    if (p->net)
+        dcu_proxy_beats_reset(p);
+}
+
+/* A beat is heard as every message is (dcu_proxy_heard): nothing more. */
+const dcu_proxy_service_t dcu_proxy_svc_beats = {
+    .name = "beats",
+    .messages = DCU_SVC_BIT(DCU_WIRE_BEAT),
+    .progress = beats_progress,
+    .reset = beats_reset,
+};

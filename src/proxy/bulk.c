@@ -6,17 +6,19 @@
  * once their turn at the target rank came; and the memory the network
  * manager sends from and receives into.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "proxy_impl.h"
+#include "service.h"
 #include "trace.h"
+#include "util/clock.h"
 
 /* ---- gets of other processes' ranks --------------------------------------------- */
 
 /* A checked GET to process q: the asker's part that the answer writes
  * travels in the body. */
-void dcu_proxy_send_get(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q)
+static void send_get(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q)
 {
     dcu_wire_header_t *h = dcu_proxy_message_to(p, q, DCU_WIRE_GET, sizeof(dcu_wire_get_t));
     if (!h)
@@ -34,7 +36,7 @@ void dcu_proxy_send_get(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q)
 
 /* Process `from` asks for bytes of my rank's part: their turn comes in
  * that rank's inbox, after everything that reached the rank before. */
-void dcu_proxy_apply_get(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body)
+static void apply_get(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body)
 {
     int r;
     if (!dcu_proxy_holds(p, from, h->src_rank)) {
@@ -169,7 +171,7 @@ static read_job_t *job_at(dcu_proxy_t *p, int i)
 /* Queues a checked PUT_READ to process q, or says why not:
  * DCUDA_ERR_UNSUPPORTED when the source is not memory this proxy can read
  * (the rank then sends it in PUT commands). */
-int dcu_proxy_accept_read(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q)
+static int accept_read(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q)
 {
     uint64_t size = cmd->args[3], src = cmd->args[4];
     if (p->job_count >= p->c.ranks) { /* each rank waits for its answer */
@@ -243,7 +245,7 @@ static int send_reads(dcu_proxy_t *p)
 
 /* Moves the large puts on; once the proxy failed or a peer was lost, their
  * ranks are answered DCUDA_ERR_PEER instead (a send may never complete). */
-int dcu_proxy_advance_reads(dcu_proxy_t *p)
+static int advance_reads(dcu_proxy_t *p)
 {
     if (!p->job_count)
         return 0;
@@ -287,3 +289,51 @@ void dcu_proxy_receive_buffer_free(void *arg, void *buf)
     dcu_proxy_t *p = arg;
     dcu_spares_put(&p->spares, buf);
 }
+
+/* ---- the service ------------------------------------------------------------------------ */
+
+static void bulk_message(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body)
+{
+    apply_get(p, from, h, body);
+}
+
+static int bulk_command(dcu_proxy_t *p, const dcuda_cmd_t *cmd, uint32_t t, int target)
+{
+    (void)t;
+    if (cmd->op == DCUDA_CMD_PUT_READ)
+        return accept_read(p, cmd, target);
+    send_get(p, cmd, target);
+    return p->failure[0] ? DCUDA_ERR_PEER : DCUDA_OK;
+}
+
+/* A new run: a run that ended on a lost peer may leave reads behind (its
+ * ranks were answered): their buffers are free again (those the manager
+ * still sends come back through dcu_proxy_release_message); a get's read
+ * the run's end dropped (dcu_inbox_settle) frees its buffer once the copy
+ * engine is done with it. */
+static void bulk_reset(dcu_proxy_t *p)
+{
+    if (!p->net)
+        return;
+    for (int i = 0; i < PROXY_STAGING; i++)
+        if (p->staging[i].state == STAGING_READING)
+            p->staging[i].state = STAGING_FREE;
+    for (int i = 0; i < PROXY_GET_BUFFERS; i++)
+        if (p->gets[i].state == STAGING_READING) {
+            while (p->c.ops->read_done(p->c.backend, p->gets[i].ticket) == 0)
+                dcu_clock_sleep_ns(1000);
+            p->gets[i].state = STAGING_FREE;
+        }
+    p->job_head = p->job_count = p->job_reading = 0;
+    p->drain = p->fill;
+}
+
+const dcu_proxy_service_t dcu_proxy_svc_bulk = {
+    .name = "bulk",
+    .messages = DCU_SVC_BIT(DCU_WIRE_GET),
+    .commands = DCU_SVC_BIT(DCUDA_CMD_PUT_READ) | DCU_SVC_BIT(DCUDA_CMD_GET),
+    .on_message = bulk_message,
+    .on_command = bulk_command,
+    .serve = advance_reads,
+    .reset = bulk_reset,
+};

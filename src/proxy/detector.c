@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "node/node.h"
-#include "proxy_impl.h"
+#include "service.h"
 #include "util/clock.h"
 
 static int dl_children(const dcu_proxy_t *p)
@@ -146,3 +146,15 @@ int dcu_proxy_dl_stalled(const dcu_proxy_t *p, uint64_t ns, char *why, size_t wh
     }
     return 0;
 }
+
+/* ---- the service ------------------------------------------------------------------------ */
+
+static void detector_reset(dcu_proxy_t *p) { memset(&p->dl, 0, sizeof p->dl); }
+
+const dcu_proxy_service_t dcu_proxy_svc_detector = {
+    .name = "detector",
+    .messages =
+        DCU_SVC_BIT(DCU_WIRE_PROBE) | DCU_SVC_BIT(DCU_WIRE_REPLY) | DCU_SVC_BIT(DCU_WIRE_FOUND),
+    .on_message = dcu_proxy_dl_receive,
+    .reset = detector_reset,
+};

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proxy_impl.h"
+#include "service.h"
 #include "util/array.h"
 #include "util/msg.h"
 
@@ -143,7 +143,7 @@ void dcu_proxy_host_end_all(dcu_proxy_t *p, dcuda_status_t status)
     p->host_in_flight = 0;
 }
 
-int dcu_proxy_host_serve(dcu_proxy_t *p)
+static int host_serve(dcu_proxy_t *p)
 {
     if (!atomic_load_explicit(&p->host_queue, memory_order_relaxed) && !p->host_pending)
         return 0;
@@ -243,7 +243,7 @@ static void apply_done(dcu_proxy_t *p, int from, const dcu_wire_header_t *h,
         finish(p, r, before, st);
 }
 
-void dcu_proxy_apply_host(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body)
+static void apply_host(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body)
 {
     dcu_wire_host_t w;
     memcpy(&w, body, sizeof w);
@@ -261,3 +261,37 @@ void dcu_proxy_apply_host(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, 
         break;
     }
 }
+
+/* ---- the service ------------------------------------------------------------------------ */
+
+/* Chunks of hosts' requests, moved on (on the network path). */
+static int host_progress(dcu_proxy_t *p) { return dcu_proxy_host_chunks_advance(p); }
+
+/* The run's end: the chunks in hand served (their answers go with the
+ * rest); once what was sent left, the requests still waiting ended (their
+ * owners did not answer in the run) and later ones end at once. */
+static void host_drain(dcu_proxy_t *p) { dcu_proxy_host_chunks_settle(p); }
+
+static void host_close(dcu_proxy_t *p)
+{
+    p->host_closed = 1;
+    dcu_proxy_host_end_all(p, DCUDA_ERR_PEER);
+}
+
+static void host_reset(dcu_proxy_t *p)
+{
+    dcu_proxy_host_end_all(p, DCUDA_ERR_PEER); /* none is left after a drain */
+    p->host_closed = 0;
+}
+
+const dcu_proxy_service_t dcu_proxy_svc_host = {
+    .name = "host",
+    .messages = DCU_SVC_BIT(DCU_WIRE_HOST_PUT) | DCU_SVC_BIT(DCU_WIRE_HOST_GET) |
+                DCU_SVC_BIT(DCU_WIRE_HOST_DATA) | DCU_SVC_BIT(DCU_WIRE_HOST_DONE),
+    .on_message = apply_host,
+    .serve = host_serve,
+    .progress = host_progress,
+    .drain = host_drain,
+    .close = host_close,
+    .reset = host_reset,
+};

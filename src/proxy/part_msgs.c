@@ -3,9 +3,13 @@
  * ranks' parts as they published them (read at a WORLD window's barrier,
  * or at a member's WINDOW command for a window of NODE or a split), the
  * checks of a message against them, and the asks and answers for the
- * parts of other processes' ranks (PART commands; wire PART_ASK, PART).
+ * parts of other processes' ranks (PART commands; wire PART_ASK, PART):
+ * the parts service.
  */
-#include "proxy_impl.h"
+#include <stdatomic.h>
+#include <string.h>
+
+#include "service.h"
 
 /* Has a part of window slot `slot` (< DCUDA_WIN_TABLE_SLOTS) been read? */
 static int part_known(const dcu_proxy_t *p, uint32_t slot)
@@ -75,7 +79,7 @@ void dcu_proxy_know_lib(dcu_proxy_t *p)
  * read before it joins its communicator's barrier (no member asks for it
  * or puts into it before); what this lane knew of other ranks' parts in
  * the slot may be of its earlier windows. */
-int dcu_proxy_take_window(dcu_proxy_t *p, const dcuda_cmd_t *cmd)
+static int take_window(dcu_proxy_t *p, const dcuda_cmd_t *cmd)
 {
     uint32_t slot = (uint32_t)cmd->args[0];
     if (!p->net || !dcu_proxy_read_parts(p, slot, cmd->rank, 1))
@@ -88,7 +92,7 @@ int dcu_proxy_take_window(dcu_proxy_t *p, const dcuda_cmd_t *cmd)
 
 /* A checked PART command: answered at once when the part is known, else
  * once its owner (process q) told it. */
-int dcu_proxy_ask_part(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q)
+static int ask_part(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q)
 {
     uint32_t slot = (uint32_t)cmd->args[1];
     int32_t rank = (int32_t)cmd->args[0];
@@ -117,7 +121,7 @@ int dcu_proxy_holds(const dcu_proxy_t *p, int q, int32_t rank)
 
 /* Process `from` asks for my rank's part of a window it passed the
  * creation barrier of (so did I: its parts were read). */
-void dcu_proxy_tell_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
+static void tell_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
 {
     int r = h->dst_rank - p->world_first;
     if (r < 0 || r >= p->c.ranks || !part_known(p, h->slot) ||
@@ -140,9 +144,9 @@ void dcu_proxy_tell_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
 }
 
 /* The owner's answer to my ask: kept, and its rank answered. After a
- * cancel its rank may have been answered already (abandon_asks): an
+ * cancel its rank may have been answered already (parts_serve): an
  * answer nobody waits for is then dropped. */
-void dcu_proxy_apply_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
+static void apply_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
 {
     int r = h->dst_rank - p->world_first;
     const char *bad = !dcu_proxy_holds(p, from, h->src_rank)
@@ -161,3 +165,59 @@ void dcu_proxy_apply_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
     }
     dcu_proxy_answer_value(p, r, h->tag, DCUDA_OK, h->count);
 }
+
+/* ---- the service ------------------------------------------------------------------------ */
+
+static void parts_message(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body)
+{
+    (void)body;
+    if (h->type == DCU_WIRE_PART_ASK)
+        tell_part(p, from, h);
+    else
+        apply_part(p, from, h);
+}
+
+static int parts_command(dcu_proxy_t *p, const dcuda_cmd_t *cmd, uint32_t t, int target)
+{
+    (void)t;
+    return cmd->op == DCUDA_CMD_PART ? ask_part(p, cmd, target) : take_window(p, cmd);
+}
+
+/* The ranks that wait for a part when no answer may come any more
+ * (dcu_proxy_asks_end). */
+static int parts_serve(dcu_proxy_t *p)
+{
+    int r;
+    uint32_t tag;
+    if (!p->net || !p->remote.asking)
+        return 0;
+    dcuda_status_t why = dcu_proxy_asks_end(p);
+    if (why == DCUDA_OK)
+        return 0;
+    while (dcu_parts_next_waiting(&p->remote, &r, &tag))
+        dcu_proxy_answer_value(p, r, tag, why, 0u);
+    return 1;
+}
+
+/* The parts of the last run are gone (a window of a communicator is read
+ * one member at a time: the others' entries of its slot stay empty, and a
+ * message for them is refused); the library's are known again. */
+static void parts_reset(dcu_proxy_t *p)
+{
+    if (!p->net)
+        return;
+    memset(p->parts_known, 0, sizeof p->parts_known);
+    memset(p->parts, 0, (size_t)DCUDA_WIN_TABLE_SLOTS * (size_t)p->c.ranks * sizeof *p->parts);
+    dcu_proxy_know_lib(p);
+    dcu_parts_reset(&p->remote);
+}
+
+const dcu_proxy_service_t dcu_proxy_svc_parts = {
+    .name = "parts",
+    .messages = DCU_SVC_BIT(DCU_WIRE_PART_ASK) | DCU_SVC_BIT(DCU_WIRE_PART),
+    .commands = DCU_SVC_BIT(DCUDA_CMD_PART) | DCU_SVC_BIT(DCUDA_CMD_WINDOW),
+    .on_message = parts_message,
+    .on_command = parts_command,
+    .serve = parts_serve,
+    .reset = parts_reset,
+};

@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proxy_impl.h"
+#include "service.h"
 #include "trace.h"
 #include "util/clock.h"
 #include "util/nvtx.h"
@@ -39,118 +39,88 @@
 #define PROXY_ACK_NOW_BYTES (DCU_NET_PUT_CHUNK / 2)
 /* How long the end of a run waits for its messages to leave. */
 #define PROXY_DRAIN_NS (5 * DCU_NS_PER_S)
-/* How long after a cancel the ranks that wait for a window part or a
- * fence wait on for their answer (abandon_asks). */
-#define PROXY_ASK_GRACE_NS (1 * DCU_NS_PER_S)
 
-/* ---- applying what arrives ------------------------------------------------------ */
+/* ---- the services --------------------------------------------------------------- */
 
-static void deliver(dcu_proxy_t *p, const dcu_wire_header_t *h, int r, uint64_t dst,
-                    const void *data)
+/* The services in polling order (service.h): each pass serves them in
+ * this order, then polls them in this order after the manager's progress.
+ * A service calls only those after it in this list (and the core). */
+static const dcu_proxy_service_t *const services[] = {
+    &dcu_proxy_svc_host,  &dcu_proxy_svc_bulk,    &dcu_proxy_svc_fence,
+    &dcu_proxy_svc_beats, &dcu_proxy_svc_rma,     &dcu_proxy_svc_barrier,
+    &dcu_proxy_svc_parts, &dcu_proxy_svc_control, &dcu_proxy_svc_detector,
+};
+#define SERVICES ((int)(sizeof services / sizeof services[0]))
+/* The wire types (1 .. DCU_WIRE_HOST_DONE but 3, retired: wire.h) and
+ * commands (DCUDA_CMD_PUT .. DCUDA_CMD_WINDOW; PING is the core's) the
+ * table must cover. */
+#define LAST_WIRE_TYPE DCU_WIRE_HOST_DONE
+#define RETIRED_WIRE_TYPE 3u
+#define LAST_COMMAND DCUDA_CMD_WINDOW
+
+const dcu_proxy_service_t *const *dcu_proxy_services(int *count)
 {
-    dcu_inbox_source_t src = { h->src_proc, dcu_proxy_message_bytes(h) };
-    if (dcu_inbox_deliver(p->inboxes, r, dst, data, (uint32_t)h->count, h->tag, src) != DCUDA_OK)
-        dcu_proxy_fail(p, "cannot hand a %s from rank %d to rank %d", data ? "put" : "notification",
-                       h->src_rank, h->dst_rank);
+    *count = SERVICES;
+    return services;
 }
 
-static void apply_put(dcu_proxy_t *p, const dcu_wire_header_t *h, const void *body)
+/* The service that receives wire type `type`, or executes command `op`;
+ * NULL for none. */
+static const dcu_proxy_service_t *service_of_message(unsigned type)
 {
-    int r;
-    const dcuda_win_entry_t *part = dcu_proxy_part_of(p, h, "put", &r);
-    if (part)
-        deliver(p, h, r, part->base + h->offset, body);
+    for (int i = 0; i < SERVICES && type < 32; i++)
+        if (services[i]->messages & DCU_SVC_BIT(type))
+            return services[i];
+    return NULL;
 }
 
-static void apply_notify(dcu_proxy_t *p, const dcu_wire_header_t *h)
+static const dcu_proxy_service_t *service_of_command(unsigned op)
 {
-    int r = h->dst_rank - p->world_first;
-    if (r < 0 || r >= p->c.ranks || h->tag == 0) {
-        dcu_proxy_fail(p, "a notification from rank %d for rank %d, which is not mine", h->src_rank,
-                       h->dst_rank);
-        return;
+    for (int i = 0; i < SERVICES && op < 32; i++)
+        if (services[i]->commands & DCU_SVC_BIT(op))
+            return services[i];
+    return NULL;
+}
+
+/* How many services claim bit n of messages (which 0) or commands (1). */
+static int claimants(unsigned n, int which)
+{
+    int k = 0;
+    for (int i = 0; i < SERVICES; i++)
+        k += ((which ? services[i]->commands : services[i]->messages) & DCU_SVC_BIT(n)) != 0;
+    return k;
+}
+
+int dcu_proxy_services_check(char *why, size_t why_size)
+{
+    for (unsigned t = 0; t < 32; t++) {
+        int want = t >= 1 && t <= LAST_WIRE_TYPE && t != RETIRED_WIRE_TYPE, k = claimants(t, 0);
+        if (k != want) {
+            snprintf(why, why_size, "wire type %u is received by %d services (want %d)", t, k,
+                     want);
+            return -1;
+        }
     }
-    deliver(p, h, r, 0u, NULL);
-}
-
-/* Moves the WORLD barrier my device is in on: sends the rounds due, and
- * completes it when it can (its ranks then leave it). */
-static void advance_barriers(dcu_proxy_t *p)
-{
-    int q;
-    uint32_t round;
-    for (;;) {
-        while (!p->failure[0] && dcu_netbar_send(&p->bar, &q, &round))
-            dcu_proxy_send_bare(p, q, DCU_WIRE_ROUND, p->bar.entered, round, 0);
-        if (p->failure[0] || !dcu_netbar_complete(&p->bar))
-            return;
-        atomic_store_explicit(p->c.net_barrier, p->bar.done, memory_order_release);
+    for (unsigned op = 0; op < 32; op++) {
+        int want = op >= DCUDA_CMD_PUT && op <= LAST_COMMAND, k = claimants(op, 1);
+        if (k != want) {
+            snprintf(why, why_size, "command %u is executed by %d services (want %d)", op, k, want);
+            return -1;
+        }
     }
+    for (int i = 0; i < SERVICES; i++)
+        if ((services[i]->commands && !services[i]->on_command) ||
+            (!services[i]->messages && services[i]->on_message)) {
+            snprintf(why, why_size,
+                     "service %s has no handler for its commands, or a "
+                     "message handler for no message",
+                     services[i]->name);
+            return -1;
+        }
+    return 0;
 }
 
-/* A barrier step's verdict: NULL, or why process `from` sent a wrong one. */
-static void barrier_verdict(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *bad)
-{
-    if (bad)
-        dcu_proxy_fail(p, "process %d: %s (WORLD barrier %u; this process completed %u)", from, bad,
-                       h->epoch, p->bar.done);
-    else
-        advance_barriers(p);
-}
-
-static void apply_step(dcu_proxy_t *p, int from, const dcu_wire_header_t *h)
-{
-    if (h->type == DCU_WIRE_ROUND) {
-        barrier_verdict(p, from, h, dcu_netbar_heard(&p->bar, from, h->epoch, h->tag));
-        return;
-    }
-    dcu_trace_mark(DCU_TRACE_ACKED, h->count);
-    const char *bad = dcu_netbar_acked(&p->bar, from, h->tag, h->count);
-    if (!bad && (h->flags & DCU_WIRE_ALL_TAKEN))
-        dcu_netbar_cleared(&p->bar, from, h->tag);
-    barrier_verdict(p, from, h, bad);
-}
-
-/* A peer's message text, printable characters only (it comes from outside),
- * into dst; `fallback` when the message had none. */
-static void copy_peer_text(char *dst, size_t size, const dcu_wire_header_t *h, const char *body,
-                           const char *fallback, int from)
-{
-    size_t n = h->length < size - 1 ? h->length : size - 1;
-    for (size_t i = 0; i < n; i++)
-        dst[i] = body[i] >= 0x20 && body[i] < 0x7f ? body[i] : '?';
-    dst[n] = '\0';
-    if (n == 0)
-        snprintf(dst, size, fallback, from);
-}
-
-/* A process ended this run early: its waits end here too, and my
- * neighbours in the tree hear it. */
-static void apply_abort(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body)
-{
-    if (p->aborted[0])
-        return;
-    copy_peer_text(p->aborted, sizeof p->aborted, h, body, "process %d", from);
-    dcu_proxy_tell(p, DCU_PROXY_ABORTED);
-    dcu_proxy_spread(p, DCU_WIRE_ABORT, p->aborted, from);
-    uint32_t none = DCUDA_CANCEL_NONE;
-    atomic_compare_exchange_strong_explicit(p->c.cancel, &none, DCUDA_CANCEL_ERROR,
-                                            memory_order_acq_rel, memory_order_acquire);
-}
-
-/* A process left this run (exit() while its ranks ran, or named silent): it
- * is lost to it, and my neighbours in the tree hear it. */
-static void apply_left(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body)
-{
-    if (p->left[0])
-        return;
-    copy_peer_text(p->left, sizeof p->left, h, body, "process %d left while its ranks ran", from);
-    dcu_proxy_tell(p, DCU_PROXY_LEFT);
-    dcu_proxy_spread(p, DCU_WIRE_LEFT, p->left, from);
-    uint32_t none = DCUDA_CANCEL_NONE;
-    atomic_compare_exchange_strong_explicit(p->c.cancel, &none, DCUDA_CANCEL_PEER,
-                                            memory_order_acq_rel, memory_order_acquire);
-}
+/* ---- what arrives ----------------------------------------------------------------- */
 
 static void receive_message(dcu_proxy_t *p, int from, const void *data, size_t size)
 {
@@ -178,50 +148,9 @@ static void receive_message(dcu_proxy_t *p, int from, const void *data, size_t s
             return;
         }
     }
-    switch (h.type) {
-    case DCU_WIRE_PUT:
-        dcu_trace_mark(DCU_TRACE_RECEIVED, h.count);
-        apply_put(p, &h, body);
-        dcu_trace_mark(DCU_TRACE_WRITTEN, h.count);
-        break;
-    case DCU_WIRE_NOTIFY:
-        dcu_trace_mark(DCU_TRACE_RECEIVED, 0);
-        apply_notify(p, &h);
-        dcu_trace_mark(DCU_TRACE_WRITTEN, 0);
-        break;
-    case DCU_WIRE_ABORT:
-        apply_abort(p, from, &h, body);
-        break;
-    case DCU_WIRE_LEFT:
-        apply_left(p, from, &h, body);
-        break;
-    case DCU_WIRE_PROBE:
-    case DCU_WIRE_REPLY:
-    case DCU_WIRE_FOUND:
-        dcu_proxy_dl_receive(p, from, &h, body);
-        break;
-    case DCU_WIRE_ROUND:
-    case DCU_WIRE_ACK:
-        apply_step(p, from, &h);
-        break;
-    case DCU_WIRE_PART_ASK:
-        dcu_proxy_tell_part(p, from, &h);
-        break;
-    case DCU_WIRE_GET:
-        dcu_proxy_apply_get(p, from, &h, body);
-        break;
-    case DCU_WIRE_HOST_PUT:
-    case DCU_WIRE_HOST_GET:
-    case DCU_WIRE_HOST_DATA:
-    case DCU_WIRE_HOST_DONE:
-        dcu_proxy_apply_host(p, from, &h, body);
-        break;
-    case DCU_WIRE_BEAT: /* heard above */
-        break;
-    default: /* DCU_WIRE_PART */
-        dcu_proxy_apply_part(p, from, &h);
-        break;
-    }
+    const dcu_proxy_service_t *s = service_of_message(h.type); /* dcu_wire_check knows it */
+    if (s && s->on_message)
+        s->on_message(p, from, &h, body);
 }
 
 /* A frame of whole messages from process `from` (frames.h), in a receive
@@ -243,51 +172,7 @@ static int receive(void *arg, int from, void *data, size_t size)
     return kept;
 }
 
-/* ---- turning commands into messages ----------------------------------------------- */
-
-/* Copies n bytes of payload from the entries after header ticket t. */
-static void gather(const dcu_proxy_t *p, uint32_t t, char *out, size_t n)
-{
-    const char *entries = (const char *)p->c.entries;
-    uint32_t first = (t + 1u) & (p->c.capacity - 1u);
-    size_t room = (size_t)(p->c.capacity - first) * sizeof(dcuda_cmd_t);
-    size_t a = n < room ? n : room;
-    memcpy(out, entries + (size_t)first * sizeof(dcuda_cmd_t), a);
-    memcpy(out + a, entries, n - a);
-}
-
-/* A checked PUT (header ticket t) to process q. */
-static void send_put(dcu_proxy_t *p, const dcuda_cmd_t *cmd, uint32_t t, int q)
-{
-    uint64_t size = cmd->args[3];
-    dcu_wire_header_t *h = dcu_proxy_message_to(p, q, DCU_WIRE_PUT, (size_t)size);
-    if (!h)
-        return;
-    h->src_rank = p->world_first + cmd->rank;
-    h->dst_rank = (int32_t)cmd->args[0];
-    h->tag = (uint32_t)cmd->args[5];
-    h->slot = (uint32_t)cmd->args[1];
-    h->offset = cmd->args[2];
-    h->count = size;
-    gather(p, t, (char *)(h + 1), (size_t)size);
-    dcu_proxy_send_to(p, q, h);
-    dcu_trace_mark(DCU_TRACE_SENT, size);
-}
-
-/* A checked NOTIFY to process q. */
-static void send_notify(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q)
-{
-    dcu_wire_header_t *h = dcu_proxy_message_to(p, q, DCU_WIRE_NOTIFY, 0);
-    if (!h)
-        return;
-    h->src_rank = p->world_first + cmd->rank;
-    h->dst_rank = (int32_t)cmd->args[0];
-    h->tag = (uint32_t)cmd->args[5];
-    dcu_proxy_send_to(p, q, h);
-    dcu_trace_mark(DCU_TRACE_SENT, 0);
-}
-
-/* ---- what others read of the proxy; WORLD barriers; asks abandoned ----------------- */
+/* ---- what others read of the proxy ------------------------------------------------- */
 
 int dcu_proxy_pending(const dcu_proxy_t *p)
 {
@@ -317,85 +202,6 @@ int dcu_proxy_idle(dcu_proxy_t *p)
                        p->bar.owed_count == 0);
 }
 
-/* My device reached WORLD barrier `epoch` (a checked command), which
- * creates window `slot` or none: my ranks' parts of a new window are read
- * (other processes will ask for them once they passed it) and what was
- * known of the slot's last window is stale; the barrier runs its rounds
- * once what my ranks sent is acknowledged (netbar.h). */
-static void send_barrier(dcu_proxy_t *p, const dcuda_cmd_t *cmd)
-{
-    uint32_t epoch = (uint32_t)cmd->args[0], slot = (uint32_t)cmd->args[1];
-    /* Once the run is cancelled, my ranks' waits end at once: they may
-     * reach a later barrier before this one completed its rounds (which
-     * other processes may still owe): nothing to enter then. */
-    if (epoch != p->bar.done + 1u && atomic_load_explicit(p->c.cancel, memory_order_acquire) != 0)
-        return;
-    if (dcu_netbar_enter(&p->bar, epoch)) {
-        dcu_proxy_fail(p, "process %d reached WORLD barrier %u while this one completed %u",
-                       p->c.process_index, epoch, p->bar.done);
-        return;
-    }
-    if (slot != DCUDA_CMD_NO_SLOT) {
-        if (!dcu_proxy_read_parts(p, slot, 0, p->c.ranks))
-            return;
-        dcu_parts_new_window(&p->remote, slot);
-    }
-    advance_barriers(p);
-}
-
-/* Once the proxy failed or a peer was lost, no answer may come: the ranks
- * that wait for a part or a fence are answered DCUDA_ERR_PEER. Once the
- * run was cancelled otherwise (an error or a stall), the owners still
- * answer (and acknowledge) while they serve the run, but may leave it
- * first: after PROXY_ASK_GRACE_NS the ranks that still wait are answered
- * DCUDA_ERR_ABORTED (a wait for a reply is not one the cancel ends). */
-static void abandon_asks(dcu_proxy_t *p)
-{
-    int r;
-    uint32_t tag, cancel = atomic_load_explicit(p->c.cancel, memory_order_acquire);
-    if ((!p->remote.asking && !p->fences.count) || (!p->failure[0] && cancel == DCUDA_CANCEL_NONE))
-        return;
-    if (!p->failure[0] && cancel != DCUDA_CANCEL_PEER) {
-        uint64_t now = dcu_clock_ns();
-        if (!p->cancel_seen_ns)
-            p->cancel_seen_ns = now;
-        if (now - p->cancel_seen_ns < PROXY_ASK_GRACE_NS)
-            return;
-    }
-    dcuda_status_t why =
-        p->failure[0] || cancel == DCUDA_CANCEL_PEER ? DCUDA_ERR_PEER : DCUDA_ERR_ABORTED;
-    while (dcu_parts_next_waiting(&p->remote, &r, &tag))
-        dcu_proxy_answer_value(p, r, tag, why, 0u);
-    while (dcu_fences_next_waiting(&p->fences, &r, &tag))
-        dcu_proxy_answer_value(p, r, tag, why, 0u);
-}
-
-/* ---- fences (fence.h) ----------------------------------------------------------- */
-
-/* A checked FENCE: answered at once when nothing sent is unacknowledged
- * (or there is no network path), else once it is (advance_fences). */
-static int take_fence(dcu_proxy_t *p, const dcuda_cmd_t *cmd)
-{
-    int waits;
-    if (!p->net)
-        return DCUDA_OK;
-    const char *bad = dcu_fences_take(&p->fences, &p->bar, cmd->rank, cmd->tag, &waits);
-    if (bad) {
-        dcu_proxy_fail(p, "rank %d: %s", p->world_first + cmd->rank, bad);
-        return DCUDA_ERR_PEER;
-    }
-    return waits ? PROXY_LATER : DCUDA_OK;
-}
-
-/* Answers the fences the acknowledgements so far complete. */
-static void advance_fences(dcu_proxy_t *p)
-{
-    int r;
-    uint32_t tag;
-    while (dcu_fences_done(&p->fences, &p->bar, &r, &tag))
-        dcu_proxy_answer_value(p, r, tag, DCUDA_OK, dcu_clock_ns());
-}
-
 /* ---- the command queue ---------------------------------------------------------- */
 
 /* What command `cmd` (header ticket t, checked: verdict v, info) asks; the
@@ -417,31 +223,10 @@ static int execute(dcu_proxy_t *p, const dcuda_cmd_t *cmd, uint32_t t, dcu_cmd_v
         dcu_proxy_fail(p, "%s", why);
         return DCUDA_ERR_PEER;
     }
-    switch (cmd->op) {
-    case DCUDA_CMD_PING:
+    if (cmd->op == DCUDA_CMD_PING)
         return DCUDA_OK;
-    case DCUDA_CMD_PUT_READ:
-        return dcu_proxy_accept_read(p, cmd, info->target);
-    case DCUDA_CMD_PART:
-        return dcu_proxy_ask_part(p, cmd, info->target);
-    case DCUDA_CMD_FENCE:
-        return take_fence(p, cmd);
-    case DCUDA_CMD_WINDOW:
-        return dcu_proxy_take_window(p, cmd);
-    case DCUDA_CMD_PUT:
-        send_put(p, cmd, t, info->target);
-        break;
-    case DCUDA_CMD_NOTIFY:
-        send_notify(p, cmd, info->target);
-        break;
-    case DCUDA_CMD_GET:
-        dcu_proxy_send_get(p, cmd, info->target);
-        break;
-    default: /* DCUDA_CMD_BARRIER */
-        send_barrier(p, cmd);
-        break;
-    }
-    return p->failure[0] ? DCUDA_ERR_PEER : DCUDA_OK;
+    const dcu_proxy_service_t *s = service_of_command(cmd->op); /* dcu_cmd_check knows it */
+    return s ? s->on_command(p, cmd, t, info->target) : DCUDA_ERR_INVALID_ARG;
 }
 
 /* Must the executable command `cmd` wait for its target's credit? */
@@ -492,13 +277,16 @@ static int serve_commands(dcu_proxy_t *p)
     return served;
 }
 
+/* One pass: the command queue, the services' work, the manager's progress
+ * (and the acknowledgements once nothing more arrived), the services'
+ * steps after it; the frames made on the way leave at the end. */
 int dcu_proxy_poll(dcu_proxy_t *p)
 {
     int did = serve_commands(p);
-    did |= dcu_proxy_host_serve(p);
+    for (int i = 0; i < SERVICES; i++)
+        if (services[i]->serve)
+            did |= services[i]->serve(p) > 0;
     dcu_proxy_send_frames(p);
-    did |= dcu_proxy_advance_reads(p);
-    abandon_asks(p);
     if (p->net && !p->failure[0]) {
         int r = p->c.net_ops->progress(p->net);
         if (r < 0)
@@ -507,20 +295,9 @@ int dcu_proxy_poll(dcu_proxy_t *p)
             dcu_proxy_send_acks(p);
         did |= r > 0;
     }
-    if (p->net)
-        did |= dcu_proxy_host_chunks_advance(p);
-    if (p->net && !p->failure[0])
-        advance_fences(p);
-    if (p->net && !p->failure[0])
-        dcu_proxy_beats(p);
-    if (p->net && !p->failure[0] && dcu_inbox_held(p->inboxes) > 0) {
-        int r = dcu_inbox_retry(p->inboxes);
-        if (r < 0)
-            dcu_proxy_fail(p, "cannot write a put that waited for inbox room");
-        if (r > 0)
-            advance_barriers(p);
-        did |= r > 0;
-    }
+    for (int i = 0; p->net && i < SERVICES; i++)
+        if (services[i]->progress)
+            did |= services[i]->progress(p) > 0;
     if (p->unacked >= PROXY_ACK_NOW_BYTES)
         dcu_proxy_send_acks(p);
     dcu_proxy_send_frames(p);
@@ -533,7 +310,9 @@ void dcu_proxy_drain(dcu_proxy_t *p)
     if (!p->net)
         return;
     dcu_nvtx_push(DCU_NVTX_PROXY_DRAIN);
-    dcu_proxy_host_chunks_settle(p); /* their answers go with the rest */
+    for (int i = 0; i < SERVICES; i++)
+        if (services[i]->drain)
+            services[i]->drain(p);
     dcu_proxy_send_frames(p);
     while (p->c.net_ops->pending(p->net) > 0) {
         if (p->c.net_ops->progress(p->net) < 0 || dcu_clock_ns() - start > PROXY_DRAIN_NS) {
@@ -544,8 +323,9 @@ void dcu_proxy_drain(dcu_proxy_t *p)
     }
     if (dcu_inbox_settle(p->inboxes) != DCUDA_OK)
         dcu_proxy_fail(p, "cannot apply the puts the ranks left in their inboxes");
-    p->host_closed = 1;                        /* what comes later ends at once */
-    dcu_proxy_host_end_all(p, DCUDA_ERR_PEER); /* their owners did not answer in the run */
+    for (int i = 0; i < SERVICES; i++)
+        if (services[i]->close)
+            services[i]->close(p);
     dcu_nvtx_pop();
 }
 
@@ -557,46 +337,14 @@ void dcu_proxy_reset(dcu_proxy_t *p)
     memset(p->c.replies, 0, (size_t)p->c.ranks * sizeof *p->c.replies);
     atomic_store_explicit(p->c.cmd_tail, 0u, memory_order_relaxed);
     p->run++;
-    p->aborted[0] = p->left[0] = '\0';
-    p->spread = 0;
     p->sent = p->received = 0;
     p->unacked = 0;
-    memset(&p->dl, 0, sizeof p->dl);
-    dcu_proxy_host_end_all(p, DCUDA_ERR_PEER); /* none is left after a drain */
-    p->host_closed = 0;
-    if (!p->net)
-        return;
-    dcu_proxy_beats_reset(p);
-    /* The parts of the last run are gone (a window of a communicator is
-     * read one member at a time: the others' entries of its slot stay
-     * empty, and a message for them is refused). */
-    memset(p->parts_known, 0, sizeof p->parts_known);
-    memset(p->parts, 0, (size_t)DCUDA_WIN_TABLE_SLOTS * (size_t)p->c.ranks * sizeof *p->parts);
-    dcu_proxy_know_lib(p);
-    dcu_parts_reset(&p->remote);
-    dcu_fences_reset(&p->fences); /* their ranks ended with the run */
     p->cancel_seen_ns = 0;
-    /* A run that ended on a lost peer may leave reads behind (its ranks were
-     * answered): their buffers are free again; those the manager still
-     * sends come back through dcu_proxy_release_message. */
-    for (int i = 0; i < PROXY_STAGING; i++)
-        if (p->staging[i].state == STAGING_READING)
-            p->staging[i].state = STAGING_FREE;
-    /* A get's read the run's end dropped (dcu_inbox_settle): its buffer
-     * is free once the copy engine is done with it. */
-    for (int i = 0; i < PROXY_GET_BUFFERS; i++)
-        if (p->gets[i].state == STAGING_READING) {
-            while (p->c.ops->read_done(p->c.backend, p->gets[i].ticket) == 0)
-                dcu_clock_sleep_ns(1000);
-            p->gets[i].state = STAGING_FREE;
-        }
-    p->job_head = p->job_count = p->job_reading = 0;
-    p->drain = p->fill;
-    dcu_netbar_reset(&p->bar);
-    atomic_store_explicit(p->c.net_barrier, 0u, memory_order_relaxed);
+    for (int i = 0; i < SERVICES; i++)
+        if (services[i]->reset)
+            services[i]->reset(p);
 }
 
-/* The inboxes, tables and staging of the network path, and its manager. */
 static dcuda_status_t open_net(dcu_proxy_t *p)
 {
     const dcu_proxy_config_t *c = &p->c;

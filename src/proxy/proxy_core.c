@@ -44,6 +44,31 @@ const char *dcu_proxy_left(const dcu_proxy_t *p) { return p->left[0] ? p->left :
 
 /* ---- answers -------------------------------------------------------------------- */
 
+/* How long after a cancel the ranks that wait for a window part or a
+ * fence wait on for their answer. */
+#define PROXY_ASK_GRACE_NS (1 * DCU_NS_PER_S)
+
+/* Once the proxy failed or a peer was lost, no answer may come: the ranks
+ * that wait for a part or a fence are answered DCUDA_ERR_PEER. Once the
+ * run was cancelled otherwise (an error or a stall), the owners still
+ * answer (and acknowledge) while they serve the run, but may leave it
+ * first: after PROXY_ASK_GRACE_NS the ranks that still wait are answered
+ * DCUDA_ERR_ABORTED (a wait for a reply is not one the cancel ends). */
+dcuda_status_t dcu_proxy_asks_end(dcu_proxy_t *p)
+{
+    uint32_t cancel = atomic_load_explicit(p->c.cancel, memory_order_acquire);
+    if (!p->failure[0] && cancel == DCUDA_CANCEL_NONE)
+        return DCUDA_OK;
+    if (!p->failure[0] && cancel != DCUDA_CANCEL_PEER) {
+        uint64_t now = dcu_clock_ns();
+        if (!p->cancel_seen_ns)
+            p->cancel_seen_ns = now;
+        if (now - p->cancel_seen_ns < PROXY_ASK_GRACE_NS)
+            return DCUDA_OK;
+    }
+    return p->failure[0] || cancel == DCUDA_CANCEL_PEER ? DCUDA_ERR_PEER : DCUDA_ERR_ABORTED;
+}
+
 /* Answers device rank r's command of reply tag `tag`, with a value. */
 void dcu_proxy_answer_value(dcu_proxy_t *p, int r, uint32_t tag, dcuda_status_t status,
                             uint64_t value)

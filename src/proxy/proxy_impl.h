@@ -10,8 +10,10 @@
  * large puts and of gets' answers through the pinned buffers, read by the
  * backend's copy engine; part_msgs.c; host_reqs.c, host_serve.c;
  * detector.c: the deadlock detector's rounds; beats.c: the beats along its
- * tree) call those and each other downward; proxy.c, on top, serves the
- * command queue, dispatches what arrives to the services and polls them
+ * tree; rma.c; barrier.c: WORLD barriers and fences; control.c: ABORT
+ * and LEFT) call those and each other downward; proxy.c, on top, keeps
+ * their table (service.h), serves the command queue, hands each command
+ * and each message to the service of its kind and polls the services
  * once a pass.
  */
 #ifndef DCU_PROXY_IMPL_H
@@ -168,6 +170,10 @@ void dcu_proxy_answer(dcu_proxy_t *p, const dcuda_cmd_t *c, dcuda_status_t statu
 /* Answers device rank r's command of reply tag `tag`, with a value. */
 void dcu_proxy_answer_value(dcu_proxy_t *p, int r, uint32_t tag, dcuda_status_t status,
                             uint64_t value);
+/* Whether the ranks that wait for an answer from another process (a
+ * window part, a fence) must stop waiting: DCUDA_OK while they wait on,
+ * else the status to answer them with (see proxy_core.c). */
+dcuda_status_t dcu_proxy_asks_end(dcu_proxy_t *p);
 /* Pinned buffer i of PROXY_BUFFERS (the staging ring's, then the gets'),
  * and the one that holds msg (NULL: a message of its own). */
 staging_t *dcu_proxy_buffer_at(dcu_proxy_t *p, int i);
@@ -218,6 +224,12 @@ void dcu_proxy_release_message(void *arg, void *msg);
 void dcu_proxy_landed(void *arg, int from, uint32_t bytes);
 void dcu_proxy_send_acks(dcu_proxy_t *p);
 
+/* ---- barrier.c ---- */
+
+/* Moves the WORLD barrier my device is in on: sends the rounds due, and
+ * completes it when it can (its ranks then leave it). */
+void dcu_proxy_advance_barriers(dcu_proxy_t *p);
+
 /* ---- detector.c ---- */
 
 /* A detector's message from process `from` (PROBE from my parent, REPLY
@@ -248,25 +260,8 @@ const dcuda_win_entry_t *dcu_proxy_part_of(dcu_proxy_t *p, const dcu_wire_header
 int dcu_proxy_read_parts(dcu_proxy_t *p, uint32_t slot, int first, int count);
 /* The library's parts of my ranks, known for the run (part_msgs.c). */
 void dcu_proxy_know_lib(dcu_proxy_t *p);
-/* A checked WINDOW command: its rank's part read, the slot's other parts
- * forgotten; the answer. */
-int dcu_proxy_take_window(dcu_proxy_t *p, const dcuda_cmd_t *cmd);
-/* A checked PART command (its target in process q): PROXY_LATER, answered
- * once the part is known; or why not. */
-int dcu_proxy_ask_part(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q);
-/* Process `from` asks for my rank's part (PART_ASK), or answers my ask
- * (PART). */
-void dcu_proxy_tell_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h);
-void dcu_proxy_apply_part(dcu_proxy_t *p, int from, const dcu_wire_header_t *h);
-
 /* ---- host_reqs.c ---- */
 
-/* Sends the requests the host handed over; ends them all once the proxy
- * failed or the run was cancelled. > 0 if it did anything. */
-int dcu_proxy_host_serve(dcu_proxy_t *p);
-/* A host message from process `from` (HOST_PUT, HOST_GET: to one of my
- * ranks; HOST_DATA, HOST_DONE: answers to mine). */
-void dcu_proxy_apply_host(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body);
 /* Ends every request with `status` (the run's end, a failure). */
 void dcu_proxy_host_end_all(dcu_proxy_t *p, dcuda_status_t status);
 
@@ -288,15 +283,9 @@ void dcu_proxy_host_chunks_settle(dcu_proxy_t *p);
 /* A free get buffer (its index in p->gets; the ranks' gets and the hosts'
  * share them), or -1. */
 int dcu_proxy_free_get_buffer(const dcu_proxy_t *p);
-/* Gets: one of my ranks asks process q; process `from` asks one of mine
- * (served in its turn by dcu_proxy_serve_get, the inboxes' on_read). */
-void dcu_proxy_send_get(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q);
-void dcu_proxy_apply_get(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body);
+/* A get another process asked of one of my ranks, served in its turn
+ * (the inboxes' on_read, arg the proxy). */
 int dcu_proxy_serve_get(void *arg, int r, void *data, uint32_t size);
-/* Large puts read from rank memory: queued (PROXY_LATER, or why not), and
- * moved on each pass (> 0 if anything moved). */
-int dcu_proxy_accept_read(dcu_proxy_t *p, const dcuda_cmd_t *cmd, int q);
-int dcu_proxy_advance_reads(dcu_proxy_t *p);
 /* Message memory (dcu_net_mem_t, arg the proxy): pinned buffers of the
  * backend, and the manager's receive buffers (spares.h); what the manager
  * gives back once sent: dcu_proxy_release_message (send.c). */
