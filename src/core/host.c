@@ -101,8 +101,8 @@ static dcuda_status_t pick_backend(const dcuda_settings_t *s, const dcuda_kernel
 {
     char why[256] = "";
     const dcu_backend_ops_t *ops;
-    if (strcmp(s->backend, "auto") != 0) {
-        ops = backend_by_name(s->backend);
+    if (!s->backend_auto) {
+        ops = backend_of_kind(s->backend_kind);
         if (!ops) {
             dcu_msg_error("backend %s: this build of dcuda has no %s backend", s->backend,
                           s->backend);
@@ -140,7 +140,8 @@ static const dcuda_kernel_t *count_kernel;
 /* Could the ranks be GPU ranks? */
 static int gpu_ranks_possible(void)
 {
-    return backend_of_kind(DCU_BACKEND_CUDA) && strcmp(count_settings->backend, "cpu") != 0 &&
+    return backend_of_kind(DCU_BACKEND_CUDA) &&
+           (count_settings->backend_auto || count_settings->backend_kind != DCU_BACKEND_CPU) &&
            count_kernel->gpu;
 }
 
@@ -274,8 +275,8 @@ static dcuda_status_t pick_net(dcuda_host_h h)
     char why[1200];
     if (!h->net_peers)
         return DCUDA_OK;
-    const char *name = h->settings.net;
-    if (strcmp(name, "none") == 0) {
+    dcu_net_choice_t choice = h->settings.net_choice;
+    if (choice == DCU_NET_NONE) {
         dcu_msg_error("%d process(es) are on other nodes%s, but NET=none", h->net_peers,
                       h->settings.net_loopback ? " (NET_LOOPBACK=1)"
                       : h->settings.net_force  ? " (NET_FORCE=1)"
@@ -284,11 +285,11 @@ static dcuda_status_t pick_net(dcuda_host_h h)
     }
     /* auto: MPI where it can run (processes started by mpirun) and one
      * lane will do, else UCX. */
-    int mpirun = dcu_boot_is_mpi(), automatic = !strcmp(name, "auto");
+    int mpirun = dcu_boot_is_mpi(), automatic = choice == DCU_NET_AUTO;
     if (automatic)
-        name = dcu_net_auto(mpirun, (int)h->settings.proxy_lanes);
+        choice = dcu_net_auto(mpirun, (int)h->settings.proxy_lanes);
     dcu_nvtx_push(DCU_NVTX_INIT_PLUGIN);
-    h->net_ops = dcu_net_find(name, why, sizeof why);
+    h->net_ops = dcu_net_find(choice, why, sizeof why);
     dcu_nvtx_pop();
     if (!h->net_ops) {
         dcu_msg_error("%d process(es) are on other nodes, but %s%s", h->net_peers, why,

@@ -281,13 +281,37 @@ static dcuda_status_t load_arguments(int argc, char **argv, dcuda_settings_t *s)
 #define SETTING_NET_INBOX_MIN 4096UL
 #define SETTING_NET_INBOX_MAX 1048576UL
 
+/* BACKEND's text into its choice: 0, or -1 for a name of none. */
+static int parse_backend(dcuda_settings_t *s)
+{
+    s->backend_auto = strcmp(s->backend, "auto") == 0;
+    if (strcmp(s->backend, "cpu") == 0)
+        s->backend_kind = DCU_BACKEND_CPU;
+    else if (strcmp(s->backend, "cuda") == 0)
+        s->backend_kind = DCU_BACKEND_CUDA;
+    else if (!s->backend_auto)
+        return -1;
+    return 0;
+}
+
+/* NET's text into its choice: 0, or -1 for a name of none. */
+static int parse_net(dcuda_settings_t *s)
+{
+    for (int c = DCU_NET_AUTO; c <= DCU_NET_NONE; c++)
+        if (strcmp(s->net, dcu_net_choice_name((dcu_net_choice_t)c)) == 0) {
+            s->net_choice = (dcu_net_choice_t)c;
+            return 0;
+        }
+    return -1;
+}
+
 static dcuda_status_t validate(dcuda_settings_t *s)
 {
     if (dcu_msg_level_of(s->log_level) < 0) {
         dcu_msg_error("setting LOG_LEVEL: '%s' is not error, warn, info or debug", s->log_level);
         return DCUDA_ERR_SETTING;
     }
-    if (strcmp(s->backend, "auto") && strcmp(s->backend, "cpu") && strcmp(s->backend, "cuda")) {
+    if (parse_backend(s) != 0) {
         dcu_msg_error("setting BACKEND: '%s' is not auto, cpu or cuda", s->backend);
         return DCUDA_ERR_SETTING;
     }
@@ -316,8 +340,7 @@ static dcuda_status_t validate(dcuda_settings_t *s)
         dcu_msg_error("setting ON_ERROR: '%s' is not abort or continue", s->on_error);
         return DCUDA_ERR_SETTING;
     }
-    if (strcmp(s->net, "auto") && strcmp(s->net, "mpi") && strcmp(s->net, "ucx") &&
-        strcmp(s->net, "none")) {
+    if (parse_net(s) != 0) {
         dcu_msg_error("setting NET: '%s' is not auto, mpi, ucx or none", s->net);
         return DCUDA_ERR_SETTING;
     }
@@ -348,6 +371,8 @@ void dcu_settings_defaults(dcuda_settings_t *out)
     memset(out, 0, sizeof *out);
     for (size_t i = 0; i < SETTINGS_COUNT; i++)
         (void)parse_value(&settings_table[i], settings_table[i].def, "the defaults", out);
+    (void)parse_backend(out); /* the defaults name choices there are */
+    (void)parse_net(out);
 }
 
 dcuda_status_t dcu_settings_load(int argc, char **argv, dcuda_settings_t *out)
@@ -461,10 +486,10 @@ dcuda_status_t dcu_settings_agree(const dcuda_settings_t *s)
         return DCUDA_ERR_NO_MEMORY;
     memset(&mine, 0, sizeof mine);
     /* auto means the same manager in every process (dcu_net_auto). */
-    const char *net = s->net;
-    if (strcmp(net, "auto") == 0)
+    dcu_net_choice_t net = s->net_choice;
+    if (net == DCU_NET_AUTO)
         net = dcu_net_auto(dcu_boot_is_mpi(), (int)s->proxy_lanes);
-    snprintf(mine.net, sizeof mine.net, "%s", net);
+    snprintf(mine.net, sizeof mine.net, "%s", dcu_net_choice_name(net));
     snprintf(mine.on_error, sizeof mine.on_error, "%s", s->on_error);
     mine.net_force = (int32_t)s->net_force;
     mine.net_loopback = (int32_t)s->net_loopback;

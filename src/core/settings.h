@@ -12,7 +12,9 @@
 
 #include <stdio.h>
 
+#include "backend/backend.h"
 #include "dcuda/dcuda_status.h"
+#include "net/net.h"
 
 /* X(field, NAME, type, default, description); type is INT, UINT, BOOL (0 or 1),
  * DOUBLE or STRING. Integers are decimal; 0x starts a hexadecimal one. */
@@ -107,6 +109,11 @@ typedef struct dcuda_settings {
     long verbose;
     char log_level[16];
     char log_file[256];
+    /* The choices BACKEND and NET name, parsed once by dcu_settings_load
+     * (their text stays for messages): nothing else compares the names. */
+    int backend_auto;                /* BACKEND=auto */
+    dcu_backend_kind_t backend_kind; /* BACKEND=cpu or cuda */
+    dcu_net_choice_t net_choice;
 } dcuda_settings_t;
 
 /* Defaults, then environment, then --dcuda-* arguments. */
