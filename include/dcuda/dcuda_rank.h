@@ -204,6 +204,32 @@ DCUDA_RANK_API dcuda_status_t dcuda_put_notify(dcuda_state_t *st, dcuda_win_t wi
  * buffer it was told is free. */
 DCUDA_RANK_API dcuda_status_t dcuda_notify(dcuda_state_t *st, int rank, dcuda_comm_t comm, int tag);
 
+/* ---- remote atomics -------------------------------------------------------------------- */
+/* An atomic on the `width`-byte (4 or 8) unsigned word at offset of rank's
+ * part of win, aligned to its width: op adds operand to it (modulo 2^32 or
+ * 2^64), stores operand (DCUDA_ATOMIC_SWAP), or stores operand where the
+ * word equals compare (DCUDA_ATOMIC_COMPARE_SWAP); *fetched (when not
+ * NULL, in every thread; it may be memory the threads share) gets the
+ * word's value before. Atomic with every other dcuda_atomic on the word,
+ * from any rank of the node. Ordered after this rank's earlier puts and
+ * notifications to rank, as a notification is, and before its later
+ * accesses. A 4-byte word takes operands and compares below 2^32. The
+ * target must be a rank of this node: one reached through the network
+ * path is DCUDA_ERR_UNREACHABLE (not yet supported there). Misuse returns
+ * the status of the same misuse of a put (DCUDA_ERR_WIN, _RANK, _BOUNDS,
+ * _OVERFLOW; a bad op, width, operand or alignment: DCUDA_ERR_INVALID_ARG)
+ * and changes nothing; *fetched is then 0. */
+DCUDA_RANK_API dcuda_status_t dcuda_atomic(dcuda_state_t *st, dcuda_atomic_op_t op, dcuda_win_t win,
+                                           int rank, size_t offset, size_t width, uint64_t operand,
+                                           uint64_t compare, uint64_t *fetched);
+/* As dcuda_atomic, then one notification with tag (0..255) to rank: when
+ * rank sees it, the atomic's word and what this rank put to rank before
+ * are visible. */
+DCUDA_RANK_API dcuda_status_t dcuda_atomic_notify(dcuda_state_t *st, dcuda_atomic_op_t op,
+                                                  dcuda_win_t win, int rank, size_t offset,
+                                                  size_t width, uint64_t operand, uint64_t compare,
+                                                  uint64_t *fetched, int tag);
+
 /* ---- get ---------------------------------------------------------------------------- */
 /* Reads: the other direction of a put, an operation of its own (the put
  * path does not pay for it). */

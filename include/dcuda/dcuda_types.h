@@ -36,6 +36,16 @@ typedef enum dcuda_datatype {
 /* Their element-wise operations: sum, minimum and maximum. */
 typedef enum dcuda_op { DCUDA_SUM = 0, DCUDA_MIN = 1, DCUDA_MAX = 2 } dcuda_op_t;
 
+/* The operations of dcuda_atomic on a target's 32- or 64-bit unsigned
+ * word: add `operand` (modulo 2^32 or 2^64), store `operand`, or store
+ * `operand` where the word equals `compare`; each returns the word's
+ * value before. */
+typedef enum dcuda_atomic_op {
+    DCUDA_ATOMIC_FETCH_ADD = 0,
+    DCUDA_ATOMIC_SWAP = 1,
+    DCUDA_ATOMIC_COMPARE_SWAP = 2
+} dcuda_atomic_op_t;
+
 /* The helpers below, which host code and rank code both call (on a GPU:
  * __host__ __device__). */
 #if defined(__CUDACC__)

@@ -13,6 +13,7 @@
 #ifndef DCUDA_IMPL_API_H
 #define DCUDA_IMPL_API_H
 
+#include "atomic.h"
 #include "coll.h"
 #include "comm.h"
 #include "engine.h"
@@ -153,6 +154,29 @@ DCUDA_RANK_API dcuda_status_t dcuda_get_notify(dcuda_state_t *st, dcuda_win_t wi
     if (!dcu_user_tag(tag))
         return dcu_user_tag_refused(st, tag, "dcuda_get_notify");
     return dcu_get(st, win, rank, offset, size, dst, 1, tag, "dcuda_get_notify");
+}
+
+DCUDA_RANK_API dcuda_status_t dcuda_atomic(dcuda_state_t *st, dcuda_atomic_op_t op, dcuda_win_t win,
+                                           int rank, size_t offset, size_t width, uint64_t operand,
+                                           uint64_t compare, uint64_t *fetched)
+{
+    return dcu_atomic(st, (int)op, win, rank, offset, width, operand, compare, fetched, 0, 0,
+                      "dcuda_atomic");
+}
+
+DCUDA_RANK_API dcuda_status_t dcuda_atomic_notify(dcuda_state_t *st, dcuda_atomic_op_t op,
+                                                  dcuda_win_t win, int rank, size_t offset,
+                                                  size_t width, uint64_t operand, uint64_t compare,
+                                                  uint64_t *fetched, int tag)
+{
+    if (!dcu_user_tag(tag)) {
+        dcu_sync();
+        if (fetched)
+            *fetched = 0u;
+        return dcu_user_tag_refused(st, tag, "dcuda_atomic_notify");
+    }
+    return dcu_atomic(st, (int)op, win, rank, offset, width, operand, compare, fetched, 1, tag,
+                      "dcuda_atomic_notify");
 }
 
 DCUDA_RANK_API int dcuda_test_notifications(dcuda_state_t *st, int tag, int count)

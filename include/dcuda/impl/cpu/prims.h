@@ -209,6 +209,34 @@ DCU_FN void dcu_max_u64(dcu_u64a_t *p, uint64_t v)
     }
 }
 
+/* A remote atomic on the `width`-byte word at addr (aligned; in memory
+ * this process maps, other processes' too): op (dcuda_atomic_op_t) with
+ * operand and compare; the word's value before. Sequentially consistent,
+ * so ordered after the rank's earlier stores and before its later
+ * accesses (sys: every scope is the system's on a CPU). */
+DCU_FN uint64_t dcu_atomic_rmw(void *addr, int op, uint64_t width, uint64_t operand,
+                               uint64_t compare, int sys)
+{
+    (void)sys;
+    if (width == 4) {
+        uint32_t *p = (uint32_t *)addr, want = (uint32_t)compare;
+        if (op == 0)
+            return __atomic_fetch_add(p, (uint32_t)operand, __ATOMIC_SEQ_CST);
+        if (op == 1)
+            return __atomic_exchange_n(p, (uint32_t)operand, __ATOMIC_SEQ_CST);
+        __atomic_compare_exchange_n(p, &want, (uint32_t)operand, 0, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_SEQ_CST);
+        return want;
+    }
+    uint64_t *p = (uint64_t *)addr, want = compare;
+    if (op == 0)
+        return __atomic_fetch_add(p, operand, __ATOMIC_SEQ_CST);
+    if (op == 1)
+        return __atomic_exchange_n(p, operand, __ATOMIC_SEQ_CST);
+    __atomic_compare_exchange_n(p, &want, operand, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    return want;
+}
+
 DCU_FN uint64_t dcu_now_ns(void)
 {
     struct timespec ts;

@@ -244,6 +244,44 @@ DCU_FN void dcu_max_u64(uint64_t *p, uint64_t v)
     atomicMax((unsigned long long *)p, (unsigned long long)v);
 }
 
+/* A remote atomic on the `width`-byte word at addr (aligned): op
+ * (dcuda_atomic_op_t) with operand and compare; the word's value before.
+ * Fenced on both sides at the target's scope (sys: another GPU or the
+ * host; else this GPU), so it is ordered after the rank's earlier stores
+ * and before its later accesses, as a notification's release is. */
+DCU_FN uint64_t dcu_atomic_rmw(void *addr, int op, uint64_t width, uint64_t operand,
+                               uint64_t compare, int sys)
+{
+    uint64_t old;
+    if (sys)
+        __threadfence_system();
+    else
+        __threadfence();
+    if (width == 4) {
+        unsigned int *p = (unsigned int *)addr, v = (unsigned int)operand;
+        unsigned int c = (unsigned int)compare;
+        if (op == 0)
+            old = sys ? atomicAdd_system(p, v) : atomicAdd(p, v);
+        else if (op == 1)
+            old = sys ? atomicExch_system(p, v) : atomicExch(p, v);
+        else
+            old = sys ? atomicCAS_system(p, c, v) : atomicCAS(p, c, v);
+    } else {
+        unsigned long long *p = (unsigned long long *)addr, v = operand, c = compare;
+        if (op == 0)
+            old = sys ? atomicAdd_system(p, v) : atomicAdd(p, v);
+        else if (op == 1)
+            old = sys ? atomicExch_system(p, v) : atomicExch(p, v);
+        else
+            old = sys ? atomicCAS_system(p, c, v) : atomicCAS(p, c, v);
+    }
+    if (sys)
+        __threadfence_system();
+    else
+        __threadfence();
+    return old;
+}
+
 /* The GPU's global nanosecond timer. */
 DCU_FN uint64_t dcu_now_ns(void)
 {

@@ -1,0 +1,113 @@
+/*
+ * The rank engine's remote atomics (dcuda_atomic, dcuda_atomic_notify): an
+ * operation of their own, checked in one place (dcu_checked_atomic), on
+ * the target's aligned 32- or 64-bit word.
+ *
+ * - my device, shared memory, a peer GPU: the leader applies the atomic to
+ *   the target's word as it reaches it (a GPU: device-scope on its own
+ *   memory, system-scope over NVLink or on host memory), fenced on both
+ *   sides, then notifies as a notified put does; every thread of the rank
+ *   gets the word's value before;
+ * - the network path: not yet (DCUDA_ERR_UNREACHABLE, nothing done).
+ *
+ * An atomic is ordered after the rank's earlier puts and notifications to
+ * its target (as a notification is) and before the rank's later accesses.
+ */
+#ifndef DCUDA_IMPL_ATOMIC_H
+#define DCUDA_IMPL_ATOMIC_H
+
+#include "engine.h"
+
+/* An atomic's own arguments: op, width, operand and compare. */
+DCU_FN dcuda_status_t dcu_checked_atomic_args(const dcuda_state_t *st, int op, uint64_t width,
+                                              uint64_t operand, uint64_t compare, const char *call)
+{
+    if (op < DCUDA_ATOMIC_FETCH_ADD || op > DCUDA_ATOMIC_COMPARE_SWAP)
+        return DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call,
+                          "op %d is not DCUDA_ATOMIC_FETCH_ADD, DCUDA_ATOMIC_SWAP or "
+                          "DCUDA_ATOMIC_COMPARE_SWAP",
+                          op);
+    if (width != 4u && width != 8u)
+        return DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call, "width %llu is not 4 or 8 bytes",
+                          (unsigned long long)width);
+    if (width == 4u && (operand > 0xffffffffull || compare > 0xffffffffull))
+        return DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call,
+                          "operand %llu or compare %llu does not fit the 4-byte word",
+                          (unsigned long long)operand, (unsigned long long)compare);
+    return DCUDA_OK;
+}
+
+/* Every check of an atomic before the target's word is touched: its
+ * arguments, the tag (when notified), the window, the target, its part
+ * and the word's place in it (inside, aligned to its width); the word as
+ * this rank reaches it in *word, where a notification goes in *to. */
+DCU_FN_COLD dcuda_status_t dcu_checked_atomic(const dcuda_state_t *st, int op, uint32_t win,
+                                              int rank, uint64_t offset, uint64_t width,
+                                              uint64_t operand, uint64_t compare, int notify,
+                                              int tag, char **word, dcu_target_t *to,
+                                              const char *call)
+{
+    dcuda_status_t s = dcu_checked_atomic_args(st, op, width, operand, compare, call);
+    if (s != DCUDA_OK || (notify && (s = dcu_checked_tag(st, tag, call)) != DCUDA_OK) ||
+        (s = dcu_checked_win(st, win, call)) != DCUDA_OK)
+        return s;
+    int comm = dcu_win_comm(win), slot = dcu_win_slot(win);
+    dcuda_win_entry_t part;
+    if ((s = dcu_checked_target(st, comm, rank, to, call)) != DCUDA_OK)
+        return s;
+    if (to->path == DCUDA_PATH_NET)
+        return DCU_REPORT(st, DCUDA_ERR_UNREACHABLE, call,
+                          "target rank %d of %s is reached through the network path, which has "
+                          "no remote atomics yet: they reach ranks of this node only",
+                          rank, dcu_comm_name(comm));
+    if ((s = dcu_checked_part(st, comm, slot, rank, to, &part, call)) != DCUDA_OK)
+        return s;
+    if ((s = dcu_check_range(part.size, offset, width)) != DCUDA_OK)
+        return DCU_REPORT(st, s, call,
+                          "offset %llu + width %llu outside the %llu-byte part of rank %d in "
+                          "window %d on %s",
+                          (unsigned long long)offset, (unsigned long long)width,
+                          (unsigned long long)part.size, rank, slot, dcu_comm_name(comm));
+    uint64_t at = part.base + offset;
+    if (at % width)
+        return DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call,
+                          "offset %llu of rank %d's part in window %d (at %p) is not aligned to "
+                          "its %llu-byte word",
+                          (unsigned long long)offset, rank, slot, (void *)(uintptr_t)at,
+                          (unsigned long long)width);
+    *word = (char *)(uintptr_t)at;
+    return DCUDA_OK;
+}
+
+/* A remote atomic, notified with `tag` when `notify`; *fetched (when not
+ * NULL; memory the rank's threads may share) gets the word's value before,
+ * 0 when the call fails. */
+DCU_FN dcuda_status_t dcu_atomic(dcuda_state_t *st, int op, uint32_t win, int rank, uint64_t offset,
+                                 uint64_t width, uint64_t operand, uint64_t compare,
+                                 uint64_t *fetched, int notify, int tag, const char *call)
+{
+    dcu_sync(); /* the rank's earlier writes are done; the last call's word read */
+    if (fetched)
+        *fetched = 0u;
+    if (!dcu_state_ok(st))
+        return dcu_report_uninit(st, call);
+    char *word = (char *)0;
+    dcu_target_t to = { 0, DCUDA_PATH_NET, -1 };
+    dcuda_status_t s = dcu_checked_atomic(st, op, win, rank, offset, width, operand, compare,
+                                          notify, tag, &word, &to, call);
+    if (s != DCUDA_OK)
+        return s;
+    uint64_t old = 0u;
+    if (dcu_leader()) {
+        old = dcu_atomic_rmw(word, op, width, operand, compare, to.path != DCUDA_PATH_DEVICE);
+        if (notify)
+            dcu_notify_leader(st, to.notifs, to.path, to.world, tag);
+    }
+    const uint32_t lo = dcu_leader_word(st, (uint32_t)old);
+    const uint32_t hi = dcu_leader_word(st, (uint32_t)(old >> 32));
+    if (fetched)
+        *fetched = (uint64_t)hi << 32 | lo;
+    return DCUDA_OK;
+}
+
+#endif /* DCUDA_IMPL_ATOMIC_H */
