@@ -61,7 +61,10 @@ enum bench_mode {
     BENCH_BROADCAST_USER = 28,
     BENCH_ALLGATHER_USER = 29,
     BENCH_ALLTOALL_USER = 30,
-    BENCH_REDUCE_SCATTER_USER = 31
+    BENCH_REDUCE_SCATTER_USER = 31,
+    /* same device: rank 0's dcuda_atomic fetch-add of 1 to the first 8-byte
+     * word of rank 1's part, DEVICE; complete when the call returns */
+    BENCH_ATOMIC = 32
 };
 
 #if defined(__CUDACC__)
@@ -77,7 +80,7 @@ enum bench_family {
     BENCH_FAMILY_RUNTIME = 2,   /* bench_runtime: HOST_PING, BARRIER .. PUT_FLUSH, and the
                                  * WORLD modes (BARRIER_WORLD .. ALLTOALL) */
     BENCH_FAMILY_PEER = 3,      /* bench_peer: the PEER_ modes but PEER_GET */
-    BENCH_FAMILY_GET = 4        /* bench_get: GET, PEER_GET */
+    BENCH_FAMILY_GET = 4        /* bench_get: GET, PEER_GET, ATOMIC */
 };
 
 /* The family whose kernel runs `mode` (BENCH_IDLE runs in any of the
@@ -88,7 +91,7 @@ BENCH_FN int bench_family_of(int mode)
         return BENCH_FAMILY_LATENCY;
     if (mode <= BENCH_BW_ALL)
         return BENCH_FAMILY_BANDWIDTH;
-    if (mode == BENCH_GET || mode == BENCH_PEER_GET)
+    if (mode == BENCH_GET || mode == BENCH_PEER_GET || mode == BENCH_ATOMIC)
         return BENCH_FAMILY_GET;
     if (mode >= BENCH_PEER_PINGPONG_PUT && mode <= BENCH_PEER_BW)
         return BENCH_FAMILY_PEER;
@@ -278,7 +281,7 @@ BENCH_FN int bench_records(int mode, int sync)
 BENCH_FN int bench_device_only(int mode)
 {
     return mode < BENCH_IDLE || (mode >= BENCH_BARRIER && mode <= BENCH_PUT_FLUSH) ||
-           mode == BENCH_GET;
+           mode == BENCH_GET || mode == BENCH_ATOMIC;
 }
 
 /* A peer mode's part in it, by process; HALVES: one process (--loop, for

@@ -305,9 +305,23 @@ DCUDA_RANK_FN void get_loop(dcuda_state_t *st, dcuda_win_t dst, int other, char 
     }
 }
 
+/* Fetch-adds of 1 to the first 8-byte word of `other`'s part of dst, one
+ * after another; their times kept in `out` (NULL: none). */
+DCUDA_RANK_FN void atomic_loop(dcuda_state_t *st, dcuda_win_t dst, int other, int rounds,
+                               long long *out, int every)
+{
+    uint64_t old = 0u;
+    for (int i = 0; i < rounds; i++) {
+        long long t0 = out ? bench_now() : 0;
+        dcuda_atomic(st, DCUDA_ATOMIC_FETCH_ADD, dst, other, 0, 8, 1, 0, &old);
+        bench_keep(out, every, i, t0);
+    }
+}
+
 /* Gets: on the device (BENCH_GET, rank 0 of rank 1, DEVICE windows) or
  * between processes (BENCH_PEER_GET, the peer cases' ranks and windows:
- * the sending side gets of the answering one, which takes no part). */
+ * the sending side gets of the answering one, which takes no part); and
+ * on the device, rank 0's fetch-adds on rank 1's word (BENCH_ATOMIC). */
 DCUDA_RANK_FN void bench_gets(dcuda_state_t *st, const bench_args_t *a)
 {
     int me, side = BENCH_SIDE_NONE, peer = a->mode == BENCH_PEER_GET;
@@ -325,11 +339,16 @@ DCUDA_RANK_FN void bench_gets(dcuda_state_t *st, const bench_args_t *a)
     dcuda_win_create(st, comm, src, part, &src_win);
     dcuda_win_create(st, comm, a->dst + off, part, &dst_win);
     int other = peer ? a->peer : 1, getter = side == BENCH_SIDE_SEND && part > 0;
-    if (getter)
+    const int atomic = a->mode == BENCH_ATOMIC;
+    if (getter && atomic)
+        atomic_loop(st, dst_win, other, a->warmup, NULL, 1);
+    else if (getter)
         get_loop(st, dst_win, other, src, a->size, a->warmup, NULL, 1);
     dcuda_comm_barrier(st, comm);
     dcuda_start_cpu_timer(st);
-    if (getter)
+    if (getter && atomic)
+        atomic_loop(st, dst_win, other, a->iters, a->out, a->every);
+    else if (getter)
         get_loop(st, dst_win, other, src, a->size, a->iters, a->out, a->every);
     dcuda_stop_cpu_timer(st);
     dcuda_win_free(st, dst_win);

@@ -310,10 +310,14 @@ static void latency_sweep(dcuda_host_h h, const sweep_t *w)
     device_sweep(h, w, BENCH_PINGPONG_PUT, "notified_put", "one_way_us", 2);
 }
 
-/* The same-device get rows (2 ranks): rank 0's blocking gets of rank 1. */
+/* The same-device get rows (2 ranks): rank 0's blocking gets of rank 1;
+ * and its fetch-adds on an 8-byte word of rank 1 (one size). */
 static void device_gets(dcuda_host_h h, const sweep_t *w)
 {
     device_sweep(h, w, BENCH_GET, "get", "round_trip_us", 1);
+    sweep_t word = *w;
+    word.min = word.max = 8;
+    device_sweep(h, &word, BENCH_ATOMIC, "atomic_fetch_add", "round_trip_us", 1);
 }
 
 /* Microseconds a barrier, a window creation + free and (2 ranks) a put of
