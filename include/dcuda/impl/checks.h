@@ -1,6 +1,7 @@
 /*
- * Argument checks of the rank API with their error messages, written once
- * for both backends over the backend's
+ * Argument checks of the rank API with their error messages, and the
+ * put's own tests (its fast path's, then the full checks'), in one place,
+ * written once for both backends over the backend's
  *
  *   DCU_REPORT(st, status, call, fmt, ...)
  *                           reports a misuse by the rank of st (GPU: thread
@@ -147,6 +148,102 @@ DCU_FN dcuda_status_t dcu_checked_part(const dcuda_state_t *st, int comm, int sl
                       "not in memory from dcuda_host_alloc, so other processes cannot "
                       "reach it",
                       rank, slot, (void *)(uintptr_t)part->base, (unsigned long long)part->size);
+}
+
+/* ---- a put's tests: the fast path's, then the full checks' ------------------ */
+
+DCU_HD int dcu_contains(const dcuda_win_entry_t *e, uint64_t addr, uint64_t size)
+{
+    return dcu_inside(e->base, e->size, addr, size);
+}
+
+/* Does one of comm's live windows hold [addr, addr + size) in my part?
+ * Its table slot, or -1. */
+DCU_HD int dcu_find_part(const dcuda_state_t *st, int comm, uint64_t addr, uint64_t size)
+{
+    uint64_t live = dcu_win_mask(st, comm);
+    for (int i = 0; live && i < dcu_win_room(comm); i++) {
+        int s = dcu_win_first(comm) + i;
+        if (((live >> i) & 1u) && dcu_contains(dcu_my_win_entry(st, comm, s), addr, size))
+            return s;
+    }
+    return -1;
+}
+
+/* Which of the caller's windows holds [addr, addr + size): DCUDA_OK (and its
+ * part in *found, its slot in *slot) if one of comm's, DCUDA_ERR_WIN_COMM if
+ * only one of another communicator's, DCUDA_ERR_SOURCE if none. */
+DCU_HD_COLD dcuda_status_t dcu_search_source(const dcuda_state_t *st, int comm, uint64_t addr,
+                                             uint64_t size, dcuda_win_entry_t *found, int *slot)
+{
+    int s = dcu_find_part(st, comm, addr, size);
+    if (s >= 0) {
+        *found = *dcu_my_win_entry(st, comm, s);
+        *slot = s;
+        return DCUDA_OK;
+    }
+    for (int c = 0; c < DCUDA_COMM_IDS; c++)
+        if (c != comm && dcu_comm_live(st, c) && dcu_find_part(st, c, addr, size) >= 0)
+            return DCUDA_ERR_WIN_COMM;
+    return DCUDA_ERR_SOURCE;
+}
+
+/* Source buffers must lie inside one of the caller's own window parts on the
+ * same communicator as the put. *part and *slot come in as the caller's part
+ * of the put's own window (tried first) and leave as the part (and its slot)
+ * that holds the source. Returns DCUDA_ERR_WIN_COMM if the source lies only
+ * in a window of the other communicator, DCUDA_ERR_SOURCE if in none. */
+DCU_HD dcuda_status_t dcu_check_source(const dcuda_state_t *st, int comm, dcuda_win_entry_t *part,
+                                       int *slot, const void *src, uint64_t size)
+{
+    uint64_t addr = (uint64_t)(uintptr_t)src;
+    if (size == 0)
+        return DCUDA_OK;
+    if (addr + size < addr)
+        return DCUDA_ERR_OVERFLOW;
+    if (dcu_contains(part, addr, size))
+        return DCUDA_OK;
+    return dcu_search_source(st, comm, addr, size, part, slot);
+}
+
+/* Do source and destination coincide (nothing to copy) or not overlap?
+ * Every test is evaluated (no short-circuit): the put's fast path uses it. */
+DCU_HD int dcu_apart(uint64_t dst, uint64_t src, uint64_t size)
+{
+    return (dst == src) | (size == 0) | (dst >= src + size) | (src >= dst + size);
+}
+
+DCU_HD dcuda_status_t dcu_check_overlap(uint64_t dst, uint64_t src, uint64_t size)
+{
+    return dcu_apart(dst, src, size) ? DCUDA_OK : DCUDA_ERR_OVERLAP;
+}
+
+/* A put along a route the rank has checked before: 1 if the remembered
+ * parts admit it (source inside the part of mine that held the source last
+ * time, target range inside the target's, no partial overlap), with the
+ * target address in *dst and the route in *r; 0 if the full checks must
+ * decide. The route is read whole first and every test is evaluated (no
+ * short-circuit), so the reads of rank-local memory overlap instead of
+ * waiting for one another. */
+DCU_HD int dcu_put_fast(const dcuda_state_t *st, uint32_t win, int rank, uint64_t offset,
+                        uint64_t size, const void *src, char **dst, dcuda_put_route_t *r)
+{
+    *r = *dcu_route(st, win, rank);
+    uint64_t a = (uint64_t)(uintptr_t)src, d = r->target_base + offset;
+    /* A route left by a freed window keeps its rank but not its handle:
+     * DCUDA_WIN_NONE matches no route. The target range lies inside the
+     * target's part (as dcu_check_range), the source inside my part unless
+     * there is none, and the two coincide or are apart except on the
+     * network path, whose target lives in another address space (and
+     * whose notifications need no counters here). */
+    int ok = (win != DCUDA_WIN_NONE) & (r->win == win) & (r->rank == rank) &
+             (offset + size >= offset) & dcu_inside(0, r->target_size, offset, size);
+    ok &= (size == 0) | dcu_inside(r->mine_base, r->mine_size, a, size);
+    const int mine = st->loopback & dcu_world_rank_is_mine(st, r->world); /* NET_LOOPBACK */
+    ok &=
+        ((r->path == DCUDA_PATH_NET) & !mine) | (dcu_apart(d, a, size) & ((r->notifs != 0) | mine));
+    *dst = (char *)(uintptr_t)d;
+    return ok;
 }
 
 /* A put (local: its source) or a get (local: its destination), checked
