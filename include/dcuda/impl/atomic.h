@@ -16,6 +16,7 @@
 #ifndef DCUDA_IMPL_ATOMIC_H
 #define DCUDA_IMPL_ATOMIC_H
 
+#include "../dcuda_types.h"
 #include "engine.h"
 
 /* An atomic's own arguments: op, width, operand and compare. */
