@@ -4,10 +4,11 @@
  * the target's aligned 32- or 64-bit word.
  *
  * - my device, shared memory, a peer GPU: the leader applies the atomic to
- *   the target's word as it reaches it (a GPU: device-scope on its own
- *   memory, system-scope over NVLink or on host memory), fenced on both
- *   sides, then notifies as a notified put does; every thread of the rank
- *   gets the word's value before;
+ *   the target's word as it reaches it (a GPU: system-scope, which peer
+ *   GPUs' atomics on the same word need, but device-scope where the job
+ *   has this GPU alone), fenced on both sides, then notifies as a
+ *   notified put does; every thread of the rank gets the word's value
+ *   before;
  * - the network path: not yet (DCUDA_ERR_UNREACHABLE, nothing done).
  *
  * An atomic is ordered after the rank's earlier puts and notifications to
@@ -98,9 +99,14 @@ DCU_FN dcuda_status_t dcu_atomic(dcuda_state_t *st, int op, uint32_t win, int ra
                                           notify, tag, &word, &to, call);
     if (s != DCUDA_OK)
         return s;
+    /* System scope unless the word can be reached from this GPU alone (one
+     * process: the only GPU of the job). A device-scope atomic is atomic
+     * only with atomics of the same GPU, and a peer GPU's atomics on my
+     * memory are system-scope. */
+    const int sys = to.path != DCUDA_PATH_DEVICE || st->process_count > 1;
     uint64_t old = 0u;
     if (dcu_leader()) {
-        old = dcu_atomic_rmw(word, op, width, operand, compare, to.path != DCUDA_PATH_DEVICE);
+        old = dcu_atomic_rmw(word, op, width, operand, compare, sys);
         if (notify)
             dcu_notify_leader(st, to.notifs, to.path, to.world, tag);
     }
