@@ -47,8 +47,17 @@ PATH=$PATH:/usr/sbin
 dir=$(mktemp -d /var/tmp/dcuda-slurm.XXXXXX) || exit 1
 chmod 700 "$dir"
 name=""
+step=
 cleanup() {
     local f
+    if [ -n "$step" ]; then # the step's tasks end with their job (slurmstepd outlives slurmd)
+        kill "$step" 2>/dev/null
+        in_host 0 scancel --quiet --user=root >/dev/null 2>&1
+        for _ in $(seq 1 20); do
+            [ -z "$(in_host 0 squeue -h 2>/dev/null)" ] && break
+            sleep 0.1
+        done
+    fi
     for f in "$dir"/slurmd-*.pid "$dir"/slurmctld.pid "$dir"/munged.pid; do
         [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null
     done
@@ -60,6 +69,7 @@ cleanup() {
     rm -rf "$dir"
 }
 trap cleanup EXIT
+trap 'exit 143' TERM INT # a killed run still takes its daemons down
 
 # Two free TCP ports of this namespace, for slurmctld and slurmd.
 free_ports() {
@@ -166,8 +176,13 @@ done
 spread=()
 [ "$hosts" -gt 0 ] && spread=(-N "$hosts")
 echo "run_slurm: srun --mpi=$mpi -n $count ${spread[*]} on ${nodes[*]}"
-in_host 0 timeout "$limit" srun --mpi="$mpi" -n "$count" "${spread[@]}" --kill-on-bad-exit=0 "$@"
+# In the background and waited for, so that a TERM (ctest's timeout) is
+# handled at once: the EXIT trap takes the step and the daemons down.
+in_host 0 timeout "$limit" srun --mpi="$mpi" -n "$count" "${spread[@]}" --kill-on-bad-exit=0 "$@" &
+step=$!
+wait "$step"
 rc=$?
+step=
 [ $rc -eq 124 ] && echo "run_slurm: the step did not end within $limit s"
 [ $rc -eq 0 ] || [ $rc -eq 77 ] || show_logs
 exit $rc
