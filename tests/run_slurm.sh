@@ -48,13 +48,22 @@ dir=$(mktemp -d /var/tmp/dcuda-slurm.XXXXXX) || exit 1
 chmod 700 "$dir"
 name=""
 step=
+# This cluster's slurmstepd processes (their working folder is its; one
+# outlives slurmd when the daemons stop first).
+strays() {
+    local p
+    for p in $(pgrep -x slurmstepd); do
+        case $(readlink "/proc/$p/cwd" 2>/dev/null) in "$dir" | "$dir"/* | "$dir (deleted)") echo "$p" ;; esac
+    done
+}
+
 cleanup() {
     local f
-    if [ -n "$step" ]; then # the step's tasks end with their job (slurmstepd outlives slurmd)
-        kill "$step" 2>/dev/null
+    [ -n "$step" ] && kill "$step" 2>/dev/null
+    if [ -f "$dir/slurmctld.pid" ]; then # the jobs end (and their steps) while the daemons run
         in_host 0 scancel --quiet --user=root >/dev/null 2>&1
-        for _ in $(seq 1 20); do
-            [ -z "$(in_host 0 squeue -h 2>/dev/null)" ] && break
+        for _ in $(seq 1 30); do
+            [ -z "$(in_host 0 squeue -h 2>/dev/null)" ] && [ -z "$(strays)" ] && break
             sleep 0.1
         done
     fi
@@ -65,6 +74,9 @@ cleanup() {
     sleep 0.2
     for f in "$dir"/slurmd-*.pid "$dir"/slurmctld.pid "$dir"/munged.pid; do
         [ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
+    done
+    for f in $(strays); do
+        kill -9 "$f" 2>/dev/null
     done
     rm -rf "$dir"
 }
