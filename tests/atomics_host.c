@@ -31,8 +31,7 @@ typedef struct atom_run {
     dcuda_host_h h;
     dcuda_rank_info_t info;
     atom_data_t d;
-    int64_t *words; /* host copy of d.words */
-    size_t words_bytes;
+    test_words_t w; /* the ranks' findings (d.words) */
 } atom_run_t;
 
 /* Starts the runtime and the memory of case c; 0, or TEST_SKIP / 1. */
@@ -41,41 +40,21 @@ static int atom_open(atom_run_t *r, int argc, char **argv, int c)
     memset(r, 0, sizeof *r);
     if (!test_open_host(argc, argv, DCUDA_KERNEL_REF(atomics), ATOM_THREADS, &r->h, &r->info))
         return 1;
-    int n = r->info.rank_responsible;
     r->d.test_case = c;
     r->d.part = ATOM_SLOTS + (uint64_t)r->info.rank_count * ATOM_OPS * ATOM_PAYLOAD;
-    r->words_bytes = (size_t)n * ATOM_WORDS * sizeof(int64_t);
-    if (!test_alloc_both(r->h, r->words_bytes, (void **)&r->words, (void **)&r->d.words) ||
-        !TEST_STATUS(dcuda_host_alloc(r->h, (size_t)n * r->d.part, (void **)&r->d.parts), DCUDA_OK))
+    if (!test_words_alloc(&r->w, r->h, &r->info, ATOM_WORDS) ||
+        !TEST_STATUS(dcuda_host_alloc(r->h, (size_t)r->w.n * r->d.part, (void **)&r->d.parts),
+                     DCUDA_OK))
         return 1;
-    memset(r->words, 0, r->words_bytes);
-    TEST_STATUS(dcuda_host_copy_in(r->h, r->d.words, r->words, r->words_bytes), DCUDA_OK);
+    r->d.words = r->w.ranks;
     return 0;
-}
-
-static int64_t atom_word(const atom_run_t *r, int dr, int w)
-{
-    return r->words[dr * ATOM_WORDS + w];
-}
-
-static void atom_fetch(atom_run_t *r)
-{
-    TEST_STATUS(dcuda_host_copy_out(r->h, r->words, r->d.words, r->words_bytes), DCUDA_OK);
 }
 
 static void atom_close(atom_run_t *r)
 {
     TEST_STATUS(dcuda_host_free(r->h, r->d.parts), DCUDA_OK);
-    test_free_both(r->h, r->words, r->d.words);
+    test_words_free(&r->w);
     TEST_STATUS(dcuda_host_finish(r->h), DCUDA_OK);
-}
-
-/* Every own rank's word w is want. */
-static void atom_check_word(const atom_run_t *r, int w, int64_t want, const char *what)
-{
-    for (int dr = 0; dr < r->info.rank_responsible; dr++)
-        TEST_CHECK(atom_word(r, dr, w) == want, "rank %d: %s is %lld, not %lld",
-                   r->info.rank_start + dr, what, (long long)atom_word(r, dr, w), (long long)want);
 }
 
 static const char *atom_bad_name(int64_t bad)
@@ -96,22 +75,21 @@ static const char *atom_bad_name(int64_t bad)
 static void atom_model_run(atom_run_t *r, uint32_t seed)
 {
     r->d.seed = seed;
-    memset(r->words, 0, r->words_bytes);
-    TEST_STATUS(dcuda_host_copy_in(r->h, r->d.words, r->words, r->words_bytes), DCUDA_OK);
+    test_words_clear(&r->w);
     if (!TEST_STATUS(dcuda_host_run(r->h, &r->d, sizeof r->d, NULL), DCUDA_OK))
         return;
-    atom_fetch(r);
+    test_words_fetch(&r->w);
     int64_t done[4] = { 0, 0, 0, 0 };
     for (int dr = 0; dr < r->info.rank_responsible; dr++) {
         int rank = r->info.rank_start + dr;
-        int64_t bad = atom_word(r, dr, ATOM_BAD);
-        TEST_CHECK(atom_word(r, dr, ATOM_FIRST_ERROR) == 0, "seed %u: rank %d: a call failed: %s",
-                   seed, rank,
-                   dcuda_status_name((dcuda_status_t)atom_word(r, dr, ATOM_FIRST_ERROR)));
+        int64_t bad = test_words_get(&r->w, dr, ATOM_BAD);
+        TEST_CHECK(test_words_get(&r->w, dr, ATOM_FIRST_ERROR) == 0,
+                   "seed %u: rank %d: a call failed: %s", seed, rank,
+                   dcuda_status_name((dcuda_status_t)test_words_get(&r->w, dr, ATOM_FIRST_ERROR)));
         TEST_CHECK(bad == 0, "seed %u: rank %d, step %lld: %s", seed, rank, (long long)(bad / 100),
                    atom_bad_name(bad));
         for (int k = 0; k < 4; k++)
-            done[k] += atom_word(r, dr, ATOM_DONE + k);
+            done[k] += test_words_get(&r->w, dr, ATOM_DONE + k);
     }
     printf("%sseed %u: %d ranks here of %d: %lld adds, %lld swaps, %lld compare-swap increments, "
            "%lld notified\n",
@@ -146,7 +124,7 @@ static int case_misuse(int argc, char **argv)
     if (rc)
         return rc;
     TEST_STATUS(dcuda_host_run(r.h, &r.d, sizeof r.d, NULL), DCUDA_ERR_INVALID_ARG); /* the first */
-    atom_fetch(&r);
+    test_words_fetch(&r.w);
     static const int64_t want[ATOM_CALL_WORDS] = {
         DCUDA_ERR_INVALID_ARG, /* op 7 */
         DCUDA_ERR_INVALID_ARG, /* width 2 */
@@ -164,10 +142,10 @@ static int case_misuse(int argc, char **argv)
     char what[32];
     for (int i = 0; i < ATOM_CALL_WORDS; i++) {
         snprintf(what, sizeof what, "call %d", i);
-        atom_check_word(&r, ATOM_CALLS + i, want[i], what);
+        test_words_check(&r.w, ATOM_CALLS + i, want[i], what);
     }
-    atom_check_word(&r, ATOM_BAD, 0, "its finding");
-    atom_check_word(&r, ATOM_FIRST_ERROR, 0, "its calls' first error");
+    test_words_check(&r.w, ATOM_BAD, 0, "its finding");
+    test_words_check(&r.w, ATOM_FIRST_ERROR, 0, "its calls' first error");
     atom_close(&r);
     return 0;
 }
@@ -186,10 +164,10 @@ static int case_net(int argc, char **argv)
         return TEST_SKIP;
     }
     TEST_STATUS(dcuda_host_run(r.h, &r.d, sizeof r.d, NULL), DCUDA_ERR_UNREACHABLE);
-    atom_fetch(&r);
-    atom_check_word(&r, ATOM_CALLS, DCUDA_ERR_UNREACHABLE, "the atomic over the network path");
-    atom_check_word(&r, ATOM_CALLS + 1, 0, "its fetched value");
-    atom_check_word(&r, ATOM_FIRST_ERROR, 0, "its calls' first error");
+    test_words_fetch(&r.w);
+    test_words_check(&r.w, ATOM_CALLS, DCUDA_ERR_UNREACHABLE, "the atomic over the network path");
+    test_words_check(&r.w, ATOM_CALLS + 1, 0, "its fetched value");
+    test_words_check(&r.w, ATOM_FIRST_ERROR, 0, "its calls' first error");
     atom_close(&r);
     return 0;
 }

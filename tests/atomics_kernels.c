@@ -210,7 +210,7 @@ TEST_RANK_FN void atom_model(atom_rank_t *r)
         if (dcuda_thread_index() == 0)
             for (int c = 0; c < ATOM_COUNTERS; c++) {
                 int adds = 0;
-                for (int q = 0; q < r->n && c >= 0; q++)
+                for (int q = 0; q < r->n; q++)
                     for (int j = 0; j < ATOM_OPS; j++)
                         adds += atom_target(seed, r->step, q, j, r->n) == r->me &&
                                 atom_counter(seed, r->step, q, j) == c;

@@ -34,8 +34,7 @@ typedef struct sets_run {
     dcuda_host_h h;
     dcuda_rank_info_t info;
     sets_data_t d;
-    int64_t *words; /* host copy of d.words */
-    size_t words_bytes;
+    test_words_t w; /* the ranks' findings (d.words) */
 } sets_run_t;
 
 /* Starts the runtime and the memory of case c; 0, or TEST_SKIP / 1. */
@@ -44,44 +43,24 @@ static int sets_open(sets_run_t *r, int argc, char **argv, int c)
     memset(r, 0, sizeof *r);
     if (!test_open_host(argc, argv, DCUDA_KERNEL_REF(sets), SETS_THREADS, &r->h, &r->info))
         return 1;
-    int n = r->info.rank_responsible;
     r->d.test_case = c;
     r->d.steps = SETS_STEPS;
-    r->words_bytes = (size_t)n * SETS_WORDS * sizeof(int64_t);
-    if (!test_alloc_both(r->h, r->words_bytes, (void **)&r->words, (void **)&r->d.words))
+    if (!test_words_alloc(&r->w, r->h, &r->info, SETS_WORDS))
         return 1;
+    r->d.words = r->w.ranks;
     if (c == SETS_MODEL &&
-        !TEST_STATUS(dcuda_host_alloc(r->h, (size_t)n * SETS_PART, (void **)&r->d.parts), DCUDA_OK))
+        !TEST_STATUS(dcuda_host_alloc(r->h, (size_t)r->w.n * SETS_PART, (void **)&r->d.parts),
+                     DCUDA_OK))
         return 1;
-    memset(r->words, 0, r->words_bytes);
-    TEST_STATUS(dcuda_host_copy_in(r->h, r->d.words, r->words, r->words_bytes), DCUDA_OK);
     return 0;
-}
-
-static int64_t sets_word(const sets_run_t *r, int dr, int w)
-{
-    return r->words[dr * SETS_WORDS + w];
-}
-
-static void sets_fetch(sets_run_t *r)
-{
-    TEST_STATUS(dcuda_host_copy_out(r->h, r->words, r->d.words, r->words_bytes), DCUDA_OK);
 }
 
 static void sets_close(sets_run_t *r)
 {
     if (r->d.parts)
         TEST_STATUS(dcuda_host_free(r->h, r->d.parts), DCUDA_OK);
-    test_free_both(r->h, r->words, r->d.words);
+    test_words_free(&r->w);
     TEST_STATUS(dcuda_host_finish(r->h), DCUDA_OK);
-}
-
-/* Every own rank's word w is want. */
-static void sets_check_word(const sets_run_t *r, int w, int64_t want, const char *what)
-{
-    for (int dr = 0; dr < r->info.rank_responsible; dr++)
-        TEST_CHECK(sets_word(r, dr, w) == want, "rank %d: %s is %lld, not %lld",
-                   r->info.rank_start + dr, what, (long long)sets_word(r, dr, w), (long long)want);
 }
 
 static const char *sets_bad_name(int64_t bad)
@@ -102,22 +81,21 @@ static const char *sets_bad_name(int64_t bad)
 static void sets_model_run(sets_run_t *r, uint32_t seed)
 {
     r->d.seed = seed;
-    memset(r->words, 0, r->words_bytes);
-    TEST_STATUS(dcuda_host_copy_in(r->h, r->d.words, r->words, r->words_bytes), DCUDA_OK);
+    test_words_clear(&r->w);
     if (!TEST_STATUS(dcuda_host_run(r->h, &r->d, sizeof r->d, NULL), DCUDA_OK))
         return;
-    sets_fetch(r);
+    test_words_fetch(&r->w);
     int64_t ops[5] = { 0, 0, 0, 0, 0 };
     for (int dr = 0; dr < r->info.rank_responsible; dr++) {
         int rank = r->info.rank_start + dr;
-        int64_t bad = sets_word(r, dr, SETS_BAD);
-        TEST_CHECK(sets_word(r, dr, SETS_FIRST_ERROR) == 0, "seed %u: rank %d: a call failed: %s",
-                   seed, rank,
-                   dcuda_status_name((dcuda_status_t)sets_word(r, dr, SETS_FIRST_ERROR)));
+        int64_t bad = test_words_get(&r->w, dr, SETS_BAD);
+        TEST_CHECK(test_words_get(&r->w, dr, SETS_FIRST_ERROR) == 0,
+                   "seed %u: rank %d: a call failed: %s", seed, rank,
+                   dcuda_status_name((dcuda_status_t)test_words_get(&r->w, dr, SETS_FIRST_ERROR)));
         TEST_CHECK(bad == 0, "seed %u: rank %d, step %lld: %s", seed, rank, (long long)(bad / 100),
                    sets_bad_name(bad));
         for (int k = 0; k < 5; k++)
-            ops[k] += sets_word(r, dr, SETS_OPS + k);
+            ops[k] += test_words_get(&r->w, dr, SETS_OPS + k);
     }
     printf("%sseed %u: calls: %lld set waits (some), %lld (all), %lld set tests, %lld takes, "
            "%lld plain waits\n",
@@ -149,7 +127,7 @@ static int case_misuse(int argc, char **argv)
     if (rc)
         return rc;
     TEST_STATUS(dcuda_host_run(r.h, &r.d, sizeof r.d, NULL), DCUDA_ERR_TAG); /* the first */
-    sets_fetch(&r);
+    test_words_fetch(&r.w);
     static const int64_t want[SETS_CALL_WORDS] = { DCUDA_ERR_TAG,
                                                    DCUDA_ERR_TAG,
                                                    DCUDA_ERR_INVALID_ARG,
@@ -169,13 +147,13 @@ static int case_misuse(int argc, char **argv)
     char what[32];
     for (int i = 0; i < SETS_CALL_WORDS; i++) {
         snprintf(what, sizeof what, "call %d", i);
-        sets_check_word(&r, SETS_CALLS + i, want[i], what);
+        test_words_check(&r.w, SETS_CALLS + i, want[i], what);
     }
-    sets_check_word(&r, SETS_TAKEN, 0xa, "the good set's taken");
-    sets_check_word(&r, SETS_TAKEN + 1, 0x80000000, "the set of tag 255's taken");
-    sets_check_word(&r, SETS_TAKEN + 2, 0xa, "a need of 1's taken (both tags had one)");
-    sets_check_word(&r, SETS_BAD, 0, "its finding");
-    sets_check_word(&r, SETS_FIRST_ERROR, 0, "its calls' first error");
+    test_words_check(&r.w, SETS_TAKEN, 0xa, "the good set's taken");
+    test_words_check(&r.w, SETS_TAKEN + 1, 0x80000000, "the set of tag 255's taken");
+    test_words_check(&r.w, SETS_TAKEN + 2, 0xa, "a need of 1's taken (both tags had one)");
+    test_words_check(&r.w, SETS_BAD, 0, "its finding");
+    test_words_check(&r.w, SETS_FIRST_ERROR, 0, "its calls' first error");
     sets_close(&r);
     return 0;
 }
@@ -197,9 +175,9 @@ static int sets_run_captured(sets_run_t *r, dcuda_status_t want, char **out)
 /* After such a run: every rank's set wait returned `want` and took nothing. */
 static void sets_end_failed(sets_run_t *r, dcuda_status_t want)
 {
-    sets_fetch(r);
-    sets_check_word(r, SETS_CALLS, want, "the set wait");
-    sets_check_word(r, SETS_TAKEN, 0, "the failed wait's taken");
+    test_words_fetch(&r->w);
+    test_words_check(&r->w, SETS_CALLS, want, "the set wait");
+    test_words_check(&r->w, SETS_TAKEN, 0, "the failed wait's taken");
     sets_close(r);
 }
 
@@ -261,9 +239,9 @@ static int case_host(int argc, char **argv)
     for (int dr = 0; dr < r.info.rank_responsible; dr++)
         TEST_STATUS(dcuda_host_notify(r.h, r.info.rank_start + dr, SETS_HOST_TAG, NULL), DCUDA_OK);
     TEST_STATUS(dcuda_host_run_wait(r.h, NULL), DCUDA_OK);
-    sets_fetch(&r);
-    sets_check_word(&r, SETS_CALLS, DCUDA_OK, "the set wait");
-    sets_check_word(&r, SETS_TAKEN, 0x4, "its taken");
+    test_words_fetch(&r.w);
+    test_words_check(&r.w, SETS_CALLS, DCUDA_OK, "the set wait");
+    test_words_check(&r.w, SETS_TAKEN, 0x4, "its taken");
     sets_close(&r);
     return 0;
 }

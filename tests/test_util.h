@@ -335,6 +335,66 @@ static inline void test_free_both(dcuda_host_h h, void *host, void *ranks)
     free(host);
 }
 
+/* The ranks' findings: `per` int64 words a rank of this process, as the
+ * ranks write them (`ranks`, handed to them) and as the host reads them
+ * after a run (host). */
+typedef struct test_words {
+    dcuda_host_h h;
+    int64_t *host, *ranks;
+    int per;   /* words a rank */
+    int n;     /* ranks of this process */
+    int first; /* WORLD rank of the first */
+} test_words_t;
+
+/* Zeroes the findings, here and where the ranks write them. */
+static inline void test_words_clear(test_words_t *w)
+{
+    size_t bytes = (size_t)w->n * (size_t)w->per * sizeof(int64_t);
+    memset(w->host, 0, bytes);
+    TEST_STATUS(dcuda_host_copy_in(w->h, w->ranks, w->host, bytes), DCUDA_OK);
+}
+
+/* Findings of `per` words for info's ranks, zeroed: 1, or 0 after a
+ * failed check. */
+static inline int test_words_alloc(test_words_t *w, dcuda_host_h h, const dcuda_rank_info_t *info,
+                                   int per)
+{
+    *w = (test_words_t){ h, NULL, NULL, per, info->rank_responsible, info->rank_start };
+    size_t bytes = (size_t)w->n * (size_t)per * sizeof(int64_t);
+    if (!test_alloc_both(h, bytes, (void **)&w->host, (void **)&w->ranks))
+        return 0;
+    test_words_clear(w);
+    return 1;
+}
+
+/* Reads what the ranks wrote. */
+static inline void test_words_fetch(test_words_t *w)
+{
+    TEST_STATUS(dcuda_host_copy_out(w->h, w->host, w->ranks,
+                                    (size_t)w->n * (size_t)w->per * sizeof(int64_t)),
+                DCUDA_OK);
+}
+
+/* Word i of this process's rank dr. */
+static inline int64_t test_words_get(const test_words_t *w, int dr, int i)
+{
+    return w->host[(size_t)dr * (size_t)w->per + (size_t)i];
+}
+
+/* Every rank's word i is want. */
+static inline void test_words_check(const test_words_t *w, int i, int64_t want, const char *what)
+{
+    for (int dr = 0; dr < w->n; dr++)
+        TEST_CHECK(test_words_get(w, dr, i) == want, "rank %d: %s is %lld, not %lld", w->first + dr,
+                   what, (long long)test_words_get(w, dr, i), (long long)want);
+}
+
+static inline void test_words_free(test_words_t *w)
+{
+    test_free_both(w->h, w->host, w->ranks);
+    w->host = w->ranks = NULL;
+}
+
 /* The buffers of a randomized driver: a region and result slots, each as
  * the host holds it and as the ranks reach it. */
 typedef struct test_buffers {

@@ -264,14 +264,9 @@ static void apply_host(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, con
 
 /* ---- the service ------------------------------------------------------------------------ */
 
-/* Chunks of hosts' requests, moved on (on the network path). */
-static int host_progress(dcu_proxy_t *p) { return dcu_proxy_host_chunks_advance(p); }
-
-/* The run's end: the chunks in hand served (their answers go with the
- * rest); once what was sent left, the requests still waiting ended (their
- * owners did not answer in the run) and later ones end at once. */
-static void host_drain(dcu_proxy_t *p) { dcu_proxy_host_chunks_settle(p); }
-
+/* The run's end: the chunks in hand served (drain: their answers go with
+ * the rest); once what was sent left, the requests still waiting ended
+ * (their owners did not answer in the run) and later ones end at once. */
 static void host_close(dcu_proxy_t *p)
 {
     p->host_closed = 1;
@@ -290,8 +285,8 @@ const dcu_proxy_service_t dcu_proxy_svc_host = {
                 DCU_SVC_BIT(DCU_WIRE_HOST_DATA) | DCU_SVC_BIT(DCU_WIRE_HOST_DONE),
     .on_message = apply_host,
     .serve = host_serve,
-    .progress = host_progress,
-    .drain = host_drain,
+    .progress = dcu_proxy_host_chunks_advance, /* the chunks of hosts' requests moved on */
+    .drain = dcu_proxy_host_chunks_settle,
     .close = host_close,
     .reset = host_reset,
 };
