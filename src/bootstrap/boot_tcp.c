@@ -366,7 +366,7 @@ dcuda_status_t dcu_boot_tcp_start(const dcu_boot_tcp_plan_t *plan)
         tc.fd[p] = -1;
     dcuda_status_t st = DCUDA_OK;
     if (tc.index == 0) {
-        int lfd = listen_on(plan->port, why, sizeof why);
+        int lfd = plan->listening ? plan->listen_fd : listen_on(plan->port, why, sizeof why);
         st = lfd < 0 ? DCUDA_ERR_SYSTEM : accept_all(lfd, why, sizeof why);
         if (lfd >= 0)
             close(lfd);

@@ -62,6 +62,12 @@ typedef struct dcu_boot_tcp_plan {
     char host[256];
     char port[16];
     char source[128];
+    /* 1: the plan's maker already listens on listen_fd for process 0 (a
+     * port the system chose, which it then published; no other program
+     * can take the port between the choice and the listen); 0: process 0
+     * listens on port itself. */
+    int listening;
+    int listen_fd;
 } dcu_boot_tcp_plan_t;
 
 /* What a step that waits must keep doing (the library's: bootstrap/boot.c;

@@ -19,7 +19,7 @@
 #include "dcuda/dcuda_status.h"
 #include "net_ops.h"
 
-#define DCU_PLUGIN_VERSION 1u
+#define DCU_PLUGIN_VERSION 2u
 #define DCU_PLUGIN_ENTRY "dcuda_plugin_init"
 
 /* What the library lends a module. */

@@ -10,6 +10,7 @@
  * meets by rendezvous (bootstrap/boot_tcp.c). PMIx is finalised at exit.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -17,16 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "bootstrap/modes.h"
 #include "plugin/plugin_side.h"
 
 #define PMIX_KEY "dcuda.boot_addr"
-/* The port process 0 listens on when DCUDA_BOOT_PORT does not say: from
- * the job's namespace, so that jobs at once on a host differ. */
-#define PMIX_PORT_BASE 20000u
-#define PMIX_PORT_SPAN 30000u
 
 static int initialised;
 
@@ -42,16 +40,36 @@ static void describe(char *text, size_t size)
     snprintf(text, size, "PMIx %s", PMIx_Get_version());
 }
 
-static unsigned port_of(const char *nspace)
+/* Process 0's listening socket, before its address is published: on
+ * DCUDA_BOOT_PORT when set, else on a port the system picks (a port
+ * chosen ahead, from the job's name, was taken by another program now
+ * and then). */
+static int listen_early(dcu_boot_tcp_plan_t *plan, char *why, size_t why_size)
 {
     const char *env = getenv("DCUDA_BOOT_PORT");
-    long port = env ? strtol(env, NULL, 10) : 0;
-    if (port > 0 && port < 65536)
-        return (unsigned)port;
-    unsigned h = 2166136261u;
-    for (const char *c = nspace; *c; c++)
-        h = (h ^ (unsigned char)*c) * 16777619u;
-    return PMIX_PORT_BASE + h % PMIX_PORT_SPAN;
+    long want = env && *env ? strtol(env, NULL, 10) : 0;
+    if (want < 0 || want > 65535) {
+        snprintf(why, why_size, "DCUDA_BOOT_PORT=%s is not a port", env);
+        return -1;
+    }
+    struct sockaddr_in at = { .sin_family = AF_INET, .sin_port = htons((uint16_t)want) };
+    at.sin_addr.s_addr = htonl(INADDR_ANY);
+    socklen_t len = sizeof at;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+    if (fd >= 0)
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&at, sizeof at) != 0 || listen(fd, 128) != 0 ||
+        getsockname(fd, (struct sockaddr *)&at, &len) != 0) {
+        snprintf(why, why_size, "cannot listen on port %ld%s: %s", want,
+                 want ? " (DCUDA_BOOT_PORT)" : "", strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    plan->listening = 1;
+    plan->listen_fd = fd;
+    snprintf(plan->port, sizeof plan->port, "%u", (unsigned)ntohs(at.sin_port));
+    return 0;
 }
 
 /* An IPv4 address of this host that the others can reach (see above);
@@ -77,16 +95,37 @@ static void own_address(char *out, size_t size)
         freeifaddrs(all);
 }
 
-/* Process 0 tells where it listens; everyone fences; the others read it. */
-static int exchange_addr(const pmix_proc_t *me, dcu_boot_tcp_plan_t *plan, char *why,
-                         size_t why_size)
+/* What process 0 published: host:port into the plan, 1; its failure
+ * ("!why") into why, -1. */
+static int read_published(const char *text, dcu_boot_tcp_plan_t *plan, char *why,
+                          size_t why_size)
+{
+    const char *colon = strrchr(text, ':');
+    if (text[0] == '!' || !colon) {
+        snprintf(why, why_size, "process 0 could not publish where it listens: %s",
+                 text[0] == '!' ? text + 1 : text);
+        return -1;
+    }
+    snprintf(plan->host, sizeof plan->host, "%.*s", (int)(colon - text), text);
+    snprintf(plan->port, sizeof plan->port, "%s", colon + 1);
+    return 1;
+}
+
+/* Process 0 tells where it listens (or, failed set, why it cannot:
+ * the others then say so, not only that PMIx failed); everyone fences;
+ * the others read it. */
+static int exchange_addr(const pmix_proc_t *me, dcu_boot_tcp_plan_t *plan, const char *failed,
+                         char *why, size_t why_size)
 {
     pmix_status_t rc = PMIX_SUCCESS;
     if (me->rank == 0) {
-        char addr[300];
+        char addr[600];
         pmix_value_t v;
         own_address(plan->host, sizeof plan->host);
-        snprintf(addr, sizeof addr, "%s:%s", plan->host, plan->port);
+        if (failed)
+            snprintf(addr, sizeof addr, "!%s", failed);
+        else
+            snprintf(addr, sizeof addr, "%s:%s", plan->host, plan->port);
         PMIX_VALUE_LOAD(&v, addr, PMIX_STRING);
         rc = PMIx_Put(PMIX_GLOBAL, PMIX_KEY, &v);
         PMIX_VALUE_DESTRUCT(&v);
@@ -99,26 +138,23 @@ static int exchange_addr(const pmix_proc_t *me, dcu_boot_tcp_plan_t *plan, char 
     if (rc == PMIX_SUCCESS)
         rc = PMIx_Fence(NULL, 0, &info, 1);
     PMIX_INFO_DESTRUCT(&info);
+    int told = 1;
     if (rc == PMIX_SUCCESS && me->rank != 0) {
         pmix_proc_t zero;
         pmix_value_t *got = NULL;
         PMIX_LOAD_PROCID(&zero, me->nspace, 0);
         rc = PMIx_Get(&zero, PMIX_KEY, NULL, 0, &got);
-        if (rc == PMIX_SUCCESS && got && got->type == PMIX_STRING) {
-            char *colon = strrchr(got->data.string, ':');
-            if (colon) {
-                snprintf(plan->host, sizeof plan->host, "%.*s", (int)(colon - got->data.string),
-                         got->data.string);
-                snprintf(plan->port, sizeof plan->port, "%s", colon + 1);
-            }
-        }
+        if (rc == PMIX_SUCCESS && got && got->type == PMIX_STRING)
+            told = read_published(got->data.string, plan, why, why_size);
+        else if (rc == PMIX_SUCCESS)
+            rc = PMIX_ERR_BAD_PARAM;
         if (got)
             PMIX_VALUE_RELEASE(got);
     }
-    if (rc != PMIX_SUCCESS)
+    if (rc != PMIX_SUCCESS && !failed) /* failed is why already */
         snprintf(why, why_size, "PMIx could not carry process 0's address: %s",
                  PMIx_Error_string(rc));
-    return rc == PMIX_SUCCESS ? 1 : -1;
+    return rc != PMIX_SUCCESS || failed ? -1 : told;
 }
 
 static int pmix_plan(long processes, dcu_boot_tcp_plan_t *plan, char *why, size_t why_size)
@@ -152,9 +188,14 @@ static int pmix_plan(long processes, dcu_boot_tcp_plan_t *plan, char *why, size_
                  plan->count, processes);
         return -1;
     }
-    snprintf(plan->port, sizeof plan->port, "%u", port_of(me.nspace));
     snprintf(plan->source, sizeof plan->source, "published through PMIx by process 0");
-    return exchange_addr(&me, plan, why, why_size);
+    int failed = me.rank == 0 && listen_early(plan, why, why_size) != 0;
+    int told = exchange_addr(&me, plan, failed ? why : NULL, why, why_size);
+    if (told < 0 && plan->listening) {
+        close(plan->listen_fd);
+        plan->listening = 0;
+    }
+    return told;
 }
 
 static const dcu_plugin_t plugin = {
