@@ -19,7 +19,7 @@
 enum {
     ATOM_MODEL = 0,  /* the randomized model */
     ATOM_MISUSE = 1, /* bad arguments, each refused with its status, nothing changed */
-    ATOM_NET = 2     /* targets on the network path: DCUDA_ERR_UNREACHABLE */
+    ATOM_NET = 2     /* targets on the network path: answers, and a word not aligned there */
 };
 enum { ATOM_ADD = 0, ATOM_SWAP = 1, ATOM_CAS = 2 };
 
@@ -38,7 +38,7 @@ enum {
     ATOM_BAD = 0,         /* step * 100 + what (ATOM_BAD_*) of the first wrong thing */
     ATOM_FIRST_ERROR = 1, /* the first failing status */
     ATOM_DONE = 2,        /* ops by kind: adds, swaps, compare-swaps, notified: 4 words */
-    ATOM_CALLS = 6,       /* the misuse and net cases' statuses: ATOM_CALL_WORDS */
+    ATOM_CALLS = 6,       /* the misuse and net cases' statuses and values: ATOM_CALL_WORDS */
     ATOM_CALL_WORDS = 12,
     ATOM_WORDS = 20
 };

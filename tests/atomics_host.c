@@ -12,8 +12,10 @@
  *
  * misuse: a bad op, width, alignment, offset, operand, tag, window and
  * rank, each refused with its status, *fetched 0 and the word unchanged;
- * then a good add and a failing compare-swap. net: an atomic aimed at a
- * rank reached through the network path is DCUDA_ERR_UNREACHABLE.
+ * then a good add and a failing compare-swap. net: atomics on a rank
+ * reached through the network path (a word not aligned there refused,
+ * an add, a notified swap, a compare-swap) with the values they fetch and
+ * leave.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
@@ -163,10 +165,22 @@ static int case_net(int argc, char **argv)
             "SKIP: the net case needs the network path (DCUDA_NET_FORCE or DCUDA_NET_LOOPBACK)\n");
         return TEST_SKIP;
     }
-    TEST_STATUS(dcuda_host_run(r.h, &r.d, sizeof r.d, NULL), DCUDA_ERR_UNREACHABLE);
+    TEST_STATUS(dcuda_host_run(r.h, &r.d, sizeof r.d, NULL), DCUDA_ERR_INVALID_ARG); /* the first */
     test_words_fetch(&r.w);
-    test_words_check(&r.w, ATOM_CALLS, DCUDA_ERR_UNREACHABLE, "the atomic over the network path");
-    test_words_check(&r.w, ATOM_CALLS + 1, 0, "its fetched value");
+    static const int64_t want[ATOM_CALL_WORDS] = {
+        DCUDA_ERR_INVALID_ARG, /* offset 4 of an 8-byte word */
+        DCUDA_OK,  5,          /* add 1: the start value */
+        DCUDA_OK,  9,          /* notified swap of 77 into the 4-byte word */
+        DCUDA_OK,              /* its notification */
+        6,         77,         /* my counters once all are in */
+        DCUDA_OK,  6,          /* compare 6, swap 100 */
+        100,       0           /* my counter after it */
+    };
+    char what[32];
+    for (int i = 0; i < ATOM_CALL_WORDS; i++) {
+        snprintf(what, sizeof what, "call %d", i);
+        test_words_check(&r.w, ATOM_CALLS + i, want[i], what);
+    }
     test_words_check(&r.w, ATOM_FIRST_ERROR, 0, "its calls' first error");
     atom_close(&r);
     return 0;

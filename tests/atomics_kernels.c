@@ -9,8 +9,8 @@
  * the notified ops aimed at it and checks their payloads, and after a
  * barrier checks its counters' final values: every bit added, a stored
  * value (or the start), the start plus the increments. The other cases
- * misuse the call or aim it at the network path. Written once for CPU and
- * GPU ranks.
+ * misuse the call, or check the network path's answers and refusal.
+ * Written once for CPU and GPU ranks.
  */
 #include "atomics.h"
 #include "dcuda/dcuda_rank.h"
@@ -273,6 +273,47 @@ TEST_RANK_FN void atom_misuse(atom_rank_t *r)
             call[i] = c[i];
 }
 
+/* Atomics on a rank of the next device (this one's, under NET_LOOPBACK):
+ * the network path, where the target's proxy checks the alignment and
+ * the target rank applies each while it waits. My counters 0 and 2 start
+ * at 5 and 9; the previous device's rank (as I do to the next) adds 1 to
+ * 0, swaps 77 into 2 notified, then, once all are in, compare-swaps 0
+ * from 6 to 100. */
+TEST_RANK_FN void atom_net(atom_rank_t *r)
+{
+    int64_t *call = r->words + ATOM_CALLS;
+    dcuda_state_t *st = r->st;
+    int64_t c[ATOM_CALL_WORDS];
+    int here = 1;
+    dcuda_comm_size(st, DCUDA_COMM_DEVICE, &here);
+    const int t = r->n > here ? (r->me + here) % r->n : (r->me + 1) % r->n;
+    if (dcuda_thread_index() == 0) {
+        *(uint64_t *)r->part = 5u;
+        *(uint32_t *)(r->part + 16) = 9u;
+    }
+    test_note(&r->err, dcuda_comm_barrier(st, DCUDA_COMM_WORLD));
+    const dcuda_atomic_op_t add = DCUDA_ATOMIC_FETCH_ADD;
+    c[0] = dcuda_atomic(st, add, r->win, t, 4, 8, 1, 0, r->fetched); /* not aligned */
+    c[1] = dcuda_atomic(st, add, r->win, t, 0, 8, 1, 0, r->fetched);
+    c[2] = (int64_t)*r->fetched;
+    c[3] = dcuda_atomic_notify(st, DCUDA_ATOMIC_SWAP, r->win, t, 16, 4, 77, 0, r->fetched,
+                               ATOM_TAG);
+    c[4] = (int64_t)*r->fetched;
+    c[5] = dcuda_wait_notifications(st, ATOM_TAG, 1);
+    test_note(&r->err, dcuda_comm_barrier(st, DCUDA_COMM_WORLD));
+    c[6] = (int64_t)atom_read(r, 0);
+    c[7] = (int64_t)atom_read(r, 2);
+    test_note(&r->err, dcuda_comm_barrier(st, DCUDA_COMM_WORLD));
+    c[8] = dcuda_atomic(st, DCUDA_ATOMIC_COMPARE_SWAP, r->win, t, 0, 8, 100, 6, r->fetched);
+    c[9] = (int64_t)*r->fetched;
+    test_note(&r->err, dcuda_comm_barrier(st, DCUDA_COMM_WORLD));
+    c[10] = (int64_t)atom_read(r, 0);
+    c[11] = 0;
+    if (dcuda_thread_index() == 0)
+        for (int i = 0; i < ATOM_CALL_WORDS; i++)
+            call[i] = c[i];
+}
+
 DCUDA_KERNEL(atomics, ctx)
 {
     DCUDA_SHARED dcuda_state_t st;
@@ -301,15 +342,9 @@ DCUDA_KERNEL(atomics, ctx)
     case ATOM_MISUSE:
         atom_misuse(&r);
         break;
-    case ATOM_NET: { /* a rank of the next device (this one's under NET_LOOPBACK): the network path */
-        int here = 1;
-        dcuda_comm_size(&st, DCUDA_COMM_DEVICE, &here);
-        r.words[ATOM_CALLS] = dcuda_atomic(&st, DCUDA_ATOMIC_FETCH_ADD, r.win,
-                                           r.n > here ? (r.me + here) % r.n : (r.me + 1) % r.n, 0,
-                                           8, 1, 0, r.fetched);
-        r.words[ATOM_CALLS + 1] = (int64_t)fetched;
+    case ATOM_NET:
+        atom_net(&r);
         break;
-    }
     default:
         r.err = DCUDA_ERR_INVALID_ARG;
         break;

@@ -22,11 +22,12 @@ static const struct {
     { DCU_WIRE_PART, "parts" },        { DCU_WIRE_BEAT, "beats" },
     { DCU_WIRE_GET, "bulk" },          { DCU_WIRE_HOST_PUT, "host" },
     { DCU_WIRE_HOST_GET, "host" },     { DCU_WIRE_HOST_DATA, "host" },
-    { DCU_WIRE_HOST_DONE, "host" },
+    { DCU_WIRE_HOST_DONE, "host" },    { DCU_WIRE_ATOMIC, "atomics" },
+    { DCU_WIRE_ATOMIC_DONE, "atomics" },
 }, commands[] = {
     { DCUDA_CMD_PUT, "rma" },      { DCUDA_CMD_NOTIFY, "rma" },  { DCUDA_CMD_BARRIER, "barrier" },
     { DCUDA_CMD_PUT_READ, "bulk" }, { DCUDA_CMD_PART, "parts" }, { DCUDA_CMD_GET, "bulk" },
-    { DCUDA_CMD_FENCE, "fence" },  { DCUDA_CMD_WINDOW, "parts" },
+    { DCUDA_CMD_FENCE, "fence" },  { DCUDA_CMD_WINDOW, "parts" }, { DCUDA_CMD_ATOMIC, "atomics" },
 };
 
 /* The names of the services whose set (messages: which 0; commands: 1)

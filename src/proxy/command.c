@@ -15,7 +15,7 @@ static int process_of(const dcu_cmd_limits_t *lim, int64_t r)
     return dcu_array_range_of(lim->proc_first, lim->process_count, r);
 }
 
-/* The target of a PUT, PUT_READ, NOTIFY, PART or GET: a rank of a process on the
+/* The target of a PUT, PUT_READ, NOTIFY, PART, GET or ATOMIC: a rank of a process on the
  * network path, and a tag in range (or none). The process, or -1. */
 static int net_target(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *lim, char *why,
                       size_t why_size)
@@ -104,6 +104,28 @@ static int get_ok(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *lim, char *why
     return put_span_ok(cmd, lim, why, why_size);
 }
 
+/* An ATOMIC: a window slot, an op on a word of 4 or 8 bytes that does
+ * not wrap, operands that fit it, a user's tag or none, and a tag for its
+ * answer. */
+static int atomic_ok(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *lim, char *why,
+                     size_t why_size)
+{
+    const uint64_t slot = cmd->args[1] & 0xffffffffu, op = (cmd->args[1] >> 32) & 0xffu;
+    const uint64_t width = cmd->args[1] >> 40;
+    const int fits = width == 8u || (cmd->args[3] <= 0xffffffffu && cmd->args[4] <= 0xffffffffu);
+    if (!cmd->tag || slot >= DCUDA_WIN_TABLE_SLOTS || op > 2u || (width != 4u && width != 8u) ||
+        !fits || cmd->args[2] > UINT64_MAX - width || cmd->args[5] > DCUDA_TAG_COUNT) {
+        snprintf(why, why_size,
+                 "rank %d sent an atomic (op %llu) on a %llu-byte word at offset %llu of window "
+                 "%llu (tag %llu)%s",
+                 lim->world_first + cmd->rank, (unsigned long long)op, (unsigned long long)width,
+                 (unsigned long long)cmd->args[2], (unsigned long long)slot,
+                 (unsigned long long)cmd->args[5], cmd->tag ? "" : " that waits for no answer");
+        return 0;
+    }
+    return 1;
+}
+
 /* A FENCE: a tag for its answer (it needs no network path: with none,
  * nothing is unacknowledged). */
 static dcu_cmd_verdict_t fence_ok(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *lim, char *why,
@@ -165,6 +187,8 @@ static dcu_cmd_verdict_t check_net_op(const dcuda_cmd_t *cmd, const dcu_cmd_limi
         ok = part_ok(cmd, lim, why, why_size);
     else if (cmd->op == DCUDA_CMD_GET)
         ok = get_ok(cmd, lim, why, why_size);
+    else if (cmd->op == DCUDA_CMD_ATOMIC)
+        ok = atomic_ok(cmd, lim, why, why_size);
     else if (cmd->args[5] == 0) { /* NOTIFY */
         snprintf(why, why_size, "rank %d sent a notification without a tag",
                  lim->world_first + cmd->rank);
@@ -193,6 +217,7 @@ dcu_cmd_verdict_t dcu_cmd_check(const dcuda_cmd_t *cmd, const dcu_cmd_limits_t *
     case DCUDA_CMD_PART:
     case DCUDA_CMD_GET:
     case DCUDA_CMD_WINDOW:
+    case DCUDA_CMD_ATOMIC:
         return check_net_op(cmd, lim, info, why, why_size);
     case DCUDA_CMD_FENCE:
         return fence_ok(cmd, lim, why, why_size);

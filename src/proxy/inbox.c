@@ -29,7 +29,15 @@ DCUDA_STATIC_ASSERT(DCU_INBOX_PIECE_MAX <= DCUDA_INBOX_MESSAGE_MAX &&
                     "a piece is one message, which fits an empty inbox with its free entry");
 
 /* What a held item is. */
-enum { HELD_NOTIFY = 0, HELD_PUT, HELD_READ };
+enum { HELD_NOTIFY = 0, HELD_PUT, HELD_READ, HELD_ATOMIC };
+
+/* An atomic written into an inbox whose answer was not read yet. */
+typedef struct due {
+    struct due *next;
+    uint32_t pos; /* its first entry */
+    int from;
+    uint64_t token;
+} due_t;
 
 /* A message that waits for room, or a read that waits for its turn, or a
  * large put whose bytes the keeper keeps, while it waits or is written. */
@@ -53,6 +61,7 @@ typedef struct writer {
     int sync_pending; /* a SYNC is written and not yet known consumed */
     uint32_t sync_at; /* its position */
     held_t *first, *last;
+    due_t *due, *due_last; /* atomics written, in order, not yet answered */
 } writer_t;
 
 struct dcu_inboxes {
@@ -67,6 +76,9 @@ struct dcu_inboxes {
     dcu_inbox_serve_fn serve; /* serves a read once its turn came */
     void *serve_arg;
     dcu_inbox_keeper_t keeper; /* keeps large puts' bytes where they arrived */
+    dcu_inbox_answer_fn answer; /* told an atomic's answer */
+    void *answer_arg;
+    size_t dues; /* atomics not yet answered, of every rank */
     int own_writes;            /* backend writes in flight, unless shared */
     int *writes;               /* those of everyone who writes through the backend */
     size_t held;
@@ -166,6 +178,8 @@ static int fits(dcu_inboxes_t *in, int r, uint32_t k)
     if (w->head - w->seen + k + 1u <= DCUDA_INBOX_ENTRIES)
         return 1;
     w->seen = consumed(in, r);
+    if (w->due && (int32_t)(w->seen - w->due->pos) > 0) /* its answer is still there */
+        w->seen = w->due->pos;
     return w->head - w->seen + k + 1u <= DCUDA_INBOX_ENTRIES;
 }
 
@@ -216,6 +230,47 @@ static int try_write(dcu_inboxes_t *in, int r, uint64_t dst, const void *data, u
      * a long payload's: the entries after the first. */
     write_message(in, r, data && !copy ? DCUDA_INBOX_PUT : DCUDA_INBOX_NOTIFY, flags, k, tag, dst,
                   copy ? NULL : data, carried);
+    return 1;
+}
+
+/* Writes atomic a for rank r's word at dst if there is room (its answer
+ * then due): 1 written, 0 no room yet, -1 out of memory. A word not
+ * aligned to its width asks for no notification: the rank refuses it. */
+static int try_atomic(dcu_inboxes_t *in, int r, uint64_t dst, const dcu_inbox_atomic_t *a, int from)
+{
+    writer_t *w = &in->w[r];
+    const uint32_t k = DCUDA_INBOX_ATOMIC_ENTRIES;
+    if (!fits(in, r, k))
+        return 0;
+    due_t *d = malloc(sizeof *d);
+    if (!d)
+        return -1;
+    *d = (due_t){ NULL, w->head, from, a->token };
+    unsigned char two[ENTRY_BYTES] = { 0 };
+    memcpy(two, &a->compare, sizeof a->compare);
+    memcpy(entry_at(in, r, w->head + 1u), two, sizeof two);
+    atomic_store_explicit(&entry_at(in, r, w->head + k)->word[0], 0u, memory_order_relaxed);
+    const uint32_t note = dst % a->width ? 0u : a->note;
+    const uint32_t v[DCUDA_INBOX_WORDS] = { DCUDA_INBOX_HEAD(DCUDA_INBOX_ATOMIC, k,
+                                                             DCUDA_INBOX_ACQUIRE),
+                                            note,
+                                            a->op | a->width << 8,
+                                            (uint32_t)dst,
+                                            (uint32_t)(dst >> 32),
+                                            (uint32_t)a->operand,
+                                            (uint32_t)(a->operand >> 32),
+                                            0u };
+    dcuda_inbox_entry_t *e = entry_at(in, r, w->head);
+    for (int i = DCUDA_INBOX_WORDS - 1; i >= 0; i--)
+        atomic_store_explicit(&e->word[i], word(v[i], w->head + 1u), memory_order_release);
+    w->head += k;
+    w->dirty = 1; /* the rank writes its memory applying it */
+    if (w->due_last)
+        w->due_last->next = d;
+    else
+        w->due = d;
+    w->due_last = d;
+    in->dues++;
     return 1;
 }
 
@@ -284,6 +339,8 @@ static int try_held(dcu_inboxes_t *in, int r, held_t *m)
 {
     if (m->kind == HELD_READ)
         return try_read(in, r, m->data, m->count);
+    if (m->kind == HELD_ATOMIC)
+        return try_atomic(in, r, m->dst, (const dcu_inbox_atomic_t *)m->data, m->src.from);
     if (m->kept)
         return try_write_kept(in, r, m);
     return try_write(in, r, m->dst, m->kind == HELD_PUT ? m->bytes : NULL, m->count, m->tag);
@@ -436,6 +493,63 @@ dcuda_status_t dcu_inbox_read(dcu_inboxes_t *in, int r, const void *req, uint32_
     return advance_rank(in, r) < 0 ? DCUDA_ERR_SYSTEM : DCUDA_OK;
 }
 
+dcuda_status_t dcu_inbox_atomic(dcu_inboxes_t *in, int r, uint64_t dst,
+                                const dcu_inbox_atomic_t *a, dcu_inbox_source_t src)
+{
+    if (!in->w[r].first) { /* its turn is now */
+        int done = try_atomic(in, r, dst, a, src.from);
+        if (done > 0)
+            tell_done(in, HELD_ATOMIC, src);
+        if (done != 0)
+            return done > 0 ? DCUDA_OK : DCUDA_ERR_NO_MEMORY;
+    }
+    return hold(in, r, HELD_ATOMIC, dst, a, (uint32_t)sizeof *a, 0u, src, NULL);
+}
+
+/* The answer the rank wrote into the second entry of the atomic at pos. */
+static dcuda_status_t answer_at(const dcu_inboxes_t *in, int r, uint32_t pos, uint64_t *value)
+{
+    uint32_t a[5];
+    memcpy(a, entry_at(in, r, pos + 1u), sizeof a);
+    *value = (uint64_t)a[2] | (uint64_t)a[3] << 32;
+    if (a[4] == DCUDA_INBOX_DONE)
+        return DCUDA_OK;
+    *value = 0u;
+    return a[4] == DCUDA_INBOX_REFUSED ? DCUDA_ERR_INVALID_ARG : DCUDA_ERR_SYSTEM;
+}
+
+int dcu_inbox_answers(dcu_inboxes_t *in)
+{
+    int told = 0;
+    for (int r = 0; r < in->ranks && in->dues; r++) {
+        writer_t *w = &in->w[r];
+        if (!w->due)
+            continue;
+        const uint32_t now = consumed(in, r);
+        due_t *d;
+        while ((d = w->due) && (int32_t)(now - (d->pos + DCUDA_INBOX_ATOMIC_ENTRIES)) >= 0) {
+            uint64_t value;
+            dcuda_status_t st = answer_at(in, r, d->pos, &value);
+            w->due = d->next;
+            if (!w->due)
+                w->due_last = NULL;
+            in->dues--;
+            in->answer(in->answer_arg, r, d->from, d->token, st, value);
+            free(d);
+            told++;
+        }
+    }
+    return told;
+}
+
+size_t dcu_inbox_answers_due(const dcu_inboxes_t *in) { return in->dues; }
+
+void dcu_inboxes_on_answer(dcu_inboxes_t *in, dcu_inbox_answer_fn answer, void *arg)
+{
+    in->answer = answer;
+    in->answer_arg = arg;
+}
+
 void dcu_inboxes_on_read(dcu_inboxes_t *in, dcu_inbox_serve_fn serve, void *arg)
 {
     in->serve = serve;
@@ -522,6 +636,18 @@ static uint32_t settle_one(dcu_inboxes_t *in, int r, uint32_t pos, dcuda_status_
     return k ? k : 1u;
 }
 
+/* Rank r's atomics whose answers were not read: forgotten. */
+static void drop_dues(dcu_inboxes_t *in, writer_t *w)
+{
+    while (w->due) {
+        due_t *d = w->due;
+        w->due = d->next;
+        free(d);
+        in->dues--;
+    }
+    w->due_last = NULL;
+}
+
 dcuda_status_t dcu_inbox_settle(dcu_inboxes_t *in)
 {
     dcuda_status_t st = DCUDA_OK;
@@ -536,6 +662,7 @@ dcuda_status_t dcu_inbox_settle(dcu_inboxes_t *in)
             else if (!written && w->first->kind == HELD_PUT && st == DCUDA_OK)
                 st = copy_in(in, w->first->dst, w->first->bytes, w->first->count);
         }
+        drop_dues(in, w);
         atomic_store_explicit(&in->tails[r], w->head, memory_order_release);
         /* Everything is applied: the next run's first put is the first to
          * ask for a SYNC (a SYNC of this run is not the next run's). */
@@ -571,10 +698,12 @@ void dcu_inboxes_destroy(dcu_inboxes_t *in)
 {
     if (!in)
         return;
-    for (int r = 0; r < in->ranks; r++)
+    for (int r = 0; r < in->ranks; r++) {
         while (in->w[r].first) {
             finish_write(in, in->w[r].first); /* its bytes go with it */
             pop(in, &in->w[r]);
         }
+        drop_dues(in, &in->w[r]);
+    }
     free(in);
 }

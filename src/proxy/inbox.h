@@ -74,6 +74,34 @@ dcuda_status_t dcu_inbox_read(dcu_inboxes_t *in, int r, const void *req, uint32_
                               dcu_inbox_source_t src);
 typedef int (*dcu_inbox_serve_fn)(void *arg, int r, void *req, uint32_t size);
 void dcu_inboxes_on_read(dcu_inboxes_t *in, dcu_inbox_serve_fn serve, void *arg);
+/* A remote atomic for a rank (ATOMIC, shared/ring.h), and what its
+ * answer names. */
+typedef struct dcu_inbox_atomic {
+    uint32_t op, width; /* dcuda_atomic_op_t; 4 or 8 bytes */
+    uint32_t note;      /* tag + 1 of the notification after it (0: none) */
+    uint64_t operand, compare;
+    uint64_t token; /* the caller's, told with the answer */
+} dcu_inbox_atomic_t;
+/* The answer of an atomic from process `from` on rank r's word: DCUDA_OK
+ * and the word's value before, or DCUDA_ERR_INVALID_ARG (the word was not
+ * aligned to its width: nothing done). */
+typedef void (*dcu_inbox_answer_fn)(void *arg, int r, int from, uint64_t token,
+                                    dcuda_status_t status, uint64_t value);
+void dcu_inboxes_on_answer(dcu_inboxes_t *in, dcu_inbox_answer_fn answer, void *arg);
+/* A remote atomic on rank r's word at dst (rank memory, inside its part),
+ * in order with every message for r: written into its inbox (or held
+ * until there is room), applied by the rank while it waits, answered once
+ * the rank consumed it (dcu_inbox_answers). A word not aligned to its
+ * width asks for no notification (the rank refuses it). `landed` is told
+ * once it is written. DCUDA_OK once written or held. */
+dcuda_status_t dcu_inbox_atomic(dcu_inboxes_t *in, int r, uint64_t dst,
+                                const dcu_inbox_atomic_t *a, dcu_inbox_source_t src);
+/* The answers of the atomics the ranks consumed since the last look, told
+ * (`answer`); > 0 if any was. Until its answer is read, an atomic's
+ * entries are not written again. */
+int dcu_inbox_answers(dcu_inboxes_t *in);
+/* Atomics written into inboxes and not yet answered. */
+size_t dcu_inbox_answers_due(const dcu_inboxes_t *in);
 /* Who may keep a large put's bytes where they arrived (the network
  * manager's receive buffer) while the backend writes them into rank
  * memory: keep, asked during dcu_inbox_deliver, returns a token when the
@@ -104,8 +132,10 @@ uint64_t dcu_inbox_held_bytes(const dcu_inboxes_t *in);
 /* Ranks whose inbox holds entries they have not consumed yet. */
 int dcu_inbox_unread(const dcu_inboxes_t *in);
 /* After a run (the ranks returned): applies what they left unread and what
- * was held, data only (a read still held is dropped), and marks every
- * inbox consumed. */
+ * was held, data only (a read still held is dropped, and so is an atomic,
+ * applied or not, whose answer was not told: its asker's run has ended
+ * too, as the ranks wait in their closing barrier for each other's
+ * atomics), and marks every inbox consumed. */
 dcuda_status_t dcu_inbox_settle(dcu_inboxes_t *in);
 
 #endif /* DCU_PROXY_INBOX_H */

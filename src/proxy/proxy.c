@@ -46,17 +46,18 @@
  * this order, then polls them in this order after the manager's progress.
  * A service calls only those after it in this list (and the core). */
 static const dcu_proxy_service_t *const services[] = {
-    &dcu_proxy_svc_host,  &dcu_proxy_svc_bulk,    &dcu_proxy_svc_fence,
-    &dcu_proxy_svc_beats, &dcu_proxy_svc_rma,     &dcu_proxy_svc_barrier,
-    &dcu_proxy_svc_parts, &dcu_proxy_svc_control, &dcu_proxy_svc_detector,
+    &dcu_proxy_svc_host,    &dcu_proxy_svc_bulk,    &dcu_proxy_svc_fence,
+    &dcu_proxy_svc_beats,   &dcu_proxy_svc_rma,     &dcu_proxy_svc_atomics,
+    &dcu_proxy_svc_barrier, &dcu_proxy_svc_parts,   &dcu_proxy_svc_control,
+    &dcu_proxy_svc_detector,
 };
 #define SERVICES ((int)(sizeof services / sizeof services[0]))
-/* The wire types (1 .. DCU_WIRE_HOST_DONE but 3, retired: wire.h) and
- * commands (DCUDA_CMD_PUT .. DCUDA_CMD_WINDOW; PING is the core's) the
+/* The wire types (1 .. DCU_WIRE_ATOMIC_DONE but 3, retired: wire.h) and
+ * commands (DCUDA_CMD_PUT .. DCUDA_CMD_ATOMIC; PING is the core's) the
  * table must cover. */
-#define LAST_WIRE_TYPE DCU_WIRE_HOST_DONE
+#define LAST_WIRE_TYPE DCU_WIRE_ATOMIC_DONE
 #define RETIRED_WIRE_TYPE 3u
-#define LAST_COMMAND DCUDA_CMD_WINDOW
+#define LAST_COMMAND DCUDA_CMD_ATOMIC
 
 const dcu_proxy_service_t *const *dcu_proxy_services(int *count)
 {
@@ -195,7 +196,8 @@ int dcu_proxy_idle(dcu_proxy_t *p)
     /* A host's request in flight may notify a rank (host_reqs.c). */
     if (dcu_ring_next(&p->queue) || p->job_count || p->host_pending || p->chunks_first ||
         atomic_load_explicit(&p->host_queue, memory_order_acquire) ||
-        (p->net && (p->remote.asking || p->fences.count)))
+        (p->net && (p->remote.asking || p->fences.count || p->atomics_waiting ||
+                    dcu_inbox_answers_due(p->inboxes))))
         return 0;
     /* An acknowledgement not sent yet may still end a barrier's wait. */
     return !p->net || (dcu_inbox_held(p->inboxes) == 0 && dcu_inbox_unread(p->inboxes) == 0 &&
@@ -236,6 +238,8 @@ static int waits_for_credit(const dcu_proxy_t *p, const dcuda_cmd_t *cmd,
     uint64_t bytes = sizeof(dcu_wire_header_t);
     if (cmd->op == DCUDA_CMD_PUT)
         bytes += cmd->args[3];
+    else if (cmd->op == DCUDA_CMD_ATOMIC)
+        bytes += sizeof(dcu_wire_atomic_t);
     else if (cmd->op != DCUDA_CMD_NOTIFY)
         return 0;
     return !dcu_proxy_credit_allows(p, info->target, bytes);
@@ -352,11 +356,13 @@ static dcuda_status_t open_net(dcu_proxy_t *p)
                                     dcu_proxy_landed, p, c->inbox_max);
     p->parts = calloc((size_t)DCUDA_WIN_TABLE_SLOTS * (size_t)c->ranks, sizeof *p->parts);
     p->jobs = calloc((size_t)c->ranks, sizeof *p->jobs);
+    p->atomic_waits = calloc((size_t)c->ranks, sizeof *p->atomic_waits);
     if (p->inboxes) {
         dcu_inboxes_on_read(p->inboxes, dcu_proxy_serve_get, p);
+        dcu_inboxes_on_answer(p->inboxes, dcu_proxy_atomic_answered, p);
         dcu_inboxes_share_writes(p->inboxes, &p->writes); /* and the hosts' chunks (host_serve.c) */
     }
-    if (!p->inboxes || !p->parts || !p->jobs ||
+    if (!p->inboxes || !p->parts || !p->jobs || !p->atomic_waits ||
         dcu_netbar_init(&p->bar, c->process_count, c->process_index,
                         c->path[c->process_index] == DCUDA_PATH_NET) != DCUDA_OK ||
         dcu_parts_init(&p->remote, c->ranks) != DCUDA_OK ||
@@ -431,6 +437,7 @@ void dcu_proxy_destroy(dcu_proxy_t *p)
     }
     free(p->jobs);
     free(p->parts);
+    free(p->atomic_waits);
     dcu_parts_free(&p->remote);
     dcu_fences_free(&p->fences);
     dcu_netbar_free(&p->bar);

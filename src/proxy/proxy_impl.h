@@ -11,7 +11,7 @@
  * backend's copy engine; part_msgs.c; host_reqs.c, host_serve.c;
  * detector.c: the deadlock detector's rounds; beats.c: the beats along its
  * tree; rma.c; barrier.c: WORLD barriers and fences; control.c: ABORT
- * and LEFT) call those and each other downward; proxy.c, on top, keeps
+ * and LEFT; atomics.c: remote atomics) call those and each other downward; proxy.c, on top, keeps
  * their table (service.h), serves the command queue, hands each command
  * and each message to the service of its kind and polls the services
  * once a pass.
@@ -91,6 +91,9 @@ struct dcu_proxy {
     uint64_t cancel_seen_ns;     /* when asks first met this run's cancel (0: not yet) */
     dcu_netbar_t bar;            /* the WORLD barriers of this run */
     dcu_fences_t fences;         /* fences waiting for acknowledgements (fence.h) */
+    uint32_t *atomic_waits;      /* [ranks]: the reply tag of a rank's atomic on its way to
+                                  * another process (0: none; atomics.c) */
+    int atomics_waiting;         /* ranks with one */
     dcu_frames_t frames;         /* small messages packed a target, sent after each pass */
     dcu_wire_header_t *in_frame; /* the message made in a frame and not yet sent (or NULL) */
     dcu_spares_t spares; /* the manager's receive buffers, kept while large puts are written */
@@ -277,6 +280,13 @@ int dcu_proxy_host_chunks_advance(dcu_proxy_t *p);
 /* Serves every chunk still here now, waiting for its copies (the run's
  * end; a chunk that finds no receive buffer to keep its bytes in). */
 void dcu_proxy_host_chunks_settle(dcu_proxy_t *p);
+
+/* ---- atomics.c ---- */
+
+/* An atomic's answer from one of my ranks' inboxes (inbox.h's answer, arg
+ * the proxy): sent back to its asker. */
+void dcu_proxy_atomic_answered(void *arg, int r, int from, uint64_t token, dcuda_status_t status,
+                               uint64_t value);
 
 /* ---- bulk.c ---- */
 

@@ -30,17 +30,18 @@ int dcu_proxy_moves_ranks(uint8_t type)
 {
     return type == DCU_WIRE_PUT || type == DCU_WIRE_NOTIFY || type == DCU_WIRE_ROUND ||
            type == DCU_WIRE_ACK || type == DCU_WIRE_PART_ASK || type == DCU_WIRE_PART ||
-           type == DCU_WIRE_GET;
+           type == DCU_WIRE_GET || type == DCU_WIRE_ATOMIC || type == DCU_WIRE_ATOMIC_DONE;
 }
 
 /* Messages acknowledged by their receiver (netbar.h): what a WORLD
- * barrier waits for. A GET is acknowledged once its bytes are read and
+ * barrier waits for (an ATOMIC, as a put, once in its inbox). A GET is acknowledged once its bytes are read and
  * sent back, so a barrier after a get orders it; it counts nothing
  * against the credit (its answer, puts, does): an answer that waited for
  * the credit a GET of the other direction held would wait for ever. */
 int dcu_proxy_credited(uint8_t type)
 {
-    return type == DCU_WIRE_PUT || type == DCU_WIRE_NOTIFY || type == DCU_WIRE_GET;
+    return type == DCU_WIRE_PUT || type == DCU_WIRE_NOTIFY || type == DCU_WIRE_GET ||
+           type == DCU_WIRE_ATOMIC;
 }
 
 /* The bytes of message h that its receiver's credit counts. */

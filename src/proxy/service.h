@@ -54,6 +54,7 @@ extern const dcu_proxy_service_t dcu_proxy_svc_bulk;     /* bulk.c */
 extern const dcu_proxy_service_t dcu_proxy_svc_fence;    /* barrier.c */
 extern const dcu_proxy_service_t dcu_proxy_svc_beats;    /* beats.c */
 extern const dcu_proxy_service_t dcu_proxy_svc_rma;      /* rma.c */
+extern const dcu_proxy_service_t dcu_proxy_svc_atomics;  /* atomics.c */
 extern const dcu_proxy_service_t dcu_proxy_svc_barrier;  /* barrier.c */
 extern const dcu_proxy_service_t dcu_proxy_svc_parts;    /* part_msgs.c */
 extern const dcu_proxy_service_t dcu_proxy_svc_control;  /* control.c */

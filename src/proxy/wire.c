@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dcuda/dcuda_status.h"
+#include "dcuda/dcuda_types.h"
 #include "util/quiet.h"
 
 void dcu_wire_header(dcu_wire_header_t *h, uint8_t type, uint32_t length, int src_proc,
@@ -34,6 +35,21 @@ static const char *check_get(const dcu_wire_header_t *h, const void *body)
     if (g.slot >= DCUDA_WIN_TABLE_SLOTS || g.reserved != 0)
         return "a get's answer goes to no window";
     return g.offset + h->count < g.offset ? "a get's answer overflows" : NULL;
+}
+
+/* An ATOMIC's body (its length checked): an op, its notification's tag,
+ * operands that fit the word. */
+static const char *check_atomic(const dcu_wire_header_t *h, const void *body)
+{
+    dcu_wire_atomic_t a;
+    memcpy(&a, body, sizeof a);
+    if (a.op > DCUDA_ATOMIC_COMPARE_SWAP)
+        return "an atomic of an unknown op";
+    if (a.note > DCUDA_TAG_COUNT)
+        return "an atomic's notification of a tag out of range";
+    if (h->count == 4u && (a.operand > 0xffffffffu || a.compare > 0xffffffffu))
+        return "an atomic's operands do not fit its word";
+    return NULL;
 }
 
 /* A host request's or answer's body (its length checked). */
@@ -141,6 +157,23 @@ static const char *check_body(const dcu_wire_header_t *h, const void *body,
         return h->tag > 1       ? "a beat's tag is not 0 or 1"
                : h->length == 0 ? NULL
                                 : "a beat carries no body";
+    case DCU_WIRE_ATOMIC:
+    case DCU_WIRE_ATOMIC_DONE:
+        if (!rank_ok(h->src_rank, lim) || !rank_ok(h->dst_rank, lim))
+            return "rank out of range";
+        if (h->type == DCU_WIRE_ATOMIC_DONE)
+            return h->epoch > 1 ? "an atomic's answer of an unknown status"
+                   : h->length == 0 ? NULL
+                                    : "an atomic's answer carries no body";
+        if (h->slot >= DCUDA_WIN_TABLE_SLOTS)
+            return "window slot out of range";
+        if (h->count != 4u && h->count != 8u)
+            return "an atomic's word is not of 4 or 8 bytes";
+        if (h->offset + h->count < h->offset)
+            return "offset + size overflows";
+        if (h->length != sizeof(dcu_wire_atomic_t))
+            return "an atomic's body is not its operation";
+        return check_atomic(h, body);
     case DCU_WIRE_HOST_PUT:
     case DCU_WIRE_HOST_GET:
     case DCU_WIRE_HOST_DATA:

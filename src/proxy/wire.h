@@ -21,7 +21,7 @@
 #include "dcuda/shared/layout.h"
 
 #define DCU_WIRE_MAGIC 0xdc0du
-#define DCU_WIRE_VERSION 14u /* 14: a REPLY carries host_free and user_waits */
+#define DCU_WIRE_VERSION 15u /* 15: remote atomics (ATOMIC, ATOMIC_DONE) */
 /* Where the messages of a frame start: multiples of this. */
 #define DCU_WIRE_ALIGN 8u
 /* Bytes of an ABORT or LEFT message's text at most. */
@@ -73,8 +73,18 @@ enum dcu_wire_type {
                               * bytes are read) */
     DCU_WIRE_HOST_DATA = 17, /* a get chunk's bytes: count bytes at offset of the request
                               * (of total bytes) */
-    DCU_WIRE_HOST_DONE = 18  /* the answer to the chunk [offset, offset + count) of the part:
+    DCU_WIRE_HOST_DONE = 18, /* the answer to the chunk [offset, offset + count) of the part:
                               * tag 0, or minus the refusal's dcuda_status_t */
+    /* A remote atomic (atomics.c): src_rank asks for it on the word of
+     * count (4 or 8) bytes at offset of dst_rank's part of window slot;
+     * tag: the asker's reply tag; body: a dcu_wire_atomic_t. Credited and
+     * acknowledged as a put (it enters an inbox). */
+    DCU_WIRE_ATOMIC = 19,
+    /* Its answer, to the asker (src_rank: the target, dst_rank: the
+     * asker; tag echoed): count is the word's value before; epoch 0, or
+     * 1 when the word was not aligned there (nothing done). No body; not
+     * credited (its asker waits for it). */
+    DCU_WIRE_ATOMIC_DONE = 20
 };
 /* Rounds of a dissemination barrier at most (2^31 processes). */
 #define DCU_WIRE_ROUNDS 31u
@@ -91,7 +101,7 @@ typedef struct dcu_wire_header {
                        * round; ACK: the messages taken; GET above */
     uint32_t slot;    /* PUT, PART_ASK, PART, GET: window slot */
     uint32_t epoch;   /* ROUND: WORLD barrier of this run;
-                       * PROBE, REPLY: the detector's round */
+                       * PROBE, REPLY: the detector's round; ATOMIC_DONE above */
     uint64_t offset;  /* PUT, GET: in the target's part of the window */
     uint64_t count;   /* PUT: payload bytes; GET: bytes asked for; PART: the part's size;
                        * ACK: the bytes taken */
@@ -109,6 +119,15 @@ typedef struct dcu_wire_get {
 } dcu_wire_get_t;
 
 DCUDA_STATIC_ASSERT(sizeof(dcu_wire_get_t) == 16, "wire get");
+
+/* An ATOMIC's body. */
+typedef struct dcu_wire_atomic {
+    uint32_t op;   /* dcuda_atomic_op_t */
+    uint32_t note; /* tag + 1 of the target's notification (0: none) */
+    uint64_t operand, compare;
+} dcu_wire_atomic_t;
+
+DCUDA_STATIC_ASSERT(sizeof(dcu_wire_atomic_t) == 24, "wire atomic");
 
 /* The body of a host's request and of its answers (before any bytes). */
 typedef struct dcu_wire_host {

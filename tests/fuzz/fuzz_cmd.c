@@ -112,6 +112,19 @@ static dcu_cmd_verdict_t ref_get(const dcuda_cmd_t *c)
     return ok ? DCU_CMD_EXECUTE : DCU_CMD_REFUSED;
 }
 
+/* An ATOMIC's args[]: [1] a slot in its low 32 bits, the op (0 .. 2) in
+ * bits 32..39 and the word's bytes (4 or 8) from bit 40; [3] and [4]
+ * operands that fit the word; [2] + the word may not wrap; [5] a user's
+ * tag + 1 or 0; answered. */
+static dcu_cmd_verdict_t ref_atomic(const dcuda_cmd_t *c)
+{
+    uint64_t op = (c->args[1] >> 32) & 0xffu, bytes = c->args[1] >> 40;
+    int word = bytes == 8u || (bytes == 4u && c->args[3] >> 32 == 0 && c->args[4] >> 32 == 0);
+    int ok = (c->args[1] & 0xffffffffu) < DCUDA_WIN_TABLE_SLOTS && op <= 2u && word &&
+             c->args[2] + bytes > c->args[2] && c->args[5] <= DCUDA_TAG_COUNT && c->tag;
+    return ok ? DCU_CMD_EXECUTE : DCU_CMD_REFUSED;
+}
+
 /* A command of a known op for the network path, by its args[]. */
 static dcu_cmd_verdict_t ref_net_op(const dcuda_cmd_t *c, const setting_t *s, ref_t *r)
 {
@@ -141,6 +154,8 @@ static dcu_cmd_verdict_t ref_net_op(const dcuda_cmd_t *c, const setting_t *s, re
         return slot < DCUDA_WIN_TABLE_SLOTS && c->tag ? DCU_CMD_EXECUTE : DCU_CMD_REFUSED;
     if (c->op == DCUDA_CMD_GET)
         return ref_get(c);
+    if (c->op == DCUDA_CMD_ATOMIC)
+        return ref_atomic(c);
     if (slot >= DCUDA_WIN_TABLE_SLOTS || c->args[2] + size < c->args[2]) /* [2] + [3] no wrap */
         return DCU_CMD_REFUSED;
     if (c->op == DCUDA_CMD_PUT) /* the payload fits the entries after the header */
@@ -156,7 +171,8 @@ static ref_t ref_check(const dcuda_cmd_t *c, const setting_t *s)
         r.verdict = DCU_CMD_UNREADABLE;
     else if (c->op == DCUDA_CMD_PING)
         r.verdict = DCU_CMD_EXECUTE;
-    else if ((c->op >= DCUDA_CMD_PUT && c->op <= DCUDA_CMD_GET) || c->op == DCUDA_CMD_WINDOW)
+    else if ((c->op >= DCUDA_CMD_PUT && c->op <= DCUDA_CMD_GET) || c->op == DCUDA_CMD_WINDOW ||
+             c->op == DCUDA_CMD_ATOMIC)
         r.verdict = ref_net_op(c, s, &r);
     else if (c->op == DCUDA_CMD_FENCE) /* answered (with no network path too) */
         r.verdict = c->tag ? DCU_CMD_EXECUTE : DCU_CMD_REFUSED;
@@ -263,10 +279,10 @@ static void plan(uint32_t n)
         if (c->ref.verdict != DCU_CMD_EXECUTE)
             continue;
         if (h->op == DCUDA_CMD_PUT || h->op == DCUDA_CMD_NOTIFY || h->op == DCUDA_CMD_PART ||
-            h->op == DCUDA_CMD_GET)
+            h->op == DCUDA_CMD_GET || h->op == DCUDA_CMD_ATOMIC)
             w.sync[w.nsync++] = (expected_t){ c->ticket, c->ref.target, 0, 0, 0, 0 };
-        w.data_planned +=
-            h->op == DCUDA_CMD_PUT || h->op == DCUDA_CMD_NOTIFY || h->op == DCUDA_CMD_GET;
+        w.data_planned += h->op == DCUDA_CMD_PUT || h->op == DCUDA_CMD_NOTIFY ||
+                          h->op == DCUDA_CMD_GET || h->op == DCUDA_CMD_ATOMIC;
         if (h->op == DCUDA_CMD_BARRIER && w.s.procs > 1)
             w.sync[w.nsync++] =
                 (expected_t){ c->ticket, (w.s.me + 1) % w.s.procs, 0, 1, w.data_planned, 0 };
@@ -349,7 +365,23 @@ static void check_get(const dcu_wire_header_t *h, const uint8_t *body, const dcu
                (unsigned long long)g.offset);
 }
 
-/* Checks a message (header h, body) of a PUT, NOTIFY, GET, PART_ASK or ROUND:
+/* Checks an ATOMIC message (header h, body) against the command c of
+ * ticket t. */
+static void check_atomic(const dcu_wire_header_t *h, const uint8_t *body, const dcuda_cmd_t *c,
+                         uint32_t t)
+{
+    dcu_wire_atomic_t a;
+    memcpy(&a, body, sizeof a);
+    FUZZ_CHECK(h->count == c->args[1] >> 40 && h->offset == c->args[2] && h->tag == c->tag &&
+                   a.op == ((c->args[1] >> 32) & 0xffu) && a.note == c->args[5] &&
+                   a.operand == c->args[3] && a.compare == c->args[4],
+               "the ATOMIC of ticket %u says a %llu-byte word at %llu, reply tag %u, op %u, "
+               "tag %u, operands %llu and %llu",
+               t, (unsigned long long)h->count, (unsigned long long)h->offset, h->tag, a.op,
+               a.note, (unsigned long long)a.operand, (unsigned long long)a.compare);
+}
+
+/* Checks a message (header h, body) of a PUT, NOTIFY, GET, PART_ASK, ATOMIC or ROUND:
  * the next one expected for its process (frames keep the order of the
  * messages to one process, not across processes). */
 static void check_sync(int peer, const dcu_wire_header_t *h, const uint8_t *body)
@@ -369,6 +401,7 @@ static void check_sync(int peer, const dcu_wire_header_t *h, const uint8_t *body
                    : c->op == DCUDA_CMD_NOTIFY ? DCU_WIRE_NOTIFY
                    : c->op == DCUDA_CMD_PART   ? DCU_WIRE_PART_ASK
                    : c->op == DCUDA_CMD_GET    ? DCU_WIRE_GET
+                   : c->op == DCUDA_CMD_ATOMIC ? DCU_WIRE_ATOMIC
                                                : DCU_WIRE_ROUND;
     FUZZ_CHECK(h->type == want && peer == x->peer, "a message of type %u to %d, expected %u to %d",
                h->type, peer, want, x->peer);
@@ -385,6 +418,8 @@ static void check_sync(int peer, const dcu_wire_header_t *h, const uint8_t *body
         check_put(h, body, c, x->ticket);
     else if (want == DCU_WIRE_GET)
         check_get(h, body, c, x->ticket);
+    else if (want == DCU_WIRE_ATOMIC)
+        check_atomic(h, body, c, x->ticket);
     else if (want == DCU_WIRE_PART_ASK)
         FUZZ_CHECK(h->tag == c->tag, "an ask for a part with reply tag %u, not %u", h->tag, c->tag);
     else
@@ -416,7 +451,8 @@ static void check_message(int peer, const uint8_t *m, size_t size, int staging)
         check_chunk(&h, m + sizeof h);
     else
         check_sync(peer, &h, m + sizeof h);
-    w.data_sent += h.type == DCU_WIRE_PUT || h.type == DCU_WIRE_NOTIFY || h.type == DCU_WIRE_GET;
+    w.data_sent += h.type == DCU_WIRE_PUT || h.type == DCU_WIRE_NOTIFY ||
+                   h.type == DCU_WIRE_GET || h.type == DCU_WIRE_ATOMIC;
 }
 
 /* The network manager: a frame of messages (a staging buffer: one chunk),
@@ -827,6 +863,9 @@ void fuzz_seeds(fuzz_emit_fn emit, void *arg)
     seed_cmd(&s, 1, DCUDA_CMD_PART, 4, 3, 3, 0, 0, 0, 0);
     seed_cmd(&s, 0, DCUDA_CMD_GET, 0, 4, 2 | (uint64_t)5 << 32, 16, 300, 40, 8);
     seed_cmd(&s, 1, DCUDA_CMD_WINDOW, 5, DCUDA_MAX_WINDOWS + 3, 0, 0, 0, 0, 0);
+    seed_cmd(&s, 0, DCUDA_CMD_ATOMIC, 6, 3, 1 | (uint64_t)2 << 32 | (uint64_t)8 << 40, 16, 5, 9,
+             8);
+    seed_cmd(&s, 1, DCUDA_CMD_ATOMIC, 7, 4, 2 | (uint64_t)4 << 40, 4, 1, 0, 0);
     emit(arg, s.b, s.n);
     /* 1 rank, a queue of 16: puts that wrap around its end. */
     seed_start(&s, 0x04, 0x01, 0x02);
@@ -836,7 +875,7 @@ void fuzz_seeds(fuzz_emit_fn emit, void *arg)
     /* One process, no network path: pings and an op nobody knows. */
     seed_start(&s, 0x03, 0x00, 0x00);
     seed_cmd(&s, 2, DCUDA_CMD_PING, 5, 0, 0, 0, 0, 0, 0);
-    seed_cmd(&s, 3, 10, 4, 0, 0, 0, 0, 0, 0);
+    seed_cmd(&s, 3, 11, 4, 0, 0, 0, 0, 0, 0);
     seed_cmd(&s, 0, DCUDA_CMD_PING, 6, 0, 0, 0, 0, 0, 0);
     emit(arg, s.b, s.n);
     /* A large put of two chunks; process 1 of 3, only process 2 on the

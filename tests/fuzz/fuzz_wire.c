@@ -54,7 +54,7 @@ static setting_t read_setting(fuzz_reader_t *r)
 }
 
 /* wire.h's format, as this file reads it: a header of 56 bytes (magic
- * 0xdc0d, version 14, type, body length, sender, ranks, tag, slot, epoch,
+ * 0xdc0d, version 15, type, body length, sender, ranks, tag, slot, epoch,
  * offset, count, the sender's run, flags: 0 to 7), the body after it. */
 static int rank_in(int32_t r, const setting_t *s) { return r >= 0 && r < s->lim.world_size; }
 
@@ -108,6 +108,20 @@ static int valid_host(const dcu_wire_header_t *h, const uint8_t *body, int ranks
     }
 }
 
+/* An ATOMIC's body of 24 bytes: an op 0..2, a tag + 1 of 0..256, then
+ * the operand and the compare value, each within a 4-byte word's range
+ * when the word (count) has 4 bytes. */
+static int valid_atomic(const dcu_wire_header_t *h, const uint8_t *body)
+{
+    uint32_t op, note;
+    uint64_t operand, compare;
+    memcpy(&op, body, 4);
+    memcpy(&note, body + 4, 4);
+    memcpy(&operand, body + 8, 8);
+    memcpy(&compare, body + 16, 8);
+    return op <= 2 && note <= 256 && (h->count == 8 || (operand >> 32 == 0 && compare >> 32 == 0));
+}
+
 static int valid_body(const dcu_wire_header_t *h, const uint8_t *body, const setting_t *s)
 {
     int ranks = rank_in(h->src_rank, s) && rank_in(h->dst_rank, s);
@@ -146,6 +160,12 @@ static int valid_body(const dcu_wire_header_t *h, const uint8_t *body, const set
     case 17:
     case 18:
         return valid_host(h, body, ranks);
+    case 19: /* ATOMIC: two ranks, a window slot, a word of 4 or 8 bytes (count) at an
+              * offset within 2^64, a body of 24 bytes (valid_atomic) */
+        return ranks && h->slot < WIRE_SLOTS && (h->count == 4 || h->count == 8) &&
+               h->offset <= UINT64_MAX - h->count && h->length == 24 && valid_atomic(h, body);
+    case 20: /* ATOMIC_DONE: two ranks, a status (epoch) 0 or 1, no body */
+        return ranks && h->epoch <= 1 && h->length == 0;
     default:
         return 0;
     }
@@ -157,7 +177,7 @@ static int valid(const uint8_t *m, size_t size, const setting_t *s)
     if (size < 56)
         return 0;
     memcpy(&h, m, sizeof h);
-    if (h.magic != 0xdc0d || h.version != 14 || size > s->lim.max_size || h.length != size - 56 ||
+    if (h.magic != 0xdc0d || h.version != 15 || size > s->lim.max_size || h.length != size - 56 ||
         h.flags > 7u)
         return 0;
     if (s->from < 0 || s->from >= s->lim.processes || h.src_proc != s->from || h.run == 0)
@@ -278,6 +298,27 @@ static size_t make_note_seed(uint8_t buf[8 + 56 + 64], int alone)
     return n;
 }
 
+/* A remote atomic (a compare-swap of a word of 8 bytes at 16, notified
+ * with user tag 7), or its answer (the value 5, or a refusal). */
+static size_t make_atomic_seed(uint8_t buf[8 + 56 + 64], int answer, int refused)
+{
+    size_t n = make_seed(buf, 1, answer ? 0 : 24);
+    dcu_wire_header_t h;
+    memcpy(&h, buf + 8, sizeof h);
+    h.type = answer ? 20 : 19;
+    h.tag = 9;
+    h.count = answer ? 5 : 8;
+    h.epoch = refused ? 1 : 0;
+    memcpy(buf + 8, &h, sizeof h);
+    if (!answer) {
+        const uint32_t op_note[2] = { 2, 8 };
+        const uint64_t operands[2] = { 6, 5 };
+        memcpy(buf + 8 + sizeof h, op_note, sizeof op_note);
+        memcpy(buf + 8 + sizeof h + 8, operands, sizeof operands);
+    }
+    return n;
+}
+
 void fuzz_seeds(fuzz_emit_fn emit, void *arg)
 {
     uint8_t buf[8 + 56 + 64];
@@ -300,6 +341,9 @@ void fuzz_seeds(fuzz_emit_fn emit, void *arg)
     emit(arg, buf, make_note_seed(buf, 1));
     emit(arg, buf, make_seed(buf, 17, 32)); /* an answer's chunk of 8, */
     emit(arg, buf, make_seed(buf, 18, 24)); /* an end with status -3 */
+    emit(arg, buf, make_atomic_seed(buf, 0, 0));
+    emit(arg, buf, make_atomic_seed(buf, 1, 0));
+    emit(arg, buf, make_atomic_seed(buf, 1, 1));
     /* A frame: a put of 20 bytes, padding to 80, a notification. */
     uint8_t frame[8 + 80 + 56];
     make_seed(buf, 1, 20);

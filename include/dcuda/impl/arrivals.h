@@ -44,6 +44,30 @@ DCU_FN int dcu_inbox_look(const dcuda_state_t *st, dcu_lanes_t lanes, uint32_t w
     return dcu_inbox_read(&st->inbox[pos & (DCUDA_INBOX_ENTRIES - 1u)], pos + 1u, lanes, w);
 }
 
+/* Leader: the ATOMIC at inbox position pos (first entry's data halves
+ * w; acquired) applied to its word, system-scope (the word's other
+ * atomics may come from peer GPUs), and answered in its second entry
+ * (shared/ring.h), which the count published after it releases. A word
+ * not aligned to its width is refused (the proxy, which checks the same,
+ * then asked for no notification). */
+DCU_FN_COLD void dcu_inbox_atomic(const dcuda_state_t *st, uint32_t pos, const uint32_t *w)
+{
+    volatile uint32_t *two = (volatile uint32_t *)(uintptr_t)&st->inbox[(pos + 1u) &
+                                                                        (DCUDA_INBOX_ENTRIES - 1u)];
+    const uint64_t width = (w[2] >> 8) & 0xffu;
+    char *word = (char *)(uintptr_t)((uint64_t)w[3] | (uint64_t)w[4] << 32);
+    if ((width != 4u && width != 8u) || (uintptr_t)word % width) {
+        two[4] = DCUDA_INBOX_REFUSED;
+        return;
+    }
+    const uint64_t operand = (uint64_t)w[5] | (uint64_t)w[6] << 32;
+    const uint64_t compare = (uint64_t)two[0] | (uint64_t)two[1] << 32;
+    const uint64_t old = dcu_atomic_rmw(word, (int)(w[2] & 0xffu), width, operand, compare, 1);
+    two[2] = (uint32_t)old;
+    two[3] = (uint32_t)(old >> 32);
+    two[4] = DCUDA_INBOX_DONE;
+}
+
 /* What a wait watches while it applies its inbox: its counter, and how
  * many notifications were counted on it (leader). The counter's value
  * read before, plus these, is a value it has reached: the wait may end
@@ -81,6 +105,8 @@ DCU_FN_COLD uint32_t dcu_inbox_apply(dcuda_state_t *st, dcu_lanes_t lanes, const
             if (w[2] > n)
                 dcu_inbox_payload(st, lanes, dst + n, pos, w[2] - n);
         }
+        if (kind == DCUDA_INBOX_ATOMIC && dcu_leader())
+            dcu_inbox_atomic(st, pos, w);
         dcu_lanes_sync(lanes); /* the data is written before it is counted */
         const int notifies = w[1] != 0u;
         if (dcu_leader() && notifies) { /* only this rank reads it */
@@ -89,7 +115,7 @@ DCU_FN_COLD uint32_t dcu_inbox_apply(dcuda_state_t *st, dcu_lanes_t lanes, const
             if (watch && c == watch->counter)
                 watch->counted++;
         }
-        release |= kind == DCUDA_INBOX_SYNC;
+        release |= kind == DCUDA_INBOX_SYNC || kind == DCUDA_INBOX_ATOMIC;
         pos += entries ? entries : 1u;
         done++;
         counted += notifies ? 1u : 0u;
@@ -99,7 +125,7 @@ DCU_FN_COLD uint32_t dcu_inbox_apply(dcuda_state_t *st, dcu_lanes_t lanes, const
     }
     if (dcu_leader()) {
         st->inbox_pos = pos;
-        if (release) /* the proxy writes my memory next */
+        if (release) /* the proxy writes my memory next, or reads an answer */
             dcu_st_release(&st->ctx->inbox_tail[st->device_rank], pos, 1);
         else /* it reuses the entries next */
             dcu_st_after_loads(&st->ctx->inbox_tail[st->device_rank], pos);

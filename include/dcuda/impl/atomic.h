@@ -9,7 +9,12 @@
  *   has this GPU alone), fenced on both sides, then notifies as a
  *   notified put does; every thread of the rank gets the word's value
  *   before;
- * - the network path: not yet (DCUDA_ERR_UNREACHABLE, nothing done).
+ * - the network path: the leader posts an ATOMIC command and waits for
+ *   its reply (applying its own inbox meanwhile); the target's proxy puts
+ *   the atomic in the target rank's inbox, in order after what the rank
+ *   sent it before, the target rank applies it while it waits or tests
+ *   (as it counts notifications), and the word's value before comes back
+ *   (shared/ring.h). A word not aligned there is DCUDA_ERR_INVALID_ARG.
  *
  * An atomic is ordered after the rank's earlier puts and notifications to
  * its target (as a notification is) and before the rank's later accesses.
@@ -57,11 +62,6 @@ DCU_FN_COLD dcuda_status_t dcu_checked_atomic(const dcuda_state_t *st, int op, u
     dcuda_win_entry_t part;
     if ((s = dcu_checked_target(st, comm, rank, to, call)) != DCUDA_OK)
         return s;
-    if (to->path == DCUDA_PATH_NET)
-        return DCU_REPORT(st, DCUDA_ERR_UNREACHABLE, call,
-                          "target rank %d of %s is reached through the network path, which has "
-                          "no remote atomics yet: they reach ranks of this node only",
-                          rank, dcu_comm_name(comm));
     if ((s = dcu_checked_part(st, comm, slot, rank, to, &part, call)) != DCUDA_OK)
         return s;
     if ((s = dcu_check_range(part.size, offset, width)) != DCUDA_OK)
@@ -71,6 +71,8 @@ DCU_FN_COLD dcuda_status_t dcu_checked_atomic(const dcuda_state_t *st, int op, u
                           (unsigned long long)offset, (unsigned long long)width,
                           (unsigned long long)part.size, rank, slot, dcu_comm_name(comm));
     uint64_t at = part.base + offset;
+    if (to->path == DCUDA_PATH_NET && !dcu_world_rank_is_mine(st, to->world))
+        return DCUDA_OK; /* the base is the target's: its proxy checks the alignment */
     if (at % width)
         return DCU_REPORT(st, DCUDA_ERR_INVALID_ARG, call,
                           "offset %llu of rank %d's part in window %d (at %p) is not aligned to "
@@ -79,6 +81,41 @@ DCU_FN_COLD dcuda_status_t dcu_checked_atomic(const dcuda_state_t *st, int op, u
                           (unsigned long long)width);
     *word = (char *)(uintptr_t)at;
     return DCUDA_OK;
+}
+
+/* Leader: a remote atomic on WORLD rank `world` on the network path
+ * (ATOMIC command, shared/ring.h); its status, the word's value before in
+ * *old. */
+DCU_FN_COLD dcuda_status_t dcu_atomic_net(dcuda_state_t *st, int op, uint32_t win, int world,
+                                          uint64_t offset, uint64_t width, uint64_t operand,
+                                          uint64_t compare, int notify, int tag, uint64_t *old)
+{
+    const uint64_t args[6] = { (uint64_t)world,
+                               (uint64_t)dcu_win_slot(win) | (uint64_t)op << 32 | width << 40,
+                               offset,
+                               operand,
+                               compare,
+                               notify ? (uint64_t)tag + 1u : 0u };
+    return dcu_command_call(st, DCUDA_CMD_ATOMIC, args, old);
+}
+
+/* A remote atomic on my device, shared memory or a peer GPU (its word as
+ * this rank reaches it), then its notification; the leader's *old gets
+ * the word's value before. */
+DCU_FN void dcu_atomic_here(dcuda_state_t *st, int op, char *word, uint64_t width,
+                            uint64_t operand, uint64_t compare, int notify, int tag,
+                            const dcu_target_t *to, uint64_t *old)
+{
+    /* System scope unless the word can be reached from this GPU alone (one
+     * process: the only GPU of the job). A device-scope atomic is atomic
+     * only with atomics of the same GPU, and a peer GPU's atomics on my
+     * memory are system-scope. */
+    const int sys = to->path != DCUDA_PATH_DEVICE || st->process_count > 1;
+    if (dcu_leader()) {
+        *old = dcu_atomic_rmw(word, op, width, operand, compare, sys);
+        if (notify)
+            dcu_notify_leader(st, to->notifs, to->path, to->world, tag);
+    }
 }
 
 /* A remote atomic, notified with `tag` when `notify`; *fetched (when not
@@ -95,20 +132,26 @@ DCU_FN dcuda_status_t dcu_atomic(dcuda_state_t *st, int op, uint32_t win, int ra
         return dcu_report_uninit(st, call);
     char *word = (char *)0;
     dcu_target_t to = { 0, DCUDA_PATH_NET, -1 };
-    dcuda_status_t s = dcu_checked_atomic(st, op, win, rank, offset, width, operand, compare,
-                                          notify, tag, &word, &to, call);
+    dcuda_status_t s = dcu_net_part_fetch(st, win, rank);
+    if (s == DCUDA_OK)
+        s = dcu_checked_atomic(st, op, win, rank, offset, width, operand, compare, notify, tag,
+                               &word, &to, call);
     if (s != DCUDA_OK)
         return s;
-    /* System scope unless the word can be reached from this GPU alone (one
-     * process: the only GPU of the job). A device-scope atomic is atomic
-     * only with atomics of the same GPU, and a peer GPU's atomics on my
-     * memory are system-scope. */
-    const int sys = to.path != DCUDA_PATH_DEVICE || st->process_count > 1;
     uint64_t old = 0u;
-    if (dcu_leader()) {
-        old = dcu_atomic_rmw(word, op, width, operand, compare, sys);
-        if (notify)
-            dcu_notify_leader(st, to.notifs, to.path, to.world, tag);
+    if (to.path == DCUDA_PATH_NET) {
+        DCU_ON_LEADER(st, dcu_atomic_net(st, op, win, to.world, offset, width, operand, compare,
+                                         notify, tag, &old));
+        if ((s = (dcuda_status_t)st->result) == DCUDA_ERR_INVALID_ARG)
+            return DCU_REPORT(st, s, call,
+                              "offset %llu of rank %d's part in window %d is not aligned to its "
+                              "%llu-byte word there",
+                              (unsigned long long)offset, rank, dcu_win_slot(win),
+                              (unsigned long long)width);
+        if (s != DCUDA_OK)
+            return s;
+    } else {
+        dcu_atomic_here(st, op, word, width, operand, compare, notify, tag, &to, &old);
     }
     const uint32_t lo = dcu_leader_word(st, (uint32_t)old);
     const uint32_t hi = dcu_leader_word(st, (uint32_t)(old >> 32));

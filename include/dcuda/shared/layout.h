@@ -17,7 +17,7 @@
 #include "base.h"
 #include "ring.h"
 
-#define DCUDA_LAYOUT_VERSION 26u
+#define DCUDA_LAYOUT_VERSION 27u
 /* Proxy lanes (threads) a process may have (PROXY_LANES). */
 #define DCUDA_MAX_PROXY_LANES 16
 /* The first of `ranks` ranks that lane `lane` of `lanes` serves (each lane

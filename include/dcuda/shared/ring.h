@@ -95,7 +95,8 @@ enum dcuda_cmd_op {
     DCUDA_CMD_PART = 6,     /* the size of a part of a rank on the network path */
     DCUDA_CMD_GET = 7,      /* a get from a rank on the network path */
     DCUDA_CMD_FENCE = 8,    /* the proxy's sends so far acknowledged (a split's barrier) */
-    DCUDA_CMD_WINDOW = 9    /* my part of a new window of NODE or a split (network path) */
+    DCUDA_CMD_WINDOW = 9,   /* my part of a new window of NODE or a split (network path) */
+    DCUDA_CMD_ATOMIC = 10   /* a remote atomic on a rank on the network path */
 };
 
 /* args[] of each op. PUT: [0] target WORLD rank, [1] window slot, [2] offset
@@ -120,7 +121,12 @@ enum dcuda_cmd_op {
  * unacknowledged. WINDOW: [0] the WORLD table slot of a window of NODE or
  * a split the sender is creating; wants a reply: DCUDA_OK once the proxy
  * has read the sender's part of it (which other processes will ask for)
- * and forgotten the parts of other ranks it knew in that slot. */
+ * and forgotten the parts of other ranks it knew in that slot. ATOMIC:
+ * [0] target WORLD rank, [1] window slot | op << 32 | width << 40, [2]
+ * offset in the target's part, [3] operand, [4] compare, [5] tag + 1 of
+ * the target's notification (0: none); wants a reply: the word's value
+ * before in `value` once the target rank applied it, DCUDA_ERR_INVALID_ARG
+ * when the word is not aligned to its width there. */
 #define DCUDA_CMD_NO_SLOT 0xffffffffu
 /* Most payload bytes one PUT command carries. */
 #define DCUDA_NET_CHUNK_MAX 65536u
@@ -189,9 +195,24 @@ enum dcuda_inbox_kind {
     DCUDA_INBOX_PUT = 1,    /* data at its address, then the notification if tagged */
     DCUDA_INBOX_NOTIFY = 2, /* the notification alone */
     /* 3 was PAD (the ring's end skipped) until messages wrapped (layout 18) */
-    DCUDA_INBOX_SYNC = 4 /* publish the consumed count with release (before the
-                            proxy writes the rank's memory itself) */
+    DCUDA_INBOX_SYNC = 4, /* publish the consumed count with release (before the
+                             proxy writes the rank's memory itself) */
+    DCUDA_INBOX_ATOMIC = 5 /* a remote atomic the rank applies to its word and
+                              answers in the message itself (below) */
 };
+
+/* An ATOMIC is two entries (flag DCUDA_INBOX_ACQUIRE): words [1] tag + 1
+ * of the notification that follows it (0: none), [2] op | width << 8
+ * (dcuda_atomic_op_t, 4 or 8), [3..4] the word's address, [5..6] the
+ * operand; its second entry's 32-bit words [0..1] the compare value. The
+ * rank applies it (a word not aligned to its width is refused, nothing
+ * done, nothing notified) and writes its answer into the second entry,
+ * words [2..3] the word's value before and [4] DCUDA_INBOX_DONE or
+ * DCUDA_INBOX_REFUSED, then publishes its count with release: once the
+ * proxy sees the count past the message, the answer is there. */
+#define DCUDA_INBOX_ATOMIC_ENTRIES 2u
+#define DCUDA_INBOX_DONE 1u
+#define DCUDA_INBOX_REFUSED 2u
 
 /* Most entries of one message (an 8-bit count), and so most payload bytes:
  * 16,268. The ring keeps one entry free besides (see inbox.c). */
