@@ -211,14 +211,15 @@ DCUDA_RANK_API dcuda_status_t dcuda_notify(dcuda_state_t *st, int rank, dcuda_co
  * word equals compare (DCUDA_ATOMIC_COMPARE_SWAP); *fetched (when not
  * NULL, in every thread; it may be memory the threads share) gets the
  * word's value before. Atomic with every other dcuda_atomic on the word,
- * from any rank of the node. Ordered after this rank's earlier puts and
- * notifications to rank, as a notification is, and before its later
- * accesses. A 4-byte word takes operands and compares below 2^32. The
- * target must be a rank of this node: one reached through the network
- * path is DCUDA_ERR_UNREACHABLE (not yet supported there). Misuse returns
- * the status of the same misuse of a put (DCUDA_ERR_WIN, _RANK, _BOUNDS,
- * _OVERFLOW; a bad op, width, operand or alignment: DCUDA_ERR_INVALID_ARG)
- * and changes nothing; *fetched is then 0. */
+ * from any rank. Ordered after this rank's earlier puts and notifications
+ * to rank, as a notification is, and before its later accesses. A 4-byte
+ * word takes operands and compares below 2^32. On the network path rank
+ * applies it while it waits, tests or is in a barrier, and this call
+ * returns once it did (as a get does). Misuse returns the status of the
+ * same misuse of a put (DCUDA_ERR_WIN, _RANK, _BOUNDS, _OVERFLOW; a bad
+ * op, width, operand or alignment, also an alignment the target's part
+ * gives the word on another node: DCUDA_ERR_INVALID_ARG) and changes
+ * nothing; *fetched is then 0. */
 DCUDA_RANK_API dcuda_status_t dcuda_atomic(dcuda_state_t *st, dcuda_atomic_op_t op, dcuda_win_t win,
                                            int rank, size_t offset, size_t width, uint64_t operand,
                                            uint64_t compare, uint64_t *fetched);
