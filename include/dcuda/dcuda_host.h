@@ -498,4 +498,7 @@ DCUDA_API int dcuda_host_exit_status(int status);
 }
 #endif
 
+/* Tasks on the devices of this process (the host's TaskAPI). */
+#include "dcuda_task.h"
+
 #endif /* DCUDA_HOST_H */

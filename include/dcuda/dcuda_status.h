@@ -41,7 +41,8 @@
     X(ERR_IN_PROGRESS, -26, "a run is in flight (dcuda_host_run_start, or another thread)")   \
     X(ERR_DEADLOCK, -27, "deadlock: every rank is blocked and nothing is in flight")       \
     X(ERR_COMM_LIMIT, -28, "too many live communicators")                              \
-    X(ERR_MISMATCH, -29, "ranks disagree on a collective call")
+    X(ERR_MISMATCH, -29, "ranks disagree on a collective call")                          \
+    X(ERR_CANCELED, -30, "the task was cancelled before it ran")
 /* clang-format on */
 
 /* DCUDA_<name> = value for each entry of DCUDA_STATUS_MAP: DCUDA_OK (0)

@@ -72,6 +72,36 @@ typedef struct dcu_backend dcu_backend_t;
 /* The host's RMA copies (rma_start) a backend keeps in flight at most. */
 #define DCU_BACKEND_RMAS 32
 
+/* A task's work on the GPU (src/task): copy in_size bytes from in_from to
+ * in when they differ (host memory to GPU memory: a task stolen from a
+ * CPU device), the task's GPU form over in and out, then copy out_size
+ * bytes from out to out_to when it is not NULL (back to the home's host
+ * memory). */
+typedef struct dcu_task_gpu_job {
+    dcuda_task_gpu_fn fn;
+    void *arg;
+    const void *in_from;
+    void *in;
+    size_t in_size;
+    void *out;
+    void *out_to;
+    size_t out_size;
+} dcu_task_gpu_job_t;
+
+/* The GPU's side of tasks, for one worker thread (bound with bind_thread
+ * first): two streams it takes turns on (lanes 0 and 1), and memory of the
+ * GPU for tasks it took from other devices. */
+typedef struct dcu_task_gpu_ops {
+    dcuda_status_t (*open)(void **gpu);
+    void (*close)(void *gpu);
+    dcuda_status_t (*alloc)(void *gpu, size_t size, void **ptr);
+    void (*free)(void *gpu, void *ptr);
+    /* Enqueues a job's copies and form on the lane's stream; returns at once. */
+    dcuda_status_t (*issue)(void *gpu, int lane, const dcu_task_gpu_job_t *job);
+    /* Waits for everything issued on the lane: the first error since. */
+    dcuda_status_t (*finish)(void *gpu, int lane);
+} dcu_task_gpu_ops_t;
+
 typedef struct dcu_backend_ops {
     dcu_backend_kind_t kind;
     const char *name;
@@ -161,11 +191,14 @@ typedef struct dcu_backend_ops {
     /* Waits for the ranks and releases what launch took (also after a
      * launch that failed). */
     dcuda_status_t (*join)(dcu_backend_t *b);
+    /* The GPU's side of tasks (NULL: the backend has no GPU). */
+    const dcu_task_gpu_ops_t *task_gpu;
 } dcu_backend_ops_t;
 
 extern const dcu_backend_ops_t dcu_cpu_backend_ops;
 #if defined(DCUDA_HAVE_CUDA)
 extern const dcu_backend_ops_t dcu_cuda_backend_ops;
+extern const dcu_task_gpu_ops_t dcu_cuda_task_gpu_ops; /* cuda_task.c */
 #endif
 
 #endif /* DCU_BACKEND_BACKEND_H */

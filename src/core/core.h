@@ -177,6 +177,7 @@ struct dcuda_host {
     double timings[DCUDA_MAX_TIMERS];
     int timing_count;
     char last_error[512];
+    struct dcuda_task_pool *task_pools; /* live task pools (task_pool.c) */
 };
 
 /* host_live.c: the live runtime (NULL: none), set by dcuda_host_init and

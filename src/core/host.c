@@ -11,6 +11,7 @@
 
 #include "bootstrap/boot.h"
 #include "core.h"
+#include "core/task.h"
 #include "dcuda/dcuda_version.h"
 #include "node/node.h"
 #include "util/clock.h"
@@ -404,6 +405,7 @@ static dcuda_status_t create_proxy(dcuda_host_h h)
 /* Everything init built, in reverse (the struct itself stays). */
 static void host_release(dcuda_host_h h)
 {
+    dcu_task_pools_release(h); /* their tasks may still copy through the backend */
     if (h->proxy)
         dcu_proxies_destroy(h->proxy);
     if (h->monitor)

@@ -867,4 +867,5 @@ const dcu_backend_ops_t dcu_cuda_backend_ops = {
     .launch = cuda_launch,
     .finished = cuda_finished,
     .join = cuda_join,
+    .task_gpu = &dcu_cuda_task_gpu_ops,
 };
