@@ -169,12 +169,17 @@ static int case_net(int argc, char **argv)
     test_words_fetch(&r.w);
     static const int64_t want[ATOM_CALL_WORDS] = {
         DCUDA_ERR_INVALID_ARG, /* offset 4 of an 8-byte word */
-        DCUDA_OK,  5,          /* add 1: the start value */
-        DCUDA_OK,  9,          /* notified swap of 77 into the 4-byte word */
-        DCUDA_OK,              /* its notification */
-        6,         77,         /* my counters once all are in */
-        DCUDA_OK,  6,          /* compare 6, swap 100 */
-        100,       0           /* my counter after it */
+        DCUDA_OK,
+        5, /* add 1: the start value */
+        DCUDA_OK,
+        9,        /* notified swap of 77 into the 4-byte word */
+        DCUDA_OK, /* its notification */
+        6,
+        77, /* my counters once all are in */
+        DCUDA_OK,
+        6, /* compare 6, swap 100 */
+        100,
+        0 /* my counter after it */
     };
     char what[32];
     for (int i = 0; i < ATOM_CALL_WORDS; i++) {

@@ -296,8 +296,8 @@ TEST_RANK_FN void atom_net(atom_rank_t *r)
     c[0] = dcuda_atomic(st, add, r->win, t, 4, 8, 1, 0, r->fetched); /* not aligned */
     c[1] = dcuda_atomic(st, add, r->win, t, 0, 8, 1, 0, r->fetched);
     c[2] = (int64_t)*r->fetched;
-    c[3] = dcuda_atomic_notify(st, DCUDA_ATOMIC_SWAP, r->win, t, 16, 4, 77, 0, r->fetched,
-                               ATOM_TAG);
+    c[3] =
+        dcuda_atomic_notify(st, DCUDA_ATOMIC_SWAP, r->win, t, 16, 4, 77, 0, r->fetched, ATOM_TAG);
     c[4] = (int64_t)*r->fetched;
     c[5] = dcuda_wait_notifications(st, ATOM_TAG, 1);
     test_note(&r->err, dcuda_comm_barrier(st, DCUDA_COMM_WORLD));

@@ -19,8 +19,8 @@ static dcuda_status_t tasks_gpu(void *arg, const void *in, void *out, void *stre
     if (!a->words)
         return DCUDA_OK;
     unsigned blocks = (a->words + 255u) / 256u;
-    tasks_axpb<<<blocks < 64u ? blocks : 64u, 256, 0, (cudaStream_t)stream>>>(
-        (const uint32_t *)in, (uint32_t *)out, a->words, a->mul, a->add);
+    tasks_axpb < <<blocks<64u ? blocks : 64u, 256, 0, (cudaStream_t)stream>>>(
+                     (const uint32_t *)in, (uint32_t *)out, a->words, a->mul, a->add);
     return cudaGetLastError() == cudaSuccess ? DCUDA_OK : DCUDA_ERR_BACKEND;
 }
 

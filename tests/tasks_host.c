@@ -134,9 +134,10 @@ static void tasks_check(dcuda_host_h h, tasks_item_t *it, int k, uint32_t seed)
 
 static dcuda_task_desc_t tasks_desc(tasks_item_t *it)
 {
-    dcuda_task_desc_t d = { tasks_cpu_form, tasks_gpu_form(), &it->arg,
-                            it->in,         (size_t)it->arg.words * 4u, it->out,
-                            (size_t)it->arg.words * 4u, it->home };
+    dcuda_task_desc_t d = {
+        tasks_cpu_form, tasks_gpu_form(),           &it->arg, it->in, (size_t)it->arg.words * 4u,
+        it->out,        (size_t)it->arg.words * 4u, it->home
+    };
     return d;
 }
 
@@ -179,8 +180,7 @@ static void tasks_model_run(dcuda_host_h h, dcuda_task_pool_h p, uint32_t seed)
         if (it->task) {
             int done = 0;
             TEST_STATUS(dcuda_task_test(it->task, &done), DCUDA_OK);
-            TEST_STATUS(dcuda_task_wait(it->task),
-                        it->cancelled ? DCUDA_ERR_CANCELED : DCUDA_OK);
+            TEST_STATUS(dcuda_task_wait(it->task), it->cancelled ? DCUDA_ERR_CANCELED : DCUDA_OK);
             ran += !it->cancelled;
         }
         tasks_check(h, it, k, seed);
@@ -248,8 +248,8 @@ static void tasks_imbalanced(unsigned flags)
         stolen += s[d].stolen;
         migrated += s[d].migrated;
         TEST_CHECK(d == 0 ? s[d].stolen == 0 : s[d].stolen == s[d].run,
-                   "device %d ran %llu tasks, %llu of them stolen", d,
-                   (unsigned long long)s[d].run, (unsigned long long)s[d].stolen);
+                   "device %d ran %llu tasks, %llu of them stolen", d, (unsigned long long)s[d].run,
+                   (unsigned long long)s[d].stolen);
     }
     TEST_CHECK(run == N, "the devices ran %llu tasks of %d", (unsigned long long)run, N);
     if (flags & DCUDA_TASK_NO_STEAL) {
@@ -266,8 +266,7 @@ static void tasks_imbalanced(unsigned flags)
     printf("%d tasks at home on device 0: ran %llu, %llu, %llu (stolen %llu, %llu bytes "
            "migrated)\n",
            N, (unsigned long long)s[0].run, (unsigned long long)s[1].run,
-           (unsigned long long)s[2].run, (unsigned long long)stolen,
-           (unsigned long long)migrated);
+           (unsigned long long)s[2].run, (unsigned long long)stolen, (unsigned long long)migrated);
     TEST_STATUS(dcuda_task_pool_destroy(p), DCUDA_OK);
     TEST_STATUS(dcuda_host_finish(h), DCUDA_OK);
 }
@@ -319,8 +318,7 @@ static int case_misuse(int argc, char **argv)
     TEST_STATUS(dcuda_task_create(NULL, &good, &t), DCUDA_ERR_INVALID_ARG);
     TEST_CHECK(t == NULL, "a refused task was handed out");
     TEST_STATUS(dcuda_task_create(p, &good, NULL), DCUDA_OK); /* synchronous: done on return */
-    TEST_CHECK(out[0] == 3u && out[3] == 9u, "the synchronous task wrote %u .. %u", out[0],
-               out[3]);
+    TEST_CHECK(out[0] == 3u && out[3] == 9u, "the synchronous task wrote %u .. %u", out[0], out[3]);
     TEST_STATUS(dcuda_task_create(p, &good, &t), DCUDA_OK);
     int done = 0;
     while (!done)
@@ -353,8 +351,8 @@ static int case_finish(int argc, char **argv)
         a[k] = (tasks_arg_t){ 64u, (uint32_t)k + 2u, 5u, 500u };
         for (int i = 0; i < 64; i++)
             in[k][i] = (uint32_t)(k * 64 + i);
-        dcuda_task_desc_t d = { tasks_cpu_form, NULL, &a[k], in[k], sizeof in[k],
-                                out[k],         sizeof out[k], k % 2 };
+        dcuda_task_desc_t d = { tasks_cpu_form, NULL,   &a[k],         in[k],
+                                sizeof in[k],   out[k], sizeof out[k], k % 2 };
         dcuda_task_h t;
         TEST_STATUS(dcuda_task_create(p, &d, &t), DCUDA_OK); /* never waited for */
     }

@@ -34,8 +34,13 @@
 extern "C" {
 #endif
 
+#ifndef DCUDA_HOST_H
+/* A host runtime (dcuda_host.h). */
 typedef struct dcuda_host *dcuda_host_h;
+#endif
+/* A pool of this process's devices (dcuda_task_pool_create). */
 typedef struct dcuda_task_pool *dcuda_task_pool_h;
+/* A task queued with a handle (dcuda_task_create), until waited for. */
 typedef struct dcuda_task *dcuda_task_h;
 
 /* A task's CPU form: reads in_size bytes at in, writes out_size bytes at
@@ -46,6 +51,7 @@ typedef void (*dcuda_task_cpu_fn)(void *arg, const void *in, void *out);
  * failed with it). The task is done once the stream's work is. */
 typedef dcuda_status_t (*dcuda_task_gpu_fn)(void *arg, const void *in, void *out, void *stream);
 
+/* A task: its forms, their argument, its data and its home. */
 typedef struct dcuda_task_desc {
     dcuda_task_cpu_fn cpu; /* its CPU form, or NULL */
     dcuda_task_gpu_fn gpu; /* its GPU form, or NULL */
@@ -63,8 +69,8 @@ typedef struct dcuda_task_desc {
 /* A pool of cpu_devices CPU devices (1 to 64; 0: 1), devices 0 to
  * cpu_devices - 1, and, with the CUDA backend, the GPU, device
  * cpu_devices. */
-DCUDA_API dcuda_status_t dcuda_task_pool_create(dcuda_host_h host, int cpu_devices,
-                                                unsigned flags, dcuda_task_pool_h *pool);
+DCUDA_API dcuda_status_t dcuda_task_pool_create(dcuda_host_h host, int cpu_devices, unsigned flags,
+                                                dcuda_task_pool_h *pool);
 /* Runs every task still queued, waits for them, and frees the pool and
  * every handle of it not yet waited for. dcuda_host_finish destroys the
  * pools left. */

@@ -1,7 +1,8 @@
 /*
  * Tasks (dcuda/dcuda_task.h), inside: a pool's devices and its tasks,
- * shared by task_pool.c (the pool, its queues and the API) and task_run.c (the
- * workers: running a task on its device, or migrating it to another).
+ * shared by task_pool.c (the pools and the API), task_run.c (the workers:
+ * a task run on its device, or migrated to another) and task_queue.c (the
+ * queues, beneath both).
  */
 #ifndef DCU_CORE_TASK_H
 #define DCU_CORE_TASK_H
@@ -18,7 +19,7 @@ enum { DCU_TASK_QUEUED = 0, DCU_TASK_RUNNING, DCU_TASK_DONE };
 struct dcuda_task {
     dcuda_task_pool_h pool;
     dcuda_task_desc_t d;
-    int state; /* DCU_TASK_*: changed under the pool's lock */
+    int state;  /* DCU_TASK_*: changed under the pool's lock */
     int device; /* where it runs (-1: not yet) */
     dcuda_status_t status;
     struct dcuda_task *prev, *next;         /* in a queue */
@@ -27,7 +28,7 @@ struct dcuda_task {
 
 typedef struct dcu_task_dev {
     dcuda_task_pool_h pool;
-    int index, kind; /* DCU_TASK_CPU or DCU_TASK_GPU */
+    int index, kind;          /* DCU_TASK_CPU or DCU_TASK_GPU */
     dcuda_task_h first, last; /* its queue */
     int queued;
     pthread_t thread;
@@ -44,13 +45,17 @@ struct dcuda_task_pool {
     pthread_cond_t work;  /* a task was queued, or the pool stops */
     pthread_cond_t ended; /* a task ended or was cancelled */
     int stopping, running;
-    dcuda_task_h tasks; /* not yet waited for */
+    dcuda_task_h tasks;                /* not yet waited for */
     struct dcuda_task_pool *next_pool; /* the host's pools */
     int ndev, gpu;
     dcu_task_dev_t dev[];
 };
 
-/* task_pool.c, the lock held: device d's next task (*stolen: taken from
+/* task_queue.c, the lock held: a task into device d's queue (first, or
+ * last), or out of it. */
+void dcu_task_queue_push(dcu_task_dev_t *d, dcuda_task_h t, int front);
+void dcu_task_queue_remove(dcu_task_dev_t *d, dcuda_task_h t);
+/* task_queue.c, the lock held: device d's next task (*stolen: taken from
  * another device's queue), waiting for one unless `busy`; NULL once the
  * pool stops and none is left for it. And a task's end. */
 dcuda_task_h dcu_task_next(dcuda_task_pool_h p, int d, int busy, int *stolen);

@@ -1,11 +1,7 @@
 /*
- * Tasks on the devices of this process (dcuda/dcuda_task.h): a pool of
- * devices, each a worker thread and a FIFO queue of its own, under one
- * lock. A worker takes the first task of its queue; with none, it steals
- * the last task it has a form for from the busiest queue, copies the
- * task's input into memory of its own, runs it and writes the output back
- * to the home's memory (task_run.c). The GPU's worker keeps two tasks in
- * flight on two streams, so that one's copies overlap the other's kernel.
+ * Tasks on the devices of this process (dcuda/dcuda_task.h): the pools
+ * and the API. A pool's devices each have a worker thread (task_run.c)
+ * and a FIFO queue (task_queue.c), under the pool's one lock.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -16,107 +12,6 @@
 #include "util/msg.h"
 
 #define TASK_CPU_DEVICES_MAX 64
-
-/* ---- queues (the pool's lock held) ------------------------------------------------------- */
-
-static void queue_push(dcu_task_dev_t *d, dcuda_task_h t, int front)
-{
-    t->prev = front ? NULL : d->last;
-    t->next = front ? d->first : NULL;
-    if (t->prev)
-        t->prev->next = t;
-    else
-        d->first = t;
-    if (t->next)
-        t->next->prev = t;
-    else
-        d->last = t;
-    d->queued++;
-}
-
-static void queue_remove(dcu_task_dev_t *d, dcuda_task_h t)
-{
-    if (t->prev)
-        t->prev->next = t->next;
-    else
-        d->first = t->next;
-    if (t->next)
-        t->next->prev = t->prev;
-    else
-        d->last = t->prev;
-    t->prev = t->next = NULL;
-    d->queued--;
-}
-
-/* Can device `dev` run t (a form of its kind)? */
-static int runs_on(const dcu_task_dev_t *dev, dcuda_task_h t)
-{
-    return dev->kind == DCU_TASK_GPU ? t->d.gpu != NULL : t->d.cpu != NULL;
-}
-
-/* The task device d takes next: its queue's first; with none, the last
- * task it can run of the busiest other queue (*stolen set). NULL: none. */
-static dcuda_task_h take(dcuda_task_pool_h p, int d, int *stolen)
-{
-    dcu_task_dev_t *me = &p->dev[d];
-    *stolen = 0;
-    if (me->first) {
-        dcuda_task_h t = me->first;
-        queue_remove(me, t);
-        return t;
-    }
-    if (p->flags & DCUDA_TASK_NO_STEAL)
-        return NULL;
-    int victim = -1;
-    for (int v = 0; v < p->ndev; v++)
-        if (v != d && p->dev[v].queued > 0 &&
-            (victim < 0 || p->dev[v].queued > p->dev[victim].queued))
-            victim = v;
-    if (victim < 0)
-        return NULL;
-    for (dcuda_task_h t = p->dev[victim].last; t; t = t->prev)
-        if (runs_on(me, t)) {
-            queue_remove(&p->dev[victim], t);
-            *stolen = 1;
-            return t;
-        }
-    return NULL;
-}
-
-/* ---- workers ----------------------------------------------------------------------------- */
-
-/* Task t ended with status st on device d (the lock held): counted, and
- * whoever waits for it told. */
-void dcu_task_ended(dcuda_task_pool_h p, int d, dcuda_task_h t, dcuda_status_t st, int stolen,
-                    uint64_t migrated)
-{
-    t->status = st;
-    t->state = DCU_TASK_DONE;
-    p->dev[d].stats.run++;
-    p->dev[d].stats.stolen += (uint64_t)stolen;
-    p->dev[d].stats.migrated += migrated;
-    p->running--;
-    pthread_cond_broadcast(&p->ended);
-}
-
-/* Device d's next task, waiting for one while the pool lives (the lock
- * held); NULL once the pool stops and its queue is empty (nor can it
- * steal). With `busy` (tasks of its own in flight), it does not wait. */
-dcuda_task_h dcu_task_next(dcuda_task_pool_h p, int d, int busy, int *stolen)
-{
-    for (;;) {
-        dcuda_task_h t = take(p, d, stolen);
-        if (t) {
-            t->state = DCU_TASK_RUNNING;
-            t->device = d;
-            p->running++;
-            return t;
-        }
-        if (busy || p->stopping) /* each device runs what is left of its own queue */
-            return NULL;
-        pthread_cond_wait(&p->work, &p->lock);
-    }
-}
 
 static void *worker_main(void *arg)
 {
@@ -182,10 +77,9 @@ dcuda_status_t dcuda_task_pool_create(dcuda_host_h host, int cpu_devices, unsign
     if (st == DCUDA_OK && (!pool || cpu_devices < 0 || cpu_devices > TASK_CPU_DEVICES_MAX ||
                            (flags & ~DCUDA_TASK_NO_STEAL))) {
         dcu_msg_error("%s: %s", call,
-                      !pool ? "pool is NULL"
-                      : (flags & ~DCUDA_TASK_NO_STEAL)
-                          ? "flags other than DCUDA_TASK_NO_STEAL"
-                          : "cpu_devices is not 0 (one) to 64");
+                      !pool                            ? "pool is NULL"
+                      : (flags & ~DCUDA_TASK_NO_STEAL) ? "flags other than DCUDA_TASK_NO_STEAL"
+                                                       : "cpu_devices is not 0 (one) to 64");
         st = DCUDA_ERR_INVALID_ARG;
     }
     if (st != DCUDA_OK) {
@@ -239,8 +133,7 @@ dcuda_status_t dcuda_task_pool_destroy(dcuda_task_pool_h pool)
     dcuda_host_h h = dcu_host_live();
     if (!pool || !h || !unlist(h, pool)) {
         dcu_host_unlock();
-        dcu_msg_error("dcuda_task_pool_destroy: %p is no pool of the live runtime",
-                      (void *)pool);
+        dcu_msg_error("dcuda_task_pool_destroy: %p is no pool of the live runtime", (void *)pool);
         return DCUDA_ERR_INVALID_ARG;
     }
     pool_stop(pool);
@@ -316,7 +209,7 @@ dcuda_status_t dcuda_task_create(dcuda_task_pool_h pool, const dcuda_task_desc_t
     if (pool->tasks)
         pool->tasks->all_prev = t;
     pool->tasks = t;
-    queue_push(&pool->dev[desc->home], t, task == NULL);
+    dcu_task_queue_push(&pool->dev[desc->home], t, task == NULL);
     pthread_cond_broadcast(&pool->work);
     pthread_mutex_unlock(&pool->lock);
     if (task) {
@@ -364,7 +257,7 @@ dcuda_status_t dcuda_task_cancel(dcuda_task_h t)
     pthread_mutex_lock(&p->lock);
     const int waiting = t->state == DCU_TASK_QUEUED;
     if (waiting) {
-        queue_remove(&p->dev[t->d.home], t);
+        dcu_task_queue_remove(&p->dev[t->d.home], t);
         t->state = DCU_TASK_DONE;
         t->status = DCUDA_ERR_CANCELED;
         pthread_cond_broadcast(&p->ended);

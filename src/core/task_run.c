@@ -76,7 +76,7 @@ void dcu_task_cpu_worker(dcuda_task_pool_h p, int dev)
 typedef struct gpu_slot {
     dcuda_task_h t;
     int stolen;
-    void *in, *out; /* GPU memory of a migrated task's input and output */
+    void *in, *out;    /* GPU memory of a migrated task's input and output */
     dcuda_status_t st; /* an error before it was enqueued */
 } gpu_slot_t;
 
@@ -86,8 +86,8 @@ static void gpu_issue(dcuda_task_pool_h p, void *gpu, int lane, gpu_slot_t *s)
 {
     const dcu_task_gpu_ops_t *g = p->ops->task_gpu;
     const dcuda_task_desc_t *d = &s->t->d;
-    dcu_task_gpu_job_t job = { d->gpu,         d->arg,   d->in, (void *)d->in, d->in_size,
-                               d->out,         NULL,     d->out_size };
+    dcu_task_gpu_job_t job = { d->gpu,     d->arg, d->in, (void *)d->in,
+                               d->in_size, d->out, NULL,  d->out_size };
     s->st = DCUDA_OK;
     if (s->stolen) {
         s->st = g->alloc(gpu, d->in_size, &s->in);
@@ -136,8 +136,7 @@ void dcu_task_gpu_worker(dcuda_task_pool_h p, int dev)
     if (st == DCUDA_OK)
         st = g->open(&gpu);
     if (st != DCUDA_OK) {
-        dcu_msg_error("task device %d (the GPU) cannot run tasks: %s", dev,
-                      dcuda_status_name(st));
+        dcu_msg_error("task device %d (the GPU) cannot run tasks: %s", dev, dcuda_status_name(st));
         gpu_refuse_all(p, dev, st);
         return;
     }

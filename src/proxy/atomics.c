@@ -73,8 +73,9 @@ static void take_atomic(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, co
     }
     dcu_wire_atomic_t w;
     memcpy(&w, body, sizeof w);
-    const dcu_inbox_atomic_t a = { w.op,          (uint32_t)h->count, w.note, w.operand, w.compare,
-                                   (uint64_t)(uint32_t)h->src_rank << 32 | h->tag };
+    const dcu_inbox_atomic_t a = { w.op,      (uint32_t)h->count,
+                                   w.note,    w.operand,
+                                   w.compare, (uint64_t)(uint32_t)h->src_rank << 32 | h->tag };
     dcu_inbox_source_t src = { from, dcu_proxy_message_bytes(h) };
     if (dcu_inbox_atomic(p->inboxes, r, part->base + h->offset, &a, src) != DCUDA_OK)
         dcu_proxy_fail(p, "cannot hand an atomic from rank %d to rank %d", h->src_rank,
@@ -102,8 +103,7 @@ void dcu_proxy_atomic_answered(void *arg, int r, int from, uint64_t token, dcuda
 
 /* ---- the service ------------------------------------------------------------------------ */
 
-static void atomics_message(dcu_proxy_t *p, int from, const dcu_wire_header_t *h,
-                            const char *body)
+static void atomics_message(dcu_proxy_t *p, int from, const dcu_wire_header_t *h, const char *body)
 {
     if (h->type == DCU_WIRE_ATOMIC)
         take_atomic(p, from, h, body);
@@ -132,8 +132,7 @@ static int atomics_serve(dcu_proxy_t *p)
 /* The answers my ranks wrote since the last pass, sent back. */
 static int atomics_progress(dcu_proxy_t *p)
 {
-    return !p->failure[0] && dcu_inbox_answers_due(p->inboxes) ? dcu_inbox_answers(p->inboxes)
-                                                                : 0;
+    return !p->failure[0] && dcu_inbox_answers_due(p->inboxes) ? dcu_inbox_answers(p->inboxes) : 0;
 }
 
 /* A new run: no rank waits (those of the last run were answered or ended

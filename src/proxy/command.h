@@ -38,7 +38,7 @@ typedef enum dcu_cmd_verdict {
 /* A command as the proxy uses it once checked. */
 typedef struct dcu_cmd_info {
     uint32_t entries; /* entries it spans, header included (as it claims) */
-    int target; /* PUT, PUT_READ, NOTIFY, PART, GET, ATOMIC executed: the target's process */
+    int target;       /* PUT, PUT_READ, NOTIFY, PART, GET, ATOMIC executed: the target's process */
 } dcu_cmd_info_t;
 
 /* The verdict on the header entry `cmd`, and unless it is DCU_CMD_EXECUTE

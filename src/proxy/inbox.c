@@ -75,12 +75,12 @@ struct dcu_inboxes {
     uint32_t pieces_max;      /* largest put delivered through the inbox (in pieces) */
     dcu_inbox_serve_fn serve; /* serves a read once its turn came */
     void *serve_arg;
-    dcu_inbox_keeper_t keeper; /* keeps large puts' bytes where they arrived */
+    dcu_inbox_keeper_t keeper;  /* keeps large puts' bytes where they arrived */
     dcu_inbox_answer_fn answer; /* told an atomic's answer */
     void *answer_arg;
-    size_t dues; /* atomics not yet answered, of every rank */
-    int own_writes;            /* backend writes in flight, unless shared */
-    int *writes;               /* those of everyone who writes through the backend */
+    size_t dues;    /* atomics not yet answered, of every rank */
+    int own_writes; /* backend writes in flight, unless shared */
+    int *writes;    /* those of everyone who writes through the backend */
     size_t held;
     uint64_t held_bytes;
     writer_t w[];
@@ -493,8 +493,8 @@ dcuda_status_t dcu_inbox_read(dcu_inboxes_t *in, int r, const void *req, uint32_
     return advance_rank(in, r) < 0 ? DCUDA_ERR_SYSTEM : DCUDA_OK;
 }
 
-dcuda_status_t dcu_inbox_atomic(dcu_inboxes_t *in, int r, uint64_t dst,
-                                const dcu_inbox_atomic_t *a, dcu_inbox_source_t src)
+dcuda_status_t dcu_inbox_atomic(dcu_inboxes_t *in, int r, uint64_t dst, const dcu_inbox_atomic_t *a,
+                                dcu_inbox_source_t src)
 {
     if (!in->w[r].first) { /* its turn is now */
         int done = try_atomic(in, r, dst, a, src.from);

@@ -94,8 +94,8 @@ void dcu_inboxes_on_answer(dcu_inboxes_t *in, dcu_inbox_answer_fn answer, void *
  * the rank consumed it (dcu_inbox_answers). A word not aligned to its
  * width asks for no notification (the rank refuses it). `landed` is told
  * once it is written. DCUDA_OK once written or held. */
-dcuda_status_t dcu_inbox_atomic(dcu_inboxes_t *in, int r, uint64_t dst,
-                                const dcu_inbox_atomic_t *a, dcu_inbox_source_t src);
+dcuda_status_t dcu_inbox_atomic(dcu_inboxes_t *in, int r, uint64_t dst, const dcu_inbox_atomic_t *a,
+                                dcu_inbox_source_t src);
 /* The answers of the atomics the ranks consumed since the last look, told
  * (`answer`); > 0 if any was. Until its answer is read, an atomic's
  * entries are not written again. */

@@ -46,10 +46,9 @@
  * this order, then polls them in this order after the manager's progress.
  * A service calls only those after it in this list (and the core). */
 static const dcu_proxy_service_t *const services[] = {
-    &dcu_proxy_svc_host,    &dcu_proxy_svc_bulk,    &dcu_proxy_svc_fence,
-    &dcu_proxy_svc_beats,   &dcu_proxy_svc_rma,     &dcu_proxy_svc_atomics,
-    &dcu_proxy_svc_barrier, &dcu_proxy_svc_parts,   &dcu_proxy_svc_control,
-    &dcu_proxy_svc_detector,
+    &dcu_proxy_svc_host,    &dcu_proxy_svc_bulk,     &dcu_proxy_svc_fence,   &dcu_proxy_svc_beats,
+    &dcu_proxy_svc_rma,     &dcu_proxy_svc_atomics,  &dcu_proxy_svc_barrier, &dcu_proxy_svc_parts,
+    &dcu_proxy_svc_control, &dcu_proxy_svc_detector,
 };
 #define SERVICES ((int)(sizeof services / sizeof services[0]))
 /* The wire types (1 .. DCU_WIRE_ATOMIC_DONE but 3, retired: wire.h) and

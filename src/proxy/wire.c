@@ -162,7 +162,7 @@ static const char *check_body(const dcu_wire_header_t *h, const void *body,
         if (!rank_ok(h->src_rank, lim) || !rank_ok(h->dst_rank, lim))
             return "rank out of range";
         if (h->type == DCU_WIRE_ATOMIC_DONE)
-            return h->epoch > 1 ? "an atomic's answer of an unknown status"
+            return h->epoch > 1     ? "an atomic's answer of an unknown status"
                    : h->length == 0 ? NULL
                                     : "an atomic's answer carries no body";
         if (h->slot >= DCUDA_WIN_TABLE_SLOTS)

@@ -377,8 +377,8 @@ static void check_atomic(const dcu_wire_header_t *h, const uint8_t *body, const 
                    a.operand == c->args[3] && a.compare == c->args[4],
                "the ATOMIC of ticket %u says a %llu-byte word at %llu, reply tag %u, op %u, "
                "tag %u, operands %llu and %llu",
-               t, (unsigned long long)h->count, (unsigned long long)h->offset, h->tag, a.op,
-               a.note, (unsigned long long)a.operand, (unsigned long long)a.compare);
+               t, (unsigned long long)h->count, (unsigned long long)h->offset, h->tag, a.op, a.note,
+               (unsigned long long)a.operand, (unsigned long long)a.compare);
 }
 
 /* Checks a message (header h, body) of a PUT, NOTIFY, GET, PART_ASK, ATOMIC or ROUND:
@@ -451,8 +451,8 @@ static void check_message(int peer, const uint8_t *m, size_t size, int staging)
         check_chunk(&h, m + sizeof h);
     else
         check_sync(peer, &h, m + sizeof h);
-    w.data_sent += h.type == DCU_WIRE_PUT || h.type == DCU_WIRE_NOTIFY ||
-                   h.type == DCU_WIRE_GET || h.type == DCU_WIRE_ATOMIC;
+    w.data_sent += h.type == DCU_WIRE_PUT || h.type == DCU_WIRE_NOTIFY || h.type == DCU_WIRE_GET ||
+                   h.type == DCU_WIRE_ATOMIC;
 }
 
 /* The network manager: a frame of messages (a staging buffer: one chunk),
@@ -863,8 +863,7 @@ void fuzz_seeds(fuzz_emit_fn emit, void *arg)
     seed_cmd(&s, 1, DCUDA_CMD_PART, 4, 3, 3, 0, 0, 0, 0);
     seed_cmd(&s, 0, DCUDA_CMD_GET, 0, 4, 2 | (uint64_t)5 << 32, 16, 300, 40, 8);
     seed_cmd(&s, 1, DCUDA_CMD_WINDOW, 5, DCUDA_MAX_WINDOWS + 3, 0, 0, 0, 0, 0);
-    seed_cmd(&s, 0, DCUDA_CMD_ATOMIC, 6, 3, 1 | (uint64_t)2 << 32 | (uint64_t)8 << 40, 16, 5, 9,
-             8);
+    seed_cmd(&s, 0, DCUDA_CMD_ATOMIC, 6, 3, 1 | (uint64_t)2 << 32 | (uint64_t)8 << 40, 16, 5, 9, 8);
     seed_cmd(&s, 1, DCUDA_CMD_ATOMIC, 7, 4, 2 | (uint64_t)4 << 40, 4, 1, 0, 0);
     emit(arg, s.b, s.n);
     /* 1 rank, a queue of 16: puts that wrap around its end. */

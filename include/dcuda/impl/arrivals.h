@@ -52,8 +52,8 @@ DCU_FN int dcu_inbox_look(const dcuda_state_t *st, dcu_lanes_t lanes, uint32_t w
  * then asked for no notification). */
 DCU_FN_COLD void dcu_inbox_atomic(const dcuda_state_t *st, uint32_t pos, const uint32_t *w)
 {
-    volatile uint32_t *two = (volatile uint32_t *)(uintptr_t)&st->inbox[(pos + 1u) &
-                                                                        (DCUDA_INBOX_ENTRIES - 1u)];
+    volatile uint32_t *two =
+        (volatile uint32_t *)(uintptr_t)&st->inbox[(pos + 1u) & (DCUDA_INBOX_ENTRIES - 1u)];
     const uint64_t width = (w[2] >> 8) & 0xffu;
     char *word = (char *)(uintptr_t)((uint64_t)w[3] | (uint64_t)w[4] << 32);
     if ((width != 4u && width != 8u) || (uintptr_t)word % width) {

@@ -90,21 +90,20 @@ DCU_FN_COLD dcuda_status_t dcu_atomic_net(dcuda_state_t *st, int op, uint32_t wi
                                           uint64_t offset, uint64_t width, uint64_t operand,
                                           uint64_t compare, int notify, int tag, uint64_t *old)
 {
-    const uint64_t args[6] = { (uint64_t)world,
-                               (uint64_t)dcu_win_slot(win) | (uint64_t)op << 32 | width << 40,
-                               offset,
-                               operand,
-                               compare,
-                               notify ? (uint64_t)tag + 1u : 0u };
+    const uint64_t args[6] = {
+        (uint64_t)world, (uint64_t)dcu_win_slot(win) | (uint64_t)op << 32 | width << 40,
+        offset,          operand,
+        compare,         notify ? (uint64_t)tag + 1u : 0u
+    };
     return dcu_command_call(st, DCUDA_CMD_ATOMIC, args, old);
 }
 
 /* A remote atomic on my device, shared memory or a peer GPU (its word as
  * this rank reaches it), then its notification; the leader's *old gets
  * the word's value before. */
-DCU_FN void dcu_atomic_here(dcuda_state_t *st, int op, char *word, uint64_t width,
-                            uint64_t operand, uint64_t compare, int notify, int tag,
-                            const dcu_target_t *to, uint64_t *old)
+DCU_FN void dcu_atomic_here(dcuda_state_t *st, int op, char *word, uint64_t width, uint64_t operand,
+                            uint64_t compare, int notify, int tag, const dcu_target_t *to,
+                            uint64_t *old)
 {
     /* System scope unless the word can be reached from this GPU alone (one
      * process: the only GPU of the job). A device-scope atomic is atomic

@@ -195,7 +195,7 @@ enum dcuda_inbox_kind {
     DCUDA_INBOX_PUT = 1,    /* data at its address, then the notification if tagged */
     DCUDA_INBOX_NOTIFY = 2, /* the notification alone */
     /* 3 was PAD (the ring's end skipped) until messages wrapped (layout 18) */
-    DCUDA_INBOX_SYNC = 4, /* publish the consumed count with release (before the
+    DCUDA_INBOX_SYNC = 4,  /* publish the consumed count with release (before the
                              proxy writes the rank's memory itself) */
     DCUDA_INBOX_ATOMIC = 5 /* a remote atomic the rank applies to its word and
                               answers in the message itself (below) */

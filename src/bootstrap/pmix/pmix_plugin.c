@@ -97,8 +97,7 @@ static void own_address(char *out, size_t size)
 
 /* What process 0 published: host:port into the plan, 1; its failure
  * ("!why") into why, -1. */
-static int read_published(const char *text, dcu_boot_tcp_plan_t *plan, char *why,
-                          size_t why_size)
+static int read_published(const char *text, dcu_boot_tcp_plan_t *plan, char *why, size_t why_size)
 {
     const char *colon = strrchr(text, ':');
     if (text[0] == '!' || !colon) {
