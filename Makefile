@@ -2,14 +2,15 @@
 #   make demo   build what the demo needs and run it (GPU if present, CPU
 #               ranks otherwise: then without CUDA, in build-demo/)
 #   make test   build and run the tests: plain, ASan+UBSan and TSan builds,
-#               then the libFuzzer harnesses briefly
+#               then the libFuzzer harnesses briefly and the Python package
+#               (pip install . into build-py/venv, its pytest suite)
 # Other targets: build, bench, references, check (plain build's tests only),
 # plots, fuzz, api (docs/api.md from the public headers), clean.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 CTEST_FLAGS ?= --output-on-failure
 
-.PHONY: all build demo test check test-asan test-tsan fuzz test-fuzz bench references plots api clean
+.PHONY: all build demo test check test-asan test-tsan fuzz test-fuzz test-python bench references plots api clean
 
 all: build
 
@@ -58,6 +59,18 @@ test-tsan:
 	cd build-tsan && $(TSAN_ENV) ctest $(CTEST_FLAGS) -L cpu -LE tsan_blind -j $(JOBS)
 	cd build-tsan && $(TSAN_ENV) TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan-mpi.supp" ctest $(CTEST_FLAGS) -L net -LE "cpu|scale" -R '$(TSAN_NET_TESTS)' -j $(JOBS)
 
+# The Python package (python/, pyproject.toml): `pip install .` into a
+# virtual environment of its own (build-py/venv; scikit-build-core drives the
+# project's CMake, without tests or programs), with pytest and mpi4py, then
+# its suite (python/tests) against the installed package: CPU ranks in one
+# process, forked, under mpirun, over the network path, with an mpi4py
+# communicator. The examples' rank code is built into build-py/cache.
+test-python:
+	python3 -m venv build-py/venv
+	build-py/venv/bin/pip install --quiet --disable-pip-version-check ".[test,mpi]"
+	cd build-py && DCUDAPY_CACHE_DIR=$(CURDIR)/build-py/cache \
+	  venv/bin/python -m pytest -q -rs $(CURDIR)/python/tests
+
 # libFuzzer runs of the fuzz harnesses (tests/fuzz, docs/fuzzing.md): a
 # clang build of their own (build-fuzz: ASan+UBSan, no CUDA, MPI or UCX),
 # each harness FUZZ_SECONDS from its seeds; what it learns stays in
@@ -103,7 +116,7 @@ test-fuzz:
 	    "(Debian: apt-get install clang libclang-rt-dev)"; \
 	fi
 
-test: check test-asan test-tsan test-fuzz
+test: check test-asan test-tsan test-fuzz test-python
 
 bench: build
 	./build/bench/dcuda_bench
@@ -129,4 +142,4 @@ api:
 	python3 tools/api_ref.py
 
 clean:
-	rm -rf build build-demo build-asan build-tsan build-fuzz
+	rm -rf build build-demo build-asan build-tsan build-fuzz build-py

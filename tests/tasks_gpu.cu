@@ -18,9 +18,10 @@ static dcuda_status_t tasks_gpu(void *arg, const void *in, void *out, void *stre
     const tasks_arg_t *a = (const tasks_arg_t *)arg;
     if (!a->words)
         return DCUDA_OK;
-    unsigned blocks = (a->words + 255u) / 256u;
-    tasks_axpb < <<blocks<64u ? blocks : 64u, 256, 0, (cudaStream_t)stream>>>(
-                     (const uint32_t *)in, (uint32_t *)out, a->words, a->mul, a->add);
+    const unsigned blocks = (a->words + 255u) / 256u, grid = blocks < 64u ? blocks : 64u;
+    cudaStream_t on = (cudaStream_t)stream;
+    tasks_axpb<<<grid, 256, 0, on>>>((const uint32_t *)in, (uint32_t *)out, a->words, a->mul,
+                                     a->add);
     return cudaGetLastError() == cudaSuccess ? DCUDA_OK : DCUDA_ERR_BACKEND;
 }
 

@@ -24,9 +24,10 @@ static dcuda_status_t tasks_stencil_gpu(void *arg, const void *in, void *out, vo
 {
     const tasks_strip_t *s = (const tasks_strip_t *)arg;
     long cells = (long)s->n * s->rows;
-    int blocks = (int)((cells + 255) / 256);
-    tasks_stencil_kernel < <<blocks<1024 ? blocks : 1024, 256, 0, (cudaStream_t)stream>>>(
-                               (const float *)in, (float *)out, s->n, s->rows);
+    long blocks = (cells + 255) / 256;
+    const unsigned grid = (unsigned)(blocks < 1024 ? blocks : 1024);
+    cudaStream_t on = (cudaStream_t)stream;
+    tasks_stencil_kernel<<<grid, 256, 0, on>>>((const float *)in, (float *)out, s->n, s->rows);
     return cudaGetLastError() == cudaSuccess ? DCUDA_OK : DCUDA_ERR_BACKEND;
 }
 
