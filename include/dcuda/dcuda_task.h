@@ -92,8 +92,8 @@ DCUDA_API dcuda_status_t dcuda_task_wait(dcuda_task_h task);
 /* *done: 1 once the task is done or cancelled (wait then returns at once). */
 DCUDA_API dcuda_status_t dcuda_task_test(dcuda_task_h task, int *done);
 /* Takes a task out of its queue: DCUDA_OK, and its wait returns
- * DCUDA_ERR_CANCELED; DCUDA_ERR_INVALID_ARG (nothing changes) once it
- * started. */
+ * DCUDA_ERR_CANCELED; DCUDA_ERR_INVALID_ARG (nothing changes, nothing
+ * printed: a race with its device) once it started. */
 DCUDA_API dcuda_status_t dcuda_task_cancel(dcuda_task_h task);
 
 /* What a device of the pool did so far. */
