@@ -66,10 +66,12 @@ def _run(cmd):
         raise RuntimeError("dcuda.build: " + " ".join(cmd) + " failed:\n" + done.stderr)
 
 
-def build(sources, name, include_dirs=(), defines=(), gpu=None, cache_dir=None):
+def build(sources, name, include_dirs=(), defines=(), gpu=None, cache_dir=None, cflags=(),
+          nvcc_flags=()):
     """Compiles the rank code of `sources` (C files) into a shared library,
     or takes it from the cache when the same sources, options and library
-    built one before; the kernel `name` of it."""
+    built one before; the kernel `name` of it. cflags go to the C compiler,
+    nvcc_flags to nvcc (a register cap: "--maxrregcount=168")."""
     if _lib.include_dir is None:
         raise DcudaError(-21, "dcuda.build", "the dcuda headers were not found beside the library")
     gpu = _gpu_wanted(gpu)
@@ -82,7 +84,7 @@ def build(sources, name, include_dirs=(), defines=(), gpu=None, cache_dir=None):
     for s in sources:
         with open(s, "rb") as f:
             key.update(os.path.abspath(s).encode() + b"\0" + f.read())
-    key.update(repr((name, incs, defs, gpu, cc, arch, _lib.path,
+    key.update(repr((name, incs, defs, gpu, cc, arch, tuple(cflags), tuple(nvcc_flags), _lib.path,
                      _lib.lib.dcuda_version_string())).encode())
     cache = cache_dir or os.environ.get("DCUDAPY_CACHE_DIR") or os.path.join(
         os.path.expanduser("~"), ".cache", "dcuda")
@@ -94,12 +96,12 @@ def build(sources, name, include_dirs=(), defines=(), gpu=None, cache_dir=None):
             for i, s in enumerate(sources):
                 o = os.path.join(tmp, f"{i}.o")
                 _run([cc, "-std=c11", "-O2", "-fPIC", "-D_POSIX_C_SOURCE=200809L", *incs, *defs,
-                      "-c", s, "-o", o])
+                      *cflags, "-c", s, "-o", o])
                 objs.append(o)
                 if gpu:
                     g = os.path.join(tmp, f"{i}.cu.o")
                     _run(["nvcc", f"-arch={arch}", "-x", "cu", "-Xcompiler", "-fPIC", *incs, *defs,
-                          "-c", s, "-o", g])
+                          *nvcc_flags, "-c", s, "-o", g])
                     objs.append(g)
             tmp_out = os.path.join(tmp, "k.so")
             link = ["nvcc", "-shared", "-cudart", "shared"] if gpu else [cc, "-shared"]

@@ -54,8 +54,12 @@ def test_settings_and_backends():
 def test_kernel_build_is_cached(kernel):
     again = dcuda.build([os.path.join(HERE, "rma_kernel.c")], "rma")
     assert again.path == kernel.path and kernel.cpu
+    other = dcuda.build([os.path.join(HERE, "rma_kernel.c")], "rma", cflags=["-O1"])
+    assert other.path != kernel.path  # its options are part of the key
     with pytest.raises(ValueError):
         dcuda.load(kernel.path, "no_such_kernel")
+    with pytest.raises(RuntimeError, match="failed"):
+        dcuda.build([os.path.join(HERE, "rma_kernel.c")], "rma", defines=["dcuda_rank_init=("])
 
 
 def test_memory_views(kernel):
