@@ -17,8 +17,10 @@
 # host K's link is cut instead (tools/simhosts.sh cut): every process
 # lives on, and every status counts.
 #
-# Usage: tests/run_rendezvous.sh [--hosts H] [--slurm] [--kill-host K:S] [--timeout S]
-#                                [--cut-host K:S] N PROGRAM [ARGS...]
+# Usage: tests/run_rendezvous.sh [--hosts H] [--slurm [--resv-ports]] [--kill-host K:S]
+#                                [--timeout S] [--cut-host K:S] N PROGRAM [ARGS...]
+# --resv-ports: the port in SLURM_STEP_RESV_PORTS (a range from it, as
+# srun --resv-ports gives a step), not in DCUDA_BOOT_PORT.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,6 +28,7 @@ simhosts="$here/../tools/simhosts.sh"
 hosts=0
 limit=100
 slurm=0
+resv=0
 victim=-1
 kill_after=0
 fault=kill
@@ -34,6 +37,7 @@ while [ $# -gt 0 ]; do
     --hosts) hosts=$2; shift 2 ;;
     --timeout) limit=$2; shift 2 ;;
     --slurm) slurm=1; shift ;;
+    --resv-ports) resv=1; shift ;;
     --kill-host) victim=${2%%:*}; kill_after=${2#*:}; fault=kill; shift 2 ;;
     --cut-host) victim=${2%%:*}; kill_after=${2#*:}; fault=cut; shift 2 ;;
     *) break ;;
@@ -78,8 +82,10 @@ for i in $(seq 0 $(( count - 1 ))); do
     run=()
     [ "$hosts" -gt 0 ] && run=("$simhosts" exec "$name" $(( i % hosts )) --)
     if [ $slurm -eq 1 ]; then
-        SLURM_PROCID=$i SLURM_STEP_NUM_TASKS=$count SLURM_NTASKS=$count SLURM_STEP_NODELIST=$addr \
-            SLURM_JOB_ID=$$ SLURM_STEP_ID=0 DCUDA_BOOT_PORT=$port \
+        ports=(DCUDA_BOOT_PORT=$port)
+        [ $resv -eq 1 ] && ports=(SLURM_STEP_RESV_PORTS="$port-$((port + 3))")
+        env SLURM_PROCID=$i SLURM_STEP_NUM_TASKS=$count SLURM_NTASKS=$count \
+            SLURM_STEP_NODELIST=$addr SLURM_JOB_ID=$$ SLURM_STEP_ID=0 "${ports[@]}" \
             timeout -k 5 "$limit" "${run[@]}" "$@" &
     else
         DCUDA_BOOT_ADDR="$addr:$port" DCUDA_PROCESS_INDEX=$i DCUDA_PROCESSES=$count \

@@ -370,10 +370,12 @@ dcuda_status_t dcu_boot_tcp_start(const dcu_boot_tcp_plan_t *plan)
         st = lfd < 0 ? DCUDA_ERR_SYSTEM : accept_all(lfd, why, sizeof why);
         if (lfd >= 0)
             close(lfd);
-        if (st == DCUDA_OK)
+        if (st == DCUDA_OK) {
             tell_all(FRAME_WELCOME, "welcome");
-        else
+            dcu_msg_info("rendezvous at %s: %d processes met", tc.where, tc.count);
+        } else {
             tell_all(FRAME_FAIL, why);
+        }
     } else {
         st = join_zero(plan, why, sizeof why);
     }

@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The rendezvous port of a Slurm step when DCUDA_BOOT_PORT does not say:
- * from the job and step ids, so that steps running at once on a node
- * differ. */
+/* The rendezvous port of a Slurm step when neither DCUDA_BOOT_PORT nor a
+ * port Slurm reserved for the step says: from the job and step ids, so
+ * that steps running at once on a node differ. */
 #define SLURM_PORT_BASE 20000
 #define SLURM_PORT_SPAN 30000
 
@@ -122,6 +122,19 @@ int dcu_launch_first_node(const char *list, char *host, size_t size)
     return out > 0;
 }
 
+/* The first port Slurm reserved for the step (srun --resv-ports, with
+ * MpiParams=ports in slurm.conf: SLURM_STEP_RESV_PORTS="12000-12003" or
+ * "12000,12005"), which no other step of the node holds; 0 when none. */
+static long reserved_port(void)
+{
+    const char *s = getenv("SLURM_STEP_RESV_PORTS");
+    char *end;
+    long port = s ? strtol(s, &end, 10) : 0;
+    return s && end != s && (*end == '\0' || *end == '-' || *end == ',') && port > 0 && port < 65536
+               ? port
+               : 0;
+}
+
 int dcu_launch_slurm(long processes, dcu_boot_tcp_plan_t *plan, char *why, size_t why_size)
 {
     long tasks = 0, procid = 0, job = 0, step = 0, port = 0;
@@ -145,13 +158,19 @@ int dcu_launch_slurm(long processes, dcu_boot_tcp_plan_t *plan, char *why, size_
                  tasks, processes);
         return -1;
     }
+    const char *source = "the Slurm step's first node, task 0";
     if (env_long("DCUDA_BOOT_PORT", &port) <= 0 || port <= 0 || port > 65535) {
-        env_long("SLURM_JOB_ID", &job);
-        env_long("SLURM_STEP_ID", &step);
-        port = SLURM_PORT_BASE + (job * 97 + step) % SLURM_PORT_SPAN;
+        port = reserved_port();
+        if (port > 0) {
+            source = "the Slurm step's first node, task 0, on the step's reserved port";
+        } else {
+            env_long("SLURM_JOB_ID", &job);
+            env_long("SLURM_STEP_ID", &step);
+            port = SLURM_PORT_BASE + (job * 97 + step) % SLURM_PORT_SPAN;
+        }
     }
     snprintf(plan->port, sizeof plan->port, "%ld", port);
-    snprintf(plan->source, sizeof plan->source, "the Slurm step's first node, task 0");
+    snprintf(plan->source, sizeof plan->source, "%s", source);
     plan->index = (int)procid;
     plan->count = (int)tasks;
     plan->timeout_s = dcu_launch_timeout();
