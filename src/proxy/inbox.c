@@ -144,6 +144,21 @@ static dcuda_status_t copy_in(dcu_inboxes_t *in, uint64_t dst, const void *data,
     return count ? in->ops->copy_in(in->backend, (void *)(uintptr_t)dst, data, count) : DCUDA_OK;
 }
 
+/* Publishes the message of k entries at rank r's head whose first entry's
+ * data halves are v (its payload entries written already): clears the
+ * entry after it, then stores every word of the first entry with its
+ * flag, with release, the first word last; the head moves past it. */
+static void publish(dcu_inboxes_t *in, int r, uint32_t k, const uint32_t v[DCUDA_INBOX_WORDS])
+{
+    writer_t *w = &in->w[r];
+    dcuda_inbox_entry_t *e = entry_at(in, r, w->head);
+    atomic_store_explicit(&entry_at(in, r, w->head + k)->word[0], 0u, memory_order_relaxed);
+    uint32_t flag = w->head + 1u;
+    for (int i = DCUDA_INBOX_WORDS - 1; i >= 0; i--)
+        atomic_store_explicit(&e->word[i], word(v[i], flag), memory_order_release);
+    w->head += k;
+}
+
 /* Writes a message of k entries at the head (room checked), clearing the
  * entry after it, and releases it: its plain bytes, then every word of
  * its first entry with its flag. */
@@ -151,20 +166,15 @@ static void write_message(dcu_inboxes_t *in, int r, uint32_t kind, uint32_t flag
                           uint32_t tag, uint64_t dst, const void *data, uint32_t count)
 {
     writer_t *w = &in->w[r];
-    dcuda_inbox_entry_t *e = entry_at(in, r, w->head);
     const unsigned char *p = data;
     uint32_t n = count < DCUDA_INBOX_INLINE ? count : DCUDA_INBOX_INLINE;
     if (count > n)
         payload_to_ring(in, r, w->head, p + n, count - n);
-    atomic_store_explicit(&entry_at(in, r, w->head + k)->word[0], 0u, memory_order_relaxed);
-    uint32_t flag = w->head + 1u;
     uint32_t v[DCUDA_INBOX_WORDS] = { DCUDA_INBOX_HEAD(kind, k, flags), tag, count, (uint32_t)dst,
                                       (uint32_t)(dst >> 32) };
     for (uint32_t i = 0; i < 3u; i++)
         v[5u + i] = 4u * i < n ? bytes4(p + 4u * i, n - 4u * i) : 0u;
-    for (int i = DCUDA_INBOX_WORDS - 1; i >= 0; i--)
-        atomic_store_explicit(&e->word[i], word(v[i], flag), memory_order_release);
-    w->head += k;
+    publish(in, r, k, v);
     w->dirty |= kind == DCUDA_INBOX_PUT && count > 0;
 }
 
@@ -249,7 +259,6 @@ static int try_atomic(dcu_inboxes_t *in, int r, uint64_t dst, const dcu_inbox_at
     unsigned char two[ENTRY_BYTES] = { 0 };
     memcpy(two, &a->compare, sizeof a->compare);
     memcpy(entry_at(in, r, w->head + 1u), two, sizeof two);
-    atomic_store_explicit(&entry_at(in, r, w->head + k)->word[0], 0u, memory_order_relaxed);
     const uint32_t note = dst % a->width ? 0u : a->note;
     const uint32_t v[DCUDA_INBOX_WORDS] = { DCUDA_INBOX_HEAD(DCUDA_INBOX_ATOMIC, k,
                                                              DCUDA_INBOX_ACQUIRE),
@@ -260,10 +269,7 @@ static int try_atomic(dcu_inboxes_t *in, int r, uint64_t dst, const dcu_inbox_at
                                             (uint32_t)a->operand,
                                             (uint32_t)(a->operand >> 32),
                                             0u };
-    dcuda_inbox_entry_t *e = entry_at(in, r, w->head);
-    for (int i = DCUDA_INBOX_WORDS - 1; i >= 0; i--)
-        atomic_store_explicit(&e->word[i], word(v[i], w->head + 1u), memory_order_release);
-    w->head += k;
+    publish(in, r, k, v);
     w->dirty = 1; /* the rank writes its memory applying it */
     if (w->due_last)
         w->due_last->next = d;

@@ -34,10 +34,11 @@ int dcu_proxy_moves_ranks(uint8_t type)
 }
 
 /* Messages acknowledged by their receiver (netbar.h): what a WORLD
- * barrier waits for (an ATOMIC, as a put, once in its inbox). A GET is acknowledged once its bytes are read and
- * sent back, so a barrier after a get orders it; it counts nothing
- * against the credit (its answer, puts, does): an answer that waited for
- * the credit a GET of the other direction held would wait for ever. */
+ * barrier waits for (an ATOMIC, as a put, once in its inbox). A GET is
+ * acknowledged once its bytes are read and sent back, so a barrier after
+ * a get orders it; it counts nothing against the credit (its answer,
+ * puts, does): an answer that waited for the credit a GET of the other
+ * direction held would wait for ever. */
 int dcu_proxy_credited(uint8_t type)
 {
     return type == DCU_WIRE_PUT || type == DCU_WIRE_NOTIFY || type == DCU_WIRE_GET ||
