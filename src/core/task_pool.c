@@ -93,7 +93,6 @@ dcuda_status_t dcuda_task_pool_create(dcuda_host_h host, int cpu_devices, unsign
         dcu_host_unlock();
         return DCUDA_ERR_NO_MEMORY;
     }
-    p->host = host;
     p->ops = host->ops;
     p->backend = host->backend;
     p->flags = flags;
@@ -179,7 +178,7 @@ static const char *refusal(dcuda_task_pool_h p, const dcuda_task_desc_t *desc)
         return "desc is NULL";
     if (desc->home < 0 || desc->home >= p->ndev)
         return "its home is no device of the pool";
-    if (p->dev[desc->home].kind == DCU_TASK_GPU ? !desc->gpu : !desc->cpu)
+    if (!dcu_task_runs_on(&p->dev[desc->home], desc))
         return p->dev[desc->home].kind == DCU_TASK_GPU
                    ? "its home is the GPU, and it has no GPU form"
                    : "its home is a CPU device, and it has no CPU form";
@@ -203,7 +202,6 @@ dcuda_status_t dcuda_task_create(dcuda_task_pool_h pool, const dcuda_task_desc_t
         return DCUDA_ERR_NO_MEMORY;
     t->pool = pool;
     t->d = *desc;
-    t->device = -1;
     pthread_mutex_lock(&pool->lock);
     t->all_next = pool->tasks;
     if (pool->tasks)

@@ -39,10 +39,9 @@ void dcu_task_queue_remove(dcu_task_dev_t *d, dcuda_task_h t)
     d->queued--;
 }
 
-/* Can device `dev` run t (a form of its kind)? */
-static int runs_on(const dcu_task_dev_t *dev, dcuda_task_h t)
+int dcu_task_runs_on(const dcu_task_dev_t *d, const dcuda_task_desc_t *desc)
 {
-    return dev->kind == DCU_TASK_GPU ? t->d.gpu != NULL : t->d.cpu != NULL;
+    return d->kind == DCU_TASK_GPU ? desc->gpu != NULL : desc->cpu != NULL;
 }
 
 /* The task device d takes next: its queue's first; with none, the last
@@ -66,7 +65,7 @@ static dcuda_task_h take(dcuda_task_pool_h p, int d, int *stolen)
     if (victim < 0)
         return NULL;
     for (dcuda_task_h t = p->dev[victim].last; t; t = t->prev)
-        if (runs_on(me, t)) {
+        if (dcu_task_runs_on(me, &t->d)) {
             dcu_task_queue_remove(&p->dev[victim], t);
             *stolen = 1;
             return t;
@@ -76,15 +75,14 @@ static dcuda_task_h take(dcuda_task_pool_h p, int d, int *stolen)
 
 /* Task t ended with status st on device d (the lock held): counted, and
  * whoever waits for it told. */
-void dcu_task_ended(dcuda_task_pool_h p, int d, dcuda_task_h t, dcuda_status_t st, int stolen,
-                    uint64_t migrated)
+void dcu_task_ended(dcuda_task_pool_h p, int d, dcuda_task_h t, dcuda_status_t st, int stolen)
 {
     t->status = st;
     t->state = DCU_TASK_DONE;
     p->dev[d].stats.run++;
     p->dev[d].stats.stolen += (uint64_t)stolen;
-    p->dev[d].stats.migrated += migrated;
-    p->running--;
+    if (stolen && st == DCUDA_OK) /* its input came in, its output went back */
+        p->dev[d].stats.migrated += (uint64_t)t->d.in_size + t->d.out_size;
     pthread_cond_broadcast(&p->ended);
 }
 
@@ -97,8 +95,6 @@ dcuda_task_h dcu_task_next(dcuda_task_pool_h p, int d, int busy, int *stolen)
         dcuda_task_h t = take(p, d, stolen);
         if (t) {
             t->state = DCU_TASK_RUNNING;
-            t->device = d;
-            p->running++;
             return t;
         }
         if (busy || p->stopping) /* each device runs what is left of its own queue */

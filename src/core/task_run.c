@@ -29,8 +29,8 @@ static dcuda_status_t home_copy(dcuda_task_pool_h p, const dcuda_task_desc_t *d,
 }
 
 /* A task of another device run here: its input into host memory of this
- * device's, its CPU form, its output back. *moved: the bytes copied. */
-static dcuda_status_t run_migrated(dcuda_task_pool_h p, dcuda_task_h t, uint64_t *moved)
+ * device's, its CPU form, its output back. */
+static dcuda_status_t run_migrated(dcuda_task_pool_h p, dcuda_task_h t)
 {
     const dcuda_task_desc_t *d = &t->d;
     void *in = malloc(d->in_size ? d->in_size : 1), *out = malloc(d->out_size ? d->out_size : 1);
@@ -41,7 +41,6 @@ static dcuda_status_t run_migrated(dcuda_task_pool_h p, dcuda_task_h t, uint64_t
         d->cpu(d->arg, in, out);
         st = home_copy(p, d, d->out, out, d->out_size, 0);
     }
-    *moved = st == DCUDA_OK ? (uint64_t)d->in_size + d->out_size : 0u;
     free(in);
     free(out);
     return st;
@@ -58,14 +57,13 @@ void dcu_task_cpu_worker(dcuda_task_pool_h p, int dev)
         if (!t)
             break;
         pthread_mutex_unlock(&p->lock);
-        uint64_t moved = 0;
         dcuda_status_t st = DCUDA_OK;
         if (stolen)
-            st = run_migrated(p, t, &moved);
+            st = run_migrated(p, t);
         else
             t->d.cpu(t->d.arg, t->d.in, t->d.out);
         pthread_mutex_lock(&p->lock);
-        dcu_task_ended(p, dev, t, st, stolen, moved);
+        dcu_task_ended(p, dev, t, st, stolen);
     }
     pthread_mutex_unlock(&p->lock);
 }
@@ -110,10 +108,8 @@ static void gpu_finish(dcuda_task_pool_h p, void *gpu, int lane, gpu_slot_t *s, 
         st = s->st;
     g->free(gpu, s->in);
     g->free(gpu, s->out);
-    const dcuda_task_desc_t *d = &s->t->d;
-    uint64_t moved = s->stolen && st == DCUDA_OK ? (uint64_t)d->in_size + d->out_size : 0u;
     pthread_mutex_lock(&p->lock);
-    dcu_task_ended(p, dev, s->t, st, s->stolen, moved);
+    dcu_task_ended(p, dev, s->t, st, s->stolen);
     pthread_mutex_unlock(&p->lock);
     memset(s, 0, sizeof *s);
 }
@@ -124,7 +120,7 @@ static void gpu_refuse_all(dcuda_task_pool_h p, int dev, dcuda_status_t st)
     pthread_mutex_lock(&p->lock);
     int stolen;
     for (dcuda_task_h t; (t = dcu_task_next(p, dev, 0, &stolen)) != NULL;)
-        dcu_task_ended(p, dev, t, st, stolen, 0u);
+        dcu_task_ended(p, dev, t, st, stolen);
     pthread_mutex_unlock(&p->lock);
 }
 
