@@ -183,7 +183,12 @@ class Host:
             st = (L.dcuda_host_get(self._h, ptr, g, a.nbytes, ctypes.byref(req)) if tag is None
                   else L.dcuda_host_get_notify(self._h, ptr, g, a.nbytes, tag, ctypes.byref(req)))
         check(st, "dcuda_host_put" if put else "dcuda_host_get")
-        r = Request(self, req, a)
+        return self._request(req, a, wait)
+
+    def _request(self, req, keep, wait):
+        """A Request of req (keeping `keep` alive until it completes),
+        waited for (None) when wait."""
+        r = Request(self, req, keep)
         if wait:
             r.wait()
             return None
@@ -203,8 +208,4 @@ class Host:
         """A notification of tag to WORLD rank `rank` alone."""
         req = ctypes.c_void_p()
         check(L.dcuda_host_notify(self._h, rank, tag, ctypes.byref(req)), "dcuda_host_notify")
-        r = Request(self, req, None)
-        if wait:
-            r.wait()
-            return None
-        return r
+        return self._request(req, None, wait)
