@@ -64,7 +64,10 @@ enum bench_mode {
     BENCH_REDUCE_SCATTER_USER = 31,
     /* same device: rank 0's dcuda_atomic fetch-add of 1 to the first 8-byte
      * word of rank 1's part, DEVICE; complete when the call returns */
-    BENCH_ATOMIC = 32
+    BENCH_ATOMIC = 32,
+    /* WORLD rank 0's dcuda_atomic fetch-add of 1 on the first word of process
+     * 1's first rank's part (the peer get's ranks and windows) */
+    BENCH_PEER_ATOMIC = 33
 };
 
 #if defined(__CUDACC__)
@@ -91,7 +94,8 @@ BENCH_FN int bench_family_of(int mode)
         return BENCH_FAMILY_LATENCY;
     if (mode <= BENCH_BW_ALL)
         return BENCH_FAMILY_BANDWIDTH;
-    if (mode == BENCH_GET || mode == BENCH_PEER_GET || mode == BENCH_ATOMIC)
+    if (mode == BENCH_GET || mode == BENCH_PEER_GET || mode == BENCH_ATOMIC ||
+        mode == BENCH_PEER_ATOMIC)
         return BENCH_FAMILY_GET;
     if (mode >= BENCH_PEER_PINGPONG_PUT && mode <= BENCH_PEER_BW)
         return BENCH_FAMILY_PEER;

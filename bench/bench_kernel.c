@@ -34,6 +34,31 @@
 #include "bench.h"
 #include "dcuda/dcuda_rank.h"
 
+#if defined(DCUDA_RANK_TRACE) && defined(__CUDACC__)
+#include <stdio.h>
+/* A trace build (bench/CMakeLists.txt: DCUDA_BENCH_TRACE): the phases of
+ * the first ranks' timed WORLD calls, a line a rank, in microseconds a
+ * call (impl/trace.h). */
+DCUDA_RANK_FN void bench_trace_print(const dcuda_state_t *st, const bench_args_t *a)
+{
+    const dcu_trace_row_t *row = dcu_trace_row(st);
+    if (!row || !row->calls || dcuda_thread_index() != 0 || st->world_rank >= 4)
+        return;
+    const double n = 1000.0 * (double)row->calls;
+    printf("trace mode %d size %llu rank %d calls %llu us: record %.3f takes %.3f started %.3f "
+           "checks %.3f put_data %.3f send %.3f spin %.3f agree %.3f result %.3f return %.3f\n",
+           a->mode, (unsigned long long)a->size, st->world_rank, (unsigned long long)row->calls,
+           row->sum[DCU_TRACE_RECORD] / n, row->sum[DCU_TRACE_TAKES] / n,
+           row->sum[DCU_TRACE_STARTED] / n, row->sum[DCU_TRACE_CHECKS] / n,
+           row->sum[DCU_TRACE_PUT_DATA] / n, row->sum[DCU_TRACE_SEND] / n,
+           row->sum[DCU_TRACE_SPIN] / n, row->sum[DCU_TRACE_AGREE] / n,
+           row->sum[DCU_TRACE_RESULT] / n, row->sum[DCU_TRACE_RETURN] / n);
+}
+#define BENCH_TRACE(call) call
+#else
+#define BENCH_TRACE(call) ((void)0)
+#endif
+
 /* Nanoseconds of a clock every rank of the device reads alike. */
 #if defined(__CUDACC__)
 static __device__ __forceinline__ long long bench_now(void)
@@ -321,10 +346,12 @@ DCUDA_RANK_FN void atomic_loop(dcuda_state_t *st, dcuda_win_t dst, int other, in
 /* Gets: on the device (BENCH_GET, rank 0 of rank 1, DEVICE windows) or
  * between processes (BENCH_PEER_GET, the peer cases' ranks and windows:
  * the sending side gets of the answering one, which takes no part); and
- * on the device, rank 0's fetch-adds on rank 1's word (BENCH_ATOMIC). */
+ * fetch-adds on the other's word, on the device (BENCH_ATOMIC, rank 0 on
+ * rank 1's) or between processes (BENCH_PEER_ATOMIC). */
 DCUDA_RANK_FN void bench_gets(dcuda_state_t *st, const bench_args_t *a)
 {
-    int me, side = BENCH_SIDE_NONE, peer = a->mode == BENCH_PEER_GET;
+    int me, side = BENCH_SIDE_NONE;
+    const int peer = a->mode == BENCH_PEER_GET || a->mode == BENCH_PEER_ATOMIC;
     int comm = peer ? DCUDA_COMM_WORLD : DCUDA_COMM_DEVICE;
     size_t off, part = a->stride;
     dcuda_win_t src_win, dst_win;
@@ -339,7 +366,7 @@ DCUDA_RANK_FN void bench_gets(dcuda_state_t *st, const bench_args_t *a)
     dcuda_win_create(st, comm, src, part, &src_win);
     dcuda_win_create(st, comm, a->dst + off, part, &dst_win);
     int other = peer ? a->peer : 1, getter = side == BENCH_SIDE_SEND && part > 0;
-    const int atomic = a->mode == BENCH_ATOMIC;
+    const int atomic = a->mode == BENCH_ATOMIC || a->mode == BENCH_PEER_ATOMIC;
     if (getter && atomic)
         atomic_loop(st, dst_win, other, a->warmup, NULL, 1);
     else if (getter)
@@ -657,11 +684,15 @@ DCUDA_RANK_FN void bench_world(dcuda_state_t *st, const bench_args_t *a)
             continue;
         }
         long long t0 = bench_now();
+        BENCH_TRACE(dcu_trace_on(st));
         bench_world_call(st, a, on, part, half);
+        BENCH_TRACE(dcu_trace_off(st));
         long long mine = bench_now() - t0;
         bench_store(out, a->every, i, bench_world_op(st, win, part, a->clock_off, mine, DCUDA_MAX));
     }
     dcuda_stop_cpu_timer(st);
+    BENCH_TRACE(bench_trace_print(st, a));
+    BENCH_TRACE(dcu_trace_clear(st));
     if (on != win)
         dcuda_win_free(st, on);
     if (half != DCUDA_COMM_NULL)

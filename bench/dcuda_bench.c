@@ -534,20 +534,26 @@ static void peer_latency(dcuda_host_h h, const peer_setup_t *p, int ranks, const
     dcuda_host_free(h, a.dst);
 }
 
-/* The peer get rows: the sending side's first rank gets of the other's. */
+/* The peer get rows: the sending side's first rank gets of the other's;
+ * and its fetch-adds of 1 on the other's first 8-byte word (one size). */
 static void peer_gets(dcuda_host_h h, const peer_setup_t *p, int ranks, const sweep_t *w,
                       const char *suffix)
 {
     char name[64];
-    snprintf(name, sizeof name, "peer_get%s", suffix);
     bench_args_t a = { 0 };
-    a.mode = BENCH_PEER_GET;
     a.peer = p->first1;
     a.side = p->side;
     a.senders = 1;
     if (alloc_buffers(h, &a, halves(p), w->max > 256 ? w->max : 256))
         return;
+    a.mode = BENCH_PEER_GET;
+    snprintf(name, sizeof name, "peer_get%s", suffix);
     sweep_sizes(h, &a, ranks, w, name, "round_trip_us", 1);
+    sweep_t word = *w;
+    word.min = word.max = 8;
+    a.mode = BENCH_PEER_ATOMIC;
+    snprintf(name, sizeof name, "peer_atomic_fetch_add%s", suffix);
+    sweep_sizes(h, &a, ranks, &word, name, "round_trip_us", 1);
     dcuda_host_free(h, a.src);
     dcuda_host_free(h, a.dst);
 }

@@ -11,7 +11,9 @@
  *               orders nothing), fence_signal_op (nvshmem_fence, then the
  *               signal: ordered like a dcuda notification), and
  *               put_signal_block128_4B (the block-scoped put_signal called
- *               by all 128 threads, as dcuda's block-collective calls are)
+ *               by all 128 threads, as dcuda's block-collective calls are);
+ *               and atomic_fetch_add_8B, PE 0's nvshmem_ulonglong_atomic_
+ *               fetch_add on PE 1's word, one thread (a round trip each)
  *   bandwidth   putmem_block of 256 MiB from PE 0 to PE 1 over block
  *               counts (ranks column: blocks), then nvshmem_quiet; GB/s =
  *               bytes moved / time
@@ -106,6 +108,18 @@ __global__ void pingpong(int kind, int *buf, uint64_t *sig, int rounds, int pe,
         *ns = device_ns() - t0;
 }
 
+/* PE 0's fetch-adds of 1 on PE 1's word, one after another (one thread:
+ * each returns the old value, so each is a round trip). */
+__global__ void fetch_adds(unsigned long long *word, int rounds, unsigned long long *ns)
+{
+    unsigned long long t0 = device_ns(), sum = 0;
+    for (int i = 0; i < rounds; i++)
+        sum += nvshmem_ulonglong_atomic_fetch_add(word, 1ull, 1);
+    *ns = device_ns() - t0;
+    if (sum == 1ull) /* never: keeps the fetched values live */
+        *ns = 0;
+}
+
 __global__ void put_blocks(char *dst, const char *src, size_t bytes, int peer)
 {
     size_t share = bytes / gridDim.x;
@@ -180,6 +194,26 @@ static void latency(int rounds, unsigned long long *ns)
     }
     nvshmem_free(buf);
     nvshmem_free(sig);
+}
+
+/* The fetch-add's round trip from PE 0 to PE 1 (dcuda_bench's
+ * peer_atomic_fetch_add). */
+static void atomics(int rounds, unsigned long long *ns)
+{
+    unsigned long long *word = (unsigned long long *)nvshmem_malloc(64);
+    double us[MAX_RUNS];
+    for (int r = 0; r <= runs; r++) { /* run 0 warms up */
+        nvshmem_barrier_all();
+        if (me == 0)
+            fetch_adds<<<1, 1>>>(word, rounds, ns);
+        CHECK(cudaGetLastError());
+        CHECK(cudaDeviceSynchronize());
+        nvshmem_barrier_all();
+        if (r > 0)
+            us[r - 1] = span_us(ns) / rounds;
+    }
+    row("latency", "atomic_fetch_add_8B", 2, 8, "round_trip_us", ref_median(us, runs));
+    nvshmem_free(word);
 }
 
 static void bandwidth(int sms)
@@ -319,6 +353,7 @@ int main(int argc, char **argv)
     unsigned long long *ns;
     CHECK(cudaMalloc(&ns, sizeof *ns));
     latency(quick ? 2000 : 100000, ns);
+    atomics(quick ? 2000 : 100000, ns);
     bandwidth(p.multiProcessorCount);
     collectives(quick, ns);
     CHECK(cudaFree(ns));

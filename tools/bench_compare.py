@@ -313,6 +313,8 @@ def peer(b, f, nv, have_nv):
     # With every rank the device holds resident (the others in a barrier).
     lat("peer_notified_put_busy_device", 4, "put_signal_4B", None)
     lat("peer_notify_busy_device", 0, "fence_signal_op", None)
+    # A fetch-add's round trip (dcuda_atomic against nvshmem_..._atomic_fetch_add).
+    lat("peer_atomic_fetch_add", 8, "atomic_fetch_add_8B", None)
 
     # The other sizes, for the record: how latency grows with the payload.
     for size, v, _ in sorted(b.get(("latency", "peer_notified_put"), [])):

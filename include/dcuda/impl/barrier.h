@@ -34,6 +34,7 @@ DCU_FN_COLD dcuda_status_t dcu_node_barrier(dcuda_state_t *st, uint32_t epoch, c
         }
         dcu_st_released(&ctx->node_slots[me].arrived, target);
     }
+    DCU_TRACE_MARK(st, DCU_TRACE_SEND);
     const dcu_u32a_t *mine = st->peers[me].node_push;
     for (int p = 0; p < st->process_count; p++) {
         d.waits = DCUDA_WAITS_ON(DCUDA_WAITS_NODE, p);
@@ -41,6 +42,7 @@ DCU_FN_COLD dcuda_status_t dcu_node_barrier(dcuda_state_t *st, uint32_t epoch, c
         if (s != DCUDA_OK)
             return s;
     }
+    DCU_TRACE_MARK(st, DCU_TRACE_SPIN);
     /* To the device's ranks: a release at the GPU's scope passes on what
      * the system-scope acquires above saw (causality is transitive). */
     if (dcu_leader())
@@ -106,6 +108,7 @@ DCU_FN dcuda_status_t dcu_barrier_lanes(dcuda_state_t *st, int comm, uint32_t sl
         else
             last = dcu_arrive(arrived) + 1u == target;
     }
+    DCU_TRACE_MARK(st, DCU_TRACE_CHECKS);
     if (on_device) /* the acquire that saw the last arrival orders what follows */
         return dcu_block_until(st, arrived, 0, target, sys, d, lanes);
     dcuda_status_t s = DCUDA_OK;
@@ -115,6 +118,7 @@ DCU_FN dcuda_status_t dcu_barrier_lanes(dcuda_state_t *st, int comm, uint32_t sl
     d.waits = DCUDA_WAITS_ON(DCUDA_WAITS_RELEASED, comm);
     if (s == DCUDA_OK)
         s = dcu_block_until(st, &st->ctx->barriers[comm].released, 0, epoch, sys, d, lanes);
+    DCU_TRACE_MARK(st, DCU_TRACE_AGREE);
     dcu_fence();
     return s;
 }

@@ -53,6 +53,7 @@ DCU_FN void dcu_call_begin(dcuda_state_t *st, int kind, uint32_t win, int type, 
 {
     if (dcu_leader() && dcu_state_ok(st) && dcu_check_win(st, win) == DCUDA_OK)
         dcu_call_record(st, kind, dcu_win_comm(win), dcu_win_slot(win), type, op, root, n, offset);
+    DCU_TRACE_MARK(st, DCU_TRACE_RECORD);
 }
 
 /* The same for a call on communicator comm (a barrier, a window's
@@ -62,6 +63,47 @@ DCU_FN void dcu_call_begin_comm(dcuda_state_t *st, int kind, int comm, int slot,
 {
     if (dcu_leader() && dcu_state_ok(st) && dcu_comm_live(st, comm))
         dcu_call_record(st, kind, comm, slot, 0, 0, 0, 0u, offset);
+}
+
+/* Where a library put to rank `rank` of comm goes: its WORLD rank, and
+ * when stores reach it (my device, or a process of my node) its library
+ * part, its counters and whether their release is at system scope (another
+ * process); part NULL: the network path. */
+typedef struct dcu_lib_target {
+    int world, sys;
+    char *part;
+    dcuda_notif_counters_t *notifs;
+} dcu_lib_target_t;
+
+DCU_FN dcu_lib_target_t dcu_lib_target(const dcuda_state_t *st, int comm, int rank)
+{
+    dcu_lib_target_t t;
+    t.world = dcu_comm_world_rank(st, comm, rank);
+    const int d = comm == DCU_COMM_DEVICE ? rank : dcu_device_rank_of(st, DCU_COMM_WORLD, t.world);
+    const dcuda_peer_t *q =
+        d < 0 ? &st->peers[dcu_process_of(st, t.world)] : (const dcuda_peer_t *)0;
+    t.sys = d < 0;
+    t.part = (char *)0;
+    t.notifs = (dcuda_notif_counters_t *)0;
+    if (q && q->path == DCUDA_PATH_NET)
+        return t;
+    t.part = d >= 0 ? (char *)dcu_lib_of(st, d) : dcu_lib_peer(st, q, t.world);
+    t.notifs = d >= 0 ? &st->notifs[d] : &q->notifs[t.world - q->world_first];
+    return t;
+}
+
+/* My record and n bytes of data after it through the network path, at
+ * byte `at` of WORLD rank world's library part: two commands, in order,
+ * the notification of `tag` with the last. */
+DCU_FN_COLD dcuda_status_t dcu_lib_put_net(dcuda_state_t *st, int world, size_t at,
+                                           const char *data, size_t n, int tag)
+{
+    const size_t rec = sizeof(dcuda_call_words_t);
+    dcuda_status_t s =
+        dcu_put_net(st, (uint32_t)DCUDA_LIB_SLOT, world, at, rec, (const char *)st->call, !n, tag);
+    return s == DCUDA_OK && n
+               ? dcu_put_net(st, (uint32_t)DCUDA_LIB_SLOT, world, at + rec, n, data, 1, tag)
+               : s;
 }
 
 /* All threads: my record (st->call) at byte `at` of the library part of
@@ -75,25 +117,19 @@ DCU_FN_COLD dcuda_status_t dcu_lib_put(dcuda_state_t *st, int comm, int rank, si
     if (st->ended) /* the run ended: no member may go on on my word */
         return (dcuda_status_t)st->ended;
     const size_t rec = sizeof(dcuda_call_words_t);
-    const int world = dcu_comm_world_rank(st, comm, rank);
-    const int d = comm == DCU_COMM_DEVICE ? rank : dcu_device_rank_of(st, DCU_COMM_WORLD, world);
-    const dcuda_peer_t *q = d < 0 ? &st->peers[dcu_process_of(st, world)] : (const dcuda_peer_t *)0;
-    if (q && q->path == DCUDA_PATH_NET) { /* two commands, in order: the record, then the data */
-        dcuda_status_t s = dcu_put_net(st, (uint32_t)DCUDA_LIB_SLOT, world, at, rec,
-                                       (const char *)st->call, !n, tag);
-        return s == DCUDA_OK && n
-                   ? dcu_put_net(st, (uint32_t)DCUDA_LIB_SLOT, world, at + rec, n, data, 1, tag)
-                   : s;
-    }
-    char *to = d >= 0 ? (char *)dcu_lib_of(st, d) : dcu_lib_peer(st, q, world);
-    dcuda_notif_counters_t *notifs = d >= 0 ? &st->notifs[d] : &q->notifs[world - q->world_first];
+    const dcu_lib_target_t t = dcu_lib_target(st, comm, rank);
+    if (!t.part)
+        return dcu_lib_put_net(st, t.world, at, data, n, tag);
+    char *to = t.part;
+    dcuda_notif_counters_t *notifs = t.notifs;
     if (n) {
         dcu_copy(to + at + rec, data, n);
         dcu_sync(); /* the data is written and read */
+        DCU_TRACE_MARK(st, DCU_TRACE_PUT_DATA);
     }
     if (dcu_leader()) {
         dcu_copy_tiny(to + at, (const char *)st->call, (uint32_t)rec);
-        dcu_red_release(&notifs->arrived[tag].ranks, 1u, d < 0);
+        dcu_red_release(&notifs->arrived[tag].ranks, 1u, t.sys);
     }
     return DCUDA_OK;
 }

@@ -161,18 +161,51 @@ DCU_FN const char *dcu_push_share(const dcu_push_t *c, int t, size_t *len)
     }
 }
 
-/* Every other member's share into its slot for me, the next first. */
-DCU_FN dcuda_status_t dcu_push_send(dcuda_state_t *st, const dcu_push_t *c)
+/* All threads: every other member's share into its slot for me, the
+ * next first. The members reached by stores get theirs from every thread,
+ * then their records from the leader, and one fence releases all of them
+ * before a relaxed add counts the notification at each (a release of its
+ * own each had waited for every earlier store to land again: P - 1 system
+ * round trips where one will do). Members on the network path get a put
+ * through the proxy each. */
+DCU_FN_COLD dcuda_status_t dcu_push_send(dcuda_state_t *st, const dcu_push_t *c)
 {
     const size_t at = dcu_push_slot_at(st, c->comm, c->me, c->parity);
+    const size_t rec = sizeof(dcuda_call_words_t);
     const int tag = dcu_coll_tag(c->comm, DCU_COLL_PUSH + (int)c->parity);
-    dcuda_status_t s = DCUDA_OK;
-    for (int k = 1; k < c->P && s == DCUDA_OK; k++) {
+    dcu_lib_target_t to[DCUDA_PUSH_MAX_RANKS];
+    int sys = 0, net = 0;
+    dcu_sync();    /* the rank's earlier accesses are done */
+    if (st->ended) /* the run ended: no member may go on on my word */
+        return (dcuda_status_t)st->ended;
+    for (int k = 1; k < c->P; k++) {
         const int t = (c->me + k) % c->P;
         size_t len;
         const char *share = dcu_push_share(c, t, &len);
-        s = dcu_lib_put(st, c->comm, t, at, share, len, tag);
+        to[k] = dcu_lib_target(st, c->comm, t);
+        if (to[k].part && len)
+            dcu_copy(to[k].part + at + rec, share, len);
+        sys |= to[k].part && to[k].sys;
+        net |= !to[k].part;
     }
+    dcu_sync(); /* the shares are written and read */
+    DCU_TRACE_MARK(st, DCU_TRACE_PUT_DATA);
+    if (dcu_leader()) {
+        for (int k = 1; k < c->P; k++)
+            if (to[k].part)
+                dcu_copy_tiny(to[k].part + at, (const char *)st->call, (uint32_t)rec);
+        dcu_release_begin_at(sys);
+        for (int k = 1; k < c->P; k++)
+            if (to[k].part)
+                dcu_red_released(&to[k].notifs->arrived[tag].ranks, 1u, to[k].sys);
+    }
+    dcuda_status_t s = DCUDA_OK;
+    for (int k = 1; net && k < c->P && s == DCUDA_OK; k++)
+        if (!to[k].part) {
+            size_t len;
+            const char *share = dcu_push_share(c, (c->me + k) % c->P, &len);
+            s = dcu_lib_put_net(st, to[k].world, at, share, len, tag);
+        }
     return s;
 }
 
@@ -242,6 +275,7 @@ DCU_FN_COLD dcuda_status_t dcu_push_run(dcuda_state_t *st, uint32_t win, size_t 
                                         uint64_t args)
 {
     dcu_push_t c;
+    DCU_TRACE_MARK(st, DCU_TRACE_TAKES);
     c.kind = (int)(args & 0xffu);
     c.type = (int)((args >> 8) & 0xffu);
     c.op = (int)((args >> 16) & 0xffu);
@@ -251,16 +285,20 @@ DCU_FN_COLD dcuda_status_t dcu_push_run(dcuda_state_t *st, uint32_t win, size_t 
         dcu_push_checks(st, win, offset, n, c.kind, c.type, c.op, c.root, &c.data, &c.bytes, call);
     if (s != DCUDA_OK)
         return s;
+    DCU_TRACE_MARK(st, DCU_TRACE_CHECKS);
     c.comm = dcu_win_comm(win);
     c.me = dcu_comm_rank(st, c.comm);
     c.P = dcu_comm_size(st, c.comm);
     c.parity = st->push_seq[c.comm] & 1u;
     s = dcu_push_send(st, &c);
+    DCU_TRACE_MARK(st, DCU_TRACE_SEND);
     if (s == DCUDA_OK)
         s = dcu_wait_boxes(st, dcu_coll_tag(c.comm, DCU_COLL_PUSH + (int)c.parity), c.P - 1, call,
                            dcu_push_boxes(c.comm, c.parity));
+    DCU_TRACE_MARK(st, DCU_TRACE_AGREE);
     if (s == DCUDA_OK)
         dcu_push_result(st, &c, n);
+    DCU_TRACE_MARK(st, DCU_TRACE_RESULT);
     if (dcu_leader()) /* every thread read the parity; the next call's first sync hands it on */
         st->push_seq[c.comm]++;
     return s;

@@ -9,9 +9,18 @@
  * mean_ns=NS cycles=C", device printf). The
  * sums live in the rank code's own module, so they add up over the runs
  * of one program. Everywhere else every call is empty.
+ *
+ * Phases of a call (the same build, on a GPU): a rank's leader stamps
+ * the time at each DCU_TRACE_MARK it passes (one store); after a call
+ * between dcu_trace_on and dcu_trace_off, each stamp adds the time since
+ * the stamp before it to its site's sum (rows by WORLD rank, in the rank
+ * code's module); dcuda_bench prints the first ranks' rows after each
+ * timed WORLD row ("trace mode ...").
  */
 #ifndef DCUDA_IMPL_MARKS_H
 #define DCUDA_IMPL_MARKS_H
+
+#include "prims.h"
 
 enum dcu_mark_step {
     DCU_MARK_WAIT = 0,  /* a blocking wait begins (starts the clock) */
@@ -74,6 +83,93 @@ DCU_FN void dcu_marks_print(const dcuda_state_t *st)
 #define dcu_mark(st, step) ((void)0)
 #define dcu_mark_polls(st, polls) ((void)0)
 #define dcu_marks_print(st) ((void)0)
+#endif
+
+/* The places a call is stamped at (DCU_TRACE_MARK), in the order a
+ * pushed collective passes them; a stamp's phase is the time from the
+ * stamp before it in that call. */
+enum {
+    DCU_TRACE_BEGIN = 0, /* dcu_trace_on: the call starts */
+    DCU_TRACE_RECORD,    /* its record published (api.h) */
+    DCU_TRACE_TAKES,     /* the form chosen (coll.h) */
+    DCU_TRACE_STARTED,   /* the window's call start: sync, state, window */
+    DCU_TRACE_CHECKS,    /* the call's own checks */
+    DCU_TRACE_PUT_DATA,  /* a pushed share: its data written (the last put's) */
+    DCU_TRACE_SEND,      /* every share pushed */
+    DCU_TRACE_SPIN,      /* a wait's count reached */
+    DCU_TRACE_AGREE,     /* the records compared, the status handed on */
+    DCU_TRACE_RESULT,    /* the result made */
+    DCU_TRACE_RETURN,    /* dcu_trace_off: back in the caller */
+    DCU_TRACE_SITES
+};
+
+#if defined(DCUDA_RANK_TRACE) && defined(__CUDACC__)
+#define DCU_TRACE_RANKS 2048
+/* A row: the last call's stamps, the sums of each site's phase, the calls
+ * traced. A stamp is one store (no load on the traced path). */
+typedef struct dcu_trace_row {
+    unsigned long long at[DCU_TRACE_SITES], sum[DCU_TRACE_SITES], hits[DCU_TRACE_SITES];
+    unsigned long long calls;
+} dcu_trace_row_t;
+static __device__ dcu_trace_row_t dcu_trace_rows[DCU_TRACE_RANKS];
+
+DCU_FN dcu_trace_row_t *dcu_trace_row(const dcuda_state_t *st)
+{
+    const int r = st->world_rank;
+    return r >= 0 && r < DCU_TRACE_RANKS ? &dcu_trace_rows[r] : (dcu_trace_row_t *)0;
+}
+
+DCU_FN void dcu_trace_mark(const dcuda_state_t *st, int site)
+{
+    dcu_trace_row_t *row = dcu_trace_row(st);
+    if (row && dcu_leader())
+        row->at[site] = dcu_now_ns();
+}
+
+/* All threads: a traced call starts (stamps before now are not its). */
+DCU_FN void dcu_trace_on(const dcuda_state_t *st)
+{
+    dcu_sync();
+    dcu_trace_mark(st, DCU_TRACE_BEGIN);
+}
+
+/* All threads: the call returned; its stamps, in time order, add their
+ * phases to the sums. */
+DCU_FN void dcu_trace_off(const dcuda_state_t *st)
+{
+    dcu_trace_mark(st, DCU_TRACE_RETURN);
+    dcu_trace_row_t *row = dcu_trace_row(st);
+    if (!row || !dcu_leader())
+        return;
+    const unsigned long long start = row->at[DCU_TRACE_BEGIN];
+    unsigned long long prev = start;
+    for (;;) { /* the next stamp after prev, the earliest site first */
+        int next = -1;
+        for (int k = 1; k < DCU_TRACE_SITES; k++)
+            if (row->at[k] > prev && row->at[k] >= start &&
+                (next < 0 || row->at[k] < row->at[next]))
+                next = k;
+        if (next < 0)
+            break;
+        row->sum[next] += row->at[next] - prev;
+        row->hits[next]++;
+        prev = row->at[next];
+    }
+    row->calls++;
+}
+
+DCU_FN void dcu_trace_clear(const dcuda_state_t *st)
+{
+    dcu_trace_row_t *row = dcu_trace_row(st);
+    if (!row || !dcu_leader())
+        return;
+    for (int k = 0; k < DCU_TRACE_SITES; k++)
+        row->sum[k] = row->hits[k] = row->at[k] = 0u;
+    row->calls = 0u;
+}
+#define DCU_TRACE_MARK(st, site) dcu_trace_mark(st, site)
+#else
+#define DCU_TRACE_MARK(st, site) ((void)0)
 #endif
 
 #endif /* DCUDA_IMPL_MARKS_H */

@@ -85,6 +85,7 @@ DCU_FN dcuda_status_t dcu_win_call_start(dcuda_state_t *st, uint32_t win, const 
     dcu_sync();
     if (!dcu_state_ok(st))
         return dcu_report_uninit(st, call);
+    DCU_TRACE_MARK(st, DCU_TRACE_STARTED);
     return dcu_checked_win(st, win, call);
 }
 

@@ -68,6 +68,7 @@ DCU_FN dcuda_status_t dcu_wait_boxes(dcuda_state_t *st, int tag, int count, cons
                           0u };
         s = dcu_block_until(st, dcu_my_counter(st, tag), 1, target, st->process_count > 1, d,
                             lanes);
+        DCU_TRACE_MARK(st, DCU_TRACE_SPIN);
         dcu_lanes_sync(lanes); /* every lane read consumed[tag] before the leader updates it */
         if (dcu_leader() && s == DCUDA_OK)
             st->consumed[tag] = target;

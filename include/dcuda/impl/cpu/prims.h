@@ -119,6 +119,12 @@ DCU_FN void dcu_st_released(dcu_u32a_t *p, uint32_t v)
 {
     atomic_store_explicit(p, v, memory_order_release);
 }
+DCU_FN void dcu_release_begin_at(int sys) { (void)sys; }
+DCU_FN void dcu_red_released(dcu_u32a_t *p, uint32_t v, int sys)
+{
+    (void)sys;
+    atomic_fetch_add_explicit(p, v, memory_order_release);
+}
 
 /* Reads an inbox entry's eight words; 1 if every word carries `flag`,
  * with their data halves in w (a rank's one thread: `lanes` is itself). */

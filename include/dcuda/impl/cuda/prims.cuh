@@ -220,6 +220,22 @@ DCU_FN void dcu_fence(void) { __threadfence(); }
  * (dcu_release_begin), then each store (dcu_st_released) relaxed. */
 DCU_FN void dcu_release_begin(void) { __threadfence_system(); }
 DCU_FN void dcu_st_released(uint32_t *p, uint32_t v) { dcu_st_relaxed(p, v, 1); }
+/* The same for adds, at the system's scope or the GPU's: one fence
+ * (dcu_release_begin_at), then each add relaxed. */
+DCU_FN void dcu_release_begin_at(int sys)
+{
+    if (sys)
+        __threadfence_system();
+    else
+        __threadfence();
+}
+DCU_FN void dcu_red_released(uint32_t *p, uint32_t v, int sys)
+{
+    if (sys)
+        asm volatile("red.relaxed.sys.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+    else
+        asm volatile("red.relaxed.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
 
 DCU_FN void dcu_add_u32(uint32_t *p, uint32_t v) { atomicAdd(p, v); }
 
