@@ -52,25 +52,24 @@ DCU_FN_COLD dcuda_status_t dcu_checked_atomic(const dcuda_state_t *st, int op, u
                                               int rank, uint64_t offset, uint64_t width,
                                               uint64_t operand, uint64_t compare, int notify,
                                               int tag, char **word, dcu_target_t *to,
-                                              const char *call)
+                                              dcuda_win_entry_t *part, const char *call)
 {
     dcuda_status_t s = dcu_checked_atomic_args(st, op, width, operand, compare, call);
     if (s != DCUDA_OK || (notify && (s = dcu_checked_tag(st, tag, call)) != DCUDA_OK) ||
         (s = dcu_checked_win(st, win, call)) != DCUDA_OK)
         return s;
     int comm = dcu_win_comm(win), slot = dcu_win_slot(win);
-    dcuda_win_entry_t part;
     if ((s = dcu_checked_target(st, comm, rank, to, call)) != DCUDA_OK)
         return s;
-    if ((s = dcu_checked_part(st, comm, slot, rank, to, &part, call)) != DCUDA_OK)
+    if ((s = dcu_checked_part(st, comm, slot, rank, to, part, call)) != DCUDA_OK)
         return s;
-    if ((s = dcu_check_range(part.size, offset, width)) != DCUDA_OK)
+    if ((s = dcu_check_range(part->size, offset, width)) != DCUDA_OK)
         return DCU_REPORT(st, s, call,
                           "offset %llu + width %llu outside the %llu-byte part of rank %d in "
                           "window %d on %s",
                           (unsigned long long)offset, (unsigned long long)width,
-                          (unsigned long long)part.size, rank, slot, dcu_comm_name(comm));
-    uint64_t at = part.base + offset;
+                          (unsigned long long)part->size, rank, slot, dcu_comm_name(comm));
+    uint64_t at = part->base + offset;
     if (to->path == DCUDA_PATH_NET && !dcu_world_rank_is_mine(st, to->world))
         return DCUDA_OK; /* the base is the target's: its proxy checks the alignment */
     if (at % width)
@@ -117,6 +116,50 @@ DCU_FN void dcu_atomic_here(dcuda_state_t *st, int op, char *word, uint64_t widt
     }
 }
 
+/* An atomic to the last atomic's target (st->atomic_route): 1 if the route
+ * admits it (the same window and rank, reached by stores, the word inside
+ * the target's part and aligned to its width, the op, width, operands and
+ * tag valid), with the word in *word and where a notification goes in
+ * *to; 0 if the full checks must decide. Every test is evaluated at once.
+ * The checks of a rank in another process read its process's window table
+ * and segments: about 8 us a call between two H200. */
+DCU_FN int dcu_atomic_fast(const dcuda_state_t *st, int op, uint32_t win, int rank, uint64_t offset,
+                           uint64_t width, uint64_t operand, uint64_t compare, int notify, int tag,
+                           char **word, dcu_target_t *to)
+{
+    const dcuda_put_route_t r = st->atomic_route;
+    const uint64_t at = r.target_base + offset;
+    int ok = dcu_state_fields_ok(st) & (win != DCUDA_WIN_NONE) & (r.win == win) & (r.rank == rank) &
+             (r.path != DCUDA_PATH_NET) & (offset + width >= offset) &
+             dcu_inside(0, r.target_size, offset, width);
+    ok &= (op >= DCUDA_ATOMIC_FETCH_ADD) & (op <= DCUDA_ATOMIC_COMPARE_SWAP) &
+          ((width == 4u) | (width == 8u)) &
+          ((width == 8u) | ((operand | compare) <= 0xffffffffull)) &
+          ((notify == 0) | dcu_tag_valid(tag)) & ((at & (width - 1u)) == 0u);
+    *word = (char *)(uintptr_t)at;
+    to->notifs = r.notifs;
+    to->path = r.path;
+    to->world = r.world;
+    return ok;
+}
+
+/* Leader, after an atomic's full checks found a target reached by
+ * stores: its route for the next atomics. */
+DCU_FN void dcu_atomic_remember(dcuda_state_t *st, uint32_t win, int rank, const dcu_target_t *to,
+                                const dcuda_win_entry_t *part)
+{
+    dcuda_put_route_t *r = &st->atomic_route;
+    r->win = win;
+    r->rank = rank;
+    r->src_slot = 0xffffffffu; /* no source part */
+    r->path = to->path;
+    r->world = to->world;
+    r->notifs = to->notifs;
+    r->target_base = part->base;
+    r->target_size = part->size;
+    r->mine_base = r->mine_size = 0u;
+}
+
 /* A remote atomic, notified with `tag` when `notify`; *fetched (when not
  * NULL; memory the rank's threads may share) gets the word's value before,
  * 0 when the call fails. */
@@ -127,16 +170,25 @@ DCU_FN dcuda_status_t dcu_atomic(dcuda_state_t *st, int op, uint32_t win, int ra
     dcu_sync(); /* the rank's earlier writes are done; the last call's word read */
     if (fetched)
         *fetched = 0u;
-    if (!dcu_state_ok(st))
-        return dcu_report_uninit(st, call);
     char *word = (char *)0;
     dcu_target_t to = { 0, DCUDA_PATH_NET, -1 };
-    dcuda_status_t s = dcu_net_part_fetch(st, win, rank);
-    if (s == DCUDA_OK)
-        s = dcu_checked_atomic(st, op, win, rank, offset, width, operand, compare, notify, tag,
-                               &word, &to, call);
-    if (s != DCUDA_OK)
-        return s;
+    dcuda_status_t s = DCUDA_OK;
+    dcuda_win_entry_t part = { 0, 0 };
+    const int fast = st && dcu_atomic_fast(st, op, win, rank, offset, width, operand, compare,
+                                           notify, tag, &word, &to);
+    if (!fast) {
+        if (!dcu_state_ok(st))
+            return dcu_report_uninit(st, call);
+        to.notifs = (dcuda_notif_counters_t *)0;
+        to.path = DCUDA_PATH_NET;
+        to.world = -1;
+        s = dcu_net_part_fetch(st, win, rank);
+        if (s == DCUDA_OK)
+            s = dcu_checked_atomic(st, op, win, rank, offset, width, operand, compare, notify, tag,
+                                   &word, &to, &part, call);
+        if (s != DCUDA_OK)
+            return s;
+    }
     uint64_t old = 0u;
     if (to.path == DCUDA_PATH_NET) {
         DCU_ON_LEADER(st, dcu_atomic_net(st, op, win, to.world, offset, width, operand, compare,
@@ -156,6 +208,8 @@ DCU_FN dcuda_status_t dcu_atomic(dcuda_state_t *st, int op, uint32_t win, int ra
     const uint32_t hi = dcu_leader_word(st, (uint32_t)(old >> 32));
     if (fetched)
         *fetched = (uint64_t)hi << 32 | lo;
+    if (!fast && to.path != DCUDA_PATH_NET && dcu_leader()) /* every thread has read the route */
+        dcu_atomic_remember(st, win, rank, &to, &part);
     return DCUDA_OK;
 }
 

@@ -161,6 +161,23 @@ DCU_FN const char *dcu_push_share(const dcu_push_t *c, int t, size_t *len)
     }
 }
 
+/* Leader: how this rank reaches each other member of comm (I am `me` of
+ * P), kept in the state for the run's pushed calls: looking members up
+ * took about a microsecond each on a GPU (a search of the process table,
+ * then its entry), every call. */
+DCU_FN_COLD void dcu_push_plan(dcuda_state_t *st, int comm, int me, int P)
+{
+    uint32_t sys = 0u;
+    for (int k = 1; k < P; k++) {
+        const dcu_lib_target_t t = dcu_lib_target(st, comm, (me + k) % P);
+        st->push_to[comm][k].part = t.part;
+        st->push_to[comm][k].notifs = t.notifs;
+        sys |= (uint32_t)(t.part && t.sys) << k;
+    }
+    st->push_sys[comm] = sys;
+    st->push_planned |= 1u << comm;
+}
+
 /* All threads: every other member's share into its slot for me, the
  * next first. The members reached by stores get theirs from every thread,
  * then their records from the leader, and one fence releases all of them
@@ -173,19 +190,19 @@ DCU_FN_COLD dcuda_status_t dcu_push_send(dcuda_state_t *st, const dcu_push_t *c)
     const size_t at = dcu_push_slot_at(st, c->comm, c->me, c->parity);
     const size_t rec = sizeof(dcuda_call_words_t);
     const int tag = dcu_coll_tag(c->comm, DCU_COLL_PUSH + (int)c->parity);
-    dcu_lib_target_t to[DCUDA_PUSH_MAX_RANKS];
-    int sys = 0, net = 0;
-    dcu_sync();    /* the rank's earlier accesses are done */
+    if (dcu_leader() && !((st->push_planned >> c->comm) & 1u))
+        dcu_push_plan(st, c->comm, c->me, c->P);
+    dcu_sync();    /* the rank's earlier accesses are done; the plan is every thread's */
     if (st->ended) /* the run ended: no member may go on on my word */
         return (dcuda_status_t)st->ended;
+    const dcuda_push_member_t *to = st->push_to[c->comm];
+    const uint32_t sys = st->push_sys[c->comm];
+    int net = 0;
     for (int k = 1; k < c->P; k++) {
-        const int t = (c->me + k) % c->P;
         size_t len;
-        const char *share = dcu_push_share(c, t, &len);
-        to[k] = dcu_lib_target(st, c->comm, t);
+        const char *share = dcu_push_share(c, (c->me + k) % c->P, &len);
         if (to[k].part && len)
             dcu_copy(to[k].part + at + rec, share, len);
-        sys |= to[k].part && to[k].sys;
         net |= !to[k].part;
     }
     dcu_sync(); /* the shares are written and read */
@@ -194,17 +211,18 @@ DCU_FN_COLD dcuda_status_t dcu_push_send(dcuda_state_t *st, const dcu_push_t *c)
         for (int k = 1; k < c->P; k++)
             if (to[k].part)
                 dcu_copy_tiny(to[k].part + at, (const char *)st->call, (uint32_t)rec);
-        dcu_release_begin_at(sys);
+        dcu_release_begin_at(sys != 0u);
         for (int k = 1; k < c->P; k++)
             if (to[k].part)
-                dcu_red_released(&to[k].notifs->arrived[tag].ranks, 1u, to[k].sys);
+                dcu_red_released(&to[k].notifs->arrived[tag].ranks, 1u, (int)((sys >> k) & 1u));
     }
     dcuda_status_t s = DCUDA_OK;
     for (int k = 1; net && k < c->P && s == DCUDA_OK; k++)
         if (!to[k].part) {
+            const int t = (c->me + k) % c->P;
             size_t len;
-            const char *share = dcu_push_share(c, (c->me + k) % c->P, &len);
-            s = dcu_lib_put_net(st, to[k].world, at, share, len, tag);
+            const char *share = dcu_push_share(c, t, &len);
+            s = dcu_lib_put_net(st, dcu_comm_world_rank(st, c->comm, t), at, share, len, tag);
         }
     return s;
 }

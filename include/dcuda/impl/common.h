@@ -232,6 +232,7 @@ DCU_HD void dcu_state_bind(dcuda_state_t *st, const dcuda_context_t *ctx, int de
     st->ended = 0;
     for (int c = 0; c < 3; c++)
         st->push_seq[c] = 0;
+    st->push_planned = 0;
     st->inbox = ctx->net ? ctx->inbox + (size_t)device_rank * DCUDA_INBOX_ENTRIES
                          : (const dcuda_inbox_entry_t *)0;
     for (int c = 0; c < DCUDA_COMM_COUNT; c++) {
@@ -241,6 +242,7 @@ DCU_HD void dcu_state_bind(dcuda_state_t *st, const dcuda_context_t *ctx, int de
     }
     for (int i = 0; i < DCUDA_PUT_ROUTES; i++)
         st->routes[i].win = DCUDA_WIN_NONE;
+    st->atomic_route.win = DCUDA_WIN_NONE;
     st->net_part_win = DCUDA_WIN_NONE;
     st->net_part_rank = -1;
     st->loopback = ctx->peers[ctx->process_index].path == DCUDA_PATH_NET;
@@ -407,6 +409,8 @@ DCU_HD void dcu_routes_drop(dcuda_state_t *st, int comm, int slot)
         if (w != DCUDA_WIN_NONE && ((w & 0xfffu) == freed || st->routes[i].src_slot == freed))
             st->routes[i].win = DCUDA_WIN_NONE;
     }
+    if (st->atomic_route.win != DCUDA_WIN_NONE && (st->atomic_route.win & 0xfffu) == freed)
+        st->atomic_route.win = DCUDA_WIN_NONE;
     if (st->net_part_win != DCUDA_WIN_NONE && (st->net_part_win & 0xfffu) == freed)
         st->net_part_win = DCUDA_WIN_NONE;
 }

@@ -17,7 +17,7 @@
 #include "base.h"
 #include "ring.h"
 
-#define DCUDA_LAYOUT_VERSION 27u
+#define DCUDA_LAYOUT_VERSION 28u
 /* Proxy lanes (threads) a process may have (PROXY_LANES). */
 #define DCUDA_MAX_PROXY_LANES 16
 /* The first of `ranks` ranks that lane `lane` of `lanes` serves (each lane
@@ -482,6 +482,13 @@ typedef struct dcuda_put_route {
 } dcuda_put_route_t;
 #define DCUDA_PUT_ROUTES 8
 
+/* A pushed collective's way to one member: its library part and counters
+ * as a rank reaches them by stores; part NULL: the network path. */
+typedef struct dcuda_push_member {
+    char *part;
+    dcuda_notif_counters_t *notifs;
+} dcuda_push_member_t;
+
 /*
  * Per-rank state. Lives in GPU shared memory (one per block) or on a CPU
  * rank's stack; only its own rank touches it. It keeps copies of the context
@@ -547,7 +554,17 @@ typedef struct dcuda_state {
     int32_t ended;
     uint32_t lib_stride;  /* bytes a rank's library part takes (the context's) */
     uint32_t push_seq[3]; /* the pushed collectives made on WORLD, DEVICE, NODE */
-    uint32_t reserved_push;
+    /* The members of WORLD, DEVICE and NODE as this rank's pushed calls
+     * reach them, found at its first pushed call on each (impl/coll_push.h):
+     * push_to[c][k] is member (me + k) % P of comm c; bit c of push_planned
+     * says comm c's are found, bit k of push_sys[c] that member k's release
+     * is at system scope (another process). */
+    uint32_t push_planned;
+    uint32_t push_sys[3];
+    dcuda_push_member_t push_to[3][DCUDA_PUSH_MAX_RANKS];
+    /* The last remote atomic's target reached by stores (impl/atomic.h),
+     * as a put route without a source part; win DCUDA_WIN_NONE: none. */
+    dcuda_put_route_t atomic_route;
 } dcuda_state_t;
 
 DCUDA_STATIC_ASSERT(sizeof(dcuda_notif_counters_t) == 8 * DCUDA_TAG_SLOTS, "notif counters");
@@ -568,7 +585,8 @@ DCUDA_STATIC_ASSERT(DCUDA_WIN_TABLE_SLOTS < (1 << DCUDA_WIN_SLOT_BITS), "table s
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 120, "state copies of the context");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 768, "state counters");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 2704, "state fits shared memory budget");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 3168, "state fits shared memory budget");
+
 DCUDA_STATIC_ASSERT(sizeof(dcuda_call_words_t) == 32, "call record");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_lib_part_t) == 32 * DCUDA_COMM_IDS * (1 + DCUDA_MAILBOX_SLOTS),
                     "library part");
