@@ -8,7 +8,7 @@ import ctypes
 import sys
 
 from . import _lib
-from .errors import check
+from .errors import DcudaError, check
 from .memory import Buffer
 
 L = _lib.lib
@@ -75,6 +75,7 @@ class Host:
               "dcuda_host_init")
         self._h = h
         self._user = None
+        self._running = False
         info = _lib.RankInfo()
         check(L.dcuda_host_get_rank_info(self._h, ctypes.byref(info)), "dcuda_host_get_rank_info")
         self.info = {f: getattr(info, f) for f, _ in _lib.RankInfo._fields_}
@@ -86,8 +87,23 @@ class Host:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        self.finish()
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None and self._running and self._h is not None:
+            # The block failed with a run in flight, which dcuda_host_finish
+            # refuses: end the run first (its own error is the block's).
+            try:
+                self.abort(f"the with-block ended by {exc_type.__name__} during the run")
+            except DcudaError:
+                pass
+            try:
+                self.run_wait()
+            except DcudaError:
+                pass
+        try:
+            self.finish()
+        except DcudaError:
+            if exc_type is None:
+                raise
 
     def finish(self):
         """dcuda_host_finish (once; later calls do nothing)."""
@@ -127,6 +143,7 @@ class Host:
         ptr, size = self._user_ptr(user)
         self._user = user
         check(L.dcuda_host_run_start(self._h, ptr, size, stream), "dcuda_host_run_start")
+        self._running = True
 
     def run_test(self):
         done = ctypes.c_int(0)
@@ -140,6 +157,7 @@ class Host:
                   self._detail())
         finally:
             self._user = None
+            self._running = False
         return ms.value
 
     def abort(self, reason):

@@ -120,3 +120,30 @@ def test_host_rma_and_notifications_while_ranks_run(kernel):
         h.run_wait()
         assert (parts.numpy().reshape(ranks, n) == np.stack(x) * 2.0 +
                 np.arange(ranks)[:, None]).all()
+
+
+def test_with_block_failing_during_a_run_ends_the_run(kernel):
+    # The block raises while the ranks wait for the host (tag 2): leaving it
+    # aborts and concludes the run and finishes the runtime, so that the
+    # block's own exception is what the caller sees and a new Host works.
+    n = 8
+    with pytest.raises(RuntimeError, match="left early"):
+        with dcuda.Host(kernel, settings=SETTINGS) as h:
+            ranks = h.info["rank_count"]
+            parts, handles = h.alloc(ranks * n), h.alloc(ranks, np.int64)
+            h.run_start(RmaData(parts.ptr, handles.ptr, n, 0))
+            h.wait_notifications(1, ranks)
+            raise RuntimeError("left early")
+    with dcuda.Host(kernel, settings=SETTINGS) as h:
+        ranks = h.info["rank_count"]
+        parts, handles = h.alloc(ranks * n), h.alloc(ranks, np.int64)
+        h.run_start(RmaData(parts.ptr, handles.ptr, n, 0))
+        h.wait_notifications(1, ranks)
+        wins = handles.copy_to_host()
+        for r in range(ranks):
+            h.put(int(wins[r]), r, 0, np.full(n, float(r)), tag=2)
+        h.wait_notifications(3, ranks)
+        for r in range(ranks):
+            h.notify(r, 4)
+        h.run_wait()
+        assert (parts.numpy().reshape(ranks, n) == 3.0 * np.arange(ranks)[:, None]).all()
