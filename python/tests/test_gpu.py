@@ -26,7 +26,10 @@ def test_gpu_ranks_run_python_built_rank_code():
     kernel = dcuda.build([os.path.join(HERE, "rma_kernel.c")], "rma", gpu=True)
     assert kernel.gpu and kernel.cpu
     n = 32
-    with dcuda.Host(kernel, settings={"backend": "cuda"}, threads_per_rank=64) as h:
+    # One process (the first GPU): the host side below addresses its own
+    # ranks, where one process a visible GPU would fork the test.
+    with dcuda.Host(kernel, settings={"backend": "cuda", "processes": 1},
+                    threads_per_rank=64) as h:
         assert h.info["backend"] == "cuda"
         ranks = h.info["rank_count"]
         parts, handles = h.alloc(ranks * n), h.alloc(ranks, np.int64)
