@@ -293,9 +293,10 @@ DCU_FN void dcu_max_u64(uint64_t *p, uint64_t v)
 
 /* A remote atomic's read-modify-write: ordered after the thread's earlier
  * accesses (and, after a sync, its block's) and before its later ones, at
- * the system's scope or the GPU's, by the atomic itself (acquire-release).
- * A relaxed atomic between two __threadfence_system() took 9.3 us from one
- * H200 to another, where NVSHMEM's fetch-add takes 1.0. */
+ * the system's scope or the GPU's, by the atomic itself (acquire-release),
+ * where a relaxed atomic between two sequentially consistent fences was
+ * stronger than the model asks (a fetch-add between two H200: 9.3 us with
+ * the fences, 9.0 without; the rest was the call's checks, atomic.h). */
 DCU_FN uint64_t dcu_atomic_rmw(void *addr, int op, uint64_t width, uint64_t operand,
                                uint64_t compare, int sys)
 {
