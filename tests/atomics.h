@@ -17,10 +17,13 @@
 #include "test_common.h"
 
 enum {
-    ATOM_MODEL = 0,  /* the randomized model */
-    ATOM_MISUSE = 1, /* bad arguments, each refused with its status, nothing changed */
-    ATOM_NET = 2     /* targets on the network path: answers, and a word not aligned there */
+    ATOM_MODEL = 0,   /* the randomized model */
+    ATOM_MISUSE = 1,  /* bad arguments, each refused with its status, nothing changed */
+    ATOM_NET = 2,     /* targets on the network path: answers, and a word not aligned there */
+    ATOM_REWINDOW = 3 /* windows freed and made again over the other half of the part between
+                       * atomics to the same rank: each lands in the live window's memory */
 };
+#define ATOM_REWINDOW_STEPS 6
 enum { ATOM_ADD = 0, ATOM_SWAP = 1, ATOM_CAS = 2 };
 
 #define ATOM_OPS 8
@@ -49,7 +52,8 @@ enum {
     ATOM_BAD_STUCK = 4,    /* a compare-swap loop never succeeded */
     ATOM_BAD_PAYLOAD = 5,  /* a notified op's payload was not there */
     ATOM_BAD_FINAL = 6,    /* a counter's final value is not the plan's */
-    ATOM_BAD_FETCHED = 7   /* a refused call's fetched value is not 0 */
+    ATOM_BAD_FETCHED = 7,  /* a refused call's fetched value is not 0 */
+    ATOM_BAD_WINDOW = 8    /* an atomic fetched or changed a word outside the live window */
 };
 
 typedef struct atom_data {

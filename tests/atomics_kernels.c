@@ -314,6 +314,50 @@ TEST_RANK_FN void atom_net(atom_rank_t *r)
             call[i] = c[i];
 }
 
+/* Windows made and freed between atomics to the same rank: at step s a
+ * window of WORLD over half s % 2 of every part (the other window, of the
+ * whole part, stays live: the new one takes the same table slot each
+ * time), a fetch-add of 1 on my right's first word there (a notified one
+ * on odd steps), and after a barrier each half's first word must hold the
+ * adds of the steps that used it, the fetched value the adds before. An
+ * atomic along a route left by the freed window would change the other
+ * half. */
+TEST_RANK_FN void atom_rewindow(atom_rank_t *r)
+{
+    dcuda_state_t *st = r->st;
+    const uint64_t half = (r->d->part / 2u) & ~(uint64_t)7u;
+    const int right = (r->me + 1) % r->n;
+    int64_t adds[2] = { 0, 0 };
+    if (dcuda_thread_index() == 0)
+        *(volatile uint64_t *)r->part = *(volatile uint64_t *)(r->part + half) = 0u;
+    test_note(&r->err, dcuda_comm_barrier(st, DCUDA_COMM_WORLD));
+    for (int s = 0; s < ATOM_REWINDOW_STEPS && r->err == 0; s++) {
+        const int h = s % 2;
+        r->step = s;
+        dcuda_win_t w;
+        test_note(&r->err,
+                  dcuda_win_create(st, DCUDA_COMM_WORLD, r->part + (uint64_t)h * half, half, &w));
+        if (h)
+            test_note(&r->err, dcuda_atomic_notify(st, DCUDA_ATOMIC_FETCH_ADD, w, right, 0, 8, 1, 0,
+                                                   r->fetched, ATOM_TAG));
+        else
+            test_note(&r->err,
+                      dcuda_atomic(st, DCUDA_ATOMIC_FETCH_ADD, w, right, 0, 8, 1, 0, r->fetched));
+        if (*r->fetched != (uint64_t)adds[h])
+            atom_bad(r, ATOM_BAD_WINDOW);
+        if (h)
+            test_note(&r->err, dcuda_wait_notifications(st, ATOM_TAG, 1));
+        adds[h]++;
+        test_note(&r->err, dcuda_comm_barrier(st, DCUDA_COMM_WORLD));
+        if (*(volatile uint64_t *)r->part != (uint64_t)adds[0] ||
+            *(volatile uint64_t *)(r->part + half) != (uint64_t)adds[1])
+            atom_bad(r, ATOM_BAD_WINDOW);
+        test_note(&r->err, dcuda_win_free(st, w));
+    }
+    if (dcuda_thread_index() == 0)
+        r->words[ATOM_DONE] = adds[0] + adds[1];
+}
+
 DCUDA_KERNEL(atomics, ctx)
 {
     DCUDA_SHARED dcuda_state_t st;
@@ -344,6 +388,9 @@ DCUDA_KERNEL(atomics, ctx)
         break;
     case ATOM_NET:
         atom_net(&r);
+        break;
+    case ATOM_REWINDOW:
+        atom_rewindow(&r);
         break;
     default:
         r.err = DCUDA_ERR_INVALID_ARG;
