@@ -36,9 +36,9 @@
 
 #if defined(DCUDA_RANK_TRACE) && defined(__CUDACC__)
 #include <stdio.h>
-/* A trace build (bench/CMakeLists.txt: DCUDA_BENCH_TRACE): the phases of
- * the first ranks' timed WORLD calls, a line a rank, in microseconds a
- * call (impl/trace.h). */
+/* A trace build (cmake -DDCUDA_PROXY_TRACE=ON, which compiles this with
+ * DCUDA_RANK_TRACE): the phases of the first ranks' timed WORLD calls, a
+ * line a rank, in microseconds a call (impl/marks.h). */
 DCUDA_RANK_FN void bench_trace_print(const dcuda_state_t *st, const bench_args_t *a)
 {
     const dcu_trace_row_t *row = dcu_trace_row(st);

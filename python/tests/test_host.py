@@ -26,6 +26,16 @@ def kernel():
     return dcuda.build([os.path.join(HERE, "rma_kernel.c")], "rma")
 
 
+def start_rma(h, n):
+    """Starts rma_kernel.c's run of n doubles a rank and waits until every
+    rank has made its window (tag 1): the rank count, parts, handles."""
+    ranks = h.info["rank_count"]
+    parts, handles = h.alloc(ranks * n), h.alloc(ranks, np.int64)
+    h.run_start(RmaData(parts.ptr, handles.ptr, n, 0))
+    h.wait_notifications(1, ranks)
+    return ranks, parts, handles
+
+
 def test_version_is_the_headers():
     with open(os.path.join(dcuda.include_dir, "dcuda", "dcuda_version.h")) as f:
         text = f.read()
@@ -102,10 +112,7 @@ def test_rank_error_carries_the_report(kernel):
 def test_host_rma_and_notifications_while_ranks_run(kernel):
     n = 64
     with dcuda.Host(kernel, settings=SETTINGS) as h:
-        ranks = h.info["rank_count"]
-        parts, handles = h.alloc(ranks * n), h.alloc(ranks, np.int64)
-        h.run_start(RmaData(parts.ptr, handles.ptr, n, 0))
-        h.wait_notifications(1, ranks)
+        ranks, parts, handles = start_rma(h, n)
         wins = handles.copy_to_host()
         x = [np.random.default_rng(r).standard_normal(n) for r in range(ranks)]
         reqs = [h.put(int(wins[r]), r, 0, x[r], tag=2, wait=False) for r in range(ranks)]
@@ -129,16 +136,10 @@ def test_with_block_failing_during_a_run_ends_the_run(kernel):
     n = 8
     with pytest.raises(RuntimeError, match="left early"):
         with dcuda.Host(kernel, settings=SETTINGS) as h:
-            ranks = h.info["rank_count"]
-            parts, handles = h.alloc(ranks * n), h.alloc(ranks, np.int64)
-            h.run_start(RmaData(parts.ptr, handles.ptr, n, 0))
-            h.wait_notifications(1, ranks)
+            start_rma(h, n)
             raise RuntimeError("left early")
     with dcuda.Host(kernel, settings=SETTINGS) as h:
-        ranks = h.info["rank_count"]
-        parts, handles = h.alloc(ranks * n), h.alloc(ranks, np.int64)
-        h.run_start(RmaData(parts.ptr, handles.ptr, n, 0))
-        h.wait_notifications(1, ranks)
+        ranks, parts, handles = start_rma(h, n)
         wins = handles.copy_to_host()
         for r in range(ranks):
             h.put(int(wins[r]), r, 0, np.full(n, float(r)), tag=2)

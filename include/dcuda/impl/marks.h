@@ -87,7 +87,9 @@ DCU_FN void dcu_marks_print(const dcuda_state_t *st)
 
 /* The places a call is stamped at (DCU_TRACE_MARK), in the order a
  * pushed collective passes them; a stamp's phase is the time from the
- * stamp before it in that call. */
+ * stamp before it in that call. A WORLD barrier (barrier.h) stamps CHECKS
+ * after its arrival, SEND after its node stores, SPIN once the node's
+ * arrivals are in, AGREE once its device is released. */
 enum {
     DCU_TRACE_BEGIN = 0, /* dcu_trace_on: the call starts */
     DCU_TRACE_RECORD,    /* its record published (api.h) */
@@ -108,7 +110,7 @@ enum {
 /* A row: the last call's stamps, the sums of each site's phase, the calls
  * traced. A stamp is one store (no load on the traced path). */
 typedef struct dcu_trace_row {
-    unsigned long long at[DCU_TRACE_SITES], sum[DCU_TRACE_SITES], hits[DCU_TRACE_SITES];
+    unsigned long long at[DCU_TRACE_SITES], sum[DCU_TRACE_SITES];
     unsigned long long calls;
 } dcu_trace_row_t;
 static __device__ dcu_trace_row_t dcu_trace_rows[DCU_TRACE_RANKS];
@@ -152,7 +154,6 @@ DCU_FN void dcu_trace_off(const dcuda_state_t *st)
         if (next < 0)
             break;
         row->sum[next] += row->at[next] - prev;
-        row->hits[next]++;
         prev = row->at[next];
     }
     row->calls++;
@@ -164,7 +165,7 @@ DCU_FN void dcu_trace_clear(const dcuda_state_t *st)
     if (!row || !dcu_leader())
         return;
     for (int k = 0; k < DCU_TRACE_SITES; k++)
-        row->sum[k] = row->hits[k] = row->at[k] = 0u;
+        row->sum[k] = row->at[k] = 0u;
     row->calls = 0u;
 }
 #define DCU_TRACE_MARK(st, site) dcu_trace_mark(st, site)

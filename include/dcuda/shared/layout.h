@@ -586,7 +586,6 @@ DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 120, "state copies of the context");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 768, "state counters");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 3168, "state fits shared memory budget");
-
 DCUDA_STATIC_ASSERT(sizeof(dcuda_call_words_t) == 32, "call record");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_lib_part_t) == 32 * DCUDA_COMM_IDS * (1 + DCUDA_MAILBOX_SLOTS),
                     "library part");

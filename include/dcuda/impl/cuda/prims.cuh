@@ -263,11 +263,6 @@ DCU_FN void dcu_max_u64(uint64_t *p, uint64_t v)
     atomicMax((unsigned long long *)p, (unsigned long long)v);
 }
 
-/* A remote atomic on the `width`-byte word at addr (aligned): op
- * (dcuda_atomic_op_t) with operand and compare; the word's value before.
- * Fenced on both sides at the target's scope (sys: another GPU or the
- * host; else this GPU), so it is ordered after the rank's earlier stores
- * and before its later accesses, as a notification's release is. */
 /* One acquire-release atomic (atom.acq_rel) on a word of `bits` bits at
  * scope `scope`: op 0 adds, 1 swaps, 2 compares and swaps. */
 #define DCU_ATOM_ACQ_REL(scope, bits, old, p, op, v, c)                                            \
@@ -291,9 +286,11 @@ DCU_FN void dcu_max_u64(uint64_t *p, uint64_t v)
 #define DCU_ATOM_REG32(x) "r"(x)
 #define DCU_ATOM_REG64(x) "l"(x)
 
-/* A remote atomic's read-modify-write: ordered after the thread's earlier
- * accesses (and, after a sync, its block's) and before its later ones, at
- * the system's scope or the GPU's, by the atomic itself (acquire-release),
+/* A remote atomic on the `width`-byte word at addr (aligned): op
+ * (dcuda_atomic_op_t) with operand and compare; the word's value before.
+ * Ordered after the thread's earlier accesses (and, after a sync, its
+ * block's) and before its later ones, at the target's scope (sys: another
+ * GPU or the host; else this GPU), by the atomic itself (acquire-release),
  * where a relaxed atomic between two sequentially consistent fences was
  * stronger than the model asks (a fetch-add between two H200: 9.3 us with
  * the fences, 9.0 without; the rest was the call's checks, atomic.h). */
