@@ -47,17 +47,23 @@ done
 count=$1
 shift
 
-# A port nobody listens on (a busy one makes process 0 fail, saying so).
+# A port no socket of this host uses, below the kernel's ephemeral range
+# (ip_local_port_range), so that no outgoing connection of a test running
+# beside this one can be given it between the pick and process 0's listen
+# (a busy port makes process 0 fail, saying so: that is the documented
+# behaviour for a port the user names, not something to retry here).
 pick_port() {
-    local port
+    local low port
+    low=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+    [ "$low" -gt 12000 ] 2>/dev/null || low=32768
     for _ in $(seq 1 50); do
-        port=$(( 20000 + (RANDOM * 7 + $$) % 30000 ))
-        if ! (ss -ltnH 2>/dev/null || true) | awk '{print $4}' | grep -q ":$port\$"; then
+        port=$(( 10000 + (RANDOM * 7 + $$) % (low - 10000) ))
+        if ! (ss -tanH 2>/dev/null || true) | awk '{print $4}' | grep -q ":$port\$"; then
             echo "$port"
             return
         fi
     done
-    echo $(( 20000 + $$ % 30000 ))
+    echo $(( 10000 + $$ % (low - 10000) ))
 }
 
 name=""

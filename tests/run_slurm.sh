@@ -83,12 +83,23 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 143' TERM INT # a killed run still takes its daemons down
 
-# Two free TCP ports of this namespace, for slurmctld and slurmd.
+# Two free TCP ports of this namespace, for slurmctld and slurmd: bound
+# once here to prove them free, and taken below the kernel's ephemeral
+# range, so that no outgoing connection of a test beside this one can be
+# given them before the daemons listen.
 free_ports() {
-    python3 -c 'import socket
-s = [socket.socket() for _ in range(2)]
-for x in s: x.bind(("", 0))
-print(*(x.getsockname()[1] for x in s))'
+    python3 -c 'import random, socket
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+low = low if low > 12000 else 32768
+got = []
+while len(got) < 2:
+    s = socket.socket()
+    try:
+        s.bind(("", random.randrange(10000, low)))
+        got.append(s)
+    except OSError:
+        s.close()
+print(*(x.getsockname()[1] for x in got))'
 }
 
 # in_host K CMD...: CMD in simulated host K, or here without hosts.
