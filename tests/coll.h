@@ -84,6 +84,7 @@ typedef struct coll_data {
     uint32_t seed;
     int32_t steps;
     int32_t split;      /* the steps take D's split too */
+    int32_t small;      /* every step of the small sizes (none of the large ones) */
     int32_t world;      /* WORLD size the host expects */
     int32_t device;     /* ranks of each process */
     unsigned char *buf; /* [device ranks][coll_rank_bytes(world)] */
@@ -138,7 +139,7 @@ TEST_FN uint32_t coll_hash(uint32_t seed, uint32_t s, uint32_t k)
 /* Step s of a run on communicators of world_size and device_size ranks,
  * and with `split`, split_size (my half's). */
 TEST_FN coll_step_t coll_step(uint32_t seed, int s, int world_size, int device_size, int split,
-                              int split_size)
+                              int split_size, int small)
 {
     static const uint32_t counts[] = { 1u, 2u, 3u, 4u, 5u, 13u, 256u, 1023u, 1024u, 1025u, 2600u };
     static const uint32_t bytes[] = { 0u, 1u, 3u, 12u, 16u, 17u, 4095u, 4096u, 4097u, 9001u };
@@ -160,7 +161,7 @@ TEST_FN coll_step_t coll_step(uint32_t seed, int s, int world_size, int device_s
      * 64 KiB, an allgather's whole array from 63 KiB: impl/coll_ring.h). */
     const int ringed = t.kind == COLL_ALLREDUCE || t.kind == COLL_ALLGATHER ||
                        t.kind == COLL_REDUCE || t.kind == COLL_BROADCAST;
-    int large = (g & 15u) < (ringed ? 10u : 1u);
+    int large = !small && (g & 15u) < (ringed ? 10u : 1u);
     /* An allgather's (an alltoall's) blocks fit the room an allreduce of
      * COLL_MAX_BYTES has, and a reduce-scatter's data COLL_MAX_BYTES. */
     uint64_t block = (uint64_t)COLL_MAX_BYTES * (1u + (uint64_t)dcuda_ceil_log2(size)) /

@@ -1,9 +1,13 @@
 /*
  * Host driver of the collectives' randomized test (coll.h, coll_kernels.c):
  *
- *   dcuda_test_coll coll|split [seed [runs [steps]]]
+ *   dcuda_test_coll coll|split|small [seed [runs [steps]]]
  *
- * `split` adds steps on a split of WORLD by parity (window D).
+ * `split` adds steps on a split of WORLD by parity (window D); `small`
+ * takes every step of the small sizes (none of the large ones that most
+ * reductions and gathers take in `coll`): the forms of small calls
+ * (pushed, reads of parts, through the devices) on both sides of their
+ * thresholds, many times a run.
  * Each run zeroes this process's regions, runs the seeded steps, and
  * checks, for every rank this process owns, what its ranks report (every
  * step done, none wrong, no failed call) and, seen from the host, the
@@ -37,6 +41,9 @@ DCUDA_KERNEL_DECLARE(coll);
 DCUDA_KERNEL_DECLARE(coll_unreachable);
 
 #define COLL_RUNS 2
+/* Runs of `small` (its calls are quick; a run of 24 steps has about two
+ * WORLD allreduces small enough for the reads or the devices). */
+#define COLL_SMALL_RUNS 8
 
 typedef struct coll_run {
     dcuda_host_h h;
@@ -51,8 +58,8 @@ typedef struct coll_run {
 /* Step s as WORLD rank me sees it. */
 static coll_step_t coll_step_of(const coll_data_t *d, int s, int me)
 {
-    return coll_step(d->seed, s, d->world, d->device, d->split,
-                     coll_split_group(me, d->world).size);
+    return coll_step(d->seed, s, d->world, d->device, d->split, coll_split_group(me, d->world).size,
+                     d->small);
 }
 
 /* The last step of WORLD rank me on `on` (COLL_ON_*), or -1. */
@@ -118,19 +125,19 @@ static void coll_one(coll_run_t *m, uint32_t seed)
         coll_check_rank(m, dr);
 }
 
-static int coll_main(int argc, char **argv, int split)
+static int coll_main(int argc, char **argv, int split, int small)
 {
     coll_run_t m;
     memset(&m, 0, sizeof m);
     uint32_t seed = (uint32_t)test_arg(argc, argv, 2, 1);
-    long runs = test_arg(argc, argv, 3, COLL_RUNS);
+    long runs = test_arg(argc, argv, 3, small ? COLL_SMALL_RUNS : COLL_RUNS);
     int steps = (int)test_arg(argc, argv, 4, COLL_STEPS);
     if (!TEST_STATUS(dcuda_host_init(argc, argv, DCUDA_KERNEL_REF(coll), 64, &m.h), DCUDA_OK))
         return 1;
     dcuda_host_get_rank_info(m.h, &m.info);
     test_check_rank_setting(&m.info);
     int mine = m.info.rank_responsible;
-    m.d = (coll_data_t){ 0, steps, split, m.info.rank_count, mine, NULL, NULL, NULL };
+    m.d = (coll_data_t){ 0, steps, split, small, m.info.rank_count, mine, NULL, NULL, NULL };
     int ok = steps >= 1 && steps <= COLL_STEPS;
     TEST_CHECK(ok, "%d steps (1..%d)", steps, COLL_STEPS);
     m.buf_bytes = (size_t)mine * (size_t)coll_rank_bytes(m.d.world, split);
@@ -141,16 +148,20 @@ static int coll_main(int argc, char **argv, int split)
             coll_one(&m, seed + (uint32_t)run);
     printf("%scoll%s: seeds %u..%u, %d ranks (%d here), %d steps: this process's ranks did "
            "%" PRId64 " steps\n",
-           test_who, split ? " with a split" : "", seed, seed + (uint32_t)runs - 1u, m.d.world,
-           mine, steps, m.steps);
+           test_who,
+           split   ? " with a split"
+           : small ? " of small sizes"
+                   : "",
+           seed, seed + (uint32_t)runs - 1u, m.d.world, mine, steps, m.steps);
     test_free_both(m.h, m.buf, m.d.buf);
     test_free_both(m.h, m.res, m.d.res);
     TEST_STATUS(dcuda_host_finish(m.h), DCUDA_OK);
     return 0;
 }
 
-static int run_coll(int argc, char **argv) { return coll_main(argc, argv, 0); }
-static int run_split(int argc, char **argv) { return coll_main(argc, argv, 1); }
+static int run_coll(int argc, char **argv) { return coll_main(argc, argv, 0, 0); }
+static int run_split(int argc, char **argv) { return coll_main(argc, argv, 1, 0); }
+static int run_small(int argc, char **argv) { return coll_main(argc, argv, 0, 1); }
 
 /* See the top. */
 static int run_unreachable(int argc, char **argv)
@@ -171,7 +182,7 @@ static int run_unreachable(int argc, char **argv)
     }
     int mine = info.rank_responsible;
     size_t res_bytes = (size_t)mine * COLL_SLOTS * sizeof(int64_t);
-    coll_data_t d = { 0, 1, 0, info.rank_count, mine, NULL, NULL, NULL };
+    coll_data_t d = { 0, 1, 0, 0, info.rank_count, mine, NULL, NULL, NULL };
     int64_t *res = NULL;
     unsigned char *plain = NULL;
     int ok = TEST_STATUS(dcuda_host_alloc(h, (size_t)mine * COLL_PLAIN_BYTES, (void **)&d.buf),
@@ -201,6 +212,7 @@ int main(int argc, char **argv)
 {
     static const test_case_t cases[] = { { "coll", run_coll },
                                          { "split", run_split },
+                                         { "small", run_small },
                                          { "coll_unreachable", run_unreachable } };
-    return test_main(argc, argv, cases, 3);
+    return test_main(argc, argv, cases, 4);
 }

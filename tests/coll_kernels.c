@@ -111,8 +111,8 @@ TEST_RANK_FN dcuda_status_t coll_call(coll_rank_t *c, const coll_step_t *t)
 
 TEST_RANK_FN void coll_one_step(coll_rank_t *c, int s)
 {
-    coll_step_t t =
-        coll_step(c->seed, s, c->world, c->dsize, c->d->split, c->groups[COLL_ON_SPLIT].size);
+    coll_step_t t = coll_step(c->seed, s, c->world, c->dsize, c->d->split,
+                              c->groups[COLL_ON_SPLIT].size, c->d->small);
     int size = c->groups[t.comm].size;
     coll_fill(c, &t, s, size);
     const unsigned char *src = c->region + coll_user_offset(c->world) + COLL_USER * COLL_STEPS;

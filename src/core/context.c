@@ -155,12 +155,13 @@ static dcuda_status_t alloc_tables(dcuda_host_h h)
     if ((st = alloc_peer_tables(h)) || (st = alloc_node_parts(h)) ||
         (st = dcu_peers_node_members(h)) || (st = alloc_comm_lists(h)))
         return st;
-    /* The library's parts of my ranks (window slot DCUDA_LIB_SLOT): the
-     * other processes of the node map them; the proxy serves puts into
-     * them as into a window's. */
+    /* The library's parts of my ranks (window slot DCUDA_LIB_SLOT) and
+     * the node scratch after them: the other processes of the node map
+     * them; the proxy serves puts into the parts as into a window's. */
     uint64_t stride = dcu_lib_stride(c->world_size, c->node_size, c->device_size);
     c->lib_stride = (uint32_t)stride;
-    if ((st = dcu_mem_alloc(h, (size_t)c->device_size * (size_t)stride, &p)))
+    if ((st = dcu_mem_alloc(h, (size_t)dcu_lib_bytes(c->world_size, c->node_size, c->device_size),
+                            &p)))
         return st;
     c->lib = (dcuda_lib_part_t *)p;
     if ((st = dcu_mem_alloc(h, (size_t)c->device_size * DCUDA_TAG_COUNT * sizeof(uint32_t), &p)))

@@ -491,8 +491,7 @@ static dcuda_status_t fill_tables(dcuda_host_h h)
             (DCUDA_ATOMIC(uint32_t) *)(uintptr_t)dcu_peers_local(h, p, q->push_base, 1);
         peer->lib = (dcuda_lib_part_t *)(uintptr_t)dcu_peers_local(
             h, p, q->lib_base,
-            (uint64_t)peer->rank_count *
-                dcu_lib_stride(h->image.world_size, h->image.node_size, peer->rank_count));
+            dcu_lib_bytes(h->image.world_size, h->image.node_size, peer->rank_count));
         if (!peer->notifs || !peer->win_world || !peer->node_push || !peer->lib) {
             dcu_msg_error("the tables of process %d are not mapped in process %d", p, me);
             free(segs);

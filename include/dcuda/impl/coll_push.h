@@ -61,69 +61,6 @@ DCU_FN const char *dcu_push_from(const dcuda_state_t *st, int comm, int j, uint3
            sizeof(dcuda_call_words_t);
 }
 
-/* ---- combining P members' elements in rank order ----------------------------------- */
-
-#if defined(__CUDACC__)
-template <typename T, typename Op>
-static __device__ __forceinline__ void dcu_push_combine_as(T *out, const char *const *src, int P,
-                                                           size_t count, Op op)
-{
-    for (size_t i = threadIdx.x; i < count; i += blockDim.x) {
-        T acc = __ldcg((const T *)src[0] + i);
-        for (int j = 1; j < P; j++)
-            acc = op(acc, __ldcg((const T *)src[j] + i));
-        out[i] = acc;
-    }
-}
-
-template <typename T>
-static __device__ void dcu_push_combine_t(T *out, const char *const *src, int P, size_t count,
-                                          int op)
-{
-    if (op == DCUDA_SUM)
-        dcu_push_combine_as(out, src, P, count, dcu_op_sum());
-    else if (op == DCUDA_MIN)
-        dcu_push_combine_as(out, src, P, count, dcu_op_min());
-    else
-        dcu_push_combine_as(out, src, P, count, dcu_op_max());
-}
-#define DCU_PUSH_COMBINE(T, out, src, P, count, op)                                                \
-    dcu_push_combine_t<T>((T *)(out), src, P, count, op)
-#else
-/* One thread: element by element, every source read before the result
- * is written (a source may be the result's own place). */
-#define DCU_PUSH_COMBINE(T, out, src, P, count, op)                                                \
-    do {                                                                                           \
-        T *o_ = (T *)(out);                                                                        \
-        for (size_t i_ = 0; i_ < (count); i_++) {                                                  \
-            T acc_ = ((const T *)(src)[0])[i_];                                                    \
-            for (int j_ = 1; j_ < (P); j_++) {                                                     \
-                T b_ = ((const T *)(src)[j_])[i_];                                                 \
-                acc_ = (op) == DCUDA_SUM   ? acc_ + b_                                             \
-                       : (op) == DCUDA_MIN ? (b_ < acc_ ? b_ : acc_)                               \
-                                           : (b_ > acc_ ? b_ : acc_);                              \
-            }                                                                                      \
-            o_[i_] = acc_;                                                                         \
-        }                                                                                          \
-    } while (0)
-#endif
-
-/* out[i] = src[0][i] op src[1][i] op ... op src[P-1][i] for i < count, by
- * the rank's threads (in step again on return). */
-DCU_FN_COLD void dcu_push_combine(void *out, const char *const *src, int P, size_t count, int type,
-                                  int op)
-{
-    if (type == DCUDA_INT32)
-        DCU_PUSH_COMBINE(int32_t, out, src, P, count, op);
-    else if (type == DCUDA_INT64)
-        DCU_PUSH_COMBINE(int64_t, out, src, P, count, op);
-    else if (type == DCUDA_FLOAT)
-        DCU_PUSH_COMBINE(float, out, src, P, count, op);
-    else
-        DCU_PUSH_COMBINE(double, out, src, P, count, op);
-    dcu_sync();
-}
-
 /* ---- the calls ------------------------------------------------------------------------- */
 
 /* What a pushed call is: its kind (DCU_LOCAL_*), datatype, op, root, and
@@ -253,7 +190,7 @@ DCU_FN_COLD void dcu_push_result(dcuda_state_t *st, const dcu_push_t *c, size_t 
         if (c->kind == DCU_LOCAL_REDUCE && c->me != c->root)
             break;
         src[c->me] = c->kind == DCU_LOCAL_REDUCE_SCATTER ? c->data + (size_t)c->me * b : c->data;
-        dcu_push_combine(c->data, src, c->P, count, c->type, c->op);
+        dcu_combine_from(c->data, src, c->P, count, c->type, c->op);
         break;
     }
     dcu_sync();

@@ -204,6 +204,14 @@ DCU_HD uint64_t dcu_lib_stride(int world, int node, int device)
            dcu_push_area(device);
 }
 
+/* Bytes of a process's library allocation: its `device` ranks' parts,
+ * then its node scratch (DCUDA_NODE_SCRATCH_BYTES). */
+DCU_HD uint64_t dcu_lib_bytes(int world, int node, int device)
+{
+    return (uint64_t)device * dcu_lib_stride(world, node, device) +
+           (uint64_t)DCUDA_NODE_SCRATCH_BYTES;
+}
+
 /* Where comm's push slots (WORLD, DEVICE or NODE) start in a part. */
 DCU_HD uint64_t dcu_push_at(int comm, int world, int node)
 {

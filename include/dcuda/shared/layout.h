@@ -209,6 +209,11 @@ typedef struct dcuda_lib_part {
 #define DCUDA_PUSH_MAX_RANKS 8
 #define DCUDA_PUSH_BYTES 4096u
 #define DCUDA_PUSH_SLOT (DCUDA_PUSH_BYTES + 64u) /* a record, the data, 64-byte aligned */
+/* After a process's ranks' library parts, its node scratch: where its
+ * device rank 0 leaves its device's share of a WORLD allreduce that goes
+ * through the devices (impl/coll_local.h: dcu_node_allreduce), read by
+ * every rank of the node. */
+#define DCUDA_NODE_SCRATCH_BYTES 16384u
 
 /* How a rank reaches another: the path id of its put routes and of each
  * process in the peer table. The rank engine routes every put and notify by
