@@ -67,7 +67,15 @@ enum bench_mode {
     BENCH_ATOMIC = 32,
     /* WORLD rank 0's dcuda_atomic fetch-add of 1 on the first word of process
      * 1's first rank's part (the peer get's ranks and windows) */
-    BENCH_PEER_ATOMIC = 33
+    BENCH_PEER_ATOMIC = 33,
+    /* A device's data spread over its ranks: every rank's call on a window
+     * of its group across the devices (WORLD split by device rank: one rank
+     * a device), all groups at once; size bytes a rank. dcuda_allreduce of
+     * size / 4 floats (sum), dcuda_allgather of size bytes a rank,
+     * dcuda_broadcast of size bytes from the group's rank 0. */
+    BENCH_ALLREDUCE_ACROSS = 34,
+    BENCH_ALLGATHER_ACROSS = 35,
+    BENCH_BROADCAST_ACROSS = 36
 };
 
 #if defined(__CUDACC__)
@@ -106,7 +114,16 @@ BENCH_FN int bench_family_of(int mode)
 BENCH_FN int bench_world_mode(int mode)
 {
     return (mode >= BENCH_BARRIER_WORLD && mode <= BENCH_ALLTOALL) ||
-           (mode >= BENCH_ALLREDUCE_RING && mode <= BENCH_REDUCE_SCATTER_USER);
+           (mode >= BENCH_ALLREDUCE_RING && mode <= BENCH_REDUCE_SCATTER_USER) ||
+           (mode >= BENCH_ALLREDUCE_ACROSS && mode <= BENCH_BROADCAST_ACROSS);
+}
+
+/* Modes whose calls take a window of the rank's group (a split of WORLD:
+ * its half by parity, or its ranks across the devices by device rank). */
+BENCH_FN int bench_group_mode(int mode)
+{
+    return mode == BENCH_PAIR_HALF || mode == BENCH_ALLREDUCE_HALF ||
+           (mode >= BENCH_ALLREDUCE_ACROSS && mode <= BENCH_BROADCAST_ACROSS);
 }
 
 /* The collectives a user writes with dcuda_put_notify (bench_kernel.c). */
@@ -123,7 +140,7 @@ BENCH_FN int bench_user_mode(int mode)
 enum bench_check {
     BENCH_CHECK_NONE = 0,
     BENCH_CHECK_SUM = 1,          /* floats: every part ends with the sum over the ranks */
-    BENCH_CHECK_SUM_HALF = 2,     /* the same over my half of WORLD (split by parity) */
+    BENCH_CHECK_SUM_HALF = 2,     /* the same over my group (bench_group_mode) */
     BENCH_CHECK_ROOT_SUM = 3,     /* the reduce: the root's part holds the sum */
     BENCH_CHECK_SCATTER = 4,      /* dcuda_reduce_scatter: my first count floats are
                                    * block r of the sum */
@@ -142,6 +159,7 @@ BENCH_FN int bench_check_of(int mode)
     case BENCH_ALLREDUCE_RING:
         return BENCH_CHECK_SUM;
     case BENCH_ALLREDUCE_HALF:
+    case BENCH_ALLREDUCE_ACROSS:
         return BENCH_CHECK_SUM_HALF;
     case BENCH_REDUCE:
         return BENCH_CHECK_ROOT_SUM;
@@ -151,9 +169,11 @@ BENCH_FN int bench_check_of(int mode)
         return BENCH_CHECK_RING_SCATTER;
     case BENCH_BROADCAST:
     case BENCH_BROADCAST_USER:
+    case BENCH_BROADCAST_ACROSS:
         return BENCH_CHECK_BROADCAST;
     case BENCH_ALLGATHER:
     case BENCH_ALLGATHER_USER:
+    case BENCH_ALLGATHER_ACROSS:
         return BENCH_CHECK_GATHER;
     case BENCH_ALLTOALL:
         return BENCH_CHECK_ALLTOALL;

@@ -49,6 +49,10 @@ int bench_rate_every_size(void);
 void bench_world_barrier(dcuda_host_h h, int ranks, int iters, const char *prefix);
 void bench_comm_rows(dcuda_host_h h, int ranks, int devices, int iters, const sweep_t *w,
                      const char *prefix);
+/* The collectives of a device's data spread over its ranks, across the
+ * devices (bench_world.c: rows across_*). */
+void bench_across_rows(dcuda_host_h h, int ranks, int devices, int iters, const sweep_t *w,
+                       const char *prefix);
 /* The collectives at sizes[0 .. 5) (within -m); their rate rows at the
  * smallest size run, or at every size when `rates`. */
 void bench_world_collectives(dcuda_host_h h, int ranks, int devices, int iters, const size_t *sizes,

@@ -567,8 +567,8 @@ DCUDA_RANK_FN int bench_pair_rank(dcuda_state_t *st)
 }
 
 /* One call of a WORLD mode, on window win (my part at `part`); `half`:
- * my half of WORLD (BENCH_BARRIER_HALF, and the _HALF modes, whose win is
- * a window of it). */
+ * my group of WORLD (BENCH_BARRIER_HALF, and bench_group_mode's modes,
+ * whose win is a window of it). */
 DCUDA_RANK_FN void bench_world_call(dcuda_state_t *st, const bench_args_t *a, dcuda_win_t win,
                                     char *part, int half)
 {
@@ -597,9 +597,10 @@ DCUDA_RANK_FN void bench_world_call(dcuda_state_t *st, const bench_args_t *a, dc
         user_alltoall(st, win, part, a->size);
     else if (a->mode == BENCH_BARRIER_WORLD)
         dcuda_comm_barrier(st, DCUDA_COMM_WORLD);
-    else if (a->mode == BENCH_ALLREDUCE || a->mode == BENCH_ALLREDUCE_HALF)
+    else if (a->mode == BENCH_ALLREDUCE || a->mode == BENCH_ALLREDUCE_HALF ||
+             a->mode == BENCH_ALLREDUCE_ACROSS)
         dcuda_allreduce(st, win, 0, a->size / 4, DCUDA_FLOAT, DCUDA_SUM);
-    else if (a->mode == BENCH_ALLGATHER)
+    else if (a->mode == BENCH_ALLGATHER || a->mode == BENCH_ALLGATHER_ACROSS)
         dcuda_allgather(st, win, 0, a->size);
     else if (a->mode == BENCH_REDUCE)
         dcuda_reduce(st, win, 0, a->size / 4, DCUDA_FLOAT, DCUDA_SUM, a->peer);
@@ -625,7 +626,7 @@ DCUDA_RANK_FN void bench_world_check(dcuda_state_t *st, const bench_args_t *a, d
     dcuda_comm_size(st, DCUDA_COMM_WORLD, &p);
     dcuda_comm_rank(st, DCUDA_COMM_WORLD, &r);
     int h = r, ph = p; /* my rank and the ranks the data is over */
-    if (check == BENCH_CHECK_SUM_HALF) {
+    if (bench_group_mode(a->mode)) {
         dcuda_comm_rank(st, half, &h);
         dcuda_comm_size(st, half, &ph);
     }
@@ -666,9 +667,10 @@ DCUDA_RANK_FN void bench_world(dcuda_state_t *st, const bench_args_t *a)
     dcuda_win_create(st, DCUDA_COMM_WORLD, part, a->stride, &win);
     int half = DCUDA_COMM_NULL;
     dcuda_win_t on = win; /* the window the calls take */
-    const int on_half = a->mode == BENCH_PAIR_HALF || a->mode == BENCH_ALLREDUCE_HALF;
+    const int on_half = bench_group_mode(a->mode);
+    const int across = a->mode >= BENCH_ALLREDUCE_ACROSS && a->mode <= BENCH_BROADCAST_ACROSS;
     if (a->mode == BENCH_BARRIER_HALF || on_half)
-        dcuda_comm_split(st, DCUDA_COMM_WORLD, r % 2, r, win, 0, &half);
+        dcuda_comm_split(st, DCUDA_COMM_WORLD, across ? me : r % 2, r, win, 0, &half);
     if (on_half)
         dcuda_win_create(st, half, part, a->stride, &on);
     if (bench_check_of(a->mode) != BENCH_CHECK_NONE)

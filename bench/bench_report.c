@@ -60,6 +60,7 @@ static int block_a_rank(int mode)
     switch (mode) {
     case BENCH_ALLGATHER:
     case BENCH_ALLGATHER_USER:
+    case BENCH_ALLGATHER_ACROSS:
     case BENCH_REDUCE_SCATTER:
     case BENCH_REDUCE_SCATTER_USER:
     case BENCH_ALLTOALL:
@@ -79,9 +80,11 @@ double bench_bus_factor(int mode, int ranks)
     case BENCH_ALLREDUCE:
     case BENCH_ALLREDUCE_RING:
     case BENCH_ALLREDUCE_HALF:
+    case BENCH_ALLREDUCE_ACROSS:
         return 2.0 * (n - 1) / n;
     case BENCH_BROADCAST:
     case BENCH_BROADCAST_USER:
+    case BENCH_BROADCAST_ACROSS:
     case BENCH_REDUCE:
         return 1.0;
     default:
@@ -319,6 +322,9 @@ int bench_self_test(FILE *out)
     expect(out, "busbw broadcast 16", bench_bus_factor(BENCH_BROADCAST, 16), 1.0);
     expect(out, "busbw reduce 3", bench_bus_factor(BENCH_REDUCE, 3), 1.0);
     expect(out, "busbw barrier", bench_bus_factor(BENCH_BARRIER_WORLD, 4), -1.0);
+    expect(out, "busbw allreduce across 4", bench_bus_factor(BENCH_ALLREDUCE_ACROSS, 4), 1.5);
+    expect(out, "busbw allgather across 4", bench_bus_factor(BENCH_ALLGATHER_ACROSS, 4), 0.75);
+    expect(out, "busbw broadcast across 2", bench_bus_factor(BENCH_BROADCAST_ACROSS, 2), 1.0);
     expect(out, "algbw bytes allgather", bench_alg_bytes(BENCH_ALLGATHER, 1024, 4), 4096);
     expect(out, "algbw bytes allreduce", bench_alg_bytes(BENCH_ALLREDUCE, 1024, 4), 1024);
 

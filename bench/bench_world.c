@@ -213,3 +213,57 @@ void bench_world_collectives(dcuda_host_h h, int ranks, int devices, int iters, 
     }
     dcuda_host_free(h, a.dst);
 }
+
+/* A device's data spread over its ranks, every rank of every device
+ * moving its share at once (the form of nccl-tests' rows on GPUs, whose
+ * buffer is a GPU's): each rank calls the collective on a window of its
+ * group across the devices (WORLD split by device rank: one rank a
+ * device). Rows `prefix`across_<name>, at 1, 8 and 64 MiB a device
+ * (within -m), with the devices as the ranks: an allreduce's bytes are a
+ * device's (its ranks' shares together), an allgather's a device's block,
+ * a broadcast's a device's; algbw and busbw over the devices as
+ * nccl-tests' over GPUs. Only where every process holds `devices` ranks
+ * (the groups alike) and there are several. */
+void bench_across_rows(dcuda_host_h h, int ranks, int devices, int iters, const sweep_t *w,
+                       const char *prefix)
+{
+    static const size_t sizes[] = { 1u << 20, 8u << 20, 64u << 20 };
+    static const struct {
+        int mode;
+        const char *name;
+    } rows[] = { { BENCH_ALLREDUCE_ACROSS, "across_allreduce_sum_float" },
+                 { BENCH_ALLGATHER_ACROSS, "across_allgather" },
+                 { BENCH_BROADCAST_ACROSS, "across_broadcast" } };
+    const int groups = devices > 0 ? ranks / devices : 0; /* the devices */
+    if (groups < 2 || groups * devices != ranks)
+        return;
+    bench_args_t a = { 0 };
+    size_t room = dcuda_comm_split_room(ranks);
+    for (int k = 0; k < 3; k++) {
+        const size_t share = sizes[k] / (size_t)devices / 64u * 64u; /* a rank's, whole floats */
+        const size_t need = dcuda_allreduce_room(groups, share / 4, DCUDA_FLOAT);
+        if (bench_in_sweep(w, sizes[k]) && need > room)
+            room = need;
+    }
+    if (world_parts(h, &a, room, ranks, devices))
+        return;
+    for (int c = 0; c < (int)(sizeof rows / sizeof rows[0]); c++)
+        for (int k = 0; k < 3; k++) {
+            if (!bench_in_sweep(w, sizes[k]))
+                continue;
+            const size_t share = sizes[k] / (size_t)devices / 64u * 64u;
+            const int gather = rows[c].mode == BENCH_ALLGATHER_ACROSS;
+            a.mode = rows[c].mode;
+            a.size = gather ? share / (size_t)groups / 64u * 64u : share;
+            if (a.size == 0)
+                continue;
+            a.iters = iters / (int)(sizes[k] >> 16) + 2; /* 1 MiB: a sixteenth */
+            a.warmup = a.iters / 10 + 1;
+            bench_result_t r;
+            char what[64];
+            snprintf(what, sizeof what, "%s%s", prefix, rows[c].name);
+            if (bench_measure(h, &a, &r))
+                bench_report_collective(what, a.mode, groups, a.size * (size_t)devices, &r);
+        }
+    dcuda_host_free(h, a.dst);
+}

@@ -731,6 +731,7 @@ static int every_rank_world_rows(const bench_opts_t *o, const char *all, int ite
     bench_comm_rows(h, info->rank_count, info->rank_responsible, iters, w, "");
     bench_world_collectives(h, info->rank_count, info->rank_responsible, iters, world_sizes, w, "",
                             0);
+    bench_across_rows(h, info->rank_count, info->rank_responsible, iters, w, "");
     finish_family(h);
     return 0;
 }
