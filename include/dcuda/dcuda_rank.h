@@ -363,7 +363,9 @@ DCUDA_RANK_API dcuda_status_t dcuda_broadcast(dcuda_state_t *st, dcuda_win_t win
  * then scratch the call overwrites. A sum of floating-point values may
  * differ from a serial one in its last bits (the order is the algorithm's:
  * a tree's, a ring's, or, ranks of one device reading each other's parts,
- * one that every rank shares). */
+ * one that every rank shares; on a node of several processes, each
+ * device's sum, then the devices' in process order, the same at every
+ * rank). */
 DCUDA_RANK_API dcuda_status_t dcuda_allreduce(dcuda_state_t *st, dcuda_win_t win, size_t offset,
                                               size_t count, dcuda_datatype_t type, dcuda_op_t op);
 /* Every rank's size bytes at offset + rank * size of its part (rank in the
