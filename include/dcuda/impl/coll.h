@@ -157,6 +157,8 @@ DCU_FN dcuda_status_t dcu_allreduce(dcuda_state_t *st, uint32_t win, size_t offs
                                   DCU_NODE_ALLREDUCE_MAX))
         return dcu_local_run(st, win, offset, count,
                              dcu_local_args(DCU_LOCAL_ALLREDUCE, type, op, 0));
+    if (dcu_node_sliced_takes(st, win, count, type, op))
+        return dcu_node_allreduce_sliced(st, win, offset, count, type, op);
     int comm = dcu_win_comm(win);
     dcu_tree_t t = { 0, 1, -1, 0, 0 }; /* set by dcu_reduction_start */
     char *data = 0;
