@@ -45,12 +45,15 @@
  * 76 us by reads and 81 by the tree, 1 MiB 819 against 481 by the chain;
  * at 32 ranks 1 MiB 85 against 138. An allreduce of 8 B at 528 ranks took
  * 56 us by reads against 98, but 1 KiB at 32 (32 KiB read) 52 against
- * 41. A reduce's reads, which only its root makes, lost at 528 ranks (30
- * against 23 us for 8 B): it keeps its tree. The gathers' limit stands
- * (an alltoall of 8 B a block at 528 ranks: 31 us against 2.2 ms). */
+ * 41. A reduce's reads, which only its root made, lost at 528 ranks (30
+ * against 23 us for 8 B); the allreduce and the reduce now go through
+ * the devices instead (dcu_node_allreduce: one rank a device reads its
+ * device's parts, then a rank one share a process), the same limit (not
+ * measured on GPUs yet). The gathers' limit stands (an alltoall of 8 B a
+ * block at 528 ranks: 31 us against 2.2 ms). */
 #define DCU_NODE_BCAST_MAX (64u << 20)
 #define DCU_NODE_ALLREDUCE_MAX 16384u
-#define DCU_NODE_REDUCE_MAX 0u
+#define DCU_NODE_REDUCE_MAX DCU_NODE_ALLREDUCE_MAX
 #define DCU_NODE_GATHER_MAX DCU_LOCAL_GATHER_MAX
 
 /* Is every rank of comm on my device, its part read by a plain load? */
@@ -400,11 +403,12 @@ DCU_FN const char *dcu_node_scratch(const dcuda_state_t *st, int p)
            DCUDA_NODE_SCRATCH_BYTES;
 }
 
-/* An allreduce of WORLD over the processes of a node, through the
- * devices: once every rank has called it, each device's rank 0 combines
- * its device's parts (local reads) into its process's node scratch; once
- * every share is there (a second barrier), every rank combines the
- * shares in process order into its own data. Where every rank read
+/* An allreduce (a reduce: has_root) of WORLD over the processes of a
+ * node, through the devices: once every rank has called it, each
+ * device's rank 0 combines its device's parts (local reads) into its
+ * process's node scratch; once every share is there (a second barrier),
+ * every rank (the root) combines the shares in process order into its
+ * own data. Where every rank read
  * every part (P x ranks loads over the links: 1,056 ranks of four H200
  * took 172.9 us for 8 bytes, 22.6 barriers), each reads one share a
  * process. Every rank combines the same shares in the same order, so
@@ -412,14 +416,15 @@ DCU_FN const char *dcu_node_scratch(const dcuda_state_t *st, int p)
  * written again only after the next such call's first barrier, which no
  * rank passes before every rank has left this one. */
 DCU_FN_COLD dcuda_status_t dcu_node_allreduce(dcuda_state_t *st, uint32_t win, size_t offset,
-                                              size_t count, int type, int op)
+                                              size_t count, int type, int op, int has_root,
+                                              int root)
 {
-    static const char call[] = "dcuda_allreduce";
+    const char *call = has_root ? "dcuda_reduce" : "dcuda_allreduce";
     dcu_tree_t t = { 0, 1, -1, 0, 0 }; /* set by dcu_reduction_start */
     char *data = 0;
     uint64_t bytes = 0;
-    dcuda_status_t s =
-        dcu_reduction_start(st, win, offset, count, type, op, 0, 0, &t, &data, &bytes, call);
+    dcuda_status_t s = dcu_reduction_start(st, win, offset, count, type, op, has_root, root, &t,
+                                           &data, &bytes, call);
     if (s == DCUDA_OK)
         s = dcu_local_parts_hold(st, win, offset,
                                  dcuda_allreduce_room(t.size, count, (dcuda_datatype_t)type),
@@ -435,7 +440,7 @@ DCU_FN_COLD dcuda_status_t dcu_node_allreduce(dcuda_state_t *st, uint32_t win, s
                                 (void *)dcu_node_scratch(st, st->process_index));
     }
     s = dcu_comm_barrier_any(st, DCU_COMM_WORLD, call); /* every share is in */
-    if (s != DCUDA_OK)
+    if (s != DCUDA_OK || (has_root && t.me != root))
         return s;
     const char *shares[DCUDA_MAX_NODE_PROCESSES];
     for (int p = 0; p < st->process_count; p++)
@@ -665,11 +670,12 @@ DCU_FN_COLD dcuda_status_t dcu_local_run(dcuda_state_t *st, uint32_t win, size_t
     case DCU_LOCAL_BROADCAST:
         return dcu_local_broadcast(st, win, offset, n, root);
     case DCU_LOCAL_ALLREDUCE:
+    case DCU_LOCAL_REDUCE: {
+        const int has_root = kind == DCU_LOCAL_REDUCE;
         return dcu_coll_device(st, dcu_win_comm(win))
-                   ? dcu_local_reduce(st, win, offset, n, type, op, 0, 0)
-                   : dcu_node_allreduce(st, win, offset, n, type, op);
-    case DCU_LOCAL_REDUCE:
-        return dcu_local_reduce(st, win, offset, n, type, op, 1, root);
+                   ? dcu_local_reduce(st, win, offset, n, type, op, has_root, root)
+                   : dcu_node_allreduce(st, win, offset, n, type, op, has_root, root);
+    }
     case DCU_LOCAL_REDUCE_SCATTER:
         return dcu_local_reduce_scatter(st, win, offset, n, type, op);
     case DCU_LOCAL_ALLGATHER:
