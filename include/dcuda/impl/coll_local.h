@@ -354,6 +354,25 @@ DCU_FN_COLD dcuda_status_t dcu_local_broadcast(dcuda_state_t *st, uint32_t win, 
     return dcu_comm_barrier_any(st, comm, call); /* every rank has read it */
 }
 
+/* A reduction's checks where ranks read each other's parts: the call's
+ * own (*t, *data and *bytes as dcu_reduction_start gives them), then
+ * every part's room and alignment, then every rank in (dcu_local_all_in). */
+DCU_FN_COLD dcuda_status_t dcu_local_reduction_start(dcuda_state_t *st, uint32_t win, size_t offset,
+                                                     size_t count, int type, int op, int has_root,
+                                                     int root, dcu_tree_t *t, char **data,
+                                                     uint64_t *bytes, const char *call)
+{
+    dcuda_status_t s =
+        dcu_reduction_start(st, win, offset, count, type, op, has_root, root, t, data, bytes, call);
+    if (s == DCUDA_OK)
+        s = dcu_local_parts_hold(st, win, offset,
+                                 dcuda_allreduce_room(t->size, count, (dcuda_datatype_t)type),
+                                 dcuda_datatype_bytes((dcuda_datatype_t)type), call);
+    if (s == DCUDA_OK)
+        s = dcu_local_all_in(st, dcu_win_comm(win), call); /* every rank's data is in */
+    return s;
+}
+
 /* The op over every rank of the count elements at offset, into every
  * rank's data (an allreduce) or root's (has_root): first into my scratch
  * (the bytes after the data), which nobody reads, then, once every rank
@@ -365,18 +384,12 @@ DCU_FN_COLD dcuda_status_t dcu_local_reduce(dcuda_state_t *st, uint32_t win, siz
     dcu_tree_t t = { 0, 1, -1, 0, 0 }; /* set by dcu_reduction_start */
     char *data = 0;
     uint64_t bytes = 0;
-    dcuda_status_t s = dcu_reduction_start(st, win, offset, count, type, op, has_root, root, &t,
-                                           &data, &bytes, call);
-    if (s == DCUDA_OK)
-        s = dcu_local_parts_hold(st, win, offset,
-                                 dcuda_allreduce_room(t.size, count, (dcuda_datatype_t)type),
-                                 dcuda_datatype_bytes((dcuda_datatype_t)type), call);
+    dcuda_status_t s = dcu_local_reduction_start(st, win, offset, count, type, op, has_root, root,
+                                                 &t, &data, &bytes, call);
     if (s != DCUDA_OK)
         return s;
     int comm = dcu_win_comm(win);
     const int mine = !has_root || t.me == root;
-    if ((s = dcu_local_all_in(st, comm, call)) != DCUDA_OK) /* every rank's data is in */
-        return s;
     if (mine)
         dcu_local_combine(st, comm, dcu_win_slot(win), offset, count, type, op, data + bytes);
     if ((s = dcu_comm_barrier_any(st, comm, call)) != DCUDA_OK) /* every rank has read my data */
@@ -423,14 +436,8 @@ DCU_FN_COLD dcuda_status_t dcu_node_allreduce(dcuda_state_t *st, uint32_t win, s
     dcu_tree_t t = { 0, 1, -1, 0, 0 }; /* set by dcu_reduction_start */
     char *data = 0;
     uint64_t bytes = 0;
-    dcuda_status_t s = dcu_reduction_start(st, win, offset, count, type, op, has_root, root, &t,
-                                           &data, &bytes, call);
-    if (s == DCUDA_OK)
-        s = dcu_local_parts_hold(st, win, offset,
-                                 dcuda_allreduce_room(t.size, count, (dcuda_datatype_t)type),
-                                 dcuda_datatype_bytes((dcuda_datatype_t)type), call);
-    if (s == DCUDA_OK)
-        s = dcu_local_all_in(st, DCU_COMM_WORLD, call); /* every rank's data is in */
+    dcuda_status_t s = dcu_local_reduction_start(st, win, offset, count, type, op, has_root, root,
+                                                 &t, &data, &bytes, call);
     if (s != DCUDA_OK)
         return s;
     if (st->device_rank == 0) {
@@ -502,13 +509,7 @@ DCU_FN_COLD dcuda_status_t dcu_node_allreduce_sliced(dcuda_state_t *st, uint32_t
     uint64_t bytes = 0;
     const size_t elem = dcuda_datatype_bytes((dcuda_datatype_t)type);
     dcuda_status_t s =
-        dcu_reduction_start(st, win, offset, count, type, op, 0, 0, &t, &data, &bytes, call);
-    if (s == DCUDA_OK)
-        s = dcu_local_parts_hold(st, win, offset,
-                                 dcuda_allreduce_room(t.size, count, (dcuda_datatype_t)type), elem,
-                                 call);
-    if (s == DCUDA_OK)
-        s = dcu_local_all_in(st, DCU_COMM_WORLD, call); /* every rank's data is in */
+        dcu_local_reduction_start(st, win, offset, count, type, op, 0, 0, &t, &data, &bytes, call);
     if (s != DCUDA_OK)
         return s;
     const dcuda_win_entry_t *parts = dcu_local_parts(st, DCU_COMM_WORLD, dcu_win_slot(win));
