@@ -110,20 +110,25 @@ BENCH_FN int bench_family_of(int mode)
     return BENCH_FAMILY_RUNTIME;
 }
 
+/* The modes of a device's data spread over its ranks (the _ACROSS ones). */
+BENCH_FN int bench_across_mode(int mode)
+{
+    return mode >= BENCH_ALLREDUCE_ACROSS && mode <= BENCH_BROADCAST_ACROSS;
+}
+
 /* Modes every rank of every process takes part in (a WORLD collective). */
 BENCH_FN int bench_world_mode(int mode)
 {
     return (mode >= BENCH_BARRIER_WORLD && mode <= BENCH_ALLTOALL) ||
            (mode >= BENCH_ALLREDUCE_RING && mode <= BENCH_REDUCE_SCATTER_USER) ||
-           (mode >= BENCH_ALLREDUCE_ACROSS && mode <= BENCH_BROADCAST_ACROSS);
+           bench_across_mode(mode);
 }
 
 /* Modes whose calls take a window of the rank's group (a split of WORLD:
  * its half by parity, or its ranks across the devices by device rank). */
 BENCH_FN int bench_group_mode(int mode)
 {
-    return mode == BENCH_PAIR_HALF || mode == BENCH_ALLREDUCE_HALF ||
-           (mode >= BENCH_ALLREDUCE_ACROSS && mode <= BENCH_BROADCAST_ACROSS);
+    return mode == BENCH_PAIR_HALF || mode == BENCH_ALLREDUCE_HALF || bench_across_mode(mode);
 }
 
 /* The collectives a user writes with dcuda_put_notify (bench_kernel.c). */

@@ -668,9 +668,9 @@ DCUDA_RANK_FN void bench_world(dcuda_state_t *st, const bench_args_t *a)
     int half = DCUDA_COMM_NULL;
     dcuda_win_t on = win; /* the window the calls take */
     const int on_half = bench_group_mode(a->mode);
-    const int across = a->mode >= BENCH_ALLREDUCE_ACROSS && a->mode <= BENCH_BROADCAST_ACROSS;
     if (a->mode == BENCH_BARRIER_HALF || on_half)
-        dcuda_comm_split(st, DCUDA_COMM_WORLD, across ? me : r % 2, r, win, 0, &half);
+        dcuda_comm_split(st, DCUDA_COMM_WORLD, bench_across_mode(a->mode) ? me : r % 2, r, win, 0,
+                         &half);
     if (on_half)
         dcuda_win_create(st, half, part, a->stride, &on);
     if (bench_check_of(a->mode) != BENCH_CHECK_NONE)

@@ -214,6 +214,10 @@ void bench_world_collectives(dcuda_host_h h, int ranks, int devices, int iters, 
     dcuda_host_free(h, a.dst);
 }
 
+/* A rank's share of `size` bytes a device spread over its `ranks`: whole
+ * 64-byte pieces (whole floats). */
+static size_t across_share(size_t size, int ranks) { return size / (size_t)ranks / 64u * 64u; }
+
 /* A device's data spread over its ranks, every rank of every device
  * moving its share at once (the form of nccl-tests' rows on GPUs, whose
  * buffer is a GPU's): each rank calls the collective on a window of its
@@ -240,7 +244,7 @@ void bench_across_rows(dcuda_host_h h, int ranks, int devices, int iters, const 
     bench_args_t a = { 0 };
     size_t room = dcuda_comm_split_room(ranks);
     for (int k = 0; k < 3; k++) {
-        const size_t share = sizes[k] / (size_t)devices / 64u * 64u; /* a rank's, whole floats */
+        const size_t share = across_share(sizes[k], devices);
         const size_t need = dcuda_allreduce_room(groups, share / 4, DCUDA_FLOAT);
         if (bench_in_sweep(w, sizes[k]) && need > room)
             room = need;
@@ -251,10 +255,9 @@ void bench_across_rows(dcuda_host_h h, int ranks, int devices, int iters, const 
         for (int k = 0; k < 3; k++) {
             if (!bench_in_sweep(w, sizes[k]))
                 continue;
-            const size_t share = sizes[k] / (size_t)devices / 64u * 64u;
-            const int gather = rows[c].mode == BENCH_ALLGATHER_ACROSS;
+            const size_t share = across_share(sizes[k], devices);
             a.mode = rows[c].mode;
-            a.size = gather ? share / (size_t)groups / 64u * 64u : share;
+            a.size = a.mode == BENCH_ALLGATHER_ACROSS ? across_share(share, groups) : share;
             if (a.size == 0)
                 continue;
             a.iters = iters / (int)(sizes[k] >> 16) + 2; /* 1 MiB: a sixteenth */

@@ -10,7 +10,7 @@
  * a rank's part is its own again when the call returns. A reduction
  * combines the parts in the same order on every rank, so that every rank
  * gets the same bits. An allreduce on a node goes through the devices
- * instead (dcu_node_allreduce): one rank a device reads its device's
+ * instead (dcu_node_reduce): one rank a device reads its device's
  * parts, every rank one share a process. Out of line: inlined, the
  * reads' registers would be saved around every collective of a kernel.
  */
@@ -47,7 +47,7 @@
  * 56 us by reads against 98, but 1 KiB at 32 (32 KiB read) 52 against
  * 41. A reduce's reads, which only its root made, lost at 528 ranks (30
  * against 23 us for 8 B); the allreduce and the reduce now go through
- * the devices instead (dcu_node_allreduce: one rank a device reads its
+ * the devices instead (dcu_node_reduce: one rank a device reads its
  * device's parts, then a rank one share a process), the same limit (not
  * measured on GPUs yet). The gathers' limit stands (an alltoall of 8 B a
  * block at 528 ranks: 31 us against 2.2 ms). */
@@ -373,34 +373,6 @@ DCU_FN_COLD dcuda_status_t dcu_local_reduction_start(dcuda_state_t *st, uint32_t
     return s;
 }
 
-/* The op over every rank of the count elements at offset, into every
- * rank's data (an allreduce) or root's (has_root): first into my scratch
- * (the bytes after the data), which nobody reads, then, once every rank
- * has read my data, over it. */
-DCU_FN_COLD dcuda_status_t dcu_local_reduce(dcuda_state_t *st, uint32_t win, size_t offset,
-                                            size_t count, int type, int op, int has_root, int root)
-{
-    const char *call = has_root ? "dcuda_reduce" : "dcuda_allreduce";
-    dcu_tree_t t = { 0, 1, -1, 0, 0 }; /* set by dcu_reduction_start */
-    char *data = 0;
-    uint64_t bytes = 0;
-    dcuda_status_t s = dcu_local_reduction_start(st, win, offset, count, type, op, has_root, root,
-                                                 &t, &data, &bytes, call);
-    if (s != DCUDA_OK)
-        return s;
-    int comm = dcu_win_comm(win);
-    const int mine = !has_root || t.me == root;
-    if (mine)
-        dcu_local_combine(st, comm, dcu_win_slot(win), offset, count, type, op, data + bytes);
-    if ((s = dcu_comm_barrier_any(st, comm, call)) != DCUDA_OK) /* every rank has read my data */
-        return s;
-    if (mine) {
-        dcu_copy(data, data + bytes, (size_t)bytes);
-        dcu_sync();
-    }
-    return DCUDA_OK;
-}
-
 /* ---- WORLD of several processes: through each device's first rank ---- */
 
 DCUDA_STATIC_ASSERT(DCU_NODE_ALLREDUCE_MAX <= DCUDA_NODE_SCRATCH_BYTES,
@@ -416,21 +388,46 @@ DCU_FN const char *dcu_node_scratch(const dcuda_state_t *st, int p)
            DCUDA_NODE_SCRATCH_BYTES;
 }
 
-/* An allreduce (a reduce: has_root) of WORLD over the processes of a
- * node, through the devices: once every rank has called it, each
+/* The rest of an allreduce (a reduce: only `mine`, its root, gets the
+ * result) of WORLD over the processes of a node, through the devices,
+ * once every rank has called it (dcu_local_reduction_start): each
  * device's rank 0 combines its device's parts (local reads) into its
  * process's node scratch; once every share is there (a second barrier),
  * every rank (the root) combines the shares in process order into its
- * own data. Where every rank read
- * every part (P x ranks loads over the links: 1,056 ranks of four H200
- * took 172.9 us for 8 bytes, 22.6 barriers), each reads one share a
- * process. Every rank combines the same shares in the same order, so
- * every rank gets the same bits. No barrier after the reads: a share is
- * written again only after the next such call's first barrier, which no
- * rank passes before every rank has left this one. */
-DCU_FN_COLD dcuda_status_t dcu_node_allreduce(dcuda_state_t *st, uint32_t win, size_t offset,
-                                              size_t count, int type, int op, int has_root,
-                                              int root)
+ * own data. Where every rank read every part (P x ranks loads over the
+ * links: 1,056 ranks of four H200 took 172.9 us for 8 bytes, 22.6
+ * barriers), each reads one share a process. Every rank combines the
+ * same shares in the same order, so every rank gets the same bits. No
+ * barrier after the reads: a share is written again only after the next
+ * such call's first barrier, which no rank passes before every rank has
+ * left this one. */
+DCU_FN_COLD dcuda_status_t dcu_node_reduce(dcuda_state_t *st, uint32_t win, size_t offset,
+                                           size_t count, int type, int op, char *data, int mine,
+                                           const char *call)
+{
+    if (st->device_rank == 0) {
+        const dcuda_win_entry_t *own =
+            dcu_local_parts(st, DCU_COMM_WORLD, dcu_win_slot(win)) + st->world_first;
+        dcu_local_combine_parts(own, st->device_size, offset, count, type, op,
+                                (void *)dcu_node_scratch(st, st->process_index));
+    }
+    dcuda_status_t s = dcu_comm_barrier_any(st, DCU_COMM_WORLD, call); /* every share is in */
+    if (s != DCUDA_OK || !mine)
+        return s;
+    const char *shares[DCUDA_MAX_NODE_PROCESSES];
+    for (int p = 0; p < st->process_count; p++)
+        shares[p] = dcu_node_scratch(st, p);
+    dcu_combine_from(data, shares, st->process_count, count, type, op);
+    return DCUDA_OK;
+}
+
+/* The op over every rank of the count elements at offset, into every
+ * rank's data (an allreduce) or root's (has_root): on one device first
+ * into my scratch (the bytes after the data), which nobody reads, then,
+ * once every rank has read my data, over it; on a node through the
+ * devices (dcu_node_reduce). */
+DCU_FN_COLD dcuda_status_t dcu_local_reduce(dcuda_state_t *st, uint32_t win, size_t offset,
+                                            size_t count, int type, int op, int has_root, int root)
 {
     const char *call = has_root ? "dcuda_reduce" : "dcuda_allreduce";
     dcu_tree_t t = { 0, 1, -1, 0, 0 }; /* set by dcu_reduction_start */
@@ -440,19 +437,18 @@ DCU_FN_COLD dcuda_status_t dcu_node_allreduce(dcuda_state_t *st, uint32_t win, s
                                                  &t, &data, &bytes, call);
     if (s != DCUDA_OK)
         return s;
-    if (st->device_rank == 0) {
-        const dcuda_win_entry_t *mine =
-            dcu_local_parts(st, DCU_COMM_WORLD, dcu_win_slot(win)) + st->world_first;
-        dcu_local_combine_parts(mine, st->device_size, offset, count, type, op,
-                                (void *)dcu_node_scratch(st, st->process_index));
-    }
-    s = dcu_comm_barrier_any(st, DCU_COMM_WORLD, call); /* every share is in */
-    if (s != DCUDA_OK || (has_root && t.me != root))
+    int comm = dcu_win_comm(win);
+    const int mine = !has_root || t.me == root;
+    if (!dcu_coll_device(st, comm))
+        return dcu_node_reduce(st, win, offset, count, type, op, data, mine, call);
+    if (mine)
+        dcu_local_combine(st, comm, dcu_win_slot(win), offset, count, type, op, data + bytes);
+    if ((s = dcu_comm_barrier_any(st, comm, call)) != DCUDA_OK) /* every rank has read my data */
         return s;
-    const char *shares[DCUDA_MAX_NODE_PROCESSES];
-    for (int p = 0; p < st->process_count; p++)
-        shares[p] = dcu_node_scratch(st, p);
-    dcu_combine_from(data, shares, st->process_count, count, type, op);
+    if (mine) {
+        dcu_copy(data, data + bytes, (size_t)bytes);
+        dcu_sync();
+    }
     return DCUDA_OK;
 }
 
@@ -465,9 +461,9 @@ DCU_FN_COLD dcuda_status_t dcu_node_allreduce(dcuda_state_t *st, uint32_t win, s
 DCU_FN_COLD int dcu_node_sliced_takes(const dcuda_state_t *st, uint32_t win, size_t count, int type,
                                       int op)
 {
-    if (!st || !dcu_state_fields_ok(st) || dcu_check_win(st, win) != DCUDA_OK ||
-        dcu_win_comm(win) != DCU_COMM_WORLD || st->process_count < 2 ||
-        (unsigned)type > (unsigned)DCUDA_DOUBLE || (unsigned)op > (unsigned)DCUDA_MAX)
+    if (!st || dcu_win_comm(win) != DCU_COMM_WORLD || st->process_count < 2 ||
+        (unsigned)type > (unsigned)DCUDA_DOUBLE || (unsigned)op > (unsigned)DCUDA_MAX ||
+        !dcu_state_fields_ok(st) || dcu_check_win(st, win) != DCUDA_OK)
         return 0;
     const uint64_t bytes = (uint64_t)count * dcuda_datatype_bytes((dcuda_datatype_t)type);
     if (!dcu_local_takes_node(st, win, bytes, st->world_size, UINT64_MAX))
@@ -671,12 +667,9 @@ DCU_FN_COLD dcuda_status_t dcu_local_run(dcuda_state_t *st, uint32_t win, size_t
     case DCU_LOCAL_BROADCAST:
         return dcu_local_broadcast(st, win, offset, n, root);
     case DCU_LOCAL_ALLREDUCE:
-    case DCU_LOCAL_REDUCE: {
-        const int has_root = kind == DCU_LOCAL_REDUCE;
-        return dcu_coll_device(st, dcu_win_comm(win))
-                   ? dcu_local_reduce(st, win, offset, n, type, op, has_root, root)
-                   : dcu_node_allreduce(st, win, offset, n, type, op, has_root, root);
-    }
+        return dcu_local_reduce(st, win, offset, n, type, op, 0, 0);
+    case DCU_LOCAL_REDUCE:
+        return dcu_local_reduce(st, win, offset, n, type, op, 1, root);
     case DCU_LOCAL_REDUCE_SCATTER:
         return dcu_local_reduce_scatter(st, win, offset, n, type, op);
     case DCU_LOCAL_ALLGATHER:
