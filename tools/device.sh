@@ -12,7 +12,7 @@
 #   ucx                             the UCX network manager, from carried packages if need be
 #   sanitize [BUILD_DIR]            GPU test cases under compute-sanitizer memcheck, racecheck
 #   installed [BUILD_DIR] [PREFIX]  the out-of-tree example against an installed dcuda
-#   probes [NAME...]                the probe programs of bench/ (latency queue staging mpi)
+#   probes [NAME...]                the probe programs of bench/ (latency launch queue staging mpi)
 #   cases [hosts] [ROUNDS] [CASE,...]  the case studies beside their baselines
 #   help [SUBCOMMAND]               this list, or what one subcommand does
 #
@@ -82,6 +82,7 @@
 # probes [NAME...]: the probe programs of bench/, each once, output in
 # $OUT/probes/probe-NAME.txt (default: all):
 #   latency  where a same-GPU notification's and notified put's time goes
+#   launch   what a plain ping-pong pays for each thing a dcuda kernel adds
 #   queue    a GPU rank's ways of receiving and answering on the remote path,
 #            against a host thread playing the proxy
 #   staging  pinned copy bandwidth and ways to hand a kernel a small message

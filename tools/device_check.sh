@@ -52,7 +52,7 @@ expect 2 cases 0
 expect 0 sanitize build-x
 expect 0 installed build-x prefix-x
 expect 0 probes
-expect 0 probes latency queue staging mpi
+expect 0 probes latency launch queue staging mpi
 expect 2 run fast
 expect 2 ab
 expect 2 ab "$base" 0

@@ -164,7 +164,7 @@ bench_rounds() {
 }
 
 # The probe programs of bench/ that tools/device.sh probes runs.
-PROBES="latency queue staging mpi"
+PROBES="latency launch queue staging mpi"
 
 # probe NAME: build-gpu's dcuda_probe_NAME (mpi: under mpirun -np 2), its
 # output in LOG/probe-NAME.txt and printed. A probe that is not built (mpi
