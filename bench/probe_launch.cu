@@ -145,8 +145,8 @@ static void run(const probe_row &r, unsigned *flags, unsigned long long *ns, int
     int sm[2] = { -1, -1 };
     cudaStream_t s;
     CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    CHECK(cudaFuncSetAttribute(pingpong, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               (int)r.shared));
+    CHECK(
+        cudaFuncSetAttribute(pingpong, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)r.shared));
     for (int run = 0; run <= RUNS; run++) { /* run 0 warms up */
         CHECK(cudaMemset(flags, 0, 4096));
         void *args[] = { &x };
@@ -198,15 +198,14 @@ int main()
         { "shfl: lane 0 polls, block meets", 2, 128, M_SHFL, 0, 1, 0, 0, 0 },
         { "dcuda-like: shfl, coop, 64 KiB, host", 2, 128, M_SHFL, 0, 1, 1, 64 << 10, 1 },
     };
-    printf("%-36s %6s %7s %4s %4s %8s %8s\n", "row", "blocks", "threads", "sm_a", "sm_b",
-           "min_us", "med_us");
+    printf("%-36s %6s %7s %4s %4s %8s %8s\n", "row", "blocks", "threads", "sm_a", "sm_b", "min_us",
+           "med_us");
     for (const probe_row &r : rows)
         run(r, flags, ns, smid);
     for (int b = 1; b <= 16; b++)
         run({ "pairs: block 0 <-> block b", b + 1, 32, M_LANE0, 0, b, 0, 0, 0 }, flags, ns, smid);
     for (int b = 1; b <= 8; b++)
-        run({ "pairs: of 264 blocks, 0 <-> b", 264, 32, M_LANE0, 0, b, 1, 0, 0 }, flags, ns,
-            smid);
+        run({ "pairs: of 264 blocks, 0 <-> b", 264, 32, M_LANE0, 0, b, 1, 0, 0 }, flags, ns, smid);
     CHECK(cudaFree(flags));
     CHECK(cudaFree(ns));
     CHECK(cudaFree(smid));
