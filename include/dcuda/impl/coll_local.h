@@ -9,9 +9,10 @@
  * handshakes down and up a tree. No rank writes into another's part, and
  * a rank's part is its own again when the call returns. A reduction
  * combines the parts in the same order on every rank, so that every rank
- * gets the same bits. An allreduce on a node goes through the devices
- * instead (dcu_node_reduce): one rank a device reads its device's
- * parts, every rank one share a process. Out of line: inlined, the
+ * gets the same bits. An allreduce, a reduce and a small allgather on a
+ * node go through the devices instead (dcu_node_reduce,
+ * dcu_node_allgather): one rank a device reads its device's parts,
+ * every rank one share a process. Out of line: inlined, the
  * reads' registers would be saved around every collective of a kernel.
  */
 #ifndef DCUDA_IMPL_COLL_LOCAL_H
@@ -50,7 +51,9 @@
  * the devices instead (dcu_node_reduce: one rank a device reads its
  * device's parts, then a rank one share a process), the same limit (not
  * measured on GPUs yet). The gathers' limit stands (an alltoall of 8 B a
- * block at 528 ranks: 31 us against 2.2 ms). */
+ * block at 528 ranks: 31 us against 2.2 ms); an allgather whose blocks of
+ * every process fit its node scratch goes through the devices
+ * (dcu_node_allgather; not measured on GPUs yet). */
 #define DCU_NODE_BCAST_MAX (64u << 20)
 #define DCU_NODE_ALLREDUCE_MAX 16384u
 #define DCU_NODE_REDUCE_MAX DCU_NODE_ALLREDUCE_MAX
@@ -570,29 +573,77 @@ DCU_FN_COLD dcuda_status_t dcu_local_reduce_scatter(dcuda_state_t *st, uint32_t 
     return DCUDA_OK;
 }
 
-/* Copies, for every rank j of comm but `skip` (-1: none), `size` bytes
- * at from(j) of its part to to(j) of my data: groups of threads take
+/* Copies, for every j < n but `skip` (-1: none), `size` bytes at
+ * at + j * at_j of parts[j] to out + j * size: groups of threads take
  * blocks in turn (as many blocks in flight as groups), each group as wide
- * as a block's 64-byte pieces (at most 32). from(j) = offset + j * from_j
- * + from_me; to(j) = j * size + to_at. */
-DCU_FN void dcu_local_gather(const dcuda_state_t *st, int comm, int slot, uint64_t offset,
-                             uint64_t from_j, uint64_t from_me, size_t size, char *data,
-                             size_t to_at, int skip)
+ * as a block's 64-byte pieces (at most 32). */
+DCU_FN void dcu_gather_parts(const dcuda_win_entry_t *parts, int n, uint64_t at, uint64_t at_j,
+                             size_t size, char *out, int skip)
 {
-    const dcuda_win_entry_t *parts = dcu_local_parts(st, comm, slot);
-    const int ranks = dcu_comm_size(st, comm), nt = dcu_threads();
+    const int nt = dcu_threads();
     int width = 1;
     while (width < 32 && width * 2 <= nt && (size_t)width * 64u < size)
         width *= 2;
     const int groups = nt / width, lane = dcu_thread() % width;
-    for (int j = dcu_thread() / width; j < ranks && dcu_thread() < groups * width; j += groups) {
+    for (int j = dcu_thread() / width; j < n && dcu_thread() < groups * width; j += groups) {
         if (j == skip)
             continue;
-        const char *src =
-            (const char *)(uintptr_t)(parts[j].base + offset + (uint64_t)j * from_j + from_me);
-        dcu_copy_fresh_by(data + (size_t)j * size + to_at, src, size, (size_t)lane, (size_t)width);
+        const char *src = (const char *)(uintptr_t)(parts[j].base + at + (uint64_t)j * at_j);
+        dcu_copy_fresh_by(out + (size_t)j * size, src, size, (size_t)lane, (size_t)width);
     }
     dcu_sync();
+}
+
+/* Copies, for every rank j of comm but `skip` (-1: none), `size` bytes
+ * at from(j) of its part to to(j) of my data, from(j) = offset + j *
+ * from_j + from_me; to(j) = j * size + to_at. */
+DCU_FN void dcu_local_gather(const dcuda_state_t *st, int comm, int slot, uint64_t offset,
+                             uint64_t from_j, uint64_t from_me, size_t size, char *data,
+                             size_t to_at, int skip)
+{
+    dcu_gather_parts(dcu_local_parts(st, comm, slot), dcu_comm_size(st, comm), offset + from_me,
+                     from_j, size, data + to_at, skip);
+}
+
+/* Does an allgather of `size` bytes a rank of WORLD over a node's
+ * processes go through the devices: do the blocks of every process's
+ * ranks fit its node scratch? Every process answers alike. */
+DCU_FN int dcu_node_gather_fits(const dcuda_state_t *st, size_t size)
+{
+    for (int p = 0; p < st->process_count; p++)
+        if ((uint64_t)st->peers[p].rank_count * (uint64_t)size > DCUDA_NODE_SCRATCH_BYTES)
+            return 0;
+    return 1;
+}
+
+/* The rest of an allgather of WORLD over a node's processes, through the
+ * devices, once every rank has called it: each device's rank 0 copies
+ * its device's blocks (local reads) one after another into its process's
+ * node scratch; once every process's are there (a second barrier), every
+ * rank copies each process's run of blocks into its place in its data.
+ * Where every rank read every other rank's block (1,055 reads at 1,056
+ * ranks, 792 of them over the links, 92 us for 8 bytes on four H200),
+ * each reads one contiguous run a process. No barrier after the reads,
+ * as dcu_node_reduce's. */
+DCU_FN_COLD dcuda_status_t dcu_node_allgather(dcuda_state_t *st, uint32_t win, size_t offset,
+                                              size_t size, char *data, const char *call)
+{
+    if (st->device_rank == 0) {
+        const dcuda_win_entry_t *own =
+            dcu_local_parts(st, DCU_COMM_WORLD, dcu_win_slot(win)) + st->world_first;
+        dcu_gather_parts(own, st->device_size, offset + (uint64_t)st->world_first * size, size,
+                         size, (char *)dcu_node_scratch(st, st->process_index), -1);
+    }
+    dcuda_status_t s = dcu_comm_barrier_any(st, DCU_COMM_WORLD, call); /* every run is in */
+    if (s != DCUDA_OK)
+        return s;
+    for (int p = 0; p < st->process_count; p++) {
+        const dcuda_peer_t *q = &st->peers[p];
+        dcu_copy_fresh(data + (size_t)q->world_first * size, dcu_node_scratch(st, p),
+                       (size_t)q->rank_count * size);
+    }
+    dcu_sync();
+    return DCUDA_OK;
 }
 
 /* Every rank's block (its own, at offset + rank * size) into its place in
@@ -610,6 +661,8 @@ DCU_FN_COLD dcuda_status_t dcu_local_allgather(dcuda_state_t *st, uint32_t win, 
         s = dcu_local_all_in(st, comm, call);
     if (s != DCUDA_OK)
         return s;
+    if (!dcu_coll_device(st, comm) && dcu_node_gather_fits(st, size))
+        return dcu_node_allgather(st, win, offset, size, data, call);
     /* My own block is in place already (others read it meanwhile). */
     dcu_local_gather(st, comm, dcu_win_slot(win), offset, size, 0, size, data, 0,
                      dcu_comm_rank(st, comm));
