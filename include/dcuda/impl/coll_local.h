@@ -125,15 +125,19 @@ DCU_FN const dcuda_win_entry_t *dcu_local_parts(const dcuda_state_t *st, int com
 }
 
 /* Rank j's part for a collective: 0 if it holds `room` bytes from offset
- * with the data there aligned to `align` bytes, 1 if it is too small, 2
- * if the data would be misaligned. */
+ * with the data there aligned to `align` bytes (a power of two), 1 if it
+ * is too small, 2 if the data would be misaligned. */
 DCU_FN int dcu_local_part_fault(const dcuda_win_entry_t *part, uint64_t offset, uint64_t room,
                                 uint64_t align)
 {
     if (dcu_check_range(part->size, offset, room) != DCUDA_OK)
         return 1;
-    return (part->base + offset) % align != 0 ? 2 : 0;
+    return ((part->base + offset) & (align - 1u)) != 0 ? 2 : 0;
 }
+
+/* Parts a thread looks at at once in dcu_local_parts_hold (their loads
+ * in flight together, where one after another each waited its turn). */
+#define DCU_LOCAL_HOLD_BATCH 4
 
 /* Does every rank's part of win hold the `room` bytes from offset that
  * the collective needs of it, its data aligned to `align` bytes (a
@@ -146,9 +150,17 @@ DCU_FN_COLD dcuda_status_t dcu_local_parts_hold(const dcuda_state_t *st, uint32_
 {
     int comm = dcu_win_comm(win), slot = dcu_win_slot(win), ranks = dcu_comm_size(st, comm);
     const dcuda_win_entry_t *parts = dcu_local_parts(st, comm, slot);
+    const int nt = dcu_threads();
     int fault = 0;
-    for (int j = dcu_thread(); j < ranks; j += dcu_threads())
-        fault |= dcu_local_part_fault(&parts[j], offset, room, align);
+    for (int j = dcu_thread(); j < ranks; j += DCU_LOCAL_HOLD_BATCH * nt) {
+        dcuda_win_entry_t e[DCU_LOCAL_HOLD_BATCH];
+        for (int k = 0; k < DCU_LOCAL_HOLD_BATCH; k++) { /* past the last rank: a part that holds */
+            const dcuda_win_entry_t any = { 0u, UINT64_MAX };
+            e[k] = j + k * nt < ranks ? parts[j + k * nt] : any;
+        }
+        for (int k = 0; k < DCU_LOCAL_HOLD_BATCH; k++)
+            fault |= dcu_local_part_fault(&e[k], offset, room, align);
+    }
     if (!dcu_sync_any(fault))
         return DCUDA_OK;
     int j = 0;
@@ -170,6 +182,9 @@ DCU_FN_COLD dcuda_status_t dcu_local_parts_hold(const dcuda_state_t *st, uint32_
 /* ---- combining the ranks' elements ---------------------------------------------- */
 
 #if defined(__CUDACC__)
+/* Parts whose places, then elements, a lane loads at once. */
+#define DCU_LOCAL_COMBINE_BATCH 8
+
 /* out[i] = the op of element i at byte `at` of every part, i < count.
  * Each element is combined by a group of lanes of one warp (as many as
  * fit while the block covers all elements at once, at most 32 and at
@@ -194,11 +209,23 @@ static __device__ __forceinline__ void dcu_local_combine_as(const dcuda_win_entr
         const size_t i = r * (size_t)groups + (size_t)threadIdx.x / (size_t)lanes;
         const int valid = i < count && (int)threadIdx.x < groups * lanes;
         T acc = T();
-        if (valid) {
-            acc = __ldcg((const T *)(uintptr_t)(parts[lane].base + at) + i);
-#pragma unroll 4
-            for (int j = lane + lanes; j < ranks; j += lanes)
-                acc = op(acc, __ldcg((const T *)(uintptr_t)(parts[j].base + at) + i));
+        for (int j0 = lane; valid && j0 < ranks; j0 += DCU_LOCAL_COMBINE_BATCH * lanes) {
+            /* A batch of parts: their places loaded together, then their
+             * elements together, then combined in rank order (the order
+             * one at a time had: every rank the same bits). */
+            uint64_t base[DCU_LOCAL_COMBINE_BATCH];
+            T v[DCU_LOCAL_COMBINE_BATCH];
+#pragma unroll
+            for (int k = 0; k < DCU_LOCAL_COMBINE_BATCH; k++)
+                base[k] = j0 + k * lanes < ranks ? parts[j0 + k * lanes].base : 0u;
+#pragma unroll
+            for (int k = 0; k < DCU_LOCAL_COMBINE_BATCH; k++)
+                v[k] =
+                    j0 + k * lanes < ranks ? __ldcg((const T *)(uintptr_t)(base[k] + at) + i) : T();
+#pragma unroll
+            for (int k = 0; k < DCU_LOCAL_COMBINE_BATCH; k++)
+                if (j0 + k * lanes < ranks)
+                    acc = j0 == lane && k == 0 ? v[k] : op(acc, v[k]);
         }
         for (int m = lanes / 2; m >= 1; m /= 2) {
             T other = __shfl_xor_sync(warp, acc, m, lanes);
@@ -332,6 +359,7 @@ DCU_FN_COLD void dcu_combine_from(void *out, const char *const *src, int P, size
 DCU_FN_COLD dcuda_status_t dcu_local_all_in(dcuda_state_t *st, int comm, const char *call)
 {
     dcuda_status_t s = dcu_call_ring_check(st, comm, call);
+    DCU_TRACE_MARK(st, DCU_TRACE_SEND); /* a trace build: the records compared */
     return s == DCUDA_OK ? dcu_comm_barrier_any(st, comm, call) : s;
 }
 
@@ -367,10 +395,12 @@ DCU_FN_COLD dcuda_status_t dcu_local_reduction_start(dcuda_state_t *st, uint32_t
 {
     dcuda_status_t s =
         dcu_reduction_start(st, win, offset, count, type, op, has_root, root, t, data, bytes, call);
+    DCU_TRACE_MARK(st, DCU_TRACE_CHECKS); /* a trace build: the call's own checks */
     if (s == DCUDA_OK)
         s = dcu_local_parts_hold(st, win, offset,
                                  dcuda_allreduce_room(t->size, count, (dcuda_datatype_t)type),
                                  dcuda_datatype_bytes((dcuda_datatype_t)type), call);
+    DCU_TRACE_MARK(st, DCU_TRACE_PUT_DATA); /* every part's room */
     if (s == DCUDA_OK)
         s = dcu_local_all_in(st, dcu_win_comm(win), call); /* every rank's data is in */
     return s;
@@ -446,6 +476,7 @@ DCU_FN_COLD dcuda_status_t dcu_local_reduce(dcuda_state_t *st, uint32_t win, siz
         return dcu_node_reduce(st, win, offset, count, type, op, data, mine, call);
     if (mine)
         dcu_local_combine(st, comm, dcu_win_slot(win), offset, count, type, op, data + bytes);
+    DCU_TRACE_MARK(st, DCU_TRACE_RESULT);
     if ((s = dcu_comm_barrier_any(st, comm, call)) != DCUDA_OK) /* every rank has read my data */
         return s;
     if (mine) {
