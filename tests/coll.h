@@ -175,18 +175,19 @@ TEST_FN coll_step_t coll_step(uint32_t seed, int s, int world_size, int device_s
         t.count = large ? 65536u + (g >> 8) % (cast - 65536u) : b;
     else if (t.kind == COLL_ALLGATHER || t.kind == COLL_ALLTOALL)
         t.count = large ? block : b < block ? b : block;
+    else if (t.kind == COLL_REDUCE_SCATTER)
+        t.count = large ? share : c < share ? c : share;
+    else
+        t.count =
+            large ? COLL_MAX_BYTES / 64u + (g >> 8) % (COLL_MAX_BYTES / 8u - COLL_MAX_BYTES / 64u)
+                  : c;
     /* A WORLD allgather of a node's processes goes through the devices
      * while a process's blocks fit its node scratch: the largest block
      * that fits, and one byte more, a quarter of the small allgathers. */
     if (small && t.kind == COLL_ALLGATHER && (g >> 24) % 4u == 0u) {
         uint64_t edge = DCUDA_NODE_SCRATCH_BYTES / (uint64_t)device_size + ((g >> 26) & 1u);
         t.count = edge < block ? edge : block;
-    } else if (t.kind == COLL_REDUCE_SCATTER)
-        t.count = large ? share : c < share ? c : share;
-    else
-        t.count =
-            large ? COLL_MAX_BYTES / 64u + (g >> 8) % (COLL_MAX_BYTES / 8u - COLL_MAX_BYTES / 64u)
-                  : c;
+    }
     t.offset = (uint64_t)((g >> 12) % (COLL_SLACK / 8u)) * 8u;
     return t;
 }
