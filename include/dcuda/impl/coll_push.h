@@ -54,13 +54,6 @@ DCU_FN size_t dcu_push_slot_at(const dcuda_state_t *st, int comm, int j, uint32_
            ((size_t)j * 2u + parity) * (size_t)DCUDA_PUSH_SLOT;
 }
 
-/* The data member j pushed to me (after its record), in my part. */
-DCU_FN const char *dcu_push_from(const dcuda_state_t *st, int comm, int j, uint32_t parity)
-{
-    return (const char *)dcu_lib_of(st, st->device_rank) + dcu_push_slot_at(st, comm, j, parity) +
-           sizeof(dcuda_call_words_t);
-}
-
 /* ---- the calls ------------------------------------------------------------------------- */
 
 /* What a pushed call is: its kind (DCU_LOCAL_*), datatype, op, root, and
@@ -73,6 +66,45 @@ typedef struct dcu_push {
     char *data;
     uint64_t bytes;
 } dcu_push_t;
+
+/* What a pushed call keeps in registers from its checks to its result:
+ * my slots of its communicator and parity (member j's at j * 2 slots),
+ * my counter of its tag and the count the wait reaches, and my record's
+ * words. After the wait's acquire every load of the state is a round
+ * trip to L2 again (the acquire empties the SM's L1): the wait, the
+ * records' check and the result read none. */
+typedef struct dcu_push_way {
+    const char *slots;
+    dcu_u32a_t *counter;
+    uint32_t target;
+    int tag, sys;
+    uint64_t r0, r1, r2, r3;
+} dcu_push_way_t;
+
+DCUDA_STATIC_ASSERT(DCUDA_CALL_WORDS == 4, "a pushed call keeps its record in four words");
+
+/* The way of call c, from the state (all threads, before the send). */
+DCU_FN dcu_push_way_t dcu_push_way(const dcuda_state_t *st, const dcu_push_t *c)
+{
+    dcu_push_way_t w;
+    w.slots =
+        (const char *)dcu_lib_of(st, st->device_rank) + dcu_push_slot_at(st, c->comm, 0, c->parity);
+    w.tag = dcu_coll_tag(c->comm, DCU_COLL_PUSH + (int)c->parity);
+    w.counter = dcu_my_counter(st, w.tag);
+    w.target = st->consumed[w.tag] + (uint32_t)(c->P - 1);
+    w.sys = st->process_count > 1;
+    w.r0 = st->call[0];
+    w.r1 = st->call[1];
+    w.r2 = st->call[2];
+    w.r3 = st->call[3];
+    return w;
+}
+
+/* Member j's slot for me, of the call's parity. */
+DCU_FN const char *dcu_push_slot(const dcu_push_way_t *w, int j)
+{
+    return w->slots + (size_t)j * 2u * (size_t)DCUDA_PUSH_SLOT;
+}
 
 /* What member t gets of mine: *len bytes at the returned address. */
 DCU_FN const char *dcu_push_share(const dcu_push_t *c, int t, size_t *len)
@@ -115,18 +147,23 @@ DCU_FN_COLD void dcu_push_plan(dcuda_state_t *st, int comm, int me, int P)
     st->push_planned |= 1u << comm;
 }
 
+/* Shares up to this many bytes a member are copied by the leader alone,
+ * which then releases them with no barrier of the rank's threads between
+ * (a barrier and a second look at the state cost more than the copy). */
+#define DCU_PUSH_TINY 64u
+
 /* All threads: every other member's share into its slot for me, the
- * next first. The members reached by stores get theirs from every thread,
- * then their records from the leader, and one fence releases all of them
- * before a relaxed add counts the notification at each (a release of its
- * own each had waited for every earlier store to land again: P - 1 system
+ * next first. The members reached by stores get theirs (from every
+ * thread, or the leader's alone where every share is tiny), then their
+ * records from the leader, and one fence releases all of them before a
+ * relaxed add counts the notification at each (a release of its own
+ * each had waited for every earlier store to land again: P - 1 system
  * round trips where one will do). Members on the network path get a put
  * through the proxy each. */
-DCU_FN_COLD dcuda_status_t dcu_push_send(dcuda_state_t *st, const dcu_push_t *c)
+DCU_FN dcuda_status_t dcu_push_send(dcuda_state_t *st, const dcu_push_t *c, const dcu_push_way_t *w)
 {
     const size_t at = dcu_push_slot_at(st, c->comm, c->me, c->parity);
     const size_t rec = sizeof(dcuda_call_words_t);
-    const int tag = dcu_coll_tag(c->comm, DCU_COLL_PUSH + (int)c->parity);
     if (dcu_leader() && !((st->push_planned >> c->comm) & 1u))
         dcu_push_plan(st, c->comm, c->me, c->P);
     dcu_sync();    /* the rank's earlier accesses are done; the plan is every thread's */
@@ -134,24 +171,34 @@ DCU_FN_COLD dcuda_status_t dcu_push_send(dcuda_state_t *st, const dcu_push_t *c)
         return (dcuda_status_t)st->ended;
     const dcuda_push_member_t *to = st->push_to[c->comm];
     const uint32_t sys = st->push_sys[c->comm];
+    const int tiny = c->bytes <= DCU_PUSH_TINY;
     int net = 0;
     for (int k = 1; k < c->P; k++) {
         size_t len;
         const char *share = dcu_push_share(c, (c->me + k) % c->P, &len);
-        if (to[k].part && len)
+        if (to[k].part && len && !tiny)
             dcu_copy(to[k].part + at + rec, share, len);
+        else if (to[k].part && len && dcu_leader())
+            dcu_copy_by(to[k].part + at + rec, share, len, 0, 1);
         net |= !to[k].part;
     }
-    dcu_sync(); /* the shares are written and read */
+    if (!tiny)
+        dcu_sync(); /* the shares are written and read */
     DCU_TRACE_MARK(st, DCU_TRACE_PUT_DATA);
     if (dcu_leader()) {
-        for (int k = 1; k < c->P; k++)
-            if (to[k].part)
-                dcu_copy_tiny(to[k].part + at, (const char *)st->call, (uint32_t)rec);
+        for (int k = 1; k < c->P; k++) {
+            dcuda_call_words_t *r = (dcuda_call_words_t *)(void *)(to[k].part + at);
+            if (!to[k].part)
+                continue;
+            dcu_st_u64(&r->w[0], w->r0);
+            dcu_st_u64(&r->w[1], w->r1);
+            dcu_st_u64(&r->w[2], w->r2);
+            dcu_st_u64(&r->w[3], w->r3);
+        }
         dcu_release_begin_at(sys != 0u);
         for (int k = 1; k < c->P; k++)
             if (to[k].part)
-                dcu_red_released(&to[k].notifs->arrived[tag].ranks, 1u, (int)((sys >> k) & 1u));
+                dcu_red_released(&to[k].notifs->arrived[w->tag].ranks, 1u, (int)((sys >> k) & 1u));
     }
     dcuda_status_t s = DCUDA_OK;
     for (int k = 1; net && k < c->P && s == DCUDA_OK; k++)
@@ -159,18 +206,80 @@ DCU_FN_COLD dcuda_status_t dcu_push_send(dcuda_state_t *st, const dcu_push_t *c)
             const int t = (c->me + k) % c->P;
             size_t len;
             const char *share = dcu_push_share(c, t, &len);
-            s = dcu_lib_put_net(st, dcu_comm_world_rank(st, c->comm, t), at, share, len, tag);
+            s = dcu_lib_put_net(st, dcu_comm_world_rank(st, c->comm, t), at, share, len, w->tag);
         }
     return s;
 }
 
+/* Do the records the other members pushed with this call differ from
+ * mine? Every thread compares some of their words at once (a word a
+ * thread on a GPU: one round trip to L2 for all of them). */
+DCU_FN int dcu_push_records_differ(const dcu_push_t *c, const dcu_push_way_t *w)
+{
+    int differ = 0;
+    for (int t = dcu_thread(); t < 4 * c->P; t += dcu_threads()) {
+        const int j = t >> 2, k = t & 3;
+        if (j == c->me)
+            continue;
+        const dcuda_call_words_t *r = (const dcuda_call_words_t *)(const void *)dcu_push_slot(w, j);
+        const uint64_t theirs = dcu_ld_u64(&r->w[k]);
+        const uint64_t mine = k == 0 ? w->r0 : k == 1 ? w->r1 : k == 2 ? w->r2 : w->r3;
+        const uint64_t mask = k == 0 ? ~((uint64_t)0xffu << DCUDA_CALL_PREV_SHIFT) : ~(uint64_t)0;
+        differ |= ((theirs ^ mine) & mask) != 0u;
+    }
+    return differ;
+}
+
+/* A pushed call's wait that failed (status s of the leader), or whose
+ * records differ (s DCUDA_OK: the full check words the report); all
+ * threads, the status of every thread returned. */
+DCU_FN_COLD dcuda_status_t dcu_push_failed(dcuda_state_t *st, const dcu_push_t *c, dcuda_status_t s,
+                                           const char *call)
+{
+    if (dcu_leader())
+        st->result =
+            s != DCUDA_OK ? s : dcu_call_check_boxes(st, dcu_push_boxes(c->comm, c->parity), call);
+    dcu_sync();
+    return (dcuda_status_t)st->result;
+}
+
+/* All threads: waits for the other P - 1 members' pushes (the poll
+ * lanes), then compares their records with mine; every thread gets the
+ * status, from the barriers where all went well. */
+DCU_FN dcuda_status_t dcu_push_wait(dcuda_state_t *st, const dcu_push_t *c, const dcu_push_way_t *w,
+                                    const char *call)
+{
+    dcuda_status_t s = DCUDA_OK;
+    if (dcu_in_poll_lanes()) {
+        const dcu_lanes_t lanes = dcu_poll_lanes();
+        const dcu_block_t d = { DCUDA_PHASE_WAITING,
+                                (uint32_t)w->tag,
+                                (uint32_t)(c->P - 1),
+                                0,
+                                DCUDA_WAITS_ON(DCUDA_WAITS_NOTIF, 0),
+                                call,
+                                0u };
+        s = dcu_block_until(st, w->counter, 1, w->target, w->sys, d, lanes);
+        DCU_TRACE_MARK(st, DCU_TRACE_SPIN);
+        dcu_lanes_sync(lanes); /* every lane is past its loads of the counter */
+        if (dcu_leader() && s == DCUDA_OK)
+            st->consumed[w->tag] = w->target;
+    }
+    if (dcu_sync_any(dcu_leader() && s != DCUDA_OK))
+        return dcu_push_failed(st, c, dcu_leader() ? s : DCUDA_OK, call);
+    if (dcu_sync_any(dcu_push_records_differ(c, w)))
+        return dcu_push_failed(st, c, DCUDA_OK, call);
+    return DCUDA_OK;
+}
+
 /* My result, from the slots (all threads). */
-DCU_FN_COLD void dcu_push_result(dcuda_state_t *st, const dcu_push_t *c, size_t count)
+DCU_FN void dcu_push_result(const dcu_push_t *c, const dcu_push_way_t *w, size_t count)
 {
     const size_t b = (size_t)c->bytes;
+    const size_t rec = sizeof(dcuda_call_words_t);
     const char *src[DCUDA_PUSH_MAX_RANKS];
     for (int j = 0; j < c->P; j++)
-        src[j] = dcu_push_from(st, c->comm, j, c->parity);
+        src[j] = dcu_push_slot(w, j) + rec;
     switch (c->kind) {
     case DCU_LOCAL_BROADCAST:
         if (c->me != c->root && b)
@@ -245,14 +354,14 @@ DCU_FN_COLD dcuda_status_t dcu_push_run(dcuda_state_t *st, uint32_t win, size_t 
     c.me = dcu_comm_rank(st, c.comm);
     c.P = dcu_comm_size(st, c.comm);
     c.parity = st->push_seq[c.comm] & 1u;
-    s = dcu_push_send(st, &c);
+    const dcu_push_way_t w = dcu_push_way(st, &c);
+    s = dcu_push_send(st, &c, &w);
     DCU_TRACE_MARK(st, DCU_TRACE_SEND);
     if (s == DCUDA_OK)
-        s = dcu_wait_boxes(st, dcu_coll_tag(c.comm, DCU_COLL_PUSH + (int)c.parity), c.P - 1, call,
-                           dcu_push_boxes(c.comm, c.parity));
+        s = dcu_push_wait(st, &c, &w, call);
     DCU_TRACE_MARK(st, DCU_TRACE_AGREE);
     if (s == DCUDA_OK)
-        dcu_push_result(st, &c, n);
+        dcu_push_result(&c, &w, n);
     DCU_TRACE_MARK(st, DCU_TRACE_RESULT);
     if (dcu_leader()) /* every thread read the parity; the next call's first sync hands it on */
         st->push_seq[c.comm]++;

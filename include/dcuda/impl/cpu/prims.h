@@ -265,6 +265,12 @@ DCU_FN void dcu_copy_fresh_by(char *dst, const char *src, size_t n, size_t i, si
         memcpy(dst + from, src + from, n - from < share ? n - from : share);
 }
 
+/* A plain copy by thread i of a group of nt, as dcu_copy_fresh_by. */
+DCU_FN void dcu_copy_by(char *dst, const char *src, size_t n, size_t i, size_t nt)
+{
+    dcu_copy_fresh_by(dst, src, n, i, nt);
+}
+
 /* One thread: a small put's payload of whole aligned words. */
 DCU_FN void dcu_copy_tiny(char *dst, const char *src, uint32_t n) { memcpy(dst, src, n); }
 
