@@ -10,8 +10,9 @@
  * (its collectives take the tree and the ring: the reads of one device's
  * parts need WORLD's or DEVICE's order). A step draws, from the
  * seed: the communicator, the collective, the root, the datatype and op, a
- * size across the protocols' thresholds (inline bytes, the tiny put, the 4
- * KiB eager limit, several 64 KiB chunks) and the algorithms' (reads of
+ * size across the protocols' thresholds (inline bytes, the tiny put, the
+ * pushed form's 64-byte shares and its 4 KiB limit, the 4 KiB eager
+ * limit, several 64 KiB chunks) and the algorithms' (reads of
  * the parts of one device's ranks, tree, ring or a broadcast's chain),
  * and an offset. Each
  * rank fills its data (its own values; a broadcast's root its bytes, the
@@ -141,8 +142,13 @@ TEST_FN uint32_t coll_hash(uint32_t seed, uint32_t s, uint32_t k)
 TEST_FN coll_step_t coll_step(uint32_t seed, int s, int world_size, int device_size, int split,
                               int split_size, int small)
 {
-    static const uint32_t counts[] = { 1u, 2u, 3u, 4u, 5u, 13u, 256u, 1023u, 1024u, 1025u, 2600u };
-    static const uint32_t bytes[] = { 0u, 1u, 3u, 12u, 16u, 17u, 4095u, 4096u, 4097u, 9001u };
+    /* 16 and 17 elements, 64 and 65 bytes: the pushed form's largest
+     * share its leader copies alone (impl/coll_push.h: DCU_PUSH_TINY),
+     * and one element or byte more. */
+    static const uint32_t counts[] = { 1u,  2u,   3u,    4u,    5u,    13u,  16u,
+                                       17u, 256u, 1023u, 1024u, 1025u, 2600u };
+    static const uint32_t bytes[] = { 0u,  1u,  3u,    12u,   16u,   17u,
+                                      64u, 65u, 4095u, 4096u, 4097u, 9001u };
     coll_step_t t;
     uint32_t h = coll_hash(seed, (uint32_t)s, 0u), g = coll_hash(seed, (uint32_t)s, 1u);
     t.comm = (int)(h & 1u) ? COLL_ON_DEVICE : COLL_ON_WORLD;
@@ -167,7 +173,7 @@ TEST_FN coll_step_t coll_step(uint32_t seed, int s, int world_size, int device_s
     uint64_t block = (uint64_t)COLL_MAX_BYTES * (1u + (uint64_t)dcuda_ceil_log2(size)) /
                      (uint64_t)size / (t.kind == COLL_ALLTOALL ? 2u : 1u);
     uint64_t share = (uint64_t)COLL_MAX_BYTES / 8u / (uint64_t)size;
-    uint64_t b = bytes[(g >> 4) % 10u], c = counts[(g >> 4) % 11u];
+    uint64_t b = bytes[(g >> 4) % 12u], c = counts[(g >> 4) % 13u];
     /* A broadcast's bytes up to the whole part's room: from about 128 KiB
      * on 3 ranks to 390 KiB on 16 they go along the chain. */
     uint64_t cast = (uint64_t)COLL_MAX_BYTES * (1u + (uint64_t)dcuda_ceil_log2(size));
