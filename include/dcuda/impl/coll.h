@@ -76,8 +76,10 @@ DCU_FN dcuda_status_t dcu_broadcast(dcuda_state_t *st, uint32_t win, size_t offs
                                     int root)
 {
     static const char call[] = "dcuda_broadcast";
-    if (dcu_push_takes(st, win, (uint64_t)size))
-        return dcu_push_run(st, win, offset, size, dcu_local_args(DCU_LOCAL_BROADCAST, 0, 0, root));
+    const int pushed = dcu_push_try(
+        st, win, offset, size, dcu_local_args(DCU_LOCAL_BROADCAST, 0, 0, root), (uint64_t)size);
+    if (pushed != DCU_PUSH_OTHER)
+        return (dcuda_status_t)pushed;
     if (dcu_local_takes(st, win, size, 0, DCU_LOCAL_BCAST_MAX, DCU_NODE_BCAST_MAX))
         return dcu_local_run(st, win, offset, size,
                              dcu_local_args(DCU_LOCAL_BROADCAST, 0, 0, root));
@@ -150,9 +152,11 @@ DCU_FN dcuda_status_t dcu_allreduce(dcuda_state_t *st, uint32_t win, size_t offs
                                     int type, int op)
 {
     static const char call[] = "dcuda_allreduce";
-    if (dcu_push_takes(st, win, (uint64_t)count * dcuda_datatype_bytes((dcuda_datatype_t)type)))
-        return dcu_push_run(st, win, offset, count,
-                            dcu_local_args(DCU_LOCAL_ALLREDUCE, type, op, 0));
+    const int pushed =
+        dcu_push_try(st, win, offset, count, dcu_local_args(DCU_LOCAL_ALLREDUCE, type, op, 0),
+                     (uint64_t)count * dcuda_datatype_bytes((dcuda_datatype_t)type));
+    if (pushed != DCU_PUSH_OTHER)
+        return (dcuda_status_t)pushed;
     if (dcu_local_takes_reduction(st, win, count, type, op, DCU_LOCAL_ALLREDUCE_MAX,
                                   DCU_NODE_ALLREDUCE_MAX))
         return dcu_local_run(st, win, offset, count,
@@ -185,9 +189,11 @@ DCU_FN dcuda_status_t dcu_reduce(dcuda_state_t *st, uint32_t win, size_t offset,
                                  int type, int op, int root)
 {
     static const char call[] = "dcuda_reduce";
-    if (dcu_push_takes(st, win, (uint64_t)count * dcuda_datatype_bytes((dcuda_datatype_t)type)))
-        return dcu_push_run(st, win, offset, count,
-                            dcu_local_args(DCU_LOCAL_REDUCE, type, op, root));
+    const int pushed =
+        dcu_push_try(st, win, offset, count, dcu_local_args(DCU_LOCAL_REDUCE, type, op, root),
+                     (uint64_t)count * dcuda_datatype_bytes((dcuda_datatype_t)type));
+    if (pushed != DCU_PUSH_OTHER)
+        return (dcuda_status_t)pushed;
     if (dcu_local_takes_reduction(st, win, count, type, op, DCU_LOCAL_READ_MAX,
                                   DCU_NODE_REDUCE_MAX))
         return dcu_local_run(st, win, offset, count,
@@ -315,9 +321,11 @@ DCU_FN dcuda_status_t dcu_reduce_scatter(dcuda_state_t *st, uint32_t win, size_t
                                          size_t count, int type, int op)
 {
     static const char call[] = "dcuda_reduce_scatter";
-    if (dcu_push_takes(st, win, (uint64_t)count * dcuda_datatype_bytes((dcuda_datatype_t)type)))
-        return dcu_push_run(st, win, offset, count,
-                            dcu_local_args(DCU_LOCAL_REDUCE_SCATTER, type, op, 0));
+    const int pushed =
+        dcu_push_try(st, win, offset, count, dcu_local_args(DCU_LOCAL_REDUCE_SCATTER, type, op, 0),
+                     (uint64_t)count * dcuda_datatype_bytes((dcuda_datatype_t)type));
+    if (pushed != DCU_PUSH_OTHER)
+        return (dcuda_status_t)pushed;
     if (dcu_local_takes_reduction(st, win, count, type, op, DCU_LOCAL_GATHER_MAX,
                                   DCU_NODE_GATHER_MAX))
         return dcu_local_run(st, win, offset, count,
@@ -349,8 +357,10 @@ DCU_FN dcuda_status_t dcu_reduce_scatter(dcuda_state_t *st, uint32_t win, size_t
 DCU_FN dcuda_status_t dcu_allgather(dcuda_state_t *st, uint32_t win, size_t offset, size_t size)
 {
     static const char call[] = "dcuda_allgather";
-    if (dcu_push_takes(st, win, (uint64_t)size))
-        return dcu_push_run(st, win, offset, size, dcu_local_args(DCU_LOCAL_ALLGATHER, 0, 0, 0));
+    const int pushed = dcu_push_try(st, win, offset, size,
+                                    dcu_local_args(DCU_LOCAL_ALLGATHER, 0, 0, 0), (uint64_t)size);
+    if (pushed != DCU_PUSH_OTHER)
+        return (dcuda_status_t)pushed;
     if (dcu_local_takes(st, win, size, 1, DCU_LOCAL_GATHER_MAX, DCU_NODE_GATHER_MAX))
         return dcu_local_run(st, win, offset, size, dcu_local_args(DCU_LOCAL_ALLGATHER, 0, 0, 0));
     char *data = 0;
@@ -386,8 +396,10 @@ DCU_FN dcuda_status_t dcu_allgather(dcuda_state_t *st, uint32_t win, size_t offs
 DCU_FN dcuda_status_t dcu_alltoall(dcuda_state_t *st, uint32_t win, size_t offset, size_t size)
 {
     static const char call[] = "dcuda_alltoall";
-    if (dcu_push_takes(st, win, (uint64_t)size))
-        return dcu_push_run(st, win, offset, size, dcu_local_args(DCU_LOCAL_ALLTOALL, 0, 0, 0));
+    const int pushed = dcu_push_try(st, win, offset, size,
+                                    dcu_local_args(DCU_LOCAL_ALLTOALL, 0, 0, 0), (uint64_t)size);
+    if (pushed != DCU_PUSH_OTHER)
+        return (dcuda_status_t)pushed;
     if (dcu_local_takes(st, win, size, 1, DCU_LOCAL_GATHER_MAX, DCU_NODE_GATHER_MAX))
         return dcu_local_run(st, win, offset, size, dcu_local_args(DCU_LOCAL_ALLTOALL, 0, 0, 0));
     char *data = 0;

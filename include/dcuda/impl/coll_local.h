@@ -301,8 +301,8 @@ static __device__ __forceinline__ void dcu_combine_from_as(T *out, const char *c
 }
 
 template <typename T>
-static __device__ void dcu_combine_from_t(T *out, const char *const *src, int P, size_t count,
-                                          int op)
+static __device__ __forceinline__ void dcu_combine_from_t(T *out, const char *const *src, int P,
+                                                          size_t count, int op)
 {
     if (op == DCUDA_SUM)
         dcu_combine_from_as(out, src, P, count, dcu_op_sum());
@@ -333,8 +333,9 @@ static __device__ void dcu_combine_from_t(T *out, const char *const *src, int P,
 #endif
 
 /* out[i] = src[0][i] op src[1][i] op ... op src[P-1][i] for i < count, by
- * the rank's threads (in step again on return). */
-DCU_FN_COLD void dcu_combine_from(void *out, const char *const *src, int P, size_t count, int type,
+ * the rank's threads (in step again on return): inlined where one call
+ * site runs it on a short path (the pushed call), else dcu_combine_from. */
+DCU_FN void dcu_combine_from_here(void *out, const char *const *src, int P, size_t count, int type,
                                   int op)
 {
     if (type == DCUDA_INT32)
@@ -346,6 +347,13 @@ DCU_FN_COLD void dcu_combine_from(void *out, const char *const *src, int P, size
     else
         DCU_COMBINE_FROM(double, out, src, P, count, op);
     dcu_sync();
+}
+
+/* The same out of line. */
+DCU_FN_COLD void dcu_combine_from(void *out, const char *const *src, int P, size_t count, int type,
+                                  int op)
+{
+    dcu_combine_from_here(out, src, P, count, type, op);
 }
 
 /* ---- the collectives --------------------------------------------------------------- */

@@ -34,9 +34,9 @@
 /* Does a collective on win whose largest share for one member is
  * `bytes` take the pushed form? Every member answers alike for the same
  * arguments (a member with others is reported by the records, or waits
- * in another form). Before the call's checks; out of line (inlined into
- * every collective, it made a kernel of all six 16% larger). */
-DCU_FN_COLD int dcu_push_takes(const dcuda_state_t *st, uint32_t win, uint64_t bytes)
+ * in another form). Before the call's checks, within dcu_push_try's one
+ * call out of line. */
+DCU_FN int dcu_push_takes(const dcuda_state_t *st, uint32_t win, uint64_t bytes)
 {
     if (!st || !dcu_state_fields_ok(st) || dcu_check_win(st, win) != DCUDA_OK)
         return 0;
@@ -299,7 +299,7 @@ DCU_FN void dcu_push_result(const dcu_push_t *c, const dcu_push_way_t *w, size_t
         if (c->kind == DCU_LOCAL_REDUCE && c->me != c->root)
             break;
         src[c->me] = c->kind == DCU_LOCAL_REDUCE_SCATTER ? c->data + (size_t)c->me * b : c->data;
-        dcu_combine_from(c->data, src, c->P, count, c->type, c->op);
+        dcu_combine_from_here(c->data, src, c->P, count, c->type, c->op);
         break;
     }
     dcu_sync();
@@ -308,9 +308,9 @@ DCU_FN void dcu_push_result(const dcu_push_t *c, const dcu_push_way_t *w, size_t
 /* The call's own checks, as its other forms make them: *data and *bytes
  * (a reduction's elements, a reduce-scatter's block, a broadcast's or a
  * gather's block's bytes) for what follows. */
-DCU_FN_COLD dcuda_status_t dcu_push_checks(dcuda_state_t *st, uint32_t win, size_t offset, size_t n,
-                                           int kind, int type, int op, int root, char **data,
-                                           uint64_t *bytes, const char *call)
+DCU_FN dcuda_status_t dcu_push_checks(dcuda_state_t *st, uint32_t win, size_t offset, size_t n,
+                                      int kind, int type, int op, int root, char **data,
+                                      uint64_t *bytes, const char *call)
 {
     dcu_tree_t t = { 0, 1, -1, 0, 0 };
     dcuda_status_t s;
@@ -335,8 +335,8 @@ DCU_FN_COLD dcuda_status_t dcu_push_checks(dcuda_state_t *st, uint32_t win, size
 
 /* The pushed collective of `args` (coll_local.h: dcu_local_args) on win
  * at offset, of n (its count or size). */
-DCU_FN_COLD dcuda_status_t dcu_push_run(dcuda_state_t *st, uint32_t win, size_t offset, size_t n,
-                                        uint64_t args)
+DCU_FN dcuda_status_t dcu_push_run(dcuda_state_t *st, uint32_t win, size_t offset, size_t n,
+                                   uint64_t args)
 {
     dcu_push_t c;
     DCU_TRACE_MARK(st, DCU_TRACE_TAKES);
@@ -366,6 +366,24 @@ DCU_FN_COLD dcuda_status_t dcu_push_run(dcuda_state_t *st, uint32_t win, size_t 
     if (dcu_leader()) /* every thread read the parity; the next call's first sync hands it on */
         st->push_seq[c.comm]++;
     return s;
+}
+
+/* dcu_push_try: not a call of the pushed form (no status is positive). */
+#define DCU_PUSH_OTHER 1
+
+/* The pushed form of a collective where it takes the call (for the
+ * largest share of one member, `bytes`): the call's status; else
+ * DCU_PUSH_OTHER. The test, the checks and the call in one function out
+ * of line: each call out of line saves and restores, in every thread,
+ * the registers its callee uses, and the pushed call made four (ncu, a
+ * benchmark kernel of 255 registers: about 135 local-memory accesses
+ * and 2,000 warp instructions a call). */
+DCU_FN_COLD int dcu_push_try(dcuda_state_t *st, uint32_t win, size_t offset, size_t n,
+                             uint64_t args, uint64_t bytes)
+{
+    if (!dcu_push_takes(st, win, bytes))
+        return DCU_PUSH_OTHER;
+    return (int)dcu_push_run(st, win, offset, n, args);
 }
 
 #endif /* DCUDA_IMPL_COLL_PUSH_H */
