@@ -70,9 +70,9 @@ typedef struct dcu_push {
 /* What a pushed call keeps in registers from its checks to its result:
  * my slots of its communicator and parity (member j's at j * 2 slots),
  * my counter of its tag and the count the wait reaches, and my record's
- * words. After the wait's acquire every load of the state is a round
- * trip to L2 again (the acquire empties the SM's L1): the wait, the
- * records' check and the result read none. */
+ * words. Found once: the send, the wait, the records' check and the
+ * result look nothing up again (each lookup was instructions on the
+ * leader's warp while the others waited at a barrier). */
 typedef struct dcu_push_way {
     const char *slots;
     dcu_u32a_t *counter;
