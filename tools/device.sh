@@ -23,7 +23,7 @@
 # CUDA_HOME and /usr/local/cuda when it is not on PATH.
 #
 # run: builds build-gpu (everything and the reference programs), prints the
-# bench kernels' registers and spills (tools/spills.py; a kernel over its
+# bench kernels' registers, spills and sizes (tools/spills.py; a kernel over its
 # budget fails the run), runs the GPU suite, the CPU suite and the demo on
 # the GPU; then dcuda_bench (one process per GPU with 2+ GPUs: its peer_*
 # rows), the reference programs (tools/references.sh), a copy of the shared
@@ -154,7 +154,7 @@ cmd_run() {
     cat "$LOG/gpus.txt"
     say build
     build . build-gpu gpu all dcuda_references || { finish build-gpu.log; return 1; }
-    say "the bench kernels' registers and spills (tools/spills.py)"
+    say "the bench kernels' registers, spills and sizes (tools/spills.py)"
     python3 tools/spills.py build-gpu --jobs "$JOBS" >"$LOG/spills.txt" 2>&1 || status=1
     cat "$LOG/spills.txt"
     if [ -z "$notests" ]; then
