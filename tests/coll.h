@@ -22,7 +22,8 @@
  * neighbour, calls the collective, then checks the user put, the guard and
  * every element against a serial computation over the communicator's
  * ranks. Consecutive steps reuse the same memory at other offsets, and the
- * two communicators interleave. The host checks the last step of each
+ * two communicators interleave; a quarter of the steps repeat the call of
+ * the step before, with new data. The host checks the last step of each
  * window again.
  */
 #ifndef DCUDA_TESTS_COLL_H
@@ -150,6 +151,11 @@ TEST_FN coll_step_t coll_step(uint32_t seed, int s, int world_size, int device_s
     static const uint32_t bytes[] = { 0u,  1u,  3u,    12u,   16u,   17u,
                                       64u, 65u, 4095u, 4096u, 4097u, 9001u };
     coll_step_t t;
+    /* A quarter of the steps repeat the call of the step before (its data
+     * new): a pushed call then takes its checked arguments from the memo
+     * of the last one (impl/coll_push.h). */
+    while (s > 0 && coll_hash(seed, (uint32_t)s, 4u) % 4u == 0u)
+        s--;
     uint32_t h = coll_hash(seed, (uint32_t)s, 0u), g = coll_hash(seed, (uint32_t)s, 1u);
     t.comm = (int)(h & 1u) ? COLL_ON_DEVICE : COLL_ON_WORLD;
     if (split && coll_hash(seed, (uint32_t)s, 3u) % 2u == 0u)

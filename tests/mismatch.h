@@ -4,6 +4,9 @@
  * case every member of a communicator makes the same calls but one, the
  * culprit (the last member), which calls another collective, gives
  * another argument, skips a call, or makes one its own checks refuse.
+ * Where the case's first call is a collective, every member makes it
+ * first twice as the others do (the culprit departs from a run of
+ * agreeing calls).
  * Every run must end with DCUDA_ERR_MISMATCH or DCUDA_ERR_DEADLOCK and a
  * report that names the calls, never crash, and no collective may
  * return DCUDA_OK with a result other than the one its own arguments

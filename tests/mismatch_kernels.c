@@ -226,6 +226,24 @@ DCUDA_RANK_FN int mm_do(mm_rank_t *r, const mm_call_t *x, int64_t *bad, int64_t 
     return s;
 }
 
+/* Before the case, every member makes its first call as the others make
+ * it, twice, when that call is a collective (whose results are checked):
+ * the culprit's call then follows a run of agreeing ones, which a pushed
+ * call's memo of checked arguments (impl/coll_push.h) serves. */
+DCUDA_RANK_FN void mm_warm(mm_rank_t *r, int c, int64_t *setup, int64_t *bad, int64_t *oks)
+{
+    mm_call_t x = mm_call_of(c, 0, 0, r->csize);
+    if (x.kind != MM_BCAST && x.kind != MM_ALLREDUCE && x.kind != MM_REDUCE && x.kind != MM_RS &&
+        x.kind != MM_ALLGATHER && x.kind != MM_ALLTOALL)
+        return;
+    for (int i = 0; i < 2 && *setup == 0; i++) {
+        if (dcuda_thread_index() == 0)
+            mm_fill(r, &x);
+        dcuda_rank_sync();
+        test_note(setup, mm_do(r, &x, bad, oks));
+    }
+}
+
 /* The case's windows and communicator: the case's window on WORLD, DEVICE
  * or the split of WORLD by parity (its members ranked as in WORLD). */
 DCUDA_RANK_FN void mm_setup(mm_rank_t *r, int world_rank, int64_t *setup)
@@ -259,6 +277,7 @@ DCUDA_KERNEL(mismatch, ctx)
     mm_setup(&r, world_rank, &setup);
     const int culprit = r.crank == r.csize - 1;
     int freed = 0;
+    mm_warm(&r, d->test_case, &setup, &bad, &oks);
     for (int step = 0; step < 2 && setup == 0; step++) {
         mm_call_t x = mm_call_of(d->test_case, step, culprit, r.csize);
         if (x.kind == MM_NONE)

@@ -272,35 +272,38 @@ DCU_FN dcuda_status_t dcu_push_wait(dcuda_state_t *st, const dcu_push_t *c, cons
     return DCUDA_OK;
 }
 
-/* My result, from the slots (all threads). */
+/* My result, from the slots (all threads). Only a reduction gathers
+ * its sources' addresses in an array (local memory on a GPU, which the
+ * wait's acquire sent back to L2: the other forms look nothing up there). */
 DCU_FN void dcu_push_result(const dcu_push_t *c, const dcu_push_way_t *w, size_t count)
 {
     const size_t b = (size_t)c->bytes;
     const size_t rec = sizeof(dcuda_call_words_t);
-    const char *src[DCUDA_PUSH_MAX_RANKS];
-    for (int j = 0; j < c->P; j++)
-        src[j] = dcu_push_slot(w, j) + rec;
     switch (c->kind) {
     case DCU_LOCAL_BROADCAST:
         if (c->me != c->root && b)
-            dcu_copy_fresh(c->data, src[c->root], b);
+            dcu_copy_fresh(c->data, dcu_push_slot(w, c->root) + rec, b);
         break;
     case DCU_LOCAL_ALLGATHER:
     case DCU_LOCAL_ALLTOALL: { /* block j of mine: a gather's place j, the receive area's j */
         char *to = c->kind == DCU_LOCAL_ALLGATHER ? c->data : c->data + (size_t)c->P * b;
         for (int j = 0; j < c->P; j++)
             if (j != c->me)
-                dcu_copy_fresh(to + (size_t)j * b, src[j], b);
+                dcu_copy_fresh(to + (size_t)j * b, dcu_push_slot(w, j) + rec, b);
             else if (c->kind == DCU_LOCAL_ALLTOALL)
                 dcu_copy(to + (size_t)j * b, c->data + (size_t)j * b, b);
         break;
     }
-    default: /* the reductions: mine in its place among the sources */
+    default: { /* the reductions: mine in its place among the sources */
         if (c->kind == DCU_LOCAL_REDUCE && c->me != c->root)
             break;
+        const char *src[DCUDA_PUSH_MAX_RANKS];
+        for (int j = 0; j < c->P; j++)
+            src[j] = dcu_push_slot(w, j) + rec;
         src[c->me] = c->kind == DCU_LOCAL_REDUCE_SCATTER ? c->data + (size_t)c->me * b : c->data;
         dcu_combine_from_here(c->data, src, c->P, count, c->type, c->op);
         break;
+    }
     }
     dcu_sync();
 }
@@ -333,38 +336,87 @@ DCU_FN dcuda_status_t dcu_push_checks(dcuda_state_t *st, uint32_t win, size_t of
     }
 }
 
-/* The pushed collective of `args` (coll_local.h: dcu_local_args) on win
- * at offset, of n (its count or size). */
-DCU_FN dcuda_status_t dcu_push_run(dcuda_state_t *st, uint32_t win, size_t offset, size_t n,
-                                   uint64_t args)
+/* The name of the call the rank is in (its record's kind). */
+DCU_FN const char *dcu_push_call_name(const dcuda_state_t *st)
 {
-    dcu_push_t c;
-    DCU_TRACE_MARK(st, DCU_TRACE_TAKES);
-    c.kind = (int)(args & 0xffu);
-    c.type = (int)((args >> 8) & 0xffu);
-    c.op = (int)((args >> 16) & 0xffu);
-    c.root = (int)(int32_t)(args >> 32);
-    const char *call = dcu_call_name(dcu_call_kind_of(st->call));
-    dcuda_status_t s =
-        dcu_push_checks(st, win, offset, n, c.kind, c.type, c.op, c.root, &c.data, &c.bytes, call);
+    return dcu_call_name(dcu_call_kind_of(st->call));
+}
+
+/* The kind, type, op and root of `args` (coll_local.h: dcu_local_args). */
+DCU_FN void dcu_push_decode(uint64_t args, dcu_push_t *c)
+{
+    c->kind = (int)(args & 0xffu);
+    c->type = (int)((args >> 8) & 0xffu);
+    c->op = (int)((args >> 16) & 0xffu);
+    c->root = (int)(int32_t)(args >> 32);
+}
+
+/* A first call of its arguments (all threads): its checks, which fill
+ * *c. The leader keeps what they found in the memo for the calls that repeat
+ * them: every thread has looked at the memo, before the checks' sync. */
+DCU_FN dcuda_status_t dcu_push_prepare(dcuda_state_t *st, uint32_t win, size_t offset, size_t n,
+                                       uint64_t args, dcu_push_t *c)
+{
+    dcu_push_decode(args, c);
+    dcuda_status_t s = dcu_push_checks(st, win, offset, n, c->kind, c->type, c->op, c->root,
+                                       &c->data, &c->bytes, dcu_push_call_name(st));
     if (s != DCUDA_OK)
         return s;
+    c->comm = dcu_win_comm(win);
+    c->me = dcu_comm_rank(st, c->comm);
+    c->P = dcu_comm_size(st, c->comm);
+    if (dcu_leader()) {
+        dcuda_push_memo_t *m = &st->push_memo;
+        m->win = win;
+        m->me = (int16_t)c->me;
+        m->ranks = (int16_t)c->P;
+        m->args = args;
+        m->offset = (uint64_t)offset;
+        m->n = (uint64_t)n;
+        m->data = c->data;
+        m->bytes = c->bytes;
+    }
+    return DCUDA_OK;
+}
+
+/* A call whose arguments and window are the memo's, the window still live
+ * (all threads, after a sync): the checks they passed would pass again
+ * (a window's parts and its communicator do not change while it lives);
+ * *c from the memo. 0: a call to check. */
+DCU_FN int dcu_push_recall(const dcuda_state_t *st, uint32_t win, size_t offset, size_t n,
+                           uint64_t args, dcu_push_t *c)
+{
+    const dcuda_push_memo_t *m = &st->push_memo;
+    if (!(dcu_state_fields_ok(st) & (m->win == win) & (m->args == args) &
+          (m->offset == (uint64_t)offset) & (m->n == (uint64_t)n)) ||
+        dcu_check_win(st, win) != DCUDA_OK)
+        return 0;
+    dcu_push_decode(args, c);
+    c->comm = dcu_win_comm(win);
+    c->me = m->me;
+    c->P = m->ranks;
+    c->data = m->data;
+    c->bytes = m->bytes;
+    return 1;
+}
+
+/* The pushed call c, checked, of n (its count or size): the send, the
+ * wait, the records' check and the result. */
+DCU_FN dcuda_status_t dcu_push_go(dcuda_state_t *st, dcu_push_t *c, size_t n)
+{
     DCU_TRACE_MARK(st, DCU_TRACE_CHECKS);
-    c.comm = dcu_win_comm(win);
-    c.me = dcu_comm_rank(st, c.comm);
-    c.P = dcu_comm_size(st, c.comm);
-    c.parity = st->push_seq[c.comm] & 1u;
-    const dcu_push_way_t w = dcu_push_way(st, &c);
-    s = dcu_push_send(st, &c, &w);
+    c->parity = st->push_seq[c->comm] & 1u;
+    const dcu_push_way_t w = dcu_push_way(st, c);
+    dcuda_status_t s = dcu_push_send(st, c, &w);
     DCU_TRACE_MARK(st, DCU_TRACE_SEND);
     if (s == DCUDA_OK)
-        s = dcu_push_wait(st, &c, &w, call);
+        s = dcu_push_wait(st, c, &w, dcu_push_call_name(st));
     DCU_TRACE_MARK(st, DCU_TRACE_AGREE);
     if (s == DCUDA_OK)
-        dcu_push_result(&c, &w, n);
+        dcu_push_result(c, &w, n);
     DCU_TRACE_MARK(st, DCU_TRACE_RESULT);
     if (dcu_leader()) /* every thread read the parity; the next call's first sync hands it on */
-        st->push_seq[c.comm]++;
+        st->push_seq[c->comm]++;
     return s;
 }
 
@@ -373,17 +425,28 @@ DCU_FN dcuda_status_t dcu_push_run(dcuda_state_t *st, uint32_t win, size_t offse
 
 /* The pushed form of a collective where it takes the call (for the
  * largest share of one member, `bytes`): the call's status; else
- * DCU_PUSH_OTHER. The test, the checks and the call in one function out
- * of line: each call out of line saves and restores, in every thread,
- * the registers its callee uses, and the pushed call made four (ncu, a
- * benchmark kernel of 255 registers: about 135 local-memory accesses
- * and 2,000 warp instructions a call). */
+ * DCU_PUSH_OTHER. A call that repeats the last pushed call's arguments on
+ * the same live window skips the test and the checks (the memo); every
+ * call makes its record and compares the others'. The test, the checks
+ * and the call in one function out of line: each call out of line saves
+ * and restores, in every thread, the registers its callee uses (ncu, a
+ * benchmark kernel of 255 registers: about 135 local-memory accesses and
+ * 2,000 warp instructions a call when the pushed call made four). */
 DCU_FN_COLD int dcu_push_try(dcuda_state_t *st, uint32_t win, size_t offset, size_t n,
                              uint64_t args, uint64_t bytes)
 {
-    if (!dcu_push_takes(st, win, bytes))
-        return DCU_PUSH_OTHER;
-    return (int)dcu_push_run(st, win, offset, n, args);
+    dcu_push_t c;
+    dcu_sync(); /* the rank's earlier accesses are done; the record and the memo are every
+                 * thread's */
+    if (!st || !dcu_push_recall(st, win, offset, n, args, &c)) {
+        if (!dcu_push_takes(st, win, bytes))
+            return DCU_PUSH_OTHER;
+        DCU_TRACE_MARK(st, DCU_TRACE_TAKES);
+        dcuda_status_t s = dcu_push_prepare(st, win, offset, n, args, &c);
+        if (s != DCUDA_OK)
+            return (int)s;
+    }
+    return (int)dcu_push_go(st, &c, n);
 }
 
 #endif /* DCUDA_IMPL_COLL_PUSH_H */

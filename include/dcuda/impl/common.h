@@ -251,6 +251,7 @@ DCU_HD void dcu_state_bind(dcuda_state_t *st, const dcuda_context_t *ctx, int de
     for (int i = 0; i < DCUDA_PUT_ROUTES; i++)
         st->routes[i].win = DCUDA_WIN_NONE;
     st->atomic_route.win = DCUDA_WIN_NONE;
+    st->push_memo.win = DCUDA_WIN_NONE;
     st->net_part_win = DCUDA_WIN_NONE;
     st->net_part_rank = -1;
     st->loopback = ctx->peers[ctx->process_index].path == DCUDA_PATH_NET;
@@ -421,6 +422,8 @@ DCU_HD void dcu_routes_drop(dcuda_state_t *st, int comm, int slot)
         st->atomic_route.win = DCUDA_WIN_NONE;
     if (st->net_part_win != DCUDA_WIN_NONE && (st->net_part_win & 0xfffu) == freed)
         st->net_part_win = DCUDA_WIN_NONE;
+    if (st->push_memo.win != DCUDA_WIN_NONE && (st->push_memo.win & 0xfffu) == freed)
+        st->push_memo.win = DCUDA_WIN_NONE;
 }
 
 /* Window creation, before its barrier: my part of slot `slot` of comm is

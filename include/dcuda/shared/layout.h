@@ -494,6 +494,20 @@ typedef struct dcuda_push_member {
     dcuda_notif_counters_t *notifs;
 } dcuda_push_member_t;
 
+/* The last pushed collective whose checks passed (impl/coll_push.h): its
+ * window, arguments (dcu_local_args), offset and count, and what its
+ * checks found. A call with the same arguments on the same live window
+ * takes them from here; freeing the window forgets it. */
+typedef struct dcuda_push_memo {
+    uint32_t win;      /* handle, DCUDA_WIN_NONE when empty */
+    int16_t me, ranks; /* my rank in the window's communicator, its size */
+    uint64_t args;
+    uint64_t offset;
+    uint64_t n;
+    char *data;     /* the call's data in my part */
+    uint64_t bytes; /* a member's share (dcu_push_t) */
+} dcuda_push_memo_t;
+
 /*
  * Per-rank state. Lives in GPU shared memory (one per block) or on a CPU
  * rank's stack; only its own rank touches it. It keeps copies of the context
@@ -570,6 +584,7 @@ typedef struct dcuda_state {
     /* The last remote atomic's target reached by stores (impl/atomic.h),
      * as a put route without a source part; win DCUDA_WIN_NONE: none. */
     dcuda_put_route_t atomic_route;
+    dcuda_push_memo_t push_memo;
 } dcuda_state_t;
 
 DCUDA_STATIC_ASSERT(sizeof(dcuda_notif_counters_t) == 8 * DCUDA_TAG_SLOTS, "notif counters");
@@ -590,7 +605,8 @@ DCUDA_STATIC_ASSERT(DCUDA_WIN_TABLE_SLOTS < (1 << DCUDA_WIN_SLOT_BITS), "table s
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, ctx) == 48, "state header");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, routes) == 120, "state copies of the context");
 DCUDA_STATIC_ASSERT(offsetof(dcuda_state_t, consumed) == 768, "state counters");
-DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 3168, "state fits shared memory budget");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_state_t) == 3216, "state fits shared memory budget");
+DCUDA_STATIC_ASSERT(sizeof(dcuda_push_memo_t) == 48, "push memo");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_call_words_t) == 32, "call record");
 DCUDA_STATIC_ASSERT(sizeof(dcuda_lib_part_t) == 32 * DCUDA_COMM_IDS * (1 + DCUDA_MAILBOX_SLOTS),
                     "library part");
