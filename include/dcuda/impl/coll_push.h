@@ -67,23 +67,25 @@ typedef struct dcu_push {
     uint64_t bytes;
 } dcu_push_t;
 
-/* What a pushed call keeps in registers from its checks to its result:
+/* What a pushed call keeps in registers from its start to its result:
  * my slots of its communicator and parity (member j's at j * 2 slots),
- * my counter of its tag and the count the wait reaches, and my record's
- * words. Found once: the send, the wait, the records' check and the
- * result look nothing up again (each lookup was instructions on the
- * leader's warp while the others waited at a barrier). */
+ * my counter of its tag and the count the wait reaches. Found once: the
+ * send, the wait, the records' check and the result look nothing up
+ * again (each lookup was instructions on the leader's warp while the
+ * others waited at a barrier). My record's words stay in the state,
+ * which the leader wrote as the call began (the others read them only
+ * after a barrier). */
 typedef struct dcu_push_way {
     const char *slots;
     dcu_u32a_t *counter;
     uint32_t target;
     int tag, sys;
-    uint64_t r0, r1, r2, r3;
 } dcu_push_way_t;
 
-DCUDA_STATIC_ASSERT(DCUDA_CALL_WORDS == 4, "a pushed call keeps its record in four words");
+DCUDA_STATIC_ASSERT(DCUDA_CALL_WORDS == 4, "a pushed call's record is four words");
 
-/* The way of call c, from the state (all threads, before the send). */
+/* The way of call c, from the state (all threads, before the send: what
+ * it reads changed last before a barrier of an earlier call). */
 DCU_FN dcu_push_way_t dcu_push_way(const dcuda_state_t *st, const dcu_push_t *c)
 {
     dcu_push_way_t w;
@@ -93,10 +95,6 @@ DCU_FN dcu_push_way_t dcu_push_way(const dcuda_state_t *st, const dcu_push_t *c)
     w.counter = dcu_my_counter(st, w.tag);
     w.target = st->consumed[w.tag] + (uint32_t)(c->P - 1);
     w.sys = st->process_count > 1;
-    w.r0 = st->call[0];
-    w.r1 = st->call[1];
-    w.r2 = st->call[2];
-    w.r3 = st->call[3];
     return w;
 }
 
@@ -190,10 +188,8 @@ DCU_FN dcuda_status_t dcu_push_send(dcuda_state_t *st, const dcu_push_t *c, cons
             dcuda_call_words_t *r = (dcuda_call_words_t *)(void *)(to[k].part + at);
             if (!to[k].part)
                 continue;
-            dcu_st_u64(&r->w[0], w->r0);
-            dcu_st_u64(&r->w[1], w->r1);
-            dcu_st_u64(&r->w[2], w->r2);
-            dcu_st_u64(&r->w[3], w->r3);
+            for (int i = 0; i < DCUDA_CALL_WORDS; i++)
+                dcu_st_u64(&r->w[i], st->call[i]);
         }
         dcu_release_begin_at(sys != 0u);
         for (int k = 1; k < c->P; k++)
@@ -214,7 +210,8 @@ DCU_FN dcuda_status_t dcu_push_send(dcuda_state_t *st, const dcu_push_t *c, cons
 /* Do the records the other members pushed with this call differ from
  * mine? Every thread compares some of their words at once (a word a
  * thread on a GPU: one round trip to L2 for all of them). */
-DCU_FN int dcu_push_records_differ(const dcu_push_t *c, const dcu_push_way_t *w)
+DCU_FN int dcu_push_records_differ(const dcuda_state_t *st, const dcu_push_t *c,
+                                   const dcu_push_way_t *w)
 {
     int differ = 0;
     for (int t = dcu_thread(); t < 4 * c->P; t += dcu_threads()) {
@@ -223,7 +220,7 @@ DCU_FN int dcu_push_records_differ(const dcu_push_t *c, const dcu_push_way_t *w)
             continue;
         const dcuda_call_words_t *r = (const dcuda_call_words_t *)(const void *)dcu_push_slot(w, j);
         const uint64_t theirs = dcu_ld_u64(&r->w[k]);
-        const uint64_t mine = k == 0 ? w->r0 : k == 1 ? w->r1 : k == 2 ? w->r2 : w->r3;
+        const uint64_t mine = st->call[k];
         const uint64_t mask = k == 0 ? ~((uint64_t)0xffu << DCUDA_CALL_PREV_SHIFT) : ~(uint64_t)0;
         differ |= ((theirs ^ mine) & mask) != 0u;
     }
@@ -267,7 +264,7 @@ DCU_FN dcuda_status_t dcu_push_wait(dcuda_state_t *st, const dcu_push_t *c, cons
     }
     if (dcu_sync_any(dcu_leader() && s != DCUDA_OK))
         return dcu_push_failed(st, c, dcu_leader() ? s : DCUDA_OK, call);
-    if (dcu_sync_any(dcu_push_records_differ(c, w)))
+    if (dcu_sync_any(dcu_push_records_differ(st, c, w)))
         return dcu_push_failed(st, c, DCUDA_OK, call);
     return DCUDA_OK;
 }
@@ -352,8 +349,9 @@ DCU_FN void dcu_push_decode(uint64_t args, dcu_push_t *c)
 }
 
 /* A first call of its arguments (all threads): its checks, which fill
- * *c. The leader keeps what they found in the memo for the calls that repeat
- * them: every thread has looked at the memo, before the checks' sync. */
+ * *c. The leader keeps what they found in the memo for the calls that
+ * repeat them: every thread looked at the memo before the checks'
+ * barrier. */
 DCU_FN dcuda_status_t dcu_push_prepare(dcuda_state_t *st, uint32_t win, size_t offset, size_t n,
                                        uint64_t args, dcu_push_t *c)
 {
@@ -380,9 +378,12 @@ DCU_FN dcuda_status_t dcu_push_prepare(dcuda_state_t *st, uint32_t win, size_t o
 }
 
 /* A call whose arguments and window are the memo's, the window still live
- * (all threads, after a sync): the checks they passed would pass again
- * (a window's parts and its communicator do not change while it lives);
- * *c from the memo. 0: a call to check. */
+ * (all threads): the checks they passed would pass again (a window's
+ * parts and its communicator do not change while it lives); *c from the
+ * memo. 0: a call to check. No barrier before it: the memo, the windows
+ * and the pushed calls' counts changed last before a barrier of an
+ * earlier call (the leader fills the memo before the send's barrier; a
+ * window's creation and free end with one). */
 DCU_FN int dcu_push_recall(const dcuda_state_t *st, uint32_t win, size_t offset, size_t n,
                            uint64_t args, dcu_push_t *c)
 {
@@ -408,6 +409,11 @@ DCU_FN dcuda_status_t dcu_push_go(dcuda_state_t *st, dcu_push_t *c, size_t n)
     c->parity = st->push_seq[c->comm] & 1u;
     const dcu_push_way_t w = dcu_push_way(st, c);
     dcuda_status_t s = dcu_push_send(st, c, &w);
+    /* Every thread read the parity before the send's barrier; the call's
+     * later barriers hand the count on to the next call (which reads it
+     * before any barrier of its own). */
+    if (dcu_leader())
+        st->push_seq[c->comm]++;
     DCU_TRACE_MARK(st, DCU_TRACE_SEND);
     if (s == DCUDA_OK)
         s = dcu_push_wait(st, c, &w, dcu_push_call_name(st));
@@ -415,8 +421,6 @@ DCU_FN dcuda_status_t dcu_push_go(dcuda_state_t *st, dcu_push_t *c, size_t n)
     if (s == DCUDA_OK)
         dcu_push_result(c, &w, n);
     DCU_TRACE_MARK(st, DCU_TRACE_RESULT);
-    if (dcu_leader()) /* every thread read the parity; the next call's first sync hands it on */
-        st->push_seq[c->comm]++;
     return s;
 }
 
@@ -436,8 +440,6 @@ DCU_FN_COLD int dcu_push_try(dcuda_state_t *st, uint32_t win, size_t offset, siz
                              uint64_t args, uint64_t bytes)
 {
     dcu_push_t c;
-    dcu_sync(); /* the rank's earlier accesses are done; the record and the memo are every
-                 * thread's */
     if (!st || !dcu_push_recall(st, win, offset, n, args, &c)) {
         if (!dcu_push_takes(st, win, bytes))
             return DCU_PUSH_OTHER;
