@@ -310,6 +310,8 @@ static int build_coll_more(const mis_run_t *r, mis_expect_t *e, int k)
            "root %d not in 0..%d of WORLD", n, n - 1);
     EXPECT(e, k, coll(MIS_REDUCE, MW_DEVICE, 0, 0, 1, 9, DCUDA_SUM), DCUDA_ERR_INVALID_ARG, RD,
            "datatype 9 is none of");
+    EXPECT(e, k, coll(MIS_REDUCE_SCATTER, MW_DEVICE, 0, 0, 1, DCUDA_INT64, 256 + DCUDA_MAX),
+           DCUDA_ERR_INVALID_ARG, RS, "op %d is none of", 256 + DCUDA_MAX);
     unsigned count = part / 8u / (unsigned)n + 1u; /* n blocks are more than the part */
     unsigned room = (unsigned)dcuda_reduce_scatter_room(n, count, DCUDA_INT64);
     EXPECT(e, k, coll(MIS_REDUCE_SCATTER, MW_WORLD, 0, 0, count, DCUDA_INT64, DCUDA_MAX),
@@ -342,6 +344,12 @@ static int build_coll(const mis_run_t *r, mis_expect_t *e)
            "datatype 9 is none of");
     EXPECT(e, k, coll(MIS_ALLREDUCE, MW_WORLD, 0, 0, 4, DCUDA_INT32, 3), DCUDA_ERR_INVALID_ARG, AR,
            "op 3 is none of");
+    /* A type or op that is a valid one plus 256: every form refuses it (the
+     * pushed and the local forms pack both in a byte). */
+    EXPECT(e, k, coll(MIS_ALLREDUCE, MW_WORLD, 0, 0, 4, 256 + DCUDA_FLOAT, DCUDA_SUM),
+           DCUDA_ERR_INVALID_ARG, AR, "datatype %d is none of", 256 + DCUDA_FLOAT);
+    EXPECT(e, k, coll(MIS_ALLREDUCE, MW_WORLD, 0, 0, 4, DCUDA_INT32, 256 + DCUDA_SUM),
+           DCUDA_ERR_INVALID_ARG, AR, "op %d is none of", 256 + DCUDA_SUM);
     EXPECT(e, k, coll(MIS_ALLREDUCE, MW_WORLD, 0, 0, SIZE_MAX / 4, DCUDA_DOUBLE, DCUDA_MAX),
            DCUDA_ERR_OVERFLOW, AR, "count %llu overflows", (unsigned long long)(SIZE_MAX / 4));
     EXPECT(e, k, coll(MIS_ALLREDUCE, MW_WORLD, 0, 4, 2, DCUDA_DOUBLE, DCUDA_SUM),

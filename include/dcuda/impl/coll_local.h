@@ -743,10 +743,18 @@ enum {
     DCU_LOCAL_ALLTOALL = 5
 };
 
+/* Set in a call's args when its type or op does not fit the byte that
+ * carries it: no form that takes args takes the call (the tree's checks
+ * refuse it, naming the value as given). */
+#define DCU_LOCAL_WIDE ((uint64_t)1 << 24)
+
+/* A call's kind, type, op and root in one word (the local and the
+ * pushed forms take it). */
 DCU_FN uint64_t dcu_local_args(int kind, int type, int op, int root)
 {
+    const uint64_t wide = (uint32_t)type > 0xffu || (uint32_t)op > 0xffu ? DCU_LOCAL_WIDE : 0u;
     return (uint64_t)(uint32_t)kind | (uint64_t)((uint32_t)type & 0xffu) << 8 |
-           (uint64_t)((uint32_t)op & 0xffu) << 16 | (uint64_t)(uint32_t)root << 32;
+           (uint64_t)((uint32_t)op & 0xffu) << 16 | wide | (uint64_t)(uint32_t)root << 32;
 }
 
 /* The collective of `args` on win at offset, of n (its count or size). */

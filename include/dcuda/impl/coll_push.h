@@ -440,7 +440,9 @@ DCU_FN_COLD int dcu_push_try(dcuda_state_t *st, uint32_t win, size_t offset, siz
                              uint64_t args, uint64_t bytes)
 {
     dcu_push_t c;
-    if (dcu_win_comm(win) > DCU_COMM_NODE) /* a split's: the handle says so, no load */
+    /* A split's window (its handle says so: no load), or a type or op the
+     * args cannot carry: another form's. */
+    if (dcu_win_comm(win) > DCU_COMM_NODE || (args & DCU_LOCAL_WIDE))
         return DCU_PUSH_OTHER;
     if (!st || !dcu_push_recall(st, win, offset, n, args, &c)) {
         if (!dcu_push_takes(st, win, bytes))
