@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Where a GPU kernel's instructions and stalls go, by code region, from
+ncu's per-instruction counts; and what one launch runs that another does
+not.
+
+ncu's source page attributes code inlined from headers to the kernel's
+own file only, so a rank call's cost cannot be read there. Its SASS page
+counts every instruction (executions, stall samples). This groups the
+executed instructions of one export into regions (runs of instructions
+with at most --gap unexecuted ones between) and prints the regions that
+run most, or, given a second export of the same binary (another launch:
+the same kernel running another benchmark row), the regions whose counts
+differ most: what the first row runs that the second does not.
+
+  ncu ... --section SourceCounters --section WarpStateStats -o rep APP
+  ncu --import rep.ncu-rep --page source --csv --print-source sass > a.csv
+
+  tools/sass_diff.py A.csv [B.csv] [--rounds N] [--top K] [--gap G]
+
+--rounds N divides every count by N (the row's timed and untimed rounds:
+counts a round, of all the launch's warps). Offsets are from the kernel's
+first instruction. Exit: 0; 2 on a usage error, an export without
+per-instruction counts, or two exports of different code.
+"""
+import argparse
+import csv
+import re
+import sys
+
+ADDR = re.compile(r"0x[0-9a-fA-F]+$")
+ABS = re.compile(r"0x[0-9a-fA-F]{8,}")
+
+
+def read(path):
+    """The instructions of one export: (offset, text, executed, samples)."""
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    head = next((r for r in rows if r and r[0] == "Address"), None)
+    if head is None:
+        raise ValueError(f"{path}: no 'Address' header row (not ncu's SASS source page?)")
+    try:
+        i_exec = head.index("Instructions Executed")
+        i_samp = head.index("Warp Stall Sampling (All Samples)")
+    except ValueError:
+        raise ValueError(f"{path}: no per-instruction counts (profile with SourceCounters)")
+    out = []
+    for r in rows:
+        if len(r) <= max(i_exec, i_samp) or not ADDR.match(r[0]):
+            continue
+        out.append((int(r[0], 16), r[1].strip(), int(r[i_exec] or 0), int(r[i_samp] or 0)))
+    if not out:
+        raise ValueError(f"{path}: no instructions")
+    base = out[0][0]
+    return [(a - base, t, e, s) for a, t, e, s in out]
+
+
+def same_code(a, b):
+    """Do two exports hold the same instructions (absolute addresses aside)?"""
+    if len(a) != len(b):
+        return False
+    return all(x[0] == y[0] and ABS.sub("ADDR", x[1]) == ABS.sub("ADDR", y[1])
+               for x, y in zip(a, b))
+
+
+def regions(a, b, gap):
+    """Runs of instructions either export executed, at most `gap`
+    unexecuted instructions apart: start, end, instructions, executed in
+    a and in b, samples in a and in b, the first instruction's text."""
+    out, cur, quiet = [], None, 0
+    for i, (off, text, ea, sa) in enumerate(a):
+        eb, sb = (b[i][2], b[i][3]) if b else (0, 0)
+        if ea == 0 and eb == 0:
+            quiet += 1
+            continue
+        if cur is None or quiet > gap:
+            cur = {"start": off, "end": off, "n": 0, "ea": 0, "eb": 0, "sa": 0, "sb": 0,
+                   "first": ABS.sub("", text)}
+            out.append(cur)
+        quiet = 0
+        cur["end"] = off
+        cur["n"] += 1
+        cur["ea"] += ea
+        cur["eb"] += eb
+        cur["sa"] += sa
+        cur["sb"] += sb
+    return out
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("a")
+    p.add_argument("b", nargs="?")
+    p.add_argument("--rounds", type=float, default=1.0)
+    p.add_argument("--top", type=int, default=25)
+    p.add_argument("--gap", type=int, default=4)
+    try:
+        o = p.parse_args(argv)
+    except SystemExit:
+        return 2
+    if o.rounds <= 0 or o.top < 1 or o.gap < 0:
+        print("sass_diff: --rounds must be > 0, --top >= 1, --gap >= 0", file=sys.stderr)
+        return 2
+    try:
+        a = read(o.a)
+        b = read(o.b) if o.b else None
+    except (OSError, ValueError) as e:
+        print(f"sass_diff: {e}", file=sys.stderr)
+        return 2
+    if b is not None and not same_code(a, b):
+        print(f"sass_diff: {o.a} and {o.b} hold different code (two builds?)", file=sys.stderr)
+        return 2
+    k = o.rounds
+    total = lambda xs, i: sum(x[i] for x in xs)
+    print(f"{o.a}: {total(a, 2) / k:.1f} warp instructions, {total(a, 3)} stall samples"
+          + (f" (a round of {k:g})" if k != 1 else ""))
+    if b is not None:
+        print(f"{o.b}: {total(b, 2) / k:.1f} warp instructions, {total(b, 3)} stall samples")
+    regs = regions(a, b, o.gap)
+    key = (lambda r: -abs(r["ea"] - r["eb"])) if b is not None else (lambda r: -r["ea"])
+    print(f"{'offset':>9} {'to':>9} {'instr':>6} {'exec A':>10}"
+          + (f" {'exec B':>10} {'A - B':>10}" if b is not None else "")
+          + f" {'samples A':>9}  first instruction")
+    for r in sorted(regs, key=key)[:o.top]:
+        line = f"{r['start']:>#9x} {r['end']:>#9x} {r['n']:>6} {r['ea'] / k:>10.1f}"
+        if b is not None:
+            line += f" {r['eb'] / k:>10.1f} {(r['ea'] - r['eb']) / k:>10.1f}"
+        print(line + f" {r['sa']:>9}  {r['first'][:48]}")
+    if len(regs) > o.top:
+        print(f"({len(regs) - o.top} more regions)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
