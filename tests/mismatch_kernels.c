@@ -38,6 +38,13 @@ typedef struct mm_rank {
     int comm, crank, csize;
 } mm_rank_t;
 
+/* Is a call of this kind a collective (whose result is checked)? */
+DCUDA_RANK_FN int mm_is_collective(int kind)
+{
+    return kind == MM_BCAST || kind == MM_ALLREDUCE || kind == MM_REDUCE || kind == MM_RS ||
+           kind == MM_ALLGATHER || kind == MM_ALLTOALL;
+}
+
 DCUDA_RANK_FN mm_call_t mm_make(int kind, uint64_t n, int type, int op, int root)
 {
     mm_call_t c;
@@ -181,7 +188,7 @@ DCUDA_RANK_FN int mm_right(const mm_rank_t *r, const mm_call_t *x)
 DCUDA_RANK_FN int mm_do(mm_rank_t *r, const mm_call_t *x, int64_t *bad, int64_t *oks)
 {
     dcuda_state_t *st = r->st;
-    int s = DCUDA_OK, collective = 1;
+    int s = DCUDA_OK;
     dcuda_comm_t made = DCUDA_COMM_NULL;
     switch (x->kind) {
     case MM_BARRIER:
@@ -216,9 +223,9 @@ DCUDA_RANK_FN int mm_do(mm_rank_t *r, const mm_call_t *x, int64_t *bad, int64_t 
         s = dcuda_alltoall(st, r->win, x->offset, x->n);
         break;
     default:
-        collective = 0;
+        break;
     }
-    if (collective && s == DCUDA_OK && dcuda_thread_index() == 0) {
+    if (mm_is_collective(x->kind) && s == DCUDA_OK && dcuda_thread_index() == 0) {
         (*oks)++;
         if (!mm_right(r, x))
             (*bad)++;
@@ -233,8 +240,7 @@ DCUDA_RANK_FN int mm_do(mm_rank_t *r, const mm_call_t *x, int64_t *bad, int64_t 
 DCUDA_RANK_FN void mm_warm(mm_rank_t *r, int c, int64_t *setup, int64_t *bad, int64_t *oks)
 {
     mm_call_t x = mm_call_of(c, 0, 0, r->csize);
-    if (x.kind != MM_BCAST && x.kind != MM_ALLREDUCE && x.kind != MM_REDUCE && x.kind != MM_RS &&
-        x.kind != MM_ALLGATHER && x.kind != MM_ALLTOALL)
+    if (!mm_is_collective(x.kind))
         return;
     for (int i = 0; i < 2 && *setup == 0; i++) {
         if (dcuda_thread_index() == 0)

@@ -757,13 +757,18 @@ DCU_FN uint64_t dcu_local_args(int kind, int type, int op, int root)
            (uint64_t)((uint32_t)op & 0xffu) << 16 | wide | (uint64_t)(uint32_t)root << 32;
 }
 
+/* The fields of a call's args (dcu_local_args). */
+DCU_FN int dcu_args_kind(uint64_t args) { return (int)(args & 0xffu); }
+DCU_FN int dcu_args_type(uint64_t args) { return (int)((args >> 8) & 0xffu); }
+DCU_FN int dcu_args_op(uint64_t args) { return (int)((args >> 16) & 0xffu); }
+DCU_FN int dcu_args_root(uint64_t args) { return (int)(int32_t)(args >> 32); }
+
 /* The collective of `args` on win at offset, of n (its count or size). */
 DCU_FN_COLD dcuda_status_t dcu_local_run(dcuda_state_t *st, uint32_t win, size_t offset, size_t n,
                                          uint64_t args)
 {
-    const int kind = (int)(args & 0xffu), root = (int)(int32_t)(args >> 32);
-    const int type = (int)((args >> 8) & 0xffu), op = (int)((args >> 16) & 0xffu);
-    switch (kind) {
+    const int root = dcu_args_root(args), type = dcu_args_type(args), op = dcu_args_op(args);
+    switch (dcu_args_kind(args)) {
     case DCU_LOCAL_BROADCAST:
         return dcu_local_broadcast(st, win, offset, n, root);
     case DCU_LOCAL_ALLREDUCE:

@@ -31,18 +31,18 @@
 #include "coll_base.h"
 #include "coll_local.h"
 
-/* Does a collective on win whose largest share for one member is
- * `bytes` take the pushed form? Every member answers alike for the same
+/* Does a collective on win (of WORLD, DEVICE or NODE: dcu_push_try
+ * sent the others away) whose largest share for one member is `bytes`
+ * take the pushed form? Every member answers alike for the same
  * arguments (a member with others is reported by the records, or waits
  * in another form). Before the call's checks, within dcu_push_try's one
  * call out of line. */
 DCU_FN int dcu_push_takes(const dcuda_state_t *st, uint32_t win, uint64_t bytes)
 {
-    if (!st || !dcu_state_fields_ok(st) || dcu_check_win(st, win) != DCUDA_OK)
+    if (!st || !dcu_state_fields_ok(st) || dcu_check_win(st, win) != DCUDA_OK ||
+        bytes > DCUDA_PUSH_BYTES)
         return 0;
     const int comm = dcu_win_comm(win);
-    if (comm > DCU_COMM_NODE || bytes > DCUDA_PUSH_BYTES)
-        return 0;
     const int ranks = dcu_comm_size(st, comm);
     return ranks >= 2 && ranks <= DCUDA_PUSH_MAX_RANKS;
 }
@@ -342,10 +342,10 @@ DCU_FN const char *dcu_push_call_name(const dcuda_state_t *st)
 /* The kind, type, op and root of `args` (coll_local.h: dcu_local_args). */
 DCU_FN void dcu_push_decode(uint64_t args, dcu_push_t *c)
 {
-    c->kind = (int)(args & 0xffu);
-    c->type = (int)((args >> 8) & 0xffu);
-    c->op = (int)((args >> 16) & 0xffu);
-    c->root = (int)(int32_t)(args >> 32);
+    c->kind = dcu_args_kind(args);
+    c->type = dcu_args_type(args);
+    c->op = dcu_args_op(args);
+    c->root = dcu_args_root(args);
 }
 
 /* A first call of its arguments (all threads): its checks, which fill
