@@ -18,9 +18,13 @@
 # lives on, and every status counts.
 #
 # Usage: tests/run_rendezvous.sh [--hosts H] [--slurm [--resv-ports]] [--kill-host K:S]
-#                                [--timeout S] [--cut-host K:S] N PROGRAM [ARGS...]
+#                                [--timeout S] [--cut-host K:S] [--derived-port] [--job ID]
+#                                N PROGRAM [ARGS...]
 # --resv-ports: the port in SLURM_STEP_RESV_PORTS (a range from it, as
-# srun --resv-ports gives a step), not in DCUDA_BOOT_PORT.
+# srun --resv-ports gives a step), not in DCUDA_BOOT_PORT. --derived-port:
+# no port at all, so that the processes derive the step's candidates from
+# SLURM_JOB_ID (this script's pid, or --job ID) as srun without
+# --resv-ports leaves them to.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -29,6 +33,8 @@ hosts=0
 limit=100
 slurm=0
 resv=0
+derived=0
+job=$$
 victim=-1
 kill_after=0
 fault=kill
@@ -38,6 +44,8 @@ while [ $# -gt 0 ]; do
     --timeout) limit=$2; shift 2 ;;
     --slurm) slurm=1; shift ;;
     --resv-ports) resv=1; shift ;;
+    --derived-port) derived=1; shift ;;
+    --job) job=$2; shift 2 ;;
     --kill-host) victim=${2%%:*}; kill_after=${2#*:}; fault=kill; shift 2 ;;
     --cut-host) victim=${2%%:*}; kill_after=${2#*:}; fault=cut; shift 2 ;;
     *) break ;;
@@ -90,8 +98,9 @@ for i in $(seq 0 $(( count - 1 ))); do
     if [ $slurm -eq 1 ]; then
         ports=(DCUDA_BOOT_PORT=$port)
         [ $resv -eq 1 ] && ports=(SLURM_STEP_RESV_PORTS="$port-$((port + 3))")
+        [ $derived -eq 1 ] && ports=()
         env SLURM_PROCID=$i SLURM_STEP_NUM_TASKS=$count SLURM_NTASKS=$count \
-            SLURM_STEP_NODELIST=$addr SLURM_JOB_ID=$$ SLURM_STEP_ID=0 "${ports[@]}" \
+            SLURM_STEP_NODELIST=$addr SLURM_JOB_ID=$job SLURM_STEP_ID=0 "${ports[@]}" \
             timeout -k 5 "$limit" "${run[@]}" "$@" &
     else
         DCUDA_BOOT_ADDR="$addr:$port" DCUDA_PROCESS_INDEX=$i DCUDA_PROCESSES=$count \

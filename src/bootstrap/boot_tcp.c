@@ -2,10 +2,15 @@
  * Rendezvous mode: processes started by anything (a shell loop, ssh, a
  * container orchestrator, a Slurm step without PMI), each told its index,
  * the group's size and where process 0 listens (launch_env.c reads the
- * plan). Process 0 listens on that port and accepts one TCP connection
- * from every other process; each says hello (its index, the size it was
- * told, its pid and host) and is answered once all are there, or refused
- * with the reason (an index taken twice, another size). A step is a star:
+ * plan). Process 0 listens on that port (or the first of the plan's
+ * candidate ports it can take) and accepts one TCP connection from every
+ * other process; each says hello (its index, the size it was told, its pid
+ * and host, the group's key), which process 0 acknowledges at once, and is
+ * welcomed once all are there, or refused with the reason (an index taken
+ * twice, another size). A listener that does not acknowledge, or closes
+ * (another group's process 0), sends the process on to the next candidate;
+ * a process that comes again (its acknowledgment was slow) replaces its
+ * first connection. A step is a star:
  * every other process sends its record to process 0, which sends every
  * process all of them. A closed connection is a process that ended: the
  * step fails naming it, and process 0 tells the others why before it
@@ -20,6 +25,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,19 +43,27 @@
  * yet tries again. */
 #define DCU_TCP_START_S 60
 #define TCP_RETRY_NS (50 * DCU_NS_PER_MS)
+/* How long a process waits for process 0 to acknowledge its hello on a
+ * port that is one of several candidates (on the only one: the start's
+ * bound). */
+#define TCP_ACK_NS (3 * DCU_NS_PER_S)
 #define TCP_MAGIC 0x64637562u /* "dcub" */
-#define TCP_VERSION 1u
+#define TCP_VERSION 2u
 #define TCP_HOST_BYTES 64
 
+/* Version 1's hello ended at `host`; the key follows, in two words so that
+ * the struct has no padding. */
 typedef struct tcp_hello {
     uint32_t magic, version;
     int32_t index, count, pid;
     char host[TCP_HOST_BYTES];
+    uint32_t key_low, key_high;
 } tcp_hello_t;
+#define TCP_HELLO_V1_BYTES offsetof(tcp_hello_t, key_low)
 
 /* A frame: its kind, then `length` bytes (a step's records, or why a
  * step failed). */
-enum { FRAME_DATA = 1, FRAME_FAIL = 2, FRAME_WELCOME = 3 };
+enum { FRAME_DATA = 1, FRAME_FAIL = 2, FRAME_WELCOME = 3, FRAME_ACK = 4 };
 typedef struct tcp_frame {
     uint32_t kind, length;
 } tcp_frame_t;
@@ -59,6 +73,7 @@ static struct {
     int *fd;           /* process 0: [count], the others' connections; else fd[0]: to 0 */
     tcp_hello_t *peer; /* process 0: [count], who each is */
     char where[448];   /* "10.0.0.1:29500 (DCUDA_BOOT_ADDR)" */
+    uint64_t key;      /* the group's (the plan's group_key) */
     int exit_registered;
     int start_s; /* the start's bound */
 } tc;
@@ -163,16 +178,63 @@ static int listen_on(const char *port, char *why, size_t why_size)
     return fd;
 }
 
+/* Process 0 listens on the first of the plan's candidate ports it can take
+ * and says which in tc.where; why names them all when none is free. */
+static int listen_first(const dcu_boot_tcp_plan_t *plan, char *why, size_t why_size)
+{
+    int tries = plan->port_tries > 1 ? plan->port_tries : 1, err = 0;
+    if (tries == 1)
+        return listen_on(plan->port, why, why_size);
+    long first = strtol(plan->port, NULL, 10);
+    for (int i = 0; i < tries; i++) {
+        char port[16], taken[48];
+        snprintf(port, sizeof port, "%ld", first + i);
+        int fd = listen_on(port, why, why_size);
+        err = errno;
+        if (fd < 0)
+            continue;
+        if (i == 1)
+            snprintf(taken, sizeof taken, "; port %ld was taken", first);
+        else if (i > 1)
+            snprintf(taken, sizeof taken, "; ports %ld to %ld were taken", first, first + i - 1);
+        else
+            taken[0] = '\0';
+        snprintf(tc.where, sizeof tc.where, "%s:%s (%s%s)", plan->host, port, plan->source, taken);
+        return fd;
+    }
+    snprintf(why, why_size, "cannot listen on any of ports %ld to %ld: %s", first,
+             first + tries - 1, strerror(err));
+    return -1;
+}
+
+/* The group's key in a hello. */
+static uint64_t hello_key(const tcp_hello_t *h) { return (uint64_t)h->key_high << 32 | h->key_low; }
+
 /* Takes one hello from a new connection; the process's index, -1 for a
  * dcuda process that must not join (why: the refusal), or -2 for a
- * connection that is no dcuda process's. */
+ * connection that is no process's of this group (another program's,
+ * another group's). A process that comes again (same index, pid and
+ * host) is taken again: its first connection is dropped by the caller. */
 static int take_hello(int fd, uint64_t deadline, char *why, size_t why_size)
 {
     tcp_hello_t h;
+    memset(&h, 0, sizeof h);
     uint64_t soon = dcu_clock_ns() + DCU_NS_PER_S; /* a hello follows its connection at once */
-    if (recv_all(fd, &h, sizeof h, soon < deadline ? soon : deadline) != 0 || h.magic != TCP_MAGIC)
+    if (soon > deadline)
+        soon = deadline;
+    if (recv_all(fd, &h, TCP_HELLO_V1_BYTES, soon) != 0 || h.magic != TCP_MAGIC)
         return -2;
     h.host[TCP_HOST_BYTES - 1] = '\0';
+    if (h.version == TCP_VERSION &&
+        (recv_all(fd, &h.key_low, sizeof h - TCP_HELLO_V1_BYTES, soon) != 0 ||
+         hello_key(&h) != tc.key))
+        return -2;
+    int again = h.index > 0 && h.index < tc.count && tc.fd[h.index] >= 0 &&
+                tc.peer[h.index].pid == h.pid && strcmp(tc.peer[h.index].host, h.host) == 0;
+    if (again) {
+        tc.peer[h.index] = h;
+        return h.index;
+    }
     if (h.version != TCP_VERSION)
         snprintf(why, why_size,
                  "process %d (pid %d on %s) speaks rendezvous version %u, "
@@ -245,50 +307,46 @@ static dcuda_status_t accept_all(int lfd, char *why, size_t why_size)
             close(fd);
             return DCUDA_ERR_SETTING;
         }
-        if (p < 0) { /* a stray connection: ignored */
-            close(fd);
+        if (p < 0 || send_frame(fd, FRAME_ACK, NULL, 0) != 0) {
+            close(fd); /* a stray connection, or one that closed: ignored */
             continue;
         }
+        if (tc.fd[p] >= 0)
+            close(tc.fd[p]); /* the process came again */
+        else
+            joined++;
         tc.fd[p] = fd;
-        joined++;
     }
     return DCUDA_OK;
 }
 
 /* ---- the other processes ------------------------------------------------------------ */
 
-static int connect_to_zero(const char *host, const char *port, char *why, size_t why_size)
+/* A connection to host:port, or -1 (last: why). */
+static int connect_port(const char *host, const char *port, char *last, size_t last_size)
 {
-    uint64_t deadline = dcu_clock_ns() + (uint64_t)tc.start_s * DCU_NS_PER_S;
-    char last[160] = "no attempt";
-    while (dcu_clock_ns() < deadline) {
-        struct addrinfo hints = { 0 }, *res = NULL;
-        hints.ai_family = AF_INET;
-        hints.ai_socktype = SOCK_STREAM;
-        int err = getaddrinfo(host, port, &hints, &res);
-        if (err) {
-            snprintf(last, sizeof last, "%s", gai_strerror(err));
-        } else {
-            int fd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC, 0);
-            if (fd >= 0 && connect(fd, res->ai_addr, res->ai_addrlen) == 0) {
-                freeaddrinfo(res);
-                int one = 1;
-                setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-                return fd;
-            }
-            snprintf(last, sizeof last, "%s", strerror(errno));
-            if (fd >= 0)
-                close(fd);
-            freeaddrinfo(res);
-        }
-        dcu_clock_sleep_ns(TCP_RETRY_NS);
+    struct addrinfo hints = { 0 }, *res = NULL;
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    int err = getaddrinfo(host, port, &hints, &res);
+    if (err) {
+        snprintf(last, last_size, "%s", gai_strerror(err));
+        return -1;
     }
-    snprintf(why, why_size, "process %d could not reach process 0 at %s within %d s (%s)", tc.index,
-             tc.where, tc.start_s, last);
+    int fd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC, 0);
+    if (fd >= 0 && connect(fd, res->ai_addr, res->ai_addrlen) == 0) {
+        freeaddrinfo(res);
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        return fd;
+    }
+    snprintf(last, last_size, "%s", strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    freeaddrinfo(res);
     return -1;
 }
 
-/* A frame from process 0: its kind and body (malloc'd, NUL-terminated). */
 /* The body of frame f, whose header was read (malloc'd, NUL-terminated). */
 static int recv_body(int fd, uint64_t deadline, const tcp_frame_t *f, char **body)
 {
@@ -300,6 +358,7 @@ static int recv_body(int fd, uint64_t deadline, const tcp_frame_t *f, char **bod
     return rc;
 }
 
+/* A frame from process 0: its kind and body (malloc'd, NUL-terminated). */
 static int recv_frame(int fd, uint64_t deadline, tcp_frame_t *f, char **body)
 {
     *body = NULL;
@@ -307,28 +366,91 @@ static int recv_frame(int fd, uint64_t deadline, tcp_frame_t *f, char **body)
     return rc != 0 ? rc : recv_body(fd, deadline, f, body);
 }
 
+/* This process's hello. */
+static void make_hello(tcp_hello_t *h)
+{
+    memset(h, 0, sizeof *h);
+    h->magic = TCP_MAGIC;
+    h->version = TCP_VERSION;
+    h->index = tc.index;
+    h->count = tc.count;
+    h->pid = (int32_t)getpid();
+    h->key_low = (uint32_t)tc.key;
+    h->key_high = (uint32_t)(tc.key >> 32);
+    if (gethostname(h->host, sizeof h->host - 1) != 0)
+        snprintf(h->host, sizeof h->host, "an unnamed host");
+}
+
+/* One try at one candidate port: the connection once process 0 of this
+ * group acknowledged the hello; -1 when the port has no such listener
+ * (last: why); -2 when process 0 refused this process (why: its reason). */
+static int try_port(const char *host, const char *port, uint64_t ack_ns, char *last,
+                    size_t last_size, char *why, size_t why_size)
+{
+    int fd = connect_port(host, port, last, last_size);
+    if (fd < 0)
+        return -1;
+    tcp_hello_t h;
+    make_hello(&h);
+    tcp_frame_t f;
+    char *body = NULL;
+    int rc = send_all(fd, &h, sizeof h);
+    if (rc == 0)
+        rc = recv_frame(fd, dcu_clock_ns() + ack_ns, &f, &body);
+    if (rc == 0 && f.kind == FRAME_ACK) {
+        free(body);
+        return fd;
+    }
+    if (rc == 0 && f.kind == FRAME_FAIL)
+        snprintf(why, why_size, "%s", body ? body : "process 0 refused this process");
+    else
+        snprintf(last, last_size, "port %s %s", port,
+                 rc == -2 ? "did not answer as this group's process 0"
+                          : "closed the connection (another group's or program's)");
+    free(body);
+    close(fd);
+    return rc == 0 && f.kind == FRAME_FAIL ? -2 : -1;
+}
+
+/* Tries the plan's candidate ports in turn until process 0 of this group
+ * acknowledges, within the start's bound. */
+static dcuda_status_t connect_to_zero(const dcu_boot_tcp_plan_t *plan, char *why, size_t why_size)
+{
+    int tries = plan->port_tries > 1 ? plan->port_tries : 1;
+    long first = strtol(plan->port, NULL, 10);
+    uint64_t bound = (uint64_t)tc.start_s * DCU_NS_PER_S;
+    uint64_t deadline = dcu_clock_ns() + bound;
+    char last[200] = "no attempt";
+    while (dcu_clock_ns() < deadline) {
+        for (int i = 0; i < tries; i++) {
+            char port[16];
+            snprintf(port, sizeof port, "%ld", first + i);
+            int fd = try_port(plan->host, tries > 1 ? port : plan->port,
+                              tries > 1 ? TCP_ACK_NS : bound, last, sizeof last, why, why_size);
+            if (fd >= 0) {
+                tc.fd[0] = fd;
+                return DCUDA_OK;
+            }
+            if (fd == -2)
+                return DCUDA_ERR_SETTING;
+        }
+        dcu_clock_sleep_ns(TCP_RETRY_NS);
+    }
+    snprintf(why, why_size, "process %d could not reach process 0 at %s within %d s (%s)", tc.index,
+             tc.where, tc.start_s, last);
+    return DCUDA_ERR_PEER;
+}
+
+/* Connected and acknowledged, then welcomed once every process is. */
 static dcuda_status_t join_zero(const dcu_boot_tcp_plan_t *plan, char *why, size_t why_size)
 {
-    int fd = connect_to_zero(plan->host, plan->port, why, why_size);
-    if (fd < 0)
-        return DCUDA_ERR_PEER;
-    tc.fd[0] = fd;
-    tcp_hello_t h;
-    memset(&h, 0, sizeof h);
-    h.magic = TCP_MAGIC;
-    h.version = TCP_VERSION;
-    h.index = tc.index;
-    h.count = tc.count;
-    h.pid = (int32_t)getpid();
-    if (gethostname(h.host, sizeof h.host - 1) != 0)
-        snprintf(h.host, sizeof h.host, "an unnamed host");
+    dcuda_status_t st = connect_to_zero(plan, why, why_size);
+    if (st != DCUDA_OK)
+        return st;
     tcp_frame_t f;
     char *body = NULL;
     uint64_t deadline = dcu_clock_ns() + (uint64_t)tc.start_s * 2 * DCU_NS_PER_S;
-    int rc = send_all(fd, &h, sizeof h);
-    if (rc == 0)
-        rc = recv_frame(fd, deadline, &f, &body);
-    dcuda_status_t st = DCUDA_OK;
+    int rc = recv_frame(tc.fd[0], deadline, &f, &body);
     if (rc != 0)
         snprintf(why, why_size, "process 0 at %s %s before the group started", tc.where,
                  rc == -2 ? "did not answer" : "closed the connection");
@@ -357,7 +479,12 @@ dcuda_status_t dcu_boot_tcp_start(const dcu_boot_tcp_plan_t *plan)
     tc.index = plan->index;
     tc.count = plan->count;
     tc.start_s = plan->timeout_s > 0 ? plan->timeout_s : DCU_TCP_START_S;
-    snprintf(tc.where, sizeof tc.where, "%s:%s (%s)", plan->host, plan->port, plan->source);
+    tc.key = plan->group_key;
+    if (plan->port_tries > 1)
+        snprintf(tc.where, sizeof tc.where, "%s:%s-%ld (%s)", plan->host, plan->port,
+                 strtol(plan->port, NULL, 10) + plan->port_tries - 1, plan->source);
+    else
+        snprintf(tc.where, sizeof tc.where, "%s:%s (%s)", plan->host, plan->port, plan->source);
     tc.fd = malloc((size_t)tc.count * sizeof *tc.fd);
     tc.peer = calloc((size_t)tc.count, sizeof *tc.peer);
     if (!tc.fd || !tc.peer)
@@ -366,7 +493,7 @@ dcuda_status_t dcu_boot_tcp_start(const dcu_boot_tcp_plan_t *plan)
         tc.fd[p] = -1;
     dcuda_status_t st = DCUDA_OK;
     if (tc.index == 0) {
-        int lfd = plan->listening ? plan->listen_fd : listen_on(plan->port, why, sizeof why);
+        int lfd = plan->listening ? plan->listen_fd : listen_first(plan, why, sizeof why);
         st = lfd < 0 ? DCUDA_ERR_SYSTEM : accept_all(lfd, why, sizeof why);
         if (lfd >= 0)
             close(lfd);

@@ -17,9 +17,13 @@
 
 /* The rendezvous port of a Slurm step when neither DCUDA_BOOT_PORT nor a
  * port Slurm reserved for the step says: from the job and step ids, so
- * that steps running at once on a node differ. */
+ * that steps running at once on a node differ, below Linux's ephemeral
+ * range (32768 up), where the system gives outgoing connections their
+ * ports; another program may still hold one, so SLURM_PORT_TRIES
+ * consecutive ports are candidates (20000 to 32006 in all). */
 #define SLURM_PORT_BASE 20000
-#define SLURM_PORT_SPAN 30000
+#define SLURM_PORT_SPAN 12000
+#define SLURM_PORT_TRIES 8
 
 /* An integer variable: 1 and *value when it is set and whole, 0 when not
  * set, -1 when it is not a number. */
@@ -159,14 +163,16 @@ int dcu_launch_slurm(long processes, dcu_boot_tcp_plan_t *plan, char *why, size_
         return -1;
     }
     const char *source = "the Slurm step's first node, task 0";
+    env_long("SLURM_JOB_ID", &job);
+    env_long("SLURM_STEP_ID", &step);
+    plan->group_key = ((uint64_t)job << 24) + (uint64_t)step + 1u;
     if (env_long("DCUDA_BOOT_PORT", &port) <= 0 || port <= 0 || port > 65535) {
         port = reserved_port();
         if (port > 0) {
             source = "the Slurm step's first node, task 0, on the step's reserved port";
         } else {
-            env_long("SLURM_JOB_ID", &job);
-            env_long("SLURM_STEP_ID", &step);
             port = SLURM_PORT_BASE + (job * 97 + step) % SLURM_PORT_SPAN;
+            plan->port_tries = SLURM_PORT_TRIES;
         }
     }
     snprintf(plan->port, sizeof plan->port, "%ld", port);

@@ -68,6 +68,15 @@ typedef struct dcu_boot_tcp_plan {
      * listens on port itself. */
     int listening;
     int listen_fd;
+    /* Ports port .. port + port_tries - 1 are the candidates (0 or 1: port
+     * alone): process 0 listens on the first it can take, the others try
+     * each in turn. A port derived from ids may be held by another program,
+     * so its plan names several; a port the user or Slurm gave, one. */
+    int port_tries;
+    /* The group's key (a Slurm step's job and step ids; 0: none): process 0
+     * ignores a hello of another key, so that steps whose candidates
+     * overlap never take each other's processes. */
+    uint64_t group_key;
 } dcu_boot_tcp_plan_t;
 
 /* What a step that waits must keep doing (the library's: bootstrap/boot.c;
