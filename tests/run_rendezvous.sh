@@ -55,23 +55,23 @@ done
 count=$1
 shift
 
-# A port no socket of this host uses, below the kernel's ephemeral range
-# (ip_local_port_range), so that no outgoing connection of a test running
-# beside this one can be given it between the pick and process 0's listen
-# (a busy port makes process 0 fail, saying so: that is the documented
-# behaviour for a port the user names, not something to retry here).
+# A port no socket of this host uses, from 10000 to 19999: below the
+# kernel's ephemeral range (ip_local_port_range), so that no outgoing
+# connection of a test running beside this one can be given it between the
+# pick and process 0's listen, and below the candidates a Slurm step derives
+# from its ids (20000 up), which another test's step may take (a busy port
+# makes process 0 fail, saying so: that is the documented behaviour for a
+# port the user names, not something to retry here).
 pick_port() {
-    local low port
-    low=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
-    [ "$low" -gt 12000 ] 2>/dev/null || low=32768
+    local port
     for _ in $(seq 1 50); do
-        port=$(( 10000 + (RANDOM * 7 + $$) % (low - 10000) ))
+        port=$(( 10000 + (RANDOM * 7 + $$) % 10000 ))
         if ! (ss -tanH 2>/dev/null || true) | awk '{print $4}' | grep -q ":$port\$"; then
             echo "$port"
             return
         fi
     done
-    echo $(( 10000 + $$ % (low - 10000) ))
+    echo $(( 10000 + $$ % 10000 ))
 }
 
 name=""

@@ -84,18 +84,17 @@ trap cleanup EXIT
 trap 'exit 143' TERM INT # a killed run still takes its daemons down
 
 # Two free TCP ports of this namespace, for slurmctld and slurmd: bound
-# once here to prove them free, and taken below the kernel's ephemeral
-# range, so that no outgoing connection of a test beside this one can be
-# given them before the daemons listen.
+# once here to prove them free, and taken from 10000 to 19999, below the
+# kernel's ephemeral range, so that no outgoing connection of a test beside
+# this one can be given them before the daemons listen, and below the
+# candidates a step derives from its ids (20000 up).
 free_ports() {
     python3 -c 'import random, socket
-low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
-low = low if low > 12000 else 32768
 got = []
 while len(got) < 2:
     s = socket.socket()
     try:
-        s.bind(("", random.randrange(10000, low)))
+        s.bind(("", random.randrange(10000, 20000)))
         got.append(s)
     except OSError:
         s.close()
