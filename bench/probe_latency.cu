@@ -10,6 +10,14 @@
  *          block    the engine's blocking wait (dcu_block_until), then the block
  *                   meets: dcuda_wait_notifications less its entry and checks
  *          api      dcuda_wait_notifications
+ *          ref      dcuda_ref_floors' notify_release loop itself, out of line
+ *                   (its registers its own: nothing on the stack), thread 0
+ *                   of each rank alone, on flags `gap` bytes apart in the
+ *                   scratch buffer: the floor inside a dcuda kernel, so that
+ *                   a gap between this row and the floors' is the kernel's
+ *                   surroundings (the runtime's host threads, its launch),
+ *                   and a gap between this row and t0/t0rel is the code
+ *                   around the loop (spilled values after each acquire)
  *   sends  t0rel    thread 0: release add (the floor's notify)
  *          barrel   __syncthreads, then thread 0's release add
  *          api      dcuda_notify
@@ -37,7 +45,7 @@
 #define PROBE_ITERS 20000
 #define PROBE_REPS 3
 
-enum { W_T0, W_WARP, W_WARPBAR, W_BLOCK, W_API };
+enum { W_T0, W_WARP, W_WARPBAR, W_BLOCK, W_API, W_REF };
 enum { S_T0REL, S_BARREL, S_API, S_T0PUT, S_BLKPUT, S_LEADPUT, S_APIPUT };
 
 /* gap: 0 = the ranks' own counters; else counters `gap` bytes apart in a
@@ -49,6 +57,8 @@ static const struct {
     { W_WARPBAR, S_BARREL, 0, 0, 128 },
     { W_WARPBAR, S_BARREL, 0, 0, 256 },
     { W_WARPBAR, S_BARREL, 0, 0, 512 },
+    { W_REF, S_T0REL, 256 },
+    { W_REF, S_T0REL, 4096 },
     { W_T0, S_T0REL, 0 },
     { W_T0, S_T0REL, 256 },
     { W_T0, S_T0REL, 1024 },
@@ -72,7 +82,7 @@ static const struct {
     { W_API, S_APIPUT, 0, 1024 },
     { W_API, S_APIPUT, 0, 4096 },
 };
-static const char *wait_names[] = { "t0", "warp", "warpbar", "block", "api" };
+static const char *wait_names[] = { "t0", "warp", "warpbar", "block", "api", "ref" };
 static const char *send_names[] = {
     "t0rel", "barrel", "api", "t0put", "blkput", "leadput", "apiput"
 };
@@ -156,6 +166,26 @@ DCUDA_RANK_FN void raw_send(int kind, uint32_t *c, char *dst, const char *src)
     }
 }
 
+/* The floor's loop (bench/ref_floors.cu: notify_release), thread 0 of a
+ * rank: `rounds` ping-pongs on my flag and the other's; the starter keeps
+ * the time. Out of line, so that nothing of it lives on the stack. */
+__device__ __noinline__ void ref_loop(bool starter, const uint32_t *mine, uint32_t *theirs,
+                                      uint32_t base, int rounds, unsigned long long *ns)
+{
+    unsigned long long t0 = dcu_now_ns();
+    for (int i = 1; i <= rounds; i++) {
+        if (!starter)
+            while (dcu_ld_acquire_gpu(mine) - base < (uint32_t)i) {
+            }
+        dcu_red_release(theirs, 1u, 0);
+        if (starter)
+            while (dcu_ld_acquire_gpu(mine) - base < (uint32_t)i) {
+            }
+    }
+    if (starter)
+        *ns = dcu_now_ns() - t0;
+}
+
 DCUDA_KERNEL(probe, ctx)
 {
     DCUDA_SHARED dcuda_state_t st;
@@ -180,6 +210,14 @@ DCUDA_KERNEL(probe, ctx)
     char *dst = a.buf + 256 * other;
     const char *src = a.size > 4 ? a.buf + 16384 + a.size * me : a.buf + 256 * me + 128;
     __syncthreads();
+    if (a.wait == W_REF) { /* both read their flag's start before the barrier */
+        if (me < 2 && threadIdx.x == 0)
+            ref_loop(me == 0, mine, theirs, expect, a.iters, a.loop_ns);
+        __syncthreads();
+        dcuda_win_free(&st, win);
+        dcuda_rank_finish(&st);
+        return;
+    }
     unsigned long long t0 = dcu_now_ns();
     for (int i = 0; me < 2 && i < a.iters; i++) {
         if (me == 1) {
