@@ -43,10 +43,14 @@ print("holding", flush=True)
 time.sleep(120)
 EOF
 holder=$!
-for _ in $(seq 1 50); do
+for _ in $(seq 1 300); do # python3 may take a while to start on a loaded machine
     [ -s "$out/holder" ] && break
     sleep 0.1
 done
+if [ ! -s "$out/holder" ]; then
+    echo "run_port_clash: the port's holder did not start within 30 s"
+    exit 1
+fi
 echo "run_port_clash: jobs $job and $((job + span)) derive port $first; $(cat "$out/holder")"
 
 export DCUDA_LOG_LEVEL=info
