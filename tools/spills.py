@@ -20,6 +20,13 @@ an H200), and its rows move by several percent with code they never run.
   tools/spills.py --parse FILE [--cubin CUBIN] [--budget BYTES]
       reads ptxas -v output saved in FILE instead (and the kernels' sizes
       from CUBIN; without it the column says -)
+  --functions
+      also lists the functions out of line that have a frame or spills
+      (the pushed collectives' dcu_push_try, a kernel's body), once each,
+      most spill stores first, by their own names, and counts the others:
+      their spills are saves and restores of registers around the calls,
+      local memory that a wait's acquire sends back to L2. Not counted
+      against the budget.
 
 Exit: 0, 1 when a kernel's spill stores pass BYTES (default 256), 2 on a
 usage error or a failed compilation. Needs nvcc (no GPU).
@@ -66,6 +73,65 @@ def parse(text, source):
         if m and current in kernels and kernels[current]["registers"] < 0:
             kernels[current]["registers"] = int(m.group(1))
     return list(kernels.values())
+
+
+def functions(text, source):
+    """The functions out of line of one ptxas -v output (every "Function
+    properties" that is no kernel's): dicts of source, function (its own
+    name, from the mangled one), frame, stores, loads."""
+    entries = set(ENTRY.findall(text))
+    found, props = [], None
+    for line in text.splitlines():
+        m = PROPS.search(line)
+        if m:
+            props = m.group(1)
+            continue
+        m = FRAME.search(line)
+        if m and props and props not in entries:
+            frame, stores, loads = (int(g) for g in m.groups())
+            found.append(dict(source=source, function=own_name(props), frame=frame, stores=stores,
+                              loads=loads))
+        props = None
+    return found
+
+
+def own_name(mangled):
+    """A function's own name from its Itanium-mangled one (the last part of
+    a nested name, _ZN...E, or the one name of _Z<len><name>); the name as
+    given where it is not mangled (C)."""
+    if not mangled.startswith("_Z"):
+        return mangled
+    at, nested = 2, mangled.startswith("_ZN")
+    at += nested
+    last = mangled
+    while at < len(mangled) and mangled[at].isdigit():
+        end = at
+        while end < len(mangled) and mangled[end].isdigit():
+            end += 1
+        length = int(mangled[at:end])
+        last = mangled[end:end + length]
+        at = end + length
+        if not nested:
+            break
+    return last
+
+
+def report_functions(found):
+    """The functions with a frame or spills, once each (ptxas names a
+    function again for every kernel that calls it), most spill stores
+    first; then how many have neither."""
+    rows, quiet = {}, set()
+    for f in found:
+        key = (f["source"], f["function"], f["frame"], f["stores"], f["loads"])
+        if f["frame"] or f["stores"] or f["loads"]:
+            rows[key] = f
+        else:
+            quiet.add((f["source"], f["function"]))
+    print(f"{'source':<28} {'function out of line':<40} {'frame':>6} {'stores':>7} {'loads':>6}")
+    for f in sorted(rows.values(), key=lambda f: (-f["stores"], f["function"])):
+        print(f"{f['source']:<28} {f['function'][:40]:<40} {f['frame']:>6} {f['stores']:>7} "
+              f"{f['loads']:>6}")
+    print(f"({len(quiet)} more function(s) out of line with no frame and no spills)")
 
 
 SASS_BYTES = 16  # one instruction, sm_70 and later
@@ -190,6 +256,8 @@ def main():
     ap.add_argument("--match", default="bench_kernel", help="compile the .cu files holding TEXT")
     ap.add_argument("--budget", type=int, default=256, help="spill stores a kernel may have")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--functions", action="store_true",
+                    help="also list the functions out of line (not counted)")
     a = ap.parse_args()
     if bool(a.build) == bool(a.parse):
         ap.print_usage(sys.stderr)
@@ -198,9 +266,12 @@ def main():
     if a.cubin and not a.parse:
         print("spills: --cubin goes with --parse", file=sys.stderr)
         return 2
+    found = []
     if a.parse:
         with open(a.parse) as f:
-            kernels = parse(f.read(), os.path.basename(a.parse))
+            text = f.read()
+        kernels = parse(text, os.path.basename(a.parse))
+        found = functions(text, os.path.basename(a.parse))
         sizes = {}
         if a.cubin:
             try:
@@ -223,12 +294,16 @@ def main():
             return 2
         kernels = []
         for e, (out, sizes) in zip(todo, outputs):
-            kernels += add_sizes(parse(out, os.path.basename(e["file"]).replace(".c.cu", "")),
-                                 sizes)
+            name = os.path.basename(e["file"]).replace(".c.cu", "")
+            kernels += add_sizes(parse(out, name), sizes)
+            found += functions(out, name)
     if not kernels:
         print("spills: ptxas named no kernel", file=sys.stderr)
         return 2
     over = report(kernels, a.budget)
+    if a.functions:
+        print()
+        report_functions(found)
     if over:
         print(f"spills: {len(over)} kernel(s) spill more than {a.budget} bytes", file=sys.stderr)
         return 1

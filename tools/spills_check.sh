@@ -8,6 +8,10 @@
 # The kernels' instructions: "-" without a cubin; from a made-up ELF64
 # image with .text.kernel_a of 160 bytes and .text.kernel_b of 3,200
 # (10 and 200 instructions); a file that is no ELF is an error (exit 2).
+# --functions lists the functions out of line with a frame or spills, once
+# each (dcu_push_try is named twice), most spill stores first, by their own
+# names (the helper, and a mangled dcu_push_try of a nested name), and
+# counts those with neither (quiet_on); the exit stays the kernels' alone.
 # Usage: spills_check.sh PYTHON WORK_DIR
 set -euo pipefail
 py=$1
@@ -22,6 +26,12 @@ ptxas info    : Function properties for kernel_a
 ptxas info    : Used 128 registers, used 1 barriers, 240 bytes cumulative stack size, 1912 bytes smem
 ptxas info    : Function properties for helper_of_a
     0 bytes stack frame, 4000 bytes spill stores, 4000 bytes spill loads
+ptxas info    : Function properties for _ZN48_INTERNAL_82b0264e_17_bench_kernel_c_cu_8036f6b112dcu_push_tryEP11dcuda_statejmmmm
+    0 bytes stack frame, 84 bytes spill stores, 304 bytes spill loads
+ptxas info    : Function properties for _ZN48_INTERNAL_82b0264e_17_bench_kernel_c_cu_8036f6b112dcu_push_tryEP11dcuda_statejmmmm
+    0 bytes stack frame, 84 bytes spill stores, 304 bytes spill loads
+ptxas info    : Function properties for _Z9quiet_onei
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 ptxas info    : Compiling entry function 'kernel_b' for 'sm_90'
 ptxas info    : Function properties for kernel_b
     896 bytes stack frame, 300 bytes spill stores, 700 bytes spill loads
@@ -57,6 +67,8 @@ code_usage=$?
 code_sizes=$?
 "$py" "$here/spills.py" --parse "$work/ptxas.txt" --cubin "$work/bad.cubin" >"$work/bad.txt" 2>&1
 code_bad=$?
+"$py" "$here/spills.py" --parse "$work/ptxas.txt" --budget 512 --functions >"$work/functions.txt" 2>&1
+code_functions=$?
 set -e
 expect() { # what, condition
     if eval "$2"; then echo "ok: $1"; else echo "FAILED: $1"; fail=1; fi
@@ -76,4 +88,14 @@ expect "with the cubin: kernel_b 200 instructions" \
     "grep -Eq '^ptxas.txt +kernel_b +255 +896 +300 +700 +200\$' '$work/sizes.txt'"
 expect "a cubin that is no ELF: exit 2, named" \
     "[ $code_bad = 2 ] && grep -q 'bad.cubin: not an ELF64' '$work/bad.txt'"
-[ $fail = 0 ] || { cat "$work/default.txt" "$work/sizes.txt" "$work/bad.txt"; exit 1; }
+expect "--functions: exit 0, the helper first with 4000 and 4000" \
+    "[ $code_functions = 0 ] && grep -A1 'function out of line' '$work/functions.txt' |
+        grep -Eq '^ptxas.txt +helper_of_a +0 +4000 +4000\$'"
+expect "--functions: dcu_push_try by its own name, 84 and 304" \
+    "grep -Eq '^ptxas.txt +dcu_push_try +0 +84 +304\$' '$work/functions.txt'"
+expect "--functions: dcu_push_try once" "[ \$(grep -c dcu_push_try '$work/functions.txt') = 1 ]"
+expect "--functions: one more with no frame and no spills" \
+    "grep -q '^(1 more function(s) out of line with no frame and no spills)' '$work/functions.txt'"
+expect "--functions: no kernel among the functions" \
+    "! sed -n '/function out of line/,\$p' '$work/functions.txt' | grep -q kernel_"
+[ $fail = 0 ] || { cat "$work/default.txt" "$work/sizes.txt" "$work/bad.txt" "$work/functions.txt"; exit 1; }
