@@ -7,7 +7,7 @@
 #   run [quick] [sanitize] [onegpu] [nocpu] [notests] [nobench]
 #                                   build, suites, demo, bench, references
 #   ab BASE_DIR [ROUNDS] [quick]    dcuda_bench of a base tree against this one, alternating
-#   coll BASE_DIR [quick]           collective suites, references and the A/B of dcuda_bench
+#   coll BASE_DIR [quick|pushed]    collective suites, references and the A/B of dcuda_bench
 #   net [suites] [bench] [trace]    GPU ranks on the network path (proxies and MPI)
 #   ucx                             the UCX network manager, from carried packages if need be
 #   sanitize [BUILD_DIR]            GPU test cases under compute-sanitizer memcheck, racecheck
@@ -43,12 +43,14 @@
 # two benchmarks alternately ROUNDS times (2), and prints each row's
 # medians, ratio and spread (tools/bench_ab.py).
 #
-# coll BASE_DIR [quick]: builds this tree's collective, mismatch and
+# coll BASE_DIR [quick|pushed]: builds this tree's collective, mismatch and
 # communicator suites, dcuda_bench and the reference programs, and the
 # base's dcuda_bench, at once; runs those suites' GPU entries, the
 # references (NVSHMEM one PE a GPU, up to 4), both benchmarks (one process
 # a GPU), and prints the A/B of the collective and runtime rows and the
-# collectives beside NVSHMEM's.
+# collectives beside NVSHMEM's. pushed: instead of the whole benchmark, the
+# pushed collectives' rows, `dcuda_bench --collectives -m 8:1024` of 2 and
+# of 4 ranks on one GPU, base and new alternating, two rounds each.
 #
 # net [suites] [bench] [trace]: GPU ranks on the network path
 # (DCUDA_NET_FORCE=1; default: suites bench).
@@ -215,12 +217,15 @@ cmd_ab() {
 
 cmd_coll() {
     [ $# -ge 1 ] && [ $# -le 2 ] || bad "needs BASE_DIR, then quick at most"
-    local base quick= status=0
+    local base quick= pushed= status=0
     base=$(base_dir "$1") || exit 2
-    if [ $# -eq 2 ]; then [ "$2" = quick ] && quick=--quick || bad "unknown argument $2"; fi
+    if [ $# -eq 2 ]; then
+        case $2 in quick) quick=--quick ;; pushed) pushed=1 ;; *) bad "unknown argument $2" ;; esac
+    fi
     plan "build $base/build-gpu (dcuda_bench) and build-gpu (collective suites, dcuda_bench," \
         "references) at once; ctest gpu coll|mismatch|comms; references;" \
-        "dcuda_bench${quick:+ $quick} base, new; bench_ab.py, bench_compare.py"
+        "dcuda_bench${quick:+ $quick}${pushed:+ --collectives of 2 and 4 ranks, 2 rounds} base," \
+        "new; bench_ab.py, bench_compare.py"
     dev_logs coll
     build_pair "$base" dcuda_bench dcuda_references dcuda_test_coll dcuda_test_mismatch \
         dcuda_test_comms || { finish build-base.log build-new.log; return 1; }
@@ -230,6 +235,16 @@ cmd_coll() {
     grep -E "tests passed|\*\*\*" "$LOG/ctest.log"
     say tested
     tools/references.sh build-gpu "$LOG" $quick >"$LOG/references.txt" 2>&1
+    if [ -n "$pushed" ]; then
+        pushed_rounds "$base" || status=1
+        say benched
+        for n in 2 4; do
+            python3 tools/bench_ab.py --base "$LOG"/base-r$n-*.csv --new "$LOG"/new-r$n-*.csv
+        done >"$LOG/ab.txt" 2>&1
+        finish ab.txt ctest.log
+        grep -E "^collective " "$LOG/ab.txt"
+        return $status
+    fi
     bench_rounds "$base" 1 $quick || status=1
     say benched
     python3 tools/bench_ab.py --base "$LOG/base-1.csv" --new "$LOG/new-1.csv" >"$LOG/ab.txt" 2>&1

@@ -43,6 +43,7 @@ expect 2 run notests nobench
 expect 0 ab "$base"
 expect 0 ab "$base" 3 quick
 expect 0 coll "$base" quick
+expect 0 coll "$base" pushed
 expect 0 net
 expect 0 net suites bench trace
 expect 0 ucx
@@ -58,6 +59,7 @@ expect 2 ab
 expect 2 ab "$base" 0
 expect 2 ab "$here/.."
 expect 2 coll "$base" slow
+expect 2 coll "$base" quick pushed
 expect 2 net everything
 expect 2 ucx now
 expect 2 sanitize a b

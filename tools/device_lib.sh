@@ -163,6 +163,27 @@ bench_rounds() {
     return $rc
 }
 
+# pushed_rounds BASE_DIR: the pushed collectives' rows (dcuda_bench
+# --collectives -m 8:1024 of 2 and of 4 ranks on one GPU), base and new
+# alternating, two rounds: LOG/{base,new}-r{2,4}-{1,2}.csv.
+pushed_rounds() {
+    local base=$1 n r who dir rc=0
+    for n in 2 4; do
+        for r in 1 2; do
+            for who in base new; do
+                dir=$base
+                [ $who = new ] && dir=.
+                if ! timeout 120 "$dir/build-gpu/bench/dcuda_bench" --collectives --ranks "$n" \
+                    -m 8:1024 --csv="$LOG/$who-r$n-$r.csv" >"$LOG/$who-r$n-$r.txt" 2>&1; then
+                    echo "bench $who, $n ranks, round $r failed (see $who-r$n-$r.txt)"
+                    [ $who = new ] && rc=1
+                fi
+            done
+        done
+    done
+    return $rc
+}
+
 # The probe programs of bench/ that tools/device.sh probes runs.
 PROBES="latency launch queue staging mpi"
 
