@@ -216,7 +216,7 @@ cmd_ab() {
 }
 
 cmd_coll() {
-    [ $# -ge 1 ] && [ $# -le 2 ] || bad "needs BASE_DIR, then quick at most"
+    [ $# -ge 1 ] && [ $# -le 2 ] || bad "needs BASE_DIR, then quick or pushed at most"
     local base quick= pushed= status=0
     base=$(base_dir "$1") || exit 2
     if [ $# -eq 2 ]; then
