@@ -178,17 +178,34 @@ static int listen_on(const char *port, char *why, size_t why_size)
     return fd;
 }
 
+/* How many candidate ports the plan names (its port_tries, at least 1). */
+static int plan_tries(const dcu_boot_tcp_plan_t *plan)
+{
+    return plan->port_tries > 1 ? plan->port_tries : 1;
+}
+
+/* The plan's candidate port i into port[16]: its port itself where it
+ * names one alone, else the port i after it. */
+static void plan_port(const dcu_boot_tcp_plan_t *plan, int i, char *port)
+{
+    if (plan_tries(plan) == 1)
+        snprintf(port, 16, "%s", plan->port);
+    else
+        snprintf(port, 16, "%ld", strtol(plan->port, NULL, 10) + i);
+}
+
 /* Process 0 listens on the first of the plan's candidate ports it can take
  * and says which in tc.where; why names them all when none is free. */
 static int listen_first(const dcu_boot_tcp_plan_t *plan, char *why, size_t why_size)
 {
-    int tries = plan->port_tries > 1 ? plan->port_tries : 1, err = 0;
+    const int tries = plan_tries(plan);
     if (tries == 1)
         return listen_on(plan->port, why, why_size);
-    long first = strtol(plan->port, NULL, 10);
+    const long first = strtol(plan->port, NULL, 10);
+    int err = 0;
     for (int i = 0; i < tries; i++) {
         char port[16], taken[48];
-        snprintf(port, sizeof port, "%ld", first + i);
+        plan_port(plan, i, port);
         int fd = listen_on(port, why, why_size);
         err = errno;
         if (fd < 0)
@@ -416,17 +433,16 @@ static int try_port(const char *host, const char *port, uint64_t ack_ns, char *l
  * acknowledges, within the start's bound. */
 static dcuda_status_t connect_to_zero(const dcu_boot_tcp_plan_t *plan, char *why, size_t why_size)
 {
-    int tries = plan->port_tries > 1 ? plan->port_tries : 1;
-    long first = strtol(plan->port, NULL, 10);
+    const int tries = plan_tries(plan);
     uint64_t bound = (uint64_t)tc.start_s * DCU_NS_PER_S;
     uint64_t deadline = dcu_clock_ns() + bound;
     char last[200] = "no attempt";
     while (dcu_clock_ns() < deadline) {
         for (int i = 0; i < tries; i++) {
             char port[16];
-            snprintf(port, sizeof port, "%ld", first + i);
-            int fd = try_port(plan->host, tries > 1 ? port : plan->port,
-                              tries > 1 ? TCP_ACK_NS : bound, last, sizeof last, why, why_size);
+            plan_port(plan, i, port);
+            int fd = try_port(plan->host, port, tries > 1 ? TCP_ACK_NS : bound, last, sizeof last,
+                              why, why_size);
             if (fd >= 0) {
                 tc.fd[0] = fd;
                 return DCUDA_OK;
@@ -480,9 +496,11 @@ dcuda_status_t dcu_boot_tcp_start(const dcu_boot_tcp_plan_t *plan)
     tc.count = plan->count;
     tc.start_s = plan->timeout_s > 0 ? plan->timeout_s : DCU_TCP_START_S;
     tc.key = plan->group_key;
-    if (plan->port_tries > 1)
-        snprintf(tc.where, sizeof tc.where, "%s:%s-%ld (%s)", plan->host, plan->port,
-                 strtol(plan->port, NULL, 10) + plan->port_tries - 1, plan->source);
+    char last_port[16];
+    plan_port(plan, plan_tries(plan) - 1, last_port);
+    if (plan_tries(plan) > 1)
+        snprintf(tc.where, sizeof tc.where, "%s:%s-%s (%s)", plan->host, plan->port, last_port,
+                 plan->source);
     else
         snprintf(tc.where, sizeof tc.where, "%s:%s (%s)", plan->host, plan->port, plan->source);
     tc.fd = malloc((size_t)tc.count * sizeof *tc.fd);
