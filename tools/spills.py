@@ -48,10 +48,26 @@ FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) by
 USED = re.compile(r"Used (\d+) registers")
 
 
+def properties(text):
+    """Every "Function properties" of one ptxas -v output, kernels' and
+    other functions', in order: (name, frame, stores, loads)."""
+    found, props = [], None
+    for line in text.splitlines():
+        m = PROPS.search(line)
+        if m:
+            props = m.group(1)
+            continue
+        m = FRAME.search(line)
+        if m and props:
+            found.append((props, *(int(g) for g in m.groups())))
+        props = None
+    return found
+
+
 def parse(text, source):
     """The kernels of one ptxas -v output: dicts of source, kernel,
     registers, frame, stores, loads (-1 where ptxas said nothing)."""
-    kernels, current, props = {}, None, None
+    kernels, current = {}, None
     for line in text.splitlines():
         m = ENTRY.search(line)
         if m:
@@ -59,19 +75,12 @@ def parse(text, source):
             kernels[current] = dict(source=source, kernel=current, registers=-1, frame=-1,
                                     stores=-1, loads=-1)
             continue
-        m = PROPS.search(line)
-        if m:
-            props = m.group(1)
-            continue
-        m = FRAME.search(line)
-        if m and props in kernels:
-            k = kernels[props]
-            k["frame"], k["stores"], k["loads"] = (int(g) for g in m.groups())
-            props = None
-            continue
         m = USED.search(line)
         if m and current in kernels and kernels[current]["registers"] < 0:
             kernels[current]["registers"] = int(m.group(1))
+    for name, frame, stores, loads in properties(text):
+        if name in kernels:
+            kernels[name].update(frame=frame, stores=stores, loads=loads)
     return list(kernels.values())
 
 
@@ -80,19 +89,8 @@ def functions(text, source):
     properties" that is no kernel's): dicts of source, function (its own
     name, from the mangled one), frame, stores, loads."""
     entries = set(ENTRY.findall(text))
-    found, props = [], None
-    for line in text.splitlines():
-        m = PROPS.search(line)
-        if m:
-            props = m.group(1)
-            continue
-        m = FRAME.search(line)
-        if m and props and props not in entries:
-            frame, stores, loads = (int(g) for g in m.groups())
-            found.append(dict(source=source, function=own_name(props), frame=frame, stores=stores,
-                              loads=loads))
-        props = None
-    return found
+    return [dict(source=source, function=own_name(name), frame=frame, stores=stores, loads=loads)
+            for name, frame, stores, loads in properties(text) if name not in entries]
 
 
 def own_name(mangled):
