@@ -143,19 +143,24 @@ anchors() {
     return $rc
 }
 
-# bench_rounds BASE ROUNDS [--quick]: dcuda_bench of BASE's build and of
-# this tree's, alternating, ROUNDS times (one process a GPU where there are
-# several): LOG/base-R.csv, new-R.csv and their text. Returns 1 when a run
-# of this tree's failed.
+# bench_rounds BASE ROUNDS [--tag T] [ARG...]: dcuda_bench ARG... (say
+# --quick) of BASE's build and of this tree's, alternating, ROUNDS times
+# (one process a GPU where there are several): LOG/baseT-R.csv, newT-R.csv
+# and their text. Returns 1 when a run of this tree's failed.
 bench_rounds() {
-    local base=$1 rounds=$2 quick=${3:-} r who dir rc=0
+    local base=$1 rounds=$2 tag= r who dir rc=0
+    shift 2
+    if [ "${1:-}" = --tag ]; then
+        tag=$2
+        shift 2
+    fi
     for r in $(seq 1 "$rounds"); do
         for who in base new; do
             dir=$base
             [ $who = new ] && dir=.
-            if ! "$dir/build-gpu/bench/dcuda_bench" $quick --csv="$LOG/$who-$r.csv" \
-                >"$LOG/$who-$r.txt" 2>&1; then
-                echo "bench $who round $r failed (see $who-$r.txt)"
+            if ! "$dir/build-gpu/bench/dcuda_bench" "$@" --csv="$LOG/$who$tag-$r.csv" \
+                >"$LOG/$who$tag-$r.txt" 2>&1; then
+                echo "bench $who$tag round $r failed (see $who$tag-$r.txt)"
                 [ $who = new ] && rc=1
             fi
         done
@@ -167,19 +172,9 @@ bench_rounds() {
 # --collectives -m 8:1024 of 2 and of 4 ranks on one GPU), base and new
 # alternating, two rounds: LOG/{base,new}-r{2,4}-{1,2}.csv.
 pushed_rounds() {
-    local base=$1 n r who dir rc=0
+    local n rc=0
     for n in 2 4; do
-        for r in 1 2; do
-            for who in base new; do
-                dir=$base
-                [ $who = new ] && dir=.
-                if ! timeout 120 "$dir/build-gpu/bench/dcuda_bench" --collectives --ranks "$n" \
-                    -m 8:1024 --csv="$LOG/$who-r$n-$r.csv" >"$LOG/$who-r$n-$r.txt" 2>&1; then
-                    echo "bench $who, $n ranks, round $r failed (see $who-r$n-$r.txt)"
-                    [ $who = new ] && rc=1
-                fi
-            done
-        done
+        bench_rounds "$1" 2 --tag "-r$n" --collectives --ranks "$n" -m 8:1024 || rc=1
     done
     return $rc
 }
