@@ -222,10 +222,12 @@ cmd_coll() {
     if [ $# -eq 2 ]; then
         case $2 in quick) quick=--quick ;; pushed) pushed=1 ;; *) bad "unknown argument $2" ;; esac
     fi
+    local compare=", bench_compare.py"
+    [ -z "$pushed" ] || compare=
     plan "build $base/build-gpu (dcuda_bench) and build-gpu (collective suites, dcuda_bench," \
         "references) at once; ctest gpu coll|mismatch|comms; references;" \
         "dcuda_bench${quick:+ $quick}${pushed:+ --collectives of 2 and 4 ranks, 2 rounds} base," \
-        "new; bench_ab.py, bench_compare.py"
+        "new; bench_ab.py$compare"
     dev_logs coll
     build_pair "$base" dcuda_bench dcuda_references dcuda_test_coll dcuda_test_mismatch \
         dcuda_test_comms || { finish build-base.log build-new.log; return 1; }
