@@ -43,14 +43,16 @@
 # two benchmarks alternately ROUNDS times (2), and prints each row's
 # medians, ratio and spread (tools/bench_ab.py).
 #
-# coll BASE_DIR [quick|pushed]: builds this tree's collective, mismatch and
-# communicator suites, dcuda_bench and the reference programs, and the
-# base's dcuda_bench, at once; runs those suites' GPU entries, the
-# references (NVSHMEM one PE a GPU, up to 4), both benchmarks (one process
-# a GPU), and prints the A/B of the collective and runtime rows and the
-# collectives beside NVSHMEM's. pushed: instead of the whole benchmark, the
-# pushed collectives' rows, `dcuda_bench --collectives -m 8:1024` of 2 and
-# of 4 ranks on one GPU, base and new alternating, two rounds each.
+# coll BASE_DIR [quick|pushed]: builds this tree's collective, mismatch,
+# misuse and communicator suites, dcuda_bench and the reference programs,
+# and the base's dcuda_bench, at once; runs the GPU entries whose names
+# hold coll, mismatch or comms (the misuse suite's collective cases among
+# them), the references (NVSHMEM one PE a GPU, up to 4), both benchmarks
+# (one process a GPU), and prints the A/B of the collective and runtime
+# rows and the collectives beside NVSHMEM's. pushed: instead of the whole
+# benchmark, the pushed collectives' rows, `dcuda_bench --collectives -m
+# 8:1024` of 2 and of 4 ranks on one GPU, base and new alternating, two
+# rounds each.
 #
 # net [suites] [bench] [trace]: GPU ranks on the network path
 # (DCUDA_NET_FORCE=1; default: suites bench).
@@ -224,13 +226,14 @@ cmd_coll() {
     fi
     local compare=", bench_compare.py"
     [ -z "$pushed" ] || compare=
-    plan "build $base/build-gpu (dcuda_bench) and build-gpu (collective suites, dcuda_bench," \
-        "references) at once; ctest gpu coll|mismatch|comms; references;" \
+    plan "build $base/build-gpu (dcuda_bench) and build-gpu (collective, mismatch, misuse and" \
+        "communicator suites, dcuda_bench, references) at once; ctest gpu coll|mismatch|comms;" \
+        "references;" \
         "dcuda_bench${quick:+ $quick}${pushed:+ --collectives of 2 and 4 ranks, 2 rounds} base," \
         "new; bench_ab.py$compare"
     dev_logs coll
     build_pair "$base" dcuda_bench dcuda_references dcuda_test_coll dcuda_test_mismatch \
-        dcuda_test_comms || { finish build-base.log build-new.log; return 1; }
+        dcuda_test_misuse dcuda_test_comms || { finish build-base.log build-new.log; return 1; }
     say built
     (cd build-gpu && ctest -L gpu -R "coll|mismatch|comms" -j 4 --timeout 150) \
         >"$LOG/ctest.log" 2>&1 || status=1
