@@ -185,13 +185,14 @@ static int plan_tries(const dcu_boot_tcp_plan_t *plan)
 }
 
 /* The plan's candidate port i into port[16]: its port itself where it
- * names one alone, else the port i after it. */
+ * names one alone, else the port i after it (a plan of several names
+ * the first of a derived range that ends below 32768: a 16-bit number). */
 static void plan_port(const dcu_boot_tcp_plan_t *plan, int i, char *port)
 {
     if (plan_tries(plan) == 1)
         snprintf(port, 16, "%s", plan->port);
     else
-        snprintf(port, 16, "%ld", strtol(plan->port, NULL, 10) + i);
+        snprintf(port, 16, "%u", (unsigned)(uint16_t)(strtol(plan->port, NULL, 10) + i));
 }
 
 /* Process 0 listens on the first of the plan's candidate ports it can take
@@ -201,7 +202,7 @@ static int listen_first(const dcu_boot_tcp_plan_t *plan, char *why, size_t why_s
     const int tries = plan_tries(plan);
     if (tries == 1)
         return listen_on(plan->port, why, why_size);
-    const long first = strtol(plan->port, NULL, 10);
+    const unsigned first = (uint16_t)strtol(plan->port, NULL, 10); /* as plan_port's */
     int err = 0;
     for (int i = 0; i < tries; i++) {
         char port[16], taken[48];
@@ -211,16 +212,16 @@ static int listen_first(const dcu_boot_tcp_plan_t *plan, char *why, size_t why_s
         if (fd < 0)
             continue;
         if (i == 1)
-            snprintf(taken, sizeof taken, "; port %ld was taken", first);
+            snprintf(taken, sizeof taken, "; port %u was taken", first);
         else if (i > 1)
-            snprintf(taken, sizeof taken, "; ports %ld to %ld were taken", first, first + i - 1);
+            snprintf(taken, sizeof taken, "; ports %u to %u were taken", first, first + (unsigned)i - 1u);
         else
             taken[0] = '\0';
         snprintf(tc.where, sizeof tc.where, "%s:%s (%s%s)", plan->host, port, plan->source, taken);
         return fd;
     }
-    snprintf(why, why_size, "cannot listen on any of ports %ld to %ld: %s", first,
-             first + tries - 1, strerror(err));
+    snprintf(why, why_size, "cannot listen on any of ports %u to %u: %s", first,
+             first + (unsigned)tries - 1u, strerror(err));
     return -1;
 }
 
