@@ -214,7 +214,8 @@ static int listen_first(const dcu_boot_tcp_plan_t *plan, char *why, size_t why_s
         if (i == 1)
             snprintf(taken, sizeof taken, "; port %u was taken", first);
         else if (i > 1)
-            snprintf(taken, sizeof taken, "; ports %u to %u were taken", first, first + (unsigned)i - 1u);
+            snprintf(taken, sizeof taken, "; ports %u to %u were taken", first,
+                     first + (unsigned)i - 1u);
         else
             taken[0] = '\0';
         snprintf(tc.where, sizeof tc.where, "%s:%s (%s%s)", plan->host, port, plan->source, taken);
