@@ -13,6 +13,7 @@
 #   sanitize [BUILD_DIR]            GPU test cases under compute-sanitizer memcheck, racecheck
 #   installed [BUILD_DIR] [PREFIX]  the out-of-tree example against an installed dcuda
 #   probes [NAME...]                the probe programs of bench/ (latency launch queue staging mpi)
+#   ncu [BASE_DIR] [LAUNCH...]      ncu of the pushed rows, counts by source line, against a base
 #   cases [hosts] [ROUNDS] [CASE,...]  the case studies beside their baselines
 #   help [SUBCOMMAND]               this list, or what one subcommand does
 #
@@ -92,6 +93,16 @@
 #   staging  pinned copy bandwidth and ways to hand a kernel a small message
 #   mpi      the proxies' hop through MPI alone, and the 1 MiB stream
 #            (mpirun -np 2)
+#
+# ncu [BASE_DIR] [LAUNCH...]: ncu (SourceCounters, WarpStateStats) of
+# `dcuda_bench --collectives --ranks 2 -m 8:8 -i 1000`, launch LAUNCH of
+# its runtime kernel each (default 6 10: the pushed allreduce's and
+# broadcast's latency rows), from a -lineinfo build into build-gpu-ncu
+# (and BASE_DIR's into BASE_DIR/build-gpu-ncu, at once, profiled alike);
+# the runtime kernel's SASS with its line info (cuobjdump, nvdisasm) maps
+# every export's counts to the lines of coll_push.h, the kernel's own
+# lines elsewhere (tools/sass_diff.py --map), this tree's beside the
+# base's: lines-LAUNCH.txt; the exports travel in the archive.
 #
 # cases [hosts] [ROUNDS] [CASE,...]: builds build-gpu and runs
 # tools/case_studies.py on every GPU (one process a GPU; ROUNDS rounds, 2
@@ -426,10 +437,88 @@ cmd_probes() {
     return $rc
 }
 
+# ncu_listing BIN TAG: nvdisasm -c -gi of the cubin in BIN that holds the
+# runtime kernel, into $LOG/TAG.sass; 1 where none does.
+ncu_listing() {
+    local tmp c rc=1
+    tmp=$(mktemp -d)
+    (cd "$tmp" && cuobjdump -xelf all "$1" >/dev/null 2>&1)
+    for c in "$tmp"/*.cubin; do
+        [ -f "$c" ] || continue
+        nvdisasm -c -gi "$c" >"$tmp/listing" 2>/dev/null || continue
+        if grep -q '^\.text\.dcuda_gpu_kernel_bench_runtime:' "$tmp/listing"; then
+            mv "$tmp/listing" "$LOG/$2.sass"
+            rc=0
+            break
+        fi
+    done
+    rm -rf "$tmp"
+    return $rc
+}
+
+# ncu_launch TAG BIN LAUNCH: the launch's per-instruction export, $LOG/TAG-LAUNCH.csv.
+ncu_launch() {
+    local rep=$LOG/$1-$3
+    timeout 300 ncu --target-processes all -k regex:bench_runtime --launch-skip "$3" \
+        --launch-count 1 --replay-mode application --section WarpStateStats \
+        --section SourceCounters -o "$rep" "$2/bench/dcuda_bench" --collectives --ranks 2 \
+        -m 8:8 -i 1000 >"$rep.log" 2>&1 &&
+        ncu --import "$rep.ncu-rep" --page source --csv --print-source sass >"$rep.csv" 2>>"$rep.log"
+    local rc=$?
+    rm -f "$rep.ncu-rep"
+    return $rc
+}
+
+cmd_ncu() {
+    local base= l tags=new rc=0
+    if [ $# -gt 0 ] && ! [[ $1 =~ ^[0-9]+$ ]]; then
+        base=$(base_dir "$1") || exit 2
+        shift
+    fi
+    for l in "$@"; do [[ $l =~ ^[0-9]+$ ]] || bad "LAUNCH is a number, not $l"; done
+    local launches=${*:-6 10}
+    plan "build build-gpu-ncu (-lineinfo)${base:+ and $base/build-gpu-ncu at once}; ncu of" \
+        "launches $launches of dcuda_bench --collectives --ranks 2 -m 8:8 -i 1000; sass_diff.py" \
+        "by line of coll_push.h${base:+, against the base}"
+    dev_logs ncu
+    local t
+    for t in ncu cuobjdump nvdisasm; do
+        command -v "$t" >/dev/null || { echo "device.sh ncu: no $t on this machine"; return 1; }
+    done
+    say build
+    CMAKE_EXTRA=(-DCMAKE_CUDA_FLAGS=-lineinfo -DCMAKE_BUILD_TYPE=Release)
+    if [ -n "$base" ]; then
+        tags="new base"
+        PAIR_DIR=build-gpu-ncu build_pair "$base" dcuda_bench || rc=1
+    else
+        build . build-gpu-ncu new dcuda_bench || rc=1
+    fi
+    unset CMAKE_EXTRA
+    [ $rc = 0 ] || { finish build-new.log build-base.log; return 1; }
+    local -A bin=([new]=$ROOT/build-gpu-ncu [base]=$base/build-gpu-ncu)
+    for t in $tags; do
+        ncu_listing "${bin[$t]}/bench/dcuda_bench" "$t" ||
+            { echo "device.sh ncu: no cubin of $t holds the runtime kernel"; return 1; }
+    done
+    for l in $launches; do
+        say "launch $l"
+        for t in $tags; do ncu_launch "$t" "${bin[$t]}" "$l" || rc=1; done
+        local args=("$LOG/new-$l.csv" --map "$LOG/new.sass")
+        [ -z "$base" ] || args=("$LOG/new-$l.csv" "$LOG/base-$l.csv" --map "$LOG/new.sass"
+            --map "$LOG/base.sass")
+        python3 tools/sass_diff.py "${args[@]}" --kernel dcuda_gpu_kernel_bench_runtime --in coll_push.h \
+            --top 40 >"$LOG/lines-$l.txt" 2>&1 || rc=1
+        head -24 "$LOG/lines-$l.txt"
+    done
+    rm -f "$LOG"/*.sass # hundreds of MB; the exports and the tables travel
+    finish $(cd "$LOG" && ls lines-*.txt 2>/dev/null)
+    return $rc
+}
+
 cmd_help() {
     [ $# -le 1 ] || bad "takes one subcommand at most"
     if [ $# -eq 0 ]; then usage; return 0; fi
-    case " run ab coll net ucx sanitize installed probes cases " in
+    case " run ab coll net ucx sanitize installed probes ncu cases " in
     *" $1 "*) help_of "$1" ;;
     *) bad "no subcommand $1" ;;
     esac
@@ -447,7 +536,7 @@ help)
     NAME=help
     cmd_help "$@"
     ;;
-run | ab | coll | net | ucx | sanitize | installed | probes | cases)
+run | ab | coll | net | ucx | sanitize | installed | probes | ncu | cases)
     NAME=$1
     shift
     for a in "$@"; do

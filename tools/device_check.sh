@@ -15,7 +15,7 @@ for f in "$dev" "$here/device_lib.sh"; do
     bash -n "$f" || { echo "FAIL: bash -n $f"; fail=1; }
 done
 help=$("$dev" --help) || { echo "FAIL: --help exits $?"; fail=1; }
-for s in run ab coll net ucx sanitize installed probes help; do
+for s in run ab coll net ucx sanitize installed probes ncu help; do
     grep -q "^  $s\b" <<<"$help" || { echo "FAIL: --help lists no $s"; fail=1; }
 done
 
@@ -54,6 +54,9 @@ expect 0 sanitize build-x
 expect 0 installed build-x prefix-x
 expect 0 probes
 expect 0 probes latency launch queue staging mpi
+expect 0 ncu
+expect 0 ncu 24
+expect 0 ncu "$base" 6 10
 expect 2 run fast
 expect 2 ab
 expect 2 ab "$base" 0
@@ -65,6 +68,8 @@ expect 2 ucx now
 expect 2 sanitize a b
 expect 2 installed a b c
 expect 2 probes eager
+expect 2 ncu "$base" six
+expect 2 ncu "$here/.."
 expect 2 nonsense
 [ "$("$dev" help probes | head -1)" = "probes [NAME...]: the probe programs of bench/, each once, output in" ] ||
     { echo "FAIL: help probes"; fail=1; }

@@ -111,14 +111,15 @@ build() {
 }
 
 # build_pair BASE TARGET...: BASE's tree (dcuda_bench, into BASE/build-gpu)
-# and this one (the targets, into build-gpu) at once, half the cores each.
+# and this one (the targets, into build-gpu) at once, half the cores each;
+# into PAIR_DIR instead of build-gpu where it is set.
 build_pair() {
-    local base=$1 pid rc=0
+    local base=$1 dir=${PAIR_DIR:-build-gpu} pid rc=0
     shift
     BUILD_JOBS=$((JOBS > 1 ? JOBS / 2 : 1))
-    build "$base" "$base/build-gpu" base dcuda_bench &
+    build "$base" "$base/$dir" base dcuda_bench &
     pid=$!
-    build . build-gpu new "$@" || rc=1
+    build . "$dir" new "$@" || rc=1
     wait "$pid" || rc=1
     unset BUILD_JOBS
     return $rc

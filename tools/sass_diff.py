@@ -16,19 +16,44 @@ differ most: what the first row runs that the second does not.
   ncu --import rep.ncu-rep --page source --csv --print-source sass > a.csv
 
   tools/sass_diff.py A.csv [B.csv] [--rounds N] [--top K] [--gap G]
+                     [--map LISTING [--map LISTING]] [--in FILE] [--kernel NAME]
 
 --rounds N divides every count by N (the row's timed and untimed rounds:
 counts a round, of all the launch's warps). Offsets are from the kernel's
-first instruction. Exit: 0; 2 on a usage error, an export without
-per-instruction counts, or two exports of different code.
+first instruction.
+
+--map LISTING (once for A, again for B) attributes the counts to source
+lines instead: LISTING is `nvdisasm -c -gi` of the binary the export
+profiled (a -lineinfo build; the section of the export's kernel is read,
+or of --kernel NAME's), and each instruction counts for the innermost
+frame of its inlining chain in a file named --in (e.g. coll_push.h), else
+for the chain's outermost frame (the kernel's own line). With two maps
+the exports may hold different code (two builds): their lines are
+compared, those whose counts differ most first.
+
+Exit: 0; 2 on a usage error, an export without per-instruction counts, a
+listing without the export's kernel, or two exports of different code
+without maps.
 """
 import argparse
 import csv
+import os
 import re
 import sys
 
 ADDR = re.compile(r"0x[0-9a-fA-F]+$")
 ABS = re.compile(r"0x[0-9a-fA-F]{8,}")
+
+
+def kernel_name(path):
+    """The kernel an export profiled (its "Kernel Name" row), or None."""
+    with open(path, newline="") as f:
+        for r in csv.reader(f):
+            if len(r) > 1 and r[0] == "Kernel Name":
+                return r[1].strip()
+            if r and r[0] == "Address":
+                return None
+    return None
 
 
 def read(path):
@@ -52,6 +77,104 @@ def read(path):
         raise ValueError(f"{path}: no instructions")
     base = out[0][0]
     return [(a - base, t, e, s) for a, t, e, s in out]
+
+
+FRAME = re.compile(r'"([^"]+)", line (\d+)')
+SASS_AT = re.compile(r"^\s*/\*([0-9a-f]+)\*/\s")
+
+
+def chain_of(block):
+    """The inlining chain of a block of `//## File` lines, innermost first:
+    [(file's base name, line)]. A block holds one chain a line-table row
+    (each line "A inlined at B", the next line starting at B); the last
+    row is the one in force."""
+    chains = []
+    for frames in block:
+        if not chains or not chains[-1] or chains[-1][-1] != frames[0]:
+            chains.append([])
+        chain = chains[-1]
+        if not chain:
+            chain.append(frames[0])
+        chain.extend(frames[1:])
+    return chains[-1] if chains else []
+
+
+def read_map(path, kernel):
+    """{offset: chain} of the instructions of `kernel`'s section in an
+    `nvdisasm -c -gi` listing (offsets from the section's start)."""
+    where, block, chain, inside = {}, [], [], False
+    head = f".text.{kernel}"
+    with open(path, errors="replace") as f:
+        for line in f:
+            if line.startswith("//----"):
+                if inside:
+                    break
+                inside = line.split()[1:2] == [head]
+                continue
+            if not inside:
+                continue
+            if line.lstrip().startswith("//## File"):
+                block.append([(os.path.basename(n), int(k)) for n, k in FRAME.findall(line)])
+                continue
+            if block:
+                chain, block = chain_of(block), []
+            m = SASS_AT.match(line)
+            if m:
+                where[int(m.group(1), 16)] = chain
+    if not where:
+        raise ValueError(f"{path}: no section {head} with instructions (nvdisasm -c -gi?)")
+    return where
+
+
+def place(chain, infile):
+    """Where an instruction counts: the innermost frame in `infile`, else
+    the outermost frame, as "file:line" ("?" without line info)."""
+    if not chain:
+        return "?"
+    if infile:
+        for name, line in chain:
+            if name == infile:
+                return f"{name}:{line}"
+    name, line = chain[-1]
+    return f"{name}:{line}"
+
+
+def by_line(instrs, where, infile):
+    """{place: [instructions executed at least once, executed, samples]}."""
+    out = {}
+    for off, _, e, smp in instrs:
+        if e == 0 and smp == 0:
+            continue
+        t = out.setdefault(place(where.get(off, []), infile), [0, 0, 0])
+        t[0] += 1
+        t[1] += e
+        t[2] += smp
+    return out
+
+
+def print_lines(o, a, b, maps):
+    """The counts by source line (maps: A's listing, and B's or A's)."""
+    k = o.rounds
+    la = by_line(a, maps[0], o.infile)
+    lb = by_line(b, maps[-1], o.infile) if b is not None else {}
+    keys = set(la) | set(lb)
+    zero = [0, 0, 0]
+    if b is not None:
+        order = sorted(keys, key=lambda x: -abs(la.get(x, zero)[1] - lb.get(x, zero)[1]))
+        print(f"{'source line':<28} {'instr A':>7} {'exec A':>10} {'instr B':>7} {'exec B':>10}"
+              f" {'A - B':>10} {'samples A':>9} {'samples B':>9}")
+    else:
+        order = sorted(keys, key=lambda x: -la[x][1])
+        print(f"{'source line':<28} {'instr':>7} {'exec':>10} {'samples':>9}")
+    for x in order[:o.top]:
+        ta, tb = la.get(x, zero), lb.get(x, zero)
+        if b is not None:
+            print(f"{x:<28} {ta[0]:>7} {ta[1] / k:>10.1f} {tb[0]:>7} {tb[1] / k:>10.1f}"
+                  f" {(ta[1] - tb[1]) / k:>10.1f} {ta[2]:>9} {tb[2]:>9}")
+        else:
+            print(f"{x:<28} {ta[0]:>7} {ta[1] / k:>10.1f} {ta[2]:>9}")
+    if len(order) > o.top:
+        print(f"({len(order) - o.top} more lines)")
 
 
 def same_code(a, b):
@@ -93,6 +216,9 @@ def main(argv):
     p.add_argument("--rounds", type=float, default=1.0)
     p.add_argument("--top", type=int, default=25)
     p.add_argument("--gap", type=int, default=4)
+    p.add_argument("--map", action="append", default=[])
+    p.add_argument("--in", dest="infile")
+    p.add_argument("--kernel")
     try:
         o = p.parse_args(argv)
     except SystemExit:
@@ -100,13 +226,17 @@ def main(argv):
     if o.rounds <= 0 or o.top < 1 or o.gap < 0:
         print("sass_diff: --rounds must be > 0, --top >= 1, --gap >= 0", file=sys.stderr)
         return 2
+    if len(o.map) > (2 if o.b else 1):
+        print("sass_diff: --map once for each export at most", file=sys.stderr)
+        return 2
     try:
         a = read(o.a)
         b = read(o.b) if o.b else None
+        maps = [read_map(m, o.kernel or kernel_name(x) or "?") for m, x in zip(o.map, [o.a, o.b])]
     except (OSError, ValueError) as e:
         print(f"sass_diff: {e}", file=sys.stderr)
         return 2
-    if b is not None and not same_code(a, b):
+    if b is not None and len(maps) < 2 and not same_code(a, b):
         print(f"sass_diff: {o.a} and {o.b} hold different code (two builds?)", file=sys.stderr)
         return 2
     k = o.rounds
@@ -115,6 +245,9 @@ def main(argv):
           + (f" (a round of {k:g})" if k != 1 else ""))
     if b is not None:
         print(f"{o.b}: {total(b, 2) / k:.1f} warp instructions, {total(b, 3)} stall samples")
+    if maps:
+        print_lines(o, a, b, maps)
+        return 0
     regs = regions(a, b, o.gap)
     key = (lambda r: -abs(r["ea"] - r["eb"])) if b is not None else (lambda r: -r["ea"])
     print(f"{'offset':>9} {'to':>9} {'instr':>6} {'exec A':>10}"

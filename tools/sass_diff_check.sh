@@ -7,6 +7,16 @@
 # (24). A against B: the region at 0xa0 differs by 200, the one at 0x0 by
 # 0. --rounds 2 halves the counts. An export of other code, a file with
 # no header, and no arguments are errors (exit 2).
+# By line (--map): made-up nvdisasm -gi listings, the kernel's section
+# between two others whose lines must not count: instructions 0-2 at
+# coll_push.h:10 (inlined at the kernel's line 5), 3-9 in a block of two
+# line-table rows (the kernel's line 3, then coll_push.h:40: the last is in
+# force), 10-11 at block.h:20 inlined at coll_push.h:30 inlined at line
+# 7. With --in coll_push.h, A counts 200 at line 30 and 24 at line 10;
+# without, 200 at the kernel's line 7; against B (same code, one map) line
+# 30 differs by 200 and B's samples of 3-9 fall on line 40; against the
+# other code with its own listing (all at line 6) the lines compare. A
+# kernel the listing lacks and a third map are errors.
 # Usage: sass_diff_check.sh PYTHON WORK_DIR
 set -euo pipefail
 py=$1
@@ -30,6 +40,27 @@ export("a.csv", a, [0] * 10 + [10, 20], 0x7f0000000000)
 export("b.csv", b, [1] * 12, 0x7f1100000000)
 export("other.csv", b, [1] * 12, 0x7f1100000000, op="IMAD")
 open(f"{work}/none.csv", "w").write('"Line No","Source"\n"1","x"\n')
+F = '\t//## File "/src/{}", line {}'
+def at(f, l, g=None, m=None):
+    return F.format(f, l) + (f' inlined at "/src/{g}", line {m}' if g else "")
+def listing(name, blocks):  # blocks: (first instruction, [comment lines]); 12 instructions
+    with open(f"{work}/{name}", "w") as f:
+        f.write("//--------------------- .text.other_kernel ----------\n.text.other_kernel:\n")
+        f.write(at("wrong.h", 1) + "\n")
+        for i in range(12):
+            f.write(f"        /*{16 * i:04x}*/                   NOP ;\n")
+        f.write("//--------------------- .text.made_up_kernel ----------\n.text.made_up_kernel:\n")
+        starts = dict(blocks)
+        for i in range(12):
+            for c in starts.get(i, []):
+                f.write(c + "\n")
+            f.write(f"        /*{16 * i:04x}*/                   IADD3 R{i}, R{i}, 0x1, RZ ;\n")
+        f.write("//--------------------- .text.later ----------\n")
+        f.write(at("wrong.h", 2) + "\n        /*0000*/                   NOP ;\n")
+listing("a.sass", [(0, [at("coll_push.h", 10, "k.cu", 5)]),
+                   (3, [at("k.cu", 3), at("coll_push.h", 40, "k.cu", 4)]),
+                   (10, [at("block.h", 20, "coll_push.h", 30), at("coll_push.h", 30, "k.cu", 7)])])
+listing("other.sass", [(0, [at("k.cu", 6)])])
 PY
 fail=0
 set +e
@@ -45,6 +76,22 @@ code_other=$?
 code_none=$?
 "$py" "$here/sass_diff.py" >"$work/usage.txt" 2>&1
 code_usage=$?
+"$py" "$here/sass_diff.py" "$work/a.csv" --map "$work/a.sass" --in coll_push.h >"$work/lines.txt" 2>&1
+code_lines=$?
+"$py" "$here/sass_diff.py" "$work/a.csv" --map "$work/a.sass" >"$work/outer.txt" 2>&1
+code_outer=$?
+"$py" "$here/sass_diff.py" "$work/a.csv" "$work/b.csv" --map "$work/a.sass" --in coll_push.h \
+    >"$work/lines_ab.txt" 2>&1
+code_lines_ab=$?
+"$py" "$here/sass_diff.py" "$work/a.csv" "$work/other.csv" --map "$work/a.sass" \
+    --map "$work/other.sass" --in coll_push.h >"$work/lines_other.txt" 2>&1
+code_lines_other=$?
+"$py" "$here/sass_diff.py" "$work/a.csv" --map "$work/a.sass" --kernel absent_kernel \
+    >"$work/nokernel.txt" 2>&1
+code_nokernel=$?
+"$py" "$here/sass_diff.py" "$work/a.csv" --map "$work/a.sass" --map "$work/a.sass" \
+    >"$work/twomaps.txt" 2>&1
+code_twomaps=$?
 set -e
 expect() { # what, condition
     if eval "$2"; then echo "ok: $1"; else echo "FAILED: $1"; fail=1; fi
@@ -64,5 +111,30 @@ expect "other code: exit 2, said" \
     "[ $code_other = 2 ] && grep -q 'hold different code' '$work/other.txt'"
 expect "no header: exit 2, said" "[ $code_none = 2 ] && grep -q \"no 'Address' header\" '$work/none.txt'"
 expect "no arguments: exit 2" "[ $code_usage = 2 ]"
-[ $fail = 0 ] || { cat "$work/alone.txt" "$work/diff.txt" "$work/half.txt"; exit 1; }
+expect "by line in coll_push.h: line 30 (2 instructions, 200, 30 samples), then line 10" \
+    "[ $code_lines = 0 ] && grep -A2 'source line' '$work/lines.txt' | tail -2 |
+     awk '{print \$1, \$2, \$3, \$4}' | tr '\n' ' ' |
+     grep -q '^coll_push.h:30 2 200.0 30 coll_push.h:10 3 24.0 0 \$'"
+expect "by line, no --in: the outermost frame (the kernel's line 7)" \
+    "[ $code_outer = 0 ] && grep -Eq '^k.cu:7 +2 +200.0 +30\$' '$work/outer.txt'"
+expect "only the export's kernel's section is read" \
+    "! grep -q wrong.h '$work/lines.txt' '$work/outer.txt' '$work/lines_ab.txt'"
+expect "A against B by line: line 30 differs by 200" \
+    "[ $code_lines_ab = 0 ] && grep -Eq '^coll_push.h:30 +2 +200.0 +2 +0.0 +200.0 +30 +2\$' \
+     '$work/lines_ab.txt'"
+expect "a block of two rows: the last in force (line 40, not the kernel's line 3)" \
+    "grep -Eq '^coll_push.h:40 +0 +0.0 +7 +0.0 +0.0 +0 +7\$' '$work/lines_ab.txt' &&
+     ! grep -q '^k.cu:3 ' '$work/lines_ab.txt'"
+expect "two builds, two maps: compared by line" \
+    "[ $code_lines_other = 0 ] && grep -Eq '^k.cu:6 +0 +0.0 +12 +24.0 +-24.0 +0 +12\$' \
+     '$work/lines_other.txt' && grep -A1 'source line' '$work/lines_other.txt' | tail -1 |
+     grep -q '^coll_push.h:30 '"
+expect "a listing without the kernel: exit 2, said" \
+    "[ $code_nokernel = 2 ] && grep -q 'no section .text.absent_kernel' '$work/nokernel.txt'"
+expect "two maps for one export: exit 2" "[ $code_twomaps = 2 ]"
+[ $fail = 0 ] || {
+    cat "$work/alone.txt" "$work/diff.txt" "$work/half.txt" "$work/lines.txt" "$work/lines_ab.txt" \
+        "$work/lines_other.txt"
+    exit 1
+}
 echo "sass_diff: all checks passed"
