@@ -506,8 +506,8 @@ cmd_ncu() {
         local args=("$LOG/new-$l.csv" --map "$LOG/new.sass")
         [ -z "$base" ] || args=("$LOG/new-$l.csv" "$LOG/base-$l.csv" --map "$LOG/new.sass"
             --map "$LOG/base.sass")
-        python3 tools/sass_diff.py "${args[@]}" --kernel dcuda_gpu_kernel_bench_runtime --in coll_push.h \
-            --top 40 >"$LOG/lines-$l.txt" 2>&1 || rc=1
+        python3 tools/sass_diff.py "${args[@]}" --kernel dcuda_gpu_kernel_bench_runtime \
+            --in coll_push.h --top 40 >"$LOG/lines-$l.txt" 2>&1 || rc=1
         head -24 "$LOG/lines-$l.txt"
     done
     rm -f "$LOG"/*.sass # hundreds of MB; the exports and the tables travel

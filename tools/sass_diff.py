@@ -160,11 +160,12 @@ def print_lines(o, a, b, maps):
     keys = set(la) | set(lb)
     zero = [0, 0, 0]
     if b is not None:
-        order = sorted(keys, key=lambda x: -abs(la.get(x, zero)[1] - lb.get(x, zero)[1]))
+        order = sorted(keys, key=lambda x: (-abs(la.get(x, zero)[1] - lb.get(x, zero)[1]),
+                                            -la.get(x, zero)[1], x))
         print(f"{'source line':<28} {'instr A':>7} {'exec A':>10} {'instr B':>7} {'exec B':>10}"
               f" {'A - B':>10} {'samples A':>9} {'samples B':>9}")
     else:
-        order = sorted(keys, key=lambda x: -la[x][1])
+        order = sorted(keys, key=lambda x: (-la[x][1], x))
         print(f"{'source line':<28} {'instr':>7} {'exec':>10} {'samples':>9}")
     for x in order[:o.top]:
         ta, tb = la.get(x, zero), lb.get(x, zero)
