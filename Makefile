@@ -61,13 +61,15 @@ test-tsan:
 
 # The Python package (python/, pyproject.toml): `pip install .` into a
 # virtual environment of its own (build-py/venv; scikit-build-core drives the
-# project's CMake, without tests or programs), with pytest and mpi4py, then
-# its suite (python/tests) against the installed package: CPU ranks in one
-# process, forked, under mpirun, over the network path, with an mpi4py
-# communicator. The examples' rank code is built into build-py/cache.
+# project's CMake, without tests or programs: the library in Release, here
+# with warnings as errors, the one -O3 build of make test), with pytest and
+# mpi4py, then its suite (python/tests) against the installed package: CPU
+# ranks in one process, forked, under mpirun, over the network path, with an
+# mpi4py communicator. The examples' rank code is built into build-py/cache.
 test-python:
 	python3 -m venv build-py/venv
-	build-py/venv/bin/pip install --quiet --disable-pip-version-check ".[test,mpi]"
+	build-py/venv/bin/pip install --quiet --disable-pip-version-check \
+	  --config-settings=cmake.define.DCUDA_WERROR=ON ".[test,mpi]"
 	cd build-py && DCUDAPY_CACHE_DIR=$(CURDIR)/build-py/cache \
 	  venv/bin/python -m pytest -q -rs $(CURDIR)/python/tests
 
