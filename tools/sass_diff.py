@@ -29,7 +29,9 @@ or of --kernel NAME's), and each instruction counts for the innermost
 frame of its inlining chain in a file named --in (e.g. coll_push.h), else
 for the chain's outermost frame (the kernel's own line). With two maps
 the exports may hold different code (two builds): their lines are
-compared, those whose counts differ most first.
+compared, those whose counts differ most first. A listing whose opcodes
+at the offsets an export ran are not the export's (more than 1 in 20) is
+warned of: it is another build's.
 
 Exit: 0; 2 on a usage error, an export without per-instruction counts, a
 listing without the export's kernel, or two exports of different code
@@ -80,7 +82,15 @@ def read(path):
 
 
 FRAME = re.compile(r'"([^"]+)", line (\d+)')
-SASS_AT = re.compile(r"^\s*/\*([0-9a-f]+)\*/\s")
+SASS_AT = re.compile(r"^\s*/\*([0-9a-f]+)\*/\s+(.*)")
+
+
+def opcode(text):
+    """An instruction's opcode, its predicate aside ("@!P0 BRA x" -> "BRA")."""
+    words = text.replace(";", " ").split()
+    if words and words[0].startswith("@"):
+        words = words[1:]
+    return words[0] if words else ""
 
 
 def chain_of(block):
@@ -100,8 +110,8 @@ def chain_of(block):
 
 
 def read_map(path, kernel):
-    """{offset: chain} of the instructions of `kernel`'s section in an
-    `nvdisasm -c -gi` listing (offsets from the section's start)."""
+    """{offset: (chain, opcode)} of the instructions of `kernel`'s section
+    in an `nvdisasm -c -gi` listing (offsets from the section's start)."""
     where, block, chain, inside = {}, [], [], False
     head = f".text.{kernel}"
     with open(path, errors="replace") as f:
@@ -120,7 +130,7 @@ def read_map(path, kernel):
                 chain, block = chain_of(block), []
             m = SASS_AT.match(line)
             if m:
-                where[int(m.group(1), 16)] = chain
+                where[int(m.group(1), 16)] = (chain, opcode(m.group(2)))
     if not where:
         raise ValueError(f"{path}: no section {head} with instructions (nvdisasm -c -gi?)")
     return where
@@ -139,13 +149,27 @@ def place(chain, infile):
     return f"{name}:{line}"
 
 
+def check_listing(instrs, where, name):
+    """Warns (and returns False) unless the listing holds the export's
+    code: the opcodes of the instructions it ran, at their offsets (a
+    listing of another build puts every count on the wrong line)."""
+    ran = [(off, opcode(t)) for off, t, e, smp in instrs if e or smp]
+    wrong = sum(1 for off, op in ran if where.get(off, ([], ""))[1] != op)
+    if ran and wrong * 20 > len(ran):
+        print(f"sass_diff: WARNING: {name}: {wrong} of the {len(ran)} instructions the export ran "
+              "are not the listing's at their offsets (a listing of another build?): the lines "
+              "below are not to be trusted")
+        return False
+    return True
+
+
 def by_line(instrs, where, infile):
     """{place: [instructions executed at least once, executed, samples]}."""
     out = {}
     for off, _, e, smp in instrs:
         if e == 0 and smp == 0:
             continue
-        t = out.setdefault(place(where.get(off, []), infile), [0, 0, 0])
+        t = out.setdefault(place(where.get(off, ([], ""))[0], infile), [0, 0, 0])
         t[0] += 1
         t[1] += e
         t[2] += smp
@@ -234,6 +258,11 @@ def main(argv):
         a = read(o.a)
         b = read(o.b) if o.b else None
         maps = [read_map(m, o.kernel or kernel_name(x) or "?") for m, x in zip(o.map, [o.a, o.b])]
+        for m, x, w in zip(o.map, [a, b if len(maps) > 1 else None], maps):
+            if x is not None:
+                check_listing(x, w, m)
+        if b is not None and len(maps) == 1:
+            check_listing(b, maps[0], o.map[0])
     except (OSError, ValueError) as e:
         print(f"sass_diff: {e}", file=sys.stderr)
         return 2

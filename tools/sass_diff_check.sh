@@ -16,7 +16,8 @@
 # without, 200 at the kernel's line 7; against B (same code, one map) line
 # 30 differs by 200 and B's samples of 3-9 fall on line 40; against the
 # other code with its own listing (all at line 6) the lines compare. A
-# kernel the listing lacks and a third map are errors.
+# listing whose opcodes are not the export's (another build) is warned
+# of; a kernel the listing lacks and a third map are errors.
 # Usage: sass_diff_check.sh PYTHON WORK_DIR
 set -euo pipefail
 py=$1
@@ -43,7 +44,7 @@ open(f"{work}/none.csv", "w").write('"Line No","Source"\n"1","x"\n')
 F = '\t//## File "/src/{}", line {}'
 def at(f, l, g=None, m=None):
     return F.format(f, l) + (f' inlined at "/src/{g}", line {m}' if g else "")
-def listing(name, blocks):  # blocks: (first instruction, [comment lines]); 12 instructions
+def listing(name, blocks, op="IADD3"):  # blocks: (first instruction, [comment lines]); 12 of them
     with open(f"{work}/{name}", "w") as f:
         f.write("//--------------------- .text.other_kernel ----------\n.text.other_kernel:\n")
         f.write(at("wrong.h", 1) + "\n")
@@ -54,13 +55,15 @@ def listing(name, blocks):  # blocks: (first instruction, [comment lines]); 12 i
         for i in range(12):
             for c in starts.get(i, []):
                 f.write(c + "\n")
-            f.write(f"        /*{16 * i:04x}*/                   IADD3 R{i}, R{i}, 0x1, RZ ;\n")
+            text = f"{op} R{i}, R{i}, 0x1, RZ" if i != 5 else "@!P0 CALL.REL.NOINC 0x40"
+            f.write(f"        /*{16 * i:04x}*/                   {text} ;\n")
         f.write("//--------------------- .text.later ----------\n")
         f.write(at("wrong.h", 2) + "\n        /*0000*/                   NOP ;\n")
 listing("a.sass", [(0, [at("coll_push.h", 10, "k.cu", 5)]),
                    (3, [at("k.cu", 3), at("coll_push.h", 40, "k.cu", 4)]),
                    (10, [at("block.h", 20, "coll_push.h", 30), at("coll_push.h", 30, "k.cu", 7)])])
-listing("other.sass", [(0, [at("k.cu", 6)])])
+listing("other.sass", [(0, [at("k.cu", 6)])], op="IMAD")
+listing("shifted.sass", [(0, [at("k.cu", 6)])], op="FADD")  # another build's code
 PY
 fail=0
 set +e
@@ -92,6 +95,8 @@ code_nokernel=$?
 "$py" "$here/sass_diff.py" "$work/a.csv" --map "$work/a.sass" --map "$work/a.sass" \
     >"$work/twomaps.txt" 2>&1
 code_twomaps=$?
+"$py" "$here/sass_diff.py" "$work/a.csv" --map "$work/shifted.sass" >"$work/shifted.txt" 2>&1
+code_shifted=$?
 set -e
 expect() { # what, condition
     if eval "$2"; then echo "ok: $1"; else echo "FAILED: $1"; fail=1; fi
@@ -132,6 +137,9 @@ expect "two builds, two maps: compared by line" \
 expect "a listing without the kernel: exit 2, said" \
     "[ $code_nokernel = 2 ] && grep -q 'no section .text.absent_kernel' '$work/nokernel.txt'"
 expect "two maps for one export: exit 2" "[ $code_twomaps = 2 ]"
+expect "a listing of other code: a warning that the lines are not to be trusted" \
+    "[ $code_shifted = 0 ] && grep -q 'WARNING: .*not the listing.s at their offsets' '$work/shifted.txt' &&
+     ! grep -q WARNING '$work/lines.txt' '$work/lines_ab.txt' '$work/lines_other.txt'"
 [ $fail = 0 ] || {
     cat "$work/alone.txt" "$work/diff.txt" "$work/half.txt" "$work/lines.txt" "$work/lines_ab.txt" \
         "$work/lines_other.txt"
