@@ -95,14 +95,16 @@
 #            (mpirun -np 2)
 #
 # ncu [BASE_DIR] [LAUNCH...]: ncu (SourceCounters, WarpStateStats) of
-# `dcuda_bench --collectives --ranks 2 -m 8:8 -i 1000`, launch LAUNCH of
-# its runtime kernel each (default 6 10: the pushed allreduce's and
-# broadcast's latency rows), from a -lineinfo build into build-gpu-ncu
-# (and BASE_DIR's into BASE_DIR/build-gpu-ncu, at once, profiled alike);
-# the runtime kernel's SASS with its line info (cuobjdump, nvdisasm) maps
-# every export's counts to the lines of coll_push.h, the kernel's own
-# lines elsewhere (tools/sass_diff.py --map), this tree's beside the
-# base's: lines-LAUNCH.txt; the exports travel in the archive.
+# `dcuda_bench --collectives --ranks 2 -m 8:8` (1,001 timed rounds a
+# collective row), launch LAUNCH of its runtime kernel each (default 6
+# 10: the pushed allreduce's and broadcast's latency rows), from a
+# -lineinfo build into build-gpu-ncu (and BASE_DIR's into
+# BASE_DIR/build-gpu-ncu, at once, profiled alike); the runtime kernel's
+# SASS with its line info (cuobjdump, nvdisasm) maps every export's
+# counts to the lines of coll_push.h, elsewhere to the benchmark's line
+# that called the code (tools/sass_diff.py --map), this tree's beside
+# the base's: lines-LAUNCH.txt; the exports travel in the archive (a
+# few MB each: name few launches).
 #
 # cases [hosts] [ROUNDS] [CASE,...]: builds build-gpu and runs
 # tools/case_studies.py on every GPU (one process a GPU; ROUNDS rounds, 2
@@ -462,7 +464,7 @@ ncu_launch() {
     timeout 300 ncu --target-processes all -k regex:bench_runtime --launch-skip "$3" \
         --launch-count 1 --replay-mode application --section WarpStateStats \
         --section SourceCounters -o "$rep" "$2/bench/dcuda_bench" --collectives --ranks 2 \
-        -m 8:8 -i 1000 >"$rep.log" 2>&1 &&
+        -m 8:8 >"$rep.log" 2>&1 &&
         ncu --import "$rep.ncu-rep" --page source --csv --print-source sass >"$rep.csv" 2>>"$rep.log"
     local rc=$?
     rm -f "$rep.ncu-rep"
@@ -478,15 +480,18 @@ cmd_ncu() {
     for l in "$@"; do [[ $l =~ ^[0-9]+$ ]] || bad "LAUNCH is a number, not $l"; done
     local launches=${*:-6 10}
     plan "build build-gpu-ncu (-lineinfo)${base:+ and $base/build-gpu-ncu at once}; ncu of" \
-        "launches $launches of dcuda_bench --collectives --ranks 2 -m 8:8 -i 1000; sass_diff.py" \
+        "launches $launches of dcuda_bench --collectives --ranks 2 -m 8:8; sass_diff.py" \
         "by line of coll_push.h${base:+, against the base}"
     dev_logs ncu
     local t
     for t in ncu cuobjdump nvdisasm; do
-        command -v "$t" >/dev/null || { echo "device.sh ncu: no $t on this machine"; return 1; }
+        command -v "$t" >/dev/null && continue
+        echo "device.sh ncu: no $t on this machine"
+        finish
+        return 1
     done
     say build
-    CMAKE_EXTRA=(-DCMAKE_CUDA_FLAGS=-lineinfo -DCMAKE_BUILD_TYPE=Release)
+    CMAKE_EXTRA=(-DCMAKE_CUDA_FLAGS=-lineinfo) # the build type of build-gpu's rows
     if [ -n "$base" ]; then
         tags="new base"
         PAIR_DIR=build-gpu-ncu build_pair "$base" dcuda_bench || rc=1
@@ -497,8 +502,11 @@ cmd_ncu() {
     [ $rc = 0 ] || { finish build-new.log build-base.log; return 1; }
     local -A bin=([new]=$ROOT/build-gpu-ncu [base]=$base/build-gpu-ncu)
     for t in $tags; do
-        ncu_listing "${bin[$t]}/bench/dcuda_bench" "$t" ||
-            { echo "device.sh ncu: no cubin of $t holds the runtime kernel"; return 1; }
+        ncu_listing "${bin[$t]}/bench/dcuda_bench" "$t" && continue
+        echo "device.sh ncu: no cubin of $t holds the runtime kernel"
+        rm -f "$LOG"/*.sass
+        finish
+        return 1
     done
     for l in $launches; do
         say "launch $l"

@@ -26,8 +26,9 @@ first instruction.
 lines instead: LISTING is `nvdisasm -c -gi` of the binary the export
 profiled (a -lineinfo build; the section of the export's kernel is read,
 or of --kernel NAME's), and each instruction counts for the innermost
-frame of its inlining chain in a file named --in (e.g. coll_push.h), else
-for the chain's outermost frame (the kernel's own line). With two maps
+frame of its inlining chain in the file --in names (e.g. coll_push.h),
+else for the innermost frame in the kernel's own source file (the line
+of the kernel's code that called it). With two maps
 the exports may hold different code (two builds): their lines are
 compared, those whose counts differ most first. A listing whose opcodes
 at the offsets an export ran are not the export's (more than 1 in 20) is
@@ -138,15 +139,16 @@ def read_map(path, kernel):
 
 def place(chain, infile):
     """Where an instruction counts: the innermost frame in `infile`, else
-    the outermost frame, as "file:line" ("?" without line info)."""
+    the innermost frame in the outermost frame's file (the kernel's source:
+    its line that called this code, not the line of the macro that made
+    the kernel), as "file:line" ("?" without line info)."""
     if not chain:
         return "?"
-    if infile:
+    for want in ([infile] if infile else []) + [chain[-1][0]]:
         for name, line in chain:
-            if name == infile:
+            if name == want:
                 return f"{name}:{line}"
-    name, line = chain[-1]
-    return f"{name}:{line}"
+    return "?"
 
 
 def check_listing(instrs, where, name):
@@ -251,6 +253,8 @@ def main(argv):
     if o.rounds <= 0 or o.top < 1 or o.gap < 0:
         print("sass_diff: --rounds must be > 0, --top >= 1, --gap >= 0", file=sys.stderr)
         return 2
+    if o.infile:
+        o.infile = os.path.basename(o.infile)
     if len(o.map) > (2 if o.b else 1):
         print("sass_diff: --map once for each export at most", file=sys.stderr)
         return 2

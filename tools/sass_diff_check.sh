@@ -12,8 +12,10 @@
 # coll_push.h:10 (inlined at the kernel's line 5), 3-9 in a block of two
 # line-table rows (the kernel's line 3, then coll_push.h:40: the last is in
 # force), 10-11 at block.h:20 inlined at coll_push.h:30 inlined at line
-# 7. With --in coll_push.h, A counts 200 at line 30 and 24 at line 10;
-# without, 200 at the kernel's line 7; against B (same code, one map) line
+# 7 (each chain ending at the kernel's macro line 99). With --in
+# coll_push.h (or a path to it), A counts 200 at line 30 and 24 at line
+# 10; without, 200 at the kernel's line 7 and 24 at its line 5 (never at
+# the macro's); against B (same code, one map) line
 # 30 differs by 200 and B's samples of 3-9 fall on line 40; against the
 # other code with its own listing (all at line 6) the lines compare. A
 # listing whose opcodes are not the export's (another build) is warned
@@ -59,9 +61,11 @@ def listing(name, blocks, op="IADD3"):  # blocks: (first instruction, [comment l
             f.write(f"        /*{16 * i:04x}*/                   {text} ;\n")
         f.write("//--------------------- .text.later ----------\n")
         f.write(at("wrong.h", 2) + "\n        /*0000*/                   NOP ;\n")
-listing("a.sass", [(0, [at("coll_push.h", 10, "k.cu", 5)]),
+# (k.cu:99 stands for the kernel's macro line, into which its body is inlined)
+listing("a.sass", [(0, [at("coll_push.h", 10, "k.cu", 5), at("k.cu", 5, "k.cu", 99)]),
                    (3, [at("k.cu", 3), at("coll_push.h", 40, "k.cu", 4)]),
-                   (10, [at("block.h", 20, "coll_push.h", 30), at("coll_push.h", 30, "k.cu", 7)])])
+                   (10, [at("block.h", 20, "coll_push.h", 30), at("coll_push.h", 30, "k.cu", 7),
+                         at("k.cu", 7, "k.cu", 99)])])
 listing("other.sass", [(0, [at("k.cu", 6)])], op="IMAD")
 listing("shifted.sass", [(0, [at("k.cu", 6)])], op="FADD")  # another build's code
 PY
@@ -83,6 +87,9 @@ code_usage=$?
 code_lines=$?
 "$py" "$here/sass_diff.py" "$work/a.csv" --map "$work/a.sass" >"$work/outer.txt" 2>&1
 code_outer=$?
+"$py" "$here/sass_diff.py" "$work/a.csv" --map "$work/a.sass" --in src/impl/coll_push.h \
+    >"$work/path_in.txt" 2>&1
+code_path_in=$?
 "$py" "$here/sass_diff.py" "$work/a.csv" "$work/b.csv" --map "$work/a.sass" --in coll_push.h \
     >"$work/lines_ab.txt" 2>&1
 code_lines_ab=$?
@@ -120,8 +127,11 @@ expect "by line in coll_push.h: line 30 (2 instructions, 200, 30 samples), then 
     "[ $code_lines = 0 ] && grep -A2 'source line' '$work/lines.txt' | tail -2 |
      awk '{print \$1, \$2, \$3, \$4}' | tr '\n' ' ' |
      grep -q '^coll_push.h:30 2 200.0 30 coll_push.h:10 3 24.0 0 \$'"
-expect "by line, no --in: the outermost frame (the kernel's line 7)" \
-    "[ $code_outer = 0 ] && grep -Eq '^k.cu:7 +2 +200.0 +30\$' '$work/outer.txt'"
+expect "by line, no --in: the kernel's lines that called the code (7 and 5, not the macro's 99)" \
+    "[ $code_outer = 0 ] && grep -Eq '^k.cu:7 +2 +200.0 +30\$' '$work/outer.txt' &&
+     grep -Eq '^k.cu:5 +3 +24.0 +0\$' '$work/outer.txt' && ! grep -q 'k.cu:99' '$work/outer.txt'"
+expect "--in given as a path: its file's name" \
+    "[ $code_path_in = 0 ] && grep -Eq '^coll_push.h:30 +2 +200.0 +30\$' '$work/path_in.txt'"
 expect "only the export's kernel's section is read" \
     "! grep -q wrong.h '$work/lines.txt' '$work/outer.txt' '$work/lines_ab.txt'"
 expect "A against B by line: line 30 differs by 200" \
