@@ -184,15 +184,21 @@ static int plan_tries(const dcu_boot_tcp_plan_t *plan)
     return plan->port_tries > 1 ? plan->port_tries : 1;
 }
 
+/* The number of a plan of several candidates' port i: the port i after
+ * its first (a derived range that ends below 32768: a 16-bit number). */
+static unsigned short plan_port_number(const dcu_boot_tcp_plan_t *plan, int i)
+{
+    return (unsigned short)(strtol(plan->port, NULL, 10) + i);
+}
+
 /* The plan's candidate port i into port[16]: its port itself where it
- * names one alone, else the port i after it (a plan of several names
- * the first of a derived range that ends below 32768: a 16-bit number). */
+ * names one alone, else plan_port_number's. */
 static void plan_port(const dcu_boot_tcp_plan_t *plan, int i, char *port)
 {
     if (plan_tries(plan) == 1)
         snprintf(port, 16, "%s", plan->port);
     else
-        snprintf(port, 16, "%u", (unsigned)(uint16_t)(strtol(plan->port, NULL, 10) + i));
+        snprintf(port, 16, "%hu", plan_port_number(plan, i));
 }
 
 /* Process 0 listens on the first of the plan's candidate ports it can take
@@ -202,27 +208,27 @@ static int listen_first(const dcu_boot_tcp_plan_t *plan, char *why, size_t why_s
     const int tries = plan_tries(plan);
     if (tries == 1)
         return listen_on(plan->port, why, why_size);
-    const unsigned first = (uint16_t)strtol(plan->port, NULL, 10); /* as plan_port's */
+    const unsigned short first = plan_port_number(plan, 0);
     int err = 0;
     for (int i = 0; i < tries; i++) {
-        char port[16], taken[48];
+        char port[16], taken[40];
         plan_port(plan, i, port);
         int fd = listen_on(port, why, why_size);
         err = errno;
         if (fd < 0)
             continue;
         if (i == 1)
-            snprintf(taken, sizeof taken, "; port %u was taken", first);
+            snprintf(taken, sizeof taken, "; port %hu was taken", first);
         else if (i > 1)
-            snprintf(taken, sizeof taken, "; ports %u to %u were taken", first,
-                     first + (unsigned)i - 1u);
+            snprintf(taken, sizeof taken, "; ports %hu to %hu were taken", first,
+                     plan_port_number(plan, i - 1));
         else
             taken[0] = '\0';
         snprintf(tc.where, sizeof tc.where, "%s:%s (%s%s)", plan->host, port, plan->source, taken);
         return fd;
     }
-    snprintf(why, why_size, "cannot listen on any of ports %u to %u: %s", first,
-             first + (unsigned)tries - 1u, strerror(err));
+    snprintf(why, why_size, "cannot listen on any of ports %hu to %hu: %s", first,
+             plan_port_number(plan, tries - 1), strerror(err));
     return -1;
 }
 
@@ -498,11 +504,9 @@ dcuda_status_t dcu_boot_tcp_start(const dcu_boot_tcp_plan_t *plan)
     tc.count = plan->count;
     tc.start_s = plan->timeout_s > 0 ? plan->timeout_s : DCU_TCP_START_S;
     tc.key = plan->group_key;
-    char last_port[16];
-    plan_port(plan, plan_tries(plan) - 1, last_port);
     if (plan_tries(plan) > 1)
-        snprintf(tc.where, sizeof tc.where, "%s:%s-%s (%s)", plan->host, plan->port, last_port,
-                 plan->source);
+        snprintf(tc.where, sizeof tc.where, "%s:%s-%hu (%s)", plan->host, plan->port,
+                 plan_port_number(plan, plan_tries(plan) - 1), plan->source);
     else
         snprintf(tc.where, sizeof tc.where, "%s:%s (%s)", plan->host, plan->port, plan->source);
     tc.fd = malloc((size_t)tc.count * sizeof *tc.fd);
