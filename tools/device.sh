@@ -439,8 +439,11 @@ cmd_probes() {
     return $rc
 }
 
-# ncu_listing BIN TAG: nvdisasm -c -gi of the cubin in BIN that holds the
-# runtime kernel, into $LOG/TAG.sass; 1 where none does.
+# The kernel ncu profiles (dcuda_bench's runtime family: the collectives).
+NCU_KERNEL=dcuda_gpu_kernel_bench_runtime
+
+# ncu_listing BIN TAG: nvdisasm -c -gi of the cubin in BIN that holds
+# NCU_KERNEL, into $LOG/TAG.sass; 1 where none does.
 ncu_listing() {
     local tmp c rc=1
     tmp=$(mktemp -d)
@@ -448,7 +451,7 @@ ncu_listing() {
     for c in "$tmp"/*.cubin; do
         [ -f "$c" ] || continue
         nvdisasm -c -gi "$c" >"$tmp/listing" 2>/dev/null || continue
-        if grep -q '^\.text\.dcuda_gpu_kernel_bench_runtime:' "$tmp/listing"; then
+        if grep -q "^\\.text\\.$NCU_KERNEL:" "$tmp/listing"; then
             mv "$tmp/listing" "$LOG/$2.sass"
             rc=0
             break
@@ -461,7 +464,7 @@ ncu_listing() {
 # ncu_launch TAG BIN LAUNCH: the launch's per-instruction export, $LOG/TAG-LAUNCH.csv.
 ncu_launch() {
     local rep=$LOG/$1-$3
-    timeout 300 ncu --target-processes all -k regex:bench_runtime --launch-skip "$3" \
+    timeout 300 ncu --target-processes all -k "regex:$NCU_KERNEL" --launch-skip "$3" \
         --launch-count 1 --replay-mode application --section WarpStateStats \
         --section SourceCounters -o "$rep" "$2/bench/dcuda_bench" --collectives --ranks 2 \
         -m 8:8 >"$rep.log" 2>&1 &&
@@ -511,10 +514,12 @@ cmd_ncu() {
     for l in $launches; do
         say "launch $l"
         for t in $tags; do ncu_launch "$t" "${bin[$t]}" "$l" || rc=1; done
-        local args=("$LOG/new-$l.csv" --map "$LOG/new.sass")
-        [ -z "$base" ] || args=("$LOG/new-$l.csv" "$LOG/base-$l.csv" --map "$LOG/new.sass"
-            --map "$LOG/base.sass")
-        python3 tools/sass_diff.py "${args[@]}" --kernel dcuda_gpu_kernel_bench_runtime \
+        local csvs=() maps=()
+        for t in $tags; do
+            csvs+=("$LOG/$t-$l.csv")
+            maps+=(--map "$LOG/$t.sass")
+        done
+        python3 tools/sass_diff.py "${csvs[@]}" "${maps[@]}" --kernel "$NCU_KERNEL" \
             --in coll_push.h --top 40 >"$LOG/lines-$l.txt" 2>&1 || rc=1
         head -24 "$LOG/lines-$l.txt"
     done

@@ -152,17 +152,15 @@ def place(chain, infile):
 
 
 def check_listing(instrs, where, name):
-    """Warns (and returns False) unless the listing holds the export's
-    code: the opcodes of the instructions it ran, at their offsets (a
-    listing of another build puts every count on the wrong line)."""
+    """Warns unless the listing holds the export's code: the opcodes of
+    the instructions it ran, at their offsets (a listing of another build
+    puts every count on the wrong line)."""
     ran = [(off, opcode(t)) for off, t, e, smp in instrs if e or smp]
     wrong = sum(1 for off, op in ran if where.get(off, ([], ""))[1] != op)
     if ran and wrong * 20 > len(ran):
         print(f"sass_diff: WARNING: {name}: {wrong} of the {len(ran)} instructions the export ran "
               "are not the listing's at their offsets (a listing of another build?): the lines "
               "below are not to be trusted")
-        return False
-    return True
 
 
 def by_line(instrs, where, infile):
@@ -262,11 +260,6 @@ def main(argv):
         a = read(o.a)
         b = read(o.b) if o.b else None
         maps = [read_map(m, o.kernel or kernel_name(x) or "?") for m, x in zip(o.map, [o.a, o.b])]
-        for m, x, w in zip(o.map, [a, b if len(maps) > 1 else None], maps):
-            if x is not None:
-                check_listing(x, w, m)
-        if b is not None and len(maps) == 1:
-            check_listing(b, maps[0], o.map[0])
     except (OSError, ValueError) as e:
         print(f"sass_diff: {e}", file=sys.stderr)
         return 2
@@ -280,6 +273,9 @@ def main(argv):
     if b is not None:
         print(f"{o.b}: {total(b, 2) / k:.1f} warp instructions, {total(b, 3)} stall samples")
     if maps:
+        for x, i in ((a, 0), (b, -1)):  # B's listing is A's where one was given
+            if x is not None:
+                check_listing(x, maps[i], o.map[i])
         print_lines(o, a, b, maps)
         return 0
     regs = regions(a, b, o.gap)
